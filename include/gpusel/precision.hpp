@@ -1,0 +1,45 @@
+#pragma once
+// Numeric formats: the compute precision of matrix math, the storage format of weights,
+// and the KV-cache format. Names are the workload-file spellings.
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace gpusel {
+
+// Compute precision of tensor/matrix math. Index into GpuSpec::dense_tflops.
+enum class Precision { fp32, tf32, fp16, bf16, fp8, int8, int4, fp4 };
+inline constexpr std::size_t precision_count = 8;
+inline constexpr std::array<Precision, precision_count> all_precisions = {
+    Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
+    Precision::fp8,  Precision::int8, Precision::int4, Precision::fp4};
+
+std::string_view to_string(Precision precision);
+std::optional<Precision> parse_precision(std::string_view name);
+
+// Bytes of one activation/gradient element computed in this precision (tf32 stores fp32).
+double element_bytes(Precision precision);
+
+// Storage format of model weights, including quantized formats.
+enum class WeightFormat { fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0, q4_k_m, q8_0, awq, gptq };
+
+std::string_view to_string(WeightFormat format);
+std::optional<WeightFormat> parse_weight_format(std::string_view name);
+
+// Bits per weight including quantization scales and zero points. Sources: llama.cpp load logs
+// (Q8_0 8.5, Q4_0 4.5+, Q4_K_M 4.84), QLoRA paper §3 (NF4 with double quantization ≈ 4.127),
+// GPTQ/AWQ group size 128 ≈ 4.25; see docs/memory-model.md.
+double bits_per_weight(WeightFormat format);
+
+// True for formats that need a dequantizing kernel (not a native matmul input).
+bool is_quantized(WeightFormat format);
+
+// KV-cache element format.
+enum class KvCacheFormat { fp16, bf16, fp8, int8 };
+
+std::string_view to_string(KvCacheFormat format);
+std::optional<KvCacheFormat> parse_kv_cache_format(std::string_view name);
+double element_bytes(KvCacheFormat format);
+
+}  // namespace gpusel

@@ -1,0 +1,220 @@
+#pragma once
+// Workload, project and proposal files (format 1; docs/workload.md). Every field but name,
+// kind and model has a default; each default used is recorded as an Assumption so that
+// reports can print it.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusel/catalog.hpp"
+#include "gpusel/error.hpp"
+#include "gpusel/models.hpp"
+#include "gpusel/precision.hpp"
+
+namespace gpusel {
+
+enum class WorkloadKind { training, fine_tuning, inference };
+enum class Role { development, training, inference };
+enum class Optimizer { adamw, adam, sgd, sgd_momentum, adamw_8bit, adafactor, lion };
+enum class Checkpointing { none, selective, full };
+enum class Sharding { none, zero1, zero2, zero3 };  // "fsdp" reads as zero3
+enum class Offload { none, optimizer, optimizer_and_params };
+enum class Decode { none, cpu, gpu };
+enum class Storage { hdd, sata_ssd, nvme, network, ram };
+enum class DeploymentTarget { automatic, on_prem, cloud, hybrid, edge };
+enum class NetworkKind { automatic, nvlink, pcie, infiniband, ethernet };
+enum class Objective { tco, time, latency, throughput_per_usd, energy };
+
+std::string_view to_string(WorkloadKind kind);
+std::string_view to_string(Role role);
+std::string_view to_string(Optimizer optimizer);
+std::string_view to_string(Checkpointing checkpointing);
+std::string_view to_string(Sharding sharding);
+std::string_view to_string(Offload offload);
+std::string_view to_string(Objective objective);
+
+// A default that shaped the answer, printed under "assumptions".
+struct Assumption {
+    std::string field;  // e.g. "deployment.pue"
+    std::string value;  // as the user would write it, e.g. "1.4"
+    std::string source; // "default", or why it was derived (e.g. "from kind")
+};
+
+struct LoraSpec {
+    int rank = 0;                       // 0 = no LoRA (full fine-tuning)
+    std::vector<std::string> targets;   // module names, e.g. q_proj; or {"all-linear"}
+    bool enabled() const { return rank > 0; }
+};
+
+struct TrainingSpec {
+    Optimizer optimizer = Optimizer::adamw;
+    bool master_weights = true;
+    int micro_batch = 1;          // samples per GPU per forward pass
+    bool micro_batch_auto = false;
+    int global_batch = 0;         // 0 = micro_batch × data-parallel degree
+    int seq_len = 0;              // tokens per sample (transformers)
+    Checkpointing checkpointing = Checkpointing::none;
+    bool flash_attention = true;
+    Sharding sharding = Sharding::none;
+    Offload offload = Offload::none;
+    int tensor_parallel = 0;      // 0 = auto
+    int pipeline_parallel = 0;    // 0 = auto
+    LoraSpec lora;
+    double dataset_tokens = 0;
+    double dataset_samples = 0;
+    double epochs = 1;
+    double deadline_seconds = 0;  // 0 = none
+};
+
+struct SloSpec {
+    double ttft_seconds = 0;  // 0 = no target
+    double tpot_seconds = 0;
+    double e2e_seconds = 0;
+    double percentile = 99;
+};
+
+struct InferenceSpec {
+    int input_tokens = 512;
+    int output_tokens = 256;
+    int batch = 0;  // 0 = auto
+    double requests_per_s = 1;
+    SloSpec slo;
+};
+
+struct DataSpec {
+    bool given = false;  // true when the workload has a data: section
+    double sample_bytes = 0;
+    Decode decode = Decode::none;
+    int cpu_cores = 16;
+    double cpu_samples_per_s_per_core = 0;  // 0 = not limiting / unknown
+    Storage storage = Storage::nvme;
+    bool pin_memory = true;
+    int loader_workers = 8;
+};
+
+struct DeploymentSpec {
+    DeploymentTarget target = DeploymentTarget::automatic;
+    double horizon_months = 24;
+    double utilization = 0.7;
+    double energy_usd_per_kwh = 0.12;
+    double pue = 1.4;
+    double ops_usd_per_gpu_month = 150;
+    NetworkKind interconnect = NetworkKind::automatic;
+    bool used_market = false;
+};
+
+struct BudgetSpec {
+    double capex_usd = 0;    // 0 = no limit
+    double monthly_usd = 0;  // 0 = no limit
+};
+
+struct ConstraintSpec {
+    int max_gpus = 64;
+    int gpus_per_node = 8;
+    std::vector<std::string> allow;  // catalog ids; empty = all
+    std::vector<std::string> deny;
+    std::vector<Segment> segments;        // empty = all
+    std::vector<FormFactor> form_factors; // empty = all
+    double max_power_per_device_watts = 0;  // 0 = no limit
+    double memory_headroom_fraction = 0.10;
+};
+
+struct MemoryCalibrationPoint {
+    std::string gpu;
+    int micro_batch = 0;
+    double peak_bytes = 0;
+};
+
+struct ThroughputCalibrationPoint {
+    std::string gpu;
+    int batch = 0;
+    double tokens_per_s = 0;
+};
+
+struct CalibrationSpec {
+    std::vector<MemoryCalibrationPoint> memory;
+    std::vector<ThroughputCalibrationPoint> throughput;
+};
+
+struct Workload {
+    std::string name;
+    std::string file;  // where it was read from ("" for inline or stdin)
+    WorkloadKind kind = WorkloadKind::training;
+    Role role = Role::training;
+    ModelSpec model;
+    std::string model_label;  // preset name or config file, for summaries
+    Precision precision = Precision::bf16;
+    WeightFormat weights = WeightFormat::bf16;
+    KvCacheFormat kv_cache = KvCacheFormat::fp16;
+    TrainingSpec training;
+    InferenceSpec inference;
+    DataSpec data;
+    DeploymentSpec deployment;
+    BudgetSpec budget;
+    ConstraintSpec constraints;
+    Objective objective = Objective::tco;
+    CalibrationSpec calibration;
+    std::vector<Assumption> assumptions;
+
+    bool is_training() const { return kind != WorkloadKind::inference; }
+};
+
+struct Project {
+    std::string name;
+    std::string file;
+    std::vector<Workload> workloads;
+};
+
+enum class Acquisition { buy_new, buy_used, cloud_on_demand, cloud_spot, cloud_reserved };
+std::string_view to_string(Acquisition acquisition);
+
+struct ProposedHardware {
+    Role role = Role::inference;
+    std::string gpu;
+    int count = 1;
+    Acquisition acquisition = Acquisition::buy_new;
+    std::optional<double> unit_price_usd;
+    // Where each field stands in the proposal file, for annotations.
+    Position entry_position, gpu_position, count_position, acquisition_position, unit_price_position;
+};
+
+struct ProposalPolicy {
+    double memory_headroom_fraction = 0.10;
+    double max_overspend_fraction = 0.25;
+    bool require_slo = true;
+    bool warn_oversize = true;
+};
+
+struct Proposal {
+    std::string name;
+    std::string file;
+    Project project;  // the workload(s) the proposal is for
+    std::vector<ProposedHardware> hardware;
+    ProposalPolicy policy;
+};
+
+// What a file is, judged by its top-level keys.
+enum class DocumentKind { workload, project, proposal, catalog, models };
+
+// Everything a loader needs besides the file itself.
+struct LoadContext {
+    const Catalog* catalog = nullptr;      // for id checks (allow/deny, calibration, proposal)
+    const ModelLibrary* models = nullptr;  // for presets
+};
+
+// Loaders. Each throws InputError listing every problem of the file (file:line:col: path:
+// message), and never returns a partially valid value. `path` "-" reads standard input.
+Workload load_workload_file(const std::string& path, const LoadContext& context);
+Workload load_workload_text(std::string_view text, const std::string& file_name,
+                            const LoadContext& context);
+Project load_project_file(const std::string& path, const LoadContext& context);
+// A workload or a project file: a workload becomes a project of one.
+Project load_plan_input_file(const std::string& path, const LoadContext& context);
+Proposal load_proposal_file(const std::string& path, const LoadContext& context);
+
+// Detects the kind of a file from its top-level keys. Throws InputError when the file
+// cannot be parsed or matches no kind.
+DocumentKind detect_document_kind(const std::string& path);
+
+}  // namespace gpusel
