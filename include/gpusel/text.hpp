@@ -1,0 +1,25 @@
+#pragma once
+// Small string helpers shared by loaders and renderers.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusel {
+
+// ASCII case-insensitive equality.
+bool equals_ignore_case(std::string_view a, std::string_view b);
+std::string to_lower(std::string_view text);
+
+// Levenshtein distance (ASCII case-insensitive).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word` if it is close enough to be a plausible typo
+// (distance ≤ max(2, length/3)), or a candidate that starts with/contains `word`;
+// empty otherwise.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// ", did you mean 'x'?" or "" — for appending to a message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace gpusel

@@ -1,0 +1,331 @@
+#include "gpusel/catalog.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "gpusel/text.hpp"
+#include "gpusel/yaml.hpp"
+
+namespace gpusel::embedded {
+std::string_view builtin_catalog_yaml();
+}
+
+namespace gpusel {
+
+namespace {
+
+constexpr std::pair<Segment, std::string_view> segment_names[] = {
+    {Segment::datacenter, "datacenter"}, {Segment::workstation, "workstation"},
+    {Segment::consumer, "consumer"},     {Segment::edge, "edge"}};
+constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
+    {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
+    {FormFactor::module, "module"}, {FormFactor::card, "card"}};
+
+constexpr double tera = 1e12;
+// Sanity bounds: far beyond any part on sale, tight enough to catch unit slips (TB for GB).
+constexpr double max_memory_bytes = 4e12;
+constexpr double max_bandwidth_bytes_per_s = 1e14;
+constexpr double max_tflops = 1e6;
+constexpr double max_watts = 1e5;
+constexpr double max_price_usd = 1e8;
+constexpr double max_hourly_usd = 1e4;
+
+bool valid_year_month(const std::string& text) {
+    if (text.size() != 7 || text[4] != '-') {
+        return false;
+    }
+    const auto digits = [&](std::size_t from, std::size_t to) {
+        return std::all_of(text.begin() + static_cast<long>(from), text.begin() + static_cast<long>(to),
+                           [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (!digits(0, 4) || !digits(5, 7)) {
+        return false;
+    }
+    const int month = (text[5] - '0') * 10 + (text[6] - '0');
+    return month >= 1 && month <= 12;
+}
+
+void read_year_month(MapReader& reader, std::string_view key, std::string& into) {
+    std::string value;
+    if (reader.text(key, value)) {
+        if (valid_year_month(value)) {
+            into = value;
+        } else {
+            reader.error(key, fmt::format("'{}' is not a month; write YYYY-MM, e.g. 2026-09", value));
+        }
+    }
+}
+
+bool parse_host_link(const std::string& text, int& generation, int& lanes) {
+    // "pcie4x16"
+    if (text.size() < 7 || text.substr(0, 4) != "pcie") {
+        return false;
+    }
+    const std::size_t x = text.find('x', 4);
+    if (x == std::string::npos) {
+        return false;
+    }
+    const auto generation_text = std::string_view(text).substr(4, x - 4);
+    const auto lanes_text = std::string_view(text).substr(x + 1);
+    const auto [p1, e1] = std::from_chars(generation_text.data(), generation_text.data() + generation_text.size(), generation);
+    const auto [p2, e2] = std::from_chars(lanes_text.data(), lanes_text.data() + lanes_text.size(), lanes);
+    return e1 == std::errc{} && e2 == std::errc{} && p1 == generation_text.data() + generation_text.size() &&
+           p2 == lanes_text.data() + lanes_text.size() && generation >= 1 && generation <= 7 &&
+           (lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16);
+}
+
+void read_gpu(MapReader& reader, GpuSpec& gpu, bool is_new) {
+    if (is_new) {
+        for (const char* key : {"name", "vendor", "architecture", "segment", "form_factor", "memory",
+                                "memory_bandwidth", "dense_tflops", "power", "host_link", "sources"}) {
+            reader.require(key);
+        }
+    }
+    reader.node("id");
+    reader.text("name", gpu.name);
+    reader.text("vendor", gpu.vendor);
+    reader.text("architecture", gpu.architecture);
+    reader.text("compute_capability", gpu.compute_capability);
+    reader.choice("segment", gpu.segment, segment_names);
+    reader.choice("form_factor", gpu.form_factor, form_factor_names);
+    read_year_month(reader, "released", gpu.released);
+    reader.number("memory", gpu.memory_bytes, UnitKind::bytes, 0, max_memory_bytes, true);
+    reader.text("memory_type", gpu.memory_type);
+    reader.number("memory_bandwidth", gpu.memory_bandwidth_bytes_per_s, UnitKind::bytes_per_second, 0,
+                  max_bandwidth_bytes_per_s, true);
+    reader.boolean("ecc", gpu.ecc);
+    if (const YamlNode* node = reader.node("dense_tflops")) {
+        MapReader rates(*node, reader.child_path("dense_tflops"), reader.diagnostics());
+        for (const Precision precision : all_precisions) {
+            double tflops = 0;
+            if (rates.number(to_string(precision), tflops, UnitKind::plain, 0, max_tflops, true)) {
+                gpu.dense_flops_per_s[static_cast<std::size_t>(precision)] = tflops * tera;
+            }
+        }
+        rates.finish();
+        if (is_new && !rates.has("fp32") && node->kind == YamlNode::Kind::mapping) {
+            rates.require("fp32");
+        }
+        const double fp32 = gpu.peak_flops_per_s(Precision::fp32);
+        const double fp16 = gpu.peak_flops_per_s(Precision::fp16);
+        if (fp32 > 0 && fp16 > 0 && fp16 < fp32) {
+            rates.error("fp16", "fp16 throughput is below fp32; dense tensor rates are at least the fp32 rate");
+        }
+    }
+    reader.number("power", gpu.power_watts, UnitKind::watts, 0, max_watts, true);
+    std::string host_link;
+    if (reader.text("host_link", host_link)) {
+        if (!parse_host_link(host_link, gpu.host_link_generation, gpu.host_link_lanes)) {
+            reader.error("host_link", fmt::format("'{}' is not a host link; write e.g. pcie4x16", host_link));
+        }
+    }
+    if (const YamlNode* node = reader.node("interconnect")) {
+        MapReader link(*node, reader.child_path("interconnect"), reader.diagnostics());
+        if (gpu.interconnect.kind.empty()) {
+            link.require("kind");
+            link.require("bandwidth");
+        }
+        link.text("kind", gpu.interconnect.kind);
+        link.number("bandwidth", gpu.interconnect.bidirectional_bytes_per_s, UnitKind::bytes_per_second, 0,
+                    max_bandwidth_bytes_per_s, true);
+        link.integer("domain", gpu.interconnect.domain_size, 1, 1 << 20);
+        link.finish();
+    }
+    if (const YamlNode* node = reader.node("price")) {
+        MapReader price(*node, reader.child_path("price"), reader.diagnostics());
+        double value = 0;
+        if (price.number("new", value, UnitKind::usd, 0, max_price_usd, true)) {
+            gpu.price.new_usd = value;
+        }
+        if (price.number("used", value, UnitKind::usd, 0, max_price_usd, true)) {
+            gpu.price.used_usd = value;
+        }
+        if (price.number("server_share", value, UnitKind::usd, 0, max_price_usd)) {
+            gpu.price.server_share_usd = value;
+        }
+        read_year_month(price, "as_of", gpu.price.as_of);
+        price.finish();
+    }
+    if (const YamlNode* node = reader.node("cloud")) {
+        MapReader cloud(*node, reader.child_path("cloud"), reader.diagnostics());
+        double value = 0;
+        if (cloud.number("on_demand", value, UnitKind::usd_per_hour, 0, max_hourly_usd, true)) {
+            gpu.cloud.on_demand_usd_per_hour = value;
+        }
+        if (cloud.number("spot", value, UnitKind::usd_per_hour, 0, max_hourly_usd, true)) {
+            gpu.cloud.spot_usd_per_hour = value;
+        }
+        if (cloud.number("reserved_1y", value, UnitKind::usd_per_hour, 0, max_hourly_usd, true)) {
+            gpu.cloud.reserved_1y_usd_per_hour = value;
+        }
+        cloud.text("provider", gpu.cloud.provider);
+        read_year_month(cloud, "as_of", gpu.cloud.as_of);
+        cloud.finish();
+    }
+    if (reader.text_list("sources", gpu.sources) && gpu.sources.empty()) {
+        reader.error("sources", "at least one source is required");
+    }
+    reader.text("notes", gpu.notes);
+    reader.finish();
+}
+
+}  // namespace
+
+std::string_view to_string(Segment segment) {
+    for (const auto& [value, name] : segment_names) {
+        if (value == segment) {
+            return name;
+        }
+    }
+    return "?";
+}
+
+std::string_view to_string(FormFactor form_factor) {
+    for (const auto& [value, name] : form_factor_names) {
+        if (value == form_factor) {
+            return name;
+        }
+    }
+    return "?";
+}
+
+double GpuSpec::host_link_bytes_per_s() const {
+    // PCIe 3.0 carries ≈0.985 GB/s per lane per direction; each later generation doubles it.
+    double per_lane = 0.985e9;
+    for (int generation = 3; generation < host_link_generation; ++generation) {
+        per_lane *= 2;
+    }
+    for (int generation = 3; generation > host_link_generation; --generation) {
+        per_lane /= 2;
+    }
+    return per_lane * host_link_lanes;
+}
+
+const GpuSpec* Catalog::find(std::string_view id) const {
+    for (const GpuSpec& gpu : m_gpus) {
+        if (equals_ignore_case(gpu.id, id)) {
+            return &gpu;
+        }
+    }
+    return nullptr;
+}
+
+GpuSpec* Catalog::find_mutable(std::string_view id) {
+    return const_cast<GpuSpec*>(static_cast<const Catalog*>(this)->find(id));
+}
+
+std::string Catalog::suggest(std::string_view id) const {
+    std::vector<std::string> ids;
+    ids.reserve(m_gpus.size());
+    for (const GpuSpec& gpu : m_gpus) {
+        ids.push_back(gpu.id);
+    }
+    return closest_match(id, ids);
+}
+
+void Catalog::upsert(GpuSpec gpu) {
+    if (GpuSpec* existing = find_mutable(gpu.id)) {
+        *existing = std::move(gpu);
+    } else {
+        m_gpus.push_back(std::move(gpu));
+    }
+}
+
+void merge_catalog_text(Catalog& catalog, std::string_view text, const std::string& file_name) {
+    const YamlNode root = parse_yaml_text(text, file_name);
+    Diagnostics diagnostics(file_name);
+    MapReader top(root, "", diagnostics);
+    top.require("format");
+    top.require("gpus");
+    int format = 0;
+    if (top.integer("format", format, 1, 1000) && format != 1) {
+        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+    }
+    std::string as_of;
+    read_year_month(top, "as_of", as_of);
+    Catalog merged = catalog;
+    if (!as_of.empty()) {
+        merged.as_of = std::max(merged.as_of, as_of);
+    }
+    if (const YamlNode* gpus = top.node("gpus")) {
+        if (gpus->kind != YamlNode::Kind::sequence) {
+            top.error("gpus", fmt::format("expected a list of GPU entries, got {}", kind_name(gpus->kind)));
+        } else {
+            std::vector<std::string> seen;
+            for (std::size_t i = 0; i < gpus->items.size(); ++i) {
+                const YamlNode& entry = gpus->items[i];
+                MapReader reader(entry, fmt::format("gpus[{}]", i), diagnostics);
+                std::string id;
+                reader.require("id");
+                if (!reader.text("id", id)) {
+                    reader.finish();
+                    continue;
+                }
+                if (id.empty() || id.size() > 64 ||
+                    !std::all_of(id.begin(), id.end(), [](char c) {
+                        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                               c == '-' || c == '_' || c == '.';
+                    })) {
+                    reader.error("id", fmt::format("'{}' is not a valid id; use letters, digits, '-', '_' and '.'", id));
+                    reader.finish();
+                    continue;
+                }
+                const bool duplicate = std::any_of(seen.begin(), seen.end(),
+                                                   [&](const std::string& other) { return equals_ignore_case(other, id); });
+                if (duplicate) {
+                    reader.error("id", fmt::format("duplicate id '{}' in this file", id));
+                }
+                seen.push_back(id);
+                GpuSpec* existing = merged.find_mutable(id);
+                GpuSpec gpu = existing != nullptr ? *existing : GpuSpec{};
+                gpu.id = existing != nullptr ? existing->id : id;
+                read_gpu(reader, gpu, existing == nullptr);
+                merged.upsert(std::move(gpu));
+            }
+        }
+    }
+    top.finish();
+    diagnostics.throw_if_any();
+    catalog = std::move(merged);
+}
+
+void merge_catalog_file(Catalog& catalog, const std::string& path) {
+    const std::string text = read_input_file(path);
+    merge_catalog_text(catalog, text, path);
+}
+
+std::string_view builtin_catalog_text() { return embedded::builtin_catalog_yaml(); }
+
+Catalog builtin_catalog() {
+    Catalog catalog;
+    merge_catalog_text(catalog, builtin_catalog_text(), "data/gpu_catalog.yaml");
+    return catalog;
+}
+
+std::vector<CatalogWarning> audit_catalog(const Catalog& catalog) {
+    std::vector<CatalogWarning> warnings;
+    const auto months = [](const std::string& year_month) {
+        return std::stoi(year_month.substr(0, 4)) * 12 + std::stoi(year_month.substr(5, 2));
+    };
+    for (const GpuSpec& gpu : catalog.gpus()) {
+        if (!gpu.price.new_usd && !gpu.price.used_usd) {
+            warnings.push_back({gpu.id, "no purchase price (price.new or price.used); buying it cannot be costed"});
+        }
+        if (!gpu.cloud.on_demand_usd_per_hour && gpu.segment != Segment::edge) {
+            warnings.push_back({gpu.id, "no cloud on-demand price; renting it cannot be costed"});
+        }
+        if (!catalog.as_of.empty()) {
+            for (const std::string* as_of : {&gpu.price.as_of, &gpu.cloud.as_of}) {
+                if (!as_of->empty() && months(catalog.as_of) - months(*as_of) > 12) {
+                    warnings.push_back({gpu.id, fmt::format("price dated {} is more than a year older than the catalog ({})",
+                                                            *as_of, catalog.as_of)});
+                }
+            }
+        }
+    }
+    return warnings;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,168 @@
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "cli/context.hpp"
+#include "gpusel/cli.hpp"
+#include "gpusel/error.hpp"
+#include "gpusel/units.hpp"
+
+namespace gpusel::cli {
+
+const Catalog& Context::catalog() {
+    if (!m_catalog) {
+        Catalog catalog = builtin_catalog();
+        for (const std::string& file : catalog_files) {
+            merge_catalog_file(catalog, file);
+        }
+        m_catalog = std::move(catalog);
+    }
+    return *m_catalog;
+}
+
+const ModelLibrary& Context::models() {
+    if (!m_models) {
+        ModelLibrary library = builtin_models();
+        if (!models_file.empty()) {
+            merge_models_file(library, models_file);
+        }
+        m_models = std::move(library);
+    }
+    return *m_models;
+}
+
+bool Context::color() const {
+    const char* no_color_env = std::getenv("NO_COLOR");
+    return stdout_is_tty && !no_color && (no_color_env == nullptr || *no_color_env == '\0');
+}
+
+int parse_count_flag(const std::string& text, const std::string& flag, int min, int max) {
+    const ParsedNumber parsed = parse_integer(text);
+    if (!parsed.value) {
+        throw UsageError(fmt::format("{}: {}", flag, parsed.error));
+    }
+    if (*parsed.value < min || *parsed.value > max) {
+        throw UsageError(fmt::format("{}: '{}' is out of range; expected {} to {}", flag, text, min, max));
+    }
+    return static_cast<int>(*parsed.value);
+}
+
+double parse_number_flag(const std::string& text, const std::string& flag, double min, double max) {
+    const ParsedNumber parsed = parse_quantity(text, UnitKind::plain);
+    if (!parsed.value) {
+        throw UsageError(fmt::format("{}: {}", flag, parsed.error));
+    }
+    if (*parsed.value < min || *parsed.value > max) {
+        throw UsageError(fmt::format("{}: '{}' is out of range; expected {:g} to {:g}", flag, text, min, max));
+    }
+    return *parsed.value;
+}
+
+namespace {
+
+constexpr const char* program_description =
+    "gpusel: GPU sizing and selection advisor.\n"
+    "Estimates memory, predicts speed, names the bottleneck and prices every option over the\n"
+    "project's life, then prints a ranked procurement table with reasons.";
+
+constexpr const char* program_footer =
+    "\nExamples:\n"
+    "  gpusel catalog list                         the GPUs gpusel knows, with prices\n"
+    "  gpusel models show llama-3.1-8b             a model preset's architecture\n"
+    "  gpusel validate examples/*.yaml             check workload, project, proposal or catalog files\n"
+    "  gpusel catalog list --catalog quotes.yaml   with your negotiated prices\n"
+    "\nExit codes: 0 ok, 1 check failed or nothing feasible, 2 usage error, 3 input error,\n"
+    "4 output error, 70 internal error. Documentation: docs/ (workload.md, catalog.md).";
+
+void print_input_error(const InputError& error, std::ostream& err) {
+    for (const Diagnostic& diagnostic : error.diagnostics()) {
+        err << format_diagnostic(diagnostic) << "\n";
+    }
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool stdout_is_tty) {
+    Context context{out, err, stdout_is_tty};
+    CLI::App app{program_description, "gpusel"};
+    app.footer(program_footer);
+    app.set_version_flag("--version", std::string("gpusel ") + GPUSEL_VERSION);
+    app.add_option("--catalog", context.catalog_files,
+                   "Extra catalog file (repeatable); later files add entries or override them by id")
+        ->type_name("FILE");
+    app.add_option("--models", context.models_file, "Extra model presets file")->type_name("FILE");
+    app.add_flag("--no-color", context.no_color, "Never colour the output (NO_COLOR is honoured too)");
+    app.add_flag("--quiet", context.quiet, "Print only the result, no assumptions or hints");
+    app.add_flag("--force", context.force, "Overwrite an existing -o file");
+    app.require_subcommand(1);
+    app.fallthrough();
+
+    register_validate(app, context);
+    register_catalog(app, context);
+    register_models(app, context);
+
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+        try {
+            app.parse(reversed);
+        } catch (const CLI::CallForHelp&) {
+            out << app.help();
+            return 0;
+        } catch (const CLI::CallForAllHelp&) {
+            out << app.help("", CLI::AppFormatMode::All);
+            return 0;
+        } catch (const CLI::CallForVersion&) {
+            out << "gpusel " << GPUSEL_VERSION << "\n";
+            return 0;
+        } catch (const CLI::ParseError& error) {
+            // CLI11 reports help on a subcommand through the same exception with code 0.
+            if (error.get_exit_code() == 0) {
+                const CLI::App* target = &app;
+                for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+                    sub = sub->get_subcommands().front();
+                    target = sub;
+                }
+                out << target->help();
+                return 0;
+            }
+            throw UsageError(error.what());
+        }
+        return context.exit_code;
+    } catch (const UsageError& error) {
+        err << "gpusel: error: " << error.what() << "\n"
+            << "Run 'gpusel --help' for usage.\n";
+        return 2;
+    } catch (const InputError& error) {
+        print_input_error(error, err);
+        return 3;
+    } catch (const OutputError& error) {
+        err << "gpusel: error: " << error.what() << "\n";
+        return 4;
+    } catch (const std::bad_alloc&) {
+        err << "gpusel: internal error: out of memory\n";
+        return 70;
+    } catch (const std::exception& error) {
+        err << "gpusel: internal error: " << error.what() << "\n";
+        return 70;
+    }
+}
+
+int run(int argc, char** argv) {
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+        args.emplace_back(argv[i]);
+    }
+    const int code = run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
+    std::cout.flush();
+    if (!std::cout) {
+        std::cerr << "gpusel: error: cannot write to standard output\n";
+        return code == 0 ? 4 : code;
+    }
+    return code;
+}
+
+}  // namespace gpusel::cli

@@ -1,0 +1,86 @@
+// gpusel models list | show NAME
+
+#include <fmt/format.h>
+
+#include "cli/context.hpp"
+#include "gpusel/error.hpp"
+#include "gpusel/format.hpp"
+#include "gpusel/text_table.hpp"
+
+namespace gpusel::cli {
+
+namespace {
+
+std::string number_or_dash(int value) { return value > 0 ? std::to_string(value) : "—"; }
+
+void print_list(Context& context) {
+    TextTable table;
+    table.add_column("name");
+    table.add_column("family");
+    table.add_column("params", TextTable::Align::right);
+    table.add_column("layers", TextTable::Align::right);
+    table.add_column("hidden", TextTable::Align::right);
+    table.add_column("heads/kv", TextTable::Align::right);
+    table.add_column("ffn", TextTable::Align::right);
+    table.add_column("vocab", TextTable::Align::right);
+    for (const ModelSpec& model : context.models().models()) {
+        std::string params = format_count(model.params);
+        if (model.is_moe()) {
+            params += " (" + format_count(model.active_params) + " active)";
+        }
+        table.add_row({model.name, std::string(to_string(model.family)), params, number_or_dash(model.layers),
+                       number_or_dash(model.hidden),
+                       model.heads > 0 ? fmt::format("{}/{}", model.heads, model.kv_heads) : "—",
+                       number_or_dash(model.ffn), number_or_dash(model.vocab)});
+    }
+    context.out << table.render();
+}
+
+void print_show(Context& context, const std::string& name) {
+    const ModelSpec* model = context.models().find(name);
+    if (model == nullptr) {
+        const std::string suggestion = context.models().suggest(name);
+        throw UsageError(fmt::format("unknown model preset '{}'{}", name,
+                                     suggestion.empty() ? "; `gpusel models list` shows them"
+                                                        : ", did you mean '" + suggestion + "'?"));
+    }
+    std::ostream& out = context.out;
+    out << fmt::format("{} — {} model, {} parameters", model->name, to_string(model->family), format_count(model->params));
+    if (model->is_moe()) {
+        out << fmt::format(" ({} active; {} experts, top-{})", format_count(model->active_params), model->experts,
+                           model->top_k);
+    }
+    out << "\n";
+    if (model->is_transformer()) {
+        out << fmt::format("  layers {} · hidden {} · heads {} · kv heads {} · head dim {} · ffn {} ({})\n", model->layers,
+                           model->hidden, model->heads, model->kv_heads, model->head_dim, model->ffn,
+                           model->ffn_gated ? "gated, SwiGLU/GeGLU" : "plain MLP");
+        out << fmt::format("  vocab {} · tied embeddings {} · max context {}\n", model->vocab,
+                           model->tied_embeddings ? "yes" : "no", number_or_dash(model->max_context));
+    }
+    if (model->activation_bytes_per_sample > 0 || model->flops_per_sample > 0) {
+        out << fmt::format("  per sample at {}: activations {} (fp32), forward {:.1f} GFLOP\n",
+                           model->input.empty() ? "the stated input" : model->input,
+                           format_gib(model->activation_bytes_per_sample), model->flops_per_sample / 1e9);
+    }
+    out << "  source: " << model->source << "\n";
+    if (!model->notes.empty()) {
+        out << "  notes: " << model->notes << "\n";
+    }
+}
+
+}  // namespace
+
+void register_models(CLI::App& app, Context& context) {
+    CLI::App* command = app.add_subcommand("models", "List or show model presets");
+    command->require_subcommand(1);
+    command->footer("\nExamples:\n  gpusel models list\n  gpusel models show mixtral-8x7b\n");
+    command->add_subcommand("list", "One line per preset: family, parameters, architecture")
+        ->callback([&context] { print_list(context); });
+    auto name = std::make_shared<std::string>();
+    CLI::App* show = command->add_subcommand("show", "A preset's architecture and source");
+    show->add_option("name", *name, "Preset name (case-insensitive)")->required()->type_name("NAME");
+    show->callback([&context, name] { print_show(context, *name); });
+}
+
+}  // namespace gpusel::cli

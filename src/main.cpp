@@ -1,0 +1,2 @@
+#include "gpusel/cli.hpp"
+int main(int argc, char** argv) { return gpusel::cli::run(argc, argv); }

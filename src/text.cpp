@@ -1,0 +1,76 @@
+#include "gpusel/text.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpusel {
+
+namespace {
+char lower(char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
+}  // namespace
+
+bool equals_ignore_case(std::string_view a, std::string_view b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+}
+
+std::string to_lower(std::string_view text) {
+    std::string result(text);
+    std::transform(result.begin(), result.end(), result.begin(), lower);
+    return result;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> previous(b.size() + 1);
+    std::vector<std::size_t> current(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        previous[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        current[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t substitution = previous[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+        }
+        std::swap(previous, current);
+    }
+    return previous[b.size()];
+}
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+    if (word.empty() || word.size() > 200) {
+        return {};
+    }
+    const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+    std::string best;
+    std::size_t best_distance = limit + 1;
+    for (const std::string& candidate : candidates) {
+        const std::size_t distance = edit_distance(word, candidate);
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = candidate;
+        }
+    }
+    if (!best.empty()) {
+        return best;
+    }
+    // A prefix or fragment ("h100" for "H100-SXM5") is also a plausible intent.
+    const std::string needle = to_lower(word);
+    if (needle.size() >= 2) {
+        for (const std::string& candidate : candidates) {
+            if (to_lower(candidate).find(needle) != std::string::npos) {
+                return candidate;
+            }
+        }
+    }
+    return {};
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+    const std::string match = closest_match(word, candidates);
+    return match.empty() ? std::string() : ", did you mean '" + match + "'?";
+}
+
+}  // namespace gpusel

@@ -1,0 +1,762 @@
+#include "gpusel/workload.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "gpusel/text.hpp"
+#include "gpusel/units.hpp"
+#include "gpusel/yaml.hpp"
+
+namespace gpusel {
+
+void read_model_fields(MapReader& reader, ModelSpec& model);
+void complete_model(ModelSpec& model, MapReader& reader);
+
+namespace {
+
+constexpr std::pair<WorkloadKind, std::string_view> kind_names[] = {
+    {WorkloadKind::training, "training"}, {WorkloadKind::fine_tuning, "fine-tuning"},
+    {WorkloadKind::inference, "inference"}};
+constexpr std::pair<Role, std::string_view> role_names[] = {
+    {Role::development, "development"}, {Role::training, "training"}, {Role::inference, "inference"}};
+constexpr std::pair<Optimizer, std::string_view> optimizer_names[] = {
+    {Optimizer::adamw, "adamw"},         {Optimizer::adam, "adam"},
+    {Optimizer::sgd, "sgd"},             {Optimizer::sgd_momentum, "sgd-momentum"},
+    {Optimizer::adamw_8bit, "adamw-8bit"}, {Optimizer::adafactor, "adafactor"},
+    {Optimizer::lion, "lion"}};
+constexpr std::pair<Checkpointing, std::string_view> checkpointing_names[] = {
+    {Checkpointing::none, "none"}, {Checkpointing::selective, "selective"}, {Checkpointing::full, "full"}};
+constexpr std::pair<Sharding, std::string_view> sharding_names[] = {
+    {Sharding::none, "none"},   {Sharding::zero1, "zero1"}, {Sharding::zero2, "zero2"},
+    {Sharding::zero3, "zero3"}, {Sharding::zero3, "fsdp"}};
+constexpr std::pair<Offload, std::string_view> offload_names[] = {
+    {Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::optimizer_and_params, "optimizer+params"}};
+constexpr std::pair<Decode, std::string_view> decode_names[] = {
+    {Decode::none, "none"}, {Decode::cpu, "cpu"}, {Decode::gpu, "gpu"}};
+constexpr std::pair<Storage, std::string_view> storage_names[] = {
+    {Storage::hdd, "hdd"},         {Storage::sata_ssd, "sata-ssd"}, {Storage::nvme, "nvme"},
+    {Storage::network, "network"}, {Storage::ram, "ram"}};
+constexpr std::pair<DeploymentTarget, std::string_view> target_names[] = {
+    {DeploymentTarget::automatic, "auto"}, {DeploymentTarget::on_prem, "on-prem"},
+    {DeploymentTarget::cloud, "cloud"},    {DeploymentTarget::hybrid, "hybrid"},
+    {DeploymentTarget::edge, "edge"}};
+constexpr std::pair<NetworkKind, std::string_view> network_names[] = {
+    {NetworkKind::automatic, "auto"},        {NetworkKind::nvlink, "nvlink"},
+    {NetworkKind::pcie, "pcie"},             {NetworkKind::infiniband, "infiniband"},
+    {NetworkKind::ethernet, "ethernet"}};
+constexpr std::pair<Objective, std::string_view> objective_names[] = {
+    {Objective::tco, "tco"},         {Objective::time, "time"}, {Objective::latency, "latency"},
+    {Objective::throughput_per_usd, "throughput-per-usd"}, {Objective::energy, "energy"}};
+constexpr std::pair<Acquisition, std::string_view> acquisition_names[] = {
+    {Acquisition::buy_new, "buy-new"},
+    {Acquisition::buy_used, "buy-used"},
+    {Acquisition::cloud_on_demand, "cloud-on-demand"},
+    {Acquisition::cloud_spot, "cloud-spot"},
+    {Acquisition::cloud_reserved, "cloud-reserved"}};
+constexpr std::pair<Segment, std::string_view> segment_names[] = {
+    {Segment::datacenter, "datacenter"}, {Segment::workstation, "workstation"},
+    {Segment::consumer, "consumer"},     {Segment::edge, "edge"}};
+constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
+    {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
+    {FormFactor::module, "module"}, {FormFactor::card, "card"}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_of(const std::pair<Enum, std::string_view> (&table)[N], Enum value) {
+    for (const auto& [candidate, name] : table) {
+        if (candidate == value) {
+            return name;
+        }
+    }
+    return "?";
+}
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_of(const std::pair<Enum, std::string_view> (&table)[N], std::string_view name) {
+    for (const auto& [value, candidate] : table) {
+        if (candidate == name) {
+            return value;
+        }
+    }
+    return std::nullopt;
+}
+
+template <typename Enum, std::size_t N>
+std::vector<std::string> names_of(const std::pair<Enum, std::string_view> (&table)[N]) {
+    std::vector<std::string> names;
+    for (const auto& [value, name] : table) {
+        names.emplace_back(name);
+    }
+    return names;
+}
+
+// Reads the fields of one workload; `defaults` records each default applied.
+class WorkloadReader {
+public:
+    WorkloadReader(Workload& workload, Diagnostics& diagnostics, const LoadContext& context,
+                   std::filesystem::path base_directory, std::string prefix)
+        : m_workload(workload), m_diagnostics(diagnostics), m_context(context),
+          m_base(std::move(base_directory)), m_prefix(std::move(prefix)) {}
+
+    void read(const YamlNode& root) {
+        MapReader top(root, m_prefix, m_diagnostics);
+        top.require("name");
+        top.require("kind");
+        top.require("model");
+        int format = 1;
+        if (top.integer("format", format, 1, 1000) && format != 1) {
+            top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+        }
+        top.text("name", m_workload.name);
+        if (top.has("name") && m_workload.name.empty()) {
+            top.error("name", "name must not be empty");
+        }
+        const bool kind_ok = top.choice("kind", m_workload.kind, kind_names);
+        m_workload.role = m_workload.kind == WorkloadKind::inference ? Role::inference : Role::training;
+        if (!top.choice("role", m_workload.role, role_names) && !top.has("role")) {
+            assume("role", name_of(role_names, m_workload.role), "from kind");
+        }
+        if (const YamlNode* model = top.node("model")) {
+            read_model(*model, top.child_path("model"));
+        }
+        read_precision(top);
+        const bool training = m_workload.kind != WorkloadKind::inference;
+        if (const YamlNode* node = top.node("training")) {
+            if (kind_ok && !training) {
+                top.error("training", "a training section in an inference workload; remove it or set kind: fine-tuning");
+            } else {
+                read_training(*node, top.child_path("training"));
+            }
+        } else if (training && kind_ok) {
+            read_training(YamlNode{YamlNode::Kind::mapping, top.position(), {}, false, {}, {}},
+                          top.child_path("training"));
+        }
+        if (const YamlNode* node = top.node("inference")) {
+            if (kind_ok && training) {
+                top.error("inference", "an inference section in a training workload; remove it or set kind: inference");
+            } else {
+                read_inference(*node, top.child_path("inference"));
+            }
+        } else if (!training && kind_ok) {
+            read_inference(YamlNode{YamlNode::Kind::mapping, top.position(), {}, false, {}, {}},
+                           top.child_path("inference"));
+        }
+        if (const YamlNode* node = top.node("data")) {
+            read_data(*node, top.child_path("data"));
+        }
+        read_deployment(top.node("deployment"), top.child_path("deployment"), top.position());
+        if (const YamlNode* node = top.node("budget")) {
+            MapReader budget(*node, top.child_path("budget"), m_diagnostics);
+            budget.number("capex", m_workload.budget.capex_usd, UnitKind::usd, 0, 1e12, true);
+            budget.number("monthly", m_workload.budget.monthly_usd, UnitKind::usd, 0, 1e12, true);
+            budget.finish();
+        }
+        read_constraints(top.node("constraints"), top.child_path("constraints"), top.position());
+        if (!top.choice("objective", m_workload.objective, objective_names) && !top.has("objective")) {
+            assume("objective", "tco", "default");
+        }
+        if (const YamlNode* node = top.node("calibration")) {
+            read_calibration(*node, top.child_path("calibration"));
+        }
+        top.finish();
+    }
+
+private:
+    void assume(std::string_view field, std::string_view value, std::string_view source = "default") {
+        m_workload.assumptions.push_back(Assumption{std::string(field), std::string(value), std::string(source)});
+    }
+
+    void read_model(const YamlNode& node, const std::string& path) {
+        MapReader reader(node, path, m_diagnostics);
+        ModelSpec& model = m_workload.model;
+        std::string preset;
+        std::string config;
+        const bool has_preset = reader.text("preset", preset);
+        const bool has_config = reader.text("hf_config", config);
+        if (has_preset && has_config) {
+            reader.error("hf_config", "give either preset or hf_config, not both");
+        } else if (has_preset) {
+            const ModelSpec* found = m_context.models != nullptr ? m_context.models->find(preset) : nullptr;
+            if (found == nullptr) {
+                const std::string suggestion = m_context.models != nullptr ? m_context.models->suggest(preset) : "";
+                reader.error("preset", fmt::format("unknown model preset '{}'{}; `gpusel models list` shows them",
+                                                   preset, suggestion.empty() ? "" : ", did you mean '" + suggestion + "'?"));
+            } else {
+                model = *found;
+                m_workload.model_label = found->name;
+            }
+        } else if (has_config) {
+            const std::filesystem::path file = std::filesystem::path(config).is_absolute() ? std::filesystem::path(config)
+                                                                                             : m_base / config;
+            try {
+                model = model_from_hf_config_file(file.string());
+                m_workload.model_label = config;
+            } catch (const InputError& error) {
+                reader.error("hf_config", error.diagnostics().front().message + " (" + file.string() + ")");
+            }
+        }
+        read_model_fields(reader, model);
+        complete_model(model, reader);
+        if (!has_preset && !has_config && reader.position().line > 0 && model.params == 0 &&
+            node.kind == YamlNode::Kind::mapping) {
+            reader.error("preset", "the model needs a preset, an hf_config, or params and architecture fields");
+        }
+        if (m_workload.model_label.empty()) {
+            m_workload.model_label = model.name.empty() ? "custom model" : model.name;
+        }
+        if (model.name.empty()) {
+            model.name = m_workload.model_label;
+        }
+        reader.finish();
+    }
+
+    void read_precision(MapReader& top) {
+        const auto read_format = [&](std::string_view key, auto parse, auto& into, const std::vector<std::string>& names) {
+            std::string text;
+            if (!top.text(key, text)) {
+                return false;
+            }
+            if (const auto parsed = parse(text)) {
+                into = *parsed;
+                return true;
+            }
+            top.error(key, fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
+            return false;
+        };
+        const std::vector<std::string> precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+        const std::vector<std::string> weights = {"fp32", "fp16", "bf16", "fp8",  "int8", "int4",
+                                                  "nf4",  "q4_0", "q4_k_m", "q8_0", "awq",  "gptq"};
+        const std::vector<std::string> kv = {"fp16", "bf16", "fp8", "int8"};
+        std::string precision_text;
+        if (top.has("precision")) {
+            top.text("precision", precision_text);
+            const std::optional<Precision> parsed = parse_precision(precision_text);
+            if (parsed && (*parsed == Precision::int8 || *parsed == Precision::int4 || *parsed == Precision::fp4)) {
+                top.error("precision", fmt::format("'{}' is a weight format, not a compute precision; set weights: {} "
+                                                   "and precision: fp16 or bf16", precision_text, precision_text));
+            } else if (parsed) {
+                m_workload.precision = *parsed;
+            } else if (!precision_text.empty()) {
+                top.error("precision", fmt::format("'{}' is not one of {}{}", precision_text, fmt::join(precisions, ", "),
+                                                   did_you_mean(precision_text, precisions)));
+            }
+        } else {
+            top.node("precision");
+            assume("precision", "bf16");
+        }
+        if (!read_format("weights", parse_weight_format, m_workload.weights, weights) && !top.has("weights")) {
+            switch (m_workload.precision) {
+            case Precision::fp32:
+            case Precision::tf32:
+                m_workload.weights = WeightFormat::fp32;
+                break;
+            case Precision::fp16:
+                m_workload.weights = WeightFormat::fp16;
+                break;
+            case Precision::fp8:
+                m_workload.weights = m_workload.kind == WorkloadKind::inference ? WeightFormat::fp8 : WeightFormat::bf16;
+                break;
+            default:
+                m_workload.weights = WeightFormat::bf16;
+            }
+            assume("weights", to_string(m_workload.weights), "from precision");
+        }
+        if (!read_format("kv_cache", parse_kv_cache_format, m_workload.kv_cache, kv) && !top.has("kv_cache") &&
+            m_workload.kind == WorkloadKind::inference) {
+            assume("kv_cache", "fp16");
+        }
+    }
+
+    void read_training(const YamlNode& node, const std::string& path) {
+        MapReader reader(node, path, m_diagnostics);
+        TrainingSpec& training = m_workload.training;
+        const auto defaulted = [&](std::string_view key, std::string_view value) {
+            if (!reader.has(key)) {
+                assume(reader.child_path(key), value);
+            }
+        };
+        reader.choice("optimizer", training.optimizer, optimizer_names);
+        defaulted("optimizer", "adamw");
+        const bool low_precision = m_workload.precision != Precision::fp32 && m_workload.precision != Precision::tf32;
+        training.master_weights = low_precision;
+        if (!reader.boolean("master_weights", training.master_weights) && !reader.has("master_weights") && low_precision) {
+            assume(reader.child_path("master_weights"), "true", "mixed precision");
+        }
+        if (const YamlNode* micro = reader.node("micro_batch"); micro != nullptr && micro->scalar == "auto") {
+            training.micro_batch_auto = true;
+        } else {
+            reader.integer("micro_batch", training.micro_batch, 1, 1 << 20);
+            defaulted("micro_batch", "1");
+        }
+        reader.integer("global_batch", training.global_batch, 1, 1 << 30);
+        const bool transformer = m_workload.model.is_transformer();
+        if (transformer) {
+            training.seq_len = m_workload.model.max_context > 0 ? std::min(m_workload.model.max_context, 2048) : 2048;
+        }
+        if (!reader.integer("seq_len", training.seq_len, 1, 1 << 24) && !reader.has("seq_len") && transformer) {
+            assume(reader.child_path("seq_len"), std::to_string(training.seq_len));
+        }
+        reader.choice("checkpointing", training.checkpointing, checkpointing_names);
+        defaulted("checkpointing", "none");
+        reader.boolean("flash_attention", training.flash_attention);
+        if (transformer) {
+            defaulted("flash_attention", "true");
+        }
+        reader.choice("sharding", training.sharding, sharding_names);
+        reader.choice("offload", training.offload, offload_names);
+        read_parallel(reader, "tensor_parallel", training.tensor_parallel);
+        read_parallel(reader, "pipeline_parallel", training.pipeline_parallel);
+        if (const YamlNode* lora = reader.node("lora")) {
+            MapReader lora_reader(*lora, reader.child_path("lora"), m_diagnostics);
+            lora_reader.require("rank");
+            lora_reader.integer("rank", training.lora.rank, 1, 65536);
+            if (const YamlNode* targets = lora_reader.node("targets"); targets != nullptr && targets->kind == YamlNode::Kind::scalar) {
+                if (targets->scalar == "all-linear") {
+                    training.lora.targets = {"all-linear"};
+                } else {
+                    lora_reader.error("targets", fmt::format("'{}' is not a list of modules or all-linear", targets->scalar));
+                }
+            } else if (!lora_reader.text_list("targets", training.lora.targets) && !lora_reader.has("targets")) {
+                training.lora.targets = {"q_proj", "k_proj", "v_proj", "o_proj"};
+                assume(lora_reader.child_path("targets"), "[q_proj, k_proj, v_proj, o_proj]");
+            }
+            lora_reader.finish();
+            if (m_workload.kind == WorkloadKind::training) {
+                reader.error("lora", "LoRA adapters need kind: fine-tuning");
+            }
+        }
+        reader.number("dataset_tokens", training.dataset_tokens, UnitKind::count, 0, 1e16, true);
+        reader.number("dataset_samples", training.dataset_samples, UnitKind::count, 0, 1e15, true);
+        if (reader.has("dataset_tokens") && reader.has("dataset_samples")) {
+            reader.error("dataset_samples", "give dataset_tokens or dataset_samples, not both");
+        }
+        reader.number("epochs", training.epochs, UnitKind::plain, 0, 1e6, true);
+        reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
+        reader.finish();
+    }
+
+    void read_parallel(MapReader& reader, std::string_view key, int& into) {
+        if (const YamlNode* node = reader.node(key); node != nullptr && node->kind == YamlNode::Kind::scalar &&
+                                                      node->scalar == "auto") {
+            into = 0;
+            return;
+        }
+        reader.integer(key, into, 1, 4096);
+    }
+
+    void read_inference(const YamlNode& node, const std::string& path) {
+        MapReader reader(node, path, m_diagnostics);
+        InferenceSpec& inference = m_workload.inference;
+        const auto defaulted = [&](std::string_view key, std::string_view value) {
+            if (!reader.has(key)) {
+                assume(reader.child_path(key), value);
+            }
+        };
+        reader.integer("input_tokens", inference.input_tokens, 1, 1 << 24);
+        defaulted("input_tokens", "512");
+        reader.integer("output_tokens", inference.output_tokens, 1, 1 << 24);
+        defaulted("output_tokens", "256");
+        if (const YamlNode* batch = reader.node("batch"); batch != nullptr && batch->scalar == "auto") {
+            inference.batch = 0;
+        } else {
+            reader.integer("batch", inference.batch, 1, 1 << 20);
+        }
+        reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
+        defaulted("requests_per_s", "1");
+        if (const YamlNode* slo = reader.node("slo")) {
+            MapReader slo_reader(*slo, reader.child_path("slo"), m_diagnostics);
+            slo_reader.number("ttft", inference.slo.ttft_seconds, UnitKind::seconds, 0, 86400, true);
+            slo_reader.number("tpot", inference.slo.tpot_seconds, UnitKind::seconds, 0, 3600, true);
+            slo_reader.number("e2e", inference.slo.e2e_seconds, UnitKind::seconds, 0, 86400, true);
+            slo_reader.number("percentile", inference.slo.percentile, UnitKind::plain, 50, 99.99);
+            if (!slo_reader.has("percentile")) {
+                assume(slo_reader.child_path("percentile"), "99");
+            }
+            slo_reader.finish();
+        }
+        reader.finish();
+    }
+
+    void read_data(const YamlNode& node, const std::string& path) {
+        MapReader reader(node, path, m_diagnostics);
+        DataSpec& data = m_workload.data;
+        data.given = true;
+        reader.number("sample_bytes", data.sample_bytes, UnitKind::bytes, 0, 1e12);
+        reader.choice("decode", data.decode, decode_names);
+        reader.integer("cpu_cores", data.cpu_cores, 1, 100000);
+        reader.number("cpu_samples_per_s_per_core", data.cpu_samples_per_s_per_core, UnitKind::plain, 0, 1e9, true);
+        reader.choice("storage", data.storage, storage_names);
+        reader.boolean("pin_memory", data.pin_memory);
+        reader.integer("loader_workers", data.loader_workers, 0, 100000);
+        reader.finish();
+    }
+
+    void read_deployment(const YamlNode* node, const std::string& path, Position parent) {
+        const YamlNode empty{YamlNode::Kind::mapping, parent, {}, false, {}, {}};
+        MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
+        DeploymentSpec& deployment = m_workload.deployment;
+        const auto defaulted = [&](std::string_view key, std::string value) {
+            if (!reader.has(key)) {
+                assume(reader.child_path(key), value);
+            }
+        };
+        reader.choice("target", deployment.target, target_names);
+        double horizon_seconds = 0;
+        if (reader.number("horizon", horizon_seconds, UnitKind::seconds, 86400, 30 * 365.25 * 86400)) {
+            deployment.horizon_months = horizon_seconds / seconds_per_month;
+        }
+        defaulted("horizon", "24mo");
+        reader.number("utilization", deployment.utilization, UnitKind::fraction, 0, 1, true);
+        defaulted("utilization", "0.7");
+        reader.number("energy_price", deployment.energy_usd_per_kwh, UnitKind::usd_per_kwh, 0, 10);
+        defaulted("energy_price", "0.12USD/kWh");
+        reader.number("pue", deployment.pue, UnitKind::plain, 1, 5);
+        defaulted("pue", "1.4");
+        reader.number("ops_per_gpu_month", deployment.ops_usd_per_gpu_month, UnitKind::usd, 0, 1e6);
+        defaulted("ops_per_gpu_month", "150USD");
+        reader.choice("interconnect", deployment.interconnect, network_names);
+        reader.boolean("used_market", deployment.used_market);
+        reader.finish();
+    }
+
+    void check_ids(MapReader& reader, std::string_view key, const std::vector<std::string>& ids) {
+        if (m_context.catalog == nullptr) {
+            return;
+        }
+        for (const std::string& id : ids) {
+            if (m_context.catalog->find(id) == nullptr) {
+                const std::string suggestion = m_context.catalog->suggest(id);
+                reader.error(key, fmt::format("unknown GPU '{}'{}", id,
+                                              suggestion.empty() ? "; `gpusel catalog list` shows the ids"
+                                                                 : ", did you mean '" + suggestion + "'?"));
+            }
+        }
+    }
+
+    template <typename Enum, std::size_t N>
+    void read_enum_list(MapReader& reader, std::string_view key, std::vector<Enum>& into,
+                        const std::pair<Enum, std::string_view> (&table)[N]) {
+        std::vector<std::string> names;
+        if (!reader.text_list(key, names)) {
+            return;
+        }
+        for (const std::string& name : names) {
+            if (const std::optional<Enum> value = value_of(table, name)) {
+                into.push_back(*value);
+            } else {
+                const std::vector<std::string> options = names_of(table);
+                reader.error(key, fmt::format("'{}' is not one of {}{}", name, fmt::join(options, ", "),
+                                              did_you_mean(name, options)));
+            }
+        }
+    }
+
+    void read_constraints(const YamlNode* node, const std::string& path, Position parent) {
+        const YamlNode empty{YamlNode::Kind::mapping, parent, {}, false, {}, {}};
+        MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
+        ConstraintSpec& constraints = m_workload.constraints;
+        reader.integer("max_gpus", constraints.max_gpus, 1, 1 << 20);
+        if (!reader.has("max_gpus")) {
+            assume(reader.child_path("max_gpus"), "64");
+        }
+        reader.integer("gpus_per_node", constraints.gpus_per_node, 1, 1024);
+        if (reader.text_list("allow", constraints.allow)) {
+            check_ids(reader, "allow", constraints.allow);
+        }
+        if (reader.text_list("deny", constraints.deny)) {
+            check_ids(reader, "deny", constraints.deny);
+        }
+        read_enum_list(reader, "segment", constraints.segments, segment_names);
+        read_enum_list(reader, "form_factor", constraints.form_factors, form_factor_names);
+        reader.number("max_power_per_device", constraints.max_power_per_device_watts, UnitKind::watts, 0, 1e5, true);
+        reader.number("memory_headroom", constraints.memory_headroom_fraction, UnitKind::fraction, 0, 0.9);
+        if (!reader.has("memory_headroom")) {
+            assume(reader.child_path("memory_headroom"), "10%");
+        }
+        reader.finish();
+    }
+
+    void read_calibration(const YamlNode& node, const std::string& path) {
+        MapReader reader(node, path, m_diagnostics);
+        const auto read_points = [&](std::string_view key, auto&& read_point) {
+            const YamlNode* list = reader.node(key);
+            if (list == nullptr) {
+                return;
+            }
+            if (list->kind != YamlNode::Kind::sequence) {
+                reader.error(key, fmt::format("expected a list of measured points, got {}", kind_name(list->kind)));
+                return;
+            }
+            for (std::size_t i = 0; i < list->items.size(); ++i) {
+                MapReader point(list->items[i], fmt::format("{}[{}]", reader.child_path(key), i), m_diagnostics);
+                read_point(point);
+                point.finish();
+            }
+        };
+        read_points("memory", [&](MapReader& point) {
+            MemoryCalibrationPoint value;
+            point.require("gpu");
+            point.require("micro_batch");
+            point.require("peak");
+            if (point.text("gpu", value.gpu)) {
+                check_ids(point, "gpu", {value.gpu});
+            }
+            point.integer("micro_batch", value.micro_batch, 1, 1 << 20);
+            point.number("peak", value.peak_bytes, UnitKind::bytes, 0, 1e13, true);
+            m_workload.calibration.memory.push_back(value);
+        });
+        read_points("throughput", [&](MapReader& point) {
+            ThroughputCalibrationPoint value;
+            point.require("gpu");
+            point.require("batch");
+            point.require("tokens_per_s");
+            if (point.text("gpu", value.gpu)) {
+                check_ids(point, "gpu", {value.gpu});
+            }
+            point.integer("batch", value.batch, 1, 1 << 20);
+            point.number("tokens_per_s", value.tokens_per_s, UnitKind::plain, 0, 1e12, true);
+            m_workload.calibration.throughput.push_back(value);
+        });
+        reader.finish();
+    }
+
+    Workload& m_workload;
+    Diagnostics& m_diagnostics;
+    const LoadContext& m_context;
+    std::filesystem::path m_base;
+    std::string m_prefix;
+};
+
+std::filesystem::path directory_of(const std::string& path) {
+    if (path == "-" || path.empty()) {
+        return std::filesystem::current_path();
+    }
+    return std::filesystem::path(path).parent_path();
+}
+
+std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+Workload read_workload_node(const YamlNode& root, Diagnostics& diagnostics, const LoadContext& context,
+                            const std::filesystem::path& base, const std::string& prefix, const std::string& file) {
+    Workload workload;
+    workload.file = file;
+    WorkloadReader reader(workload, diagnostics, context, base, prefix);
+    reader.read(root);
+    return workload;
+}
+
+// Reads the `workloads:` list of a project or proposal into `project`.
+void read_workload_list(MapReader& top, std::string_view key, Project& project, Diagnostics& diagnostics,
+                        const LoadContext& context, const std::filesystem::path& base, const std::string& file) {
+    const YamlNode* list = top.node(key);
+    if (list == nullptr) {
+        return;
+    }
+    if (list->kind != YamlNode::Kind::sequence || list->items.empty()) {
+        top.error(key, "expected a non-empty list of workloads ({file: ./train.yaml} or inline workloads)");
+        return;
+    }
+    for (std::size_t i = 0; i < list->items.size(); ++i) {
+        const YamlNode& item = list->items[i];
+        const std::string path = fmt::format("{}[{}]", key, i);
+        const YamlNode* file_node = item.kind == YamlNode::Kind::mapping ? item.find("file") : nullptr;
+        if (file_node != nullptr) {
+            MapReader entry(item, path, diagnostics);
+            std::string relative;
+            entry.text("file", relative);
+            entry.finish();
+            if (relative.empty()) {
+                continue;
+            }
+            const std::filesystem::path target = std::filesystem::path(relative).is_absolute()
+                                                     ? std::filesystem::path(relative)
+                                                     : base / relative;
+            try {
+                project.workloads.push_back(load_workload_file(target.string(), context));
+            } catch (const InputError& error) {
+                for (const Diagnostic& inner : error.diagnostics()) {
+                    diagnostics.error(entry.position_of("file"), entry.child_path("file"),
+                                      "in " + format_diagnostic(inner));
+                }
+            }
+        } else {
+            project.workloads.push_back(read_workload_node(item, diagnostics, context, base, path, file));
+        }
+    }
+    for (std::size_t i = 0; i < project.workloads.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (project.workloads[i].name == project.workloads[j].name) {
+                top.error(key, fmt::format("two workloads are named '{}'; names must be unique in a project",
+                                           project.workloads[i].name));
+            }
+        }
+    }
+}
+
+}  // namespace
+
+std::string_view to_string(WorkloadKind kind) { return name_of(kind_names, kind); }
+std::string_view to_string(Role role) { return name_of(role_names, role); }
+std::string_view to_string(Optimizer optimizer) { return name_of(optimizer_names, optimizer); }
+std::string_view to_string(Checkpointing checkpointing) { return name_of(checkpointing_names, checkpointing); }
+std::string_view to_string(Sharding sharding) { return name_of(sharding_names, sharding); }
+std::string_view to_string(Offload offload) { return name_of(offload_names, offload); }
+std::string_view to_string(Objective objective) { return name_of(objective_names, objective); }
+std::string_view to_string(Acquisition acquisition) { return name_of(acquisition_names, acquisition); }
+
+Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context) {
+    const YamlNode root = parse_yaml_text(text, file_name);
+    Diagnostics diagnostics(file_name);
+    Workload workload = read_workload_node(root, diagnostics, context, directory_of(file_name), "", file_name);
+    diagnostics.throw_if_any();
+    return workload;
+}
+
+Workload load_workload_file(const std::string& path, const LoadContext& context) {
+    const YamlNode root = read_yaml_file(path);
+    Diagnostics diagnostics(display_name(path));
+    Workload workload = read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path));
+    diagnostics.throw_if_any();
+    return workload;
+}
+
+Project load_project_file(const std::string& path, const LoadContext& context) {
+    const YamlNode root = read_yaml_file(path);
+    Diagnostics diagnostics(display_name(path));
+    MapReader top(root, "", diagnostics);
+    Project project;
+    project.file = display_name(path);
+    top.require("project");
+    top.require("workloads");
+    int format = 1;
+    if (top.integer("format", format, 1, 1000) && format != 1) {
+        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+    }
+    top.text("project", project.name);
+    read_workload_list(top, "workloads", project, diagnostics, context, directory_of(path), display_name(path));
+    top.finish();
+    diagnostics.throw_if_any();
+    return project;
+}
+
+Project load_plan_input_file(const std::string& path, const LoadContext& context) {
+    const YamlNode root = read_yaml_file(path);
+    if (root.kind == YamlNode::Kind::mapping && root.find("project") != nullptr) {
+        return load_project_file(path, context);
+    }
+    Diagnostics diagnostics(display_name(path));
+    Project project;
+    project.file = display_name(path);
+    project.workloads.push_back(read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path)));
+    diagnostics.throw_if_any();
+    project.name = project.workloads.front().name;
+    return project;
+}
+
+Proposal load_proposal_file(const std::string& path, const LoadContext& context) {
+    const YamlNode root = read_yaml_file(path);
+    Diagnostics diagnostics(display_name(path));
+    MapReader top(root, "", diagnostics);
+    Proposal proposal;
+    proposal.file = display_name(path);
+    top.require("proposal");
+    top.require("hardware");
+    int format = 1;
+    if (top.integer("format", format, 1, 1000) && format != 1) {
+        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+    }
+    top.text("proposal", proposal.name);
+    const std::filesystem::path base = directory_of(path);
+    std::string workload_file;
+    if (top.text("workload", workload_file)) {
+        const std::filesystem::path target = std::filesystem::path(workload_file).is_absolute()
+                                                 ? std::filesystem::path(workload_file)
+                                                 : base / workload_file;
+        try {
+            proposal.project = load_plan_input_file(target.string(), context);
+        } catch (const InputError& error) {
+            for (const Diagnostic& inner : error.diagnostics()) {
+                top.error("workload", "in " + format_diagnostic(inner));
+            }
+        }
+    }
+    read_workload_list(top, "workloads", proposal.project, diagnostics, context, base, display_name(path));
+    if (!top.has("workload") && !top.has("workloads")) {
+        top.require("workload");
+    } else if (top.has("workload") && top.has("workloads")) {
+        top.error("workloads", "give workload (a file) or workloads (a list), not both");
+    }
+    if (proposal.project.name.empty()) {
+        proposal.project.name = proposal.name;
+    }
+    if (const YamlNode* hardware = top.node("hardware")) {
+        if (hardware->kind != YamlNode::Kind::sequence || hardware->items.empty()) {
+            top.error("hardware", "expected a non-empty list of {role, gpu, count, acquisition}");
+        } else {
+            for (std::size_t i = 0; i < hardware->items.size(); ++i) {
+                MapReader entry(hardware->items[i], fmt::format("hardware[{}]", i), diagnostics);
+                ProposedHardware item;
+                item.entry_position = entry.position();
+                entry.require("role");
+                entry.require("gpu");
+                entry.require("count");
+                entry.choice("role", item.role, role_names);
+                if (entry.text("gpu", item.gpu) && context.catalog != nullptr && context.catalog->find(item.gpu) == nullptr) {
+                    const std::string suggestion = context.catalog->suggest(item.gpu);
+                    entry.error("gpu", fmt::format("unknown GPU '{}'{}", item.gpu,
+                                                   suggestion.empty() ? "; `gpusel catalog list` shows the ids"
+                                                                      : ", did you mean '" + suggestion + "'?"));
+                }
+                entry.integer("count", item.count, 1, 1 << 20);
+                entry.choice("acquisition", item.acquisition, acquisition_names);
+                double price = 0;
+                if (entry.number("unit_price", price, UnitKind::usd, 0, 1e8, true)) {
+                    item.unit_price_usd = price;
+                }
+                item.gpu_position = entry.position_of("gpu");
+                item.count_position = entry.position_of("count");
+                item.acquisition_position = entry.position_of("acquisition");
+                item.unit_price_position = entry.position_of("unit_price");
+                entry.finish();
+                proposal.hardware.push_back(std::move(item));
+            }
+        }
+    }
+    if (const YamlNode* policy = top.node("policy")) {
+        MapReader reader(*policy, "policy", diagnostics);
+        reader.number("memory_headroom", proposal.policy.memory_headroom_fraction, UnitKind::fraction, 0, 0.9);
+        reader.number("max_overspend", proposal.policy.max_overspend_fraction, UnitKind::fraction, 0, 100);
+        reader.boolean("require_slo", proposal.policy.require_slo);
+        reader.boolean("warn_oversize", proposal.policy.warn_oversize);
+        reader.finish();
+    }
+    top.finish();
+    diagnostics.throw_if_any();
+    return proposal;
+}
+
+DocumentKind detect_document_kind(const std::string& path) {
+    const YamlNode root = read_yaml_file(path);
+    if (root.kind == YamlNode::Kind::mapping) {
+        if (root.find("gpus") != nullptr) {
+            return DocumentKind::catalog;
+        }
+        if (root.find("models") != nullptr) {
+            return DocumentKind::models;
+        }
+        if (root.find("proposal") != nullptr || root.find("hardware") != nullptr) {
+            return DocumentKind::proposal;
+        }
+        if (root.find("project") != nullptr) {
+            return DocumentKind::project;
+        }
+        if (root.find("kind") != nullptr || root.find("model") != nullptr || root.find("name") != nullptr) {
+            return DocumentKind::workload;
+        }
+    }
+    throw InputError(Diagnostic{display_name(path), root.position, {},
+                                "cannot tell what this file is: expected a workload (name, kind, model), a project "
+                                "(project, workloads), a proposal (proposal, hardware) or a catalog (gpus)"});
+}
+
+}  // namespace gpusel
