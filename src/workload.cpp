@@ -605,24 +605,24 @@ std::string_view to_string(Objective objective) { return name_of(objective_names
 std::string_view to_string(Acquisition acquisition) { return name_of(acquisition_names, acquisition); }
 
 Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context) {
-    const YamlNode root = parse_yaml_text(text, file_name);
     Diagnostics diagnostics(file_name);
+    const YamlNode root = parse_yaml_text(text, file_name, &diagnostics);
     Workload workload = read_workload_node(root, diagnostics, context, directory_of(file_name), "", file_name);
     diagnostics.throw_if_any();
     return workload;
 }
 
 Workload load_workload_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
     Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     Workload workload = read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path));
     diagnostics.throw_if_any();
     return workload;
 }
 
 Project load_project_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
     Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     MapReader top(root, "", diagnostics);
     Project project;
     project.file = display_name(path);
@@ -640,11 +640,11 @@ Project load_project_file(const std::string& path, const LoadContext& context) {
 }
 
 Project load_plan_input_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
+    Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     if (root.kind == YamlNode::Kind::mapping && root.find("project") != nullptr) {
         return load_project_file(path, context);
     }
-    Diagnostics diagnostics(display_name(path));
     Project project;
     project.file = display_name(path);
     project.workloads.push_back(read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path)));
@@ -654,8 +654,8 @@ Project load_plan_input_file(const std::string& path, const LoadContext& context
 }
 
 Proposal load_proposal_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
     Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     MapReader top(root, "", diagnostics);
     Proposal proposal;
     proposal.file = display_name(path);
@@ -736,7 +736,8 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
 }
 
 DocumentKind detect_document_kind(const std::string& path) {
-    const YamlNode root = read_yaml_file(path);
+    Diagnostics ignored(display_name(path));  // the loader reports them
+    const YamlNode root = read_yaml_file(path, &ignored);
     if (root.kind == YamlNode::Kind::mapping) {
         if (root.find("gpus") != nullptr) {
             return DocumentKind::catalog;

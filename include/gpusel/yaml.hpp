@@ -37,10 +37,15 @@ struct YamlNode {
 
 std::string_view kind_name(YamlNode::Kind kind);  // "a mapping", "a list", ...
 
+class Diagnostics;
+
 // Reads and parses a file ("-" = standard input). Throws InputError (with file:line:col).
-YamlNode read_yaml_file(const std::string& path);
-// Parses text already in memory. Throws InputError.
-YamlNode parse_yaml_text(std::string_view text, const std::string& file_name);
+// Problems that leave a usable tree (duplicate keys, anchors, aliases, merge keys, tags, a second
+// document) go to `soft` when given, so that the caller can report them together with its own
+// field errors; without `soft` they are thrown too.
+YamlNode read_yaml_file(const std::string& path, Diagnostics* soft = nullptr);
+// Parses text already in memory. Throws InputError; `soft` as above.
+YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Diagnostics* soft = nullptr);
 
 // Reads a whole file with the same checks on size and type as read_yaml_file (no UTF-8 or
 // YAML checks). Throws InputError.
@@ -52,6 +57,7 @@ public:
     explicit Diagnostics(std::string file) : m_file(std::move(file)) {}
     void error(Position position, std::string path, std::string message);
     bool empty() const { return m_list.empty(); }
+    void clear();
     const std::string& file() const { return m_file; }
     const std::vector<Diagnostic>& list() const { return m_list; }
     // Throws InputError with every diagnostic, sorted by position, when any was recorded.
