@@ -61,6 +61,14 @@ constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
     {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
     {FormFactor::module, "module"}, {FormFactor::card, "card"}};
 
+// Stands in for an absent section so that its defaults are applied and recorded.
+YamlNode empty_mapping(Position position) {
+    YamlNode node;
+    node.kind = YamlNode::Kind::mapping;
+    node.position = position;
+    return node;
+}
+
 template <typename Enum, std::size_t N>
 std::string_view name_of(const std::pair<Enum, std::string_view> (&table)[N], Enum value) {
     for (const auto& [candidate, name] : table) {
@@ -107,8 +115,7 @@ public:
         if (top.integer("format", format, 1, 1000) && format != 1) {
             top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
         }
-        top.text("name", m_workload.name);
-        if (top.has("name") && m_workload.name.empty()) {
+        if (top.text("name", m_workload.name) && m_workload.name.empty()) {
             top.error("name", "name must not be empty");
         }
         const bool kind_ok = top.choice("kind", m_workload.kind, kind_names);
@@ -128,7 +135,7 @@ public:
                 read_training(*node, top.child_path("training"));
             }
         } else if (training && kind_ok) {
-            read_training(YamlNode{YamlNode::Kind::mapping, top.position(), {}, false, {}, {}},
+            read_training(empty_mapping(top.position()),
                           top.child_path("training"));
         }
         if (const YamlNode* node = top.node("inference")) {
@@ -138,7 +145,7 @@ public:
                 read_inference(*node, top.child_path("inference"));
             }
         } else if (!training && kind_ok) {
-            read_inference(YamlNode{YamlNode::Kind::mapping, top.position(), {}, false, {}, {}},
+            read_inference(empty_mapping(top.position()),
                            top.child_path("inference"));
         }
         if (const YamlNode* node = top.node("data")) {
@@ -187,7 +194,7 @@ private:
             }
         } else if (has_config) {
             const std::filesystem::path file = std::filesystem::path(config).is_absolute() ? std::filesystem::path(config)
-                                                                                             : m_base / config;
+                                                                                             : (m_base / config).lexically_normal();
             try {
                 model = model_from_hf_config_file(file.string());
                 m_workload.model_label = config;
@@ -197,7 +204,7 @@ private:
         }
         read_model_fields(reader, model);
         complete_model(model, reader);
-        if (!has_preset && !has_config && reader.position().line > 0 && model.params == 0 &&
+        if (!has_preset && !has_config && !reader.has("params") && model.params == 0 &&
             node.kind == YamlNode::Kind::mapping) {
             reader.error("preset", "the model needs a preset, an hf_config, or params and architecture fields");
         }
@@ -392,7 +399,7 @@ private:
     }
 
     void read_deployment(const YamlNode* node, const std::string& path, Position parent) {
-        const YamlNode empty{YamlNode::Kind::mapping, parent, {}, false, {}, {}};
+        const YamlNode empty = empty_mapping(parent);
         MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
         DeploymentSpec& deployment = m_workload.deployment;
         const auto defaulted = [&](std::string_view key, std::string value) {
@@ -452,7 +459,7 @@ private:
     }
 
     void read_constraints(const YamlNode* node, const std::string& path, Position parent) {
-        const YamlNode empty{YamlNode::Kind::mapping, parent, {}, false, {}, {}};
+        const YamlNode empty = empty_mapping(parent);
         MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
         ConstraintSpec& constraints = m_workload.constraints;
         reader.integer("max_gpus", constraints.max_gpus, 1, 1 << 20);
@@ -570,7 +577,7 @@ void read_workload_list(MapReader& top, std::string_view key, Project& project, 
             }
             const std::filesystem::path target = std::filesystem::path(relative).is_absolute()
                                                      ? std::filesystem::path(relative)
-                                                     : base / relative;
+                                                     : (base / relative).lexically_normal();
             try {
                 project.workloads.push_back(load_workload_file(target.string(), context));
             } catch (const InputError& error) {
@@ -671,7 +678,7 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
     if (top.text("workload", workload_file)) {
         const std::filesystem::path target = std::filesystem::path(workload_file).is_absolute()
                                                  ? std::filesystem::path(workload_file)
-                                                 : base / workload_file;
+                                                 : (base / workload_file).lexically_normal();
         try {
             proposal.project = load_plan_input_file(target.string(), context);
         } catch (const InputError& error) {

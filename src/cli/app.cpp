@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "gpusel/cli.hpp"
 #include "gpusel/error.hpp"
+#include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
 
 namespace gpusel::cli {
@@ -107,6 +108,24 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {
+        // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
+        for (const std::string& arg : args) {
+            if (arg.empty() || arg[0] == '-') {
+                if (arg == "--catalog" || arg == "--models") {
+                    break;  // the next word is a file, not a command
+                }
+                continue;
+            }
+            std::vector<std::string> commands;
+            for (const CLI::App* sub : app.get_subcommands({})) {
+                commands.push_back(sub->get_name());
+            }
+            if (std::find(commands.begin(), commands.end(), arg) == commands.end()) {
+                throw UsageError(fmt::format("unknown command '{}'{}; commands: {}", arg, did_you_mean(arg, commands),
+                                             fmt::join(commands, ", ")));
+            }
+            break;
+        }
         try {
             app.parse(reversed);
         } catch (const CLI::CallForHelp&) {

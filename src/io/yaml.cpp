@@ -212,6 +212,7 @@ public:
         m_diagnostics.error(to_position(mark), {}, "aliases (*name) are not supported; write the value out");
         YamlNode node;
         node.position = to_position(mark);
+        node.alias = true;
         add(std::move(node));
     }
     void OnAnchor(const YAML::Mark& mark, const std::string& name) override {
@@ -457,7 +458,8 @@ const YamlNode* MapReader::node(std::string_view key) {
     if (std::find(m_known.begin(), m_known.end(), key) == m_known.end()) {
         m_known.emplace_back(key);
     }
-    return m_valid ? m_node.find(key) : nullptr;
+    const YamlNode* found = m_valid ? m_node.find(key) : nullptr;
+    return found != nullptr && found->alias ? nullptr : found;
 }
 
 Position MapReader::position_of(std::string_view key) const {
@@ -478,6 +480,7 @@ void MapReader::error(std::string_view key, std::string message) {
 
 void MapReader::require(std::string_view key) {
     node(key);
+    m_required.emplace_back(key);
     if (m_valid && !has(key)) {
         m_diagnostics.error(m_node.position, m_path.empty() ? std::string(key) : child_path(key),
                             "missing required field");
@@ -490,7 +493,9 @@ const YamlNode* MapReader::scalar_node(std::string_view key) {
         return nullptr;
     }
     if (found->kind == YamlNode::Kind::null) {
-        error(key, "empty value; remove the line to use the default");
+        error(key, std::find(m_required.begin(), m_required.end(), key) != m_required.end()
+                       ? "empty value; this field is required"
+                       : "empty value; remove the line to use the default");
         return nullptr;
     }
     if (found->kind != YamlNode::Kind::scalar) {
@@ -642,7 +647,8 @@ void MapReader::finish() {
         return;
     }
     for (const auto& [key, value] : m_node.entries) {
-        if (std::find(m_known.begin(), m_known.end(), key.scalar) != m_known.end()) {
+        if (std::find(m_known.begin(), m_known.end(), key.scalar) != m_known.end() ||
+            (key.scalar == "<<" && !key.quoted)) {  // merge keys are reported by the parser
             continue;
         }
         std::string message = fmt::format("unknown field '{}'", key.scalar);
