@@ -338,6 +338,8 @@ private:
             reader.error("dataset_samples", "give dataset_tokens or dataset_samples, not both");
         }
         reader.number("epochs", training.epochs, UnitKind::plain, 0, 1e6, true);
+        reader.integer("runs", training.runs, 1, 100000);
+        defaulted("runs", "1");
         reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
         reader.finish();
     }
@@ -422,6 +424,7 @@ private:
         reader.number("ops_per_gpu_month", deployment.ops_usd_per_gpu_month, UnitKind::usd, 0, 1e6);
         defaulted("ops_per_gpu_month", "150USD");
         reader.choice("interconnect", deployment.interconnect, network_names);
+        reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
         reader.boolean("used_market", deployment.used_market);
         reader.finish();
     }
