@@ -9,6 +9,7 @@
 
 #include "gpusel/format.hpp"
 #include "gpusel/text.hpp"
+#include "gpusel/units.hpp"
 
 namespace gpusel {
 
