@@ -401,6 +401,50 @@ public:
     RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective)
         : m_workload(workload), m_catalog(catalog), m_efficiency(efficiency), m_objective(objective) {}
 
+    // Fixed mode: one GPU type, one count, one acquisition; constraints other than memory are
+    // left to the caller.
+    FixedEvaluation evaluate_fixed(const GpuSpec& gpu, int count, Acquisition acquisition,
+                                   std::optional<double> unit_price_usd) {
+        m_fixed = Fixed{count, acquisition, unit_price_usd};
+        FixedEvaluation result;
+        const PrecisionChoice precision = choose_precision(m_workload, gpu);
+        if (!precision.possible) {
+            result.why_not = fmt::format("no {} support", to_string(m_workload.precision));
+            return result;
+        }
+        std::vector<Candidate> found;
+        Miss miss;
+        std::size_t evaluated = 0;
+        if (m_workload.is_training()) {
+            evaluate_training(gpu, precision, found, miss, evaluated);
+        } else {
+            evaluate_inference(gpu, precision, found, miss, evaluated);
+        }
+        if (found.empty()) {
+            result.why_not = miss.why.empty() ? std::string("no price for this acquisition") : miss.why;
+            return result;
+        }
+        // Prefer layouts that meet the deadline or SLO, then the objective.
+        const auto meets = [](const Candidate& candidate) {
+            return candidate.perf.training ? candidate.perf.training->meets_deadline
+                                           : (candidate.perf.inference && candidate.perf.inference->meets_slo);
+        };
+        for (Candidate& candidate : found) {
+            candidate.score = objective_score(m_objective, candidate);
+        }
+        std::stable_sort(found.begin(), found.end(), [&](const Candidate& a, const Candidate& b) {
+            if (meets(a) != meets(b)) {
+                return meets(a);
+            }
+            return a.score < b.score;
+        });
+        Candidate& best = found.front();
+        best.memory = estimate_memory(m_workload, gpu, memory_query(best));
+        best.reason = winner_reason(m_workload, best, m_objective);
+        result.candidate = std::move(best);
+        return result;
+    }
+
     RolePlan run(std::size_t top) {
         RolePlan plan;
         plan.role = m_workload.role;
@@ -497,13 +541,21 @@ private:
     void price(const GpuSpec& gpu, Candidate candidate, const UsageProfile& usage, std::vector<Candidate>& out,
                Miss& miss) {
         bool any = false;
-        for (const Acquisition acquisition : acquisitions_for(m_workload)) {
-            CostEstimate cost = estimate_cost(m_workload, gpu, acquisition, usage);
+        const std::vector<Acquisition> acquisitions =
+            m_fixed ? std::vector<Acquisition>{m_fixed->acquisition} : acquisitions_for(m_workload);
+        for (const Acquisition acquisition : acquisitions) {
+            CostEstimate cost = estimate_cost(m_workload, gpu, acquisition, usage,
+                                              m_fixed ? m_fixed->unit_price_usd : std::nullopt);
             if (!cost.available) {
+                if (m_fixed) {
+                    miss.why = cost.unavailable_reason;
+                }
                 continue;
             }
             const BudgetSpec& budget = m_workload.budget;
-            if (budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
+            if (m_fixed) {
+                // The budget is judged by the caller.
+            } else if (budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
                 note_miss(miss, cost.capex_usd / budget.capex_usd,
                           fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
                                       format_usd(budget.capex_usd)));
@@ -559,7 +611,9 @@ private:
     void evaluate_training(const GpuSpec& gpu, const PrecisionChoice& precision, std::vector<Candidate>& out, Miss& miss,
                            std::size_t& evaluated) {
         const Workload workload = with_precision(precision.precision);
-        for (const int count : gpu_counts(m_workload.constraints.max_gpus)) {
+        const std::vector<int> counts =
+            m_fixed ? std::vector<int>{m_fixed->count} : gpu_counts(m_workload.constraints.max_gpus);
+        for (const int count : counts) {
             std::optional<Candidate> best;
             double best_step = infinity;
             for (const Layout& layout : training_layouts(workload, gpu, count)) {
@@ -580,7 +634,7 @@ private:
                 if (!perf.training) {
                     continue;
                 }
-                if (!perf.training->meets_deadline) {
+                if (!perf.training->meets_deadline && !m_fixed) {
                     note_miss(miss, 1.0 + perf.training->time_to_train_s / m_workload.training.deadline_seconds,
                               fmt::format("{} > {} deadline at {} GPUs", format_duration(perf.training->time_to_train_s),
                                           format_duration(m_workload.training.deadline_seconds), count));
@@ -609,8 +663,11 @@ private:
     void evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision, std::vector<Candidate>& out,
                             Miss& miss, std::size_t& evaluated) {
         const Workload workload = with_precision(precision.precision);
-        const int max_gpus = m_workload.constraints.max_gpus;
+        const int max_gpus = m_fixed ? m_fixed->count : m_workload.constraints.max_gpus;
         for (const Layout& layout : inference_layouts(workload, gpu, max_gpus)) {
+            if (m_fixed && m_fixed->count % layout.tensor_parallel != 0) {
+                continue;
+            }
             ++evaluated;
             MemoryQuery query;
             query.layout = layout;
@@ -632,14 +689,15 @@ private:
                 continue;
             }
             const double capacity = single.inference->max_requests_per_s_meeting_slo;
-            if (capacity <= 0) {
+            if (capacity <= 0 && !m_fixed) {
                 note_miss(miss, 2.0, slo_miss(*single.inference, layout.tensor_parallel));
                 continue;
             }
             const int replicas =
-                std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity - 1e-9)));
+                m_fixed ? m_fixed->count / layout.tensor_parallel
+                        : std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity - 1e-9)));
             const int gpus = replicas * layout.tensor_parallel;
-            if (gpus > max_gpus) {
+            if (gpus > max_gpus && !m_fixed) {
                 note_miss(miss, 1.0 + static_cast<double>(gpus) / max_gpus,
                           fmt::format("needs {} GPUs for {:g} req/s > constraints.max_gpus {}", gpus,
                                       m_workload.inference.requests_per_s, max_gpus));
@@ -649,7 +707,7 @@ private:
             Workload per_replica = workload;
             per_replica.inference.requests_per_s = m_workload.inference.requests_per_s / replicas;
             PerfEstimate perf = estimate_perf(per_replica, gpu, perf_query, m_efficiency);
-            if (!perf.inference || !perf.inference->meets_slo) {
+            if (!perf.inference || (!perf.inference->meets_slo && !m_fixed)) {
                 note_miss(miss, 2.0, perf.inference ? slo_miss(*perf.inference, layout.tensor_parallel) : "no estimate");
                 continue;
             }
@@ -743,11 +801,18 @@ private:
         return lines;
     }
 
+    struct Fixed {
+        int count = 0;
+        Acquisition acquisition = Acquisition::buy_new;
+        std::optional<double> unit_price_usd;
+    };
+
     const Workload& m_workload;
     const Catalog& m_catalog;
     const EfficiencyTable& m_efficiency;
     Objective m_objective;
     std::size_t m_feasible = 0;
+    std::optional<Fixed> m_fixed;
 };
 
 std::string procurement_reason(const RolePlan& plan) { return plan.winner ? plan.winner->reason : ""; }
@@ -780,6 +845,14 @@ std::string_view class_priorities(WorkloadClass workload_class) {
         return "performance per watt, INT8/INT4, power envelope";
     }
     return "";
+}
+
+FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
+                               std::optional<double> unit_price_usd, const EfficiencyTable& efficiency) {
+    Catalog single;
+    single.upsert(gpu);
+    RolePlanner planner(workload, single, efficiency, workload.objective);
+    return planner.evaluate_fixed(gpu, count, acquisition, unit_price_usd);
 }
 
 PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
