@@ -1,5 +1,6 @@
 #include "gpusel/workload.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -478,6 +479,15 @@ private:
         }
         read_enum_list(reader, "segment", constraints.segments, segment_names);
         read_enum_list(reader, "form_factor", constraints.form_factors, form_factor_names);
+        if (reader.text_list("vendor", constraints.vendors)) {
+            const std::vector<std::string> known = {"nvidia", "amd", "intel", "google"};
+            for (const std::string& vendor : constraints.vendors) {
+                if (std::find(known.begin(), known.end(), vendor) == known.end()) {
+                    reader.error("vendor", fmt::format("'{}' is not one of {}{}", vendor, fmt::join(known, ", "),
+                                                       did_you_mean(vendor, known)));
+                }
+            }
+        }
         reader.number("max_power_per_device", constraints.max_power_per_device_watts, UnitKind::watts, 0, 1e5, true);
         reader.number("memory_headroom", constraints.memory_headroom_fraction, UnitKind::fraction, 0, 0.9);
         if (!reader.has("memory_headroom")) {
