@@ -36,7 +36,8 @@ void render_plan_table(const PlanReport& report, std::ostream& out, const Termin
 
 // GitHub-flavoured Markdown for a pull-request comment: the procurement table first, then each
 // role with its candidates; rejected GPUs and assumptions in collapsed <details> blocks. Text
-// from the report is escaped (| * _ ` [ ] < > & \), so it cannot break a table or inject HTML.
+// from the report is escaped (\ ` * _ [ ] | $ ~ # backslashed; < > & as entities; line breaks
+// as spaces), so it cannot break a table, start math or inject HTML.
 void render_plan_markdown(const PlanReport& report, std::ostream& out);
 
 // JSON format 1 (cli.md, `plan`), pretty-printed with a final newline. Keys in the documented

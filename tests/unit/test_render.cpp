@@ -368,6 +368,33 @@ TEST_CASE("render::plan table says when nothing is feasible or nothing was assum
     CHECK(text.find("Totals:") == std::string::npos);
 }
 
+TEST_CASE("render::plan table says a default all workloads share once", "[render][table]") {
+    PlanReport report = fixture_plan_report();
+    report.assumptions = {{"support-bot-finetune: deployment.pue", "1.4", "default"},
+                          {"support-bot-finetune: training.runs", "1", "default"},
+                          {"chat-api: deployment.pue", "1.4", "default"},
+                          {"chat-api: inference.batch", "16", "largest batch meeting the SLO"}};
+    const std::string text = table_text(report, 100);
+    CHECK(contains_line(text, "  all roles: deployment.pue 1.4"));
+    CHECK(contains_line(text, "  support-bot-finetune: training.runs 1"));
+    CHECK(contains_line(text, "  chat-api: inference.batch 16 (largest batch meeting the SLO)"));
+}
+
+TEST_CASE("render::plan table leaves out the cost per unit when there is no unit of work", "[render][table]") {
+    PlanReport report = fixture_plan_report();
+    for (gpusel::Candidate& candidate : report.roles[0].ranked) {
+        candidate.cost.unit.clear();
+        candidate.cost.usd_per_unit = 0;
+    }
+    const std::string text = table_text(report, 132);
+    CHECK(contains_line(text,
+                        "   #  GPU             n  mode         mem/GPU        speed    time  bottleneck    TCO 24 mo"));
+    CHECK(contains_line(text,
+                        "   1  A100-80GB-SXM4  4  cloud od  41.2/80 GB  11.8k tok/s  47.0 h  compute 71 %     $3,950"));
+    CHECK(markdown_text(report).find("| # | GPU | n | Mode | Mem/GPU | Speed | Time | Bottleneck | TCO (24 mo) |\n") !=
+          std::string::npos);
+}
+
 // ---------------------------------------------------------------------------------------
 // Markdown
 
