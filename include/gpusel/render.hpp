@@ -25,6 +25,7 @@ struct TerminalStyle {
 struct PlanTableOptions {
     bool show_rejected = false;        // every rejected GPU, one per line (--show-rejected)
     std::size_t rejected_preview = 3;  // otherwise: this many, then "(N more: --show-rejected)"
+    bool quiet = false;                // --quiet: no assumptions block, no export hint
 };
 
 // The decision memo (plan-output.md): title, assumptions, per role the restated question,

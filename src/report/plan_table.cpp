@@ -386,14 +386,19 @@ void render_plan_table(const PlanReport& report, std::ostream& out, const Termin
     const std::size_t width = std::max(style.width, minimum_width);
     const Painter paint(style.color);
     write_title(out, report, paint, width);
-    out << "\n";
-    write_assumptions(out, report, paint, width);
+    if (!options.quiet) {
+        out << "\n";
+        write_assumptions(out, report, paint, width);
+    }
     for (const RolePlan& plan : report.roles) {
         out << "\n";
         write_role(out, plan, paint, options, width);
     }
     out << "\n";
     write_procurement(out, report, paint, width);
+    if (options.quiet) {
+        return;
+    }
     write_items(out, paint.dim("Export:") + " ", 8,
                 {"--format csv -o purchase.csv (finance)", "--format xlsx -o plan.xlsx",
                  "--format markdown (pull request)", "--format json"},

@@ -368,6 +368,18 @@ TEST_CASE("render::plan table says when nothing is feasible or nothing was assum
     CHECK(text.find("Totals:") == std::string::npos);
 }
 
+TEST_CASE("render::plan table --quiet leaves out the assumptions and the export hint", "[render][table]") {
+    std::ostringstream out;
+    gpusel::PlanTableOptions options;
+    options.quiet = true;
+    gpusel::render_plan_table(fixture_plan_report(), out, gpusel::TerminalStyle{}, options);
+    const std::string text = out.str();
+    CHECK(text.find("Assumptions") == std::string::npos);
+    CHECK(text.find("Export:") == std::string::npos);
+    CHECK(text.find("Totals: capex $96,001") != std::string::npos);
+    CHECK(text.find("── training: support-bot-finetune") != std::string::npos);
+}
+
 TEST_CASE("render::plan table says a default all workloads share once", "[render][table]") {
     PlanReport report = fixture_plan_report();
     report.assumptions = {{"support-bot-finetune: deployment.pue", "1.4", "default"},
