@@ -257,8 +257,9 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // (DeepSpeed estimate_zero3_model_states_mem_needs: 4 × largest layer bytes at 16-bit).
         const double gather = 2.0 * split.largest_layer / std::max(layout.tensor_parallel, 1) * weight_element;
         weights = (offload_params ? 0.0 : weights / d) + gather;
-        notes.add("{}: weights sharded over {} GPUs plus {} of gathered layers", offload_params ? "params offloaded to CPU" : "ZeRO-3",
-                  layout.data_parallel, gb(gather));
+        notes.add("{}: weights sharded over {} GPUs plus {} of gathered layers{}",
+                  offload_params ? "params offloaded to CPU" : "ZeRO-3", layout.data_parallel, gb(gather),
+                  split.largest_layer > 0 ? "" : " (layer sizes unknown: gather buffers not counted)");
     }
     if (!is_float_format(stored) && lora) {
         // bitsandbytes dequantizes one weight matrix at a time to the compute dtype for its matmul.
