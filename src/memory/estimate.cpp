@@ -278,6 +278,10 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         notes.add("LoRA rank {} on [{}]: {:.0f} trainable parameters ({:.3f} % of {}); the base stays frozen as {}",
                   training.lora.rank, fmt::join(training.lora.targets, ", "), lora_params,
                   100.0 * lora_params / std::max(model.params, 1.0), format_count(model.params), to_string(stored));
+        if (!model.is_transformer()) {
+            notes.add("LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
+                      "(adapters are typically well under 1 % of the parameters)");
+        }
         if (!lora_terms.unknown.empty()) {
             notes.add("LoRA targets not recognised, counted as hidden→hidden: {}", fmt::join(lora_terms.unknown, ", "));
         }
@@ -486,11 +490,13 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         // Weight-only kernels dequantize one matrix at a time to the compute dtype.
         result.peak.weights += largest_matrix_params(model) * compute_bytes / std::max(layout.tensor_parallel, 1);
     }
-    notes.add("weights: {} parameters × {:g} bits ({}){}", format_count(model.params), bits_per_weight(workload.weights),
-              to_string(workload.weights),
-              bits_per_weight(workload.weights) <= 8 && !memory_detail::is_whole_file_format(workload.weights)
-                  ? "; embeddings and output layer stay 16-bit"
-                  : "");
+    notes.add("weights: {} parameters{} × {:g} B ({}){} = {}", format_count(shard.total),
+              shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8, to_string(workload.weights),
+              model.is_transformer() && bits_per_weight(workload.weights) <= 8 &&
+                      !memory_detail::is_whole_file_format(workload.weights)
+                  ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
+                  : "",
+              gb(result.peak.weights));
     const double t = std::max(layout.tensor_parallel, 1);
     const double p = std::max(layout.pipeline_parallel, 1);
     if (model.is_transformer()) {
@@ -512,11 +518,13 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         result.peak.activations = layer + logits;
         notes.add("activation workspace: one layer's prefill intermediates for {} prompt tokens × {} + their logits",
                   static_cast<long long>(prompt), batch);
-    } else {
+    } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;
-        notes.add("activation workspace: the per-sample training figure × batch {}, an upper bound (inference frees "
-                  "activations layer by layer)", batch);
+        notes.add("activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
+                  "frees activations layer by layer)", batch, gb(result.peak.activations));
+    } else {
+        notes.add("activation workspace: the model has no per-sample activation figure; counted as 0");
     }
     return result;
 }
@@ -654,6 +662,9 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
             probe.micro_batch = micro_batch;
             return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
         });
+        if (estimate.max_micro_batch == max_search_batch) {
+            estimate.notes.push_back(fmt::format("the largest micro-batch reached the search limit of {}", max_search_batch));
+        }
     } else {
         estimate.batch = resolved.batch;
         estimate.context_tokens = resolved.context_tokens;
@@ -662,15 +673,21 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
             probe.batch = batch;
             return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
         });
-        const int context_limit = workload.model.max_context > 0 ? workload.model.max_context : max_search_context;
-        estimate.max_context_tokens = largest_fitting(context_limit, [&](int tokens) {
-            Resolved probe = resolved;
-            probe.context_tokens = tokens;
-            return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
-        });
-        if (workload.model.max_context > 0 && estimate.max_context_tokens == workload.model.max_context) {
-            estimate.notes.push_back(fmt::format("max context capped at the model's maximum of {} tokens",
-                                                 workload.model.max_context));
+        if (estimate.max_batch == max_search_batch) {
+            estimate.notes.push_back(fmt::format("the largest batch reached the search limit of {}", max_search_batch));
+        }
+        if (workload.model.is_transformer()) {
+            const int context_limit = workload.model.max_context > 0 ? workload.model.max_context : max_search_context;
+            estimate.max_context_tokens = largest_fitting(context_limit, [&](int tokens) {
+                Resolved probe = resolved;
+                probe.context_tokens = tokens;
+                return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
+            });
+            if (estimate.max_context_tokens == context_limit) {
+                estimate.notes.push_back(fmt::format("the largest context reached {} tokens, {}", context_limit,
+                                                     workload.model.max_context > 0 ? "the model's maximum"
+                                                                                    : "the search limit"));
+            }
         }
     }
     if (estimate.headroom_fraction > 0) {
