@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -43,7 +42,6 @@ constexpr double quantized_weight_uncertainty = 0.10;
 class NoteList {
 public:
     explicit NoteList(std::vector<std::string>* list) : m_list(list) {}
-    bool enabled() const { return m_list != nullptr; }
     template <typename... Args>
     void add(fmt::format_string<Args...> format, Args&&... args) {
         if (m_list != nullptr) {
@@ -256,10 +254,14 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // ZeRO-3 gathers a layer before use and prefetches the next: two of the largest layer
         // (DeepSpeed estimate_zero3_model_states_mem_needs: 4 × largest layer bytes at 16-bit).
         const double gather = 2.0 * split.largest_layer / std::max(layout.tensor_parallel, 1) * weight_element;
-        weights = (offload_params ? 0.0 : weights / d) + gather;
-        notes.add("{}: weights sharded over {} GPUs plus {} of gathered layers{}",
-                  offload_params ? "params offloaded to CPU" : "ZeRO-3", layout.data_parallel, gb(gather),
+        const double resident = offload_params ? 0.0 : weights / d;
+        notes.add("weights: {} = {} parameters × {:g} B{} + gathered layers 2 × {} × {:g} B = {}{}",
+                  offload_params ? "offloaded to CPU" : fmt::format("ZeRO-3 shard {}", gb(resident)),
+                  format_count(shard.total), weight_element,
+                  offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel), format_count(split.largest_layer),
+                  weight_element, gb(gather),
                   split.largest_layer > 0 ? "" : " (layer sizes unknown: gather buffers not counted)");
+        weights = resident + gather;
     }
     if (!is_float_format(stored) && lora) {
         // bitsandbytes dequantizes one weight matrix at a time to the compute dtype for its matmul.
@@ -313,9 +315,12 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         gradients /= d;
     }
     peak.gradients = gradients;
-    notes.add("gradients: {} trainable parameters{} × {:g} B = {}", format_count(trainable),
-              sharded_gradients && gradients > 0 ? fmt::format(" / {} (ZeRO)", layout.data_parallel) : "", trainable_element,
-              gb(gradients));
+    if (offload_optimizer && sharded_gradients) {
+        notes.add("gradients: reduced partitions stream to CPU memory with the offloaded optimizer (ZeRO-Offload)");
+    } else {
+        notes.add("gradients: {} trainable parameters × {:g} B{} = {}", format_count(trainable), trainable_element,
+                  sharded_gradients ? fmt::format(" / {} GPUs (ZeRO)", layout.data_parallel) : "", gb(gradients));
+    }
 
     // --- optimizer states (+ fp32 master copy under mixed precision)
     const bool master = training.master_weights && trainable_element < 4;
@@ -505,8 +510,10 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         const double kv_share = std::ceil(kv_heads / t) / kv_heads;
         result.peak.kv_cache =
             kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
-        notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {} B × {} tokens × {} sequences",
-                  model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens, batch);
+        notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
+                  model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens, batch,
+                  kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
+                  gb(result.peak.kv_cache));
         // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
         // whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
         const TransformerWidths w = memory_detail::transformer_widths(model);
