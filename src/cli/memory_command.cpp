@@ -136,7 +136,7 @@ void print_overview(Context& context, const Workload& workload, const std::vecto
         out << fmt::format("\nestimate = per-GPU device memory at peak (what nvidia-smi shows); fits = estimate ≤ "
                            "capacity less {} headroom.\n`gpusel memory {} --gpu ID` shows the breakdown and its "
                            "assumptions.\n",
-                           format_percent(first.headroom_fraction), workload.file.empty() ? "WORKLOAD" : workload.file);
+                           format_percent(first.headroom_fraction), workload.file.empty() || workload.file == "<stdin>" ? std::string("-") : workload.file);
     }
 }
 
