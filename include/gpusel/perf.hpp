@@ -178,8 +178,12 @@ struct InferencePerf {
     int replicas = 1;
     int max_batch_memory = 0;          // largest batch the memory holds per replica
     bool fits = true;                  // the weights fit in the replica's memory
+    bool batch_fits = true;            // `batch` sequences' KV cache fits as well
     bool meets_slo = true;
     double max_requests_per_s_meeting_slo = 0;  // whole candidate
+    int replicas_needed = 0;           // replicas that would meet the SLO at the offered load (0 = met or never)
+    std::string binding_target;        // what stops a higher load: "ttft", "tpot", "e2e" or "capacity"
+    bool memory_limits_load = false;   // a larger batch than memory holds would raise that load ≥ 10 %
     double offered_requests_per_s = 0;
     double mean_concurrency = 0;       // sequences in flight per replica at the offered load
     // The full-batch step that sets capacity, one replica:

@@ -373,7 +373,7 @@ double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
 
 }  // namespace
 
-InferencePerf estimate_inference(const Setting& setting, int batch_override, ResourceTimes& times) {
+InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times) {
     const Workload& workload = setting.workload;
     const InferenceSpec& spec = workload.inference;
     InferencePerf result;
@@ -403,34 +403,39 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Res
 
     int batch = batch_override > 0 ? batch_override : spec.batch;
     if (batch > memory_cap && result.fits) {
-        setting.notes.push_back(fmt::format("batch {} exceeds what memory holds ({}); capped", batch, memory_cap));
-        batch = memory_cap;
+        // A batch the user fixed is kept: the speed is what they asked about; memory says no.
+        result.batch_fits = false;
+        setting.notes.push_back(fmt::format("batch {} needs more KV cache than memory holds ({} sequences of {} tokens)",
+                                            batch, memory_cap, spec.input_tokens + spec.output_tokens));
     }
-    if (batch <= 0) {
-        // Auto: the smallest batch that reaches (within 1 %) the largest load meeting the SLO.
-        const int limit = std::min(memory_cap, auto_batch_limit);
-        std::vector<int> candidates;
-        for (int candidate = 1; candidate < limit; candidate *= 2) {
-            candidates.push_back(candidate);
+    // Auto: the largest batch (up to memory and the engine default) whose full-batch decode step
+    // still meets the TPOT target, so that TPOT holds even when every slot is busy; without a
+    // TPOT target, as many as memory holds.
+    const auto largest_batch_for_tpot = [&](int limit) {
+        if (spec.slo.tpot_seconds <= 0 || !model.transformer) {
+            return limit;
         }
-        candidates.push_back(limit);
-        std::vector<double> loads;
-        double best = 0;
-        for (const int candidate : candidates) {
-            loads.push_back(max_load_meeting(serving, spec.slo, candidate));
-            best = std::max(best, loads.back());
+        if (serving.step(1) > spec.slo.tpot_seconds) {
+            return 1;
         }
-        batch = limit;
-        if (best > 0) {
-            for (std::size_t i = 0; i < candidates.size(); ++i) {
-                if (loads[i] >= 0.99 * best) {
-                    batch = candidates[i];
-                    break;
-                }
+        int low = 1;
+        int high = limit;
+        while (low < high) {
+            const int middle = low + (high - low + 1) / 2;
+            if (serving.step(middle) <= spec.slo.tpot_seconds) {
+                low = middle;
+            } else {
+                high = middle - 1;
             }
         }
-        setting.notes.push_back(fmt::format("batch auto: {} concurrent sequences per replica (memory holds {}, "
-                                            "limit {})", batch, result.max_batch_memory, auto_batch_limit));
+        return low;
+    };
+    const bool automatic = batch <= 0;
+    if (automatic) {
+        batch = largest_batch_for_tpot(std::min(memory_cap, auto_batch_limit));
+        setting.notes.push_back(fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode step "
+                                            "meets the TPOT target (memory holds {}, engine limit {})",
+                                            batch, result.max_batch_memory, auto_batch_limit));
     }
     result.batch = batch;
 
@@ -461,20 +466,20 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Res
         result.decode_bytes_per_step = forward.bytes_per_gpu;
     }
 
-    // Resource times of one full batch: each kernel's time goes to the resource that bounds it.
-    times = ResourceTimes{};
-    const auto charge = [&times](const StepTime& step, double repeats) {
+    // Resource times of one full batch by phase: each kernel's time goes to the resource that bounds it.
+    times = InferenceTimes{};
+    const auto charge = [](ResourceTimes& into, const StepTime& step, double repeats) {
         const double kernel_s = roofline_time_s(step.compute_s, step.memory_s);
-        (step.compute_s >= step.memory_s ? times.compute_s : times.memory_bandwidth_s) += repeats * kernel_s;
-        times.memory_bandwidth_s += repeats * step.extra_memory_s;
-        times.launch_overhead_s += repeats * step.overhead_s;
-        times.interconnect_s += repeats * step.communication_s;
+        (step.compute_s >= step.memory_s ? into.compute_s : into.memory_bandwidth_s) += repeats * kernel_s;
+        into.memory_bandwidth_s += repeats * step.extra_memory_s;
+        into.launch_overhead_s += repeats * step.overhead_s;
+        into.interconnect_s += repeats * step.communication_s;
     };
     if (model.transformer) {
-        charge(prefill(model, batch, spec.input_tokens, llama_cpp), 1);
-        charge(decode_step(model, batch, serving.mean_context()), spec.output_tokens);
+        charge(times.prefill, prefill(model, batch, spec.input_tokens, llama_cpp), 1);
+        charge(times.decode, decode_step(model, batch, serving.mean_context()), spec.output_tokens);
     } else {
-        charge(non_transformer_forward(model, batch), 1);
+        charge(times.decode, non_transformer_forward(model, batch), 1);
     }
 
     const LoadPoint loaded = serving.at(load_per_replica, batch);
@@ -488,8 +493,31 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Res
             "the offered load {:g} req/s exceeds what {} replica(s) at batch {} sustain; queues grow without bound, "
             "so no P{:g} latency", spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
     }
-    result.meets_slo = result.fits && meets(loaded, spec.slo, model.transformer);
-    result.max_requests_per_s_meeting_slo = result.fits ? result.replicas * max_load_meeting(serving, spec.slo, batch) : 0;
+    result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, model.transformer);
+    const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
+    result.max_requests_per_s_meeting_slo = result.replicas * max_load;
+    if (!result.meets_slo && max_load > 0) {
+        result.replicas_needed = static_cast<int>(std::ceil(spec.requests_per_s / max_load * (1 - 1e-9)));
+    }
+    // Which target stops a higher load: the first to fail just above the largest load meeting them.
+    const LoadPoint beyond = serving.at(std::max(max_load * 1.02, 1e-9), batch);
+    if (!beyond.stable) {
+        result.binding_target = "capacity";
+    } else if (spec.slo.ttft_seconds > 0 && beyond.ttft_s > spec.slo.ttft_seconds) {
+        result.binding_target = "ttft";
+    } else if (spec.slo.tpot_seconds > 0 && model.transformer && beyond.tpot_s > spec.slo.tpot_seconds) {
+        result.binding_target = "tpot";
+    } else if (spec.slo.e2e_seconds > 0 && beyond.e2e_s > spec.slo.e2e_seconds) {
+        result.binding_target = "e2e";
+    } else {
+        result.binding_target = "capacity";
+    }
+    // Would more memory (a larger batch) raise the load meeting the SLO by 10 % or more?
+    if (automatic && result.fits && batch == memory_cap && memory_cap < auto_batch_limit) {
+        const int unconstrained = largest_batch_for_tpot(auto_batch_limit);
+        result.memory_limits_load =
+            unconstrained > batch && max_load_meeting(serving, spec.slo, unconstrained) > 1.1 * max_load;
+    }
     return result;
 }
 
