@@ -243,6 +243,7 @@ struct Serving {
     double output_tokens;
     double percentile;  // 0.99
     bool llama_cpp;
+    int replicas;       // behind one load balancer that sends each request to a free replica
 
     double mean_context() const { return input_tokens + output_tokens / 2; }
     double prefill_one() const { return prefill(model, 1, input_tokens, llama_cpp).total_s(); }
@@ -279,15 +280,17 @@ struct Serving {
         if (!model.transformer) {
             return at_batched_forward(load, batch);
         }
+        // Each replica sees its share of the load; the queues are pooled over all replicas.
+        const double replica_load = load / replicas;
         const double prefill_s = prefill_one();
-        const double prefill_busy = load * prefill_s;
+        const double prefill_busy = replica_load * prefill_s;
         if (prefill_busy >= 1) {
             return point;
         }
         // Little's law over the decode phase: n = λ · S_out · TPOT, TPOT = step(n) / (1 − ρ_prefill).
-        double concurrency = load * output_tokens * step(1) / (1 - prefill_busy);
+        double concurrency = replica_load * output_tokens * step(1) / (1 - prefill_busy);
         for (int iteration = 0; iteration < 200; ++iteration) {
-            const double next = load * output_tokens * step(std::max(1.0, concurrency)) / (1 - prefill_busy);
+            const double next = replica_load * output_tokens * step(std::max(1.0, concurrency)) / (1 - prefill_busy);
             if (next > batch) {
                 return point;
             }
@@ -299,19 +302,27 @@ struct Serving {
         }
         const double decode_step_s = step(std::max(1.0, concurrency));
         const double mean_tpot = decode_step_s / (1 - prefill_busy);
-        // Prefills that arrive during a request's decoding stall it; their count is Poisson.
-        const double stalls = load * output_tokens * mean_tpot;
+        // Prefills that arrive on the same replica during a request's decoding stall it; their
+        // count is Poisson.
+        const double stalls = replica_load * output_tokens * mean_tpot;
         const double z = normal_quantile(percentile);
         const double stalls_at_percentile = stalls + z * std::sqrt(stalls);
         point.tpot_s = decode_step_s + prefill_s * stalls_at_percentile / std::max(1.0, output_tokens);
-        // Waiting for a free slot: M/M/c with c = batch slots held for a request's lifetime.
+        // Waiting for a free slot: M/M/c with c = all replicas' batch slots, each held for a
+        // request's lifetime.
+        const int slots = batch * replicas;
+        const double busy_slots = concurrency * replicas;
         const double holding_s = output_tokens * mean_tpot;
-        const double slot_wait_probability = erlang_c_wait_probability(batch, concurrency);
-        const double slot_mean_wait = slot_wait_probability * holding_s / (batch - concurrency);
-        // Waiting behind other prefills: M/D/1 mean wait ρ·s / (2(1 − ρ)).
-        const double prefill_mean_wait = prefill_busy * prefill_s / (2 * (1 - prefill_busy));
-        point.ttft_s = tail_wait(slot_wait_probability, slot_mean_wait) + tail_wait(prefill_busy, prefill_mean_wait) +
-                       decode_step_s + prefill_s;
+        const double slot_wait_probability = erlang_c_wait_probability(slots, busy_slots);
+        const double slot_mean_wait = slot_wait_probability * holding_s / (slots - busy_slots);
+        // Waiting for a replica to finish the prefill it is running: M/D/c with c = replicas,
+        // approximated as half the M/M/c wait (deterministic service, Allen–Cunneen); for one
+        // replica this is the M/D/1 mean ρ·s / (2(1 − ρ)).
+        const double prefill_load = load * prefill_s;
+        const double prefill_wait_probability = erlang_c_wait_probability(replicas, prefill_load);
+        const double prefill_mean_wait = prefill_wait_probability * prefill_s / (replicas - prefill_load) / 2;
+        point.ttft_s = tail_wait(slot_wait_probability, slot_mean_wait) +
+                       tail_wait(prefill_wait_probability, prefill_mean_wait) + decode_step_s + prefill_s;
         point.e2e_s = point.ttft_s + (output_tokens - 1) * point.tpot_s;
         point.concurrency = concurrency;
         point.stable = true;
@@ -321,8 +332,9 @@ struct Serving {
     // Models without a decode phase: each batch takes forward(b) and holds the requests that
     // arrived during the previous one, b = λ·forward(b); a request waits for the batch in
     // flight and then its own.
-    LoadPoint at_batched_forward(double load, int batch) const {
+    LoadPoint at_batched_forward(double total_load, int batch) const {
         LoadPoint point;
+        const double load = total_load / replicas;
         double size = 1;
         for (int iteration = 0; iteration < 200; ++iteration) {
             const double next = std::max(1.0, load * batch_time(static_cast<int>(std::ceil(size))));
@@ -352,9 +364,9 @@ bool meets(const LoadPoint& point, const SloSpec& slo, bool transformer) {
            (slo.e2e_seconds <= 0 || point.e2e_s <= slo.e2e_seconds);
 }
 
-// The largest per-replica load (requests/s) that meets the SLO at `batch`.
+// The largest load (requests/s, all replicas) that meets the SLO at `batch`.
 double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
-    const double capacity = batch / serving.batch_time(batch);
+    const double capacity = serving.replicas * batch / serving.batch_time(batch);
     if (!meets(serving.at(1e-9 * capacity, batch), slo, serving.model.transformer)) {
         return 0;
     }
@@ -385,7 +397,7 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     const ReplicaModel model = build_model(setting);
     const bool llama_cpp = setting.stack == ServingStack::llama_cpp;
     const Serving serving{model, static_cast<double>(spec.input_tokens), static_cast<double>(spec.output_tokens),
-                          spec.slo.percentile / 100, llama_cpp};
+                          spec.slo.percentile / 100, llama_cpp, result.replicas};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
         result.fits = false;
@@ -399,7 +411,6 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
                                             shards, setting.gpu.id));
     }
     const int memory_cap = std::max(1, result.max_batch_memory);
-    const double load_per_replica = spec.requests_per_s / result.replicas;
 
     int batch = batch_override > 0 ? batch_override : spec.batch;
     if (batch > memory_cap && result.fits) {
@@ -482,7 +493,7 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
         charge(times.decode, non_transformer_forward(model, batch), 1);
     }
 
-    const LoadPoint loaded = serving.at(load_per_replica, batch);
+    const LoadPoint loaded = serving.at(spec.requests_per_s, batch);
     if (loaded.stable) {
         result.p99_ttft_s = loaded.ttft_s;
         result.p99_tpot_s = model.transformer ? std::optional<double>(loaded.tpot_s) : std::nullopt;
@@ -495,13 +506,34 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     }
     result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, model.transformer);
     const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
-    result.max_requests_per_s_meeting_slo = result.replicas * max_load;
-    if (!result.meets_slo && max_load > 0) {
-        result.replicas_needed = static_cast<int>(std::ceil(spec.requests_per_s / max_load * (1 - 1e-9)));
+    result.max_requests_per_s_meeting_slo = max_load;
+    if (!result.meets_slo && result.fits && max_load > 0) {
+        // The fewest replicas that meet the SLO at the offered load: pooling makes more than
+        // offered / per-replica maximum unnecessary, so search from below.
+        const auto meets_with = [&](int replicas) {
+            Serving pooled = serving;
+            pooled.replicas = replicas;
+            return meets(pooled.at(spec.requests_per_s, batch), spec.slo, model.transformer);
+        };
+        int high = result.replicas;
+        while (!meets_with(high) && high < (1 << 20)) {
+            high *= 2;
+        }
+        int low = result.replicas;
+        while (low < high) {
+            const int middle = low + (high - low) / 2;
+            if (meets_with(middle)) {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        result.replicas_needed = meets_with(high) ? high : 0;
     }
     // Which target stops a higher load: the first to fail just above the largest load meeting them.
+    // Within 15 % of full-batch capacity the queues, not one phase, stop the load.
     const LoadPoint beyond = serving.at(std::max(max_load * 1.02, 1e-9), batch);
-    if (!beyond.stable) {
+    if (!beyond.stable || max_load >= 0.85 * result.requests_per_s) {
         result.binding_target = "capacity";
     } else if (spec.slo.ttft_seconds > 0 && beyond.ttft_s > spec.slo.ttft_seconds) {
         result.binding_target = "ttft";

@@ -78,8 +78,8 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
                                             perf.max_batch_memory,
                                             workload.inference.input_tokens + workload.inference.output_tokens,
                                             workload.inference.requests_per_s);
-            bottleneck.remedy = fmt::format("memory-capacity-bound: {} raise the batch; so do more replicas or a GPU "
-                                            "with more memory — more bandwidth alone would not help",
+            bottleneck.remedy = fmt::format("memory-capacity-bound: {} would raise the batch, as would more replicas "
+                                            "or a GPU with more memory — more bandwidth alone would not help",
                                             bits_per_weight(workload.weights) >= 8 ? "an FP8 KV cache or int4 weights"
                                                                                    : "an FP8 KV cache");
         }
@@ -99,7 +99,7 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
                                 "the bytes per step; a GPU with more memory bandwidth lowers TPOT, more TFLOPS would not";
         } else {
             bottleneck.remedy = "memory-bandwidth-bound decode: an FP8 KV cache cuts the bytes per step; a GPU with "
-                                "more memory bandwidth (HBM) lowers TPOT, more TFLOPS would not";
+                                "more memory bandwidth lowers TPOT, more TFLOPS would not";
         }
         return;
     case Resource::compute:
@@ -326,6 +326,11 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
             const double bubble_s = training.bubble_fraction * (training.step_time_s);
             estimate.bottleneck.gpu_utilization = std::clamp(
                 estimate.bottleneck.gpu_utilization - bubble_s / std::max(1e-12, times.total_s()), 0.0, 1.0);
+            if (training.input_s > 0) {
+                // The loaders set the pace whenever the GPUs wait for them, however short the wait.
+                estimate.bottleneck.resource = Resource::input_pipeline;
+                estimate.bottleneck.share = training.input_s / training.step_time_s;
+            }
             if (!perf_detail::training_state_fits(workload, gpu, estimate.layout)) {
                 estimate.bottleneck.resource = Resource::memory_capacity;
                 estimate.bottleneck.share = 1;
