@@ -148,6 +148,7 @@ struct TrainingPerf {
     double samples_per_s = 0;
     double mfu = 0;            // model FLOPs / (time × dense peak of the compute precision × GPUs)
     std::optional<double> time_to_train_s;  // absent without dataset_tokens / dataset_samples
+    double scaling_efficiency = 1;    // 1 − (exposed communication + pipeline bubble) / step time
     bool meets_deadline = true;
     // Per optimizer step, one GPU:
     double compute_s = 0;             // forward + backward (+ recompute), incl. pipeline bubble

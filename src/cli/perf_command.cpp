@@ -55,14 +55,17 @@ std::string layout_text(const Layout& layout) {
                        layout.sharding == Sharding::none ? "" : std::string(" ") + std::string(to_string(layout.sharding)));
 }
 
-std::string stack_label(ServingStack stack, bool training) {
+std::string stack_label(ServingStack stack, const Workload& workload) {
     switch (stack) {
     case ServingStack::llama_cpp:
         return "llama.cpp";
     case ServingStack::eager:
         return "PyTorch eager";
     default:
-        return training ? "Megatron/FSDP-class" : "TensorRT-LLM/vLLM-class";
+        if (workload.is_training()) {
+            return workload.model.is_transformer() ? "Megatron/FSDP-class" : "PyTorch DDP";
+        }
+        return workload.model.is_transformer() ? "TensorRT-LLM/vLLM-class" : "TensorRT-class";
     }
 }
 
@@ -90,6 +93,7 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
         object["mfu"] = number(training.mfu, "training.mfu", notes);
         object["time_to_train_s"] = optional_number(training.time_to_train_s);
         object["meets_deadline"] = training.meets_deadline;
+        object["scaling_efficiency"] = number(training.scaling_efficiency, "training.scaling_efficiency", notes);
         object["micro_batch"] = training.micro_batch;
         object["gradient_accumulation"] = training.gradient_accumulation;
         object["global_batch"] = training.global_batch;
@@ -156,7 +160,7 @@ std::string optional_duration(const std::optional<double>& value) {
 void render_table(const Workload& workload, const GpuSpec& gpu, int count, const PerfEstimate& estimate, bool quiet,
                   std::ostream& out) {
     out << fmt::format("{} on {} × {} ({}), {}\n", workload.name, count, gpu.id, layout_text(estimate.layout),
-                       stack_label(estimate.stack, workload.is_training()));
+                       stack_label(estimate.stack, workload));
     if (estimate.training) {
         const TrainingPerf& training = *estimate.training;
         out << fmt::format("  step        {} per optimizer step: micro-batch {} × {} accumulation × {} data parallel = "
@@ -169,6 +173,10 @@ void render_table(const Workload& workload, const GpuSpec& gpu, int count, const
         } else {
             out << fmt::format("  throughput  {}, MFU {}\n", format_rate(training.samples_per_s, "samples/s"),
                                format_percent(training.mfu));
+        }
+        if (estimate.layout.gpu_count() > 1) {
+            out << fmt::format("  scaling     {} of ideal over {} GPUs (communication and pipeline bubble)\n",
+                               format_percent(training.scaling_efficiency), estimate.layout.gpu_count());
         }
         if (training.time_to_train_s) {
             const double deadline = workload.training.deadline_seconds;

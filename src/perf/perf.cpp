@@ -370,15 +370,18 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
         explain_inference(workload, gpu, inference, estimate.stack, phase, estimate.bottleneck);
     }
 
+    const bool transformer = workload.model.is_transformer();
     const char* stack_text = estimate.stack == ServingStack::llama_cpp ? "llama.cpp (GGUF, FP16-accumulate GEMMs)"
                              : estimate.stack == ServingStack::eager ? "PyTorch eager"
-                             : workload.is_training()               ? "Megatron/NeMo/FSDP-class training"
-                                                                    : "TensorRT-LLM/vLLM-class serving engine";
+                             : workload.is_training() ? (transformer ? "Megatron/NeMo/FSDP-class training"
+                                                                     : "PyTorch DDP training with AMP")
+                             : transformer            ? "TensorRT-LLM/vLLM-class serving engine"
+                                                      : "TensorRT-class engine (fused kernels)";
     estimate.notes.insert(estimate.notes.begin(),
                           fmt::format("assumed software stack: {}; efficiency factors from data/efficiency.yaml: {}",
                                       stack_text, fmt::join(factors.applied, ", ")));
-    estimate.notes.push_back("memory limits use an interim estimate (weights, KV cache, 1 GB runtime overhead) until "
-                             "the memory estimator is merged");
+    estimate.notes.push_back("memory limits (batch that fits, layout) use an interim estimate — weights, KV cache or "
+                             "training state, 1 GB runtime overhead — until the memory estimator is merged");
     return estimate;
 }
 
