@@ -239,15 +239,19 @@ void render_table(const Workload& workload, const GpuSpec& gpu, int count, const
         }
     }
     const Bottleneck& bottleneck = estimate.bottleneck;
-    if (bottleneck.resource == Resource::memory_capacity) {
+    if (!estimate.training && !estimate.inference) {
+        out << "  no estimate  " << bottleneck.detail << ": " << bottleneck.remedy << "\n";
+    } else if (bottleneck.resource == Resource::memory_capacity) {
         out << fmt::format("  bottleneck  {} (GPU utilisation {})\n", to_string(bottleneck.resource),
                            format_percent(bottleneck.gpu_utilization));
     } else {
         out << fmt::format("  bottleneck  {} ({} of the {} time; GPU utilisation {})\n", to_string(bottleneck.resource),
                            format_percent(bottleneck.share), bottleneck.phase, format_percent(bottleneck.gpu_utilization));
     }
-    out << "              " << bottleneck.detail << "\n";
-    out << "  remedy      " << bottleneck.remedy << "\n";
+    if (estimate.training || estimate.inference) {
+        out << "              " << bottleneck.detail << "\n";
+        out << "  remedy      " << bottleneck.remedy << "\n";
+    }
     if (!quiet && !estimate.notes.empty()) {
         out << "  notes\n";
         for (const std::string& note : estimate.notes) {

@@ -400,7 +400,7 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
                           spec.slo.percentile / 100, llama_cpp, result.replicas};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
-        result.fits = false;
+        result.batch = 0;
         return result;
     }
 

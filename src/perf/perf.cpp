@@ -341,33 +341,42 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
     } else {
         perf_detail::InferenceTimes times;
         estimate.inference = perf_detail::estimate_inference(setting, query.batch, times);
-        const InferencePerf& inference = *estimate.inference;
-        ResourceTimes whole = times.decode;
-        whole.compute_s += times.prefill.compute_s;
-        whole.memory_bandwidth_s += times.prefill.memory_bandwidth_s;
-        whole.interconnect_s += times.prefill.interconnect_s;
-        whole.launch_overhead_s += times.prefill.launch_overhead_s;
-        // When the SLO is missed, the phase whose target binds names the bottleneck; otherwise
-        // the resource the GPU spends most of a full batch on.
-        const std::string& target = inference.binding_target;
-        std::string phase = "full batch";
-        if (!inference.meets_slo && target == "ttft") {
-            estimate.bottleneck = binding_resource(times.prefill);
-            phase = "prefill";
-        } else if (!inference.meets_slo && target == "tpot") {
-            estimate.bottleneck = binding_resource(times.decode);
-            phase = "decode";
-        } else {
-            estimate.bottleneck = binding_resource(whole);
+        if (estimate.inference->batch == 0) {
+            estimate.inference.reset();
         }
-        estimate.bottleneck.gpu_utilization = binding_resource(whole).gpu_utilization;
-        if (!inference.fits || !inference.batch_fits || (inference.memory_limits_load && !inference.meets_slo)) {
-            estimate.bottleneck.resource = Resource::memory_capacity;
-            estimate.bottleneck.share = 1;
-            phase = "memory";
+        if (estimate.inference) {
+            const InferencePerf& inference = *estimate.inference;
+            ResourceTimes whole = times.decode;
+            whole.compute_s += times.prefill.compute_s;
+            whole.memory_bandwidth_s += times.prefill.memory_bandwidth_s;
+            whole.interconnect_s += times.prefill.interconnect_s;
+            whole.launch_overhead_s += times.prefill.launch_overhead_s;
+            // When the SLO is missed, the phase whose target binds names the bottleneck; otherwise
+            // the resource the GPU spends most of a full batch on.
+            const std::string& target = inference.binding_target;
+            std::string phase = "full batch";
+            if (!inference.meets_slo && target == "ttft") {
+                estimate.bottleneck = binding_resource(times.prefill);
+                phase = "prefill";
+            } else if (!inference.meets_slo && target == "tpot") {
+                estimate.bottleneck = binding_resource(times.decode);
+                phase = "decode";
+            } else {
+                estimate.bottleneck = binding_resource(whole);
+            }
+            estimate.bottleneck.gpu_utilization = binding_resource(whole).gpu_utilization;
+            if (!inference.fits || !inference.batch_fits || (inference.memory_limits_load && !inference.meets_slo)) {
+                estimate.bottleneck.resource = Resource::memory_capacity;
+                estimate.bottleneck.share = 1;
+                phase = "memory";
+            }
+            estimate.bottleneck.phase = phase;
+            explain_inference(workload, gpu, inference, estimate.stack, phase, estimate.bottleneck);
         }
-        estimate.bottleneck.phase = phase;
-        explain_inference(workload, gpu, inference, estimate.stack, phase, estimate.bottleneck);
+    }
+    if (!estimate.training && !estimate.inference) {
+        estimate.bottleneck.detail = "no speed estimate for this model";
+        estimate.bottleneck.remedy = "give flops_per_sample (forward FLOPs per sample) or the transformer fields";
     }
 
     const bool transformer = workload.model.is_transformer();
