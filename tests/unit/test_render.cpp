@@ -239,7 +239,10 @@ TEST_CASE("render::plan json has the keys and values of cli.md format 1", "[rend
     CHECK(line["total_usd"].get<double>() == 0);
     CHECK(line["horizon_months"].get<double>() == 24);
     CHECK(json["procurement"][1]["reason"] == "-5 % TCO against L40: P99 TPOT 41 ms at 20 req/s");
-    CHECK(json["procurement"][1]["monthly_opex_usd"].get<double>() == 1234.567);
+    // Money to the cent, other numbers to six significant digits (samples_per_s = 11800 / 4096).
+    CHECK(json["procurement"][1]["monthly_opex_usd"].get<double>() == 1234.57);
+    CHECK(json["procurement"][0]["monthly_opex_usd"].get<double>() == 164.58);
+    CHECK(winner["perf"]["training"]["samples_per_s"].get<double>() == 2.88086);
 
     REQUIRE(json["assumptions"].size() == 3);
     CHECK(keys_of(json["assumptions"][2]) == std::vector<std::string>{"field", "value", "source"});
@@ -282,6 +285,23 @@ TEST_CASE("render::plan json: absent values are null, invalid UTF-8 is replaced,
     CHECK(json["roles"][0]["winner"]["perf"]["training"]["time_to_train_s"].is_null());
     CHECK(json["roles"][1]["winner"].is_null());
     CHECK(json["roles"][1]["alternative"].is_null());
+    CHECK(json["notes"].empty());
+}
+
+TEST_CASE("render::plan json: a model without tokens has null token rates, as `perf` writes them", "[render][json]") {
+    PlanReport report = fixture_plan_report();
+    report.roles[1].workload.model.layers = 0;  // not a transformer: a ranking model, say
+    report.roles[0].workload.model.layers = 0;
+    const Json json = Json::parse(json_text(report));
+    const Json& inference = json["roles"][1]["winner"]["perf"];
+    CHECK(inference["inference"]["tpot_s"].is_null());
+    CHECK(inference["inference"]["output_tokens_per_s"].is_null());
+    CHECK(inference["inference"]["requests_per_s"].get<double>() == 25);
+    CHECK(inference["notes"].size() == 1);
+    const Json& training = json["roles"][0]["winner"]["perf"];
+    CHECK(training["training"]["tokens_per_s"].is_null());
+    CHECK(training["notes"] ==
+          Json::array({"training.tokens_per_s is null: the model has no tokens; see samples_per_s"}));
     CHECK(json["notes"].empty());
 }
 
