@@ -226,7 +226,7 @@ void fuzz_yaml(const std::uint8_t* data, std::size_t size) {
         const YamlNode root = parse_yaml_text(as_text(data, size), "fuzz.yaml");
         require(root.kind != YamlNode::Kind::null, "empty document accepted");
         require(depth_of(root) <= static_cast<std::size_t>(max_depth) + 1, "nesting limit not enforced");
-        require(count_nodes(root) <= 2 * max_nodes + 1, "node limit not enforced");
+        require(count_nodes(root) <= max_nodes, "node limit not enforced");
     } catch (const InputError& error) {
         check_diagnostics(error);
     }

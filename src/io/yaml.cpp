@@ -204,11 +204,15 @@ public:
     void OnDocumentEnd() override {}
 
     void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
+        // Empty values count too: a file of 2 million "-" lines was 2 million nodes
+        // (fuzz/regressions/yaml/empty-values-over-node-limit.yaml).
+        count_node(mark);
         YamlNode node;
         node.position = to_position(mark);
         add(std::move(node));
     }
     void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+        count_node(mark);
         m_diagnostics.error(to_position(mark), {}, "aliases (*name) are not supported; write the value out");
         YamlNode node;
         node.position = to_position(mark);
