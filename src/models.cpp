@@ -94,12 +94,8 @@ void complete_model(ModelSpec& model, MapReader& reader) {
 }
 
 const ModelSpec* ModelLibrary::find(std::string_view name) const {
-    for (const ModelSpec& model : m_models) {
-        if (equals_ignore_case(model.name, name)) {
-            return &model;
-        }
-    }
-    return nullptr;
+    const auto found = m_index.find(to_lower(name));
+    return found == m_index.end() ? nullptr : &m_models[found->second];
 }
 
 std::string ModelLibrary::suggest(std::string_view name) const {
@@ -111,13 +107,12 @@ std::string ModelLibrary::suggest(std::string_view name) const {
 }
 
 void ModelLibrary::upsert(ModelSpec model) {
-    for (ModelSpec& existing : m_models) {
-        if (equals_ignore_case(existing.name, model.name)) {
-            existing = std::move(model);
-            return;
-        }
+    const auto [position, inserted] = m_index.emplace(to_lower(model.name), m_models.size());
+    if (inserted) {
+        m_models.push_back(std::move(model));
+    } else {
+        m_models[position->second] = std::move(model);
     }
-    m_models.push_back(std::move(model));
 }
 
 void merge_models_text(ModelLibrary& library, std::string_view text, const std::string& file_name) {
