@@ -117,8 +117,8 @@ void ModelLibrary::upsert(ModelSpec model) {
 }
 
 void merge_models_text(ModelLibrary& library, std::string_view text, const std::string& file_name) {
-    const YamlNode root = parse_yaml_text(text, file_name);
     Diagnostics diagnostics(file_name);
+    const YamlNode root = parse_yaml_text(text, file_name, &diagnostics);
     MapReader top(root, "", diagnostics);
     top.require("format");
     top.require("models");

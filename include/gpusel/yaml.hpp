@@ -31,6 +31,7 @@ struct YamlNode {
     Position position;
     std::string scalar;  // for scalars (and the key text of mapping keys)
     bool quoted = false;
+    bool alias = false;  // an alias (*name): already reported, readers skip it
     std::vector<YamlNode> items;                          // sequence items
     std::vector<YamlEntry> entries;  // mapping: key, value (file order)
 
@@ -47,10 +48,15 @@ struct YamlEntry {
 
 std::string_view kind_name(YamlNode::Kind kind);  // "a mapping", "a list", ...
 
+class Diagnostics;
+
 // Reads and parses a file ("-" = standard input). Throws InputError (with file:line:col).
-YamlNode read_yaml_file(const std::string& path);
-// Parses text already in memory. Throws InputError.
-YamlNode parse_yaml_text(std::string_view text, const std::string& file_name);
+// Problems that leave a usable tree (duplicate keys, anchors, aliases, merge keys, tags, a second
+// document) go to `soft` when given, so that the caller can report them together with its own
+// field errors; without `soft` they are thrown too.
+YamlNode read_yaml_file(const std::string& path, Diagnostics* soft = nullptr);
+// Parses text already in memory. Throws InputError; `soft` as above.
+YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Diagnostics* soft = nullptr);
 
 // Reads a whole file with the same checks on size and type as read_yaml_file (no UTF-8 or
 // YAML checks). Throws InputError.
@@ -66,6 +72,7 @@ public:
     explicit Diagnostics(std::string file) : m_file(std::move(file)) {}
     void error(Position position, std::string path, std::string message);
     bool empty() const { return m_list.empty(); }
+    void clear();
     const std::string& file() const { return m_file; }
     const std::vector<Diagnostic>& list() const { return m_list; }
     // Throws InputError with the diagnostics sorted by position (at most
@@ -130,6 +137,7 @@ private:
     std::string m_path;
     Diagnostics& m_diagnostics;
     std::vector<std::string> m_known;
+    std::vector<std::string> m_required;
     bool m_valid = true;
 };
 

@@ -13,6 +13,7 @@
 #include "gpusel/cli.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/output.hpp"
+#include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
 
 namespace gpusel::cli {
@@ -77,7 +78,9 @@ constexpr const char* program_footer =
     "\nExamples:\n"
     "  gpusel catalog list                         the GPUs gpusel knows, with prices\n"
     "  gpusel models show llama-3.1-8b             a model preset's architecture\n"
+    "  gpusel memory examples/llama-finetune.yaml  will it fit? per-GPU memory on every catalog GPU\n"
     "  gpusel validate examples/*.yaml             check workload, project, proposal or catalog files\n"
+    "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40   speed, P99 latency and bottleneck\n"
     "  gpusel catalog list --catalog quotes.yaml   with your negotiated prices\n"
     "\nExit codes: 0 ok, 1 check failed or nothing feasible, 2 usage error, 3 input error,\n"
     "4 output error, 70 internal error. Documentation: docs/ (workload.md, catalog.md).";
@@ -105,12 +108,33 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     app.require_subcommand(1);
     app.fallthrough();
 
+    register_plan(app, context);
     register_validate(app, context);
     register_catalog(app, context);
     register_models(app, context);
+    register_memory(app, context);
+    register_perf(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {
+        // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
+        for (const std::string& arg : args) {
+            if (arg.empty() || arg[0] == '-') {
+                if (arg == "--catalog" || arg == "--models") {
+                    break;  // the next word is a file, not a command
+                }
+                continue;
+            }
+            std::vector<std::string> commands;
+            for (const CLI::App* sub : app.get_subcommands({})) {
+                commands.push_back(sub->get_name());
+            }
+            if (std::find(commands.begin(), commands.end(), arg) == commands.end()) {
+                throw UsageError(fmt::format("unknown command '{}'{}; commands: {}", arg, did_you_mean(arg, commands),
+                                             fmt::join(commands, ", ")));
+            }
+            break;
+        }
         try {
             app.parse(reversed);
         } catch (const CLI::CallForHelp&) {
