@@ -112,7 +112,7 @@ void check_workload(const Workload& workload) {
     check_quantity(training.epochs, "training.epochs");
     check_quantity(training.deadline_seconds, "training.deadline");
     for (const int count : {training.micro_batch, training.global_batch, training.seq_len, training.tensor_parallel,
-                            training.pipeline_parallel, training.lora.rank}) {
+                            training.pipeline_parallel, training.lora.rank, training.runs}) {
         require(count >= 0, "negative training count");
     }
     const InferenceSpec& inference = workload.inference;
@@ -131,6 +131,7 @@ void check_workload(const Workload& workload) {
     check_quantity(deployment.energy_usd_per_kwh, "deployment.energy_price");
     check_quantity(deployment.pue, "deployment.pue");
     check_quantity(deployment.ops_usd_per_gpu_month, "deployment.ops_per_gpu_month");
+    check_quantity(deployment.spot_overhead_fraction, "deployment.spot_overhead");
     check_quantity(workload.budget.capex_usd, "budget.capex");
     check_quantity(workload.budget.monthly_usd, "budget.monthly");
     check_quantity(workload.constraints.max_power_per_device_watts, "constraints.max_power_per_device");
