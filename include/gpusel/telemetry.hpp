@@ -287,6 +287,7 @@ struct SmiGpu {
 struct SmiReport {
     std::string file;
     std::string driver_version;  // "535.129.03"
+    int driver_version_line = 0;
     std::string cuda_version;    // "12.2"
     std::optional<int> attached_gpus;
     std::vector<SmiGpu> gpus;

@@ -104,6 +104,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     register_validate(app, context);
     register_catalog(app, context);
     register_models(app, context);
+    register_diagnose(app, context);
+    register_verify(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {

@@ -308,6 +308,7 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
                 const std::string_view value = trim(content.substr(colon + 2));
                 if (key == "Driver Version") {
                     report.driver_version = std::string(value);
+                    report.driver_version_line = line.number;
                 } else if (key == "CUDA Version") {
                     report.cuda_version = std::string(value);
                 } else if (key == "Attached GPUs") {
