@@ -129,7 +129,7 @@ void run_verify(Context& context, const VerifyOptions& options) {
                                                         : ", did you mean '" + suggestion + "'?"));
     }
     if (expected->vendor != "nvidia") {
-        throw UsageError(fmt::format("--expect: {} is a {} part; verify reads nvidia-smi -q reports of NVIDIA GPUs",
+        throw UsageError(fmt::format("--expect: {} is not an NVIDIA part (vendor {}); verify reads nvidia-smi -q reports",
                                      expected->id, expected->vendor));
     }
     if (options.file == "-" && options.nvlink == "-") {

@@ -325,7 +325,6 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
             gpus.back().line = line.number;
             in_gpu = true;
             sections.clear();
-            notes.add("sections without a 'GPU <bus id>' line above them are read as one GPU", line.number);
         }
         while (!sections.empty() && sections.back().first >= indent) {
             sections.pop_back();
@@ -344,8 +343,19 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
         const int column = value.empty() ? 1 : static_cast<int>(value.data() - line.text.data()) + 1;
         gpus.back().fields.emplace(path, SmiField{std::string(value), line.number, column});
     }
-    if (gpus.empty()) {
-        throw input_error(file, 1, 1, "no 'GPU <bus id>' section; expected `nvidia-smi -q` output");
+    // Indented text that is not "Key : Value" (another tool's output) makes sections but no
+    // fields: such a "GPU" is not one.
+    gpus.erase(std::remove_if(gpus.begin(), gpus.end(),
+                              [](const SmiGpu& gpu) { return gpu.bus_id.empty() && gpu.fields.empty(); }),
+               gpus.end());
+    const bool any_field = std::any_of(gpus.begin(), gpus.end(), [](const SmiGpu& gpu) { return !gpu.fields.empty(); });
+    if (gpus.empty() || !any_field) {
+        throw input_error(file, 1, 1, "no 'GPU <bus id>' section with 'Key : Value' lines; expected `nvidia-smi -q` output");
+    }
+    for (const SmiGpu& gpu : gpus) {
+        if (gpu.bus_id.empty()) {
+            notes.add("sections without a 'GPU <bus id>' line above them are read as one GPU", gpu.line);
+        }
     }
     for (SmiGpu& gpu : gpus) {
         fill_typed_fields(gpu, file);

@@ -134,6 +134,9 @@ CheckResult check_product(const SmiGpu& gpu, const GpuSpec& expected, const std:
                              ? fmt::format("device 0x{:04X} ('{}') is not in gpusel's table of known parts; compare it "
                                            "with the part you ordered by hand",
                                            *gpu.pci_device_id, gpu.product_name)
+                         : gpu.product_name.empty()
+                             ? std::string("the report shows neither a PCI Device Id nor a Product Name; compare the part "
+                                           "with what you ordered by hand")
                              : fmt::format("the report has no PCI Device Id and the product name '{}' is not one gpusel "
                                            "knows; compare it with the part you ordered by hand",
                                            gpu.product_name);
@@ -378,7 +381,6 @@ CheckResult check_nvlink(const SmiGpu& gpu, const NvlinkGpu* links, const GpuSpe
                          "or append it to the report" + fabric;
         return result;
     }
-    result.line = links->line;
     std::vector<int> inactive;
     double per_direction = 0;
     for (const NvlinkLink& link : links->links) {
