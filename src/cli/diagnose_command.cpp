@@ -97,7 +97,7 @@ void render_text(const Diagnosis& diagnosis, const std::optional<std::pair<std::
         for (std::size_t i = 0; i < input.gpus.size(); ++i) {
             gpu_list += (i == 0 ? "" : ", ") + std::to_string(input.gpus[i]);
         }
-        out << fmt::format("  {}: {}, {} rows{}\n", to_string(input.kind), input.file, input.samples,
+        out << fmt::format("  {}: {}, {} row{}{}\n", to_string(input.kind), input.file, input.samples, input.samples == 1 ? "" : "s",
                            gpu_list.empty() ? "" : ", GPUs " + gpu_list);
     }
     if (!diagnosis.notes.empty()) {

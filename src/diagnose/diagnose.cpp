@@ -105,7 +105,7 @@ std::vector<DiagnosisRule> build_rules() {
         Severity::error,
         "host-to-device transfers",
         {{"pcie_link_use_pct", true, 80}},
-        "The busier direction of PCIe traffic (dmon rxpci/txpci, DCGM PCITX/PCIRX (DCGM profiling metrics)) above 80 % "
+        "The busier direction of PCIe traffic (dmon rxpci/txpci; DCGM PCITX/PCIRX, see DCGM profiling metrics) above 80 % "
         "of the link's nominal per-direction bandwidth on average: protocol overhead leaves little "
         "more, so transfers queue. The link's capacity comes from --query-gpu's "
         "pcie.link.gen.max and pcie.link.width.max, else from --gpu's catalog entry (PCIe Gen3 "

@@ -241,7 +241,7 @@ CheckResult check_rows(const SmiGpu& gpu) {
     }
     const double remapped = gpu.remapped_correctable.value_or(0) + gpu.remapped_uncorrectable.value_or(0);
     const double retired = gpu.retired_single_bit.value_or(0) + gpu.retired_double_bit.value_or(0);
-    result.observed = fmt::format("{} remapped, {} retired", remapped, retired);
+    result.observed = fmt::format("remapped {}, retired {}", remapped, retired);
     if (gpu.remapped_failure.value_or(false)) {
         result.status = CheckStatus::fail;
         result.observed = "remap failure";
@@ -252,7 +252,7 @@ CheckResult check_rows(const SmiGpu& gpu) {
     if (gpu.remapped_pending.value_or(false) || gpu.retired_pending.value_or(false)) {
         result.status = CheckStatus::fail;
         result.observed = "pending";
-        result.message = fmt::format("a {} is pending ({} rows remapped, {} pages retired): reset the GPU to apply it "
+        result.message = fmt::format("a {} is pending (rows remapped: {}, pages retired: {}): reset the GPU to apply it "
                                      "and re-check; a new part should have none",
                                      gpu.remapped_pending.value_or(false) ? "row remapping" : "page retirement", remapped,
                                      retired);
@@ -260,7 +260,7 @@ CheckResult check_rows(const SmiGpu& gpu) {
     }
     if (remapped > 0 || retired > 0) {
         result.status = CheckStatus::warn;
-        result.message = fmt::format("{} rows remapped and {} pages retired in the past: within the spare reserve, but a "
+        result.message = fmt::format("rows remapped: {}, pages retired: {}, in the past: within the spare reserve, but a "
                                      "new part should have none",
                                      remapped, retired);
         return result;
@@ -379,6 +379,12 @@ CheckResult check_nvlink(const SmiGpu& gpu, const NvlinkGpu* links, const GpuSpe
         }
         result.message = "link states are not in nvidia-smi -q: capture nvidia-smi nvlink -s and pass it with --nvlink, "
                          "or append it to the report" + fabric;
+        return result;
+    }
+    if (links->links.empty()) {
+        result.message = fmt::format("the NVLink file lists no link states for GPU {} (nvidia-smi nvlink -e prints error "
+                                     "counters; capture nvidia-smi nvlink -s)",
+                                     links->index);
         return result;
     }
     std::vector<int> inactive;
@@ -500,7 +506,7 @@ CheckResult check_driver(const std::string& driver, int line, const GpuSpec& exp
         return result;
     }
     result.status = CheckStatus::pass;
-    result.message = fmt::format("{} supports {} (needs >= {}, CUDA {})", driver, requirement->architecture,
+    result.message = fmt::format("{} is new enough for {}: needs >= {} (CUDA {})", driver, requirement->architecture,
                                  requirement->min_driver, requirement->cuda);
     return result;
 }

@@ -660,7 +660,9 @@ TEST_CASE("telemetry::parse_nvidia_smi_q reads old ECC layouts and rejects junk"
     CHECK(r.gpus[0].retired_pending == true);
 
     CHECK(error_of([] { parse_nvidia_smi_q("hello\n", "x.txt"); }) ==
-          "x.txt:1:1: no 'GPU <bus id>' section; expected `nvidia-smi -q` output");
+          "x.txt:1:1: no 'GPU <bus id>' section with 'Key : Value' lines; expected `nvidia-smi -q` output");
+    CHECK(error_of([] { parse_nvidia_smi_q(fixture("nvidia-smi-dmon-s-u-pre535-format.txt"), "d.txt"); }) ==
+          "d.txt:1:1: no 'GPU <bus id>' section with 'Key : Value' lines; expected `nvidia-smi -q` output");
     CHECK(error_of([] {
               parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : lots MiB\n", "x.txt");
           }) == "x.txt:3:17: 'FB Memory Usage / Total': 'lots MiB' is not a number");

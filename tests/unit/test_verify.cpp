@@ -93,7 +93,7 @@ TEST_CASE("verify: a healthy H100 SXM5 passes every check it can make", "[verify
     CHECK(v.passed());
     CHECK(check(g, "memory").message ==
           "81559 MiB usable (85.5 GB, +6.9 % of the catalog's 80.0 GB; nvidia-smi's MiB vs the vendor's GB)");
-    CHECK(check(g, "driver").message == "565.57.01 supports Hopper (needs >= 520.61.05, CUDA 11.8)");
+    CHECK(check(g, "driver").message == "565.57.01 is new enough for Hopper: needs >= 520.61.05 (CUDA 11.8)");
     CHECK(check(g, "nvlink").message ==
           "link states are not in nvidia-smi -q: capture nvidia-smi nvlink -s and pass it with --nvlink, or append it "
           "to the report (the report's Fabric state is Completed, status Success)");
@@ -130,8 +130,8 @@ TEST_CASE("verify flags ECC error counts and pending remapped rows", "[verify]")
     CHECK(check(g, "ecc").observed == "177 corr / 0 uncorr");
     CHECK(check(g, "retired-remapped").status == CheckStatus::fail);
     CHECK(check(g, "retired-remapped").message ==
-          "a row remapping is pending (1 rows remapped, 0 pages retired): reset the GPU to apply it and re-check; a new "
-          "part should have none");
+          "a row remapping is pending (rows remapped: 1, pages retired: 0): reset the GPU to apply it and re-check; a "
+          "new part should have none");
     CHECK(check(g, "memory").status == CheckStatus::skip);
 
     const Verification sram = run(fixture("nvidia-smi-q-ecc-sram-uncorrectable-excerpt.txt"), a100_sxm4(80e9, "A100-80GB-SXM4"));
