@@ -198,6 +198,12 @@ TEST_CASE("verify: NVLink links up at full speed", "[verify]") {
     CHECK(two.message == "links 5, 11 inactive (nvidia-smi nvlink -s, GPU 0): check the NVSwitch/fabric manager and the "
                          "baseboard");
 
+    // Twice the expected bandwidth: a GB200's file checked against an H100.
+    const Verification other =
+        run(report, h100_sxm5(), parse_nvidia_smi_nvlink(fixture("nvidia-smi-nvlink-s-GB200-excerpt.txt"), "n"));
+    CHECK(check(other.gpus.at(0), "nvlink").status == CheckStatus::warn);
+    CHECK(check(other.gpus.at(0), "nvlink").observed == "1912 GB/s, 18 of 18 links");  // 18 x 53.125 x 2
+
     // nvlink -s appended to the -q report is read from the same text by the CLI; here the parse.
     CHECK(parse_nvidia_smi_nvlink(report + fixture("nvidia-smi-nvlink-s-H100-590-tab.txt"), "n").size() == 1);
 
