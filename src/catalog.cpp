@@ -234,8 +234,8 @@ void Catalog::upsert(GpuSpec gpu) {
 }
 
 void merge_catalog_text(Catalog& catalog, std::string_view text, const std::string& file_name) {
-    const YamlNode root = parse_yaml_text(text, file_name);
     Diagnostics diagnostics(file_name);
+    const YamlNode root = parse_yaml_text(text, file_name, &diagnostics);
     MapReader top(root, "", diagnostics);
     top.require("format");
     top.require("gpus");

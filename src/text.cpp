@@ -43,6 +43,15 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
     if (word.empty() || word.size() > 200) {
         return {};
     }
+    // A prefix ("H100" for "H100-SXM5") says more about intent than a small edit distance
+    // ("H100" is two edits from "A10"); take the first candidate it starts, in the caller's
+    // order (the catalog lists the flagship variant first).
+    const std::string prefix = to_lower(word);
+    for (const std::string& candidate : candidates) {
+        if (candidate.size() > word.size() && to_lower(candidate).rfind(prefix, 0) == 0) {
+            return candidate;
+        }
+    }
     const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
     std::string best;
     std::size_t best_distance = limit + 1;

@@ -1,5 +1,6 @@
 #include "gpusel/workload.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -61,6 +62,14 @@ constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
     {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
     {FormFactor::module, "module"}, {FormFactor::card, "card"}};
 
+// Stands in for an absent section so that its defaults are applied and recorded.
+YamlNode empty_mapping(Position position) {
+    YamlNode node;
+    node.kind = YamlNode::Kind::mapping;
+    node.position = position;
+    return node;
+}
+
 template <typename Enum, std::size_t N>
 std::string_view name_of(const std::pair<Enum, std::string_view> (&table)[N], Enum value) {
     for (const auto& [candidate, name] : table) {
@@ -107,8 +116,7 @@ public:
         if (top.integer("format", format, 1, 1000) && format != 1) {
             top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
         }
-        top.text("name", m_workload.name);
-        if (top.has("name") && m_workload.name.empty()) {
+        if (top.text("name", m_workload.name) && m_workload.name.empty()) {
             top.error("name", "name must not be empty");
         }
         const bool kind_ok = top.choice("kind", m_workload.kind, kind_names);
@@ -128,7 +136,7 @@ public:
                 read_training(*node, top.child_path("training"));
             }
         } else if (training && kind_ok) {
-            read_training(YamlNode{YamlNode::Kind::mapping, top.position(), {}, false, {}, {}},
+            read_training(empty_mapping(top.position()),
                           top.child_path("training"));
         }
         if (const YamlNode* node = top.node("inference")) {
@@ -138,7 +146,7 @@ public:
                 read_inference(*node, top.child_path("inference"));
             }
         } else if (!training && kind_ok) {
-            read_inference(YamlNode{YamlNode::Kind::mapping, top.position(), {}, false, {}, {}},
+            read_inference(empty_mapping(top.position()),
                            top.child_path("inference"));
         }
         if (const YamlNode* node = top.node("data")) {
@@ -187,7 +195,7 @@ private:
             }
         } else if (has_config) {
             const std::filesystem::path file = std::filesystem::path(config).is_absolute() ? std::filesystem::path(config)
-                                                                                             : m_base / config;
+                                                                                             : (m_base / config).lexically_normal();
             try {
                 model = model_from_hf_config_file(file.string());
                 m_workload.model_label = config;
@@ -197,7 +205,7 @@ private:
         }
         read_model_fields(reader, model);
         complete_model(model, reader);
-        if (!has_preset && !has_config && reader.position().line > 0 && model.params == 0 &&
+        if (!has_preset && !has_config && !reader.has("params") && model.params == 0 &&
             node.kind == YamlNode::Kind::mapping) {
             reader.error("preset", "the model needs a preset, an hf_config, or params and architecture fields");
         }
@@ -302,7 +310,7 @@ private:
         if (transformer) {
             defaulted("flash_attention", "true");
         }
-        reader.choice("sharding", training.sharding, sharding_names);
+        training.sharding_given = reader.choice("sharding", training.sharding, sharding_names);
         reader.choice("offload", training.offload, offload_names);
         read_parallel(reader, "tensor_parallel", training.tensor_parallel);
         read_parallel(reader, "pipeline_parallel", training.pipeline_parallel);
@@ -331,6 +339,8 @@ private:
             reader.error("dataset_samples", "give dataset_tokens or dataset_samples, not both");
         }
         reader.number("epochs", training.epochs, UnitKind::plain, 0, 1e6, true);
+        reader.integer("runs", training.runs, 1, 100000);
+        defaulted("runs", "1");
         reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
         reader.finish();
     }
@@ -392,7 +402,7 @@ private:
     }
 
     void read_deployment(const YamlNode* node, const std::string& path, Position parent) {
-        const YamlNode empty{YamlNode::Kind::mapping, parent, {}, false, {}, {}};
+        const YamlNode empty = empty_mapping(parent);
         MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
         DeploymentSpec& deployment = m_workload.deployment;
         const auto defaulted = [&](std::string_view key, std::string value) {
@@ -413,8 +423,16 @@ private:
         reader.number("pue", deployment.pue, UnitKind::plain, 1, 5);
         defaulted("pue", "1.4");
         reader.number("ops_per_gpu_month", deployment.ops_usd_per_gpu_month, UnitKind::usd, 0, 1e6);
-        defaulted("ops_per_gpu_month", "150USD");
+        if (!reader.has("ops_per_gpu_month") && deployment.target == DeploymentTarget::edge) {
+            // The $150 default is datacenter staff and facility per GPU; an edge device's upkeep
+            // is the site's, so it is left out unless given.
+            deployment.ops_usd_per_gpu_month = 0;
+            assume(reader.child_path("ops_per_gpu_month"), "0USD", "edge device: site upkeep not included");
+        } else {
+            defaulted("ops_per_gpu_month", "150USD");
+        }
         reader.choice("interconnect", deployment.interconnect, network_names);
+        reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
         reader.boolean("used_market", deployment.used_market);
         reader.finish();
     }
@@ -452,7 +470,7 @@ private:
     }
 
     void read_constraints(const YamlNode* node, const std::string& path, Position parent) {
-        const YamlNode empty{YamlNode::Kind::mapping, parent, {}, false, {}, {}};
+        const YamlNode empty = empty_mapping(parent);
         MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
         ConstraintSpec& constraints = m_workload.constraints;
         reader.integer("max_gpus", constraints.max_gpus, 1, 1 << 20);
@@ -468,6 +486,15 @@ private:
         }
         read_enum_list(reader, "segment", constraints.segments, segment_names);
         read_enum_list(reader, "form_factor", constraints.form_factors, form_factor_names);
+        if (reader.text_list("vendor", constraints.vendors)) {
+            const std::vector<std::string> known = {"nvidia", "amd", "intel", "google"};
+            for (const std::string& vendor : constraints.vendors) {
+                if (std::find(known.begin(), known.end(), vendor) == known.end()) {
+                    reader.error("vendor", fmt::format("'{}' is not one of {}{}", vendor, fmt::join(known, ", "),
+                                                       did_you_mean(vendor, known)));
+                }
+            }
+        }
         reader.number("max_power_per_device", constraints.max_power_per_device_watts, UnitKind::watts, 0, 1e5, true);
         reader.number("memory_headroom", constraints.memory_headroom_fraction, UnitKind::fraction, 0, 0.9);
         if (!reader.has("memory_headroom")) {
@@ -570,7 +597,7 @@ void read_workload_list(MapReader& top, std::string_view key, Project& project, 
             }
             const std::filesystem::path target = std::filesystem::path(relative).is_absolute()
                                                      ? std::filesystem::path(relative)
-                                                     : base / relative;
+                                                     : (base / relative).lexically_normal();
             try {
                 project.workloads.push_back(load_workload_file(target.string(), context));
             } catch (const InputError& error) {
@@ -605,24 +632,24 @@ std::string_view to_string(Objective objective) { return name_of(objective_names
 std::string_view to_string(Acquisition acquisition) { return name_of(acquisition_names, acquisition); }
 
 Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context) {
-    const YamlNode root = parse_yaml_text(text, file_name);
     Diagnostics diagnostics(file_name);
+    const YamlNode root = parse_yaml_text(text, file_name, &diagnostics);
     Workload workload = read_workload_node(root, diagnostics, context, directory_of(file_name), "", file_name);
     diagnostics.throw_if_any();
     return workload;
 }
 
 Workload load_workload_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
     Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     Workload workload = read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path));
     diagnostics.throw_if_any();
     return workload;
 }
 
 Project load_project_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
     Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     MapReader top(root, "", diagnostics);
     Project project;
     project.file = display_name(path);
@@ -640,11 +667,11 @@ Project load_project_file(const std::string& path, const LoadContext& context) {
 }
 
 Project load_plan_input_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
+    Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     if (root.kind == YamlNode::Kind::mapping && root.find("project") != nullptr) {
         return load_project_file(path, context);
     }
-    Diagnostics diagnostics(display_name(path));
     Project project;
     project.file = display_name(path);
     project.workloads.push_back(read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path)));
@@ -654,8 +681,8 @@ Project load_plan_input_file(const std::string& path, const LoadContext& context
 }
 
 Proposal load_proposal_file(const std::string& path, const LoadContext& context) {
-    const YamlNode root = read_yaml_file(path);
     Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
     MapReader top(root, "", diagnostics);
     Proposal proposal;
     proposal.file = display_name(path);
@@ -671,7 +698,7 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
     if (top.text("workload", workload_file)) {
         const std::filesystem::path target = std::filesystem::path(workload_file).is_absolute()
                                                  ? std::filesystem::path(workload_file)
-                                                 : base / workload_file;
+                                                 : (base / workload_file).lexically_normal();
         try {
             proposal.project = load_plan_input_file(target.string(), context);
         } catch (const InputError& error) {
@@ -736,7 +763,8 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
 }
 
 DocumentKind detect_document_kind(const std::string& path) {
-    const YamlNode root = read_yaml_file(path);
+    Diagnostics ignored(display_name(path));  // the loader reports them
+    const YamlNode root = read_yaml_file(path, &ignored);
     if (root.kind == YamlNode::Kind::mapping) {
         if (root.find("gpus") != nullptr) {
             return DocumentKind::catalog;

@@ -74,6 +74,7 @@ struct GpuSpec {
     // Nominal one-direction host link bandwidth: PCIe gen3 x16 ≈ 16 GB/s, gen4 32, gen5 64.
     double host_link_bytes_per_s() const;
     bool has_gpu_interconnect() const { return !interconnect.kind.empty(); }
+    bool server_share_known() const { return price.server_share_usd.has_value(); }
 };
 
 class Catalog {

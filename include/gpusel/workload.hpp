@@ -57,6 +57,7 @@ struct TrainingSpec {
     Checkpointing checkpointing = Checkpointing::none;
     bool flash_attention = true;
     Sharding sharding = Sharding::none;
+    bool sharding_given = false;  // false: the planner tries none and ZeRO 1-3
     Offload offload = Offload::none;
     int tensor_parallel = 0;      // 0 = auto
     int pipeline_parallel = 0;    // 0 = auto
@@ -64,6 +65,7 @@ struct TrainingSpec {
     double dataset_tokens = 0;
     double dataset_samples = 0;
     double epochs = 1;
+    int runs = 1;                 // times the whole training is run over the horizon
     double deadline_seconds = 0;  // 0 = none
 };
 
@@ -102,6 +104,9 @@ struct DeploymentSpec {
     double ops_usd_per_gpu_month = 150;
     NetworkKind interconnect = NetworkKind::automatic;
     bool used_market = false;
+    // Extra runtime on spot capacity for interruptions (lost work since the last checkpoint and
+    // restarts); see docs/cost-model.md for the basis.
+    double spot_overhead_fraction = 0.10;
 };
 
 struct BudgetSpec {
@@ -116,6 +121,7 @@ struct ConstraintSpec {
     std::vector<std::string> deny;
     std::vector<Segment> segments;        // empty = all
     std::vector<FormFactor> form_factors; // empty = all
+    std::vector<std::string> vendors;     // nvidia, amd, intel, google; empty = all
     double max_power_per_device_watts = 0;  // 0 = no limit
     double memory_headroom_fraction = 0.10;
 };

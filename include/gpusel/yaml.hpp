@@ -23,24 +23,40 @@ inline constexpr std::size_t max_scalar_bytes = 64u << 10;
 inline constexpr int max_depth = 64;
 inline constexpr std::size_t max_nodes = 200000;
 
+struct YamlEntry;
+
 struct YamlNode {
     enum class Kind { null, scalar, sequence, mapping };
     Kind kind = Kind::null;
     Position position;
     std::string scalar;  // for scalars (and the key text of mapping keys)
     bool quoted = false;
+    bool alias = false;  // an alias (*name): already reported, readers skip it
     std::vector<YamlNode> items;                          // sequence items
-    std::vector<std::pair<YamlNode, YamlNode>> entries;   // mapping: key, value (file order)
+    std::vector<YamlEntry> entries;  // mapping: key, value (file order)
 
     const YamlNode* find(std::string_view key) const;
 };
 
+// One key: value pair of a mapping. A named struct rather than std::pair<YamlNode, YamlNode>:
+// a pair of a type still being defined is not allowed by the standard library (clang with
+// libstdc++ rejects it), while a vector of an incomplete type is (C++17).
+struct YamlEntry {
+    YamlNode key;
+    YamlNode value;
+};
+
 std::string_view kind_name(YamlNode::Kind kind);  // "a mapping", "a list", ...
 
+class Diagnostics;
+
 // Reads and parses a file ("-" = standard input). Throws InputError (with file:line:col).
-YamlNode read_yaml_file(const std::string& path);
-// Parses text already in memory. Throws InputError.
-YamlNode parse_yaml_text(std::string_view text, const std::string& file_name);
+// Problems that leave a usable tree (duplicate keys, anchors, aliases, merge keys, tags, a second
+// document) go to `soft` when given, so that the caller can report them together with its own
+// field errors; without `soft` they are thrown too.
+YamlNode read_yaml_file(const std::string& path, Diagnostics* soft = nullptr);
+// Parses text already in memory. Throws InputError; `soft` as above.
+YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Diagnostics* soft = nullptr);
 
 // Reads a whole file with the same checks on size and type as read_yaml_file (no UTF-8 or
 // YAML checks). Throws InputError.
@@ -52,6 +68,7 @@ public:
     explicit Diagnostics(std::string file) : m_file(std::move(file)) {}
     void error(Position position, std::string path, std::string message);
     bool empty() const { return m_list.empty(); }
+    void clear();
     const std::string& file() const { return m_file; }
     const std::vector<Diagnostic>& list() const { return m_list; }
     // Throws InputError with every diagnostic, sorted by position, when any was recorded.
@@ -114,6 +131,7 @@ private:
     std::string m_path;
     Diagnostics& m_diagnostics;
     std::vector<std::string> m_known;
+    std::vector<std::string> m_required;
     bool m_valid = true;
 };
 

@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include <unistd.h>
@@ -9,6 +12,8 @@
 #include "cli/context.hpp"
 #include "gpusel/cli.hpp"
 #include "gpusel/error.hpp"
+#include "gpusel/output.hpp"
+#include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
 
 namespace gpusel::cli {
@@ -73,6 +78,7 @@ constexpr const char* program_footer =
     "\nExamples:\n"
     "  gpusel catalog list                         the GPUs gpusel knows, with prices\n"
     "  gpusel models show llama-3.1-8b             a model preset's architecture\n"
+    "  gpusel memory examples/llama-finetune.yaml  will it fit? per-GPU memory on every catalog GPU\n"
     "  gpusel validate examples/*.yaml             check workload, project, proposal or catalog files\n"
     "  gpusel catalog list --catalog quotes.yaml   with your negotiated prices\n"
     "\nExit codes: 0 ok, 1 check failed or nothing feasible, 2 usage error, 3 input error,\n"
@@ -101,14 +107,34 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     app.require_subcommand(1);
     app.fallthrough();
 
+    register_plan(app, context);
     register_validate(app, context);
     register_catalog(app, context);
     register_models(app, context);
+    register_memory(app, context);
     register_diagnose(app, context);
     register_verify(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {
+        // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
+        for (const std::string& arg : args) {
+            if (arg.empty() || arg[0] == '-') {
+                if (arg == "--catalog" || arg == "--models") {
+                    break;  // the next word is a file, not a command
+                }
+                continue;
+            }
+            std::vector<std::string> commands;
+            for (const CLI::App* sub : app.get_subcommands({})) {
+                commands.push_back(sub->get_name());
+            }
+            if (std::find(commands.begin(), commands.end(), arg) == commands.end()) {
+                throw UsageError(fmt::format("unknown command '{}'{}; commands: {}", arg, did_you_mean(arg, commands),
+                                             fmt::join(commands, ", ")));
+            }
+            break;
+        }
         try {
             app.parse(reversed);
         } catch (const CLI::CallForHelp&) {
@@ -154,15 +180,28 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 }
 
 int run(int argc, char** argv) {
+    prepare_process_for_output();
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         args.emplace_back(argv[i]);
     }
     const int code = run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
-    std::cout.flush();
-    if (!std::cout) {
-        std::cerr << "gpusel: error: cannot write to standard output\n";
-        return code == 0 ? 4 : code;
+    // Whatever a command printed is only delivered once this flush succeeds (pitfalls.md §5:
+    // without it, a full disk or a closed stdout exits 0 with the report lost). A lost report
+    // is exit 4 also when the command found a failing check (1): the caller saw no findings.
+    // Usage, input and internal errors keep their code; 4 has been reported already.
+    if (code == 0 || code == 1) {
+        try {
+            flush_and_check(std::cout, "standard output");
+            errno = 0;
+            if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+                throw OutputError(fmt::format("cannot write to standard output: {}",
+                                              errno != 0 ? std::strerror(errno) : "write error"));
+            }
+        } catch (const OutputError& error) {
+            std::cerr << "gpusel: error: " << error.what() << "\n";
+            return 4;
+        }
     }
     return code;
 }

@@ -48,6 +48,7 @@ private:
 void register_validate(CLI::App& app, Context& context);
 void register_catalog(CLI::App& app, Context& context);
 void register_models(CLI::App& app, Context& context);
+void register_memory(CLI::App& app, Context& context);
 void register_diagnose(CLI::App& app, Context& context);
 void register_verify(CLI::App& app, Context& context);
 

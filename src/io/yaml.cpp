@@ -195,7 +195,7 @@ struct Abort {};
 
 class TreeBuilder : public YAML::EventHandler {
 public:
-    explicit TreeBuilder(Diagnostics& diagnostics) : m_diagnostics(diagnostics) {}
+    TreeBuilder(Diagnostics& diagnostics, Diagnostics& fatal) : m_diagnostics(diagnostics), m_fatal(fatal) {}
 
     YamlNode root;
     bool saw_document = false;
@@ -212,6 +212,7 @@ public:
         m_diagnostics.error(to_position(mark), {}, "aliases (*name) are not supported; write the value out");
         YamlNode node;
         node.position = to_position(mark);
+        node.alias = true;
         add(std::move(node));
     }
     void OnAnchor(const YAML::Mark& mark, const std::string& name) override {
@@ -224,8 +225,8 @@ public:
         YamlNode node;
         node.position = to_position(mark);
         if (value.size() > max_scalar_bytes) {
-            m_diagnostics.error(node.position, {},
-                                fmt::format("value is longer than the limit of {} KiB", max_scalar_bytes >> 10));
+            m_fatal.error(node.position, {},
+                          fmt::format("value is longer than the limit of {} KiB", max_scalar_bytes >> 10));
             throw Abort{};
         }
         if (tag != "?" && tag != "!") {
@@ -260,8 +261,7 @@ private:
 
     void count_node(const YAML::Mark& mark) {
         if (++m_nodes > max_nodes) {
-            m_diagnostics.error(to_position(mark), {},
-                                fmt::format("more than {} values in one file", max_nodes));
+            m_fatal.error(to_position(mark), {}, fmt::format("more than {} values in one file", max_nodes));
             throw Abort{};
         }
     }
@@ -269,8 +269,7 @@ private:
     void open(const YAML::Mark& mark, const std::string& tag, YamlNode::Kind kind) {
         count_node(mark);
         if (m_stack.size() >= static_cast<std::size_t>(max_depth)) {
-            m_diagnostics.error(to_position(mark), {},
-                                fmt::format("nesting deeper than {} levels", max_depth));
+            m_fatal.error(to_position(mark), {}, fmt::format("nesting deeper than {} levels", max_depth));
             throw Abort{};
         }
         if (tag != "?" && tag != "!" && !tag.empty()) {
@@ -323,11 +322,12 @@ private:
         if (node.kind == YamlNode::Kind::null) {
             node.position = top.key.position;
         }
-        top.node.entries.emplace_back(std::move(top.key), std::move(node));
+        top.node.entries.push_back(YamlEntry{std::move(top.key), std::move(node)});
         top.has_key = false;
     }
 
     Diagnostics& m_diagnostics;
+    Diagnostics& m_fatal;
     std::vector<Frame> m_stack;
     std::size_t m_nodes = 0;
 };
@@ -354,7 +354,7 @@ public:
 
 }  // namespace
 
-YamlNode parse_yaml_text(std::string_view text, const std::string& file_name) {
+YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Diagnostics* soft) {
     if (text.size() > max_input_bytes) {
         throw InputError(file_problem(file_name, fmt::format("file is larger than the limit of {} MiB",
                                                              max_input_bytes >> 20)));
@@ -365,9 +365,12 @@ YamlNode parse_yaml_text(std::string_view text, const std::string& file_name) {
     if (text.size() >= 3 && text.substr(0, 3) == "\xef\xbb\xbf") {
         text.remove_prefix(3);
     }
-    Diagnostics diagnostics(file_name);
+    // Structural problems found while building the tree are "soft": the tree is still usable.
+    Diagnostics local(file_name);
+    Diagnostics& diagnostics = soft != nullptr ? *soft : local;
+    Diagnostics fatal(file_name);
     std::istringstream stream{std::string(text)};
-    TreeBuilder builder(diagnostics);
+    TreeBuilder builder(diagnostics, fatal);
     try {
         YAML::Parser parser(stream);
         parser.HandleNextDocument(builder);
@@ -384,22 +387,34 @@ YamlNode parse_yaml_text(std::string_view text, const std::string& file_name) {
         }
     } catch (const Abort&) {
     } catch (const YAML::DeepRecursion&) {
-        diagnostics.error({}, {}, fmt::format("nesting deeper than {} levels", max_depth));
+        fatal.error({}, {}, fmt::format("nesting deeper than {} levels", max_depth));
     } catch (const YAML::Exception& error) {
-        diagnostics.error(to_position(error.mark), {}, fmt::format("YAML syntax error: {}", error.msg));
+        fatal.error(to_position(error.mark), {}, fmt::format("YAML syntax error: {}", error.msg));
     } catch (const std::bad_alloc&) {
-        diagnostics.error({}, {}, "out of memory while parsing");
+        fatal.error({}, {}, "out of memory while parsing");
     }
-    diagnostics.throw_if_any();
+    if (!fatal.empty()) {
+        // A broken tree cannot be validated further: report the soft problems found so far too.
+        for (const Diagnostic& diagnostic : diagnostics.list()) {
+            if (&diagnostics != &fatal) {
+                fatal.error(diagnostic.position, diagnostic.path, diagnostic.message);
+            }
+        }
+        if (soft != nullptr) {
+            soft->clear();
+        }
+        fatal.throw_if_any();
+    }
+    local.throw_if_any();
     if (builder.root.kind == YamlNode::Kind::null) {
         throw InputError(file_problem(file_name, "file is empty (no YAML content)"));
     }
     return std::move(builder.root);
 }
 
-YamlNode read_yaml_file(const std::string& path) {
+YamlNode read_yaml_file(const std::string& path, Diagnostics* soft) {
     const std::string content = read_input_file(path);
-    return parse_yaml_text(content, path == "-" ? "<stdin>" : path);
+    return parse_yaml_text(content, path == "-" ? "<stdin>" : path, soft);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -408,6 +423,8 @@ YamlNode read_yaml_file(const std::string& path) {
 void Diagnostics::error(Position position, std::string path, std::string message) {
     m_list.push_back(Diagnostic{m_file, position, std::move(path), std::move(message)});
 }
+
+void Diagnostics::clear() { m_list.clear(); }
 
 void Diagnostics::throw_if_any() const {
     if (m_list.empty()) {
@@ -441,7 +458,8 @@ const YamlNode* MapReader::node(std::string_view key) {
     if (std::find(m_known.begin(), m_known.end(), key) == m_known.end()) {
         m_known.emplace_back(key);
     }
-    return m_valid ? m_node.find(key) : nullptr;
+    const YamlNode* found = m_valid ? m_node.find(key) : nullptr;
+    return found != nullptr && found->alias ? nullptr : found;
 }
 
 Position MapReader::position_of(std::string_view key) const {
@@ -462,6 +480,7 @@ void MapReader::error(std::string_view key, std::string message) {
 
 void MapReader::require(std::string_view key) {
     node(key);
+    m_required.emplace_back(key);
     if (m_valid && !has(key)) {
         m_diagnostics.error(m_node.position, m_path.empty() ? std::string(key) : child_path(key),
                             "missing required field");
@@ -474,7 +493,9 @@ const YamlNode* MapReader::scalar_node(std::string_view key) {
         return nullptr;
     }
     if (found->kind == YamlNode::Kind::null) {
-        error(key, "empty value; remove the line to use the default");
+        error(key, std::find(m_required.begin(), m_required.end(), key) != m_required.end()
+                       ? "empty value; this field is required"
+                       : "empty value; remove the line to use the default");
         return nullptr;
     }
     if (found->kind != YamlNode::Kind::scalar) {
@@ -626,7 +647,8 @@ void MapReader::finish() {
         return;
     }
     for (const auto& [key, value] : m_node.entries) {
-        if (std::find(m_known.begin(), m_known.end(), key.scalar) != m_known.end()) {
+        if (std::find(m_known.begin(), m_known.end(), key.scalar) != m_known.end() ||
+            (key.scalar == "<<" && !key.quoted)) {  // merge keys are reported by the parser
             continue;
         }
         std::string message = fmt::format("unknown field '{}'", key.scalar);

@@ -1,0 +1,114 @@
+#pragma once
+// The planner: from a project (one workload per role) to a ranked decision per role and a
+// procurement table. Pure: the Report it returns holds everything any renderer prints.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusel/catalog.hpp"
+#include "gpusel/cost.hpp"
+#include "gpusel/layout.hpp"
+#include "gpusel/memory.hpp"
+#include "gpusel/perf.hpp"
+#include "gpusel/workload.hpp"
+
+namespace gpusel {
+
+// The four classes practitioners use to set priorities.
+enum class WorkloadClass { large_training, medium_training, high_concurrency_inference, edge_inference };
+std::string_view to_string(WorkloadClass workload_class);     // "large-model training", ...
+std::string_view class_priorities(WorkloadClass workload_class);  // "memory capacity first, then ..."
+
+// One evaluated option: GPU × count × layout × precision × acquisition.
+struct Candidate {
+    std::string gpu;        // catalog id
+    std::string gpu_name;
+    int count = 1;          // GPUs in total (all replicas)
+    int replicas = 1;       // inference: copies of the model serving the load
+    Layout layout;          // per replica
+    Precision precision = Precision::bf16;
+    bool precision_fallback = false;  // the workload's precision is not native; this one is used
+    Acquisition acquisition = Acquisition::buy_new;
+    int micro_batch = 0;    // training
+    int batch = 0;          // inference, per replica
+    MemoryEstimate memory;
+    PerfEstimate perf;
+    CostEstimate cost;
+    double score = 0;       // by the objective; lower is better
+    std::string reason;     // why it ranks where it does, in numbers
+};
+
+// A catalog entry that no candidate of survived, and the closest miss.
+struct Rejection {
+    std::string gpu;
+    int count = 0;
+    std::string why_not;
+};
+
+struct RolePlan {
+    Role role = Role::training;
+    Workload workload;
+    std::string question;          // the workload restated in one line
+    WorkloadClass workload_class = WorkloadClass::medium_training;
+    std::vector<Candidate> ranked;  // feasible, best first (top N)
+    std::optional<Candidate> winner;
+    std::optional<Candidate> alternative;  // best of a different GPU type
+    std::string alternative_why_not;       // when the alternative would win
+    std::vector<Rejection> rejected;
+    std::vector<std::size_t> pareto;  // indices into `ranked`: time vs cost (training) or latency vs throughput
+    std::vector<std::string> advice;  // e.g. "input-bound: fix the pipeline before upgrading the GPU"
+    std::size_t evaluated = 0;        // candidates evaluated
+    std::size_t feasible = 0;         // candidates meeting every constraint
+};
+
+struct ProcurementLine {
+    Role role = Role::training;
+    std::string gpu;
+    std::string gpu_name;
+    int quantity = 0;               // incl. spares when bought
+    Acquisition acquisition = Acquisition::buy_new;
+    double unit_price_usd = 0;      // per GPU, or per GPU-hour when rented
+    double total_usd = 0;           // purchase total (0 when rented)
+    double monthly_opex_usd = 0;
+    double tco_usd = 0;
+    double horizon_months = 0;
+    std::string reason;
+    std::string alternative;
+    std::string alternative_reason;
+};
+
+struct PlanOptions {
+    std::optional<Objective> objective;  // overrides each workload's
+    std::size_t top = 5;                 // ranked candidates kept per role
+};
+
+struct PlanReport {
+    std::string project;
+    std::string objective;  // what ranked the candidates, in words
+    std::vector<RolePlan> roles;
+    std::vector<ProcurementLine> procurement;
+    std::vector<Assumption> assumptions;  // defaults applied, across workloads (field prefixed by workload when several)
+    double total_capex_usd = 0;
+    double total_monthly_opex_usd = 0;
+    double total_tco_usd = 0;
+    double horizon_months = 0;
+};
+
+// One fixed piece of hardware (for `gpusel check`): `count` GPUs of `gpu` acquired as
+// `acquisition`, at `unit_price_usd` if given. The best layout at exactly that count is chosen;
+// a missed deadline or SLO and the budget do not exclude it (the caller judges them), only not
+// fitting does, with the reason in why_not.
+struct FixedEvaluation {
+    std::optional<Candidate> candidate;
+    std::string why_not;
+};
+
+FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
+                               std::optional<double> unit_price_usd, const EfficiencyTable& efficiency);
+
+PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
+                     const PlanOptions& options = {});
+
+}  // namespace gpusel

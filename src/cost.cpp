@@ -1,0 +1,156 @@
+#include "gpusel/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpusel/units.hpp"
+
+namespace gpusel {
+
+namespace {
+
+constexpr double hours_per_month = 365.25 * 24.0 / 12.0;
+
+// Cloud hidden costs (formulas.md, cost section, from a 2026 practitioner article):
+// ≈4 minutes of billed start-up per launch and ≈$0.01 per GB of cross-zone traffic.
+constexpr double startup_hours_per_launch = 4.0 / 60.0;
+constexpr double transfer_usd_per_byte = 0.01 / 1e9;
+
+// Spares: ≈15 % of the fleet, same model, for projects over two years (formulas.md).
+constexpr double spare_fraction = 0.15;
+constexpr double spare_threshold_months = 24.0;
+
+// A one-year reservation is billed for every hour of its term, used or not.
+constexpr double reservation_term_months = 12.0;
+
+std::optional<double> catalog_price(const GpuSpec& gpu, Acquisition acquisition) {
+    switch (acquisition) {
+    case Acquisition::buy_new:
+        return gpu.price.new_usd;
+    case Acquisition::buy_used:
+        return gpu.price.used_usd;
+    case Acquisition::cloud_on_demand:
+        return gpu.cloud.on_demand_usd_per_hour;
+    case Acquisition::cloud_spot:
+        return gpu.cloud.spot_usd_per_hour;
+    case Acquisition::cloud_reserved:
+        return gpu.cloud.reserved_1y_usd_per_hour;
+    }
+    return std::nullopt;
+}
+
+bool is_purchase(Acquisition acquisition) {
+    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
+}
+
+}  // namespace
+
+double expected_failure_fraction(double months) {
+    // Monthly hazard: 1.8 %/12 in the first year, 11 %/6 from month 18, linear in between;
+    // integrated in closed form per segment.
+    const double early = 0.018 / 12.0;
+    const double late = 0.11 / 6.0;
+    double failed = early * std::min(months, 12.0);
+    if (months > 12.0) {
+        const double span = std::min(months, 18.0) - 12.0;
+        const double slope = (late - early) / 6.0;
+        failed += early * span + 0.5 * slope * span * span;
+    }
+    if (months > 18.0) {
+        failed += late * (months - 18.0);
+    }
+    return std::min(failed, 1.0);
+}
+
+double residual_value_fraction(double months) { return std::pow(0.45, std::max(months, 0.0) / 24.0); }
+
+std::string horizon_strategy(double horizon_months) {
+    if (horizon_months < 6) {
+        return "under 6 months: rent";
+    }
+    if (horizon_months <= 24) {
+        return "6-24 months: own the base load, rent peaks";
+    }
+    return "over 24 months: own, with hardware-independent serving";
+}
+
+CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisition acquisition,
+                           const UsageProfile& usage, std::optional<double> unit_price_usd) {
+    CostEstimate cost;
+    cost.acquisition = acquisition;
+    cost.unit = usage.unit;
+    const DeploymentSpec& deployment = workload.deployment;
+    const double months = deployment.horizon_months;
+    const double horizon_hours = months * hours_per_month;
+    const double gpus = usage.gpus;
+    const double busy_hours = usage.service ? horizon_hours * usage.average_utilization : usage.job_seconds / 3600.0;
+
+    const std::optional<double> price = unit_price_usd ? unit_price_usd : catalog_price(gpu, acquisition);
+    if (!price) {
+        cost.unavailable_reason = fmt::format("no {} price in the catalog", to_string(acquisition));
+        return cost;
+    }
+    if (acquisition == Acquisition::cloud_spot && usage.service) {
+        // Spot capacity can be reclaimed with 30 s to 2 min notice: not for a serving path.
+        cost.unavailable_reason = "spot capacity can be reclaimed at short notice; not for serving";
+        return cost;
+    }
+    cost.available = true;
+    cost.unit_price_usd = *price;
+    const double on_demand_rate = gpu.cloud.on_demand_usd_per_hour.value_or(0);
+    cost.cloud_equivalent_usd = on_demand_rate * gpus * busy_hours;
+    CostBreakdown& part = cost.breakdown;
+
+    if (is_purchase(acquisition)) {
+        // Rounded, not ceiled: one spare for a single-GPU box would double its cost, which no
+        // one budgets; 15 % of 4 to 9 GPUs is one spare.
+        cost.spare_gpus = months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * gpus)) : 0;
+        part.gpus_usd = gpus * *price;
+        part.servers_usd = gpus * gpu.price.server_share_usd.value_or(0);
+        part.spares_usd = cost.spare_gpus * *price;
+        const double owned_busy_hours = horizon_hours * deployment.utilization;
+        cost.energy_kwh = gpus * gpu.power_watts / 1000.0 * owned_busy_hours * deployment.pue;
+        part.power_usd = cost.energy_kwh * deployment.energy_usd_per_kwh;
+        part.operations_usd = gpus * deployment.ops_usd_per_gpu_month * months;
+        const double expected_failures = gpus * expected_failure_fraction(months);
+        part.failures_usd = std::max(0.0, expected_failures - cost.spare_gpus) * *price;
+        part.resale_usd = (gpus + cost.spare_gpus) * *price * residual_value_fraction(months);
+        cost.capex_usd = part.gpus_usd + part.servers_usd + part.spares_usd;
+        const double monthly_running = (part.power_usd + part.operations_usd) / months;
+        cost.monthly_opex_usd = monthly_running + part.failures_usd / months;
+        cost.tco_usd = cost.capex_usd + part.power_usd + part.operations_usd + part.failures_usd - part.resale_usd;
+        if (!gpu.server_share_known()) {
+            cost.notes.push_back("no server share in the catalog: host costs not included");
+        }
+        // Against renting the same GPUs on demand for the same busy hours every month.
+        const double monthly_rent = on_demand_rate * gpus * hours_per_month * deployment.utilization;
+        if (on_demand_rate > 0 && monthly_rent > monthly_running) {
+            cost.break_even_month = cost.capex_usd / (monthly_rent - monthly_running);
+        }
+    } else {
+        double rented_hours = busy_hours;
+        if (acquisition == Acquisition::cloud_reserved) {
+            const double committed_months =
+                std::ceil(std::max(months, 1.0) / reservation_term_months) * reservation_term_months;
+            rented_hours = committed_months * hours_per_month;
+        } else if (acquisition == Acquisition::cloud_spot) {
+            rented_hours *= 1.0 + deployment.spot_overhead_fraction;
+        }
+        part.rental_usd = gpus * rented_hours * *price;
+        part.hidden_usd = usage.launches * startup_hours_per_launch * gpus * *price +
+                          usage.transfer_bytes * transfer_usd_per_byte;
+        cost.tco_usd = part.rental_usd + part.hidden_usd;
+        cost.monthly_opex_usd = cost.tco_usd / months;
+        cost.energy_kwh = gpus * gpu.power_watts / 1000.0 * busy_hours * deployment.pue;
+        if (acquisition == Acquisition::cloud_reserved) {
+            cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not",
+                                             std::ceil(std::max(months, 1.0) / 12.0) * 12.0));
+        }
+    }
+    cost.usd_per_unit = usage.work_units > 0 ? cost.tco_usd / usage.work_units : 0;
+    return cost;
+}
+
+}  // namespace gpusel

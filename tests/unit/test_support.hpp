@@ -1,0 +1,31 @@
+#pragma once
+// Helpers shared by the unit tests.
+
+#include <string>
+#include <vector>
+
+#include "gpusel/error.hpp"
+
+namespace gpusel::test {
+
+inline std::string source_path(const std::string& relative) {
+    return std::string(GPUSEL_SOURCE_DIR) + "/" + relative;
+}
+
+// Runs `action`, which must throw InputError, and returns its diagnostics formatted as the CLI
+// prints them. Returns {"<no error>"} when nothing was thrown.
+template <typename Action>
+std::vector<std::string> input_errors(Action&& action) {
+    try {
+        action();
+    } catch (const InputError& error) {
+        std::vector<std::string> lines;
+        for (const Diagnostic& diagnostic : error.diagnostics()) {
+            lines.push_back(format_diagnostic(diagnostic));
+        }
+        return lines;
+    }
+    return {"<no error>"};
+}
+
+}  // namespace gpusel::test

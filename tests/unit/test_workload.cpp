@@ -1,0 +1,159 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "gpusel/workload.hpp"
+#include "test_support.hpp"
+
+using gpusel::LoadContext;
+using gpusel::Workload;
+using gpusel::test::input_errors;
+
+namespace {
+const gpusel::Catalog& catalog() {
+    static const gpusel::Catalog value = gpusel::builtin_catalog();
+    return value;
+}
+const gpusel::ModelLibrary& models() {
+    static const gpusel::ModelLibrary value = gpusel::builtin_models();
+    return value;
+}
+LoadContext context() { return LoadContext{&catalog(), &models()}; }
+
+Workload load(const std::string& text) { return gpusel::load_workload_text(text, "w.yaml", context()); }
+std::vector<std::string> errors(const std::string& text) {
+    return input_errors([&] { load(text); });
+}
+bool assumed(const Workload& workload, const std::string& field, const std::string& value) {
+    return std::any_of(workload.assumptions.begin(), workload.assumptions.end(),
+                       [&](const gpusel::Assumption& a) { return a.field == field && a.value == value; });
+}
+}  // namespace
+
+TEST_CASE("workload::load reads a fine-tuning workload and records its defaults", "[workload]") {
+    const Workload workload = load(R"(format: 1
+name: support-bot-finetune
+kind: fine-tuning
+model:
+  preset: llama-3.1-8b
+training:
+  micro_batch: 4
+  seq_len: 4096
+  checkpointing: selective
+  lora: {rank: 16}
+  dataset_tokens: 2B
+  deadline: 14d
+deployment:
+  horizon: 24mo
+)");
+    CHECK(workload.name == "support-bot-finetune");
+    CHECK(workload.kind == gpusel::WorkloadKind::fine_tuning);
+    CHECK(workload.role == gpusel::Role::training);
+    CHECK(workload.model.layers == 32);
+    CHECK(workload.precision == gpusel::Precision::bf16);
+    CHECK(workload.weights == gpusel::WeightFormat::bf16);
+    CHECK(workload.training.micro_batch == 4);
+    CHECK(workload.training.seq_len == 4096);
+    CHECK(workload.training.checkpointing == gpusel::Checkpointing::selective);
+    CHECK(workload.training.lora.rank == 16);
+    CHECK(workload.training.lora.targets == std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj"});
+    CHECK(workload.training.dataset_tokens == 2e9);
+    CHECK(workload.training.deadline_seconds == 14 * 86400.0);
+    CHECK(workload.deployment.horizon_months == Approx(24.0));
+    CHECK(workload.deployment.pue == 1.4);
+    CHECK(assumed(workload, "role", "training"));
+    CHECK(assumed(workload, "precision", "bf16"));
+    CHECK(assumed(workload, "training.optimizer", "adamw"));
+    CHECK(assumed(workload, "deployment.pue", "1.4"));
+    CHECK(assumed(workload, "deployment.energy_price", "0.12USD/kWh"));
+    CHECK(assumed(workload, "training.lora.targets", "[q_proj, k_proj, v_proj, o_proj]"));
+    CHECK_FALSE(assumed(workload, "deployment.horizon", "24mo"));
+}
+
+TEST_CASE("workload::load reads an inference workload with an SLO", "[workload]") {
+    const Workload workload = load(R"(format: 1
+name: chat-api
+kind: inference
+model: {preset: llama-2-13b}
+weights: awq
+inference:
+  input_tokens: 512
+  output_tokens: 256
+  requests_per_s: 20
+  slo: {ttft: 300ms, tpot: 50ms}
+constraints:
+  allow: [L40, A10]
+  memory_headroom: 15%
+)");
+    CHECK(workload.role == gpusel::Role::inference);
+    CHECK(workload.weights == gpusel::WeightFormat::awq);
+    CHECK(workload.inference.batch == 0);
+    CHECK(workload.inference.slo.tpot_seconds == Approx(0.05));
+    CHECK(workload.inference.slo.percentile == 99);
+    CHECK(workload.constraints.allow == std::vector<std::string>{"L40", "A10"});
+    CHECK(workload.constraints.memory_headroom_fraction == Approx(0.15));
+    CHECK(assumed(workload, "inference.slo.percentile", "99"));
+    CHECK(assumed(workload, "kv_cache", "fp16"));
+}
+
+TEST_CASE("workload::load reports every error of a file at once", "[workload]") {
+    CHECK(errors(R"(format: 1
+name: x
+kind: fine-tuninng
+model: {preset: llama-3.1-7b}
+precison: bf16
+training:
+  micro_batch: 2
+  micro_batch: 4
+)") == std::vector<std::string>{
+              "w.yaml:3:7: kind: 'fine-tuninng' is not one of training, fine-tuning, inference; did you mean 'fine-tuning'?",
+              "w.yaml:4:17: model.preset: unknown model preset 'llama-3.1-7b', did you mean 'llama-3.1-8b'?; `gpusel "
+              "models list` shows them",
+              "w.yaml:5:1: precison: unknown field 'precison', did you mean 'precision'?",
+              "w.yaml:8:3: duplicate key 'micro_batch' (first at line 7)",
+          });
+}
+
+TEST_CASE("workload::load checks fields once the YAML itself is sound", "[workload]") {
+    CHECK(errors(R"(name: x
+kind: fine-tuning
+model: {preset: llama-3.1-8b}
+precision: int4
+training:
+  optimizer: adam-w
+  micro_batch: 010
+  lora: {rank: 0}
+deployment:
+  pue: 0.9
+  horizon: 24 months
+constraints:
+  allow: [H100-SXM]
+)") == std::vector<std::string>{
+              "w.yaml:4:12: precision: 'int4' is a weight format, not a compute precision; set weights: int4 and "
+              "precision: fp16 or bf16",
+              "w.yaml:6:14: training.optimizer: 'adam-w' is not one of adamw, adam, sgd, sgd-momentum, adamw-8bit, "
+              "adafactor, lion; did you mean 'adamw'?",
+              "w.yaml:7:16: training.micro_batch: '010' has a leading zero; write the number without it",
+              "w.yaml:8:16: training.lora.rank: '0' is out of range; expected 1 to 65536",
+              "w.yaml:10:8: deployment.pue: '0.9' is below the minimum of 1",
+              "w.yaml:11:12: deployment.horizon: '24 months' has an unknown unit 'months'; expected a duration such as "
+              "300ms, 2s, 14d or 24mo (ms, s, min, h, d, w, mo, y)",
+              "w.yaml:13:10: constraints.allow: unknown GPU 'H100-SXM', did you mean 'H100-SXM5'?",
+          });
+}
+
+TEST_CASE("workload::load requires name, kind and model", "[workload]") {
+    CHECK(errors("format: 1\n") == std::vector<std::string>{"w.yaml:1:1: name: missing required field",
+                                                            "w.yaml:1:1: kind: missing required field",
+                                                            "w.yaml:1:1: model: missing required field"});
+    CHECK(errors("- a\n- b\n") == std::vector<std::string>{"w.yaml:1:1: expected a mapping of fields, got a list"});
+    CHECK(errors("just text\n") == std::vector<std::string>{"w.yaml:1:1: expected a mapping of fields, got a single value"});
+}
+
+TEST_CASE("workload::load reads a model from a Hugging Face config relative to the file", "[workload]") {
+    const Workload workload = gpusel::load_workload_text(
+        "name: x\nkind: inference\nmodel: {hf_config: hf/hf-config-qwen2.5-7b.json, vocab: 152000}\n",
+        gpusel::test::source_path("tests/data/w.yaml"), context());
+    CHECK(workload.model.layers == 28);
+    CHECK(workload.model.vocab == 152000);  // a field overrides the config
+}
