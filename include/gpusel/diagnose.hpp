@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpusel/catalog.hpp"
+#include "gpusel/perf.hpp"
 #include "gpusel/telemetry.hpp"
 #include "gpusel/workload.hpp"
 
@@ -91,6 +92,10 @@ struct Diagnosis {
     std::vector<Verdict> verdicts;  // by severity (error, warning, info), then expected gain
     std::vector<InputSummary> inputs;
     std::vector<int> job_gpus;      // the GPUs the rules looked at
+    // Mean GPU utilisation of the job's GPUs over the capture (the series the rules use), and
+    // where it came from; absent without GPU utilisation.
+    std::optional<double> gpu_busy_pct;
+    std::string gpu_busy_source;
     std::vector<SkippedRule> not_evaluated;
     std::vector<std::string> notes;  // parser notes ("file: note") and assumptions
 };
@@ -109,13 +114,31 @@ struct DiagnoseInputs {
 
 Diagnosis diagnose(const DiagnoseInputs& inputs);
 
-// What fixing the verdicts is worth for a workload (predicted speed after the fix, and whether
-// a different GPU would help at all). Needs the performance model (perf.hpp); until that is
-// wired in, `available` is false and `note` says so.
+// What fixing the verdicts is worth for a workload, from the performance model (perf.hpp):
+// - after_fix: the model's throughput on the job's GPUs with nothing outside them limiting
+//   (the workload's data: section ignored), i.e. what removing the waits can reach at most;
+// - now: after_fix scaled by the observed GPU utilisation over the utilisation the model
+//   predicts (a GPU that computes half as often as it could delivers about half), never above
+//   after_fix; absent without GPU utilisation in the telemetry;
+// - fastest: the fastest catalog GPU, at the same count, with at least the job GPU's memory (so
+//   the job still fits as it does now), and its throughput under the same assumptions.
+// Throughput: training tokens/s (samples/s for models without tokens), inference output
+// tokens/s; whole job. `gpu` may be null: then `available` is false and `note` says why.
 struct FixWorth {
     bool available = false;
-    std::string note;
+    std::string note;  // why it is not available, or the assumptions it rests on
+    std::string workload;
+    std::string gpu;   // catalog id of the job's GPU
+    int gpu_count = 0;
+    std::string unit;  // "tokens/s", "samples/s", "output tokens/s"
+    double after_fix_per_s = 0;
+    double model_busy_share = 0;            // GPU utilisation the model predicts, 0..1
+    std::optional<double> observed_busy_share;
+    std::optional<double> now_per_s;
+    std::string fastest_gpu;                // empty when no other GPU could be evaluated
+    double fastest_per_s = 0;
 };
-FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload);
+FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload, const GpuSpec* gpu,
+                            const Catalog& catalog, const EfficiencyTable& efficiency);
 
 }  // namespace gpusel

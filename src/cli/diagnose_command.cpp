@@ -1,6 +1,7 @@
 // gpusel diagnose [--dmon F] [--dcgm F] [--query F] [--cpu F] [--perf F] [--topo F]
 //                 [--query-fields LIST] [--gpu ID] [--workload W] [--format text|json]
 
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
@@ -29,6 +30,46 @@ std::string display_name(const std::string& path) { return path == "-" ? "<stdin
 std::string number_text(double value) { return fmt::format("{}", value); }
 
 std::string comparison(const Evidence& evidence) { return evidence.above ? ">" : "<"; }
+
+nlohmann::ordered_json optional_number(const std::optional<double>& value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+bool has_problem_that_a_gpu_does_not_fix(const Diagnosis& diagnosis) {
+    return std::any_of(diagnosis.verdicts.begin(), diagnosis.verdicts.end(), [](const Verdict& verdict) {
+        return verdict.rule->severity != Severity::info && !verdict.rule->gpu_upgrade_helps;
+    });
+}
+
+void render_fix_worth_text(const Diagnosis& diagnosis, const FixWorth& worth, std::ostream& out) {
+    if (!worth.available) {
+        out << fmt::format("\nworkload {}: {}\n", worth.workload, worth.note);
+        return;
+    }
+    out << fmt::format("\nwhat the fixes are worth (workload {}, {} x {}):\n", worth.workload, worth.gpu_count, worth.gpu);
+    if (worth.now_per_s && worth.observed_busy_share) {
+        out << fmt::format("  now, at {:.0f} % GPU utilisation: about {}\n", *worth.observed_busy_share * 100,
+                           format_rate(*worth.now_per_s, worth.unit));
+        out << fmt::format("  with nothing outside the GPUs limiting: up to {} ({:.2f} x now)\n",
+                           format_rate(worth.after_fix_per_s, worth.unit), worth.after_fix_per_s / *worth.now_per_s);
+    } else {
+        out << fmt::format("  with nothing outside the GPUs limiting: up to {}\n", format_rate(worth.after_fix_per_s, worth.unit));
+    }
+    std::string before;
+    if (has_problem_that_a_gpu_does_not_fix(diagnosis)) {
+        before = "before the fixes above, no (a faster GPU would wait the same); after them, ";
+    }
+    if (worth.fastest_gpu.empty() || worth.fastest_gpu == worth.gpu) {
+        out << fmt::format("  a different GPU: {}no catalog GPU with at least this memory is predicted faster than {}\n",
+                           before, worth.gpu);
+    } else {
+        out << fmt::format("  a different GPU: {}the fastest catalog GPU with at least this memory, {}, would reach {} "
+                           "({:.2f} x {})\n",
+                           before, worth.fastest_gpu, format_rate(worth.fastest_per_s, worth.unit),
+                           worth.fastest_per_s / worth.after_fix_per_s, worth.gpu);
+    }
+    out << "  (" << worth.note << ")\n";
+}
 
 void render_text(const Diagnosis& diagnosis, const std::optional<std::pair<std::string, FixWorth>>& workload,
                  Context& context) {
@@ -80,7 +121,7 @@ void render_text(const Diagnosis& diagnosis, const std::optional<std::pair<std::
         out << fmt::format("  a different GPU would help: {} ({})\n", rule.gpu_upgrade_helps ? "yes" : "no", rule.upgrade_note);
     }
     if (workload) {
-        out << fmt::format("\nworkload: {}\n  {}\n", workload->first, workload->second.note);
+        render_fix_worth_text(diagnosis, workload->second, out);
     }
     if (context.quiet) {
         return;
@@ -106,10 +147,6 @@ void render_text(const Diagnosis& diagnosis, const std::optional<std::pair<std::
             out << "  " << note << "\n";
         }
     }
-}
-
-nlohmann::ordered_json optional_number(const std::optional<double>& value) {
-    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
 void render_json(const Diagnosis& diagnosis, const std::optional<std::pair<std::string, FixWorth>>& workload,
@@ -168,7 +205,21 @@ void render_json(const Diagnosis& diagnosis, const std::optional<std::pair<std::
     document["not_evaluated"] = std::move(skipped);
     document["notes"] = diagnosis.notes;
     if (workload) {
-        document["workload"] = json{{"name", workload->first}, {"fix_worth", nullptr}, {"note", workload->second.note}};
+        const FixWorth& worth = workload->second;
+        json item;
+        item["name"] = worth.workload;
+        item["available"] = worth.available;
+        item["gpu"] = worth.gpu.empty() ? json(nullptr) : json(worth.gpu);
+        item["gpu_count"] = worth.gpu_count;
+        item["unit"] = worth.unit;
+        item["now_per_s"] = optional_number(worth.now_per_s);
+        item["after_fix_per_s"] = worth.available ? json(worth.after_fix_per_s) : json(nullptr);
+        item["observed_busy_share"] = optional_number(worth.observed_busy_share);
+        item["model_busy_share"] = worth.available ? json(worth.model_busy_share) : json(nullptr);
+        item["fastest_gpu"] = worth.fastest_gpu.empty() ? json(nullptr) : json(worth.fastest_gpu);
+        item["fastest_per_s"] = worth.fastest_gpu.empty() ? json(nullptr) : json(worth.fastest_per_s);
+        item["note"] = worth.note;
+        document["workload"] = std::move(item);
     } else {
         document["workload"] = nullptr;
     }
@@ -229,7 +280,8 @@ void run_diagnose(Context& context, const DiagnoseOptions& options) {
     std::optional<std::pair<std::string, FixWorth>> workload;
     if (!options.workload.empty()) {
         const Workload loaded = load_workload_file(options.workload, context.load_context());
-        workload = std::make_pair(loaded.name, estimate_fix_worth(diagnosis, loaded));
+        workload = std::make_pair(loaded.name, estimate_fix_worth(diagnosis, loaded, inputs.gpu, context.catalog(),
+                                                                  builtin_efficiency()));
     }
     if (options.format == "json") {
         render_json(diagnosis, workload, context);

@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "gpusel/error.hpp"
+
 #include <fmt/format.h>
 
 namespace gpusel {
@@ -512,6 +514,10 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
                                                  "utilization.gpu, or DCGM GPUTL (203) / GRACT (1001)"
                                                : no_gpu_input;
     }
+    if (const auto busy = series.find("sm_util_pct"); busy != series.end()) {
+        diagnosis.gpu_busy_pct = summarize(busy->second.values).mean;
+        diagnosis.gpu_busy_source = busy->second.source;
+    }
     if (std::optional<Series> dram = gpu_metric_series(in, job_gpus, GpuMetric::dram_active_pct)) {
         series["dram_active_pct"] = std::move(*dram);
     } else if (std::optional<Series> mem = gpu_metric_series(in, job_gpus, GpuMetric::mem_util_pct)) {
@@ -771,16 +777,88 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
     return diagnosis;
 }
 
-FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload) {
-    // The performance model (perf.hpp, estimate_perf) is declared but not implemented on this
-    // branch; predicting the speed after a fix needs it. Until it lands this says so instead of
-    // guessing.
-    (void)diagnosis;
+namespace {
+
+struct Throughput {
+    double per_s = 0;
+    double busy_share = 0;
+    std::string unit;
+};
+
+// The model's unobstructed throughput of `workload` on `count` x `gpu`; nullopt when the model
+// cannot place the workload there (count not divisible into a layout, nothing fits).
+std::optional<Throughput> unobstructed_throughput(const Workload& workload, const GpuSpec& gpu, int count,
+                                                  const EfficiencyTable& efficiency) {
+    try {
+        PerfQuery query;
+        query.layout = default_layout(workload, gpu, count, ServingStack::automatic);
+        const PerfEstimate estimate = estimate_perf(workload, gpu, query, efficiency);
+        Throughput result;
+        result.busy_share = estimate.bottleneck.gpu_utilization;
+        if (estimate.training) {
+            const bool tokens = estimate.training->tokens_per_s > 0;
+            result.per_s = tokens ? estimate.training->tokens_per_s : estimate.training->samples_per_s;
+            result.unit = tokens ? "tokens/s" : "samples/s";
+        } else if (estimate.inference && estimate.inference->fits) {
+            result.per_s = estimate.inference->output_tokens_per_s;
+            result.unit = "output tokens/s";
+        }
+        if (!(result.per_s > 0) || !std::isfinite(result.per_s)) {
+            return std::nullopt;
+        }
+        return result;
+    } catch (const UsageError&) {
+        return std::nullopt;
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload, const GpuSpec* gpu,
+                            const Catalog& catalog, const EfficiencyTable& efficiency) {
     FixWorth worth;
-    worth.available = false;
-    worth.note = fmt::format("what each fix is worth for workload '{}' needs the performance model, which is not "
-                             "available in this build yet",
-                             workload.name);
+    worth.workload = workload.name;
+    worth.gpu_count = static_cast<int>(std::max<std::size_t>(diagnosis.job_gpus.size(), 1));
+    if (gpu == nullptr) {
+        worth.note = "pass --gpu ID (the catalog id of the job's GPU) to predict what the fixes are worth";
+        return worth;
+    }
+    worth.gpu = gpu->id;
+    // The waits diagnose finds are outside the GPUs: the model runs without the workload's own
+    // input-pipeline description, to give the speed the GPUs reach when nothing starves them.
+    Workload unobstructed = workload;
+    unobstructed.data.given = false;
+    const std::optional<Throughput> here = unobstructed_throughput(unobstructed, *gpu, worth.gpu_count, efficiency);
+    if (!here) {
+        worth.note = fmt::format("the performance model cannot place workload '{}' on {} x {}", workload.name,
+                                 worth.gpu_count, gpu->id);
+        return worth;
+    }
+    worth.available = true;
+    worth.unit = here->unit;
+    worth.after_fix_per_s = here->per_s;
+    worth.model_busy_share = here->busy_share;
+    if (diagnosis.gpu_busy_pct) {
+        worth.observed_busy_share = *diagnosis.gpu_busy_pct / 100;
+        // First order: the GPUs deliver in proportion to the share of time they compute.
+        const double ratio = here->busy_share > 0 ? std::min(1.0, *worth.observed_busy_share / here->busy_share) : 1.0;
+        worth.now_per_s = here->per_s * ratio;
+    }
+    for (const GpuSpec& other : catalog.gpus()) {
+        if (other.memory_bytes < gpu->memory_bytes) {
+            continue;
+        }
+        const std::optional<Throughput> there = unobstructed_throughput(unobstructed, other, worth.gpu_count, efficiency);
+        if (there && there->unit == here->unit && there->per_s > worth.fastest_per_s) {
+            worth.fastest_per_s = there->per_s;
+            worth.fastest_gpu = other.id;
+        }
+    }
+    worth.note = fmt::format("gpusel's performance model for {} x {} with nothing outside the GPUs limiting; 'now' "
+                             "scales it by the observed GPU utilisation over the {:.0f} % the model predicts",
+                             worth.gpu_count, gpu->id, here->busy_share * 100);
     return worth;
 }
 

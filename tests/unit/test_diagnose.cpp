@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gpusel/diagnose.hpp"
+#include "gpusel/models.hpp"
 
 using namespace gpusel;
 using Catch::Matchers::WithinAbs;
@@ -312,11 +313,46 @@ TEST_CASE("diagnose: rules without their inputs say what to capture", "[diagnose
     CHECK(none.not_evaluated.size() == 10);
 }
 
-TEST_CASE("diagnose::estimate_fix_worth says it needs the performance model", "[diagnose]") {
-    Workload workload;
-    workload.name = "w";
-    const FixWorth worth = estimate_fix_worth(Diagnosis{}, workload);
-    CHECK_FALSE(worth.available);
-    CHECK(worth.note ==
-          "what each fix is worth for workload 'w' needs the performance model, which is not available in this build yet");
+TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's GPUs", "[diagnose]") {
+    const Catalog catalog = builtin_catalog();
+    const ModelLibrary models = builtin_models();
+    const Workload workload =
+        load_workload_file(std::string(GPUSEL_SOURCE_DIR) + "/tests/data/telemetry/diagnose-workload.yaml",
+                           LoadContext{&catalog, &models});
+    const EfficiencyTable efficiency = builtin_efficiency();
+
+    DiagnoseInputs in;
+    in.dmon = dmon("nvidia-smi-dmon-default-pre535-format.txt");
+    in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
+    const Diagnosis d = diagnose(in);
+    REQUIRE(d.gpu_busy_pct.has_value());
+    CHECK_THAT(*d.gpu_busy_pct, WithinAbs(460.0 / 9, 1e-9));
+
+    const FixWorth none = estimate_fix_worth(d, workload, nullptr, catalog, efficiency);
+    CHECK_FALSE(none.available);
+    CHECK(none.note == "pass --gpu ID (the catalog id of the job's GPU) to predict what the fixes are worth");
+
+    const GpuSpec* h100 = catalog.find("H100-SXM5");
+    REQUIRE(h100 != nullptr);
+    const FixWorth worth = estimate_fix_worth(d, workload, h100, catalog, efficiency);
+    REQUIRE(worth.available);
+    CHECK(worth.gpu == "H100-SXM5");
+    CHECK(worth.gpu_count == 1);
+    CHECK(worth.unit == "tokens/s");
+    // The same query by hand: one GPU, the default layout, the workload without its data section.
+    Workload unobstructed = workload;
+    unobstructed.data.given = false;
+    PerfQuery query;
+    query.layout = default_layout(unobstructed, *h100, 1, ServingStack::automatic);
+    const PerfEstimate direct = estimate_perf(unobstructed, *h100, query, efficiency);
+    REQUIRE(direct.training.has_value());
+    CHECK(worth.after_fix_per_s == direct.training->tokens_per_s);
+    CHECK(worth.model_busy_share == direct.bottleneck.gpu_utilization);
+    REQUIRE(worth.now_per_s.has_value());
+    const double ratio = std::min(1.0, (460.0 / 9 / 100) / direct.bottleneck.gpu_utilization);
+    CHECK_THAT(*worth.now_per_s, WithinAbs(direct.training->tokens_per_s * ratio, 1e-6));
+    CHECK(*worth.now_per_s < worth.after_fix_per_s);
+    REQUIRE_FALSE(worth.fastest_gpu.empty());
+    CHECK(worth.fastest_per_s >= worth.after_fix_per_s);
+    CHECK(catalog.find(worth.fastest_gpu)->memory_bytes >= h100->memory_bytes);
 }
