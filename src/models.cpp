@@ -233,6 +233,10 @@ ModelSpec model_from_hf_config_text(std::string_view json_text_value, const std:
         config = Json::parse(json_text_value);
     } catch (const Json::parse_error& error) {
         throw InputError(Diagnostic{file_name, {}, {}, fmt::format("not valid JSON (byte {})", error.byte)});
+    } catch (const Json::out_of_range&) {
+        // nlohmann reports a number beyond double's range (1e400) as out_of_range.406, not as a
+        // parse_error (found by fuzz/regressions/hf_config/number-overflow.json).
+        throw InputError(Diagnostic{file_name, {}, {}, "not valid JSON: a number is out of range"});
     }
     if (!config.is_object()) {
         throw InputError(Diagnostic{file_name, {}, {}, "expected a JSON object (a Hugging Face config.json)"});

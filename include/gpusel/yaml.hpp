@@ -23,6 +23,8 @@ inline constexpr std::size_t max_scalar_bytes = 64u << 10;
 inline constexpr int max_depth = 64;
 inline constexpr std::size_t max_nodes = 200000;
 
+struct YamlEntry;
+
 struct YamlNode {
     enum class Kind { null, scalar, sequence, mapping };
     Kind kind = Kind::null;
@@ -30,9 +32,17 @@ struct YamlNode {
     std::string scalar;  // for scalars (and the key text of mapping keys)
     bool quoted = false;
     std::vector<YamlNode> items;                          // sequence items
-    std::vector<std::pair<YamlNode, YamlNode>> entries;   // mapping: key, value (file order)
+    std::vector<YamlEntry> entries;  // mapping: key, value (file order)
 
     const YamlNode* find(std::string_view key) const;
+};
+
+// One key: value pair of a mapping. A named struct rather than std::pair<YamlNode, YamlNode>:
+// a pair of a type still being defined is not allowed by the standard library (clang with
+// libstdc++ rejects it), while a vector of an incomplete type is (C++17).
+struct YamlEntry {
+    YamlNode key;
+    YamlNode value;
 };
 
 std::string_view kind_name(YamlNode::Kind kind);  // "a mapping", "a list", ...

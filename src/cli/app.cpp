@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include <unistd.h>
@@ -9,6 +12,7 @@
 #include "cli/context.hpp"
 #include "gpusel/cli.hpp"
 #include "gpusel/error.hpp"
+#include "gpusel/output.hpp"
 #include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
 
@@ -171,15 +175,28 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 }
 
 int run(int argc, char** argv) {
+    prepare_process_for_output();
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         args.emplace_back(argv[i]);
     }
     const int code = run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
-    std::cout.flush();
-    if (!std::cout) {
-        std::cerr << "gpusel: error: cannot write to standard output\n";
-        return code == 0 ? 4 : code;
+    // Whatever a command printed is only delivered once this flush succeeds (pitfalls.md §5:
+    // without it, a full disk or a closed stdout exits 0 with the report lost). A lost report
+    // is exit 4 also when the command found a failing check (1): the caller saw no findings.
+    // Usage, input and internal errors keep their code; 4 has been reported already.
+    if (code == 0 || code == 1) {
+        try {
+            flush_and_check(std::cout, "standard output");
+            errno = 0;
+            if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+                throw OutputError(fmt::format("cannot write to standard output: {}",
+                                              errno != 0 ? std::strerror(errno) : "write error"));
+            }
+        } catch (const OutputError& error) {
+            std::cerr << "gpusel: error: " << error.what() << "\n";
+            return 4;
+        }
     }
     return code;
 }

@@ -322,7 +322,7 @@ private:
         if (node.kind == YamlNode::Kind::null) {
             node.position = top.key.position;
         }
-        top.node.entries.emplace_back(std::move(top.key), std::move(node));
+        top.node.entries.push_back(YamlEntry{std::move(top.key), std::move(node)});
         top.has_key = false;
     }
 
