@@ -31,6 +31,7 @@ struct YamlNode {
     Position position;
     std::string scalar;  // for scalars (and the key text of mapping keys)
     bool quoted = false;
+    bool alias = false;  // an alias (*name): already reported, readers skip it
     std::vector<YamlNode> items;                          // sequence items
     std::vector<YamlEntry> entries;  // mapping: key, value (file order)
 
@@ -130,6 +131,7 @@ private:
     std::string m_path;
     Diagnostics& m_diagnostics;
     std::vector<std::string> m_known;
+    std::vector<std::string> m_required;
     bool m_valid = true;
 };
 

@@ -17,10 +17,10 @@ TEST_CASE("yaml::parse_yaml_text builds a tree with 1-based positions", "[yaml]"
     const YamlNode root = parse_yaml_text("name: x\nmodel:\n  preset: gpt2\nlist: [a, 'b']\nempty:\n", "w.yaml");
     REQUIRE(root.kind == YamlNode::Kind::mapping);
     REQUIRE(root.entries.size() == 4);
-    CHECK(root.entries[0].first.scalar == "name");
-    CHECK(root.entries[0].first.position.line == 1);
-    CHECK(root.entries[0].first.position.column == 1);
-    CHECK(root.entries[0].second.position.column == 7);
+    CHECK(root.entries[0].key.scalar == "name");
+    CHECK(root.entries[0].key.position.line == 1);
+    CHECK(root.entries[0].key.position.column == 1);
+    CHECK(root.entries[0].value.position.column == 7);
     const YamlNode* model = root.find("model");
     REQUIRE(model != nullptr);
     CHECK(model->find("preset")->position.line == 3);
