@@ -309,7 +309,7 @@ private:
         if (transformer) {
             defaulted("flash_attention", "true");
         }
-        reader.choice("sharding", training.sharding, sharding_names);
+        training.sharding_given = reader.choice("sharding", training.sharding, sharding_names);
         reader.choice("offload", training.offload, offload_names);
         read_parallel(reader, "tensor_parallel", training.tensor_parallel);
         read_parallel(reader, "pipeline_parallel", training.pipeline_parallel);

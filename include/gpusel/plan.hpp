@@ -96,6 +96,18 @@ struct PlanReport {
     double horizon_months = 0;
 };
 
+// One fixed piece of hardware (for `gpusel check`): `count` GPUs of `gpu` acquired as
+// `acquisition`, at `unit_price_usd` if given. The best layout at exactly that count is chosen;
+// a missed deadline or SLO and the budget do not exclude it (the caller judges them), only not
+// fitting does, with the reason in why_not.
+struct FixedEvaluation {
+    std::optional<Candidate> candidate;
+    std::string why_not;
+};
+
+FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
+                               std::optional<double> unit_price_usd, const EfficiencyTable& efficiency);
+
 PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
                      const PlanOptions& options = {});
 

@@ -57,6 +57,7 @@ struct TrainingSpec {
     Checkpointing checkpointing = Checkpointing::none;
     bool flash_attention = true;
     Sharding sharding = Sharding::none;
+    bool sharding_given = false;  // false: the planner tries none and ZeRO 1-3
     Offload offload = Offload::none;
     int tensor_parallel = 0;      // 0 = auto
     int pipeline_parallel = 0;    // 0 = auto

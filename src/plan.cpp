@@ -1,0 +1,909 @@
+#include "gpusel/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "gpusel/format.hpp"
+#include "gpusel/text.hpp"
+#include "gpusel/units.hpp"
+
+namespace gpusel {
+
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+// ---------------------------------------------------------------------------------------
+// Classification and the restated question
+
+WorkloadClass classify(const Workload& workload) {
+    const ConstraintSpec& constraints = workload.constraints;
+    const bool edge_only = !constraints.segments.empty() &&
+                           std::all_of(constraints.segments.begin(), constraints.segments.end(),
+                                       [](Segment segment) { return segment == Segment::edge; });
+    if (workload.kind == WorkloadKind::inference) {
+        // Edge: deployed on devices with a power envelope (the Jetson class tops out at 60 W).
+        if (workload.deployment.target == DeploymentTarget::edge || edge_only ||
+            (constraints.max_power_per_device_watts > 0 && constraints.max_power_per_device_watts <= 75)) {
+            return WorkloadClass::edge_inference;
+        }
+        return WorkloadClass::high_concurrency_inference;
+    }
+    // Full training of a model whose weights, gradients and AdamW states (16 B/param) exceed one
+    // 80 GB GPU several times over needs multi-GPU sharding: the large-model class.
+    const double state_bytes = workload.model.params * (workload.training.lora.enabled() ? 2.0 : 16.0);
+    return state_bytes > 4 * 80e9 ? WorkloadClass::large_training : WorkloadClass::medium_training;
+}
+
+std::string question(const Workload& workload) {
+    std::vector<std::string> parts;
+    parts.push_back(workload.model_label.empty() ? workload.model.name : workload.model_label);
+    if (workload.is_training()) {
+        const TrainingSpec& training = workload.training;
+        if (training.lora.enabled()) {
+            parts.push_back(fmt::format("LoRA r{}", training.lora.rank));
+        } else if (workload.kind == WorkloadKind::fine_tuning) {
+            parts.push_back("full fine-tuning");
+        }
+        parts.emplace_back(to_string(workload.precision));
+        if (training.seq_len > 0) {
+            parts.push_back(fmt::format("seq {}", training.seq_len));
+        }
+        if (training.dataset_tokens > 0) {
+            parts.push_back(format_count(training.dataset_tokens) + " tokens");
+        } else if (training.dataset_samples > 0) {
+            parts.push_back(fmt::format("{} samples × {:g} epochs", format_count(training.dataset_samples), training.epochs));
+        }
+        if (training.deadline_seconds > 0) {
+            parts.push_back("deadline " + format_duration(training.deadline_seconds));
+        }
+    } else {
+        const InferenceSpec& inference = workload.inference;
+        parts.emplace_back(to_string(workload.weights));
+        if (workload.model.is_transformer()) {
+            parts.push_back(fmt::format("{} in / {} out", inference.input_tokens, inference.output_tokens));
+        }
+        parts.push_back(fmt::format("{:g} req/s", inference.requests_per_s));
+        const std::string percentile = fmt::format("P{:g}", inference.slo.percentile);
+        if (inference.slo.ttft_seconds > 0) {
+            parts.push_back(fmt::format("{} TTFT ≤ {}", percentile, format_duration(inference.slo.ttft_seconds)));
+        }
+        if (inference.slo.tpot_seconds > 0) {
+            parts.push_back(fmt::format("{} TPOT ≤ {}", percentile, format_duration(inference.slo.tpot_seconds)));
+        }
+        if (inference.slo.e2e_seconds > 0) {
+            parts.push_back(fmt::format("{} e2e ≤ {}", percentile, format_duration(inference.slo.e2e_seconds)));
+        }
+    }
+    return fmt::format("{}", fmt::join(parts, " · "));
+}
+
+// ---------------------------------------------------------------------------------------
+// Filters that need no estimate
+
+// Why `gpu` is excluded by the workload's lists and limits; empty when it is not.
+std::string static_exclusion(const Workload& workload, const GpuSpec& gpu) {
+    const ConstraintSpec& constraints = workload.constraints;
+    const auto listed = [&](const std::vector<std::string>& ids) {
+        return std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return equals_ignore_case(id, gpu.id); });
+    };
+    if (!constraints.allow.empty() && !listed(constraints.allow)) {
+        return "not in constraints.allow";
+    }
+    if (listed(constraints.deny)) {
+        return "in constraints.deny";
+    }
+    if (!constraints.segments.empty() &&
+        std::find(constraints.segments.begin(), constraints.segments.end(), gpu.segment) == constraints.segments.end()) {
+        return fmt::format("segment {} not allowed", to_string(gpu.segment));
+    }
+    if (!constraints.form_factors.empty() &&
+        std::find(constraints.form_factors.begin(), constraints.form_factors.end(), gpu.form_factor) ==
+            constraints.form_factors.end()) {
+        return fmt::format("form factor {} not allowed", to_string(gpu.form_factor));
+    }
+    if (constraints.max_power_per_device_watts > 0 && gpu.power_watts > constraints.max_power_per_device_watts) {
+        return fmt::format("{:.0f} W > {:.0f} W per device", gpu.power_watts, constraints.max_power_per_device_watts);
+    }
+    return {};
+}
+
+// The precision the GPU runs the workload in: the workload's when native, else the nearest
+// 16-bit format (mixed fp16 with loss scaling is how bf16 recipes run on Volta and Turing).
+struct PrecisionChoice {
+    Precision precision = Precision::bf16;
+    bool fallback = false;
+    bool possible = true;
+};
+
+PrecisionChoice choose_precision(const Workload& workload, const GpuSpec& gpu) {
+    const Precision wanted = workload.precision;
+    if (gpu.supports(wanted)) {
+        return {wanted, false, true};
+    }
+    for (const Precision option : {Precision::bf16, Precision::fp16, Precision::fp32}) {
+        if (option != wanted && gpu.supports(option) && element_bytes(option) >= element_bytes(wanted)) {
+            return {option, true, true};
+        }
+    }
+    return {wanted, false, false};
+}
+
+std::vector<Acquisition> acquisitions_for(const Workload& workload) {
+    std::vector<Acquisition> options;
+    const DeploymentTarget target = workload.deployment.target;
+    const bool may_buy = target != DeploymentTarget::cloud;
+    const bool may_rent = target != DeploymentTarget::on_prem && target != DeploymentTarget::edge;
+    if (may_buy) {
+        options.push_back(Acquisition::buy_new);
+        if (workload.deployment.used_market) {
+            options.push_back(Acquisition::buy_used);
+        }
+    }
+    if (may_rent) {
+        options.push_back(Acquisition::cloud_on_demand);
+        if (workload.is_training()) {
+            options.push_back(Acquisition::cloud_spot);
+        }
+        options.push_back(Acquisition::cloud_reserved);
+    }
+    return options;
+}
+
+std::vector<int> gpu_counts(int max_gpus) {
+    std::vector<int> counts;
+    for (int count = 1; count <= max_gpus; count *= 2) {
+        counts.push_back(count);
+    }
+    return counts;
+}
+
+// ---------------------------------------------------------------------------------------
+// Layouts
+
+std::vector<Layout> training_layouts(const Workload& workload, const GpuSpec& gpu, int count) {
+    const TrainingSpec& training = workload.training;
+    const int domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 1;
+    const int node = std::max(1, workload.constraints.gpus_per_node);
+    std::vector<int> tensor_options;
+    if (training.tensor_parallel > 0) {
+        tensor_options.push_back(training.tensor_parallel);
+    } else {
+        // Tensor parallelism exchanges activations every layer: keep it inside one NVLink domain
+        // and one node (Narayanan et al. 2021, §3.3).
+        for (int t = 1; t <= std::min({count, domain, node, 8}); t *= 2) {
+            tensor_options.push_back(t);
+        }
+    }
+    std::vector<int> pipeline_options;
+    if (training.pipeline_parallel > 0) {
+        pipeline_options.push_back(training.pipeline_parallel);
+    } else {
+        const int layers = std::max(1, workload.model.layers);
+        for (int p = 1; p <= count; p *= 2) {
+            if (p == 1 || (workload.model.is_transformer() && layers % p == 0)) {
+                pipeline_options.push_back(p);
+            }
+        }
+    }
+    std::vector<Sharding> sharding_options;
+    if (training.sharding_given) {
+        sharding_options.push_back(training.sharding);
+    } else {
+        sharding_options = {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3};
+    }
+    std::vector<Layout> layouts;
+    for (const int t : tensor_options) {
+        for (const int p : pipeline_options) {
+            if (t * p > count || count % (t * p) != 0) {
+                continue;
+            }
+            const int d = count / (t * p);
+            for (const Sharding sharding : sharding_options) {
+                if (d == 1 && sharding != Sharding::none && !training.sharding_given) {
+                    continue;  // sharding across one replica changes nothing
+                }
+                Layout layout;
+                layout.tensor_parallel = t;
+                layout.pipeline_parallel = p;
+                layout.data_parallel = d;
+                layout.sharding = sharding;
+                layout.offload = training.offload;
+                if (workload.model.is_moe()) {
+                    layout.expert_parallel = std::min(d, workload.model.experts);
+                }
+                layouts.push_back(layout);
+            }
+        }
+    }
+    return layouts;
+}
+
+std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& gpu, int max_gpus) {
+    const int domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 1;
+    const int node = std::max(1, workload.constraints.gpus_per_node);
+    std::vector<Layout> layouts;
+    // A replica's tensor parallel stays within one NVLink domain; over PCIe only 1.
+    for (int t = 1; t <= std::min({domain, node, max_gpus, 8}); t *= 2) {
+        Layout layout;
+        layout.tensor_parallel = t;
+        layouts.push_back(layout);
+    }
+    return layouts;
+}
+
+// ---------------------------------------------------------------------------------------
+// Scoring
+
+double objective_score(Objective objective, const Candidate& candidate) {
+    switch (objective) {
+    case Objective::tco:
+        return candidate.cost.tco_usd;
+    case Objective::time:
+        if (candidate.perf.training) {
+            return candidate.perf.training->time_to_train_s > 0 ? candidate.perf.training->time_to_train_s
+                                                                : candidate.perf.training->step_time_s;
+        }
+        return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s : infinity;
+    case Objective::latency:
+        if (candidate.perf.inference) {
+            return candidate.perf.inference->p99_tpot_s > 0 ? candidate.perf.inference->p99_tpot_s
+                                                            : candidate.perf.inference->p99_e2e_s;
+        }
+        return candidate.perf.training ? candidate.perf.training->step_time_s : infinity;
+    case Objective::throughput_per_usd:
+        return candidate.cost.usd_per_unit > 0 ? candidate.cost.usd_per_unit : candidate.cost.tco_usd;
+    case Objective::energy:
+        return candidate.cost.energy_kwh;
+    }
+    return candidate.cost.tco_usd;
+}
+
+std::string objective_words(Objective objective) {
+    switch (objective) {
+    case Objective::tco:
+        return "lowest TCO meeting every constraint";
+    case Objective::time:
+        return "shortest time meeting every constraint";
+    case Objective::latency:
+        return "lowest latency meeting every constraint";
+    case Objective::throughput_per_usd:
+        return "lowest cost per unit of work meeting every constraint";
+    case Objective::energy:
+        return "least energy meeting every constraint";
+    }
+    return "";
+}
+
+// The speed figure of a candidate where larger is better (for comparisons in words).
+double speed(const Candidate& candidate) {
+    if (candidate.perf.training) {
+        return candidate.perf.training->tokens_per_s > 0 ? candidate.perf.training->tokens_per_s
+                                                         : candidate.perf.training->samples_per_s;
+    }
+    if (candidate.perf.inference && candidate.perf.inference->p99_tpot_s > 0) {
+        return 1.0 / candidate.perf.inference->p99_tpot_s;
+    }
+    if (candidate.perf.inference && candidate.perf.inference->p99_e2e_s > 0) {
+        return 1.0 / candidate.perf.inference->p99_e2e_s;
+    }
+    return 0;
+}
+
+std::string acquisition_words(Acquisition acquisition) {
+    switch (acquisition) {
+    case Acquisition::buy_new:
+        return "buy new";
+    case Acquisition::buy_used:
+        return "buy used";
+    case Acquisition::cloud_on_demand:
+        return "cloud on-demand";
+    case Acquisition::cloud_spot:
+        return "cloud spot";
+    case Acquisition::cloud_reserved:
+        return "cloud reserved 1y";
+    }
+    return "";
+}
+
+bool is_rental(Acquisition acquisition) {
+    return acquisition != Acquisition::buy_new && acquisition != Acquisition::buy_used;
+}
+
+std::string winner_reason(const Workload& workload, const Candidate& candidate, Objective objective) {
+    std::vector<std::string> parts;
+    if (candidate.perf.training) {
+        const TrainingPerf& training = *candidate.perf.training;
+        if (training.time_to_train_s > 0) {
+            parts.push_back(workload.training.deadline_seconds > 0
+                                ? fmt::format("{} per run ≤ {} deadline", format_duration(training.time_to_train_s),
+                                              format_duration(workload.training.deadline_seconds))
+                                : fmt::format("{} per run", format_duration(training.time_to_train_s)));
+        } else {
+            parts.push_back(format_rate(speed(candidate), training.tokens_per_s > 0 ? "tok/s" : "samples/s"));
+        }
+    }
+    if (candidate.perf.inference) {
+        const InferencePerf& inference = *candidate.perf.inference;
+        const SloSpec& slo = workload.inference.slo;
+        if (slo.tpot_seconds > 0) {
+            parts.push_back(fmt::format("P{:g} TPOT {} ≤ {}", slo.percentile, format_duration(inference.p99_tpot_s),
+                                        format_duration(slo.tpot_seconds)));
+        } else if (slo.ttft_seconds > 0) {
+            parts.push_back(fmt::format("P{:g} TTFT {} ≤ {}", slo.percentile, format_duration(inference.p99_ttft_s),
+                                        format_duration(slo.ttft_seconds)));
+        } else {
+            parts.push_back(fmt::format("P{:g} latency {}", slo.percentile, format_duration(inference.p99_e2e_s)));
+        }
+        parts.push_back(fmt::format("{} replica{} at {:g} req/s", candidate.replicas, candidate.replicas == 1 ? "" : "s",
+                                    workload.inference.requests_per_s));
+    }
+    parts.push_back(fmt::format("{}/{} per GPU", format_gb(candidate.memory.per_gpu.total_bytes),
+                                format_gb(candidate.memory.capacity_bytes)));
+    if (candidate.precision_fallback) {
+        parts.push_back(fmt::format("no native {}: runs {}", to_string(workload.precision), to_string(candidate.precision)));
+    }
+    if (objective == Objective::tco && is_rental(candidate.acquisition) && candidate.perf.training &&
+        candidate.cost.tco_usd > 0) {
+        parts.push_back("renting beats owning for this much use");
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// When would `alternative` beat `winner`? In numbers.
+std::string alternative_condition(const Workload& workload, const Candidate& winner, const Candidate& alternative) {
+    std::vector<std::string> parts;
+    const double winner_speed = speed(winner);
+    const double alternative_speed = speed(alternative);
+    if (winner_speed > 0 && alternative_speed > 0) {
+        const double ratio = alternative_speed / winner_speed;
+        if (ratio >= 1.05) {
+            parts.push_back(fmt::format("{:.1f}× faster", ratio));
+        } else if (ratio <= 0.95) {
+            parts.push_back(fmt::format("{:.1f}× slower", 1.0 / ratio));
+        }
+    }
+    const double difference = alternative.cost.tco_usd - winner.cost.tco_usd;
+    if (difference > 0) {
+        parts.push_back(fmt::format("{} more over {:.0f} months", format_usd(difference),
+                                    workload.deployment.horizon_months));
+    } else if (difference < 0) {
+        parts.push_back(fmt::format("{} less over {:.0f} months", format_usd(-difference),
+                                    workload.deployment.horizon_months));
+    }
+    // A purchase with lower running cost wins once the horizon is long enough.
+    const double capex_gap = alternative.cost.capex_usd - winner.cost.capex_usd;
+    const double monthly_gap = winner.cost.monthly_opex_usd - alternative.cost.monthly_opex_usd;
+    if (difference > 0 && capex_gap > 0 && monthly_gap > 0) {
+        parts.push_back(fmt::format("pays back only if the horizon exceeds {:.0f} months", capex_gap / monthly_gap));
+    }
+    if (!alternative.memory.fits) {
+        parts.push_back("does not fit");
+    }
+    return fmt::format("{} ×{} {}: {}", alternative.gpu, alternative.count, acquisition_words(alternative.acquisition),
+                       parts.empty() ? std::string("close second") : fmt::format("{}", fmt::join(parts, ", ")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Evaluation of one role
+
+struct Miss {
+    double severity = infinity;  // smaller = closer to feasible
+    std::string why;
+};
+
+class RolePlanner {
+public:
+    RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective)
+        : m_workload(workload), m_catalog(catalog), m_efficiency(efficiency), m_objective(objective) {}
+
+    // Fixed mode: one GPU type, one count, one acquisition; constraints other than memory are
+    // left to the caller.
+    FixedEvaluation evaluate_fixed(const GpuSpec& gpu, int count, Acquisition acquisition,
+                                   std::optional<double> unit_price_usd) {
+        m_fixed = Fixed{count, acquisition, unit_price_usd};
+        FixedEvaluation result;
+        const PrecisionChoice precision = choose_precision(m_workload, gpu);
+        if (!precision.possible) {
+            result.why_not = fmt::format("no {} support", to_string(m_workload.precision));
+            return result;
+        }
+        std::vector<Candidate> found;
+        Miss miss;
+        std::size_t evaluated = 0;
+        if (m_workload.is_training()) {
+            evaluate_training(gpu, precision, found, miss, evaluated);
+        } else {
+            evaluate_inference(gpu, precision, found, miss, evaluated);
+        }
+        if (found.empty()) {
+            result.why_not = miss.why.empty() ? std::string("no price for this acquisition") : miss.why;
+            return result;
+        }
+        // Prefer layouts that meet the deadline or SLO, then the objective.
+        const auto meets = [](const Candidate& candidate) {
+            return candidate.perf.training ? candidate.perf.training->meets_deadline
+                                           : (candidate.perf.inference && candidate.perf.inference->meets_slo);
+        };
+        for (Candidate& candidate : found) {
+            candidate.score = objective_score(m_objective, candidate);
+        }
+        std::stable_sort(found.begin(), found.end(), [&](const Candidate& a, const Candidate& b) {
+            if (meets(a) != meets(b)) {
+                return meets(a);
+            }
+            return a.score < b.score;
+        });
+        Candidate& best = found.front();
+        best.memory = estimate_memory(m_workload, gpu, memory_query(best));
+        best.reason = winner_reason(m_workload, best, m_objective);
+        result.candidate = std::move(best);
+        return result;
+    }
+
+    RolePlan run(std::size_t top) {
+        RolePlan plan;
+        plan.role = m_workload.role;
+        plan.workload = m_workload;
+        plan.question = question(m_workload);
+        plan.workload_class = classify(m_workload);
+        std::vector<Candidate> best_per_configuration;
+        for (const GpuSpec& gpu : m_catalog.gpus()) {
+            Miss miss;
+            const std::string excluded = static_exclusion(m_workload, gpu);
+            if (!excluded.empty()) {
+                plan.rejected.push_back({gpu.id, 0, excluded});
+                continue;
+            }
+            const PrecisionChoice precision = choose_precision(m_workload, gpu);
+            if (!precision.possible) {
+                plan.rejected.push_back({gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision))});
+                continue;
+            }
+            const std::size_t before = best_per_configuration.size();
+            if (m_workload.is_training()) {
+                evaluate_training(gpu, precision, best_per_configuration, miss, plan.evaluated);
+            } else {
+                evaluate_inference(gpu, precision, best_per_configuration, miss, plan.evaluated);
+            }
+            if (best_per_configuration.size() == before) {
+                std::string why = miss.why.empty() ? std::string("no price to rent or buy it") : miss.why;
+                if (precision.fallback) {
+                    why = fmt::format("no {} ({} fallback); {}", to_string(m_workload.precision),
+                                      to_string(precision.precision), why);
+                }
+                plan.rejected.push_back({gpu.id, 0, why});
+            }
+        }
+        plan.feasible = m_feasible;
+        for (Candidate& candidate : best_per_configuration) {
+            candidate.score = objective_score(m_objective, candidate);
+        }
+        std::stable_sort(best_per_configuration.begin(), best_per_configuration.end(),
+                         [](const Candidate& a, const Candidate& b) {
+                             if (a.score != b.score) {
+                                 return a.score < b.score;
+                             }
+                             if (a.cost.tco_usd != b.cost.tco_usd) {
+                                 return a.cost.tco_usd < b.cost.tco_usd;
+                             }
+                             return a.count < b.count;
+                         });
+        // One row per GPU type in the ranking: the best configuration of each.
+        std::vector<Candidate> ranked;
+        for (Candidate& candidate : best_per_configuration) {
+            const bool seen = std::any_of(ranked.begin(), ranked.end(),
+                                          [&](const Candidate& other) { return other.gpu == candidate.gpu; });
+            if (!seen) {
+                ranked.push_back(std::move(candidate));
+            }
+        }
+        for (Candidate& candidate : ranked) {
+            candidate.memory = estimate_memory(m_workload, *m_catalog.find(candidate.gpu), memory_query(candidate));
+            candidate.reason = winner_reason(m_workload, candidate, m_objective);
+        }
+        if (!ranked.empty()) {
+            plan.winner = ranked.front();
+            if (ranked.size() > 1) {
+                plan.alternative = ranked[1];
+                plan.alternative_why_not = alternative_condition(m_workload, ranked.front(), ranked[1]);
+            }
+        }
+        if (ranked.size() > top) {
+            ranked.resize(top);
+        }
+        plan.ranked = std::move(ranked);
+        plan.pareto = pareto_indices(plan.ranked);
+        plan.advice = advice(plan);
+        return plan;
+    }
+
+private:
+    MemoryQuery memory_query(const Candidate& candidate) const {
+        MemoryQuery query;
+        query.layout = candidate.layout;
+        query.micro_batch = candidate.micro_batch;
+        query.batch = candidate.batch;
+        return query;
+    }
+
+    Workload with_precision(Precision precision) const {
+        Workload workload = m_workload;
+        workload.precision = precision;
+        return workload;
+    }
+
+    // Adds the cheapest acquisition of a feasible (gpu, count, layout) as candidates.
+    void price(const GpuSpec& gpu, Candidate candidate, const UsageProfile& usage, std::vector<Candidate>& out,
+               Miss& miss) {
+        bool any = false;
+        const std::vector<Acquisition> acquisitions =
+            m_fixed ? std::vector<Acquisition>{m_fixed->acquisition} : acquisitions_for(m_workload);
+        for (const Acquisition acquisition : acquisitions) {
+            CostEstimate cost = estimate_cost(m_workload, gpu, acquisition, usage,
+                                              m_fixed ? m_fixed->unit_price_usd : std::nullopt);
+            if (!cost.available) {
+                if (m_fixed) {
+                    miss.why = cost.unavailable_reason;
+                }
+                continue;
+            }
+            const BudgetSpec& budget = m_workload.budget;
+            if (m_fixed) {
+                // The budget is judged by the caller.
+            } else if (budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
+                note_miss(miss, cost.capex_usd / budget.capex_usd,
+                          fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
+                                      format_usd(budget.capex_usd)));
+                continue;
+            }
+            if (budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
+                note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
+                          fmt::format("{}×: {} per month > budget {}", usage.gpus, format_usd(cost.monthly_opex_usd),
+                                      format_usd(budget.monthly_usd)));
+                continue;
+            }
+            candidate.acquisition = acquisition;
+            candidate.cost = std::move(cost);
+            ++m_feasible;
+            any = true;
+            out.push_back(candidate);
+        }
+        if (!any && miss.why.empty()) {
+            miss.why = "no price to rent or buy it";
+        }
+    }
+
+    static void note_miss(Miss& miss, double severity, std::string why) {
+        if (severity < miss.severity) {
+            miss.severity = severity;
+            miss.why = std::move(why);
+        }
+    }
+
+    UsageProfile training_usage(const TrainingPerf& perf, int gpus) const {
+        const TrainingSpec& training = m_workload.training;
+        UsageProfile usage;
+        usage.gpus = gpus;
+        usage.average_utilization = m_workload.deployment.utilization;
+        usage.launches = training.runs;
+        if (perf.time_to_train_s > 0) {
+            usage.job_seconds = perf.time_to_train_s * training.runs;
+        } else {
+            // No dataset size: the GPUs serve the team for the horizon (e.g. development).
+            usage.service = true;
+        }
+        if (training.dataset_tokens > 0) {
+            usage.work_units = training.dataset_tokens * training.epochs * training.runs / 1e6;
+            usage.unit = "1M tokens";
+        } else if (training.dataset_samples > 0) {
+            usage.work_units = training.epochs * training.runs;
+            usage.unit = "epoch";
+            usage.transfer_bytes = m_workload.data.sample_bytes * training.dataset_samples * training.runs;
+        }
+        return usage;
+    }
+
+    void evaluate_training(const GpuSpec& gpu, const PrecisionChoice& precision, std::vector<Candidate>& out, Miss& miss,
+                           std::size_t& evaluated) {
+        const Workload workload = with_precision(precision.precision);
+        const std::vector<int> counts =
+            m_fixed ? std::vector<int>{m_fixed->count} : gpu_counts(m_workload.constraints.max_gpus);
+        for (const int count : counts) {
+            std::optional<Candidate> best;
+            double best_step = infinity;
+            for (const Layout& layout : training_layouts(workload, gpu, count)) {
+                ++evaluated;
+                MemoryQuery query;
+                query.layout = layout;
+                const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
+                const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
+                if (memory.total_bytes > usable) {
+                    note_miss(miss, 10.0 + memory.total_bytes / usable,
+                              fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes), count,
+                                          count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
+                    continue;
+                }
+                PerfQuery perf_query;
+                perf_query.layout = layout;
+                PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+                if (!perf.training) {
+                    continue;
+                }
+                if (!perf.training->meets_deadline && !m_fixed) {
+                    note_miss(miss, 1.0 + perf.training->time_to_train_s / m_workload.training.deadline_seconds,
+                              fmt::format("{} > {} deadline at {} GPUs", format_duration(perf.training->time_to_train_s),
+                                          format_duration(m_workload.training.deadline_seconds), count));
+                    continue;
+                }
+                if (perf.training->step_time_s < best_step) {
+                    best_step = perf.training->step_time_s;
+                    Candidate candidate;
+                    candidate.gpu = gpu.id;
+                    candidate.gpu_name = gpu.name;
+                    candidate.count = count;
+                    candidate.layout = layout;
+                    candidate.precision = precision.precision;
+                    candidate.precision_fallback = precision.fallback;
+                    candidate.micro_batch = m_workload.training.micro_batch;
+                    candidate.perf = std::move(perf);
+                    best = std::move(candidate);
+                }
+            }
+            if (best) {
+                price(gpu, *best, training_usage(*best->perf.training, count), out, miss);
+            }
+        }
+    }
+
+    void evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision, std::vector<Candidate>& out,
+                            Miss& miss, std::size_t& evaluated) {
+        const Workload workload = with_precision(precision.precision);
+        const int max_gpus = m_fixed ? m_fixed->count : m_workload.constraints.max_gpus;
+        for (const Layout& layout : inference_layouts(workload, gpu, max_gpus)) {
+            if (m_fixed && m_fixed->count % layout.tensor_parallel != 0) {
+                continue;
+            }
+            ++evaluated;
+            MemoryQuery query;
+            query.layout = layout;
+            query.batch = 1;
+            const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
+            const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
+            if (memory.total_bytes > usable) {
+                note_miss(miss, 10.0 + memory.total_bytes / usable,
+                          fmt::format("needs {} per GPU at {} GPU{} per replica, has {}", format_gb(memory.total_bytes),
+                                      layout.tensor_parallel, layout.tensor_parallel == 1 ? "" : "s",
+                                      format_gb(gpu.memory_bytes)));
+                continue;
+            }
+            PerfQuery perf_query;
+            perf_query.layout = layout;
+            perf_query.batch = m_workload.inference.batch;
+            const PerfEstimate single = estimate_perf(workload, gpu, perf_query, m_efficiency);
+            if (!single.inference) {
+                continue;
+            }
+            const double capacity = single.inference->max_requests_per_s_meeting_slo;
+            if (capacity <= 0 && !m_fixed) {
+                note_miss(miss, 2.0, slo_miss(*single.inference, layout.tensor_parallel));
+                continue;
+            }
+            const int replicas =
+                m_fixed ? m_fixed->count / layout.tensor_parallel
+                        : std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity - 1e-9)));
+            const int gpus = replicas * layout.tensor_parallel;
+            if (gpus > max_gpus && !m_fixed) {
+                note_miss(miss, 1.0 + static_cast<double>(gpus) / max_gpus,
+                          fmt::format("needs {} GPUs for {:g} req/s > constraints.max_gpus {}", gpus,
+                                      m_workload.inference.requests_per_s, max_gpus));
+                continue;
+            }
+            // Each replica carries its share of the load.
+            Workload per_replica = workload;
+            per_replica.inference.requests_per_s = m_workload.inference.requests_per_s / replicas;
+            PerfEstimate perf = estimate_perf(per_replica, gpu, perf_query, m_efficiency);
+            if (!perf.inference || (!perf.inference->meets_slo && !m_fixed)) {
+                note_miss(miss, 2.0, perf.inference ? slo_miss(*perf.inference, layout.tensor_parallel) : "no estimate");
+                continue;
+            }
+            perf.inference->replicas = replicas;
+            Candidate candidate;
+            candidate.gpu = gpu.id;
+            candidate.gpu_name = gpu.name;
+            candidate.count = gpus;
+            candidate.replicas = replicas;
+            candidate.layout = layout;
+            candidate.precision = precision.precision;
+            candidate.precision_fallback = precision.fallback;
+            candidate.batch = perf.inference->batch;
+            candidate.perf = std::move(perf);
+            UsageProfile usage;
+            usage.gpus = gpus;
+            usage.service = true;
+            usage.average_utilization = m_workload.deployment.utilization;
+            const double served_requests =
+                m_workload.inference.requests_per_s * m_workload.deployment.utilization *
+                m_workload.deployment.horizon_months * seconds_per_month;
+            if (m_workload.model.is_transformer()) {
+                usage.work_units = served_requests * m_workload.inference.output_tokens / 1e6;
+                usage.unit = "1M tokens";
+            } else {
+                usage.work_units = served_requests / 1e3;
+                usage.unit = "1k requests";
+            }
+            price(gpu, std::move(candidate), usage, out, miss);
+        }
+    }
+
+    std::string slo_miss(const InferencePerf& perf, int tensor_parallel) const {
+        const SloSpec& slo = m_workload.inference.slo;
+        if (slo.tpot_seconds > 0 && perf.p99_tpot_s > slo.tpot_seconds) {
+            return fmt::format("P{:g} TPOT {} > {} SLO at TP{}", slo.percentile, format_duration(perf.p99_tpot_s),
+                               format_duration(slo.tpot_seconds), tensor_parallel);
+        }
+        if (slo.ttft_seconds > 0 && perf.p99_ttft_s > slo.ttft_seconds) {
+            return fmt::format("P{:g} TTFT {} > {} SLO at TP{}", slo.percentile, format_duration(perf.p99_ttft_s),
+                               format_duration(slo.ttft_seconds), tensor_parallel);
+        }
+        if (slo.e2e_seconds > 0 && perf.p99_e2e_s > slo.e2e_seconds) {
+            return fmt::format("P{:g} latency {} > {} SLO at TP{}", slo.percentile, format_duration(perf.p99_e2e_s),
+                               format_duration(slo.e2e_seconds), tensor_parallel);
+        }
+        return fmt::format("cannot meet the SLO at TP{}", tensor_parallel);
+    }
+
+    std::vector<std::size_t> pareto_indices(const std::vector<Candidate>& ranked) const {
+        // Training: time vs cost, both minimised. Inference: latency vs cost per unit at the
+        // candidates' own batch.
+        const auto x = [](const Candidate& candidate) {
+            if (candidate.perf.training) {
+                return candidate.perf.training->time_to_train_s > 0 ? candidate.perf.training->time_to_train_s
+                                                                    : candidate.perf.training->step_time_s;
+            }
+            return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s : infinity;
+        };
+        std::vector<std::size_t> front;
+        for (std::size_t i = 0; i < ranked.size(); ++i) {
+            bool dominated = false;
+            for (std::size_t j = 0; j < ranked.size() && !dominated; ++j) {
+                dominated = j != i && x(ranked[j]) <= x(ranked[i]) && ranked[j].cost.tco_usd <= ranked[i].cost.tco_usd &&
+                            (x(ranked[j]) < x(ranked[i]) || ranked[j].cost.tco_usd < ranked[i].cost.tco_usd);
+            }
+            if (!dominated) {
+                front.push_back(i);
+            }
+        }
+        return front;
+    }
+
+    std::vector<std::string> advice(const RolePlan& plan) const {
+        std::vector<std::string> lines;
+        if (!plan.winner) {
+            lines.push_back("nothing meets every constraint: relax the deadline, SLO or budget, or allow more GPUs");
+            return lines;
+        }
+        const Bottleneck& bottleneck = plan.winner->perf.bottleneck;
+        if (bottleneck.resource == Resource::input_pipeline) {
+            lines.push_back("input-bound: fix the data pipeline before buying a faster GPU — " + bottleneck.remedy);
+        } else if (!bottleneck.remedy.empty()) {
+            lines.push_back(bottleneck.remedy);
+        }
+        if (plan.winner->precision_fallback) {
+            lines.push_back(fmt::format("{} has no native {}: it runs {} (check numerics)", plan.winner->gpu,
+                                        to_string(m_workload.precision), to_string(plan.winner->precision)));
+        }
+        lines.push_back("strategy by horizon: " + horizon_strategy(m_workload.deployment.horizon_months));
+        return lines;
+    }
+
+    struct Fixed {
+        int count = 0;
+        Acquisition acquisition = Acquisition::buy_new;
+        std::optional<double> unit_price_usd;
+    };
+
+    const Workload& m_workload;
+    const Catalog& m_catalog;
+    const EfficiencyTable& m_efficiency;
+    Objective m_objective;
+    std::size_t m_feasible = 0;
+    std::optional<Fixed> m_fixed;
+};
+
+std::string procurement_reason(const RolePlan& plan) { return plan.winner ? plan.winner->reason : ""; }
+
+}  // namespace
+
+std::string_view to_string(WorkloadClass workload_class) {
+    switch (workload_class) {
+    case WorkloadClass::large_training:
+        return "large-model training";
+    case WorkloadClass::medium_training:
+        return "medium training/tuning";
+    case WorkloadClass::high_concurrency_inference:
+        return "high-concurrency inference";
+    case WorkloadClass::edge_inference:
+        return "edge inference";
+    }
+    return "";
+}
+
+std::string_view class_priorities(WorkloadClass workload_class) {
+    switch (workload_class) {
+    case WorkloadClass::large_training:
+        return "memory capacity first, then bandwidth and NVLink";
+    case WorkloadClass::medium_training:
+        return "balance memory and bandwidth; stay on one node";
+    case WorkloadClass::high_concurrency_inference:
+        return "latency first: low-precision throughput, bandwidth, host link";
+    case WorkloadClass::edge_inference:
+        return "performance per watt, INT8/INT4, power envelope";
+    }
+    return "";
+}
+
+FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
+                               std::optional<double> unit_price_usd, const EfficiencyTable& efficiency) {
+    Catalog single;
+    single.upsert(gpu);
+    RolePlanner planner(workload, single, efficiency, workload.objective);
+    return planner.evaluate_fixed(gpu, count, acquisition, unit_price_usd);
+}
+
+PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
+                     const PlanOptions& options) {
+    PlanReport report;
+    report.project = project.name;
+    const bool several = project.workloads.size() > 1;
+    for (const Workload& workload : project.workloads) {
+        const Objective objective = options.objective.value_or(workload.objective);
+        if (report.objective.empty()) {
+            report.objective = objective_words(objective);
+        } else if (report.objective != objective_words(objective)) {
+            report.objective = "per role (see each role)";
+        }
+        RolePlanner planner(workload, catalog, efficiency, objective);
+        RolePlan plan = planner.run(options.top);
+        report.horizon_months = std::max(report.horizon_months, workload.deployment.horizon_months);
+        for (const Assumption& assumption : workload.assumptions) {
+            Assumption copy = assumption;
+            if (several) {
+                copy.field = workload.name + ": " + copy.field;
+            }
+            report.assumptions.push_back(std::move(copy));
+        }
+        if (plan.winner) {
+            const Candidate& winner = *plan.winner;
+            ProcurementLine line;
+            line.role = plan.role;
+            line.gpu = winner.gpu;
+            line.gpu_name = winner.gpu_name;
+            line.quantity = winner.count + winner.cost.spare_gpus;
+            line.acquisition = winner.acquisition;
+            line.unit_price_usd = winner.cost.unit_price_usd;
+            line.total_usd = winner.cost.capex_usd;
+            line.monthly_opex_usd = winner.cost.monthly_opex_usd;
+            line.tco_usd = winner.cost.tco_usd;
+            line.horizon_months = workload.deployment.horizon_months;
+            line.reason = procurement_reason(plan);
+            if (plan.alternative) {
+                line.alternative = fmt::format("{} ×{} ({})", plan.alternative->gpu, plan.alternative->count,
+                                               acquisition_words(plan.alternative->acquisition));
+                line.alternative_reason = plan.alternative_why_not;
+            }
+            report.total_capex_usd += line.total_usd;
+            report.total_monthly_opex_usd += line.monthly_opex_usd;
+            report.total_tco_usd += line.tco_usd;
+            report.procurement.push_back(std::move(line));
+        }
+        report.roles.push_back(std::move(plan));
+    }
+    return report;
+}
+
+}  // namespace gpusel
