@@ -1,6 +1,7 @@
 #pragma once
 // How a job is spread over GPUs.
 
+#include <optional>
 #include <string>
 
 #include "gpusel/workload.hpp"
@@ -20,5 +21,11 @@ struct Layout {
 
 // "tp2 pp1 dp4 zero1", for tables.
 std::string describe(const Layout& layout);
+
+// The layout of `count` GPUs for a workload when nothing else chooses one: training runs data
+// parallel with the workload's sharding and offload, keeping the tensor/pipeline-parallel degree
+// the workload fixes (auto = 1); inference splits one replica over the GPUs by tensor
+// parallelism. nullopt when `count` is not a multiple of the fixed tensor × pipeline degree.
+std::optional<Layout> default_layout(const Workload& workload, int count);
 
 }  // namespace gpusel

@@ -11,18 +11,21 @@
 
 namespace gpusel {
 
-// Bytes held by one GPU at peak, by component.
+// Bytes held by one GPU at peak, by component. The components weights … kv_cache sum to
+// allocated_bytes; total_bytes = allocated_bytes + overhead_bytes.
 struct MemoryBreakdown {
-    double weights_bytes = 0;
+    double weights_bytes = 0;       // incl. the 16-bit autocast copy when fp32 weights run in fp16/bf16
     double gradients_bytes = 0;
-    double optimizer_bytes = 0;     // incl. fp32 master copy under mixed precision
+    double optimizer_bytes = 0;     // incl. fp32 master copy under mixed precision and step temporaries
     double activations_bytes = 0;   // incl. logits/loss and inference workspace
     double kv_cache_bytes = 0;
-    double overhead_bytes = 0;      // CUDA context, library workspaces, allocator reserve, NCCL
+    double overhead_bytes = 0;      // CUDA context, allocator reserve, NCCL buffers (not allocated tensors)
     double allocated_bytes = 0;     // what torch.cuda.max_memory_allocated() would show
     double total_bytes = 0;         // what nvidia-smi would show: allocated + overhead
     double total_low_bytes = 0;     // uncertainty band of total_bytes
     double total_high_bytes = 0;
+    double allocated_low_bytes = 0;   // uncertainty band of allocated_bytes
+    double allocated_high_bytes = 0;
 };
 
 // What is being estimated. For training, micro_batch and seq_len come from the workload
@@ -40,9 +43,13 @@ struct MemoryEstimate {
     double capacity_bytes = 0;
     bool fits = false;               // total_bytes <= capacity × (1 − headroom)
     double headroom_bytes = 0;       // capacity − total (negative when it does not fit)
+    double headroom_fraction = 0;    // the required free fraction `fits` was judged with
     int max_micro_batch = 0;         // training: largest micro-batch that fits (0 = none)
     int max_batch = 0;               // inference: largest batch at the workload's context
     int max_context_tokens = 0;      // inference: largest context at the chosen batch
+    int micro_batch = 0;             // training: the micro-batch estimated
+    int batch = 0;                   // inference: the batch estimated
+    int context_tokens = 0;          // inference: tokens per sequence estimated
     std::vector<std::string> notes;  // assumptions and caveats, one sentence each
 };
 
@@ -52,5 +59,53 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu,
 // Only the breakdown (no max-batch search); the planner's hot path.
 MemoryBreakdown memory_breakdown(const Workload& workload, const GpuSpec& gpu,
                                  const MemoryQuery& query);
+
+// ---------------------------------------------------------------------------------------
+// The terms, exposed for tests and for other estimators. All pure; bytes per GPU unless said.
+
+// How a model's parameters split, for sharding. Counts, not bytes.
+struct ParameterSplit {
+    double total = 0;       // Ψ
+    double embedding = 0;   // token embedding (+ output projection when untied): V·h·(1 or 2)
+    double layers = 0;      // everything else (transformer blocks; the whole model otherwise)
+    double experts = 0;     // MoE expert FFN parameters, part of `layers`
+    double largest_layer = 0;  // parameters of the largest single block (ZeRO-3 gather buffer)
+};
+ParameterSplit split_parameters(const ModelSpec& model);
+
+// Trainable LoRA parameters over the whole model: Σ_layers Σ_targets r·(d_in + d_out)
+// (Hu et al. 2021). Unknown target names count as hidden→hidden and are listed in `unknown`.
+double lora_trainable_params(const ModelSpec& model, const LoraSpec& lora,
+                             std::vector<std::string>* unknown = nullptr);
+
+// KV cache: 2 (K and V) × layers × kv_heads × head_dim × element bytes × tokens × sequences.
+double kv_cache_bytes(const ModelSpec& model, double element_bytes, double tokens_per_sequence,
+                      double sequences);
+
+// Activation bytes one transformer layer keeps for backward (Korthikanti et al. 2022, §4.1,
+// generalised to GQA, gated FFNs, dropout-free models and element size; docs/memory-model.md).
+struct ActivationShape {
+    double seq_len = 0;
+    double micro_batch = 0;
+    double element_bytes = 2;   // 2 for fp16/bf16 activations, 4 for fp32
+    bool dropout = false;       // dropout masks (1 byte per element) and dropout outputs
+    bool flash_attention = true;
+    bool selective_recompute = false;
+    // fp32 weights under fp16/bf16 autocast: LayerNorm and softmax run in fp32 (PyTorch autocast
+    // op lists), so the residual stream and the attention probabilities are stored in fp32.
+    bool autocast = false;
+    int tensor_parallel = 1;
+};
+double transformer_layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape);
+
+// Device memory outside allocated tensors: the CUDA context (with library kernels), by GPU
+// generation. Sources in docs/memory-model.md.
+double cuda_context_bytes(const GpuSpec& gpu);
+
+// Fraction of allocated bytes the PyTorch caching allocator holds on top (reserved − allocated),
+// nominal, low and high.
+inline constexpr double allocator_reserve_fraction = 0.10;
+inline constexpr double allocator_reserve_fraction_low = 0.05;
+inline constexpr double allocator_reserve_fraction_high = 0.15;
 
 }  // namespace gpusel

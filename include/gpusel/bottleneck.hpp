@@ -1,0 +1,54 @@
+#pragma once
+// Predicted bottleneck: which resource binds a candidate, with its share of the time, the
+// utilisation the GPU would show and the remedy that pays most. Pure.
+
+#include <string>
+#include <string_view>
+
+namespace gpusel {
+
+enum class Resource {
+    compute,
+    memory_bandwidth,
+    memory_capacity,
+    interconnect,     // GPU-to-GPU collectives (NVLink, PCIe peer, network)
+    host_link,        // host-to-device copies over PCIe (offload, input batches)
+    input_pipeline,   // CPU decode / storage cannot feed the GPUs
+    launch_overhead,  // per-kernel launch and synchronisation gaps
+};
+
+// The names of `gpusel diagnose` where one exists: "compute", "memory-bandwidth",
+// "memory-capacity", "communication", "host-transfer", "input-pipeline", "launch-overhead".
+std::string_view to_string(Resource resource);
+
+struct Bottleneck {
+    Resource resource = Resource::compute;
+    double share = 0;            // share of step time spent on this resource, 0..1
+    double gpu_utilization = 0;  // what nvidia-smi's utilisation would show, 0..1
+    std::string detail;          // the numbers that show it
+    std::string remedy;          // the fix that pays most
+};
+
+// Seconds of one step (training: one optimizer step on one GPU; inference: one full batch on
+// one replica, prefill plus decode) spent waiting on each resource. Each kernel's time is
+// charged to the resource that bounds it.
+struct ResourceTimes {
+    double compute_s = 0;
+    double memory_bandwidth_s = 0;
+    double interconnect_s = 0;
+    double host_link_s = 0;
+    double input_pipeline_s = 0;
+    double launch_overhead_s = 0;
+
+    double total_s() const {
+        return compute_s + memory_bandwidth_s + interconnect_s + host_link_s + input_pipeline_s + launch_overhead_s;
+    }
+};
+
+// The resource with the largest share (ties: the order of Resource), its share, and the GPU
+// utilisation: the share of time a kernel runs (input waits, host copies that are not
+// overlapped and launch gaps leave the GPU idle). Detail and remedy are left empty for the
+// caller, who knows the workload. All-zero times give compute with share 0.
+Bottleneck binding_resource(const ResourceTimes& times);
+
+}  // namespace gpusel

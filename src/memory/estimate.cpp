@@ -1,0 +1,682 @@
+// Per-GPU memory at peak, by component, for training, fine-tuning and inference.
+// Formulas and sources: docs/memory-model.md (each term below names its source).
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "gpusel/format.hpp"
+#include "gpusel/memory.hpp"
+#include "gpusel/text.hpp"
+#include "memory/terms.hpp"
+
+namespace gpusel {
+
+namespace {
+
+using memory_detail::LoraShape;
+using memory_detail::TransformerWidths;
+
+constexpr double mib = 1024.0 * 1024.0;
+// NCCL_BUFFSIZE is 4 MiB by default (NCCL environment-variable docs); a ring keeps a send and a
+// receive buffer per channel, up to 32 channels: 256 MiB per communicator, outside PyTorch's allocator.
+constexpr double nccl_bytes_per_communicator = 4.0 * mib * 2 * 32;
+// Context band over GPUs and software versions: 0.3–1.4 GB (formulas.md, HF docs, fms logs).
+constexpr double context_low_bytes = 0.3e9;
+constexpr double context_high_bytes = 1.4e9;
+// Activations: the spread between implementations of the same layer (fused vs unfused SwiGLU,
+// fp32 norm upcasts, dropout on or off) is about a quarter of a 20–35-element layer.
+constexpr double activation_low_factor = 0.75;
+constexpr double activation_high_factor = 1.25;
+// Mixed precision stores activations in half precision, halving them (Micikevicius et al. 2018,
+// "Mixed Precision Training", ICLR).
+constexpr double half_precision_activation_factor = 0.5;
+// Weights: preset parameter counts are rounded to 3–4 digits and models hold non-parameter buffers
+// (causal masks, rotary caches) or framework-specific untied copies: ±2 %. Quantized weights:
+// scale layouts vary (NF4 4.127 bits with double quantization, 4.5 without; LLM.int8 outlier
+// columns; which layers stay 16-bit): ±10 %.
+constexpr double float_weight_uncertainty = 0.02;
+constexpr double quantized_weight_uncertainty = 0.10;
+
+class NoteList {
+public:
+    explicit NoteList(std::vector<std::string>* list) : m_list(list) {}
+    bool enabled() const { return m_list != nullptr; }
+    template <typename... Args>
+    void add(fmt::format_string<Args...> format, Args&&... args) {
+        if (m_list != nullptr) {
+            m_list->push_back(fmt::format(format, std::forward<Args>(args)...));
+        }
+    }
+
+private:
+    std::vector<std::string>* m_list;
+};
+
+std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
+
+double activation_element_bytes(Precision precision) {
+    // fp8 training keeps activations and most saved tensors in bf16 (Transformer Engine).
+    return precision == Precision::fp32 || precision == Precision::tf32 ? 4.0 : 2.0;
+}
+
+bool is_float_format(WeightFormat format) {
+    return format == WeightFormat::fp32 || format == WeightFormat::fp16 || format == WeightFormat::bf16;
+}
+
+// Encoders (BERT, RoBERTa, T5) train with dropout 0.1 in their published configs; current
+// decoder LLMs (Llama, Mistral, Qwen, Phi, Falcon) set it to 0.
+bool trains_with_dropout(const ModelSpec& model) {
+    return model.family == ModelFamily::encoder || model.family == ModelFamily::encoder_decoder;
+}
+
+bool uses_per_sample_activations(const ModelSpec& model) {
+    if (!model.is_transformer()) {
+        return true;
+    }
+    return model.activation_bytes_per_sample > 0 &&
+           (model.family == ModelFamily::cnn || model.family == ModelFamily::vit ||
+            model.family == ModelFamily::diffusion || model.family == ModelFamily::other);
+}
+
+// Parameters held by the most loaded rank before ZeRO: Megatron's (Ψ_blocks/p + V·h)/t for the
+// first pipeline stage (Megatron-LM theoretical_memory_usage.py), experts further split by EP.
+struct ShardParams {
+    double total = 0;       // parameters on this rank
+    double embedding = 0;   // of which embedding/output (kept 16-bit by weight-only quantizers)
+    double fraction = 1;    // of the model's blocks on this rank (for per-layer quantities)
+};
+
+ShardParams shard_parameters(const ModelSpec& model, const ParameterSplit& split, const Layout& layout) {
+    const double t = std::max(layout.tensor_parallel, 1);
+    const double p = std::max(layout.pipeline_parallel, 1);
+    const double ep = std::max(layout.expert_parallel, 1);
+    ShardParams shard;
+    const double dense_layers = split.layers - split.experts;
+    const double stage_embedding =
+        p == 1 ? split.embedding : std::min(split.embedding, static_cast<double>(model.vocab) * model.hidden);
+    shard.embedding = stage_embedding / t;
+    shard.total = (dense_layers / p + split.experts / (p * ep) + stage_embedding) / t;
+    shard.fraction = 1.0 / (p * t);
+    return shard;
+}
+
+// Stored bytes of the weights held on this rank, with the embedding and output layers in 16-bit
+// for weight-only quantizers (bitsandbytes, AWQ, GPTQ and fp8 serving quantize only the linear
+// layers of the blocks); GGUF bits per weight are whole-file averages that include them.
+double stored_weight_bytes(const ShardParams& shard, WeightFormat format) {
+    const double bytes_per_param = bits_per_weight(format) / 8.0;
+    if (bits_per_weight(format) <= 8.0 && !memory_detail::is_whole_file_format(format)) {
+        return (shard.total - shard.embedding) * bytes_per_param + shard.embedding * 2.0;
+    }
+    return shard.total * bytes_per_param;
+}
+
+// The largest single dequantized or gathered matrix: the transient a quantized layer's
+// matmul or a ZeRO-3 prefetch holds.
+double largest_matrix_params(const ModelSpec& model) {
+    if (!model.is_transformer()) {
+        return 0;
+    }
+    const TransformerWidths w = memory_detail::transformer_widths(model);
+    return w.hidden * std::max({w.ffn, w.q_width + 2 * w.kv_width, w.hidden});
+}
+
+struct Peak {
+    double weights = 0;
+    double weights_uncertainty = 0;  // ± bytes
+    double cast_copy = 0;    // 16-bit autocast copy of fp32 weights, alive through forward/backward
+    double gradients = 0;
+    double optimizer = 0;
+    double step_temporary = 0;  // alive only during the optimizer step
+    double activations = 0;
+    double kv_cache = 0;
+};
+
+struct Allocation {
+    double weights = 0;
+    double gradients = 0;
+    double optimizer = 0;
+    double activations = 0;
+    double kv_cache = 0;
+    bool at_step = false;
+    double total() const { return weights + gradients + optimizer + activations + kv_cache; }
+};
+
+// Forward/backward keeps activations (and the autocast copy); the optimizer step instead holds
+// its temporaries after the activations are freed. The peak is the larger of the two.
+Allocation resolve_peak(const Peak& peak, double activation_factor, bool count_step_temporary, double weight_sign) {
+    Allocation allocation;
+    const double activations = peak.activations * activation_factor;
+    const double step = count_step_temporary ? peak.step_temporary : 0.0;
+    const double backward_extra = activations + peak.cast_copy;
+    allocation.gradients = peak.gradients;
+    allocation.kv_cache = peak.kv_cache;
+    const double weights = peak.weights + weight_sign * peak.weights_uncertainty;
+    if (step > backward_extra) {
+        allocation.weights = weights;
+        allocation.optimizer = peak.optimizer + step;
+        allocation.at_step = true;
+    } else {
+        allocation.weights = weights + peak.cast_copy;
+        allocation.optimizer = peak.optimizer;
+        allocation.activations = activations;
+    }
+    return allocation;
+}
+
+struct CalibrationFit {
+    bool used = false;
+    double intercept_bytes = 0;
+    double slope_bytes = 0;
+    std::size_t points = 0;
+    bool other_gpu = false;
+};
+
+// Least-squares line through the measured peaks (bytes against micro-batch).
+CalibrationFit fit_calibration(const Workload& workload, const GpuSpec& gpu, double model_slope_bytes) {
+    CalibrationFit fit;
+    std::vector<const MemoryCalibrationPoint*> points;
+    for (const MemoryCalibrationPoint& point : workload.calibration.memory) {
+        if (equals_ignore_case(point.gpu, gpu.id)) {
+            points.push_back(&point);
+        }
+    }
+    if (points.empty()) {
+        // max_memory_allocated counts tensors, which do not depend on the GPU model.
+        for (const MemoryCalibrationPoint& point : workload.calibration.memory) {
+            points.push_back(&point);
+        }
+        fit.other_gpu = !points.empty();
+    }
+    if (points.empty()) {
+        return fit;
+    }
+    fit.used = true;
+    fit.points = points.size();
+    const double n = static_cast<double>(points.size());
+    double sum_x = 0;
+    double sum_y = 0;
+    for (const MemoryCalibrationPoint* point : points) {
+        sum_x += point->micro_batch;
+        sum_y += point->peak_bytes;
+    }
+    const double mean_x = sum_x / n;
+    const double mean_y = sum_y / n;
+    double sxx = 0;
+    double sxy = 0;
+    for (const MemoryCalibrationPoint* point : points) {
+        sxx += (point->micro_batch - mean_x) * (point->micro_batch - mean_x);
+        sxy += (point->micro_batch - mean_x) * (point->peak_bytes - mean_y);
+    }
+    if (sxx > 0) {
+        fit.slope_bytes = sxy / sxx;
+    } else {
+        fit.slope_bytes = model_slope_bytes;  // one batch size measured: the slope comes from the model
+    }
+    fit.intercept_bytes = mean_y - fit.slope_bytes * mean_x;
+    return fit;
+}
+
+struct TrainingResult {
+    Peak peak;
+    CalibrationFit calibration;
+    double activation_per_sample = 0;
+};
+
+TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, const Layout& layout, int micro_batch,
+                              NoteList& notes) {
+    const ModelSpec& model = workload.model;
+    const TrainingSpec& training = workload.training;
+    TrainingResult result;
+    Peak& peak = result.peak;
+    const ParameterSplit split = split_parameters(model);
+    const ShardParams shard = shard_parameters(model, split, layout);
+    const double d = std::max(layout.data_parallel, 1);
+    const bool sharded_optimizer = layout.sharding != Sharding::none && d > 1;
+    const bool sharded_gradients = (layout.sharding == Sharding::zero2 || layout.sharding == Sharding::zero3) && d > 1;
+    const bool sharded_weights = layout.sharding == Sharding::zero3 && d > 1;
+    const bool offload_optimizer = layout.offload != Offload::none;
+    const bool offload_params = layout.offload == Offload::optimizer_and_params;
+    const bool lora = training.lora.enabled();
+    const double compute_bytes = activation_element_bytes(workload.precision);
+
+    // --- weights
+    WeightFormat stored = workload.weights;
+    if (!lora && !is_float_format(stored)) {
+        notes.add("full training cannot update {} weights; counted as {} (the compute precision)", to_string(stored),
+                  compute_bytes == 4 ? "fp32" : "16-bit");
+        stored = compute_bytes == 4 ? WeightFormat::fp32 : WeightFormat::bf16;
+    }
+    double weights = stored_weight_bytes(shard, stored);
+    const double weight_element = bits_per_weight(stored) / 8.0;
+    if (sharded_weights || offload_params) {
+        // ZeRO-3 gathers a layer before use and prefetches the next: two of the largest layer
+        // (DeepSpeed estimate_zero3_model_states_mem_needs: 4 × largest layer bytes at 16-bit).
+        const double gather = 2.0 * split.largest_layer / std::max(layout.tensor_parallel, 1) * weight_element;
+        weights = (offload_params ? 0.0 : weights / d) + gather;
+        notes.add("{}: weights sharded over {} GPUs plus {} of gathered layers", offload_params ? "params offloaded to CPU" : "ZeRO-3",
+                  layout.data_parallel, gb(gather));
+    }
+    if (!is_float_format(stored) && lora) {
+        // bitsandbytes dequantizes one weight matrix at a time to the compute dtype for its matmul.
+        weights += largest_matrix_params(model) * compute_bytes;
+    }
+    // --- trainable parameters
+    double trainable = shard.total;
+    double trainable_element = weight_element;
+    if (lora) {
+        const LoraShape lora_terms = memory_detail::lora_shape(model, training.lora);
+        const double lora_params = lora_trainable_params(model, training.lora);
+        trainable = lora_params * shard.fraction;
+        // Adapters live in the base's float dtype, or the compute dtype over a quantized base.
+        trainable_element = is_float_format(stored) ? weight_element : compute_bytes;
+        weights += trainable * trainable_element;
+        notes.add("LoRA rank {} on [{}]: {:.0f} trainable parameters ({:.3f} % of {}); the base stays frozen as {}",
+                  training.lora.rank, fmt::join(training.lora.targets, ", "), lora_params,
+                  100.0 * lora_params / std::max(model.params, 1.0), format_count(model.params), to_string(stored));
+        if (!lora_terms.unknown.empty()) {
+            notes.add("LoRA targets not recognised, counted as hidden→hidden: {}", fmt::join(lora_terms.unknown, ", "));
+        }
+    }
+    if (!sharded_weights && !offload_params) {
+        notes.add("weights: {} parameters{} × {:g} B ({}) = {}{}", format_count(shard.total),
+                  shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(stored) / 8, to_string(stored),
+                  gb(stored_weight_bytes(shard, stored)),
+                  lora ? fmt::format(" + LoRA adapters {} × {:g} B = {}", format_count(trainable), trainable_element,
+                                     gb(trainable * trainable_element))
+                       : "");
+    }
+    peak.weights = weights;
+    peak.weights_uncertainty =
+        weights * (is_float_format(stored) ? float_weight_uncertainty : quantized_weight_uncertainty);
+    // Autocast runs fp32 weights in 16-bit through a cached copy (HF "model memory anatomy": 6 B/param
+    // for weights in mixed precision = 4 fp32 + 2 half).
+    if (weight_element == 4 && compute_bytes == 2 && !sharded_weights && !offload_params) {
+        peak.cast_copy = shard.total * 2.0;
+        notes.add("fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
+                  "(6 B/param)", to_string(workload.precision));
+    }
+
+    // --- gradients: in the trainable dtype (HF docs; ZeRO paper 2Ψ under fp16)
+    double gradients = trainable * trainable_element;
+    if (offload_optimizer && sharded_gradients) {
+        gradients = 0;  // DeepSpeed ZeRO-Offload streams reduced gradient partitions to host memory
+    } else if (sharded_gradients) {
+        gradients /= d;
+    }
+    peak.gradients = gradients;
+    notes.add("gradients: {} trainable parameters{} × {:g} B = {}", format_count(trainable),
+              sharded_gradients && gradients > 0 ? fmt::format(" / {} (ZeRO)", layout.data_parallel) : "", trainable_element,
+              gb(gradients));
+
+    // --- optimizer states (+ fp32 master copy under mixed precision)
+    const bool master = training.master_weights && trainable_element < 4;
+    const double state_element = (master || trainable_element >= 4) ? 4.0 : trainable_element;
+    double state_bytes_per_param = 0;
+    std::string state_text;
+    switch (training.optimizer) {
+    case Optimizer::adam:
+    case Optimizer::adamw:
+        state_bytes_per_param = 2 * state_element;
+        state_text = fmt::format("{} m and v {:g} B", state_element == 4 ? "fp32" : "16-bit", 2 * state_element);
+        break;
+    case Optimizer::sgd:
+        state_text = "no state 0 B";
+        break;
+    case Optimizer::sgd_momentum:
+        state_bytes_per_param = state_element;
+        state_text = fmt::format("momentum {:g} B", state_element);
+        break;
+    case Optimizer::lion:
+        state_bytes_per_param = state_element;
+        state_text = fmt::format("momentum {:g} B", state_element);
+        break;
+    case Optimizer::adamw_8bit:
+        // bitsandbytes block-wise 8-bit m and v (Dettmers et al. 2022): 2 B/param.
+        state_bytes_per_param = 2;
+        state_text = "8-bit m and v 2 B";
+        break;
+    case Optimizer::adafactor: {
+        // Factored second moment: rows + cols per matrix instead of rows × cols (Shazeer & Stern 2018).
+        const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
+        state_bytes_per_param = state_element * 2.0 / width;
+        state_text = fmt::format("factored second moment {:.4f} B", state_bytes_per_param);
+        break;
+    }
+    }
+    double optimizer = trainable * (state_bytes_per_param + (master ? 4.0 : 0.0));
+    // PyTorch's foreach Adam/AdamW (the CUDA default since 2.0) materialises sqrt(v) for the whole
+    // parameter list before the update (torch/optim/adam.py, _multi_tensor_adam).
+    double step_temporary =
+        (training.optimizer == Optimizer::adam || training.optimizer == Optimizer::adamw) ? trainable * state_element : 0.0;
+    if (offload_optimizer) {
+        optimizer = 0;
+        step_temporary = 0;
+        notes.add("optimizer states offloaded to CPU memory (DeepSpeed ZeRO-Offload); the GPU keeps none");
+    } else if (sharded_optimizer) {
+        optimizer /= d;
+        step_temporary /= d;
+    }
+    peak.optimizer = optimizer;
+    peak.step_temporary = step_temporary;
+    if (!offload_optimizer) {
+        notes.add("optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
+                  state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
+                  sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
+                  step_temporary > 0 ? fmt::format("; the step adds a {:g} B/param temporary ({}) for sqrt(v) (PyTorch "
+                                                   "foreach AdamW)", state_element, gb(step_temporary))
+                                     : "");
+    }
+    if (layout.sharding != Sharding::none && d > 1) {
+        notes.add("{} over {} data-parallel GPUs divides {}", to_string(layout.sharding), layout.data_parallel,
+                  layout.sharding == Sharding::zero1 ? "optimizer states"
+                  : layout.sharding == Sharding::zero2 ? "optimizer states and gradients"
+                                                       : "optimizer states, gradients and weights");
+    }
+
+    // --- activations
+    const double b = micro_batch;
+    double activations = 0;
+    double per_sample = 0;
+    if (uses_per_sample_activations(model)) {
+        const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
+        per_sample = model.activation_bytes_per_sample * scale;
+        activations = per_sample * b;
+        if (model.activation_bytes_per_sample > 0) {
+            notes.add("activations: {} per sample (preset, fp32{}) × micro-batch {}", gb(model.activation_bytes_per_sample),
+                      scale != 1.0 ? ", halved for 16-bit" : "", micro_batch);
+        } else if (workload.calibration.memory.empty()) {
+            notes.add("activations: no per-sample figure in the model and no calibration points; counted as 0 — add "
+                      "activation_per_sample or calibration.memory");
+        }
+    } else {
+        const double s = training.seq_len;
+        ActivationShape shape;
+        shape.seq_len = s;
+        shape.micro_batch = b;
+        shape.element_bytes = compute_bytes;
+        shape.dropout = trains_with_dropout(model);
+        shape.flash_attention = training.flash_attention;
+        shape.selective_recompute = training.checkpointing == Checkpointing::selective;
+        shape.tensor_parallel = layout.tensor_parallel;
+        shape.autocast = weight_element == 4 && compute_bytes == 2;
+        const double layer = transformer_layer_activation_bytes(model, shape);
+        const double layers = model.layers;  // first pipeline stage: p micro-batches × L/p layers (Korthikanti §4.2.3)
+        // LoRA dropout (LitGPT default 0.05) stores each adapted input and its mask.
+        double lora_dropout = 0;
+        if (lora) {
+            lora_dropout = s * b * memory_detail::lora_shape(model, training.lora).input_width_per_layer * (compute_bytes + 1.0);
+        }
+        std::string parts;
+        if (training.checkpointing == Checkpointing::full) {
+            // Full recompute keeps each layer's input and rebuilds one layer at a time.
+            const double inputs = layers * s * b * model.hidden * compute_bytes;
+            ActivationShape working = shape;
+            working.selective_recompute = false;
+            const double working_layer = transformer_layer_activation_bytes(model, working);
+            activations = inputs + working_layer + lora_dropout;
+            parts = fmt::format("layer inputs {} × {} tokens × {} × {:g} B = {} + one layer rebuilt {}", model.layers,
+                                s * b, model.hidden, compute_bytes, gb(inputs), gb(working_layer));
+            if (lora_dropout > 0) {
+                parts += fmt::format(" + LoRA dropout {}", gb(lora_dropout));
+            }
+        } else {
+            activations = layers * (layer + lora_dropout);
+            parts = fmt::format("{} layers × {}", model.layers, gb(layer));
+            if (lora_dropout > 0) {
+                parts += fmt::format(" + {} × LoRA dropout {}", model.layers, gb(lora_dropout));
+            }
+        }
+        // Output layer: 16-bit logits plus their fp32 upcast for the loss (torchtune memory table).
+        double logits = 0;
+        if (layout.pipeline_parallel <= 1 && model.vocab > 0 && model.family != ModelFamily::encoder) {
+            logits = s * b * model.vocab * (compute_bytes + 4.0) / std::max(layout.tensor_parallel, 1);
+            activations += logits;
+            parts += fmt::format(" + logits {} tokens × {} vocab × ({:g} + 4) B = {}", s * b, model.vocab, compute_bytes,
+                                 gb(logits));
+        }
+        per_sample = b > 0 ? activations / b : 0;
+        notes.add("activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
+                  to_string(training.checkpointing), training.seq_len, micro_batch,
+                  training.flash_attention ? "flash attention" : "attention scores stored", model.ffn_gated ? ", gated FFN" : "",
+                  shape.dropout ? ", dropout masks" : "", shape.autocast ? ", fp32 norms/softmax under autocast" : "", parts,
+                  gb(activations));
+        if (lora) {
+            notes.add("LoRA dropout assumed on (LitGPT default): each adapted module keeps its dropped input and mask");
+        }
+    }
+    peak.activations = activations;
+    result.activation_per_sample = per_sample;
+
+    // --- measured points override the activation estimate
+    result.calibration = fit_calibration(workload, gpu, per_sample);
+    if (result.calibration.used) {
+        const double fitted = result.calibration.intercept_bytes + result.calibration.slope_bytes * b;
+        const double fixed = peak.weights + peak.gradients + peak.optimizer;
+        peak.activations = std::max(0.0, fitted - fixed);
+        peak.step_temporary = 0;
+        peak.cast_copy = 0;
+        notes.add("calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model states",
+                  result.calibration.points, result.calibration.points == 1 ? " (slope from the model)" : "s",
+                  result.calibration.other_gpu ? " from another GPU" : "", gb(result.calibration.intercept_bytes),
+                  gb(result.calibration.slope_bytes));
+    }
+    return result;
+}
+
+struct InferenceResult {
+    Peak peak;
+};
+
+InferenceResult inference_terms(const Workload& workload, const Layout& layout, int batch, int context_tokens,
+                                NoteList& notes) {
+    const ModelSpec& model = workload.model;
+    InferenceResult result;
+    const ParameterSplit split = split_parameters(model);
+    const ShardParams shard = shard_parameters(model, split, layout);
+    const double compute_bytes = activation_element_bytes(workload.precision);
+    result.peak.weights = stored_weight_bytes(shard, workload.weights);
+    result.peak.weights_uncertainty =
+        result.peak.weights * (is_float_format(workload.weights) ? float_weight_uncertainty : quantized_weight_uncertainty);
+    if (is_quantized(workload.weights) && !memory_detail::is_whole_file_format(workload.weights)) {
+        // Weight-only kernels dequantize one matrix at a time to the compute dtype.
+        result.peak.weights += largest_matrix_params(model) * compute_bytes / std::max(layout.tensor_parallel, 1);
+    }
+    notes.add("weights: {} parameters × {:g} bits ({}){}", format_count(model.params), bits_per_weight(workload.weights),
+              to_string(workload.weights),
+              bits_per_weight(workload.weights) <= 8 && !memory_detail::is_whole_file_format(workload.weights)
+                  ? "; embeddings and output layer stay 16-bit"
+                  : "");
+    const double t = std::max(layout.tensor_parallel, 1);
+    const double p = std::max(layout.pipeline_parallel, 1);
+    if (model.is_transformer()) {
+        // KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
+        const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+        const double kv_share = std::ceil(kv_heads / t) / kv_heads;
+        result.peak.kv_cache =
+            kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
+        notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {} B × {} tokens × {} sequences",
+                  model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens, batch);
+        // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
+        // whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
+        const TransformerWidths w = memory_detail::transformer_widths(model);
+        const double prompt = std::min(workload.inference.input_tokens, context_tokens);
+        const double tokens = prompt * batch;
+        const double ffn_tensors = model.ffn_gated ? 3.0 : 2.0;
+        const double layer = tokens * (2.0 * w.hidden + w.moe_top_k * ffn_tensors * w.ffn / t) * compute_bytes;
+        const double logits = model.vocab > 0 ? tokens * model.vocab * compute_bytes / t : 0.0;
+        result.peak.activations = layer + logits;
+        notes.add("activation workspace: one layer's prefill intermediates for {} prompt tokens × {} + their logits",
+                  static_cast<long long>(prompt), batch);
+    } else {
+        const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
+        result.peak.activations = model.activation_bytes_per_sample * scale * batch;
+        notes.add("activation workspace: the per-sample training figure × batch {}, an upper bound (inference frees "
+                  "activations layer by layer)", batch);
+    }
+    return result;
+}
+
+struct Resolved {
+    Layout layout;
+    int micro_batch = 1;
+    int batch = 1;
+    int context_tokens = 1;
+};
+
+Resolved resolve(const Workload& workload, const MemoryQuery& query) {
+    Resolved resolved;
+    resolved.layout = query.layout;
+    resolved.layout.tensor_parallel = std::max(resolved.layout.tensor_parallel, 1);
+    resolved.layout.pipeline_parallel = std::max(resolved.layout.pipeline_parallel, 1);
+    resolved.layout.data_parallel = std::max(resolved.layout.data_parallel, 1);
+    resolved.layout.expert_parallel = std::max(resolved.layout.expert_parallel, 1);
+    resolved.micro_batch = query.micro_batch > 0 ? query.micro_batch : std::max(workload.training.micro_batch, 1);
+    resolved.batch = query.batch > 0 ? query.batch : std::max(workload.inference.batch, 1);
+    resolved.context_tokens = query.context_tokens > 0
+                                  ? query.context_tokens
+                                  : workload.inference.input_tokens + workload.inference.output_tokens;
+    return resolved;
+}
+
+MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Resolved& resolved,
+                        std::vector<std::string>* note_list) {
+    NoteList notes(note_list);
+    Peak peak;
+    bool calibrated = false;
+    if (workload.is_training()) {
+        TrainingResult training = training_terms(workload, gpu, resolved.layout, resolved.micro_batch, notes);
+        peak = training.peak;
+        calibrated = training.calibration.used;
+    } else {
+        peak = inference_terms(workload, resolved.layout, resolved.batch, resolved.context_tokens, notes).peak;
+    }
+    const Allocation nominal = resolve_peak(peak, 1.0, true, 0.0);
+    const Allocation low = resolve_peak(peak, activation_low_factor, false, -1.0);
+    const Allocation high = resolve_peak(peak, activation_high_factor, true, 1.0);
+    if (nominal.at_step) {
+        notes.add("the peak is at the optimizer step: its temporary ({}) outweighs the activations ({}), which are "
+                  "freed by then", gb(peak.step_temporary), gb(peak.activations + peak.cast_copy));
+    }
+    if (workload.is_training() && !calibrated && peak.gradients > 0) {
+        notes.add("gradients counted as resident through backward (gradient accumulation, or zero_grad without "
+                  "set_to_none)");
+    }
+    MemoryBreakdown breakdown;
+    breakdown.weights_bytes = nominal.weights;
+    breakdown.gradients_bytes = nominal.gradients;
+    breakdown.optimizer_bytes = nominal.optimizer;
+    breakdown.activations_bytes = nominal.activations;
+    breakdown.kv_cache_bytes = nominal.kv_cache;
+    breakdown.allocated_bytes = nominal.total();
+    breakdown.allocated_low_bytes = low.total();
+    breakdown.allocated_high_bytes = high.total();
+
+    const Layout& layout = resolved.layout;
+    const int communicators = (layout.data_parallel > 1 ? 1 : 0) + (layout.tensor_parallel > 1 ? 1 : 0) +
+                              (layout.pipeline_parallel > 1 ? 1 : 0);
+    const double nccl = communicators * nccl_bytes_per_communicator;
+    const double context = cuda_context_bytes(gpu);
+    const double reserve = allocator_reserve_fraction * breakdown.allocated_bytes;
+    breakdown.overhead_bytes = context + reserve + nccl;
+    breakdown.total_bytes = breakdown.allocated_bytes + breakdown.overhead_bytes;
+    breakdown.total_low_bytes =
+        breakdown.allocated_low_bytes * (1 + allocator_reserve_fraction_low) + std::min(context, context_low_bytes) + nccl;
+    breakdown.total_high_bytes = breakdown.allocated_high_bytes * (1 + allocator_reserve_fraction_high) +
+                                 std::max(context, context_high_bytes) + nccl;
+    notes.add("overhead {}: CUDA context {} ({}) + allocator reserve {:.0f} % × {} allocated = {}{}",
+              gb(breakdown.overhead_bytes), gb(context), gpu.architecture.empty() ? "unknown architecture" : gpu.architecture,
+              allocator_reserve_fraction * 100, gb(breakdown.allocated_bytes), gb(reserve),
+              nccl > 0 ? fmt::format(" + NCCL buffers {}", gb(nccl)) : "");
+    return breakdown;
+}
+
+double usable_bytes(const GpuSpec& gpu, double headroom_fraction) {
+    return gpu.memory_bytes * (1.0 - headroom_fraction);
+}
+
+// Largest value in [1, limit] for which `fits(value)` holds, assuming monotonicity; 0 if none.
+template <typename Fits>
+int largest_fitting(int limit, Fits fits) {
+    if (limit < 1 || !fits(1)) {
+        return 0;
+    }
+    int good = 1;
+    long long probe = 2;
+    while (probe <= limit && fits(static_cast<int>(probe))) {
+        good = static_cast<int>(probe);
+        probe *= 2;
+    }
+    int bad = static_cast<int>(std::min<long long>(probe, limit));
+    if (probe > limit) {
+        if (good == limit || fits(limit)) {
+            return limit;
+        }
+    }
+    while (bad - good > 1) {
+        const int middle = good + (bad - good) / 2;
+        if (fits(middle)) {
+            good = middle;
+        } else {
+            bad = middle;
+        }
+    }
+    return good;
+}
+
+constexpr int max_search_batch = 1 << 16;
+constexpr int max_search_context = 1 << 24;
+
+}  // namespace
+
+MemoryBreakdown memory_breakdown(const Workload& workload, const GpuSpec& gpu, const MemoryQuery& query) {
+    return compute(workload, gpu, resolve(workload, query), nullptr);
+}
+
+MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, const MemoryQuery& query) {
+    const Resolved resolved = resolve(workload, query);
+    MemoryEstimate estimate;
+    estimate.per_gpu = compute(workload, gpu, resolved, &estimate.notes);
+    estimate.capacity_bytes = gpu.memory_bytes;
+    estimate.headroom_fraction =
+        query.headroom_fraction >= 0 ? query.headroom_fraction : workload.constraints.memory_headroom_fraction;
+    const double usable = usable_bytes(gpu, estimate.headroom_fraction);
+    estimate.fits = estimate.per_gpu.total_bytes <= usable;
+    estimate.headroom_bytes = gpu.memory_bytes - estimate.per_gpu.total_bytes;
+    if (workload.is_training()) {
+        estimate.micro_batch = resolved.micro_batch;
+        estimate.max_micro_batch = largest_fitting(max_search_batch, [&](int micro_batch) {
+            Resolved probe = resolved;
+            probe.micro_batch = micro_batch;
+            return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
+        });
+    } else {
+        estimate.batch = resolved.batch;
+        estimate.context_tokens = resolved.context_tokens;
+        estimate.max_batch = largest_fitting(max_search_batch, [&](int batch) {
+            Resolved probe = resolved;
+            probe.batch = batch;
+            return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
+        });
+        const int context_limit = workload.model.max_context > 0 ? workload.model.max_context : max_search_context;
+        estimate.max_context_tokens = largest_fitting(context_limit, [&](int tokens) {
+            Resolved probe = resolved;
+            probe.context_tokens = tokens;
+            return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
+        });
+        if (workload.model.max_context > 0 && estimate.max_context_tokens == workload.model.max_context) {
+            estimate.notes.push_back(fmt::format("max context capped at the model's maximum of {} tokens",
+                                                 workload.model.max_context));
+        }
+    }
+    if (estimate.headroom_fraction > 0) {
+        estimate.notes.push_back(fmt::format("fits means total ≤ {:.0f} % of capacity ({} free required)",
+                                             (1 - estimate.headroom_fraction) * 100, format_percent(estimate.headroom_fraction)));
+    }
+    return estimate;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,208 @@
+// The per-term formulas of the memory estimator. Sources: docs/memory-model.md.
+
+#include "memory/terms.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpusel/text.hpp"
+
+namespace gpusel {
+
+namespace memory_detail {
+
+TransformerWidths transformer_widths(const ModelSpec& model) {
+    TransformerWidths widths;
+    widths.hidden = model.hidden;
+    const double head_dim = model.head_dim > 0 ? model.head_dim
+                                               : (model.heads > 0 ? widths.hidden / model.heads : widths.hidden);
+    const double heads = model.heads > 0 ? model.heads : 1;
+    const double kv_heads = model.kv_heads > 0 ? model.kv_heads : heads;
+    widths.q_width = heads * head_dim;
+    widths.kv_width = kv_heads * head_dim;
+    // 4h is the FFN width of the original Transformer and of GPT-2/BERT, used when a preset omits it.
+    widths.ffn = model.ffn > 0 ? model.ffn : 4.0 * widths.hidden;
+    if (model.is_moe()) {
+        widths.moe_top_k = model.top_k;
+        widths.experts = model.experts;
+    }
+    return widths;
+}
+
+bool is_whole_file_format(WeightFormat format) {
+    return format == WeightFormat::q4_0 || format == WeightFormat::q4_k_m || format == WeightFormat::q8_0;
+}
+
+namespace {
+
+struct Projection {
+    double in = 0;
+    double out = 0;
+    bool in_ffn = false;  // replicated per expert in MoE models
+};
+
+// Module names as Hugging Face PEFT, LitGPT and torchtune spell them.
+bool target_projection(const std::string& name, const ModelSpec& model, const TransformerWidths& w,
+                       Projection& projection) {
+    const std::string n = to_lower(name);
+    const auto is = [&](std::initializer_list<const char*> names) {
+        return std::any_of(names.begin(), names.end(), [&](const char* candidate) { return n == candidate; });
+    };
+    if (is({"q_proj", "q", "query", "wq", "to_q"})) {
+        projection = {w.hidden, w.q_width, false};
+    } else if (is({"k_proj", "k", "key", "wk", "to_k"})) {
+        projection = {w.hidden, w.kv_width, false};
+    } else if (is({"v_proj", "v", "value", "wv", "to_v"})) {
+        projection = {w.hidden, w.kv_width, false};
+    } else if (is({"o_proj", "o", "out_proj", "output_proj", "wo", "to_out", "attn_proj"})) {
+        projection = {w.q_width, w.hidden, false};
+    } else if (is({"qkv_proj", "qkv", "c_attn", "query_key_value", "wqkv", "attn"})) {
+        projection = {w.hidden, w.q_width + 2 * w.kv_width, false};
+    } else if (is({"gate_proj", "w1", "fc_1"}) && model.ffn_gated) {
+        projection = {w.hidden, w.ffn, true};
+    } else if (is({"up_proj", "w3", "fc_2"}) && model.ffn_gated) {
+        projection = {w.hidden, w.ffn, true};
+    } else if (is({"gate_up_proj"})) {
+        projection = {w.hidden, 2 * w.ffn, true};
+    } else if (is({"down_proj", "w2", "proj", "mlp_proj"}) && model.ffn_gated) {
+        projection = {w.ffn, w.hidden, true};
+    } else if (is({"fc1", "fc_1", "c_fc", "up_proj", "intermediate", "w1", "dense_h_to_4h"})) {
+        projection = {w.hidden, w.ffn, true};
+    } else if (is({"fc2", "fc_2", "down_proj", "mlp_proj", "w2", "dense_4h_to_h", "proj"})) {
+        projection = {w.ffn, w.hidden, true};
+    } else {
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+LoraShape lora_shape(const ModelSpec& model, const LoraSpec& lora) {
+    LoraShape shape;
+    if (!lora.enabled() || !model.is_transformer()) {
+        return shape;
+    }
+    const TransformerWidths w = transformer_widths(model);
+    const double rank = lora.rank;
+    const auto add = [&](const Projection& projection) {
+        const double copies = projection.in_ffn ? w.experts : 1.0;
+        shape.params_per_layer += copies * rank * (projection.in + projection.out);
+        shape.input_width_per_layer += (projection.in_ffn ? w.moe_top_k : 1.0) * projection.in;
+    };
+    std::vector<std::string> targets = lora.targets;
+    if (std::find(targets.begin(), targets.end(), "all-linear") != targets.end()) {
+        // PEFT's all-linear: every linear layer of the blocks, not the output head.
+        targets = model.ffn_gated ? std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                             "up_proj", "down_proj"}
+                                  : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"};
+    }
+    for (const std::string& target : targets) {
+        const std::string lower = to_lower(target);
+        if (lower == "lm_head" || lower == "output" || lower == "head") {
+            shape.head_params += rank * (w.hidden + model.vocab);
+            continue;
+        }
+        Projection projection;
+        if (!target_projection(target, model, w, projection)) {
+            shape.unknown.push_back(target);
+            projection = {w.hidden, w.hidden, false};
+        }
+        add(projection);
+    }
+    return shape;
+}
+
+}  // namespace memory_detail
+
+using memory_detail::TransformerWidths;
+
+ParameterSplit split_parameters(const ModelSpec& model) {
+    ParameterSplit split;
+    split.total = model.params;
+    if (model.is_transformer() && model.vocab > 0) {
+        const double embedding = static_cast<double>(model.vocab) * model.hidden * (model.tied_embeddings ? 1.0 : 2.0);
+        split.embedding = std::min(embedding, split.total);
+    }
+    split.layers = split.total - split.embedding;
+    if (model.is_transformer()) {
+        const TransformerWidths w = memory_detail::transformer_widths(model);
+        if (model.is_moe()) {
+            const double matrices = model.ffn_gated ? 3.0 : 2.0;
+            split.experts = std::min(split.layers, model.layers * w.experts * matrices * w.hidden * w.ffn);
+        }
+        const double per_layer = model.layers > 0 ? split.layers / model.layers : split.layers;
+        // The untied output projection (V×h) is one matrix; when it outgrows a block it is the largest gather.
+        const double output_matrix = static_cast<double>(model.vocab) * model.hidden;
+        split.largest_layer = std::max(per_layer, output_matrix);
+    } else {
+        split.largest_layer = split.total;  // unknown structure: assume no finer granularity
+    }
+    return split;
+}
+
+double lora_trainable_params(const ModelSpec& model, const LoraSpec& lora, std::vector<std::string>* unknown) {
+    const memory_detail::LoraShape shape = memory_detail::lora_shape(model, lora);
+    if (unknown != nullptr) {
+        *unknown = shape.unknown;
+    }
+    return shape.params_per_layer * model.layers + shape.head_params;
+}
+
+double kv_cache_bytes(const ModelSpec& model, double element_bytes, double tokens_per_sequence, double sequences) {
+    if (!model.is_transformer()) {
+        return 0;
+    }
+    const TransformerWidths w = memory_detail::transformer_widths(model);
+    return 2.0 * model.layers * w.kv_width * element_bytes * tokens_per_sequence * sequences;
+}
+
+double transformer_layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {
+    if (!model.is_transformer()) {
+        return 0;
+    }
+    const TransformerWidths w = memory_detail::transformer_widths(model);
+    const double t = std::max(shape.tensor_parallel, 1);
+    const double e = shape.element_bytes;
+    const double tokens = shape.seq_len * shape.micro_batch;
+    // Korthikanti et al. 2022 §4.1, per token, in elements of the activation dtype:
+    // kept whole on every tensor-parallel rank: two LayerNorm inputs (2h), the shared QKV input (h),
+    // the MLP input (h; a MoE token is dispatched to top_k experts);
+    const double norm_inputs = 2.0 * w.hidden;
+    const double linear_inputs = w.hidden + w.moe_top_k * w.hidden;
+    // split across tensor-parallel ranks: Q, K, V (K and V narrower under GQA/MQA), the output
+    // projection's input, and the FFN intermediates: GeLU input and fc2 input (2f) for a plain MLP;
+    // gate output, SiLU output, up output and their product (4f) for an unfused SwiGLU, as PyTorch
+    // autograd saves them.
+    const double ffn_tensors = model.ffn_gated ? 4.0 : 2.0;
+    const double split = 2.0 * w.q_width + 2.0 * w.kv_width + w.moe_top_k * ffn_tensors * w.ffn;
+    // Dropout after attention and after the MLP keeps a 1-byte mask per element.
+    const double masks = shape.dropout ? 2.0 * w.hidden : 0.0;
+    // Under autocast the residual stream (LayerNorm inputs) stays fp32; matmul inputs are 16-bit casts.
+    const double norm_bytes = shape.autocast ? 4.0 : e;
+    double bytes = tokens * (norm_inputs * norm_bytes + (linear_inputs + split / t) * e + masks);
+    // Attention scores: softmax output (+ dropout mask and dropout output) per head, a·s² per
+    // sample; flash attention never materialises them, selective recompute recomputes them.
+    if (!shape.flash_attention && !shape.selective_recompute) {
+        const double heads = model.heads;
+        // Autocast: fp32 softmax output, fp32 dropout output, and the 16-bit copy the next matmul saves.
+        const double per_score = shape.autocast ? 4.0 + (shape.dropout ? 1.0 + 4.0 : 0.0) + 2.0
+                                                : e + (shape.dropout ? e + 1.0 : 0.0);
+        bytes += heads * shape.seq_len * shape.seq_len * shape.micro_batch * per_score / t;
+    }
+    return bytes;
+}
+
+double cuda_context_bytes(const GpuSpec& gpu) {
+    const std::string architecture = to_lower(gpu.architecture);
+    // Pre-Ampere parts ran PyTorch builds that load every kernel eagerly: 1343 MiB measured on a
+    // V100 (HF "model memory anatomy", torch.ones((1, 1)).to("cuda")).
+    if (architecture == "volta" || architecture == "turing" || architecture == "pascal" ||
+        architecture == "maxwell" || architecture == "kepler") {
+        return 1343.0 * 1024 * 1024;
+    }
+    // Ampere and newer with CUDA lazy module loading (PyTorch ≥ 2.0): 0.3–0.6 GB; the midpoint.
+    return 0.45e9;
+}
+
+}  // namespace gpusel

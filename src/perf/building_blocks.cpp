@@ -1,0 +1,193 @@
+// Communication, roofline and queueing primitives of the performance model, and the model
+// quantities (bytes and FLOPs per token) every phase shares. Sources: docs/perf-model.md.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "gpusel/perf.hpp"
+
+namespace gpusel {
+
+double ring_all_reduce_s(double bytes, int ranks, double bytes_per_s, double latency_s) {
+    if (ranks <= 1 || bytes <= 0) {
+        return 0;
+    }
+    // A ring all-reduce is a reduce-scatter plus an all-gather: 2(n−1) steps, each moving B/n
+    // per GPU (formulas.md, "Communication").
+    const double n = ranks;
+    return 2.0 * (n - 1) / n * bytes / bytes_per_s + 2.0 * (n - 1) * latency_s;
+}
+
+double ring_all_gather_s(double bytes, int ranks, double bytes_per_s, double latency_s) {
+    if (ranks <= 1 || bytes <= 0) {
+        return 0;
+    }
+    const double n = ranks;
+    return (n - 1) / n * bytes / bytes_per_s + (n - 1) * latency_s;
+}
+
+double pipeline_bubble_fraction(int stages, int micro_batches) {
+    if (stages <= 1) {
+        return 0;
+    }
+    const double p = stages;
+    const double m = std::max(1, micro_batches);
+    return (p - 1) / (m + p - 1);
+}
+
+double roofline_time_s(double compute_s, double memory_s) {
+    // Near the ridge point kernels reach neither ceiling; the 2-norm matches the max() far
+    // from it and the measured TensorRT-LLM static-batch steps near it (perf_cases.md B1, B7,
+    // lmdeploy D5), where max() is 18-28 % optimistic.
+    return std::hypot(compute_s, memory_s);
+}
+
+double gemm_efficiency(double peak_fraction, double rows, double half_rows) {
+    if (rows <= 0) {
+        return 0;
+    }
+    return peak_fraction * rows / (rows + std::max(0.0, half_rows));
+}
+
+double erlang_c_wait_probability(int servers, double load) {
+    if (servers <= 0 || load >= servers) {
+        return 1;
+    }
+    if (load <= 0) {
+        return 0;
+    }
+    // Erlang B by its stable recursion, then C = c·B / (c − a(1 − B)).
+    double erlang_b = 1;
+    for (int k = 1; k <= servers; ++k) {
+        erlang_b = load * erlang_b / (k + load * erlang_b);
+    }
+    const double c = servers;
+    return c * erlang_b / (c - load * (1 - erlang_b));
+}
+
+LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_size, const EfficiencyFactors& factors,
+                        const PlatformFactors& platform) {
+    const double pcie_bytes_per_s = gpu.host_link_bytes_per_s() * factors.host_link;
+    const LinkTier pcie{fmt::format("pcie{}", gpu.host_link_generation), pcie_bytes_per_s, factors.pcie_latency_s};
+    const NetworkKind requested = workload.deployment.interconnect;
+    LinkTier in_node = pcie;
+    // Vendors print NVLink bandwidth bidirectional; one direction carries half (formulas.md).
+    if (gpu.has_gpu_interconnect() && requested != NetworkKind::pcie &&
+        std::min(group_size, workload.constraints.gpus_per_node) <= gpu.interconnect.domain_size) {
+        in_node = LinkTier{gpu.interconnect.kind, gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.interconnect,
+                           factors.nvlink_latency_s};
+    }
+    if (group_size <= workload.constraints.gpus_per_node) {
+        return in_node;
+    }
+    bool infiniband = requested == NetworkKind::infiniband;
+    if (requested == NetworkKind::automatic || requested == NetworkKind::nvlink || requested == NetworkKind::pcie) {
+        // SXM/OAM servers ship with one InfiniBand port per GPU (DGX/HGX reference designs);
+        // PCIe servers usually with Ethernet.
+        infiniband = gpu.form_factor == FormFactor::sxm || gpu.form_factor == FormFactor::oam;
+    }
+    const double network_bytes_per_s =
+        (infiniband ? platform.infiniband_bytes_per_s_per_gpu : platform.ethernet_bytes_per_s_per_gpu) * factors.network;
+    // A hierarchical collective is as slow as its slowest hop.
+    if (in_node.bytes_per_s < network_bytes_per_s) {
+        return LinkTier{in_node.name + "+" + (infiniband ? "infiniband" : "ethernet"), in_node.bytes_per_s,
+                        factors.network_latency_s};
+    }
+    return LinkTier{infiniband ? "infiniband" : "ethernet", network_bytes_per_s, factors.network_latency_s};
+}
+
+double matmul_params(const ModelSpec& model) {
+    const double active = model.active_params > 0 ? model.active_params : model.params;
+    if (!model.is_transformer() || model.vocab <= 0 || model.tied_embeddings) {
+        return active;
+    }
+    // The input embedding is a table lookup, not a matrix multiply, and is read one row per token.
+    const double input_embedding = static_cast<double>(model.vocab) * model.hidden;
+    return std::max(active - input_embedding, active * 0.5);
+}
+
+double weight_bytes(const Workload& workload) {
+    return matmul_params(workload.model) * bits_per_weight(workload.weights) / 8.0;
+}
+
+double kv_bytes_per_token(const Workload& workload) {
+    const ModelSpec& model = workload.model;
+    if (!model.is_transformer()) {
+        return 0;
+    }
+    const int kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+    const int head_dim = model.head_dim > 0 ? model.head_dim : model.hidden / model.heads;
+    return 2.0 * model.layers * kv_heads * head_dim * element_bytes(workload.kv_cache);
+}
+
+ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
+    if (requested != ServingStack::automatic) {
+        return requested;
+    }
+    switch (workload.weights) {
+    case WeightFormat::q4_0:
+    case WeightFormat::q4_k_m:
+    case WeightFormat::q8_0:
+        return ServingStack::llama_cpp;
+    default:
+        break;
+    }
+    if (workload.kind == WorkloadKind::inference && !workload.model.is_transformer()) {
+        return ServingStack::eager;
+    }
+    return ServingStack::optimized;
+}
+
+std::string_view to_string(Resource resource) {
+    switch (resource) {
+    case Resource::compute:
+        return "compute";
+    case Resource::memory_bandwidth:
+        return "memory-bandwidth";
+    case Resource::memory_capacity:
+        return "memory-capacity";
+    case Resource::interconnect:
+        return "communication";
+    case Resource::host_link:
+        return "host-transfer";
+    case Resource::input_pipeline:
+        return "input-pipeline";
+    case Resource::launch_overhead:
+        return "launch-overhead";
+    }
+    return "?";
+}
+
+Bottleneck binding_resource(const ResourceTimes& times) {
+    Bottleneck result;
+    const double total = times.total_s();
+    if (!(total > 0)) {
+        return result;
+    }
+    const std::pair<Resource, double> slices[] = {
+        {Resource::compute, times.compute_s},
+        {Resource::memory_bandwidth, times.memory_bandwidth_s},
+        {Resource::interconnect, times.interconnect_s},
+        {Resource::host_link, times.host_link_s},
+        {Resource::input_pipeline, times.input_pipeline_s},
+        {Resource::launch_overhead, times.launch_overhead_s},
+    };
+    double largest = -1;
+    for (const auto& [resource, seconds] : slices) {
+        if (seconds > largest) {
+            largest = seconds;
+            result.resource = resource;
+        }
+    }
+    result.share = largest / total;
+    // nvidia-smi counts a GPU busy while any kernel runs; NCCL kernels count, waits on the
+    // host, the input pipeline and launch gaps do not.
+    result.gpu_utilization =
+        std::clamp(1 - (times.input_pipeline_s + times.host_link_s + times.launch_overhead_s) / total, 0.0, 1.0);
+    return result;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,496 @@
+// Inference: prefill (TTFT) and decode (TPOT) as a roofline with measured efficiency, static-batch
+// capacity, and the tail latencies of continuous batching under a Poisson load.
+// Equations and sources: docs/perf-model.md, "Inference".
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpusel/text.hpp"
+#include "perf/internal.hpp"
+
+namespace gpusel::perf_detail {
+
+namespace {
+
+// llama.cpp processes prompts in micro-batches of 512 tokens (n_ubatch default) and dequantizes
+// each weight matrix to FP16 once per micro-batch before the cuBLAS GEMM.
+constexpr double llama_cpp_ubatch_tokens = 512;
+// vLLM's default max_num_seqs: the largest batch `batch: auto` considers.
+constexpr int auto_batch_limit = 256;
+
+// Everything a step of one replica needs, derived once.
+struct ReplicaModel {
+    bool transformer = true;
+    int tensor_parallel = 1;
+    int pipeline_parallel = 1;
+    int layers = 0;
+    double hidden = 0;
+    double attention_width = 0;     // heads × head_dim
+    double flops_per_token = 0;     // 2 × active matmul parameters
+    double dense_weight_bytes = 0;  // read every step (MoE: the shared part)
+    double expert_weight_bytes = 0; // MoE: all experts together
+    double expert_fraction_per_token = 0;  // top_k / experts
+    double kv_bytes_per_token = 0;
+    double activation_bytes = 2;    // element size of activations exchanged between GPUs
+    double peak_flops_per_s = 0;    // per GPU, the GEMM precision's dense peak
+    double peak_fraction = 0;       // of that peak for large GEMMs
+    double half_rows = 0;
+    double bandwidth_bytes_per_s = 0;  // per GPU, achieved
+    double overhead_per_layer_s = 0;
+    double request_floor_s = 0;
+    bool dequantize_pass = false;   // llama.cpp prefill of quantized weights
+    double fp16_weight_bytes = 0;   // matmul parameters × 2
+    double forward_flops_per_sample = 0;  // non-transformers
+    double flops_per_byte = 0;            // non-transformers: DRAM traffic
+    LinkTier tensor_link;
+    LinkTier pipeline_link;
+};
+
+struct StepTime {
+    double compute_s = 0;
+    double memory_s = 0;
+    double extra_memory_s = 0;  // a separate bandwidth-bound kernel (dequantization)
+    double overhead_s = 0;
+    double communication_s = 0;
+    double bytes_per_gpu = 0;
+
+    double total_s() const { return roofline_time_s(compute_s, memory_s) + extra_memory_s + overhead_s + communication_s; }
+};
+
+double inference_peak(const Setting& setting, bool& eight_bit) {
+    const GpuSpec& gpu = setting.gpu;
+    const Workload& workload = setting.workload;
+    eight_bit = false;
+    if (setting.stack == ServingStack::llama_cpp) {
+        // llama.cpp calls cuBLAS with FP16 accumulation; GeForce cards run that at twice the
+        // FP32-accumulate rate the catalog lists (gpu_specs.md §0, formulas.md).
+        double fp16 = gpu.peak_flops_per_s(Precision::fp16);
+        if (fp16 <= 0) {
+            return matmul_peak_flops_per_s(gpu, Precision::fp16, setting.notes);
+        }
+        if (gpu.segment == Segment::consumer && equals_ignore_case(gpu.vendor, "nvidia")) {
+            fp16 *= 2;
+        }
+        return fp16;
+    }
+    const bool fp8_weights = workload.weights == WeightFormat::fp8 || workload.precision == Precision::fp8;
+    if (fp8_weights && gpu.supports(Precision::fp8)) {
+        eight_bit = true;
+        return gpu.peak_flops_per_s(Precision::fp8);
+    }
+    // INT8 weights of convolutional networks run as INT8 kernels (TensorRT); for transformers
+    // int8/int4 weights are weight-only and the GEMMs run in 16-bit.
+    if (!workload.model.is_transformer() && workload.weights == WeightFormat::int8 && gpu.supports(Precision::int8)) {
+        eight_bit = true;
+        return gpu.peak_flops_per_s(Precision::int8);
+    }
+    const Precision precision = workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision;
+    return matmul_peak_flops_per_s(gpu, precision, setting.notes);
+}
+
+ReplicaModel build_model(const Setting& setting) {
+    const Workload& workload = setting.workload;
+    const ModelSpec& model = workload.model;
+    const EfficiencyFactors& factors = setting.factors;
+    ReplicaModel replica;
+    replica.transformer = model.is_transformer();
+    replica.tensor_parallel = std::max(1, setting.layout.tensor_parallel);
+    replica.pipeline_parallel = std::max(1, setting.layout.pipeline_parallel);
+    replica.layers = model.layers;
+    replica.hidden = model.hidden;
+    const int head_dim = model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? model.hidden / model.heads : 0);
+    replica.attention_width = static_cast<double>(model.heads) * head_dim;
+    bool eight_bit = false;
+    replica.peak_flops_per_s = inference_peak(setting, eight_bit);
+    replica.peak_fraction = eight_bit ? factors.prefill_compute_8bit : factors.prefill_compute;
+    replica.half_rows = factors.prefill_half_tokens;
+    replica.bandwidth_bytes_per_s = setting.gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
+    replica.overhead_per_layer_s = factors.overhead_per_layer_s;
+    replica.request_floor_s = factors.request_floor_s;
+    replica.activation_bytes = element_bytes(workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision);
+    if (!replica.transformer) {
+        replica.forward_flops_per_sample = model.flops_per_sample;
+        replica.flops_per_byte = factors.cnn_inference_flops_per_byte;
+        return replica;
+    }
+    const double matmul = matmul_params(model);
+    const double bytes_per_param = bits_per_weight(workload.weights) / 8;
+    replica.flops_per_token = 2 * matmul;
+    if (model.is_moe() && model.experts > model.top_k && model.params > model.active_params) {
+        // Total minus active = (E − k) experts; the shared part is active minus k experts.
+        const double expert_params = (model.params - model.active_params) / (model.experts - model.top_k);
+        const double dense = matmul - model.top_k * expert_params;
+        replica.dense_weight_bytes = dense * bytes_per_param;
+        replica.expert_weight_bytes = model.experts * expert_params * bytes_per_param;
+        replica.expert_fraction_per_token = static_cast<double>(model.top_k) / model.experts;
+    } else {
+        replica.dense_weight_bytes = matmul * bytes_per_param;
+    }
+    replica.kv_bytes_per_token = kv_bytes_per_token(workload);
+    replica.dequantize_pass = setting.stack == ServingStack::llama_cpp && is_quantized(workload.weights);
+    replica.fp16_weight_bytes = matmul * 2;
+    const Layout& layout = setting.layout;
+    replica.tensor_link =
+        link_for_group(workload, setting.gpu, layout.tensor_parallel, factors, setting.platform);
+    replica.pipeline_link =
+        link_for_group(workload, setting.gpu, layout.tensor_parallel * layout.pipeline_parallel, factors, setting.platform);
+    return replica;
+}
+
+// Weight bytes one decode step reads for `batch` sequences: MoE batches touch more experts,
+// 1 − (1 − k/E)^batch of them in expectation.
+double decode_weight_bytes(const ReplicaModel& model, double batch) {
+    if (model.expert_weight_bytes <= 0) {
+        return model.dense_weight_bytes;
+    }
+    const double touched = 1 - std::pow(1 - model.expert_fraction_per_token, std::max(1.0, batch));
+    return model.dense_weight_bytes + model.expert_weight_bytes * touched;
+}
+
+double communication_s(const ReplicaModel& model, double rows) {
+    double seconds = 0;
+    const double activation_bytes = rows * model.hidden * model.activation_bytes;
+    if (model.tensor_parallel > 1) {
+        // Megatron tensor parallelism: two all-reduces of the activations per layer.
+        seconds += 2.0 * model.layers *
+                   ring_all_reduce_s(activation_bytes, model.tensor_parallel, model.tensor_link.bytes_per_s,
+                                     model.tensor_link.latency_s);
+    }
+    if (model.pipeline_parallel > 1) {
+        seconds += (model.pipeline_parallel - 1) *
+                   (activation_bytes / model.pipeline_link.bytes_per_s + model.pipeline_link.latency_s);
+    }
+    return seconds;
+}
+
+StepTime non_transformer_forward(const ReplicaModel& model, double batch) {
+    StepTime step;
+    const double flops = model.forward_flops_per_sample * batch;
+    // Convolutions are large GEMMs even at batch 1 (rows = output pixels), so the peak fraction
+    // applies without the small-problem discount.
+    step.compute_s = flops / (model.peak_flops_per_s * model.peak_fraction);
+    step.bytes_per_gpu = flops / model.flops_per_byte;
+    step.memory_s = step.bytes_per_gpu / model.bandwidth_bytes_per_s;
+    step.overhead_s = model.request_floor_s;
+    return step;
+}
+
+// One decode step of `batch` sequences whose mean context is `context` tokens.
+StepTime decode_step(const ReplicaModel& model, double batch, double context) {
+    if (!model.transformer) {
+        return non_transformer_forward(model, batch);
+    }
+    StepTime step;
+    const double shards = model.tensor_parallel * model.pipeline_parallel;
+    const double attention_flops = 4.0 * model.layers * context * model.attention_width;  // QKᵀ and AV, one query
+    const double flops = batch * (model.flops_per_token + attention_flops);
+    // Pipeline stages run one after another for a single batch, so the replica's time is the
+    // whole model's work over one stage's tensor-parallel group. Small decode batches run as
+    // GEMV/split-K kernels bound by the weight stream, which the memory term already holds, so
+    // no small-problem discount here (it would count the weight stream twice).
+    step.compute_s = flops / model.tensor_parallel / (model.peak_flops_per_s * model.peak_fraction);
+    const double bytes = decode_weight_bytes(model, batch) + batch * context * model.kv_bytes_per_token;
+    step.bytes_per_gpu = bytes / shards;
+    step.memory_s = bytes / model.tensor_parallel / model.bandwidth_bytes_per_s;
+    step.overhead_s = model.layers * model.overhead_per_layer_s;
+    step.communication_s = communication_s(model, batch);
+    return step;
+}
+
+// Prefill of `batch` prompts of `prompt_tokens` tokens together.
+StepTime prefill(const ReplicaModel& model, double batch, double prompt_tokens, bool llama_cpp) {
+    if (!model.transformer) {
+        return non_transformer_forward(model, batch);
+    }
+    StepTime step;
+    const double rows = batch * prompt_tokens;
+    // Causal attention: QKᵀ and AV over the lower triangle, 2·L·s²·width per sequence.
+    const double attention_flops = batch * 2.0 * model.layers * prompt_tokens * prompt_tokens * model.attention_width;
+    const double flops = rows * model.flops_per_token + attention_flops;
+    const double passes = llama_cpp ? std::ceil(rows / llama_cpp_ubatch_tokens) : 1.0;
+    const double gemm_rows = llama_cpp ? std::min(rows, llama_cpp_ubatch_tokens) : rows;
+    const double efficiency = gemm_efficiency(model.peak_fraction, gemm_rows, model.half_rows);
+    step.compute_s = flops / model.tensor_parallel / (model.peak_flops_per_s * efficiency);
+    const double weight_read = model.dequantize_pass ? model.fp16_weight_bytes : decode_weight_bytes(model, rows);
+    const double bytes = passes * weight_read + rows * model.kv_bytes_per_token;
+    step.bytes_per_gpu = bytes / (model.tensor_parallel * model.pipeline_parallel);
+    step.memory_s = bytes / model.tensor_parallel / model.bandwidth_bytes_per_s;
+    if (model.dequantize_pass) {
+        // Read the quantized matrix and write its FP16 copy, once per micro-batch.
+        step.extra_memory_s = passes * (model.dense_weight_bytes + model.expert_weight_bytes + model.fp16_weight_bytes) /
+                              model.tensor_parallel / model.bandwidth_bytes_per_s;
+    }
+    step.overhead_s = passes * model.layers * model.overhead_per_layer_s;
+    step.communication_s = communication_s(model, rows);
+    return step;
+}
+
+// Latency of a replica with at most `batch` sequences in flight, under Poisson arrivals of
+// `load` requests/s (docs/perf-model.md, "Serving under load").
+struct LoadPoint {
+    bool stable = false;
+    double concurrency = 0;
+    double ttft_s = 0;  // at the percentile
+    double tpot_s = 0;
+    double e2e_s = 0;
+};
+
+struct Serving {
+    const ReplicaModel& model;
+    double input_tokens;
+    double output_tokens;
+    double percentile;  // 0.99
+    bool llama_cpp;
+
+    double mean_context() const { return input_tokens + output_tokens / 2; }
+    double prefill_one() const { return prefill(model, 1, input_tokens, llama_cpp).total_s(); }
+    double step(double batch) const { return decode_step(model, batch, mean_context()).total_s(); }
+
+    // Static batch: prefill all prompts together, then decode them together.
+    double batch_time(int batch) const {
+        if (!model.transformer) {
+            return non_transformer_forward(model, batch).total_s();
+        }
+        return prefill(model, batch, input_tokens, llama_cpp).total_s() + output_tokens * step(batch);
+    }
+
+    // Seconds of waiting in an exponential-tail queue whose mean wait is `mean_wait` and
+    // whose probability of waiting at all is `wait_probability`: P(W > x) = P_w·exp(−P_w·x / W̄).
+    double tail_wait(double wait_probability, double mean_wait) const {
+        const double miss = 1 - percentile;
+        if (wait_probability <= miss || mean_wait <= 0) {
+            return 0;
+        }
+        return mean_wait / wait_probability * std::log(wait_probability / miss);
+    }
+
+    LoadPoint at(double load, int batch) const {
+        LoadPoint point;
+        if (load <= 0) {
+            point.stable = true;
+            const double single = model.transformer ? prefill_one() : batch_time(1);
+            point.ttft_s = single;
+            point.tpot_s = model.transformer ? step(1) : 0;
+            point.e2e_s = single + (model.transformer ? (output_tokens - 1) * point.tpot_s : 0);
+            return point;
+        }
+        if (!model.transformer) {
+            return at_batched_forward(load, batch);
+        }
+        const double prefill_s = prefill_one();
+        const double prefill_busy = load * prefill_s;
+        if (prefill_busy >= 1) {
+            return point;
+        }
+        // Little's law over the decode phase: n = λ · S_out · TPOT, TPOT = step(n) / (1 − ρ_prefill).
+        double concurrency = load * output_tokens * step(1) / (1 - prefill_busy);
+        for (int iteration = 0; iteration < 200; ++iteration) {
+            const double next = load * output_tokens * step(std::max(1.0, concurrency)) / (1 - prefill_busy);
+            if (next > batch) {
+                return point;
+            }
+            const bool converged = std::abs(next - concurrency) <= 1e-9 * std::max(1.0, next);
+            concurrency = next;
+            if (converged) {
+                break;
+            }
+        }
+        const double decode_step_s = step(std::max(1.0, concurrency));
+        const double mean_tpot = decode_step_s / (1 - prefill_busy);
+        // Prefills that arrive during a request's decoding stall it; their count is Poisson.
+        const double stalls = load * output_tokens * mean_tpot;
+        const double z = normal_quantile(percentile);
+        const double stalls_at_percentile = stalls + z * std::sqrt(stalls);
+        point.tpot_s = decode_step_s + prefill_s * stalls_at_percentile / std::max(1.0, output_tokens);
+        // Waiting for a free slot: M/M/c with c = batch slots held for a request's lifetime.
+        const double holding_s = output_tokens * mean_tpot;
+        const double slot_wait_probability = erlang_c_wait_probability(batch, concurrency);
+        const double slot_mean_wait = slot_wait_probability * holding_s / (batch - concurrency);
+        // Waiting behind other prefills: M/D/1 mean wait ρ·s / (2(1 − ρ)).
+        const double prefill_mean_wait = prefill_busy * prefill_s / (2 * (1 - prefill_busy));
+        point.ttft_s = tail_wait(slot_wait_probability, slot_mean_wait) + tail_wait(prefill_busy, prefill_mean_wait) +
+                       decode_step_s + prefill_s;
+        point.e2e_s = point.ttft_s + (output_tokens - 1) * point.tpot_s;
+        point.concurrency = concurrency;
+        point.stable = true;
+        return point;
+    }
+
+    // Models without a decode phase: each batch takes forward(b) and holds the requests that
+    // arrived during the previous one, b = λ·forward(b); a request waits for the batch in
+    // flight and then its own.
+    LoadPoint at_batched_forward(double load, int batch) const {
+        LoadPoint point;
+        double size = 1;
+        for (int iteration = 0; iteration < 200; ++iteration) {
+            const double next = std::max(1.0, load * batch_time(static_cast<int>(std::ceil(size))));
+            if (next > batch) {
+                return point;
+            }
+            if (std::abs(next - size) < 1e-9) {
+                break;
+            }
+            size = next;
+        }
+        const double forward_s = batch_time(static_cast<int>(std::ceil(size)));
+        point.concurrency = size;
+        point.ttft_s = 2 * forward_s;
+        point.e2e_s = point.ttft_s;
+        point.stable = true;
+        return point;
+    }
+};
+
+bool meets(const LoadPoint& point, const SloSpec& slo, bool transformer) {
+    if (!point.stable) {
+        return false;
+    }
+    return (slo.ttft_seconds <= 0 || point.ttft_s <= slo.ttft_seconds) &&
+           (slo.tpot_seconds <= 0 || !transformer || point.tpot_s <= slo.tpot_seconds) &&
+           (slo.e2e_seconds <= 0 || point.e2e_s <= slo.e2e_seconds);
+}
+
+// The largest per-replica load (requests/s) that meets the SLO at `batch`.
+double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
+    const double capacity = batch / serving.batch_time(batch);
+    if (!meets(serving.at(1e-9 * capacity, batch), slo, serving.model.transformer)) {
+        return 0;
+    }
+    double low = 0;
+    double high = 2 * capacity;
+    for (int iteration = 0; iteration < 60; ++iteration) {
+        const double middle = (low + high) / 2;
+        if (meets(serving.at(middle, batch), slo, serving.model.transformer)) {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    return low;
+}
+
+}  // namespace
+
+InferencePerf estimate_inference(const Setting& setting, int batch_override, ResourceTimes& times) {
+    const Workload& workload = setting.workload;
+    const InferenceSpec& spec = workload.inference;
+    InferencePerf result;
+    const Layout& layout = setting.layout;
+    const int shards = std::max(1, layout.tensor_parallel * layout.pipeline_parallel);
+    result.replicas = std::max(1, layout.data_parallel);
+    result.percentile = spec.slo.percentile;
+    result.offered_requests_per_s = spec.requests_per_s;
+    const ReplicaModel model = build_model(setting);
+    const bool llama_cpp = setting.stack == ServingStack::llama_cpp;
+    const Serving serving{model, static_cast<double>(spec.input_tokens), static_cast<double>(spec.output_tokens),
+                          spec.slo.percentile / 100, llama_cpp};
+    if (!model.transformer && model.forward_flops_per_sample <= 0) {
+        setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
+        result.fits = false;
+        return result;
+    }
+
+    result.max_batch_memory = inference_batch_capacity(workload, setting.gpu, layout);
+    result.fits = result.max_batch_memory > 0;
+    if (!result.fits) {
+        setting.notes.push_back(fmt::format("the weights do not fit {} × {} per replica; speeds assume they did",
+                                            shards, setting.gpu.id));
+    }
+    const int memory_cap = std::max(1, result.max_batch_memory);
+    const double load_per_replica = spec.requests_per_s / result.replicas;
+
+    int batch = batch_override > 0 ? batch_override : spec.batch;
+    if (batch > memory_cap && result.fits) {
+        setting.notes.push_back(fmt::format("batch {} exceeds what memory holds ({}); capped", batch, memory_cap));
+        batch = memory_cap;
+    }
+    if (batch <= 0) {
+        // Auto: the smallest batch that reaches (within 1 %) the largest load meeting the SLO.
+        const int limit = std::min(memory_cap, auto_batch_limit);
+        std::vector<int> candidates;
+        for (int candidate = 1; candidate < limit; candidate *= 2) {
+            candidates.push_back(candidate);
+        }
+        candidates.push_back(limit);
+        std::vector<double> loads;
+        double best = 0;
+        for (const int candidate : candidates) {
+            loads.push_back(max_load_meeting(serving, spec.slo, candidate));
+            best = std::max(best, loads.back());
+        }
+        batch = limit;
+        if (best > 0) {
+            for (std::size_t i = 0; i < candidates.size(); ++i) {
+                if (loads[i] >= 0.99 * best) {
+                    batch = candidates[i];
+                    break;
+                }
+            }
+        }
+        setting.notes.push_back(fmt::format("batch auto: {} concurrent sequences per replica (memory holds {}, "
+                                            "limit {})", batch, result.max_batch_memory, auto_batch_limit));
+    }
+    result.batch = batch;
+
+    const LoadPoint alone = serving.at(0, batch);
+    result.ttft_s = alone.ttft_s;
+    result.tpot_s = alone.tpot_s;
+    const double batch_s = serving.batch_time(batch);
+    result.requests_per_s = result.replicas * batch / batch_s;
+    result.output_tokens_per_s = model.transformer ? result.requests_per_s * spec.output_tokens : 0;
+    if (model.transformer) {
+        const StepTime full_prefill = prefill(model, batch, spec.input_tokens, llama_cpp);
+        result.batch_prefill_s = full_prefill.total_s();
+        result.prefill_tokens_per_s = result.replicas * batch * spec.input_tokens / result.batch_prefill_s;
+        const StepTime step = decode_step(model, batch, serving.mean_context());
+        result.decode_step_s = step.total_s();
+        result.decode_compute_s = step.compute_s;
+        result.decode_memory_s = step.memory_s;
+        result.decode_overhead_s = step.overhead_s;
+        result.decode_communication_s = step.communication_s;
+        result.decode_bytes_per_step = step.bytes_per_gpu;
+    } else {
+        const StepTime forward = non_transformer_forward(model, batch);
+        result.batch_prefill_s = forward.total_s();
+        result.decode_step_s = forward.total_s();
+        result.decode_compute_s = forward.compute_s;
+        result.decode_memory_s = forward.memory_s;
+        result.decode_overhead_s = forward.overhead_s;
+        result.decode_bytes_per_step = forward.bytes_per_gpu;
+    }
+
+    // Resource times of one full batch: each kernel's time goes to the resource that bounds it.
+    times = ResourceTimes{};
+    const auto charge = [&times](const StepTime& step, double repeats) {
+        const double kernel_s = roofline_time_s(step.compute_s, step.memory_s);
+        (step.compute_s >= step.memory_s ? times.compute_s : times.memory_bandwidth_s) += repeats * kernel_s;
+        times.memory_bandwidth_s += repeats * step.extra_memory_s;
+        times.launch_overhead_s += repeats * step.overhead_s;
+        times.interconnect_s += repeats * step.communication_s;
+    };
+    if (model.transformer) {
+        charge(prefill(model, batch, spec.input_tokens, llama_cpp), 1);
+        charge(decode_step(model, batch, serving.mean_context()), spec.output_tokens);
+    } else {
+        charge(non_transformer_forward(model, batch), 1);
+    }
+
+    const LoadPoint loaded = serving.at(load_per_replica, batch);
+    if (loaded.stable) {
+        result.p99_ttft_s = loaded.ttft_s;
+        result.p99_tpot_s = model.transformer ? std::optional<double>(loaded.tpot_s) : std::nullopt;
+        result.p99_e2e_s = loaded.e2e_s;
+        result.mean_concurrency = loaded.concurrency;
+    } else {
+        setting.notes.push_back(fmt::format(
+            "the offered load {:g} req/s exceeds what {} replica(s) at batch {} sustain; queues grow without bound, "
+            "so no P{:g} latency", spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
+    }
+    result.meets_slo = result.fits && meets(loaded, spec.slo, model.transformer);
+    result.max_requests_per_s_meeting_slo = result.fits ? result.replicas * max_load_meeting(serving, spec.slo, batch) : 0;
+    return result;
+}
+
+}  // namespace gpusel::perf_detail

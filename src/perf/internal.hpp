@@ -1,0 +1,44 @@
+#pragma once
+// Shared by the perf sources; not part of the public contract.
+
+#include <string>
+#include <vector>
+
+#include "gpusel/perf.hpp"
+
+namespace gpusel::perf_detail {
+
+// What one estimate needs besides the workload: the GPU, its resolved factors and the layout.
+struct Setting {
+    const Workload& workload;
+    const GpuSpec& gpu;
+    const EfficiencyFactors& factors;
+    const PlatformFactors& platform;
+    Layout layout;
+    ServingStack stack;
+    std::vector<std::string>& notes;
+};
+
+// The dense peak (FLOP/s) matrix math of `precision` runs at on `gpu`, falling back to the
+// next wider supported precision (bf16 -> fp16 -> fp32) with a note.
+double matmul_peak_flops_per_s(const GpuSpec& gpu, Precision precision, std::vector<std::string>& notes);
+
+// Bytes of optimizer traffic per trainable parameter per step (read and write of states,
+// master copy, gradient and weights).
+double optimizer_bytes_per_param(const Workload& workload);
+
+// Each fills `times` with the seconds of one step (training: one optimizer step on one GPU;
+// inference: one full batch on one replica) by the resource that bounds each part.
+TrainingPerf estimate_training(const Setting& setting, int micro_batch_override, ResourceTimes& times);
+InferencePerf estimate_inference(const Setting& setting, int batch_override, ResourceTimes& times);
+
+// Usable bytes per GPU for weights, activations and KV cache under the workload's headroom:
+// capacity × (1 − headroom) − runtime overhead (CUDA context and library workspaces).
+double usable_memory_bytes(const Workload& workload, const GpuSpec& gpu);
+// Whether weights, gradients and optimizer state fit the layout (interim, see memory_bridge.cpp).
+bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
+
+// Quantile of the standard normal distribution for probability p in (0.5, 1).
+double normal_quantile(double p);
+
+}  // namespace gpusel::perf_detail

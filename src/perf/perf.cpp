@@ -1,0 +1,339 @@
+// estimate_perf: resolves the stack, the efficiency factors and the layout, runs the phase
+// model and names the bottleneck with the remedy that pays most.
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpusel/error.hpp"
+#include "gpusel/format.hpp"
+#include "gpusel/text.hpp"
+#include "perf/internal.hpp"
+
+namespace gpusel {
+
+namespace perf_detail {
+
+double matmul_peak_flops_per_s(const GpuSpec& gpu, Precision precision, std::vector<std::string>& notes) {
+    const Precision fallbacks[] = {precision, Precision::fp16, Precision::bf16, Precision::fp32};
+    for (const Precision candidate : fallbacks) {
+        if (gpu.supports(candidate)) {
+            if (candidate != precision) {
+                const std::string note = fmt::format("{} has no {} tensor rate in the catalog; using {}", gpu.id,
+                                                     to_string(precision), to_string(candidate));
+                if (std::find(notes.begin(), notes.end(), note) == notes.end()) {
+                    notes.push_back(note);
+                }
+            }
+            return gpu.peak_flops_per_s(candidate);
+        }
+    }
+    throw InputError(Diagnostic{"", {}, "", fmt::format("{} lists no compute rate (dense_tflops)", gpu.id)});
+}
+
+double normal_quantile(double p) {
+    // Abramowitz & Stegun 26.2.23 (error < 4.5e-4), for the upper tail.
+    const double tail = std::clamp(1 - p, 1e-12, 0.5);
+    const double t = std::sqrt(-2 * std::log(tail));
+    return t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / (1 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t);
+}
+
+}  // namespace perf_detail
+
+namespace {
+
+using perf_detail::Setting;
+
+int next_power_of_two(int value) {
+    int power = 1;
+    while (power < value) {
+        power *= 2;
+    }
+    return power;
+}
+
+std::string percent(double fraction) { return format_percent(fraction); }
+
+// Detail and remedy for an inference bottleneck.
+void explain_inference(const Workload& workload, const GpuSpec& gpu, const InferencePerf& perf, ServingStack stack,
+                       Bottleneck& bottleneck) {
+    const double step = perf.decode_step_s;
+    switch (bottleneck.resource) {
+    case Resource::memory_capacity:
+        if (!perf.fits) {
+            bottleneck.detail = fmt::format("the weights do not fit {}'s {} with {} headroom", gpu.id,
+                                            format_gb(gpu.memory_bytes),
+                                            percent(workload.constraints.memory_headroom_fraction));
+            bottleneck.remedy = "quantize the weights (AWQ/GPTQ int4 or FP8), shard over more GPUs "
+                                "(tensor parallel), or choose a GPU with more memory";
+        } else {
+            bottleneck.detail = fmt::format("memory holds {} sequences of {} tokens per replica; the offered {:g} req/s "
+                                            "needs more in flight",
+                                            perf.max_batch_memory,
+                                            workload.inference.input_tokens + workload.inference.output_tokens,
+                                            workload.inference.requests_per_s);
+            bottleneck.remedy = "memory-capacity-bound: an FP8 KV cache or int4 weights raise the batch; so do more "
+                                "replicas or a GPU with more memory — more bandwidth alone would not help";
+        }
+        return;
+    case Resource::memory_bandwidth:
+        bottleneck.detail = fmt::format("decode reads {} per GPU per step: {} of the {} step at batch {} "
+                                        "({} of {} end to end)",
+                                        format_gb(perf.decode_bytes_per_step), format_duration(perf.decode_memory_s),
+                                        format_duration(step), perf.batch,
+                                        format_bandwidth(step > 0 ? perf.decode_bytes_per_step / step : 0),
+                                        format_bandwidth(gpu.memory_bandwidth_bytes_per_s));
+        if (perf.batch < std::min(perf.max_batch_memory, 64)) {
+            bottleneck.remedy = "memory-bandwidth-bound decode: a larger batch reads the weights once for more "
+                                "sequences (continuous batching); int4/FP8 weights cut the bytes per step";
+        } else if (bits_per_weight(workload.weights) >= 16) {
+            bottleneck.remedy = "memory-bandwidth-bound decode: int4 (AWQ) or FP8 weights and an FP8 KV cache cut "
+                                "the bytes per step; a GPU with more memory bandwidth lowers TPOT, more TFLOPS would not";
+        } else {
+            bottleneck.remedy = "memory-bandwidth-bound decode: an FP8 KV cache cuts the bytes per step; a GPU with "
+                                "more memory bandwidth (HBM) lowers TPOT, more TFLOPS would not";
+        }
+        return;
+    case Resource::compute:
+        bottleneck.detail = fmt::format("GEMMs bound by tensor throughput: {} compute of the {} decode step at batch "
+                                        "{}, prefill of a full batch {}",
+                                        format_duration(perf.decode_compute_s), format_duration(step), perf.batch,
+                                        format_duration(perf.batch_prefill_s));
+        bottleneck.remedy = gpu.supports(Precision::fp8) && workload.weights != WeightFormat::fp8
+                                ? "compute-bound: FP8 weights and activations roughly double the tensor rate on this GPU"
+                                : "compute-bound: a GPU with more tensor TFLOPS, or a smaller batch for lower TPOT";
+        return;
+    case Resource::launch_overhead:
+        bottleneck.detail = fmt::format("per-layer launch and sync overhead {} of the {} step ({} layers)",
+                                        format_duration(perf.decode_overhead_s), format_duration(step),
+                                        workload.model.layers);
+        bottleneck.remedy = stack == ServingStack::optimized
+                                ? "launch-bound: a larger batch amortises the fixed per-step cost; a faster GPU would "
+                                  "not help"
+                                : "launch-bound: CUDA graphs or a compiled engine (TensorRT-LLM, vLLM) and a larger "
+                                  "batch amortise the fixed per-step cost; a faster GPU would not help";
+        return;
+    case Resource::interconnect:
+        bottleneck.detail = fmt::format("tensor/pipeline-parallel traffic {} of the {} step",
+                                        format_duration(perf.decode_communication_s), format_duration(step));
+        bottleneck.remedy = "communication-bound: keep tensor parallel inside an NVLink domain, or run replicas of "
+                            "a quantized model that fits one GPU";
+        return;
+    case Resource::host_link:
+    case Resource::input_pipeline:
+        bottleneck.detail = "host-side time dominates";
+        bottleneck.remedy = "keep inputs on the GPU; pin host memory";
+        return;
+    }
+}
+
+// Detail and remedy for a training bottleneck.
+void explain_training(const Workload& workload, const GpuSpec& gpu, const TrainingPerf& perf, const Layout& layout,
+                      Bottleneck& bottleneck) {
+    const double gpu_samples_per_s = perf.global_batch / std::max(1e-12, perf.step_time_s - perf.input_s);
+    switch (bottleneck.resource) {
+    case Resource::compute:
+        bottleneck.detail = fmt::format("MFU {} of {}'s dense {} peak; pipeline bubble {}", percent(perf.mfu), gpu.id,
+                                        to_string(workload.precision), percent(perf.bubble_fraction));
+        if (perf.bubble_fraction > 0.15) {
+            bottleneck.remedy = fmt::format("compute-bound with a {} pipeline bubble: more micro-batches per step "
+                                            "(gradient accumulation) or fewer pipeline stages",
+                                            percent(perf.bubble_fraction));
+        } else if (gpu.supports(Precision::fp8) && workload.precision != Precision::fp8) {
+            bottleneck.remedy = "compute-bound, as training should be: FP8 (Transformer Engine, ≈1.3× end to end) or "
+                                "more GPUs shorten the run";
+        } else {
+            bottleneck.remedy = "compute-bound, as training should be: a GPU with more tensor TFLOPS or more GPUs "
+                                "shorten the run";
+        }
+        return;
+    case Resource::memory_bandwidth:
+        bottleneck.detail = fmt::format("bandwidth-bound kernels and the optimizer take {} of the {} step",
+                                        format_duration(perf.memory_s), format_duration(perf.step_time_s));
+        bottleneck.remedy = workload.model.is_transformer()
+                                ? "memory-bandwidth-bound: a larger micro-batch amortises the optimizer step; fused "
+                                  "optimizers (apex/fused AdamW) cut its traffic"
+                                : "memory-bandwidth-bound (normalisation and activation layers): channels_last and "
+                                  "fused kernels (torch.compile, DALI), a larger batch; a GPU with more memory "
+                                  "bandwidth helps, more TFLOPS would not";
+        return;
+    case Resource::interconnect:
+        bottleneck.detail = fmt::format("collectives not hidden behind compute: {} of the {} step (tp {}, pp {}, dp {})",
+                                        format_duration(perf.communication_s), format_duration(perf.step_time_s),
+                                        layout.tensor_parallel, layout.pipeline_parallel, layout.data_parallel);
+        bottleneck.remedy = "communication-bound: keep tensor parallel inside NVLink, raise the micro-batch or "
+                            "gradient accumulation so all-reduces hide behind backward, prefer ZeRO-1/2 over ZeRO-3, "
+                            "or a faster network (InfiniBand NDR)";
+        return;
+    case Resource::host_link:
+        bottleneck.detail = fmt::format("host-to-device copies {} of the {} step", format_duration(perf.host_transfer_s),
+                                        format_duration(perf.step_time_s));
+        bottleneck.remedy = workload.training.offload != Offload::none
+                                ? "host-link-bound: keep the optimizer on the GPUs (ZeRO-1/2 sharding instead of CPU "
+                                  "offload) or a GPU with more memory"
+                                : "host-link-bound: pin memory (pin_memory: true) so copies overlap compute";
+        return;
+    case Resource::input_pipeline: {
+        const DataSpec& data = workload.data;
+        bottleneck.detail = fmt::format("the input pipeline delivers {}, the GPUs could consume {}",
+                                        format_rate(perf.input_samples_per_s, "samples/s"),
+                                        format_rate(gpu_samples_per_s, "samples/s"));
+        const int per_node = std::max(1, workload.constraints.gpus_per_node);
+        const int gpus = layout.gpu_count();
+        const int nodes = (gpus + per_node - 1) / per_node;
+        const bool cpu_bound = data.decode == Decode::cpu && data.cpu_samples_per_s_per_core > 0 &&
+                               std::min(data.cpu_cores, std::max(1, data.loader_workers)) * data.cpu_samples_per_s_per_core *
+                                       nodes <= perf.input_samples_per_s * 1.0001;
+        if (cpu_bound) {
+            const int workers_needed = static_cast<int>(
+                std::ceil(gpu_samples_per_s / nodes / data.cpu_samples_per_s_per_core));
+            std::string workers = workers_needed <= data.cpu_cores
+                                      ? fmt::format("{} loader workers", workers_needed)
+                                      : fmt::format("{} CPU cores per node (has {})", workers_needed, data.cpu_cores);
+            bottleneck.remedy = fmt::format("input-bound: move JPEG decode to the GPU (DALI){}, {} — a faster GPU "
+                                            "would not help",
+                                            data.pin_memory ? "" : ", pin memory", workers);
+        } else {
+            bottleneck.remedy = "input-bound: storage cannot stream the samples fast enough — cache the dataset in RAM "
+                                "or on local NVMe; a faster GPU would not help";
+        }
+        return;
+    }
+    case Resource::memory_capacity:
+        bottleneck.detail = "weights, gradients and optimizer state do not fit this layout";
+        bottleneck.remedy = "shard the optimizer state (ZeRO-1/2, FSDP), recompute activations, or use more GPUs";
+        return;
+    case Resource::launch_overhead:
+        bottleneck.detail = "kernel launch gaps";
+        bottleneck.remedy = "a larger micro-batch or torch.compile / CUDA graphs";
+        return;
+    }
+}
+
+}  // namespace
+
+Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack) {
+    if (count < 1) {
+        throw UsageError("--count must be at least 1");
+    }
+    Layout layout;
+    if (workload.is_training()) {
+        const TrainingSpec& spec = workload.training;
+        layout.sharding = spec.sharding;
+        layout.offload = spec.offload;
+        int tp = spec.tensor_parallel > 0 ? spec.tensor_parallel : 1;
+        int pp = spec.pipeline_parallel > 0 ? spec.pipeline_parallel : 1;
+        const auto fits = [&](int t, int p) {
+            Layout candidate = layout;
+            candidate.tensor_parallel = t;
+            candidate.pipeline_parallel = p;
+            candidate.data_parallel = std::max(1, count / (t * p));
+            return perf_detail::training_state_fits(workload, gpu, candidate);
+        };
+        const int node = std::min(count, std::max(1, workload.constraints.gpus_per_node));
+        const int heads = std::max(1, workload.model.heads);
+        if (spec.tensor_parallel == 0) {
+            while (!fits(tp, pp) && tp * 2 <= node && count % (tp * 2) == 0 && heads % (tp * 2) == 0) {
+                tp *= 2;
+            }
+        }
+        if (spec.pipeline_parallel == 0) {
+            while (!fits(tp, pp) && tp * pp * 2 <= count && count % (tp * pp * 2) == 0 &&
+                   workload.model.layers % (pp * 2) == 0) {
+                pp *= 2;
+            }
+        }
+        if (count % (tp * pp) != 0) {
+            throw UsageError(fmt::format("--count {} is not a multiple of tensor_parallel {} × pipeline_parallel {}",
+                                         count, tp, pp));
+        }
+        layout.tensor_parallel = tp;
+        layout.pipeline_parallel = pp;
+        layout.data_parallel = count / (tp * pp);
+        return layout;
+    }
+    // Inference: the fewest shards whose memory holds the weights and one sequence's KV cache.
+    const ServingStack resolved = resolve_stack(workload, stack);
+    int shards = 1;
+    const auto holds = [&](int candidate) {
+        Layout trial;
+        if (resolved == ServingStack::llama_cpp) {
+            trial.pipeline_parallel = candidate;
+        } else {
+            trial.tensor_parallel = candidate;
+        }
+        return inference_batch_capacity(workload, gpu, trial) >= 1;
+    };
+    while (!holds(shards) && shards < count) {
+        shards = std::min(count, shards + 1);
+    }
+    if (resolved != ServingStack::llama_cpp && shards > 1) {
+        // Tensor parallel splits the attention heads evenly: powers of two in practice.
+        shards = std::min(next_power_of_two(shards), count);
+    }
+    if (count % shards != 0) {
+        throw UsageError(fmt::format("--count {}: each replica needs {} GPUs to hold the weights; use a multiple of {}",
+                                     count, shards, shards));
+    }
+    if (resolved == ServingStack::llama_cpp) {
+        // llama.cpp splits a model over GPUs by layers (--split-mode layer, the default).
+        layout.pipeline_parallel = shards;
+    } else {
+        layout.tensor_parallel = shards;
+    }
+    layout.data_parallel = count / shards;
+    return layout;
+}
+
+PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const PerfQuery& query,
+                           const EfficiencyTable& efficiency) {
+    PerfEstimate estimate;
+    estimate.stack = resolve_stack(workload, query.stack);
+    estimate.layout = query.layout;
+    const EfficiencyFactors factors = efficiency.resolve(gpu, estimate.stack);
+    Setting setting{workload, gpu, factors, efficiency.platform, estimate.layout, estimate.stack, estimate.notes};
+    ResourceTimes times;
+    if (workload.is_training()) {
+        estimate.training = perf_detail::estimate_training(setting, query.micro_batch, times);
+        if (estimate.training->step_time_s <= 0) {
+            estimate.training.reset();
+        }
+    } else {
+        estimate.inference = perf_detail::estimate_inference(setting, query.batch, times);
+    }
+
+    estimate.bottleneck = binding_resource(times);
+    if (estimate.training) {
+        const TrainingPerf& training = *estimate.training;
+        const double bubble_s = training.bubble_fraction * (training.compute_s);
+        estimate.bottleneck.gpu_utilization =
+            std::clamp(estimate.bottleneck.gpu_utilization - bubble_s / std::max(1e-12, times.total_s()), 0.0, 1.0);
+        if (!perf_detail::training_state_fits(workload, gpu, estimate.layout)) {
+            estimate.bottleneck.resource = Resource::memory_capacity;
+            estimate.bottleneck.share = 1;
+        }
+        explain_training(workload, gpu, training, estimate.layout, estimate.bottleneck);
+    } else if (estimate.inference) {
+        const InferencePerf& inference = *estimate.inference;
+        const bool capped = inference.batch >= inference.max_batch_memory && !inference.meets_slo;
+        if (!inference.fits || capped) {
+            estimate.bottleneck.resource = Resource::memory_capacity;
+            estimate.bottleneck.share = inference.fits ? estimate.bottleneck.share : 1;
+        }
+        explain_inference(workload, gpu, inference, estimate.stack, estimate.bottleneck);
+    }
+
+    const char* stack_text = estimate.stack == ServingStack::llama_cpp ? "llama.cpp (GGUF, FP16-accumulate GEMMs)"
+                             : estimate.stack == ServingStack::eager ? "PyTorch eager"
+                             : workload.is_training()               ? "Megatron/NeMo/FSDP-class training"
+                                                                    : "TensorRT-LLM/vLLM-class serving engine";
+    estimate.notes.insert(estimate.notes.begin(),
+                          fmt::format("assumed software stack: {}; efficiency factors from data/efficiency.yaml: {}",
+                                      stack_text, fmt::join(factors.applied, ", ")));
+    estimate.notes.push_back("memory limits use an interim estimate (weights, KV cache, 1 GB runtime overhead) until "
+                             "the memory estimator is merged");
+    return estimate;
+}
+
+}  // namespace gpusel

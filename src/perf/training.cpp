@@ -1,0 +1,329 @@
+// Training: FLOPs of forward, backward and recompute over the achieved fraction of peak, the
+// optimizer's memory traffic, collectives over the tier in use, the pipeline bubble and the
+// input pipeline. Equations and sources: docs/perf-model.md, "Training".
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "perf/internal.hpp"
+
+namespace gpusel::perf_detail {
+
+namespace {
+
+// Sum over the LoRA target modules of r·(d_in + d_out), per layer, times layers (Hu et al. 2021).
+double lora_trainable_params(const ModelSpec& model, const LoraSpec& lora) {
+    const double hidden = model.hidden;
+    const double head_dim = model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? hidden / model.heads : 0);
+    const double q_width = model.heads * head_dim;
+    const double kv_width = (model.kv_heads > 0 ? model.kv_heads : model.heads) * head_dim;
+    const double ffn = model.ffn;
+    const auto module_size = [&](const std::string& name) -> double {
+        if (name == "q_proj" || name == "o_proj") {
+            return hidden + q_width;
+        }
+        if (name == "k_proj" || name == "v_proj") {
+            return hidden + kv_width;
+        }
+        if (name == "gate_proj" || name == "up_proj" || name == "down_proj") {
+            return hidden + ffn;
+        }
+        return hidden + hidden;
+    };
+    double per_layer = 0;
+    if (lora.targets.size() == 1 && lora.targets.front() == "all-linear") {
+        for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}) {
+            if (!model.ffn_gated && std::string_view(name) == "gate_proj") {
+                continue;
+            }
+            per_layer += module_size(name);
+        }
+    } else {
+        for (const std::string& name : lora.targets) {
+            per_layer += module_size(name);
+        }
+    }
+    return lora.rank * per_layer * model.layers;
+}
+
+// Input elements from a shape such as "224x224x3"; 0 when it is not one.
+double input_elements(const std::string& shape) {
+    double product = 1;
+    std::size_t start = 0;
+    bool any = false;
+    while (start <= shape.size()) {
+        const std::size_t end = std::min(shape.find('x', start), shape.size());
+        const std::string part = shape.substr(start, end - start);
+        if (part.empty() || part.size() > 6 || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            return 0;
+        }
+        product *= std::stod(part);
+        any = true;
+        start = end + 1;
+    }
+    return any ? product : 0;
+}
+
+}  // namespace
+
+double optimizer_bytes_per_param(const Workload& workload) {
+    const TrainingSpec& training = workload.training;
+    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    const double gradient_bytes = fp32_training ? 4 : 2;
+    double state_bytes = 0;  // optimizer states per parameter, fp32
+    switch (training.optimizer) {
+    case Optimizer::adamw:
+    case Optimizer::adam:
+        state_bytes = 8;  // m and v (formulas.md, "optimizer")
+        break;
+    case Optimizer::adamw_8bit:
+        state_bytes = 2;
+        break;
+    case Optimizer::sgd_momentum:
+    case Optimizer::lion:
+        state_bytes = 4;
+        break;
+    case Optimizer::sgd:
+    case Optimizer::adafactor:  // factored second moment: negligible next to the weights
+        state_bytes = 0;
+        break;
+    }
+    const bool master = training.master_weights && !fp32_training;
+    if (!master && !fp32_training) {
+        state_bytes /= 2;  // pure 16-bit training keeps its states in 16-bit
+    }
+    const double weight_bytes = fp32_training ? 4 : 2;
+    // One read and one write of every state, one read of the gradient, and the weights:
+    // master copy read and written plus the 16-bit copy written, or the weights read and written.
+    return 2 * state_bytes + gradient_bytes + (master ? 4 + 4 + 2 : 2 * weight_bytes);
+}
+
+TrainingPerf estimate_training(const Setting& setting, int micro_batch_override, ResourceTimes& times) {
+    const Workload& workload = setting.workload;
+    const ModelSpec& model = workload.model;
+    const TrainingSpec& spec = workload.training;
+    const GpuSpec& gpu = setting.gpu;
+    const EfficiencyFactors& factors = setting.factors;
+    const Layout& layout = setting.layout;
+    std::vector<std::string>& notes = setting.notes;
+    TrainingPerf result;
+
+    const int tp = std::max(1, layout.tensor_parallel);
+    const int pp = std::max(1, layout.pipeline_parallel);
+    const int dp = std::max(1, layout.data_parallel);
+    const int gpus = tp * pp * dp;
+    const int micro_batch = micro_batch_override > 0 ? micro_batch_override : std::max(1, spec.micro_batch);
+    const int global_batch = spec.global_batch > 0 ? spec.global_batch : micro_batch * dp;
+    const int accumulation = std::max(1, static_cast<int>(std::lround(static_cast<double>(global_batch) / (micro_batch * dp))));
+    if (accumulation * micro_batch * dp != global_batch) {
+        notes.push_back(fmt::format("global batch {} is not a multiple of micro-batch {} × data parallel {}; "
+                                    "using {} accumulation steps", global_batch, micro_batch, dp, accumulation));
+    }
+    result.micro_batch = micro_batch;
+    result.gradient_accumulation = accumulation;
+    result.global_batch = micro_batch * dp * accumulation;
+
+    // Compute rate: dense peak of the compute precision × achieved fraction. FP8 is modelled
+    // as BF16 sped up end to end (formulas.md: ≈1.3× on H100), not as the FP8 peak.
+    const bool fp8 = workload.precision == Precision::fp8;
+    if (fp8 && !gpu.supports(Precision::fp8)) {
+        notes.push_back(fmt::format("{} has no FP8 tensor cores; training runs in BF16", gpu.id));
+    }
+    const double base_peak = matmul_peak_flops_per_s(gpu, fp8 ? Precision::bf16 : workload.precision, notes);
+    const double achieved_flops_per_s =
+        base_peak * factors.training_compute * (fp8 && gpu.supports(Precision::fp8) ? factors.fp8_training_speedup : 1);
+    const double mfu_peak = fp8 && gpu.supports(Precision::fp8) ? gpu.peak_flops_per_s(Precision::fp8) : base_peak;
+    const double bandwidth = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
+
+    // FLOPs per sample, executed and "model" (MFU convention).
+    double executed_flops_per_sample = 0;
+    double model_flops_per_sample = 0;
+    double bytes_per_sample = 0;  // DRAM traffic of the kernels, when bandwidth-bound (CNNs)
+    double trainable_params = model.params;
+    double tokens_per_sample = 0;
+    const bool lora = spec.lora.enabled();
+    if (lora) {
+        trainable_params = lora_trainable_params(model, spec.lora);
+    }
+    if (model.is_transformer()) {
+        const double seq = std::max(1, spec.seq_len);
+        tokens_per_sample = seq;
+        const double matmul = matmul_params(model);
+        const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
+        const double width = model.heads * head_dim;
+        const bool causal = model.family != ModelFamily::encoder;
+        // Forward attention FLOPs per token: QKᵀ and AV, 4·L·s·width; flash attention skips the
+        // masked half of a causal square, other kernels compute and mask it.
+        const double attention_forward = 4.0 * model.layers * seq * width * (causal && spec.flash_attention ? 0.5 : 1.0);
+        // Frozen base under LoRA: no weight gradients, so 4Ψ instead of 6Ψ (plus the adapters).
+        const double dense_passes = lora ? 4.0 : 6.0;
+        double per_token = dense_passes * matmul + 6 * trainable_params * (lora ? 1 : 0) + 3 * attention_forward;
+        if (spec.checkpointing == Checkpointing::full) {
+            per_token += 2 * matmul + attention_forward;  // the forward pass again
+        } else if (spec.checkpointing == Checkpointing::selective) {
+            per_token += attention_forward;  // attention core recomputed (Korthikanti et al. 2022)
+        }
+        executed_flops_per_sample = per_token * seq;
+        // PaLM appendix B: 6N + 12·L·s·width per token, attention not halved.
+        model_flops_per_sample = (dense_passes * matmul + 12.0 * model.layers * seq * width) * seq;
+    } else if (model.flops_per_sample > 0) {
+        executed_flops_per_sample = 3 * model.flops_per_sample;  // backward ≈ 2× forward
+        model_flops_per_sample = executed_flops_per_sample;
+        bytes_per_sample = executed_flops_per_sample / factors.cnn_flops_per_byte;
+    } else {
+        notes.push_back("the model has neither transformer fields nor flops_per_sample; no training speed estimate");
+        return result;
+    }
+
+    // One micro-batch on one GPU.
+    const double samples = micro_batch;
+    const double micro_compute_s = samples * executed_flops_per_sample / (tp * pp) / achieved_flops_per_s;
+    const double micro_memory_s = samples * bytes_per_sample / (tp * pp) / bandwidth;
+    const double micro_kernel_s = roofline_time_s(micro_compute_s, micro_memory_s);
+    const bool memory_bound_kernels = micro_memory_s > micro_compute_s;
+
+    // Tensor parallel: 2 all-reduces of s·b·h forward and 2 backward per layer (+2 when the
+    // forward is recomputed), not overlapped (Megatron).
+    double micro_communication_s = 0;
+    const double activation_bytes = samples * std::max(1.0, tokens_per_sample) * model.hidden *
+                                    element_bytes(fp8 ? Precision::bf16 : workload.precision);
+    if (tp > 1 && model.is_transformer()) {
+        const LinkTier link = link_for_group(workload, gpu, tp, factors, setting.platform);
+        const int all_reduces = 4 + (spec.checkpointing == Checkpointing::full ? 2 : 0);
+        micro_communication_s += all_reduces * (static_cast<double>(model.layers) / pp) *
+                                 ring_all_reduce_s(activation_bytes, tp, link.bytes_per_s, link.latency_s);
+        if (link.name.rfind("pcie", 0) == 0) {
+            notes.push_back(fmt::format("tensor parallel {} runs over PCIe ({}), not NVLink", tp, link.name));
+        }
+    }
+    if (pp > 1) {
+        const LinkTier link = link_for_group(workload, gpu, tp * pp, factors, setting.platform);
+        micro_communication_s += 2 * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
+    }
+    const double micro_s = micro_kernel_s + micro_communication_s;
+
+    // Pipeline: (m + p − 1) micro-batch slots per step.
+    result.bubble_fraction = pipeline_bubble_fraction(pp, accumulation);
+    const double pipeline_s = (accumulation + pp - 1) * micro_s;
+
+    // Data parallel.
+    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    const double gradient_bytes = trainable_params / (tp * pp) * (fp32_training ? 4 : 2);
+    double exposed_communication_s = 0;
+    LinkTier dp_link;
+    if (dp > 1) {
+        dp_link = link_for_group(workload, gpu, gpus, factors, setting.platform);
+        if (spec.sharding == Sharding::zero3) {
+            // FSDP / ZeRO-3: all-gather the weights for forward and again for backward, then
+            // reduce-scatter the gradients, every micro-batch; prefetching overlaps them with
+            // the micro-batch's compute.
+            const double weight_bytes_16 = model.params / (tp * pp) * 2;
+            const double per_micro = 2 * ring_all_gather_s(weight_bytes_16, dp, dp_link.bytes_per_s, dp_link.latency_s) +
+                                     ring_all_gather_s(gradient_bytes, dp, dp_link.bytes_per_s, dp_link.latency_s);
+            exposed_communication_s = accumulation * std::max(0.0, per_micro - micro_kernel_s);
+        } else {
+            // DDP / ZeRO-1/2: one all-reduce (or reduce-scatter + all-gather, the same volume)
+            // per step, bucketed and overlapped with the last micro-batch's backward (≈ 2/3 of it).
+            const double all_reduce = ring_all_reduce_s(gradient_bytes, dp, dp_link.bytes_per_s, dp_link.latency_s);
+            exposed_communication_s = std::max(0.0, all_reduce - micro_kernel_s * 2.0 / 3.0);
+        }
+    }
+
+    // Optimizer step: bandwidth-bound over the trainable parameters this GPU owns.
+    const double owned_params = trainable_params / (tp * pp) / (spec.sharding != Sharding::none ? dp : 1);
+    double optimizer_s = owned_params * optimizer_bytes_per_param(workload) / bandwidth;
+    double host_transfer_s = 0;
+    const double host_link_bytes_per_s =
+        gpu.host_link_bytes_per_s() * factors.host_link * (workload.data.pin_memory ? 1 : setting.platform.pageable_copy_fraction);
+    if (spec.offload != Offload::none) {
+        // ZeRO-Offload: gradients down and updated 16-bit weights up every step; the CPU runs Adam.
+        optimizer_s = 0;
+        host_transfer_s += owned_params * ((fp32_training ? 4 : 2) + 2) / host_link_bytes_per_s;
+        if (spec.offload == Offload::optimizer_and_params) {
+            host_transfer_s += accumulation * 2 * model.params / (tp * pp) * 2 / host_link_bytes_per_s;
+        }
+        notes.push_back("offloaded optimizer: the CPU's Adam step is not modelled, only the PCIe traffic");
+    }
+
+    const double gpu_step_s = pipeline_s + exposed_communication_s + optimizer_s + host_transfer_s;
+
+    // Input pipeline.
+    double input_wait_s = 0;
+    const DataSpec& data = workload.data;
+    if (data.given) {
+        const int per_node = std::max(1, workload.constraints.gpus_per_node);
+        const int nodes = (gpus + per_node - 1) / per_node;
+        const double node_samples_per_step = static_cast<double>(result.global_batch) / nodes;
+        double delivery = std::numeric_limits<double>::infinity();
+        if (data.decode == Decode::cpu && data.cpu_samples_per_s_per_core > 0) {
+            // One DataLoader worker is one process on one core.
+            const int workers = std::min(data.cpu_cores, std::max(1, data.loader_workers));
+            delivery = std::min(delivery, workers * data.cpu_samples_per_s_per_core);
+        } else if (data.decode == Decode::cpu) {
+            notes.push_back("data.cpu_samples_per_s_per_core not given: CPU decode assumed not limiting");
+        }
+        if (data.sample_bytes > 0) {
+            const auto storage = setting.platform.storage_bytes_per_s.find(data.storage);
+            if (storage != setting.platform.storage_bytes_per_s.end()) {
+                delivery = std::min(delivery, storage->second / data.sample_bytes);
+            }
+        }
+        if (std::isfinite(delivery)) {
+            result.input_samples_per_s = delivery * nodes;
+            input_wait_s = std::max(0.0, node_samples_per_step / delivery - gpu_step_s);
+        }
+        // Host-to-device copy of each GPU's samples: decoded float32 tensors after CPU decode,
+        // the compressed bytes when the GPU decodes.
+        const double elements = input_elements(model.input);
+        const double copy_bytes = data.decode == Decode::cpu && elements > 0 ? elements * 4 : data.sample_bytes;
+        const double copy_s = static_cast<double>(result.global_batch) / dp * copy_bytes / host_link_bytes_per_s;
+        // Pinned memory copies asynchronously behind compute; pageable copies block.
+        host_transfer_s += data.pin_memory ? std::max(0.0, copy_s - gpu_step_s) : copy_s;
+    }
+
+    result.step_time_s = pipeline_s + exposed_communication_s + optimizer_s + host_transfer_s + input_wait_s;
+    result.samples_per_s = result.global_batch / result.step_time_s;
+    result.tokens_per_s = result.samples_per_s * tokens_per_sample;
+    result.model_flops_per_step = model_flops_per_sample * result.global_batch;
+    result.mfu = result.model_flops_per_step / (result.step_time_s * mfu_peak * gpus);
+
+    const double bubble_s = (pp - 1) * micro_s;
+    const double micro_batches_s = accumulation * micro_s;
+    const double kernels_s = accumulation * micro_kernel_s;
+    result.compute_s = (memory_bound_kernels ? 0 : kernels_s) + bubble_s;
+    result.memory_s = (memory_bound_kernels ? kernels_s : 0) + optimizer_s;
+    result.communication_s = micro_batches_s - kernels_s + exposed_communication_s;
+    result.host_transfer_s = host_transfer_s;
+    result.input_s = input_wait_s;
+    times = ResourceTimes{};
+    times.compute_s = result.compute_s;
+    times.memory_bandwidth_s = result.memory_s;
+    times.interconnect_s = result.communication_s;
+    times.host_link_s = host_transfer_s;
+    times.input_pipeline_s = input_wait_s;
+
+    double samples_total = 0;
+    if (spec.dataset_tokens > 0 && tokens_per_sample > 0) {
+        samples_total = spec.dataset_tokens / tokens_per_sample;
+    } else if (spec.dataset_samples > 0) {
+        samples_total = spec.dataset_samples;
+    } else if (spec.dataset_tokens > 0) {
+        notes.push_back("dataset_tokens given for a model without tokens; give dataset_samples");
+    }
+    if (samples_total > 0) {
+        result.time_to_train_s = samples_total * spec.epochs / result.samples_per_s;
+        result.meets_deadline = spec.deadline_seconds <= 0 || *result.time_to_train_s <= spec.deadline_seconds;
+    } else {
+        notes.push_back("no dataset size (dataset_tokens or dataset_samples): no time to train");
+    }
+    if (dp > 1) {
+        notes.push_back(fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, dp_link.name,
+                                    dp_link.bytes_per_s / 1e9));
+    }
+    return result;
+}
+
+}  // namespace gpusel::perf_detail

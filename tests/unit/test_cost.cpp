@@ -1,0 +1,115 @@
+#include <catch2/catch.hpp>
+
+#include "gpusel/cost.hpp"
+
+using gpusel::Acquisition;
+using gpusel::CostEstimate;
+using gpusel::estimate_cost;
+using gpusel::GpuSpec;
+using gpusel::UsageProfile;
+using gpusel::Workload;
+
+namespace {
+GpuSpec test_gpu() {
+    GpuSpec gpu;
+    gpu.id = "TEST";
+    gpu.power_watts = 400;
+    gpu.price.new_usd = 10000;
+    gpu.price.used_usd = 4000;
+    gpu.price.server_share_usd = 2000;
+    gpu.cloud.on_demand_usd_per_hour = 2.0;
+    gpu.cloud.spot_usd_per_hour = 1.0;
+    gpu.cloud.reserved_1y_usd_per_hour = 1.4;
+    return gpu;
+}
+UsageProfile job(double hours, int gpus) {
+    UsageProfile usage;
+    usage.gpus = gpus;
+    usage.job_seconds = hours * 3600;
+    usage.work_units = 100;
+    usage.unit = "1M tokens";
+    return usage;
+}
+}  // namespace
+
+TEST_CASE("cost::expected_failure_fraction follows the 1.8 % / 11 % field rates", "[cost]") {
+    CHECK(gpusel::expected_failure_fraction(0) == 0);
+    CHECK(gpusel::expected_failure_fraction(12) == Approx(0.018));
+    // months 12-18: hazard rises linearly from 0.15 %/month to 1.833 %/month
+    CHECK(gpusel::expected_failure_fraction(18) == Approx(0.018 + 0.009 + 0.0505));
+    // months 18-24 add the ≈11 % of the source
+    CHECK(gpusel::expected_failure_fraction(24) - gpusel::expected_failure_fraction(18) == Approx(0.11));
+    CHECK(gpusel::expected_failure_fraction(1000) == 1.0);
+}
+
+TEST_CASE("cost::residual_value_fraction loses 55 % in two years", "[cost]") {
+    CHECK(gpusel::residual_value_fraction(0) == 1.0);
+    CHECK(gpusel::residual_value_fraction(24) == Approx(0.45));
+    CHECK(gpusel::residual_value_fraction(12) == Approx(0.670820393));
+}
+
+TEST_CASE("cost::estimate_cost of buying four GPUs for 24 months", "[cost]") {
+    const Workload workload;  // defaults: 24 months, 70 % busy, $0.12/kWh, PUE 1.4, $150/GPU-month
+    const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, job(10, 4));
+    REQUIRE(cost.available);
+    CHECK(cost.spare_gpus == 0);  // spares only beyond 24 months
+    CHECK(cost.capex_usd == Approx(48000));
+    // 4 × 0.4 kW × (24 × 730.5 h × 0.7) × 1.4 = 27,490.176 kWh at $0.12
+    CHECK(cost.energy_kwh == Approx(27490.176));
+    CHECK(cost.breakdown.power_usd == Approx(3298.82112));
+    CHECK(cost.breakdown.operations_usd == Approx(14400));
+    CHECK(cost.breakdown.failures_usd == Approx(7500));  // 4 × 18.75 % × $10,000
+    CHECK(cost.breakdown.resale_usd == Approx(18000));   // 4 × $10,000 × 0.45
+    CHECK(cost.tco_usd == Approx(55198.82112));
+    CHECK(cost.monthly_opex_usd == Approx(1049.95088));
+    // renting the same 4 GPUs 70 % of 730.5 h costs $4,090.80 a month; owning $737.45 to run
+    REQUIRE(cost.break_even_month.has_value());
+    CHECK(*cost.break_even_month == Approx(48000.0 / (4090.8 - 737.45088)));
+    CHECK(cost.usd_per_unit == Approx(551.9882112));
+}
+
+TEST_CASE("cost::estimate_cost adds 15 % spares beyond 24 months", "[cost]") {
+    Workload workload;
+    workload.deployment.horizon_months = 36;
+    const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, job(10, 8));
+    CHECK(cost.spare_gpus == 2);  // ceil(0.15 × 8)
+    CHECK(cost.capex_usd == Approx(8 * 12000 + 2 * 10000));
+    // expected failures 8 × 40.75 % = 3.26 GPUs, 2 covered by spares
+    CHECK(cost.breakdown.failures_usd == Approx((8 * gpusel::expected_failure_fraction(36) - 2) * 10000));
+}
+
+TEST_CASE("cost::estimate_cost of renting", "[cost]") {
+    const Workload workload;
+    const CostEstimate on_demand = estimate_cost(workload, test_gpu(), Acquisition::cloud_on_demand, job(10, 4));
+    CHECK(on_demand.capex_usd == 0);
+    CHECK(on_demand.breakdown.rental_usd == Approx(80));            // 4 GPUs × 10 h × $2
+    CHECK(on_demand.breakdown.hidden_usd == Approx(4.0 / 60 * 4 * 2));  // 4 min start-up per launch
+    CHECK(on_demand.tco_usd == Approx(80 + 4.0 / 60 * 4 * 2));
+    const CostEstimate spot = estimate_cost(workload, test_gpu(), Acquisition::cloud_spot, job(10, 4));
+    CHECK(spot.breakdown.rental_usd == Approx(44));  // 10 % extra runtime for interruptions
+    const CostEstimate reserved = estimate_cost(workload, test_gpu(), Acquisition::cloud_reserved, job(10, 4));
+    CHECK(reserved.breakdown.rental_usd == Approx(24 * 730.5 * 4 * 1.4));  // billed for the whole term
+    const CostEstimate quoted =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_on_demand, job(10, 4), std::optional<double>(1.5));
+    CHECK(quoted.unit_price_usd == 1.5);
+}
+
+TEST_CASE("cost::estimate_cost refuses what it cannot price", "[cost]") {
+    const Workload workload;
+    GpuSpec gpu = test_gpu();
+    gpu.price.used_usd.reset();
+    const CostEstimate used = estimate_cost(workload, gpu, Acquisition::buy_used, job(10, 1));
+    CHECK_FALSE(used.available);
+    CHECK(used.unavailable_reason == "no buy-used price in the catalog");
+    UsageProfile service = job(0, 2);
+    service.service = true;
+    const CostEstimate spot = estimate_cost(workload, gpu, Acquisition::cloud_spot, service);
+    CHECK_FALSE(spot.available);
+    CHECK(spot.unavailable_reason == "spot capacity can be reclaimed at short notice; not for serving");
+}
+
+TEST_CASE("cost::horizon_strategy", "[cost]") {
+    CHECK(gpusel::horizon_strategy(3) == "under 6 months: rent");
+    CHECK(gpusel::horizon_strategy(12) == "6-24 months: own the base load, rent peaks");
+    CHECK(gpusel::horizon_strategy(36) == "over 24 months: own, with hardware-independent serving");
+}
