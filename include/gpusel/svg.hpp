@@ -52,6 +52,9 @@ struct AxisSpec {
     Scale scale = Scale::linear;
     std::string tick_prefix;  // e.g. "$"
     bool include_zero = false;  // linear axes: extend the domain to 0
+    // Linear axes: ticks at multiples of this step instead of 1-2-5 × 10^k (e.g. 6 for months,
+    // so that a 24-month horizon ends on a tick). 0 = nice steps.
+    double tick_step = 0;
 };
 
 // Maps values on an axis to pixels. `ticks` span the domain: the first tick maps to
@@ -202,11 +205,14 @@ std::string render_stacked_bars(const StackedBarSpec& spec);
 
 // ---- line chart -------------------------------------------------------------------------
 
+enum class Dash { solid, dashed, dotted };
+
 struct LineSeries {
     std::string name;
     std::vector<Point> points;  // x ascending
     std::size_t style = 0;      // colour and marker: series_style(style)
-    bool dashed = false;        // e.g. rented options dashed, bought ones solid
+    Dash dash = Dash::solid;    // e.g. bought solid, rented dashed, a what-if dotted
+    std::string end_label;      // drawn right of the last point (e.g. the final value); "" = none
 };
 
 struct LineMarker {
@@ -233,6 +239,12 @@ struct LineChartLayout {
     AxisMap y_axis;
     std::vector<std::vector<Point>> series_pixels;  // drawn points of each series
     std::vector<Point> marker_pixels;
+    // End labels right of the plot, moved apart vertically so that they do not overlap;
+    // `point` is the series index.
+    std::vector<PlacedLabel> end_labels;
+    // One label per drawn marker (same order; `point` is the index into LineChartSpec::markers),
+    // stacked upwards from the x axis so that no two overlap.
+    std::vector<PlacedLabel> marker_labels;
 };
 
 LineChartLayout layout_line_chart(const LineChartSpec& spec);
@@ -243,8 +255,9 @@ std::string render_line_chart(const LineChartSpec& spec);
 // range both cover. A touching start (equal first values) is not a crossing.
 std::optional<Point> first_crossing(const std::vector<Point>& a, const std::vector<Point>& b);
 
-// Estimated width in pixels of `text` in a sans-serif font of `font_size` px (≈0.56 em per
-// character, code points counted). Used to place labels; an estimate, not a measurement.
+// Estimated width in pixels of `text` in a sans-serif font of `font_size` px (≈0.62 em per
+// character, code points counted: DejaVu Sans, the widest of the fonts the charts name, averages
+// 0.6-0.7 em for capitals and digits). Used to place labels; an estimate, not a measurement.
 double estimated_text_width(std::string_view text, double font_size);
 
 }  // namespace gpusel::svg

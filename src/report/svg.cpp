@@ -244,7 +244,7 @@ std::string xml_escape(std::string_view text) {
 }
 
 double estimated_text_width(std::string_view text, double font_size) {
-    return static_cast<double>(code_points(text)) * font_size * 0.56;
+    return static_cast<double>(code_points(text)) * font_size * 0.62;
 }
 
 // ---- axes -------------------------------------------------------------------------------
@@ -398,6 +398,14 @@ AxisMap make_axis(const AxisSpec& spec, const std::vector<double>& values, doubl
         return axis;
     }
     const auto [low, high] = std::minmax_element(kept.begin(), kept.end());
+    if (spec.scale == Scale::linear && spec.tick_step > 0) {
+        const double first = std::floor(*low / spec.tick_step + 1e-9);
+        const double last = std::max(first + 1, std::ceil(*high / spec.tick_step - 1e-9));
+        for (double k = first; k <= last + 0.5; k += 1) {
+            axis.ticks.push_back(k * spec.tick_step);
+        }
+        return axis;
+    }
     axis.ticks = spec.scale == Scale::log ? log_ticks(*low, *high, max_ticks) : linear_ticks(*low, *high, max_ticks);
     return axis;
 }
@@ -514,11 +522,16 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
             ys.push_back(point.y);
         }
     }
+    // A reference line gets some room beyond it, so that it never lies on the plot's edge.
+    const auto with_room = [](std::vector<double>& values, double value, Scale scale) {
+        values.push_back(value);
+        values.push_back(scale == Scale::log ? value * 1.25 : value * 1.08);
+    };
     for (const ReferenceLine& reference : spec.x_references) {
-        xs.push_back(reference.value);
+        with_room(xs, reference.value, spec.x_axis.scale);
     }
     for (const ReferenceLine& reference : spec.y_references) {
-        ys.push_back(reference.value);
+        with_room(ys, reference.value, spec.y_axis.scale);
     }
     const double top = legend_bottom + 10;
     const double bottom = spec.height - 50;
@@ -561,6 +574,23 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
     for (const Point& pixel : layout.pixels) {
         occupied.push_back(Rect{pixel.x - 6, pixel.y - 6, 12, 12});
     }
+    // Lines a label should not sit on: the front's segments and the reference lines.
+    for (std::size_t i = 1; i < layout.front_path.size(); ++i) {
+        const Point& a = layout.front_path[i - 1];
+        const Point& b = layout.front_path[i];
+        occupied.push_back(Rect{std::min(a.x, b.x) - 2, std::min(a.y, b.y) - 2, std::fabs(a.x - b.x) + 4,
+                                std::fabs(a.y - b.y) + 4});
+    }
+    for (const ReferenceLine& reference : spec.x_references) {
+        if (usable(reference.value, spec.x_axis.scale)) {
+            occupied.push_back(Rect{layout.x_axis.to_pixel(reference.value) - 2, layout.plot.y, 4, layout.plot.height});
+        }
+    }
+    for (const ReferenceLine& reference : spec.y_references) {
+        if (usable(reference.value, spec.y_axis.scale)) {
+            occupied.push_back(Rect{layout.plot.x, layout.y_axis.to_pixel(reference.value) - 2, layout.plot.width, 4});
+        }
+    }
     const double text_height = small_font_px + 2;
     for (std::size_t k = 0; k < layout.drawn.size(); ++k) {
         const Point pixel = layout.pixels[k];
@@ -583,10 +613,9 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
                 box = candidate.box();
             }
             double overlap = 0;
-            for (std::size_t j = 0; j < occupied.size(); ++j) {
-                if (j != k) {
-                    overlap += overlap_area(box, occupied[j]);
-                }
+            // Its own marker counts too: a label slid back into the plot may land on it.
+            for (const Rect& other : occupied) {
+                overlap += overlap_area(box, other);
             }
             if (overlap < best_overlap) {
                 best_overlap = overlap;
@@ -812,12 +841,24 @@ std::string render_stacked_bars(const StackedBarSpec& spec) {
 
 namespace {
 
+const char* dash_array(Dash dash) {
+    switch (dash) {
+    case Dash::dashed:
+        return " stroke-dasharray=\"9 5\"";
+    case Dash::dotted:
+        return " stroke-dasharray=\"2 4\" stroke-linecap=\"round\"";
+    case Dash::solid:
+        break;
+    }
+    return "";
+}
+
 std::vector<LegendItem> line_legend(const LineChartSpec& spec) {
     std::vector<LegendItem> items;
     for (const LineSeries& series : spec.series) {
         const SeriesStyle style = series_style(series.style);
         items.push_back({fmt::format("<path d=\"M0 0L26 0\" stroke=\"{}\" stroke-width=\"2.5\"{}/>{}", style.colour,
-                                     series.dashed ? " stroke-dasharray=\"7 4\"" : "",
+                                     dash_array(series.dash),
                                      marker_element(style.marker, 13, 0, 4.5, style.colour)),
                          series.name, 26});
     }
@@ -849,7 +890,13 @@ LineChartLayout layout_line_chart(const LineChartSpec& spec) {
     const int y_max_ticks = std::max(2, static_cast<int>((bottom - top) / 45));
     const AxisMap probe = make_axis(spec.y_axis, ys, bottom, top, y_max_ticks);
     const double left = 36 + widest_tick_label(probe, spec.y_axis.tick_prefix);
-    layout.plot = Rect{left, top, spec.width - 24 - left, bottom - top};
+    double widest_end_label = 0;
+    for (const LineSeries& series : spec.series) {
+        widest_end_label = std::max(widest_end_label, estimated_text_width(series.end_label, small_font_px));
+    }
+    // End labels need room right of the plot: a marker (12 px) and the text.
+    const double right_margin = widest_end_label > 0 ? 16 + 12 + widest_end_label : 24;
+    layout.plot = Rect{left, top, spec.width - right_margin - left, bottom - top};
     layout.x_axis = make_axis(spec.x_axis, xs, layout.plot.x, layout.plot.right(),
                               std::max(2, static_cast<int>(layout.plot.width / 70)));
     layout.y_axis = make_axis(spec.y_axis, ys, layout.plot.bottom(), layout.plot.y, y_max_ticks);
@@ -866,6 +913,58 @@ LineChartLayout layout_line_chart(const LineChartSpec& spec) {
         if (usable(marker.x, spec.x_axis.scale) && usable(marker.y, spec.y_axis.scale)) {
             layout.marker_pixels.push_back(Point{layout.x_axis.to_pixel(marker.x), layout.y_axis.to_pixel(marker.y)});
         }
+    }
+    // Marker labels sit at the foot of their dotted drop line, beside it (towards the plot's
+    // middle), in the lowest row where they clear the labels placed before them.
+    for (std::size_t m = 0; m < layout.marker_pixels.size(); ++m) {
+        const Point pixel = layout.marker_pixels[m];
+        std::size_t spec_index = 0;
+        for (std::size_t seen = 0, i = 0; i < spec.markers.size(); ++i) {
+            if (usable(spec.markers[i].x, spec.x_axis.scale) && usable(spec.markers[i].y, spec.y_axis.scale)) {
+                if (seen++ == m) {
+                    spec_index = i;
+                    break;
+                }
+            }
+        }
+        const double width = estimated_text_width(spec.markers[spec_index].label, small_font_px) * 1.08;  // bold
+        const bool right_half = pixel.x > layout.plot.x + layout.plot.width / 2;
+        double x = right_half ? pixel.x - 6 - width : pixel.x + 6;
+        x = std::clamp(x, layout.plot.x + 2, std::max(layout.plot.x + 2, layout.plot.right() - width - 2));
+        PlacedLabel placed{spec_index, x, layout.plot.bottom() - 6, width, small_font_px + 2};
+        for (int row = 0; row < 12; ++row) {
+            placed.y = layout.plot.bottom() - 6 - row * 15.0;
+            const bool clear = std::none_of(layout.marker_labels.begin(), layout.marker_labels.end(),
+                                            [&](const PlacedLabel& other) {
+                                                return overlap_area(placed.box(), other.box()) > 0;
+                                            });
+            if (clear) {
+                break;
+            }
+        }
+        layout.marker_labels.push_back(placed);
+    }
+    // End labels at the height of each line's last point, then pushed apart (13 px apart at
+    // least) and kept within the plot's height.
+    constexpr double label_gap = 13;
+    for (std::size_t s = 0; s < spec.series.size(); ++s) {
+        if (!spec.series[s].end_label.empty() && !layout.series_pixels[s].empty()) {
+            const double width = 12 + estimated_text_width(spec.series[s].end_label, small_font_px);
+            layout.end_labels.push_back(
+                PlacedLabel{s, layout.plot.right() + 6, layout.series_pixels[s].back().y + 4, width, label_gap});
+        }
+    }
+    std::stable_sort(layout.end_labels.begin(), layout.end_labels.end(),
+                     [](const PlacedLabel& a, const PlacedLabel& b) { return a.y < b.y; });
+    const double lowest = layout.plot.bottom() + 4;
+    const double highest = layout.plot.y + 10;
+    for (std::size_t i = 0; i < layout.end_labels.size(); ++i) {
+        const double floor_y = i == 0 ? highest : layout.end_labels[i - 1].y + label_gap;
+        layout.end_labels[i].y = std::max(layout.end_labels[i].y, floor_y);
+    }
+    for (std::size_t i = layout.end_labels.size(); i-- > 0;) {
+        const double ceiling_y = i + 1 == layout.end_labels.size() ? lowest : layout.end_labels[i + 1].y - label_gap;
+        layout.end_labels[i].y = std::min(layout.end_labels[i].y, ceiling_y);
     }
     return layout;
 }
@@ -888,7 +987,7 @@ std::string render_line_chart(const LineChartSpec& spec) {
         }
         out += fmt::format("<g class=\"series\" data-name=\"{}\">\n", xml_escape(spec.series[s].name));
         out += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2.5\"{}/>\n", path, style.colour,
-                           spec.series[s].dashed ? " stroke-dasharray=\"7 4\"" : "");
+                           dash_array(spec.series[s].dash));
         // Markers at about six places along the line tell the series apart without colour;
         // each series starts at a different offset so that coinciding lines stay visible.
         const std::size_t stride = std::max<std::size_t>(1, pixels.size() / 6);
@@ -897,11 +996,18 @@ std::string render_line_chart(const LineChartSpec& spec) {
         }
         out += "\n</g>\n";
     }
+    for (const PlacedLabel& label : layout.end_labels) {
+        const SeriesStyle style = series_style(spec.series[label.point].style);
+        out += fmt::format("<g class=\"end-label\">{}", marker_element(style.marker, label.x + 4, label.y - 4, 4, style.colour));
+        out += text_element(label.x + 12, label.y, spec.series[label.point].end_label, small_font_px);
+        out += "</g>\n";
+    }
     std::size_t drawn_marker = 0;
     for (const LineMarker& marker : spec.markers) {
         if (!usable(marker.x, spec.x_axis.scale) || !usable(marker.y, spec.y_axis.scale)) {
             continue;
         }
+        const PlacedLabel& label = layout.marker_labels[drawn_marker];
         const Point pixel = layout.marker_pixels[drawn_marker++];
         out += fmt::format("<g class=\"marker\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#111111\" "
                            "stroke-width=\"1\" stroke-dasharray=\"3 3\"/>\n",
@@ -909,13 +1015,7 @@ std::string render_line_chart(const LineChartSpec& spec) {
         out += fmt::format("<circle cx=\"{0}\" cy=\"{1}\" r=\"6\" fill=\"#ffffff\" stroke=\"#111111\" stroke-width=\"2\"/>"
                            "<circle cx=\"{0}\" cy=\"{1}\" r=\"2\" fill=\"#111111\"/>\n",
                            number(pixel.x), number(pixel.y));
-        // The label goes above the marker, towards the plot's middle so that it stays inside.
-        const double width = estimated_text_width(marker.label, small_font_px);
-        const bool left_half = pixel.x < layout.plot.x + layout.plot.width / 2;
-        const double text_x = left_half ? pixel.x + 10 : pixel.x - 10 - width;
-        const double text_y = std::max(layout.plot.y + 12, pixel.y - 10);
-        out += text_element(text_x, text_y, marker.label, small_font_px,
-                            std::string("font-weight=\"bold\" ") + halo);
+        out += text_element(label.x, label.y, marker.label, small_font_px, std::string("font-weight=\"bold\" ") + halo);
         out += "</g>\n";
     }
     out += "</svg>\n";

@@ -262,6 +262,11 @@ TEST_CASE("svg::layout_scatter keeps every point and label inside the plot area"
     for (const PlacedLabel& label : layout.labels) {
         const Rect box = label.box();
         INFO(spec.points[label.point].label);
+        for (const Point& pixel : layout.pixels) {  // no label hides a marker
+            const bool clear = box.right() <= pixel.x - 5.5 || box.x >= pixel.x + 5.5 || box.bottom() <= pixel.y - 5.5 ||
+                               box.y >= pixel.y + 5.5;
+            CHECK(clear);
+        }
         CHECK(box.x >= layout.plot.x);
         CHECK(box.right() <= layout.plot.right());
         CHECK(box.y >= layout.plot.y - 1);
@@ -366,15 +371,19 @@ TEST_CASE("svg::layout_line_chart keeps lines and markers inside the plot area",
     LineChartSpec spec;
     spec.id_prefix = "c1";
     spec.title = "Cumulative cost";
-    spec.x_axis = {"Month", Scale::linear, "", true};
+    spec.x_axis = {"Month", Scale::linear, "", true, 6};
     spec.y_axis = {"Cumulative cost (USD)", Scale::linear, "$", true};
-    LineSeries buy{"buy: H100 × 8", {}, 0, false};
-    LineSeries rent{"rent: H100 × 8", {}, 0, true};
+    LineSeries buy{"buy: H100 × 8", {}, 0, Dash::solid, "$322k"};
+    LineSeries rent{"rent: H100 × 8", {}, 0, Dash::dashed, "$408k"};
+    LineSeries idle{"idle", {}, 1, Dash::dotted, "$0 & <none>"};
     for (int month = 0; month <= 24; ++month) {
         buy.points.push_back({static_cast<double>(month), 250000 + 3000.0 * month});
         rent.points.push_back({static_cast<double>(month), 17000.0 * month});
     }
-    spec.series = {buy, rent};
+    for (int month = 0; month <= 24; ++month) {
+        idle.points.push_back({static_cast<double>(month), 0});
+    }
+    spec.series = {buy, rent, idle};
     const std::optional<Point> crossing = first_crossing(buy.points, rent.points);
     REQUIRE(crossing.has_value());
     CHECK(crossing->x == Approx(250000.0 / 14000.0));  // 250000 + 3000 m = 17000 m
@@ -384,18 +393,68 @@ TEST_CASE("svg::layout_line_chart keeps lines and markers inside the plot area",
     CHECK(layout.x_axis.domain_low() == 0);
     CHECK(layout.x_axis.domain_high() >= 24);
     CHECK(layout.y_axis.domain_high() >= 17000.0 * 24);
+    // Months tick every 6: the horizon ends on a tick.
+    CHECK(layout.x_axis.ticks == std::vector<double>{0, 6, 12, 18, 24});
     for (const std::vector<Point>& line : layout.series_pixels) {
         CHECK(line.size() == 25);
         for (const Point& pixel : line) {
             CHECK(layout.plot.contains(pixel.x, pixel.y));
         }
     }
+    // End labels: right of the plot, inside the picture, 13 px apart, in the order of the lines' ends.
+    REQUIRE(layout.end_labels.size() == 3);
+    CHECK(layout.end_labels[0].point == 1);  // rent ends highest
+    CHECK(layout.end_labels[1].point == 0);
+    CHECK(layout.end_labels[2].point == 2);
+    for (std::size_t i = 0; i < layout.end_labels.size(); ++i) {
+        const PlacedLabel& label = layout.end_labels[i];
+        CHECK(label.x > layout.plot.right());
+        CHECK(label.x + label.width <= spec.width);
+        CHECK(label.y <= layout.plot.bottom() + 4);
+        if (i > 0) {
+            CHECK(label.y - layout.end_labels[i - 1].y >= 13 - 1e-9);
+        }
+    }
     REQUIRE(layout.marker_pixels.size() == 1);
+    REQUIRE(layout.marker_labels.size() == 1);
+    CHECK(layout.marker_labels[0].point == 0);
+    CHECK(layout.marker_labels[0].box().x >= layout.plot.x);
+    CHECK(layout.marker_labels[0].box().right() <= layout.plot.right());
     CHECK(layout.plot.contains(layout.marker_pixels[0].x, layout.marker_pixels[0].y));
     const std::string svg = render_line_chart(spec);
     CHECK(tag_balance_error(svg).empty());
-    CHECK(svg.find("stroke-dasharray=\"7 4\"") != std::string::npos);  // the rented line is dashed
+    CHECK(svg.find("stroke-dasharray=\"9 5\"") != std::string::npos);  // the rented line is dashed
     CHECK(svg.find("break-even: month 17.9") != std::string::npos);
+    CHECK(svg.find("$0 &amp; &lt;none&gt;") != std::string::npos);
+}
+
+TEST_CASE("svg::layout_line_chart stacks marker labels that would overlap", "[svg]") {
+    LineChartSpec spec;
+    spec.id_prefix = "c2";
+    spec.x_axis = {"Month", Scale::linear, "", true, 6};
+    spec.y_axis = {"USD", Scale::linear, "$", true};
+    spec.series = {{"a", {{0, 0}, {36, 100}}, 0, Dash::solid, ""}};
+    spec.markers = {{28.3, 80, "#2 break-even: month 28.3"}, {30.1, 84, "#3 break-even: month 30.1"},
+                    {2, 5, "#1 break-even: month 2.0"}, {nan_value, 3, "never drawn"}};
+    const LineChartLayout layout = layout_line_chart(spec);
+    REQUIRE(layout.marker_labels.size() == 3);
+    for (std::size_t i = 0; i < layout.marker_labels.size(); ++i) {
+        const Rect box = layout.marker_labels[i].box();
+        CHECK(box.x >= layout.plot.x);
+        CHECK(box.right() <= layout.plot.right());
+        CHECK(box.y >= layout.plot.y);
+        CHECK(box.bottom() <= layout.plot.bottom());
+        for (std::size_t j = 0; j < i; ++j) {
+            const Rect other = layout.marker_labels[j].box();
+            const bool apart = box.right() <= other.x || other.right() <= box.x || box.bottom() <= other.y ||
+                               other.bottom() <= box.y;
+            CHECK(apart);
+        }
+    }
+    // The two late break-evens are close: the second goes one row up; the early one stays low.
+    CHECK(layout.marker_labels[1].y < layout.marker_labels[0].y);
+    CHECK(layout.marker_labels[2].y == layout.marker_labels[0].y);
+    CHECK(render_line_chart(spec).find("never drawn") == std::string::npos);
 }
 
 TEST_CASE("svg::first_crossing finds where two lines cross, and only then", "[svg]") {
