@@ -97,6 +97,11 @@ std::string static_exclusion(const Workload& workload, const GpuSpec& gpu) {
     if (listed(constraints.deny)) {
         return "in constraints.deny";
     }
+    if (!constraints.vendors.empty() &&
+        std::none_of(constraints.vendors.begin(), constraints.vendors.end(),
+                     [&](const std::string& vendor) { return equals_ignore_case(vendor, gpu.vendor); })) {
+        return fmt::format("vendor {} not in constraints.vendor", gpu.vendor);
+    }
     if (!constraints.segments.empty() &&
         std::find(constraints.segments.begin(), constraints.segments.end(), gpu.segment) == constraints.segments.end()) {
         return fmt::format("segment {} not allowed", to_string(gpu.segment));
@@ -245,14 +250,13 @@ double objective_score(Objective objective, const Candidate& candidate) {
         return candidate.cost.tco_usd;
     case Objective::time:
         if (candidate.perf.training) {
-            return candidate.perf.training->time_to_train_s > 0 ? candidate.perf.training->time_to_train_s
-                                                                : candidate.perf.training->step_time_s;
+            return candidate.perf.training->time_to_train_s.value_or(candidate.perf.training->step_time_s);
         }
-        return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s : infinity;
+        return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s.value_or(infinity) : infinity;
     case Objective::latency:
         if (candidate.perf.inference) {
-            return candidate.perf.inference->p99_tpot_s > 0 ? candidate.perf.inference->p99_tpot_s
-                                                            : candidate.perf.inference->p99_e2e_s;
+            const InferencePerf& inference = *candidate.perf.inference;
+            return inference.p99_tpot_s.value_or(0) > 0 ? *inference.p99_tpot_s : inference.p99_e2e_s.value_or(infinity);
         }
         return candidate.perf.training ? candidate.perf.training->step_time_s : infinity;
     case Objective::throughput_per_usd:
@@ -285,11 +289,11 @@ double speed(const Candidate& candidate) {
         return candidate.perf.training->tokens_per_s > 0 ? candidate.perf.training->tokens_per_s
                                                          : candidate.perf.training->samples_per_s;
     }
-    if (candidate.perf.inference && candidate.perf.inference->p99_tpot_s > 0) {
-        return 1.0 / candidate.perf.inference->p99_tpot_s;
+    if (candidate.perf.inference && candidate.perf.inference->p99_tpot_s.value_or(0) > 0) {
+        return 1.0 / *candidate.perf.inference->p99_tpot_s;
     }
-    if (candidate.perf.inference && candidate.perf.inference->p99_e2e_s > 0) {
-        return 1.0 / candidate.perf.inference->p99_e2e_s;
+    if (candidate.perf.inference && candidate.perf.inference->p99_e2e_s.value_or(0) > 0) {
+        return 1.0 / *candidate.perf.inference->p99_e2e_s;
     }
     return 0;
 }
@@ -318,11 +322,11 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
     std::vector<std::string> parts;
     if (candidate.perf.training) {
         const TrainingPerf& training = *candidate.perf.training;
-        if (training.time_to_train_s > 0) {
+        if (training.time_to_train_s) {
             parts.push_back(workload.training.deadline_seconds > 0
-                                ? fmt::format("{} per run ≤ {} deadline", format_duration(training.time_to_train_s),
+                                ? fmt::format("{} per run ≤ {} deadline", format_duration(*training.time_to_train_s),
                                               format_duration(workload.training.deadline_seconds))
-                                : fmt::format("{} per run", format_duration(training.time_to_train_s)));
+                                : fmt::format("{} per run", format_duration(*training.time_to_train_s)));
         } else {
             parts.push_back(format_rate(speed(candidate), training.tokens_per_s > 0 ? "tok/s" : "samples/s"));
         }
@@ -330,14 +334,17 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
     if (candidate.perf.inference) {
         const InferencePerf& inference = *candidate.perf.inference;
         const SloSpec& slo = workload.inference.slo;
+        const auto shown = [](const std::optional<double>& seconds) {
+            return seconds ? format_duration(*seconds) : std::string("over capacity");
+        };
         if (slo.tpot_seconds > 0) {
-            parts.push_back(fmt::format("P{:g} TPOT {} ≤ {}", slo.percentile, format_duration(inference.p99_tpot_s),
+            parts.push_back(fmt::format("P{:g} TPOT {} ≤ {}", slo.percentile, shown(inference.p99_tpot_s),
                                         format_duration(slo.tpot_seconds)));
         } else if (slo.ttft_seconds > 0) {
-            parts.push_back(fmt::format("P{:g} TTFT {} ≤ {}", slo.percentile, format_duration(inference.p99_ttft_s),
+            parts.push_back(fmt::format("P{:g} TTFT {} ≤ {}", slo.percentile, shown(inference.p99_ttft_s),
                                         format_duration(slo.ttft_seconds)));
         } else {
-            parts.push_back(fmt::format("P{:g} latency {}", slo.percentile, format_duration(inference.p99_e2e_s)));
+            parts.push_back(fmt::format("P{:g} latency {}", slo.percentile, shown(inference.p99_e2e_s)));
         }
         parts.push_back(fmt::format("{} replica{} at {:g} req/s", candidate.replicas, candidate.replicas == 1 ? "" : "s",
                                     workload.inference.requests_per_s));
@@ -578,6 +585,9 @@ private:
         }
     }
 
+    // Each layout is priced once per acquisition mode: that many candidates.
+    std::size_t acquisition_count() const { return m_fixed ? 1 : acquisitions_for(m_workload).size(); }
+
     static void note_miss(Miss& miss, double severity, std::string why) {
         if (severity < miss.severity) {
             miss.severity = severity;
@@ -591,8 +601,8 @@ private:
         usage.gpus = gpus;
         usage.average_utilization = m_workload.deployment.utilization;
         usage.launches = training.runs;
-        if (perf.time_to_train_s > 0) {
-            usage.job_seconds = perf.time_to_train_s * training.runs;
+        if (perf.time_to_train_s) {
+            usage.job_seconds = *perf.time_to_train_s * training.runs;
         } else {
             // No dataset size: the GPUs serve the team for the horizon (e.g. development).
             usage.service = true;
@@ -617,7 +627,7 @@ private:
             std::optional<Candidate> best;
             double best_step = infinity;
             for (const Layout& layout : training_layouts(workload, gpu, count)) {
-                ++evaluated;
+                evaluated += acquisition_count();
                 MemoryQuery query;
                 query.layout = layout;
                 const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
@@ -635,8 +645,9 @@ private:
                     continue;
                 }
                 if (!perf.training->meets_deadline && !m_fixed) {
-                    note_miss(miss, 1.0 + perf.training->time_to_train_s / m_workload.training.deadline_seconds,
-                              fmt::format("{} > {} deadline at {} GPUs", format_duration(perf.training->time_to_train_s),
+                    const double time = perf.training->time_to_train_s.value_or(infinity);
+                    note_miss(miss, 1.0 + time / m_workload.training.deadline_seconds,
+                              fmt::format("{} > {} deadline at {} GPUs", format_duration(time),
                                           format_duration(m_workload.training.deadline_seconds), count));
                     continue;
                 }
@@ -668,7 +679,7 @@ private:
             if (m_fixed && m_fixed->count % layout.tensor_parallel != 0) {
                 continue;
             }
-            ++evaluated;
+            evaluated += acquisition_count();
             MemoryQuery query;
             query.layout = layout;
             query.batch = 1;
@@ -684,8 +695,26 @@ private:
             PerfQuery perf_query;
             perf_query.layout = layout;
             perf_query.batch = m_workload.inference.batch;
-            const PerfEstimate single = estimate_perf(workload, gpu, perf_query, m_efficiency);
+            PerfEstimate single = estimate_perf(workload, gpu, perf_query, m_efficiency);
             if (!single.inference) {
+                continue;
+            }
+            if (m_workload.inference.batch == 0 && single.inference->batch > 1) {
+                // An automatic batch larger than the memory holds: serve the largest that fits.
+                MemoryQuery at_batch = query;
+                at_batch.batch = single.inference->batch;
+                if (memory_breakdown(workload, gpu, at_batch).total_bytes > usable) {
+                    const MemoryEstimate limits = estimate_memory(workload, gpu, query);
+                    if (limits.max_batch >= 1) {
+                        perf_query.batch = limits.max_batch;
+                        single = estimate_perf(workload, gpu, perf_query, m_efficiency);
+                        if (!single.inference) {
+                            continue;
+                        }
+                    }
+                }
+            }
+            if (!single.inference->fits) {
                 continue;
             }
             const double capacity = single.inference->max_requests_per_s_meeting_slo;
@@ -703,21 +732,33 @@ private:
                                       m_workload.inference.requests_per_s, max_gpus));
                 continue;
             }
-            // Each replica carries its share of the load.
-            Workload per_replica = workload;
-            per_replica.inference.requests_per_s = m_workload.inference.requests_per_s / replicas;
-            PerfEstimate perf = estimate_perf(per_replica, gpu, perf_query, m_efficiency);
+            // Replicas are the data-parallel dimension of an inference layout; the perf model
+            // spreads the offered load over them.
+            perf_query.layout.data_parallel = replicas;
+            PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+            if (perf.inference) {
+                // The batch served must fit next to the weights and KV cache.
+                MemoryQuery at_batch = query;
+                at_batch.layout = perf_query.layout;
+                at_batch.batch = perf.inference->batch;
+                const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
+                if (used.total_bytes > usable) {
+                    note_miss(miss, 10.0 + used.total_bytes / usable,
+                              fmt::format("needs {} per GPU at batch {}, has {}", format_gb(used.total_bytes),
+                                          perf.inference->batch, format_gb(gpu.memory_bytes)));
+                    continue;
+                }
+            }
             if (!perf.inference || (!perf.inference->meets_slo && !m_fixed)) {
                 note_miss(miss, 2.0, perf.inference ? slo_miss(*perf.inference, layout.tensor_parallel) : "no estimate");
                 continue;
             }
-            perf.inference->replicas = replicas;
             Candidate candidate;
             candidate.gpu = gpu.id;
             candidate.gpu_name = gpu.name;
             candidate.count = gpus;
             candidate.replicas = replicas;
-            candidate.layout = layout;
+            candidate.layout = perf_query.layout;
             candidate.precision = precision.precision;
             candidate.precision_fallback = precision.fallback;
             candidate.batch = perf.inference->batch;
@@ -742,17 +783,31 @@ private:
 
     std::string slo_miss(const InferencePerf& perf, int tensor_parallel) const {
         const SloSpec& slo = m_workload.inference.slo;
-        if (slo.tpot_seconds > 0 && perf.p99_tpot_s > slo.tpot_seconds) {
-            return fmt::format("P{:g} TPOT {} > {} SLO at TP{}", slo.percentile, format_duration(perf.p99_tpot_s),
-                               format_duration(slo.tpot_seconds), tensor_parallel);
+        const auto over = [](const std::optional<double>& value, double limit) {
+            return limit > 0 && (!value || *value > limit);
+        };
+        // Under load the percentile; when even one request alone misses, its unloaded time.
+        const auto describe = [&](const char* what, const std::optional<double>& loaded, double alone, double limit) {
+            if (loaded) {
+                return fmt::format("P{:g} {} {} > {} SLO at TP{}", slo.percentile, what, format_duration(*loaded),
+                                   format_duration(limit), tensor_parallel);
+            }
+            if (alone > limit) {
+                return fmt::format("{} {} for one request alone > {} SLO at TP{}", what, format_duration(alone),
+                                   format_duration(limit), tensor_parallel);
+            }
+            return fmt::format("{:g} req/s exceeds what TP{} replicas serve within the {} SLO",
+                               m_workload.inference.requests_per_s, tensor_parallel, what);
+        };
+        if (over(perf.p99_tpot_s, slo.tpot_seconds)) {
+            return describe("TPOT", perf.p99_tpot_s, perf.tpot_s, slo.tpot_seconds);
         }
-        if (slo.ttft_seconds > 0 && perf.p99_ttft_s > slo.ttft_seconds) {
-            return fmt::format("P{:g} TTFT {} > {} SLO at TP{}", slo.percentile, format_duration(perf.p99_ttft_s),
-                               format_duration(slo.ttft_seconds), tensor_parallel);
+        if (over(perf.p99_ttft_s, slo.ttft_seconds)) {
+            return describe("TTFT", perf.p99_ttft_s, perf.ttft_s, slo.ttft_seconds);
         }
-        if (slo.e2e_seconds > 0 && perf.p99_e2e_s > slo.e2e_seconds) {
-            return fmt::format("P{:g} latency {} > {} SLO at TP{}", slo.percentile, format_duration(perf.p99_e2e_s),
-                               format_duration(slo.e2e_seconds), tensor_parallel);
+        if (over(perf.p99_e2e_s, slo.e2e_seconds)) {
+            return describe("latency", perf.p99_e2e_s, perf.ttft_s + perf.tpot_s * m_workload.inference.output_tokens,
+                            slo.e2e_seconds);
         }
         return fmt::format("cannot meet the SLO at TP{}", tensor_parallel);
     }
@@ -762,10 +817,9 @@ private:
         // candidates' own batch.
         const auto x = [](const Candidate& candidate) {
             if (candidate.perf.training) {
-                return candidate.perf.training->time_to_train_s > 0 ? candidate.perf.training->time_to_train_s
-                                                                    : candidate.perf.training->step_time_s;
+                return candidate.perf.training->time_to_train_s.value_or(candidate.perf.training->step_time_s);
             }
-            return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s : infinity;
+            return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s.value_or(infinity) : infinity;
         };
         std::vector<std::size_t> front;
         for (std::size_t i = 0; i < ranked.size(); ++i) {

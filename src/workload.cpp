@@ -1,5 +1,6 @@
 #include "gpusel/workload.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -422,7 +423,14 @@ private:
         reader.number("pue", deployment.pue, UnitKind::plain, 1, 5);
         defaulted("pue", "1.4");
         reader.number("ops_per_gpu_month", deployment.ops_usd_per_gpu_month, UnitKind::usd, 0, 1e6);
-        defaulted("ops_per_gpu_month", "150USD");
+        if (!reader.has("ops_per_gpu_month") && deployment.target == DeploymentTarget::edge) {
+            // The $150 default is datacenter staff and facility per GPU; an edge device's upkeep
+            // is the site's, so it is left out unless given.
+            deployment.ops_usd_per_gpu_month = 0;
+            assume(reader.child_path("ops_per_gpu_month"), "0USD", "edge device: site upkeep not included");
+        } else {
+            defaulted("ops_per_gpu_month", "150USD");
+        }
         reader.choice("interconnect", deployment.interconnect, network_names);
         reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
         reader.boolean("used_market", deployment.used_market);
@@ -478,6 +486,15 @@ private:
         }
         read_enum_list(reader, "segment", constraints.segments, segment_names);
         read_enum_list(reader, "form_factor", constraints.form_factors, form_factor_names);
+        if (reader.text_list("vendor", constraints.vendors)) {
+            const std::vector<std::string> known = {"nvidia", "amd", "intel", "google"};
+            for (const std::string& vendor : constraints.vendors) {
+                if (std::find(known.begin(), known.end(), vendor) == known.end()) {
+                    reader.error("vendor", fmt::format("'{}' is not one of {}{}", vendor, fmt::join(known, ", "),
+                                                       did_you_mean(vendor, known)));
+                }
+            }
+        }
         reader.number("max_power_per_device", constraints.max_power_per_device_watts, UnitKind::watts, 0, 1e5, true);
         reader.number("memory_headroom", constraints.memory_headroom_fraction, UnitKind::fraction, 0, 0.9);
         if (!reader.has("memory_headroom")) {

@@ -121,6 +121,7 @@ struct ConstraintSpec {
     std::vector<std::string> deny;
     std::vector<Segment> segments;        // empty = all
     std::vector<FormFactor> form_factors; // empty = all
+    std::vector<std::string> vendors;     // nvidia, amd, intel, google; empty = all
     double max_power_per_device_watts = 0;  // 0 = no limit
     double memory_headroom_fraction = 0.10;
 };

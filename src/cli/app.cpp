@@ -107,6 +107,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     app.require_subcommand(1);
     app.fallthrough();
 
+    register_plan(app, context);
     register_validate(app, context);
     register_catalog(app, context);
     register_models(app, context);
