@@ -185,6 +185,9 @@ struct StackedBarSpec {
     std::string description;
     std::string value_label;  // axis label with unit, e.g. "GB per GPU"
     std::vector<std::string> categories;  // segment names, in stacking order
+    // Fill of each category (index into the six greyscale-safe fills); empty = by position.
+    // Lets charts that leave out unused categories keep one fill per component.
+    std::vector<std::size_t> category_fills;
     std::vector<StackedBar> bars;
     std::string capacity_label = "capacity";
     double width = 720;

@@ -51,7 +51,12 @@ figure { margin: 16px 0 18px; break-inside: avoid; page-break-inside: avoid; }
 figcaption { font-size: 12px; color: #444444; max-width: 720px; margin-top: 4px; }
 svg.chart { display: block; max-width: 100%; height: auto; border: 1px solid #e4e4e4; }
 ul { margin: 4px 0 10px; padding-left: 22px; }
-.rejected td:first-child { white-space: nowrap; }
+.rejected td:first-child { width: 38%; }
+ul.assumptions { columns: 2; column-gap: 32px; list-style: none; padding-left: 0; margin: 2px 0 10px;
+                 font-size: 12px; }
+ul.assumptions li { break-inside: avoid; padding: 1px 0; }
+code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 0.95em; }
+p.group { font-weight: 600; margin: 10px 0 2px; }
 footer { margin-top: 30px; font-size: 11px; color: #555555; border-top: 1px solid #d6d6d6; padding-top: 6px; }
 @page { size: A4; margin: 12mm; }
 @media print {
@@ -236,13 +241,34 @@ std::string assumptions_section(const PlanReport& report) {
         return out;
     }
     out += "<p class=\"muted\">Defaults that shaped the answer; set them in the workload file to change them.</p>\n";
-    out += "<table>\n<thead><tr>" + header_cell("field") + header_cell("value") + header_cell("source") +
-           "</tr></thead>\n<tbody>\n";
+    // With several workloads the planner prefixes each field with "workload: "; group by it.
+    std::vector<std::pair<std::string, std::vector<const Assumption*>>> groups;
     for (const Assumption& assumption : report.assumptions) {
-        out += "<tr>" + table_cell(assumption.field) + table_cell(assumption.value) + table_cell(assumption.source) +
-               "</tr>\n";
+        std::string group;
+        for (const RolePlan& plan : report.roles) {
+            if (report.roles.size() > 1 && assumption.field.rfind(plan.workload.name + ": ", 0) == 0) {
+                group = plan.workload.name;
+            }
+        }
+        if (groups.empty() || groups.back().first != group) {
+            groups.push_back({group, {}});
+        }
+        groups.back().second.push_back(&assumption);
     }
-    out += "</tbody>\n</table>\n</section>\n";
+    for (const auto& [group, assumptions] : groups) {
+        if (!group.empty()) {
+            out += fmt::format("<p class=\"group\">{}</p>\n", html(group));
+        }
+        out += "<ul class=\"assumptions\">\n";
+        for (const Assumption* assumption : assumptions) {
+            const std::string field =
+                group.empty() ? assumption->field : assumption->field.substr(group.size() + 2);
+            out += fmt::format("<li><code>{}</code> = {} <span class=\"muted\">({})</span></li>\n", html(field),
+                               html(assumption->value), html(assumption->source));
+        }
+        out += "</ul>\n";
+    }
+    out += "</section>\n";
     return out;
 }
 
@@ -461,6 +487,8 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
                                         format_duration(deadline_s));
         }
     }
+    // Scatter axes span the data, not zero: the candidates often differ by tens of percent,
+    // which a zero-based axis would squeeze into a corner. The tick labels state the scale.
     spec.x_axis = {have_time ? (in_days ? "Time to train (days)" : "Time to train (hours)") : "Step time (s)",
                    scale_for(xs), "", false};
     spec.y_axis = {fmt::format("TCO over {} (USD)", months_words(plan.workload.deployment.horizon_months)),
@@ -561,14 +589,11 @@ std::string inference_scatter(const RolePlan& plan, std::size_t role_index) {
     if (load > 0) {
         ys.push_back(load);
     }
-    // A linear latency axis starts at zero, so that distances show ratios honestly.
+    // Scatter axes span the data (and the SLO and load lines), not zero; see training_scatter.
     spec.x_axis = {fmt::format("{} {} ({})", percentile, latency_name, in_seconds ? "s" : "ms"), scale_for(xs), "",
-                   true};
+                   false};
     spec.y_axis = {all_tokens ? "Output tokens/s (whole candidate)" : "Requests/s (whole candidate)", scale_for(ys),
-                   "", spec.x_axis.scale == svg::Scale::linear};
-    if (spec.y_axis.scale == svg::Scale::log) {
-        spec.y_axis.include_zero = false;
-    }
+                   "", false};
     spec.title = fmt::format("{} latency vs throughput", percentile);
     spec.description = "Each candidate's tail latency and throughput capacity; upper-left is better. The dashed "
                        "step line is the Pareto front.";
@@ -626,6 +651,7 @@ std::string memory_chart(const RolePlan& plan, std::size_t role_index) {
             bar.values = std::move(values);
         }
         spec.categories = std::move(categories);
+        spec.category_fills = keep;
     }
     const double headroom = plan.workload.constraints.memory_headroom_fraction;
     return figure(svg::render_stacked_bars(spec),
@@ -705,8 +731,8 @@ std::string bottleneck_table(const RolePlan& plan) {
     for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
         const Candidate& candidate = plan.ranked[i];
         const Bottleneck& bottleneck = candidate.perf.bottleneck;
-        out += "<tr>" + table_cell(std::to_string(i + 1), true) + table_cell(gpu_label(candidate)) +
-               table_cell(resource_words(bottleneck.resource)) + table_cell(format_percent(bottleneck.share), true) +
+        out += "<tr>" + table_cell(std::to_string(i + 1), true) + "<td class=\"gpu\">" + html(gpu_label(candidate)) +
+               "</td>" + table_cell(resource_words(bottleneck.resource)) + table_cell(format_percent(bottleneck.share), true) +
                table_cell(format_percent(bottleneck.gpu_utilization), true) +
                table_cell(bottleneck.detail.empty() ? "—" : bottleneck.detail) +
                table_cell(bottleneck.remedy.empty() ? "—" : bottleneck.remedy) + "</tr>\n";
@@ -719,12 +745,25 @@ std::string rejected_table(const RolePlan& plan) {
     if (plan.rejected.empty()) {
         return "<p class=\"muted\">No catalog entry was rejected.</p>\n";
     }
-    std::string out = "<table class=\"rejected\">\n<thead><tr>" + header_cell("GPU") + header_cell("why not") +
-                      "</tr></thead>\n<tbody>\n";
+    // Entries with the same reason share a row; the most specific reasons (fewest GPUs) first.
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
     for (const Rejection& rejection : plan.rejected) {
         const std::string gpu =
             rejection.count > 0 ? fmt::format("{} × {}", rejection.gpu, rejection.count) : rejection.gpu;
-        out += "<tr>" + table_cell(gpu) + table_cell(rejection.why_not) + "</tr>\n";
+        auto group = std::find_if(groups.begin(), groups.end(),
+                                  [&](const auto& entry) { return entry.first == rejection.why_not; });
+        if (group == groups.end()) {
+            groups.push_back({rejection.why_not, {gpu}});
+        } else {
+            group->second.push_back(gpu);
+        }
+    }
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+    std::string out = "<table class=\"rejected\">\n<thead><tr>" + header_cell("why not") + header_cell("GPU") +
+                      "</tr></thead>\n<tbody>\n";
+    for (const auto& [why, gpus] : groups) {
+        out += "<tr>" + table_cell(why) + table_cell(fmt::format("{}", fmt::join(gpus, ", "))) + "</tr>\n";
     }
     out += "</tbody>\n</table>\n";
     return out;

@@ -522,6 +522,25 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
             ys.push_back(point.y);
         }
     }
+    // Points get some room from the axes (4 % of the span of points and reference lines, never
+    // crossing zero), so that no marker sits on an axis line.
+    const auto pad = [](std::vector<double>& values, Scale scale) {
+        std::vector<double> kept = finite_values(values, scale);
+        if (kept.size() < 2) {
+            return;
+        }
+        const auto [low_it, high_it] = std::minmax_element(kept.begin(), kept.end());
+        const double low = *low_it;
+        const double high = *high_it;
+        if (scale == Scale::log) {
+            values.push_back(low / 1.15);
+            values.push_back(high * 1.15);
+            return;
+        }
+        const double margin = (high - low) * 0.04;
+        values.push_back(low >= 0 ? std::max(0.0, low - margin) : low - margin);
+        values.push_back(high <= 0 ? std::min(0.0, high + margin) : high + margin);
+    };
     // A reference line gets some room beyond it, so that it never lies on the plot's edge.
     const auto with_room = [](std::vector<double>& values, double value, Scale scale) {
         values.push_back(value);
@@ -533,6 +552,8 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
     for (const ReferenceLine& reference : spec.y_references) {
         with_room(ys, reference.value, spec.y_axis.scale);
     }
+    pad(xs, spec.x_axis.scale);
+    pad(ys, spec.y_axis.scale);
     const double top = legend_bottom + 10;
     const double bottom = spec.height - 50;
     const int y_max_ticks = std::max(2, static_cast<int>((bottom - top) / 45));
@@ -715,10 +736,15 @@ CategoryFill category_fill(std::size_t index) {
     }
 }
 
-std::string category_defs(const std::string& id_prefix, std::size_t count) {
+std::size_t fill_of(const StackedBarSpec& spec, std::size_t category) {
+    return category < spec.category_fills.size() ? spec.category_fills[category] : category;
+}
+
+std::string category_defs(const StackedBarSpec& spec) {
+    const std::string& id_prefix = spec.id_prefix;
     std::string out = "<defs>\n";
-    for (std::size_t i = 0; i < count; ++i) {
-        const CategoryFill fill = category_fill(i);
+    for (std::size_t i = 0; i < spec.categories.size(); ++i) {
+        const CategoryFill fill = category_fill(fill_of(spec, i));
         out += fmt::format(
             "<pattern id=\"{}-fill{}\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\">"
             "<rect width=\"6\" height=\"6\" fill=\"{}\"/>{}</pattern>\n",
@@ -800,7 +826,7 @@ StackedBarLayout layout_stacked_bars(const StackedBarSpec& spec) {
 std::string render_stacked_bars(const StackedBarSpec& spec) {
     const StackedBarLayout layout = layout_stacked_bars(spec);
     std::string out = svg_open(spec.id_prefix, spec.width, layout.height, spec.title, spec.description);
-    out += category_defs(spec.id_prefix, spec.categories.size());
+    out += category_defs(spec);
     out += render_legend(bar_legend(spec), 14, 40, spec.width - 24).first;
     AxisSpec axis;
     axis.label = spec.value_label;

@@ -132,8 +132,10 @@ TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_repor
     // The memory bar note: total / capacity of the winner.
     CHECK(page.find("41.2 / 80 GB") != std::string::npos);
     // Assumptions and rejected entries are listed.
-    CHECK(page.find("deployment.pue") != std::string::npos);
-    CHECK(page.find("no BF16, and 16 GB &lt; 26.4 GB needed") != std::string::npos);
+    CHECK(page.find("<li><code>deployment.pue</code> = 1.4 <span class=\"muted\">(default)</span></li>") !=
+          std::string::npos);
+    CHECK(page.find("<tr><td>no BF16, and 16 GB &lt; 26.4 GB needed</td><td>T4</td></tr>") != std::string::npos);
+    CHECK(page.find("<h3>Rejected (5)</h3>") != std::string::npos);
 }
 
 TEST_CASE("html_report::render_plan_html marks the break-even month where buying pays off", "[html_report]") {
@@ -167,12 +169,21 @@ TEST_CASE("html_report::render_plan_html states when nothing is feasible", "[htm
     plan.role = Role::training;
     plan.workload = test::sample_training_workload();
     plan.question = "Llama-3.1-8B · full fine-tuning";
-    plan.rejected = {{"T4", 0, "needs 130 GB per GPU at 64 GPUs, has 16 GB"}};
+    plan.rejected = {{"T4", 0, "needs 130 GB per GPU at 64 GPUs, has 16 GB"},
+                     {"A10", 0, "segment datacenter not allowed"},
+                     {"L4", 4, "segment datacenter not allowed"},
+                     {"A30", 0, "segment datacenter not allowed"}};
     plan.advice = {"nothing meets every constraint: relax the deadline, SLO or budget, or allow more GPUs"};
     report.roles.push_back(plan);
     const std::string page = render_plan_html(report);
     CHECK(page.find("No candidate meets every constraint.") != std::string::npos);
     CHECK(page.find("Nothing to buy or rent") != std::string::npos);
     CHECK(page.find("<svg") == std::string::npos);
-    CHECK(page.find("needs 130 GB per GPU at 64 GPUs, has 16 GB") != std::string::npos);
+    // Same reasons share a row, the rarer reason first.
+    const std::size_t needs = page.find("<tr><td>needs 130 GB per GPU at 64 GPUs, has 16 GB</td><td>T4</td></tr>");
+    const std::size_t segment = page.find("<tr><td>segment datacenter not allowed</td><td>A10, L4 × 4, A30</td></tr>");
+    REQUIRE(needs != std::string::npos);
+    REQUIRE(segment != std::string::npos);
+    CHECK(needs < segment);
+    CHECK(page.find("<h3>Rejected (4)</h3>") != std::string::npos);
 }

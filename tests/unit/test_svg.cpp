@@ -258,6 +258,11 @@ TEST_CASE("svg::layout_scatter keeps every point and label inside the plot area"
     CHECK(layout.plot.bottom() <= spec.height);
     for (const Point& pixel : layout.pixels) {
         CHECK(layout.plot.contains(pixel.x, pixel.y));
+        // Off the axis lines: at least 2 % of the plot away from every edge.
+        CHECK(pixel.x - layout.plot.x >= 0.02 * layout.plot.width);
+        CHECK(layout.plot.right() - pixel.x >= 0.02 * layout.plot.width);
+        CHECK(pixel.y - layout.plot.y >= 0.02 * layout.plot.height);
+        CHECK(layout.plot.bottom() - pixel.y >= 0.02 * layout.plot.height);
     }
     for (const PlacedLabel& label : layout.labels) {
         const Rect box = label.box();
