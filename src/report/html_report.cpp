@@ -118,7 +118,8 @@ std::string resource_words(Resource resource) {
     return "";
 }
 
-std::string layout_words(const Layout& layout) {
+// Inference candidates carry their replicas as data parallelism; those are named separately.
+std::string layout_words(const Layout& layout, bool include_data_parallel = true) {
     std::vector<std::string> parts;
     if (layout.tensor_parallel > 1) {
         parts.push_back(fmt::format("TP{}", layout.tensor_parallel));
@@ -126,7 +127,7 @@ std::string layout_words(const Layout& layout) {
     if (layout.pipeline_parallel > 1) {
         parts.push_back(fmt::format("PP{}", layout.pipeline_parallel));
     }
-    if (layout.data_parallel > 1) {
+    if (include_data_parallel && layout.data_parallel > 1) {
         parts.push_back(fmt::format("DP{}", layout.data_parallel));
     }
     if (layout.expert_parallel > 1) {
@@ -372,8 +373,8 @@ std::string ranked_table(const RolePlan& plan) {
     for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
         const Candidate& candidate = plan.ranked[i];
         out += i == 0 ? "<tr class=\"winner\">" : "<tr>";
-        std::string layout = layout_words(candidate.layout);
-        if (candidate.replicas > 1) {
+        std::string layout = layout_words(candidate.layout, training);
+        if (!training && candidate.replicas > 1) {
             layout = layout == "1 GPU" ? fmt::format("{} replicas", candidate.replicas)
                                        : fmt::format("{} replicas of {}", candidate.replicas, layout);
         }
