@@ -80,6 +80,7 @@ constexpr const char* program_footer =
     "  gpusel models show llama-3.1-8b             a model preset's architecture\n"
     "  gpusel memory examples/llama-finetune.yaml  will it fit? per-GPU memory on every catalog GPU\n"
     "  gpusel validate examples/*.yaml             check workload, project, proposal or catalog files\n"
+    "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40   speed, P99 latency and bottleneck\n"
     "  gpusel catalog list --catalog quotes.yaml   with your negotiated prices\n"
     "  gpusel report examples/smart-support.yaml -o r.html   the plan as an HTML page with charts\n"
     "\nExit codes: 0 ok, 1 check failed or nothing feasible, 2 usage error, 3 input error,\n"
@@ -113,6 +114,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     register_catalog(app, context);
     register_models(app, context);
     register_memory(app, context);
+    register_perf(app, context);
     register_report(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -49,6 +49,8 @@ void register_validate(CLI::App& app, Context& context);
 void register_catalog(CLI::App& app, Context& context);
 void register_models(CLI::App& app, Context& context);
 void register_memory(CLI::App& app, Context& context);
+void register_perf(CLI::App& app, Context& context);
+void register_plan(CLI::App& app, Context& context);
 void register_report(CLI::App& app, Context& context);
 
 // Parses a CLI number strictly (no nan/inf/hex/leading zeros); throws UsageError naming the flag.

@@ -733,7 +733,11 @@ std::string bottleneck_table(const RolePlan& plan) {
         const Candidate& candidate = plan.ranked[i];
         const Bottleneck& bottleneck = candidate.perf.bottleneck;
         out += "<tr>" + table_cell(std::to_string(i + 1), true) + "<td class=\"gpu\">" + html(gpu_label(candidate)) +
-               "</td>" + table_cell(resource_words(bottleneck.resource)) + table_cell(format_percent(bottleneck.share), true) +
+               "</td>" + table_cell(resource_words(bottleneck.resource)) +
+               table_cell(bottleneck.phase.empty()
+                              ? format_percent(bottleneck.share)
+                              : fmt::format("{} of {}", format_percent(bottleneck.share), bottleneck.phase),
+                          true) +
                table_cell(format_percent(bottleneck.gpu_utilization), true) +
                table_cell(bottleneck.detail.empty() ? "—" : bottleneck.detail) +
                table_cell(bottleneck.remedy.empty() ? "—" : bottleneck.remedy) + "</tr>\n";

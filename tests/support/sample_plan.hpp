@@ -107,7 +107,12 @@ inline Candidate sample_training_candidate(const Workload& workload, const GpuSp
     perf.mfu = 0.4;
     perf.meets_deadline = time_to_train_s <= workload.training.deadline_seconds;
     candidate.perf.training = perf;
-    candidate.perf.bottleneck = {bottleneck, share, share * 0.95, std::move(detail), std::move(remedy)};
+    candidate.perf.bottleneck.resource = bottleneck;
+    candidate.perf.bottleneck.phase = "step";
+    candidate.perf.bottleneck.share = share;
+    candidate.perf.bottleneck.gpu_utilization = share * 0.95;
+    candidate.perf.bottleneck.detail = std::move(detail);
+    candidate.perf.bottleneck.remedy = std::move(remedy);
     UsageProfile usage;
     usage.gpus = count;
     usage.job_seconds = time_to_train_s * workload.training.runs;
@@ -147,7 +152,12 @@ inline Candidate sample_inference_candidate(const Workload& workload, const GpuS
     perf.meets_slo = p99_tpot_s <= workload.inference.slo.tpot_seconds;
     perf.max_requests_per_s_meeting_slo = perf.requests_per_s;
     candidate.perf.inference = perf;
-    candidate.perf.bottleneck = {bottleneck, share, share * 0.9, std::move(detail), std::move(remedy)};
+    candidate.perf.bottleneck.resource = bottleneck;
+    candidate.perf.bottleneck.phase = "decode";
+    candidate.perf.bottleneck.share = share;
+    candidate.perf.bottleneck.gpu_utilization = share * 0.9;
+    candidate.perf.bottleneck.detail = std::move(detail);
+    candidate.perf.bottleneck.remedy = std::move(remedy);
     UsageProfile usage;
     usage.gpus = candidate.count;
     usage.service = true;
