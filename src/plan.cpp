@@ -652,8 +652,9 @@ private:
                     const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
                     if (memory.total_bytes > usable) {
                         note_miss(miss, 10.0 + memory.total_bytes / usable,
-                                  fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes),
-                                              count, count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
+                                  fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)",
+                                              format_gb(memory.total_bytes), count, count == 1 ? "" : "s",
+                                              format_gb(gpu.memory_bytes), format_gb(usable)));
                         break;  // a larger micro-batch needs more memory still
                     }
                     PerfQuery perf_query;
@@ -708,9 +709,10 @@ private:
             const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
             if (memory.total_bytes > usable) {
                 note_miss(miss, 10.0 + memory.total_bytes / usable,
-                          fmt::format("needs {} per GPU at {} GPU{} per replica, has {}", format_gb(memory.total_bytes),
-                                      layout.tensor_parallel, layout.tensor_parallel == 1 ? "" : "s",
-                                      format_gb(gpu.memory_bytes)));
+                          fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
+                                      format_gb(memory.total_bytes), layout.tensor_parallel,
+                                      layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                      format_gb(usable)));
                 continue;
             }
             PerfQuery perf_query;
@@ -765,8 +767,9 @@ private:
                 const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
                 if (used.total_bytes > usable) {
                     note_miss(miss, 10.0 + used.total_bytes / usable,
-                              fmt::format("needs {} per GPU at batch {}, has {}", format_gb(used.total_bytes),
-                                          perf.inference->batch, format_gb(gpu.memory_bytes)));
+                              fmt::format("needs {} per GPU at batch {}, has {} ({} usable)",
+                                          format_gb(used.total_bytes), perf.inference->batch,
+                                          format_gb(gpu.memory_bytes), format_gb(usable)));
                     continue;
                 }
             }

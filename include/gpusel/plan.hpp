@@ -27,7 +27,7 @@ struct Candidate {
     std::string gpu_name;
     int count = 1;          // GPUs in total (all replicas)
     int replicas = 1;       // inference: copies of the model serving the load
-    Layout layout;          // per replica
+    Layout layout;          // tensor and pipeline parallel per replica; inference: data_parallel = replicas
     Precision precision = Precision::bf16;
     bool precision_fallback = false;  // the workload's precision is not native; this one is used
     Acquisition acquisition = Acquisition::buy_new;
