@@ -161,6 +161,8 @@ TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]"
         CHECK(e.p5 == 93.94);
         CHECK(e.share_beyond == 1);
         CHECK(d.notes == std::vector<std::string>{
+                             "framebuffer size from the catalog entry TEST-GEN4: 24 GB read as 24 GiB, the way nvidia-smi "
+                             "counts it",
                              "PCIe link capacity from the catalog entry TEST-GEN4 (PCIe Gen4 x16, 31.5 GB/s per direction)"});
     }
     SECTION("cpu-jpeg-decode and cpu-copy-mmap: CPU profiles") {
