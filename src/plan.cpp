@@ -403,6 +403,10 @@ struct Miss {
     std::string why;
 };
 
+// Rejections the user chose (lists, segments, power) sort after every near miss.
+constexpr double excluded_by_choice = 1e9;
+constexpr double unsupported = 1e8;
+
 class RolePlanner {
 public:
     RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective)
@@ -463,12 +467,13 @@ public:
             Miss miss;
             const std::string excluded = static_exclusion(m_workload, gpu);
             if (!excluded.empty()) {
-                plan.rejected.push_back({gpu.id, 0, excluded});
+                plan.rejected.push_back({gpu.id, 0, excluded, excluded_by_choice});
                 continue;
             }
             const PrecisionChoice precision = choose_precision(m_workload, gpu);
             if (!precision.possible) {
-                plan.rejected.push_back({gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision))});
+                plan.rejected.push_back(
+                    {gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision)), unsupported});
                 continue;
             }
             const std::size_t before = best_per_configuration.size();
@@ -483,9 +488,12 @@ public:
                     why = fmt::format("no {} ({} fallback); {}", to_string(m_workload.precision),
                                       to_string(precision.precision), why);
                 }
-                plan.rejected.push_back({gpu.id, 0, why});
+                plan.rejected.push_back({gpu.id, 0, why, miss.severity});
             }
         }
+        // The near misses first: they are the ones worth a second look.
+        std::stable_sort(plan.rejected.begin(), plan.rejected.end(),
+                         [](const Rejection& a, const Rejection& b) { return a.closeness < b.closeness; });
         plan.feasible = m_feasible;
         for (Candidate& candidate : best_per_configuration) {
             candidate.score = objective_score(m_objective, candidate);
@@ -585,6 +593,14 @@ private:
         }
     }
 
+    // The workload's micro-batch, or with micro_batch: auto powers of two up to 64.
+    std::vector<int> micro_batches() const {
+        if (!m_workload.training.micro_batch_auto) {
+            return {m_workload.training.micro_batch};
+        }
+        return {1, 2, 4, 8, 16, 32, 64};
+    }
+
     // Each layout is priced once per acquisition mode: that many candidates.
     std::size_t acquisition_count() const { return m_fixed ? 1 : acquisitions_for(m_workload).size(); }
 
@@ -625,44 +641,49 @@ private:
             m_fixed ? std::vector<int>{m_fixed->count} : gpu_counts(m_workload.constraints.max_gpus);
         for (const int count : counts) {
             std::optional<Candidate> best;
-            double best_step = infinity;
+            double best_throughput = 0;
             for (const Layout& layout : training_layouts(workload, gpu, count)) {
-                evaluated += acquisition_count();
-                MemoryQuery query;
-                query.layout = layout;
-                const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
-                const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
-                if (memory.total_bytes > usable) {
-                    note_miss(miss, 10.0 + memory.total_bytes / usable,
-                              fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes), count,
-                                          count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
-                    continue;
-                }
-                PerfQuery perf_query;
-                perf_query.layout = layout;
-                PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
-                if (!perf.training) {
-                    continue;
-                }
-                if (!perf.training->meets_deadline && !m_fixed) {
-                    const double time = perf.training->time_to_train_s.value_or(infinity);
-                    note_miss(miss, 1.0 + time / m_workload.training.deadline_seconds,
-                              fmt::format("{} > {} deadline at {} GPUs", format_duration(time),
-                                          format_duration(m_workload.training.deadline_seconds), count));
-                    continue;
-                }
-                if (perf.training->step_time_s < best_step) {
-                    best_step = perf.training->step_time_s;
-                    Candidate candidate;
-                    candidate.gpu = gpu.id;
-                    candidate.gpu_name = gpu.name;
-                    candidate.count = count;
-                    candidate.layout = layout;
-                    candidate.precision = precision.precision;
-                    candidate.precision_fallback = precision.fallback;
-                    candidate.micro_batch = m_workload.training.micro_batch;
-                    candidate.perf = std::move(perf);
-                    best = std::move(candidate);
+                for (const int micro_batch : micro_batches()) {
+                    evaluated += acquisition_count();
+                    MemoryQuery query;
+                    query.layout = layout;
+                    query.micro_batch = micro_batch;
+                    const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
+                    const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
+                    if (memory.total_bytes > usable) {
+                        note_miss(miss, 10.0 + memory.total_bytes / usable,
+                                  fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes),
+                                              count, count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
+                        break;  // a larger micro-batch needs more memory still
+                    }
+                    PerfQuery perf_query;
+                    perf_query.layout = layout;
+                    perf_query.micro_batch = micro_batch;
+                    PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+                    if (!perf.training) {
+                        continue;
+                    }
+                    if (!perf.training->meets_deadline && !m_fixed) {
+                        const double time = perf.training->time_to_train_s.value_or(infinity);
+                        note_miss(miss, 1.0 + time / m_workload.training.deadline_seconds,
+                                  fmt::format("{} > {} deadline at {} GPUs", format_duration(time),
+                                              format_duration(m_workload.training.deadline_seconds), count));
+                        continue;
+                    }
+                    // Layouts and micro-batches change the step; throughput compares them fairly.
+                    if (perf.training->samples_per_s > best_throughput) {
+                        best_throughput = perf.training->samples_per_s;
+                        Candidate candidate;
+                        candidate.gpu = gpu.id;
+                        candidate.gpu_name = gpu.name;
+                        candidate.count = count;
+                        candidate.layout = layout;
+                        candidate.precision = precision.precision;
+                        candidate.precision_fallback = precision.fallback;
+                        candidate.micro_batch = micro_batch;
+                        candidate.perf = std::move(perf);
+                        best = std::move(candidate);
+                    }
                 }
             }
             if (best) {
@@ -843,7 +864,12 @@ private:
         }
         const Bottleneck& bottleneck = plan.winner->perf.bottleneck;
         if (bottleneck.resource == Resource::input_pipeline) {
-            lines.push_back("input-bound: fix the data pipeline before buying a faster GPU — " + bottleneck.remedy);
+            std::string remedy = bottleneck.remedy;
+            const std::string prefix = "input-bound: ";
+            if (remedy.rfind(prefix, 0) == 0) {
+                remedy.erase(0, prefix.size());
+            }
+            lines.push_back("input-bound: fix the data pipeline before buying a faster GPU — " + remedy);
         } else if (!bottleneck.remedy.empty()) {
             lines.push_back(bottleneck.remedy);
         }
