@@ -291,10 +291,9 @@ std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector
                 total = total_of_gpu[sample.gpu];
             }
             if (!total && in.gpu != nullptr) {
-                // Vendors' "80 GB" of device memory is binary: nvidia-smi shows 81559 MiB for an
-                // H100 80GB, 40960 MiB for an A100 40GB (tests/data/telemetry), so the catalog's
-                // figure is read as GiB to compare with nvidia-smi's MiB.
-                total = in.gpu->memory_bytes / bytes_per_gb * bytes_per_gib;
+                // The catalog's capacity (GiB), slightly above the usable framebuffer nvidia-smi
+                // shows (H100: 81559 of 81920 MiB): used shares come out up to a few % low.
+                total = in.gpu->memory_bytes;
                 used_catalog = true;
             }
             if (total && *total > 0) {
@@ -303,9 +302,9 @@ std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector
         }
         if (!series.values.empty()) {
             if (used_catalog) {
-                notes.push_back(fmt::format("framebuffer size from the catalog entry {}: {:.0f} GB read as {:.0f} GiB, the "
-                                            "way nvidia-smi counts it",
-                                            in.gpu->id, in.gpu->memory_bytes / bytes_per_gb, in.gpu->memory_bytes / bytes_per_gb));
+                notes.push_back(fmt::format("framebuffer size from the catalog entry {} ({:.0f} GiB); the usable size "
+                                            "nvidia-smi shows is a little smaller",
+                                            in.gpu->id, in.gpu->memory_bytes / bytes_per_gib));
             }
             return series;
         }
