@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gpusel/error.hpp"
+#include "gpusel/units.hpp"
 
 #include <fmt/format.h>
 
@@ -262,7 +263,8 @@ std::optional<Series> gpu_metric_series(const DiagnoseInputs& in, const std::vec
 
 // Framebuffer in use as a percentage of its size. The size comes from the same sample
 // (total, or used + free), else from another input's total for the same GPU, else --gpu.
-std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector<int>& job, std::string& reason) {
+std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector<int>& job, std::string& reason,
+                                     std::vector<std::string>& notes) {
     std::map<int, double> total_of_gpu;
     for (const GpuTelemetry* t : gpu_inputs(in)) {
         for (const GpuSample& sample : t->samples) {
@@ -272,6 +274,7 @@ std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector
         }
     }
     bool saw_used = false;
+    bool used_catalog = false;
     for (const GpuTelemetry* t : gpu_inputs(in)) {
         Series series{"fb_used_pct", source_of(t->kind, t->file), {}};
         for (const GpuSample& sample : t->samples) {
@@ -288,13 +291,21 @@ std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector
                 total = total_of_gpu[sample.gpu];
             }
             if (!total && in.gpu != nullptr) {
+                // The catalog's capacity (GiB), slightly above the usable framebuffer nvidia-smi
+                // shows (H100: 81559 of 81920 MiB): used shares come out up to a few % low.
                 total = in.gpu->memory_bytes;
+                used_catalog = true;
             }
             if (total && *total > 0) {
                 series.values.push_back(std::min(100.0, *used / *total * 100));
             }
         }
         if (!series.values.empty()) {
+            if (used_catalog) {
+                notes.push_back(fmt::format("framebuffer size from the catalog entry {} ({:.0f} GiB); the usable size "
+                                            "nvidia-smi shows is a little smaller",
+                                            in.gpu->id, in.gpu->memory_bytes / bytes_per_gib));
+            }
             return series;
         }
     }
@@ -529,7 +540,7 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
     }
     {
         std::string reason;
-        if (std::optional<Series> fb = fb_used_series(in, job_gpus, reason)) {
+        if (std::optional<Series> fb = fb_used_series(in, job_gpus, reason, diagnosis.notes)) {
             series["fb_used_pct"] = std::move(*fb);
         } else {
             missing["fb_used_pct"] = has_gpu_input ? reason : no_gpu_input;

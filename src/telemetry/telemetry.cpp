@@ -88,6 +88,9 @@ std::string_view metric_name(GpuMetric metric) {
     return "?";
 }
 
+static_assert(static_cast<std::size_t>(GpuMetric::pcie_link_width_max) + 1 == gpu_metric_count,
+              "gpu_metric_count must count every GpuMetric");
+
 std::optional<double> GpuSample::value(GpuMetric metric) const {
     return m_values[static_cast<std::size_t>(metric)];
 }

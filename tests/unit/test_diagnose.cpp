@@ -41,7 +41,7 @@ const std::vector<std::string> rtx_fields = split_query_fields(
 GpuSpec gen4_card() {
     GpuSpec gpu;
     gpu.id = "TEST-GEN4";
-    gpu.memory_bytes = 24e9;
+    gpu.memory_bytes = 24.0 * 1024 * 1024 * 1024;  // 24 GiB, as the catalog holds capacities
     gpu.host_link_generation = 4;
     gpu.host_link_lanes = 16;
     return gpu;
@@ -161,6 +161,8 @@ TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]"
         CHECK(e.p5 == 93.94);
         CHECK(e.share_beyond == 1);
         CHECK(d.notes == std::vector<std::string>{
+                             "framebuffer size from the catalog entry TEST-GEN4 (24 GiB); the usable size nvidia-smi shows "
+                             "is a little smaller",
                              "PCIe link capacity from the catalog entry TEST-GEN4 (PCIe Gen4 x16, 31.5 GB/s per direction)"});
     }
     SECTION("cpu-jpeg-decode and cpu-copy-mmap: CPU profiles") {

@@ -720,7 +720,8 @@ TEST_CASE("telemetry parsers never crash on mutated real captures", "[telemetry]
         fixture("nvidia-smi-topo-m-8xH200-nv18-8nics-tabs-570.txt"), fixture("nvidia-smi-q-H100-80GB-590-load.txt"),
         fixture("nvidia-smi-nvlink-s-V100-inactive-links-excerpt.txt")};
     std::mt19937 random(20261130);
-    const std::string junk = std::string("\0\x1b[#%:,-.\t\n \xff\xc3 0123456789eE+NAXv", 34);
+    static constexpr char junk_bytes[] = "\0\x1b[#%:,-.\t\n \xff\xc3 0123456789eE+NAXv";
+    const std::string junk(junk_bytes, sizeof junk_bytes - 1);  // keeps the NUL
     int outcomes = 0;
     for (int round = 0; round < 400; ++round) {
         std::string text = seeds[static_cast<std::size_t>(round) % seeds.size()];

@@ -15,6 +15,8 @@ using namespace gpusel;
 
 namespace {
 
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;  // the catalog holds capacities in GiB
+
 std::string fixture(const std::string& name) {
     std::ifstream in(std::string(GPUSEL_SOURCE_DIR) + "/tests/data/telemetry/" + name, std::ios::binary);
     REQUIRE(in.good());
@@ -32,7 +34,7 @@ GpuSpec h100_sxm5() {
     gpu.architecture = "hopper";
     gpu.compute_capability = "9.0";
     gpu.form_factor = FormFactor::sxm;
-    gpu.memory_bytes = 80e9;
+    gpu.memory_bytes = 80 * gib;
     gpu.ecc = true;
     gpu.power_watts = 700;
     gpu.host_link_generation = 5;
@@ -92,7 +94,7 @@ TEST_CASE("verify: a healthy H100 SXM5 passes every check it can make", "[verify
                                                   {"driver", S::pass}});
     CHECK(v.passed());
     CHECK(check(g, "memory").message ==
-          "81559 MiB usable (85.5 GB, +6.9 % of the catalog's 80.0 GB; nvidia-smi's MiB vs the vendor's GB)");
+          "81559 MiB usable (79.6 GiB, -0.4 % of the catalog's 80 GiB; the driver and ECC keep the rest)");
     CHECK(check(g, "driver").message == "565.57.01 is new enough for Hopper: needs >= 520.61.05 (CUDA 11.8)");
     CHECK(check(g, "nvlink").message ==
           "link states are not in nvidia-smi -q: capture nvidia-smi nvlink -s and pass it with --nvlink, or append it "
@@ -123,7 +125,7 @@ TEST_CASE("verify flags ECC error counts and pending remapped rows", "[verify]")
 
     // A real excerpt: 177 corrected DRAM errors and a row remapping pending.
     const Verification real =
-        run(fixture("nvidia-smi-q-A100-SXM4-80GB-510-ecc-remapped-rows-excerpt.txt"), a100_sxm4(80e9, "A100-80GB-SXM4"));
+        run(fixture("nvidia-smi-q-A100-SXM4-80GB-510-ecc-remapped-rows-excerpt.txt"), a100_sxm4(80 * gib, "A100-80GB-SXM4"));
     const GpuVerification& g = real.gpus.at(0);
     CHECK(g.identified_as == "A100-80GB-SXM4");  // by product name: the excerpt has no Device Id
     CHECK(check(g, "ecc").status == CheckStatus::fail);
@@ -134,7 +136,7 @@ TEST_CASE("verify flags ECC error counts and pending remapped rows", "[verify]")
           "new part should have none");
     CHECK(check(g, "memory").status == CheckStatus::skip);
 
-    const Verification sram = run(fixture("nvidia-smi-q-ecc-sram-uncorrectable-excerpt.txt"), a100_sxm4(80e9, "A100-80GB-SXM4"));
+    const Verification sram = run(fixture("nvidia-smi-q-ecc-sram-uncorrectable-excerpt.txt"), a100_sxm4(80 * gib, "A100-80GB-SXM4"));
     CHECK(check(sram.gpus.at(0), "ecc").observed == "0 corr / 5 uncorr");
     CHECK(check(sram.gpus.at(0), "product").status == CheckStatus::warn);
 }
@@ -178,7 +180,7 @@ TEST_CASE("verify: a link generation below max is a note at idle and a failure u
           "the link runs at Gen3 under load, Gen5 is possible: check BIOS PCIe settings, risers and retimers");
 
     // The A100 report's host side says Gen3 while the card does Gen4.
-    const Verification a100 = run(fixture("nvidia-smi-q-A100-SXM4-40GB-535.txt"), a100_sxm4(40e9, "A100-40GB-SXM4"));
+    const Verification a100 = run(fixture("nvidia-smi-q-A100-SXM4-40GB-535.txt"), a100_sxm4(40 * gib, "A100-40GB-SXM4"));
     CHECK(check(a100.gpus.at(0), "pcie-generation").status == CheckStatus::warn);
     CHECK(a100.passed());
 }
@@ -217,11 +219,21 @@ TEST_CASE("verify: NVLink links up at full speed", "[verify]") {
 
 TEST_CASE("verify: wrong memory size, old driver", "[verify]") {
     const std::string report = fixture("nvidia-smi-q-A100-SXM4-40GB-535.txt");
-    const Verification wrong = run(report, a100_sxm4(80e9, "A100-80GB-SXM4"));
+    const Verification wrong = run(report, a100_sxm4(80 * gib, "A100-80GB-SXM4"));
     CHECK(check(wrong.gpus.at(0), "product").status == CheckStatus::fail);
     CHECK(check(wrong.gpus.at(0), "memory").status == CheckStatus::fail);
     CHECK(check(wrong.gpus.at(0), "memory").message ==
-          "40960 MiB (42.9 GB) is not the 80.0 GB of A100-80GB-SXM4: a different memory size");
+          "40960 MiB (40 GiB) is not the 80 GiB of A100-80GB-SXM4: a different memory size");
+
+    // An H100 NVL (94 GiB) ordered, an 80 GB board delivered: 81559 MiB is 84.7 % of 94 GiB.
+    GpuSpec nvl = h100_sxm5();
+    nvl.id = "H100-NVL";
+    nvl.memory_bytes = 94 * gib;
+    CHECK(check(run(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), nvl).gpus.at(0), "memory").status == CheckStatus::fail);
+    // ECC on a GDDR part keeps up to ~6 % back: 81559 MiB of 86 GiB (92.6 %) still passes.
+    GpuSpec roomy = h100_sxm5();
+    roomy.memory_bytes = 86 * gib;
+    CHECK(check(run(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), roomy).gpus.at(0), "memory").status == CheckStatus::pass);
 
     std::string old = fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt");
     const std::string driver = "Driver Version                            : 565.57.01";
