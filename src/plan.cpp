@@ -429,6 +429,10 @@ public:
         }
         if (found.empty()) {
             result.why_not = miss.why.empty() ? std::string("no price for this acquisition") : miss.why;
+            if (m_closest_miss) {
+                result.closest_memory = estimate_memory(with_precision(precision.precision), gpu, m_closest_miss->query);
+                result.closest_layout = m_closest_miss->query.layout;
+            }
             return result;
         }
         // Prefer layouts that meet the deadline or SLO, then the objective.
@@ -559,16 +563,15 @@ private:
                 }
                 continue;
             }
+            // In fixed mode the budget is judged by the caller.
             const BudgetSpec& budget = m_workload.budget;
-            if (m_fixed) {
-                // The budget is judged by the caller.
-            } else if (budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
+            if (!m_fixed && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
                 note_miss(miss, cost.capex_usd / budget.capex_usd,
                           fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
                                       format_usd(budget.capex_usd)));
                 continue;
             }
-            if (budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
+            if (!m_fixed && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
                 note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
                           fmt::format("{}×: {} per month > budget {}", usage.gpus, format_usd(cost.monthly_opex_usd),
                                       format_usd(budget.monthly_usd)));
@@ -587,6 +590,13 @@ private:
 
     // Each layout is priced once per acquisition mode: that many candidates.
     std::size_t acquisition_count() const { return m_fixed ? 1 : acquisitions_for(m_workload).size(); }
+
+    // Fixed mode: remembers the layout that came closest to fitting.
+    void note_memory_miss(const MemoryQuery& query, double total_bytes) {
+        if (m_fixed && (!m_closest_miss || total_bytes < m_closest_miss->total_bytes)) {
+            m_closest_miss = MemoryMiss{query, total_bytes};
+        }
+    }
 
     static void note_miss(Miss& miss, double severity, std::string why) {
         if (severity < miss.severity) {
@@ -633,6 +643,7 @@ private:
                 const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
                 const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
                 if (memory.total_bytes > usable) {
+                    note_memory_miss(query, memory.total_bytes);
                     note_miss(miss, 10.0 + memory.total_bytes / usable,
                               fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes), count,
                                           count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
@@ -686,6 +697,7 @@ private:
             const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
             const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
             if (memory.total_bytes > usable) {
+                note_memory_miss(query, memory.total_bytes);
                 note_miss(miss, 10.0 + memory.total_bytes / usable,
                           fmt::format("needs {} per GPU at {} GPU{} per replica, has {}", format_gb(memory.total_bytes),
                                       layout.tensor_parallel, layout.tensor_parallel == 1 ? "" : "s",
@@ -743,6 +755,7 @@ private:
                 at_batch.batch = perf.inference->batch;
                 const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
                 if (used.total_bytes > usable) {
+                    note_memory_miss(at_batch, used.total_bytes);
                     note_miss(miss, 10.0 + used.total_bytes / usable,
                               fmt::format("needs {} per GPU at batch {}, has {}", format_gb(used.total_bytes),
                                           perf.inference->batch, format_gb(gpu.memory_bytes)));
@@ -867,6 +880,11 @@ private:
     Objective m_objective;
     std::size_t m_feasible = 0;
     std::optional<Fixed> m_fixed;
+    struct MemoryMiss {
+        MemoryQuery query;
+        double total_bytes = 0;
+    };
+    std::optional<MemoryMiss> m_closest_miss;
 };
 
 std::string procurement_reason(const RolePlan& plan) { return plan.winner ? plan.winner->reason : ""; }

@@ -103,6 +103,10 @@ struct PlanReport {
 struct FixedEvaluation {
     std::optional<Candidate> candidate;
     std::string why_not;
+    // When no layout fits: the memory of the one that needs the least per GPU (its `fits` judged
+    // with the workload's headroom), so that the caller can show the breakdown.
+    std::optional<MemoryEstimate> closest_memory;
+    Layout closest_layout;
 };
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
