@@ -104,7 +104,9 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisi
     CostBreakdown& part = cost.breakdown;
 
     if (is_purchase(acquisition)) {
-        cost.spare_gpus = months > spare_threshold_months ? static_cast<int>(std::ceil(spare_fraction * gpus)) : 0;
+        // Rounded, not ceiled: one spare for a single-GPU box would double its cost, which no
+        // one budgets; 15 % of 4 to 9 GPUs is one spare.
+        cost.spare_gpus = months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * gpus)) : 0;
         part.gpus_usd = gpus * *price;
         part.servers_usd = gpus * gpu.price.server_share_usd.value_or(0);
         part.spares_usd = cost.spare_gpus * *price;

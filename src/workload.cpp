@@ -423,7 +423,14 @@ private:
         reader.number("pue", deployment.pue, UnitKind::plain, 1, 5);
         defaulted("pue", "1.4");
         reader.number("ops_per_gpu_month", deployment.ops_usd_per_gpu_month, UnitKind::usd, 0, 1e6);
-        defaulted("ops_per_gpu_month", "150USD");
+        if (!reader.has("ops_per_gpu_month") && deployment.target == DeploymentTarget::edge) {
+            // The $150 default is datacenter staff and facility per GPU; an edge device's upkeep
+            // is the site's, so it is left out unless given.
+            deployment.ops_usd_per_gpu_month = 0;
+            assume(reader.child_path("ops_per_gpu_month"), "0USD", "edge device: site upkeep not included");
+        } else {
+            defaulted("ops_per_gpu_month", "150USD");
+        }
         reader.choice("interconnect", deployment.interconnect, network_names);
         reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
         reader.boolean("used_market", deployment.used_market);

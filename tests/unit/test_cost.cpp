@@ -72,10 +72,13 @@ TEST_CASE("cost::estimate_cost adds 15 % spares beyond 24 months", "[cost]") {
     Workload workload;
     workload.deployment.horizon_months = 36;
     const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, job(10, 8));
-    CHECK(cost.spare_gpus == 2);  // ceil(0.15 × 8)
-    CHECK(cost.capex_usd == Approx(8 * 12000 + 2 * 10000));
-    // expected failures 8 × 40.75 % = 3.26 GPUs, 2 covered by spares
-    CHECK(cost.breakdown.failures_usd == Approx((8 * gpusel::expected_failure_fraction(36) - 2) * 10000));
+    CHECK(cost.spare_gpus == 1);  // round(0.15 × 8)
+    CHECK(cost.capex_usd == Approx(8 * 12000 + 1 * 10000));
+    // expected failures 8 × 40.75 % = 3.26 GPUs, 1 covered by the spare
+    CHECK(gpusel::expected_failure_fraction(36) == Approx(0.4075));
+    CHECK(cost.breakdown.failures_usd == Approx((8 * 0.4075 - 1) * 10000));
+    const CostEstimate single = estimate_cost(workload, test_gpu(), Acquisition::buy_new, job(10, 1));
+    CHECK(single.spare_gpus == 0);  // round(0.15): no spare for one GPU
 }
 
 TEST_CASE("cost::estimate_cost of renting", "[cost]") {

@@ -1,0 +1,208 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "gpusel/plan.hpp"
+#include "test_support.hpp"
+
+using gpusel::Candidate;
+using gpusel::PlanReport;
+using gpusel::RolePlan;
+using gpusel::Workload;
+
+namespace {
+const gpusel::Catalog& catalog() {
+    static const gpusel::Catalog value = gpusel::builtin_catalog();
+    return value;
+}
+const gpusel::ModelLibrary& models() {
+    static const gpusel::ModelLibrary value = gpusel::builtin_models();
+    return value;
+}
+const gpusel::EfficiencyTable& efficiency() {
+    static const gpusel::EfficiencyTable value = gpusel::builtin_efficiency();
+    return value;
+}
+Workload load(const std::string& text) {
+    return gpusel::load_workload_text(text, "w.yaml", gpusel::LoadContext{&catalog(), &models()});
+}
+RolePlan plan_one(const Workload& workload) {
+    gpusel::Project project;
+    project.name = workload.name;
+    project.workloads.push_back(workload);
+    PlanReport report = gpusel::make_plan(project, catalog(), efficiency());
+    REQUIRE(report.roles.size() == 1);
+    return report.roles.front();
+}
+bool is_rental(gpusel::Acquisition acquisition) {
+    return acquisition != gpusel::Acquisition::buy_new && acquisition != gpusel::Acquisition::buy_used;
+}
+
+const char* chat_service = R"(name: chat
+kind: inference
+model: {preset: llama-3.1-8b}
+weights: awq
+inference: {input_tokens: 512, output_tokens: 256, requests_per_s: 5, slo: {tpot: 50ms}}
+deployment: {horizon: HORIZON, utilization: 0.9}
+constraints: {allow: [A100-80GB-SXM4, L40S, H100-SXM5]}
+)";
+std::string with_horizon(const std::string& horizon) {
+    std::string text = chat_service;
+    text.replace(text.find("HORIZON"), 7, horizon);
+    return text;
+}
+}  // namespace
+
+TEST_CASE("plan: a small model never gets an eight-GPU cluster", "[plan]") {
+    const RolePlan plan = plan_one(load(R"(name: classifier
+kind: fine-tuning
+model: {preset: roberta-base}
+precision: fp16
+training: {micro_batch: 32, seq_len: 512, dataset_samples: 1M, epochs: 3, deadline: 2d}
+)"));
+    REQUIRE(plan.winner);
+    CHECK(plan.winner->count <= 2);
+    for (const Candidate& candidate : plan.ranked) {
+        INFO(candidate.gpu);
+        CHECK(candidate.count < 8);
+    }
+}
+
+TEST_CASE("plan: a BF16 workload on V100 or T4 says that it falls back", "[plan]") {
+    const RolePlan plan = plan_one(load(R"(name: tune
+kind: fine-tuning
+model: {preset: gpt2}
+precision: bf16
+training: {micro_batch: 8, seq_len: 1024, dataset_tokens: 100M}
+constraints: {allow: [V100-SXM2-32GB, T4]}
+)"));
+    REQUIRE(plan.winner);
+    CHECK(plan.winner->precision_fallback);
+    CHECK(plan.winner->precision == gpusel::Precision::fp16);
+    CHECK(plan.winner->reason.find("no native bf16: runs fp16") != std::string::npos);
+    CHECK(std::any_of(plan.advice.begin(), plan.advice.end(), [](const std::string& line) {
+        return line.find("has no native bf16") != std::string::npos;
+    }));
+}
+
+TEST_CASE("plan: a 3-month service rents, a 3-year one owns", "[plan]") {
+    // One GPU with hyperscaler-like prices, so that the expectation can be checked by hand:
+    // 3 months at 90 %: renting 2.79 × 2,191 h × 0.9 ≈ $5,500 against buying $19,000 less a
+    // resale of 0.45^(3/24) × $15,000 ≈ $13,600, plus operations: renting wins.
+    // 36 months: renting ≈ $66,000 (on demand) or $51,300 (reserved at $1.95) against buying
+    // ≈ $27,600 (capex $19,000 + power + $5,400 operations + failures − resale): owning wins.
+    gpusel::Catalog priced;
+    gpusel::merge_catalog_text(priced, R"(format: 1
+gpus:
+  - id: TEST-A100
+    name: Test A100
+    vendor: nvidia
+    architecture: ampere
+    segment: datacenter
+    form_factor: sxm
+    memory: 80GB
+    memory_bandwidth: 2039GB/s
+    dense_tflops: {fp32: 19.5, tf32: 156, fp16: 312, bf16: 312, int8: 624}
+    power: 400W
+    host_link: pcie4x16
+    price: {new: 15000USD, server_share: 4000USD}
+    cloud: {on_demand: 2.79USD/h, reserved_1y: 1.95USD/h}
+    sources: [test]
+)",
+                               "test-catalog.yaml");
+    const auto winner_for = [&](const std::string& horizon) {
+        gpusel::Project project;
+        project.workloads.push_back(gpusel::load_workload_text(
+            "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
+            "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
+            "deployment: {horizon: " + horizon + ", utilization: 0.9}\n",
+            "w.yaml", gpusel::LoadContext{&priced, &models()}));
+        const PlanReport report = gpusel::make_plan(project, priced, efficiency());
+        REQUIRE(report.roles.front().winner);
+        REQUIRE(report.roles.front().winner->count == 1);
+        return *report.roles.front().winner;
+    };
+    const Candidate short_winner = winner_for("3mo");
+    CHECK(short_winner.acquisition == gpusel::Acquisition::cloud_on_demand);
+    const Candidate long_winner = winner_for("36mo");
+    CHECK(long_winner.acquisition == gpusel::Acquisition::buy_new);
+    CHECK(long_winner.cost.tco_usd < 35000);
+}
+
+TEST_CASE("plan: an input-bound workload is told to fix the pipeline first", "[plan]") {
+    const RolePlan plan = plan_one(gpusel::load_workload_file(gpusel::test::source_path("examples/yolov8-training.yaml"),
+                                                              gpusel::LoadContext{&catalog(), &models()}));
+    REQUIRE(plan.winner);
+    CHECK(plan.winner->perf.bottleneck.resource == gpusel::Resource::input_pipeline);
+    REQUIRE_FALSE(plan.advice.empty());
+    CHECK(plan.advice.front().rfind("input-bound: fix the data pipeline before buying a faster GPU", 0) == 0);
+}
+
+TEST_CASE("plan: every catalog GPU is either a candidate or rejected with a reason", "[plan]") {
+    const RolePlan plan = plan_one(load(with_horizon("24mo")));
+    std::set<std::string> accounted;
+    for (const gpusel::Rejection& rejection : plan.rejected) {
+        CHECK_FALSE(rejection.why_not.empty());
+        accounted.insert(rejection.gpu);
+    }
+    std::set<std::string> with_candidates;
+    for (const Candidate& candidate : plan.ranked) {
+        with_candidates.insert(candidate.gpu);
+    }
+    for (const std::string& gpu : with_candidates) {
+        CHECK(accounted.count(gpu) == 0);
+    }
+    // Three GPUs are allowed; all others are rejected by the allow list.
+    CHECK(accounted.size() + with_candidates.size() >= catalog().gpus().size() - 3 + with_candidates.size());
+    for (const gpusel::Rejection& rejection : plan.rejected) {
+        if (rejection.gpu != "A100-80GB-SXM4" && rejection.gpu != "L40S" && rejection.gpu != "H100-SXM5") {
+            CHECK(rejection.why_not == "not in constraints.allow");
+        }
+    }
+}
+
+TEST_CASE("plan: ranked candidates meet every hard constraint", "[plan]") {
+    for (const char* file : {"examples/chat-llama2-13b-int4.yaml", "examples/pretrain-7b.yaml",
+                             "examples/edge-ocr-jetson.yaml", "examples/unet3d-medical.yaml"}) {
+        INFO(file);
+        const Workload workload = gpusel::load_workload_file(gpusel::test::source_path(file),
+                                                             gpusel::LoadContext{&catalog(), &models()});
+        const RolePlan plan = plan_one(workload);
+        for (const Candidate& candidate : plan.ranked) {
+            INFO(candidate.gpu << " x" << candidate.count);
+            CHECK(candidate.memory.fits);
+            CHECK(candidate.count <= workload.constraints.max_gpus);
+            const gpusel::GpuSpec& gpu = *catalog().find(candidate.gpu);
+            if (workload.constraints.max_power_per_device_watts > 0) {
+                CHECK(gpu.power_watts <= workload.constraints.max_power_per_device_watts);
+            }
+            if (candidate.perf.training) {
+                CHECK(candidate.perf.training->meets_deadline);
+            }
+            if (candidate.perf.inference) {
+                CHECK(candidate.perf.inference->meets_slo);
+            }
+            if (workload.deployment.target == gpusel::DeploymentTarget::on_prem ||
+                workload.deployment.target == gpusel::DeploymentTarget::edge) {
+                CHECK_FALSE(is_rental(candidate.acquisition));
+            }
+        }
+        // Ranked best first by the objective (TCO by default).
+        for (std::size_t i = 1; i < plan.ranked.size(); ++i) {
+            CHECK(plan.ranked[i - 1].score <= plan.ranked[i].score);
+        }
+    }
+}
+
+TEST_CASE("plan: the same input gives the same plan", "[plan]") {
+    const Workload workload = load(with_horizon("24mo"));
+    const RolePlan first = plan_one(workload);
+    const RolePlan second = plan_one(workload);
+    REQUIRE(first.ranked.size() == second.ranked.size());
+    for (std::size_t i = 0; i < first.ranked.size(); ++i) {
+        CHECK(first.ranked[i].gpu == second.ranked[i].gpu);
+        CHECK(first.ranked[i].count == second.ranked[i].count);
+        CHECK(first.ranked[i].cost.tco_usd == second.ranked[i].cost.tco_usd);
+    }
+}
