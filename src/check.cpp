@@ -33,12 +33,23 @@ Position position_or(Position position, Position fallback) { return position.lin
 
 std::string months_words(double months) { return fmt::format("{:g} month{}", months, months == 1 ? "" : "s"); }
 
+// Whole dollars, or cents below $100 (a rented training run can cost a few dollars).
+std::string money(double usd) { return std::fabs(usd) < 100 ? format_usd_cents(usd) : format_usd(usd); }
+
 // "$3,500" per GPU, or "$2.79/h" per GPU-hour for rentals.
 std::string unit_price_words(double usd, Acquisition acquisition) {
     return is_purchase(acquisition) ? format_usd(usd) : format_usd_cents(usd) + "/h";
 }
 
 std::string subject(int count, const std::string& gpu) { return fmt::format("{}× {}", count, gpu); }
+
+// "257 %", or "2,300× the alternative's cost" once percentages stop being readable.
+std::string overspend_words(double fraction) {
+    if (fraction < 10) {
+        return format_percent(fraction);
+    }
+    return fmt::format("{}× the alternative's cost", format_count(1 + fraction));
+}
 
 std::string candidate_words(const Candidate& candidate) {
     return fmt::format("{}× {} {}", candidate.count, candidate.gpu, to_string(candidate.acquisition));
@@ -106,24 +117,24 @@ std::string target_words(const Workload& workload, const Candidate& candidate) {
         if (!misses.empty()) {
             return fmt::format("{} at {:g} req/s", fmt::join(misses, ", "), workload.inference.requests_per_s);
         }
-        const auto term = [&](const char* name, double target, const std::optional<double>& value) -> std::string {
-            if (!value) {
-                return fmt::format("{:g} req/s exceeds the capacity of {:.3g} req/s", workload.inference.requests_per_s,
-                                   inference.requests_per_s);
+        if (!inference.p99_ttft_s || !inference.p99_tpot_s || !inference.p99_e2e_s) {
+            return fmt::format("{:g} req/s exceeds the capacity of {:.3g} req/s", workload.inference.requests_per_s,
+                               inference.requests_per_s);
+        }
+        std::vector<std::string> terms;
+        const auto term = [&](const char* name, double target, double value) {
+            if (target > 0) {
+                terms.push_back(fmt::format("P{:g} {} {} ≤ {}", slo.percentile, name, format_duration(value),
+                                            format_duration(target)));
             }
-            return target > 0 ? fmt::format("P{:g} {} {} ≤ {} at {:g} req/s", slo.percentile, name,
-                                            format_duration(*value), format_duration(target),
-                                            workload.inference.requests_per_s)
-                              : fmt::format("P{:g} {} {} at {:g} req/s", slo.percentile, name, format_duration(*value),
-                                            workload.inference.requests_per_s);
         };
-        if (slo.tpot_seconds > 0) {
-            return term("TPOT", slo.tpot_seconds, inference.p99_tpot_s);
+        term("TTFT", slo.ttft_seconds, *inference.p99_ttft_s);
+        term("TPOT", slo.tpot_seconds, *inference.p99_tpot_s);
+        term("e2e", slo.e2e_seconds, *inference.p99_e2e_s);
+        if (terms.empty()) {
+            terms.push_back(fmt::format("P{:g} e2e {}", slo.percentile, format_duration(*inference.p99_e2e_s)));
         }
-        if (slo.ttft_seconds > 0) {
-            return term("TTFT", slo.ttft_seconds, inference.p99_ttft_s);
-        }
-        return term("e2e", slo.e2e_seconds, inference.p99_e2e_s);
+        return fmt::format("{} at {:g} req/s", fmt::join(terms, ", "), workload.inference.requests_per_s);
     }
     return "no performance estimate";
 }
@@ -191,17 +202,24 @@ public:
             return;
         }
         Line line{index, hardware, *workload, *assessment, role};
+        // Whether the line could be evaluated at all is itself checked.
+        evaluated(role, check_rule::price_missing);
+        evaluated(role, check_rule::not_evaluable);
+        constraints(line);
+        precision(line);
         price_far_from_catalog(line);
         layout(line);
         short_purchase(line);
         if (!assessment->proposed) {
             not_evaluated(line);
+            m_report.summary.push_back(fmt::format("{}: {} {} · not evaluated: {}", line.role, line.what(),
+                                                   to_string(hardware.acquisition),
+                                                   assessment->why_not.empty() ? "no estimate" : assessment->why_not));
             return;
         }
         const Candidate& candidate = *assessment->proposed;
         m_report.summary.push_back(summary(line, candidate));
         headroom(line, candidate);
-        precision(line, candidate);
         target(line, candidate);
         budget(line, candidate);
         overspend(line, candidate);
@@ -323,17 +341,43 @@ private:
         if (line.hardware.unit_price_usd) {
             quote = fmt::format(" at {}", unit_price_words(*line.hardware.unit_price_usd, line.hardware.acquisition));
         }
-        std::string money = fmt::format("TCO {} over {}", format_usd(candidate.cost.tco_usd), months_words(line.months()));
+        std::string costs = fmt::format("TCO {} over {}", money(candidate.cost.tco_usd), months_words(line.months()));
         if (candidate.cost.capex_usd > 0) {
-            money = fmt::format("capex {} · {}", format_usd(candidate.cost.capex_usd), money);
+            costs = fmt::format("capex {} · {}", money(candidate.cost.capex_usd), costs);
         }
         return fmt::format("{}: {} {}{} · {} ({}) · {} · {}", line.role, line.what(),
                            to_string(line.hardware.acquisition), quote, memory_words(candidate.memory),
-                           describe(candidate.layout), target_words(line.workload, candidate), money);
+                           describe(candidate.layout), target_words(line.workload, candidate), costs);
     }
 
     // ---------------------------------------------------------------------------------------
     // Rules that need no evaluation
+
+    void constraints(const Line& line) {
+        const auto rule = check_rule::constraint_violated;
+        evaluated(line.role, rule);
+        const ConstraintSpec& limits = line.workload.constraints;
+        if (!line.assessment.excluded_by.empty()) {
+            Finding finding = make(line, Severity::error, rule, "gpu", line.gpu_position());
+            finding.message = fmt::format("the workload's constraints exclude {}: {}", line.gpu_id(),
+                                          line.assessment.excluded_by);
+            finding.evidence = {word("gpu", line.gpu_id()), word("constraint", line.assessment.excluded_by),
+                                word("segment", std::string(to_string(line.assessment.gpu.segment))),
+                                word("form_factor", std::string(to_string(line.assessment.gpu.form_factor))),
+                                number("power_watts", line.assessment.gpu.power_watts)};
+            finding.fix = cheapest_fix("choose a GPU the workload allows, or change its constraints if they are wrong",
+                                       line);
+            add(std::move(finding));
+        }
+        if (line.hardware.count > limits.max_gpus) {
+            Finding finding = make(line, Severity::error, rule, "count", line.count_position());
+            finding.message = fmt::format("{} GPUs exceed the workload's constraints.max_gpus of {}",
+                                          line.hardware.count, limits.max_gpus);
+            finding.evidence = {number("count", line.hardware.count), number("max_gpus", limits.max_gpus)};
+            finding.fix = fmt::format("count: {} at most, or raise constraints.max_gpus", limits.max_gpus);
+            add(std::move(finding));
+        }
+    }
 
     void price_far_from_catalog(const Line& line) {
         const auto rule = check_rule::price_far_from_catalog;
@@ -429,11 +473,11 @@ private:
             finding.evidence.push_back(number("on_demand_tco_usd", assessment.same_count_on_demand->cost.tco_usd));
             finding.fix = fmt::format("acquisition: cloud-on-demand{} — the same {} rented: {} over {}{}",
                                       line.workload.is_training() ? " (or cloud-spot)" : "", line.what(),
-                                      format_usd(assessment.same_count_on_demand->cost.tco_usd),
+                                      money(assessment.same_count_on_demand->cost.tco_usd),
                                       months_words(line.months()),
                                       assessment.proposed
                                           ? fmt::format(", no {} up front and no resale to count on",
-                                                        format_usd(assessment.proposed->cost.capex_usd))
+                                                        money(assessment.proposed->cost.capex_usd))
                                           : std::string());
         } else {
             finding.fix = "acquisition: cloud-on-demand (or cloud-reserved), unless the GPUs serve other work after "
@@ -453,19 +497,9 @@ private:
             does_not_fit(line);
             reason = "the hardware does not fit the workload";
             break;
-        case Obstacle::precision: {
-            Finding finding = make(line, Severity::error, check_rule::precision_not_native, "gpu", line.gpu_position());
-            finding.message = fmt::format("{} runs neither {} nor a wider format to fall back to (native: {})",
-                                          line.gpu_id(), to_string(line.workload.precision),
-                                          native_precisions(assessment.gpu));
-            finding.evidence = {word("precision", std::string(to_string(line.workload.precision))),
-                                word("native_precisions", native_precisions(assessment.gpu))};
-            finding.fix = cheapest_fix("choose a GPU that runs " + std::string(to_string(line.workload.precision)),
-                                       line);
-            add(std::move(finding));
-            reason = "the GPU cannot run the workload's precision";
+        case Obstacle::precision:
+            reason = "the GPU cannot run the workload's precision";  // precision() reported it
             break;
-        }
         case Obstacle::price: {
             Finding finding = make(line, Severity::error, check_rule::price_missing, "acquisition",
                                    line.acquisition_position());
@@ -509,14 +543,16 @@ private:
             break;
         }
         }
-        for (const std::string_view rule :
-             {check_rule::does_not_fit, check_rule::headroom_below_policy, check_rule::precision_not_native,
-              check_rule::deadline_missed, check_rule::slo_missed, check_rule::over_budget, check_rule::overspend,
-              check_rule::oversized, check_rule::price_missing, check_rule::not_evaluable}) {
+        for (const std::string_view rule : {check_rule::does_not_fit, check_rule::headroom_below_policy,
+                                            check_rule::over_budget, check_rule::overspend, check_rule::oversized}) {
             skip(line.role, rule, "not evaluated: " + reason);
         }
-        if (assessment.obstacle != Obstacle::price && assessment.obstacle != Obstacle::spot_serving) {
-            skip(line.role, check_rule::acquisition_mismatch, "not evaluated: " + reason);
+        if (line.workload.is_training()) {
+            skip(line.role, check_rule::slo_missed, "a training workload has no SLO");
+            skip(line.role, check_rule::deadline_missed, "not evaluated: " + reason);
+        } else {
+            skip(line.role, check_rule::deadline_missed, "an inference workload has no deadline");
+            skip(line.role, check_rule::slo_missed, "not evaluated: " + reason);
         }
     }
 
@@ -559,12 +595,31 @@ private:
                                       describe(fitting.layout),
                                       meets_target(fitting) ? "" : "; " + target_words(line.workload, fitting));
         } else {
-            finding.fix = cheapest_fix(fmt::format("no count of {} up to {} fits; choose a GPU with more memory",
-                                                   line.gpu_id(), std::max(line.hardware.count,
-                                                                           assessment.max_count_searched)),
+            finding.fix = cheapest_fix(fmt::format("no count of {} up to {} fits; {}", line.gpu_id(),
+                                                   std::max(line.hardware.count, assessment.max_count_searched),
+                                                   shrink_advice(line)),
                                        line);
         }
         add(std::move(finding));
+    }
+
+    // What would make the closest layout fit when more GPUs do not help: the component that
+    // does not shrink with them.
+    std::string shrink_advice(const Line& line) const {
+        const std::optional<MemoryEstimate>& memory = line.assessment.closest_miss;
+        if (memory) {
+            const MemoryBreakdown& part = memory->per_gpu;
+            if (line.workload.is_training() && part.activations_bytes >= 0.5 * part.total_bytes) {
+                return fmt::format("activations take {} per GPU at micro_batch {}: lower training.micro_batch "
+                                   "or seq_len, or set checkpointing: full",
+                                   format_gb(part.activations_bytes), memory->micro_batch);
+            }
+            if (!line.workload.is_training() && part.kv_cache_bytes >= 0.5 * part.total_bytes) {
+                return fmt::format("the KV cache takes {} per GPU at batch {}: cap the batch or the context",
+                                   format_gb(part.kv_cache_bytes), memory->batch);
+            }
+        }
+        return "choose a GPU with more memory";
     }
 
     // "…: the planner's cheapest option meeting every constraint is 2× A100-80GB-SXM4 buy-new
@@ -575,7 +630,7 @@ private:
             return lead;
         }
         return fmt::format("{}; the planner's cheapest option meeting every constraint: {} ({} over {}, {})", lead,
-                           candidate_words(*cheapest), format_usd(cheapest->cost.tco_usd), months_words(line.months()),
+                           candidate_words(*cheapest), money(cheapest->cost.tco_usd), months_words(line.months()),
                            target_words(line.workload, *cheapest));
     }
 
@@ -616,26 +671,33 @@ private:
         add(std::move(finding));
     }
 
-    void precision(const Line& line, const Candidate& candidate) {
+    void precision(const Line& line) {
         const auto rule = check_rule::precision_not_native;
         evaluated(line.role, rule);
-        if (!candidate.precision_fallback) {
+        const GpuSpec& gpu = line.assessment.gpu;
+        const Precision wanted = line.workload.precision;
+        if (gpu.supports(wanted)) {
             return;
         }
-        const std::string wanted(to_string(line.workload.precision));
-        const std::string used(to_string(candidate.precision));
+        const std::string wanted_name(to_string(wanted));
+        const std::optional<Precision> runs = runnable_precision(line.workload, gpu);
         Finding finding = make(line, Severity::error, rule, "gpu", line.gpu_position());
-        finding.message = fmt::format("{} has no native {}: the workload would run in {} instead (native: {})",
-                                      line.gpu_id(), wanted, used, native_precisions(line.assessment.gpu));
-        finding.evidence = {word("precision", wanted), word("runs_as", used),
-                            word("native_precisions", native_precisions(line.assessment.gpu))};
-        if (line.assessment.gpu.peak_flops_per_s(candidate.precision) > 0) {
-            finding.evidence.push_back(number("peak_" + used + "_flops_per_s",
-                                              line.assessment.gpu.peak_flops_per_s(candidate.precision)));
+        finding.evidence = {word("precision", wanted_name), word("native_precisions", native_precisions(gpu))};
+        if (!runs) {
+            finding.message = fmt::format("{} runs neither {} nor a wider format to fall back to (native: {})",
+                                          line.gpu_id(), wanted_name, native_precisions(gpu));
+            finding.fix = cheapest_fix("choose a GPU that runs " + wanted_name, line);
+            add(std::move(finding));
+            return;
         }
+        const std::string used(to_string(*runs));
+        finding.message = fmt::format("{} has no native {}: the workload would run in {} instead (native: {})",
+                                      line.gpu_id(), wanted_name, used, native_precisions(gpu));
+        finding.evidence.insert(finding.evidence.begin() + 1, word("runs_as", used));
+        finding.evidence.push_back(number("peak_" + used + "_flops_per_s", gpu.peak_flops_per_s(*runs)));
         finding.fix = cheapest_fix(fmt::format("choose a GPU with native {}, or set precision: {} in the workload "
                                                "once the recipe is validated in {}",
-                                               wanted, used, used),
+                                               wanted_name, used, used),
                                    line);
         add(std::move(finding));
     }
@@ -711,7 +773,7 @@ private:
         }
         finding.evidence = {number("offered_requests_per_s", offered),
                             number("capacity_requests_per_s", inference.requests_per_s),
-                            number("max_requests_per_s_meeting_slo", inference.max_requests_per_s_meeting_slo),
+                            number("slo_capacity_requests_per_s", inference.max_requests_per_s_meeting_slo),
                             number("replicas", candidate.replicas), number("batch", inference.batch)};
         const auto term = [&](const char* name, double target_s, const std::optional<double>& value) {
             if (target_s <= 0) {
@@ -733,7 +795,7 @@ private:
         if (line.assessment.fewest_meeting_target) {
             const Candidate& enough = *line.assessment.fewest_meeting_target;
             return fmt::format("count: {} — {} ({}, TCO {})", enough.count, target_words(line.workload, enough),
-                               describe(enough.layout), format_usd(enough.cost.tco_usd));
+                               describe(enough.layout), money(enough.cost.tco_usd));
         }
         return cheapest_fix(fmt::format("no count of {} up to {} meets it; {}", line.gpu_id(),
                                         std::max(line.hardware.count, line.assessment.max_count_searched), otherwise),
@@ -751,9 +813,9 @@ private:
         const auto report = [&](const char* what, double cost, double limit, const char* key) {
             Finding finding = make(line, Severity::error, rule, "count", line.count_position());
             finding.message = fmt::format("{} {}: {} {} is {} ({}) over the budget of {}", line.what(),
-                                          to_string(line.hardware.acquisition), what, format_usd(cost),
-                                          format_usd(cost - limit), format_percent((cost - limit) / limit),
-                                          format_usd(limit));
+                                          to_string(line.hardware.acquisition), what, money(cost),
+                                          money(cost - limit), format_percent((cost - limit) / limit),
+                                          money(limit));
             finding.evidence = {number(std::string(key) + "_usd", cost),
                                 number(std::string("budget_") + key + "_usd", limit),
                                 number("excess_usd", cost - limit)};
@@ -761,7 +823,7 @@ private:
             if (line.assessment.fewest_meeting_all) {
                 const Candidate& fewer = *line.assessment.fewest_meeting_all;
                 fix = fmt::format("count: {} meets every constraint ({} {}, {})", fewer.count, what,
-                                  format_usd(std::string(key) == "capex" ? fewer.cost.capex_usd
+                                  money(std::string(key) == "capex" ? fewer.cost.capex_usd
                                                                          : fewer.cost.monthly_opex_usd),
                                   target_words(line.workload, fewer));
             } else {
@@ -800,8 +862,8 @@ private:
         Finding finding = make(line, Severity::error, rule, "gpu", line.gpu_position());
         finding.message = fmt::format("{} meets every constraint for {} over {}: {} ({}) less than the proposed {} "
                                       "({} allowed)",
-                                      candidate_words(*cheapest), format_usd(alternative), months_words(line.months()),
-                                      format_usd(saving), format_percent(fraction), format_usd(proposed),
+                                      candidate_words(*cheapest), money(alternative), months_words(line.months()),
+                                      money(saving), overspend_words(fraction), money(proposed),
                                       format_percent(allowed));
         finding.evidence = {number("proposed_tco_usd", proposed),
                             word("alternative", candidate_words(*cheapest)),
@@ -811,7 +873,7 @@ private:
                             number("max_overspend_fraction", allowed),
                             number("horizon_months", line.months())};
         finding.fix = fmt::format("gpu: {}, count: {}, acquisition: {} — saves {} over {} ({}; {})", cheapest->gpu,
-                                  cheapest->count, to_string(cheapest->acquisition), format_usd(saving),
+                                  cheapest->count, to_string(cheapest->acquisition), money(saving),
                                   months_words(line.months()), target_words(line.workload, *cheapest),
                                   memory_words(cheapest->memory));
         add(std::move(finding));
@@ -846,7 +908,7 @@ private:
         finding.evidence.push_back(number("proposed_tco_usd", candidate.cost.tco_usd));
         finding.evidence.push_back(number("sufficient_tco_usd", fewer->cost.tco_usd));
         finding.evidence.push_back(number("saving_usd", saving));
-        finding.fix = fmt::format("count: {} — saves {} over {}", fewer->count, format_usd(saving),
+        finding.fix = fmt::format("count: {} — saves {} over {}", fewer->count, money(saving),
                                   months_words(line.months()));
         add(std::move(finding));
     }
@@ -884,8 +946,8 @@ private:
                             number("rental_tco_usd", candidate.cost.tco_usd),
                             number("bought_tco_usd", bought->cost.tco_usd)};
         finding.fix = fmt::format("acquisition: buy-new — {} over {} instead of {} (capex {})",
-                                  format_usd(bought->cost.tco_usd), months_words(line.months()),
-                                  format_usd(candidate.cost.tco_usd), format_usd(bought->cost.capex_usd));
+                                  money(bought->cost.tco_usd), months_words(line.months()),
+                                  money(candidate.cost.tco_usd), money(bought->cost.capex_usd));
         add(std::move(finding));
     }
 
@@ -912,7 +974,8 @@ std::string_view to_string(Severity severity) {
 const std::vector<std::string_view>& check_rules() {
     static const std::vector<std::string_view> rules = {
         check_rule::unknown_role,         check_rule::missing_role,          check_rule::duplicate_role,
-        check_rule::price_missing,        check_rule::not_evaluable,         check_rule::does_not_fit,
+        check_rule::price_missing,        check_rule::not_evaluable,         check_rule::constraint_violated,
+        check_rule::does_not_fit,
         check_rule::headroom_below_policy, check_rule::precision_not_native, check_rule::deadline_missed,
         check_rule::slo_missed,           check_rule::over_budget,           check_rule::overspend,
         check_rule::oversized,            check_rule::acquisition_mismatch,  check_rule::price_far_from_catalog,
@@ -941,12 +1004,25 @@ std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisi
     return std::nullopt;
 }
 
+std::optional<Precision> runnable_precision(const Workload& workload, const GpuSpec& gpu) {
+    if (gpu.supports(workload.precision)) {
+        return workload.precision;
+    }
+    for (const Precision option : {Precision::bf16, Precision::fp16, Precision::fp32}) {
+        if (option != workload.precision && gpu.supports(option) &&
+            element_bytes(option) >= element_bytes(workload.precision)) {
+            return option;
+        }
+    }
+    return std::nullopt;
+}
+
 bool meets_every_constraint(const Workload& workload, const ProposalPolicy& policy, const Candidate& candidate) {
     const MemoryEstimate& memory = candidate.memory;
     if (memory.capacity_bytes <= 0 || free_fraction(memory) < policy.memory_headroom_fraction) {
         return false;
     }
-    if (candidate.precision_fallback || !meets_target(candidate)) {
+    if (candidate.precision_fallback || !meets_target(candidate) || candidate.count > workload.constraints.max_gpus) {
         return false;
     }
     const BudgetSpec& budget = workload.budget;

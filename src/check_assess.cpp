@@ -42,17 +42,6 @@ bool meets_target(const Candidate& candidate) {
     return candidate.perf.inference ? candidate.perf.inference->meets_slo : true;
 }
 
-// Whether the GPU runs the workload's precision or a wider 16/32-bit one (the planner's rule).
-bool precision_possible(const Workload& workload, const GpuSpec& gpu) {
-    if (gpu.supports(workload.precision)) {
-        return true;
-    }
-    constexpr Precision wider[] = {Precision::bf16, Precision::fp16, Precision::fp32};
-    return std::any_of(std::begin(wider), std::end(wider), [&](Precision option) {
-        return gpu.supports(option) && element_bytes(option) >= element_bytes(workload.precision);
-    });
-}
-
 class Assessor {
 public:
     Assessor(const Proposal& proposal, const Catalog& catalog, const EfficiencyTable& efficiency)
@@ -79,6 +68,7 @@ public:
         workload.constraints.memory_headroom_fraction = m_proposal.policy.memory_headroom_fraction;
         const GpuSpec& gpu = assessment.gpu;
         const int count = hardware.count;
+        assessment.excluded_by = constraint_exclusion(workload, gpu);
 
         FixedEvaluation at_count = evaluate(workload, gpu, count, hardware.acquisition, hardware.unit_price_usd);
         if (at_count.candidate) {
@@ -128,7 +118,7 @@ public:
             }
         }
         // Fewer GPUs of the same type that meet every constraint.
-        if (assessment.proposed && count > 1) {
+        if (assessment.proposed && count > 1 && assessment.excluded_by.empty()) {
             for (const int n : counts_below(count)) {
                 FixedEvaluation fewer = evaluate(workload, gpu, n, hardware.acquisition, hardware.unit_price_usd);
                 if (fewer.candidate && meets_every_constraint(workload, m_proposal.policy, *fewer.candidate)) {
@@ -162,7 +152,7 @@ private:
         if (evaluation.closest_memory) {
             return Obstacle::memory;
         }
-        if (!precision_possible(workload, gpu)) {
+        if (!runnable_precision(workload, gpu)) {
             return Obstacle::precision;
         }
         if (hardware.acquisition == Acquisition::cloud_spot && !workload.is_training()) {

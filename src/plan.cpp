@@ -919,6 +919,10 @@ std::string_view class_priorities(WorkloadClass workload_class) {
     return "";
 }
 
+std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu) {
+    return static_exclusion(workload, gpu);
+}
+
 FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
                                std::optional<double> unit_price_usd, const EfficiencyTable& efficiency) {
     Catalog single;

@@ -35,6 +35,7 @@ inline constexpr std::string_view missing_role = "missing-role";      // workloa
 inline constexpr std::string_view duplicate_role = "duplicate-role";  // two hardware lines for one role
 inline constexpr std::string_view price_missing = "price-missing";    // no price to evaluate the line with
 inline constexpr std::string_view not_evaluable = "not-evaluable";    // the planner gave no estimate (reason given)
+inline constexpr std::string_view constraint_violated = "constraint-violated";  // the workload's constraints exclude it
 inline constexpr std::string_view does_not_fit = "does-not-fit";
 inline constexpr std::string_view headroom_below_policy = "headroom-below-policy";
 inline constexpr std::string_view precision_not_native = "precision-not-native";
@@ -57,8 +58,8 @@ inline constexpr double quote_high_ratio = 2.0;   // or above twice it: typo or 
 inline constexpr double rent_below_months = 6.0;  // buying for a shorter horizon: rent instead (formulas.md)
 
 // One number or word behind a finding. `key` is snake_case and carries the unit of a number
-// (`_bytes`, `_s`, `_usd`, `_usd_per_hour`, `_fraction`, `_months`, `_per_s`, `_ratio`; none
-// for counts).
+// (`_bytes`, `_s`, `_usd`, `_usd_per_hour`, `_fraction`, `_months`, `_per_s`, `_flops_per_s`,
+// `_ratio`, `_watts`; none for counts).
 struct EvidenceItem {
     std::string key;
     std::optional<double> number;  // finite when set
@@ -113,6 +114,7 @@ struct HardwareAssessment {
     std::size_t line = 0;                  // index into Proposal::hardware
     std::optional<std::size_t> workload;   // index into Proposal::project.workloads (none: no workload has the role)
     GpuSpec gpu;                           // the catalog entry of the line's GPU
+    std::string excluded_by;               // why the workload's constraints exclude the GPU ("" = they do not)
     // The line at its count, acquisition and quote, with the layout that suits it best. Present
     // when it fits the GPUs at all; `meets_headroom` says whether it leaves the policy's share free.
     std::optional<Candidate> proposed;
@@ -133,9 +135,16 @@ struct HardwareAssessment {
     std::optional<Candidate> cheapest_feasible;
 };
 
-// True when `candidate` meets every constraint of `workload` under `policy`: fits with the
-// policy's headroom, native precision, deadline or SLO met, within the capex and monthly budget.
+// True when `candidate` meets every constraint of `workload` under `policy` that depends on the
+// estimate: fits with the policy's headroom, native precision, deadline or SLO met, count within
+// constraints.max_gpus, within the capex and monthly budget. (The GPU's own exclusion by the
+// workload's lists is constraint_exclusion(), plan.hpp.)
 bool meets_every_constraint(const Workload& workload, const ProposalPolicy& policy, const Candidate& candidate);
+
+// The precision the planner runs `workload` in on `gpu`: its own when native, else the first of
+// bf16, fp16, fp32 the GPU runs natively with at least the same element size (how bf16 recipes
+// run on Volta and Turing: fp16 with loss scaling); none when there is no such format.
+std::optional<Precision> runnable_precision(const Workload& workload, const GpuSpec& gpu);
 
 // The catalog price of `gpu` for `acquisition`: USD per GPU (buy) or per GPU-hour (rent).
 std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition);

@@ -21,7 +21,7 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 
 // Unit suffixes of evidence keys, longest first so that `_per_s` is not read as `_s`.
 constexpr std::string_view unit_suffixes[] = {"_flops_per_s", "_usd_per_hour", "_per_s", "_bytes", "_usd",
-                                              "_fraction",    "_ratio",        "_months", "_s"};
+                                              "_fraction",    "_ratio",        "_months", "_watts", "_s"};
 
 std::string_view unit_of(std::string_view key) {
     for (const std::string_view suffix : unit_suffixes) {
@@ -32,7 +32,12 @@ std::string_view unit_of(std::string_view key) {
     return {};
 }
 
-double round_to(double value, double step) { return std::round(value / step) * step; }
+// Rounds to `decimals` places; dividing by a power of ten (correctly rounded) gives the double
+// nearest the decimal, which JSON then prints as written ("0.47", not "0.47000000000000003").
+double round_to(double value, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    return std::round(value * scale) / scale;
+}
 
 // A JSON number with the precision its unit deserves: whole bytes, cents, microseconds.
 nlohmann::ordered_json json_number(std::string_view key, double value) {
@@ -44,18 +49,18 @@ nlohmann::ordered_json json_number(std::string_view key, double value) {
         return static_cast<long long>(std::llround(value));
     }
     if (unit == "_usd" || unit == "_usd_per_hour") {
-        return round_to(value, 0.01);
+        return round_to(value, 2);
     }
     if (unit == "_s") {
-        return round_to(value, 1e-6);
+        return round_to(value, 6);
     }
     if (unit == "_flops_per_s") {
-        return round_to(value, 1e9);
+        return static_cast<long long>(std::llround(value));
     }
     if (unit == "_months" || unit == "_per_s") {
-        return round_to(value, 0.001);
+        return round_to(value, 3);
     }
-    return round_to(value, 1e-4);
+    return round_to(value, 4);
 }
 
 nlohmann::ordered_json position_value(int value) {
@@ -149,7 +154,7 @@ std::string format_evidence_value(const EvidenceItem& item) {
         return format_usd_cents(value) + "/h";
     }
     if (unit == "_usd") {
-        return format_usd(value);
+        return std::fabs(value) < 100 ? format_usd_cents(value) : format_usd(value);
     }
     if (unit == "_s") {
         return format_duration(value);
@@ -158,10 +163,13 @@ std::string format_evidence_value(const EvidenceItem& item) {
         return fmt::format("{:.0f} TFLOP/s", value / 1e12);
     }
     if (unit == "_per_s") {
-        return fmt::format("{:.4g}/s", value);
+        return value >= 100 ? fmt::format("{:.0f}/s", value) : fmt::format("{:.3g}/s", value);
     }
     if (unit == "_fraction") {
         return format_percent(value);
+    }
+    if (unit == "_watts") {
+        return fmt::format("{:.0f} W", value);
     }
     if (unit == "_ratio") {
         return fmt::format("{:.2f}×", value);
