@@ -23,7 +23,9 @@ std::string_view to_string(Resource resource);
 
 struct Bottleneck {
     Resource resource = Resource::compute;
-    double share = 0;            // share of step time spent on this resource, 0..1
+    std::string phase;           // whose time `share` is of: "step" (training), "full batch",
+                                 // "prefill" or "decode" (inference); "memory" for memory capacity
+    double share = 0;            // share of that time spent on this resource, 0..1 (1 for memory capacity)
     double gpu_utilization = 0;  // what nvidia-smi's utilisation would show, 0..1
     std::string detail;          // the numbers that show it
     std::string remedy;          // the fix that pays most

@@ -46,7 +46,7 @@ struct MemoryEstimate {
     double headroom_fraction = 0;    // the required free fraction `fits` was judged with
     int max_micro_batch = 0;         // training: largest micro-batch that fits (0 = none)
     int max_batch = 0;               // inference: largest batch at the workload's context
-    int max_context_tokens = 0;      // inference: largest context at the chosen batch
+    int max_context_tokens = 0;      // inference: largest context at the chosen batch (transformers; 0 otherwise)
     int micro_batch = 0;             // training: the micro-batch estimated
     int batch = 0;                   // inference: the batch estimated
     int context_tokens = 0;          // inference: tokens per sequence estimated

@@ -48,7 +48,7 @@ struct EfficiencyFactors {
     // Inference.
     double prefill_compute = 0.6;         // fraction of the 16-bit peak for large GEMMs
     double prefill_compute_8bit = 0.45;   // fraction of the FP8/INT8 peak for large GEMMs
-    double prefill_half_tokens = 120;     // GEMM rows (tokens) at which half of that fraction is reached
+    double prefill_half_tokens = 66;      // GEMM rows (tokens) at which half of that fraction is reached
     double decode_bandwidth = 0.84;       // fraction of DRAM bandwidth when streaming weights + KV
     double overhead_per_layer_s = 67e-6;  // per layer per forward pass (kernel launches, sync)
     double request_floor_s = 0;           // per request and batch, eager non-transformer inference
@@ -148,6 +148,7 @@ struct TrainingPerf {
     double samples_per_s = 0;
     double mfu = 0;            // model FLOPs / (time × dense peak of the compute precision × GPUs)
     std::optional<double> time_to_train_s;  // absent without dataset_tokens / dataset_samples
+    double scaling_efficiency = 1;    // 1 − (exposed communication + pipeline bubble) / step time
     bool meets_deadline = true;
     // Per optimizer step, one GPU:
     double compute_s = 0;             // forward + backward (+ recompute), incl. pipeline bubble
@@ -178,8 +179,12 @@ struct InferencePerf {
     int replicas = 1;
     int max_batch_memory = 0;          // largest batch the memory holds per replica
     bool fits = true;                  // the weights fit in the replica's memory
+    bool batch_fits = true;            // `batch` sequences' KV cache fits as well
     bool meets_slo = true;
     double max_requests_per_s_meeting_slo = 0;  // whole candidate
+    int replicas_needed = 0;           // replicas that would meet the SLO at the offered load (0 = met or never)
+    std::string binding_target;        // what stops a higher load: "ttft", "tpot", "e2e" or "capacity"
+    bool memory_limits_load = false;   // a larger batch than memory holds would raise that load ≥ 10 %
     double offered_requests_per_s = 0;
     double mean_concurrency = 0;       // sequences in flight per replica at the offered load
     // The full-batch step that sets capacity, one replica:

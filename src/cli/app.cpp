@@ -80,6 +80,7 @@ constexpr const char* program_footer =
     "  gpusel models show llama-3.1-8b             a model preset's architecture\n"
     "  gpusel memory examples/llama-finetune.yaml  will it fit? per-GPU memory on every catalog GPU\n"
     "  gpusel validate examples/*.yaml             check workload, project, proposal or catalog files\n"
+    "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40   speed, P99 latency and bottleneck\n"
     "  gpusel catalog list --catalog quotes.yaml   with your negotiated prices\n"
     "\nExit codes: 0 ok, 1 check failed or nothing feasible, 2 usage error, 3 input error,\n"
     "4 output error, 70 internal error. Documentation: docs/ (workload.md, catalog.md).";
@@ -112,6 +113,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     register_catalog(app, context);
     register_models(app, context);
     register_memory(app, context);
+    register_perf(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {

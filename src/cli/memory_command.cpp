@@ -44,7 +44,8 @@ std::string bar(double fraction, int width) {
     return text;
 }
 
-nlohmann::ordered_json estimate_json(const GpuEstimate& item, int count, bool training) {
+nlohmann::ordered_json estimate_json(const GpuEstimate& item, int count, const Workload& workload) {
+    const bool training = workload.is_training();
     const MemoryEstimate& estimate = item.estimate;
     const MemoryBreakdown& per_gpu = estimate.per_gpu;
     nlohmann::ordered_json json;
@@ -74,7 +75,11 @@ nlohmann::ordered_json estimate_json(const GpuEstimate& item, int count, bool tr
     } else {
         json["max_micro_batch"] = nullptr;
         json["max_batch"] = estimate.max_batch;
-        json["max_context_tokens"] = estimate.max_context_tokens;
+        if (workload.model.is_transformer()) {
+            json["max_context_tokens"] = estimate.max_context_tokens;
+        } else {
+            json["max_context_tokens"] = nullptr;  // tokens do not apply to this model
+        }
     }
     json["notes"] = estimate.notes;
     return json;
@@ -86,7 +91,7 @@ void print_json(Context& context, const Workload& workload, const std::vector<Gp
     document["workload"] = workload.name;
     document["estimates"] = nlohmann::ordered_json::array();
     for (const GpuEstimate& item : estimates) {
-        document["estimates"].push_back(estimate_json(item, count, workload.is_training()));
+        document["estimates"].push_back(estimate_json(item, count, workload));
     }
     context.out << document.dump(2) << "\n";
 }
@@ -97,7 +102,8 @@ std::string what_is_estimated(const Workload& workload, const MemoryEstimate& es
                    ? fmt::format("micro-batch {} × seq {}", estimate.micro_batch, workload.training.seq_len)
                    : fmt::format("micro-batch {}", estimate.micro_batch);
     }
-    return fmt::format("batch {} × {} tokens", estimate.batch, estimate.context_tokens);
+    return workload.model.is_transformer() ? fmt::format("batch {} × {} tokens", estimate.batch, estimate.context_tokens)
+                                           : fmt::format("batch {}", estimate.batch);
 }
 
 void print_overview(Context& context, const Workload& workload, const std::vector<GpuEstimate>& estimates, int count) {
@@ -130,7 +136,7 @@ void print_overview(Context& context, const Workload& workload, const std::vecto
         out << fmt::format("\nestimate = per-GPU device memory at peak (what nvidia-smi shows); fits = estimate ≤ "
                            "capacity less {} headroom.\n`gpusel memory {} --gpu ID` shows the breakdown and its "
                            "assumptions.\n",
-                           format_percent(first.headroom_fraction), workload.file.empty() ? "WORKLOAD" : workload.file);
+                           format_percent(first.headroom_fraction), workload.file.empty() || workload.file == "<stdin>" ? std::string("-") : workload.file);
     }
 }
 
@@ -171,10 +177,15 @@ void print_breakdown(Context& context, const Workload& workload, const GpuEstima
         out << fmt::format("largest micro-batch that fits: {}\n",
                            estimate.max_micro_batch > 0 ? std::to_string(estimate.max_micro_batch) : "none");
     } else {
-        out << fmt::format("largest batch that fits at {} tokens: {} · largest context at batch {}: {} tokens\n",
-                           estimate.context_tokens,
-                           estimate.max_batch > 0 ? std::to_string(estimate.max_batch) : "none", estimate.batch,
-                           estimate.max_context_tokens);
+        const std::string max_batch = estimate.max_batch > 0 ? std::to_string(estimate.max_batch) : "none";
+        if (workload.model.is_transformer()) {
+            out << fmt::format("largest batch that fits at {} tokens: {} · largest context at batch {}: {}\n",
+                               estimate.context_tokens, max_batch, estimate.batch,
+                               estimate.max_context_tokens > 0 ? fmt::format("{} tokens", estimate.max_context_tokens)
+                                                               : "none");
+        } else {
+            out << fmt::format("largest batch that fits: {}\n", max_batch);
+        }
     }
     if (!context.quiet) {
         out << "\nassumptions:\n";

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -43,7 +42,6 @@ constexpr double quantized_weight_uncertainty = 0.10;
 class NoteList {
 public:
     explicit NoteList(std::vector<std::string>* list) : m_list(list) {}
-    bool enabled() const { return m_list != nullptr; }
     template <typename... Args>
     void add(fmt::format_string<Args...> format, Args&&... args) {
         if (m_list != nullptr) {
@@ -256,9 +254,14 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // ZeRO-3 gathers a layer before use and prefetches the next: two of the largest layer
         // (DeepSpeed estimate_zero3_model_states_mem_needs: 4 × largest layer bytes at 16-bit).
         const double gather = 2.0 * split.largest_layer / std::max(layout.tensor_parallel, 1) * weight_element;
-        weights = (offload_params ? 0.0 : weights / d) + gather;
-        notes.add("{}: weights sharded over {} GPUs plus {} of gathered layers", offload_params ? "params offloaded to CPU" : "ZeRO-3",
-                  layout.data_parallel, gb(gather));
+        const double resident = offload_params ? 0.0 : weights / d;
+        notes.add("weights: {} = {} parameters × {:g} B{} + gathered layers 2 × {} × {:g} B = {}{}",
+                  offload_params ? "offloaded to CPU" : fmt::format("ZeRO-3 shard {}", gb(resident)),
+                  format_count(shard.total), weight_element,
+                  offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel), format_count(split.largest_layer),
+                  weight_element, gb(gather),
+                  split.largest_layer > 0 ? "" : " (layer sizes unknown: gather buffers not counted)");
+        weights = resident + gather;
     }
     if (!is_float_format(stored) && lora) {
         // bitsandbytes dequantizes one weight matrix at a time to the compute dtype for its matmul.
@@ -277,6 +280,10 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         notes.add("LoRA rank {} on [{}]: {:.0f} trainable parameters ({:.3f} % of {}); the base stays frozen as {}",
                   training.lora.rank, fmt::join(training.lora.targets, ", "), lora_params,
                   100.0 * lora_params / std::max(model.params, 1.0), format_count(model.params), to_string(stored));
+        if (!model.is_transformer()) {
+            notes.add("LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
+                      "(adapters are typically well under 1 % of the parameters)");
+        }
         if (!lora_terms.unknown.empty()) {
             notes.add("LoRA targets not recognised, counted as hidden→hidden: {}", fmt::join(lora_terms.unknown, ", "));
         }
@@ -308,9 +315,12 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         gradients /= d;
     }
     peak.gradients = gradients;
-    notes.add("gradients: {} trainable parameters{} × {:g} B = {}", format_count(trainable),
-              sharded_gradients && gradients > 0 ? fmt::format(" / {} (ZeRO)", layout.data_parallel) : "", trainable_element,
-              gb(gradients));
+    if (offload_optimizer && sharded_gradients) {
+        notes.add("gradients: reduced partitions stream to CPU memory with the offloaded optimizer (ZeRO-Offload)");
+    } else {
+        notes.add("gradients: {} trainable parameters × {:g} B{} = {}", format_count(trainable), trainable_element,
+                  sharded_gradients ? fmt::format(" / {} GPUs (ZeRO)", layout.data_parallel) : "", gb(gradients));
+    }
 
     // --- optimizer states (+ fp32 master copy under mixed precision)
     const bool master = training.master_weights && trainable_element < 4;
@@ -485,11 +495,13 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         // Weight-only kernels dequantize one matrix at a time to the compute dtype.
         result.peak.weights += largest_matrix_params(model) * compute_bytes / std::max(layout.tensor_parallel, 1);
     }
-    notes.add("weights: {} parameters × {:g} bits ({}){}", format_count(model.params), bits_per_weight(workload.weights),
-              to_string(workload.weights),
-              bits_per_weight(workload.weights) <= 8 && !memory_detail::is_whole_file_format(workload.weights)
-                  ? "; embeddings and output layer stay 16-bit"
-                  : "");
+    notes.add("weights: {} parameters{} × {:g} B ({}){} = {}", format_count(shard.total),
+              shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8, to_string(workload.weights),
+              model.is_transformer() && bits_per_weight(workload.weights) <= 8 &&
+                      !memory_detail::is_whole_file_format(workload.weights)
+                  ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
+                  : "",
+              gb(result.peak.weights));
     const double t = std::max(layout.tensor_parallel, 1);
     const double p = std::max(layout.pipeline_parallel, 1);
     if (model.is_transformer()) {
@@ -498,8 +510,10 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         const double kv_share = std::ceil(kv_heads / t) / kv_heads;
         result.peak.kv_cache =
             kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
-        notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {} B × {} tokens × {} sequences",
-                  model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens, batch);
+        notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
+                  model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens, batch,
+                  kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
+                  gb(result.peak.kv_cache));
         // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
         // whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
         const TransformerWidths w = memory_detail::transformer_widths(model);
@@ -511,11 +525,13 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         result.peak.activations = layer + logits;
         notes.add("activation workspace: one layer's prefill intermediates for {} prompt tokens × {} + their logits",
                   static_cast<long long>(prompt), batch);
-    } else {
+    } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;
-        notes.add("activation workspace: the per-sample training figure × batch {}, an upper bound (inference frees "
-                  "activations layer by layer)", batch);
+        notes.add("activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
+                  "frees activations layer by layer)", batch, gb(result.peak.activations));
+    } else {
+        notes.add("activation workspace: the model has no per-sample activation figure; counted as 0");
     }
     return result;
 }
@@ -653,6 +669,9 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
             probe.micro_batch = micro_batch;
             return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
         });
+        if (estimate.max_micro_batch == max_search_batch) {
+            estimate.notes.push_back(fmt::format("the largest micro-batch reached the search limit of {}", max_search_batch));
+        }
     } else {
         estimate.batch = resolved.batch;
         estimate.context_tokens = resolved.context_tokens;
@@ -661,15 +680,21 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
             probe.batch = batch;
             return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
         });
-        const int context_limit = workload.model.max_context > 0 ? workload.model.max_context : max_search_context;
-        estimate.max_context_tokens = largest_fitting(context_limit, [&](int tokens) {
-            Resolved probe = resolved;
-            probe.context_tokens = tokens;
-            return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
-        });
-        if (workload.model.max_context > 0 && estimate.max_context_tokens == workload.model.max_context) {
-            estimate.notes.push_back(fmt::format("max context capped at the model's maximum of {} tokens",
-                                                 workload.model.max_context));
+        if (estimate.max_batch == max_search_batch) {
+            estimate.notes.push_back(fmt::format("the largest batch reached the search limit of {}", max_search_batch));
+        }
+        if (workload.model.is_transformer()) {
+            const int context_limit = workload.model.max_context > 0 ? workload.model.max_context : max_search_context;
+            estimate.max_context_tokens = largest_fitting(context_limit, [&](int tokens) {
+                Resolved probe = resolved;
+                probe.context_tokens = tokens;
+                return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
+            });
+            if (estimate.max_context_tokens == context_limit) {
+                estimate.notes.push_back(fmt::format("the largest context reached {} tokens, {}", context_limit,
+                                                     workload.model.max_context > 0 ? "the model's maximum"
+                                                                                    : "the search limit"));
+            }
         }
     }
     if (estimate.headroom_fraction > 0) {

@@ -135,9 +135,8 @@ ParameterSplit split_parameters(const ModelSpec& model) {
         // The untied output projection (V×h) is one matrix; when it outgrows a block it is the largest gather.
         const double output_matrix = static_cast<double>(model.vocab) * model.hidden;
         split.largest_layer = std::max(per_layer, output_matrix);
-    } else {
-        split.largest_layer = split.total;  // unknown structure: assume no finer granularity
     }
+    // Without the architecture the largest layer is unknown; ZeRO-3 gather buffers are then not counted.
     return split;
 }
 

@@ -243,6 +243,7 @@ struct Serving {
     double output_tokens;
     double percentile;  // 0.99
     bool llama_cpp;
+    int replicas;       // behind one load balancer that sends each request to a free replica
 
     double mean_context() const { return input_tokens + output_tokens / 2; }
     double prefill_one() const { return prefill(model, 1, input_tokens, llama_cpp).total_s(); }
@@ -279,15 +280,17 @@ struct Serving {
         if (!model.transformer) {
             return at_batched_forward(load, batch);
         }
+        // Each replica sees its share of the load; the queues are pooled over all replicas.
+        const double replica_load = load / replicas;
         const double prefill_s = prefill_one();
-        const double prefill_busy = load * prefill_s;
+        const double prefill_busy = replica_load * prefill_s;
         if (prefill_busy >= 1) {
             return point;
         }
         // Little's law over the decode phase: n = λ · S_out · TPOT, TPOT = step(n) / (1 − ρ_prefill).
-        double concurrency = load * output_tokens * step(1) / (1 - prefill_busy);
+        double concurrency = replica_load * output_tokens * step(1) / (1 - prefill_busy);
         for (int iteration = 0; iteration < 200; ++iteration) {
-            const double next = load * output_tokens * step(std::max(1.0, concurrency)) / (1 - prefill_busy);
+            const double next = replica_load * output_tokens * step(std::max(1.0, concurrency)) / (1 - prefill_busy);
             if (next > batch) {
                 return point;
             }
@@ -299,19 +302,27 @@ struct Serving {
         }
         const double decode_step_s = step(std::max(1.0, concurrency));
         const double mean_tpot = decode_step_s / (1 - prefill_busy);
-        // Prefills that arrive during a request's decoding stall it; their count is Poisson.
-        const double stalls = load * output_tokens * mean_tpot;
+        // Prefills that arrive on the same replica during a request's decoding stall it; their
+        // count is Poisson.
+        const double stalls = replica_load * output_tokens * mean_tpot;
         const double z = normal_quantile(percentile);
         const double stalls_at_percentile = stalls + z * std::sqrt(stalls);
         point.tpot_s = decode_step_s + prefill_s * stalls_at_percentile / std::max(1.0, output_tokens);
-        // Waiting for a free slot: M/M/c with c = batch slots held for a request's lifetime.
+        // Waiting for a free slot: M/M/c with c = all replicas' batch slots, each held for a
+        // request's lifetime.
+        const int slots = batch * replicas;
+        const double busy_slots = concurrency * replicas;
         const double holding_s = output_tokens * mean_tpot;
-        const double slot_wait_probability = erlang_c_wait_probability(batch, concurrency);
-        const double slot_mean_wait = slot_wait_probability * holding_s / (batch - concurrency);
-        // Waiting behind other prefills: M/D/1 mean wait ρ·s / (2(1 − ρ)).
-        const double prefill_mean_wait = prefill_busy * prefill_s / (2 * (1 - prefill_busy));
-        point.ttft_s = tail_wait(slot_wait_probability, slot_mean_wait) + tail_wait(prefill_busy, prefill_mean_wait) +
-                       decode_step_s + prefill_s;
+        const double slot_wait_probability = erlang_c_wait_probability(slots, busy_slots);
+        const double slot_mean_wait = slot_wait_probability * holding_s / (slots - busy_slots);
+        // Waiting for a replica to finish the prefill it is running: M/D/c with c = replicas,
+        // approximated as half the M/M/c wait (deterministic service, Allen–Cunneen); for one
+        // replica this is the M/D/1 mean ρ·s / (2(1 − ρ)).
+        const double prefill_load = load * prefill_s;
+        const double prefill_wait_probability = erlang_c_wait_probability(replicas, prefill_load);
+        const double prefill_mean_wait = prefill_wait_probability * prefill_s / (replicas - prefill_load) / 2;
+        point.ttft_s = tail_wait(slot_wait_probability, slot_mean_wait) +
+                       tail_wait(prefill_wait_probability, prefill_mean_wait) + decode_step_s + prefill_s;
         point.e2e_s = point.ttft_s + (output_tokens - 1) * point.tpot_s;
         point.concurrency = concurrency;
         point.stable = true;
@@ -321,8 +332,9 @@ struct Serving {
     // Models without a decode phase: each batch takes forward(b) and holds the requests that
     // arrived during the previous one, b = λ·forward(b); a request waits for the batch in
     // flight and then its own.
-    LoadPoint at_batched_forward(double load, int batch) const {
+    LoadPoint at_batched_forward(double total_load, int batch) const {
         LoadPoint point;
+        const double load = total_load / replicas;
         double size = 1;
         for (int iteration = 0; iteration < 200; ++iteration) {
             const double next = std::max(1.0, load * batch_time(static_cast<int>(std::ceil(size))));
@@ -352,9 +364,9 @@ bool meets(const LoadPoint& point, const SloSpec& slo, bool transformer) {
            (slo.e2e_seconds <= 0 || point.e2e_s <= slo.e2e_seconds);
 }
 
-// The largest per-replica load (requests/s) that meets the SLO at `batch`.
+// The largest load (requests/s, all replicas) that meets the SLO at `batch`.
 double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
-    const double capacity = batch / serving.batch_time(batch);
+    const double capacity = serving.replicas * batch / serving.batch_time(batch);
     if (!meets(serving.at(1e-9 * capacity, batch), slo, serving.model.transformer)) {
         return 0;
     }
@@ -373,7 +385,7 @@ double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
 
 }  // namespace
 
-InferencePerf estimate_inference(const Setting& setting, int batch_override, ResourceTimes& times) {
+InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times) {
     const Workload& workload = setting.workload;
     const InferenceSpec& spec = workload.inference;
     InferencePerf result;
@@ -385,10 +397,10 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Res
     const ReplicaModel model = build_model(setting);
     const bool llama_cpp = setting.stack == ServingStack::llama_cpp;
     const Serving serving{model, static_cast<double>(spec.input_tokens), static_cast<double>(spec.output_tokens),
-                          spec.slo.percentile / 100, llama_cpp};
+                          spec.slo.percentile / 100, llama_cpp, result.replicas};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
-        result.fits = false;
+        result.batch = 0;
         return result;
     }
 
@@ -399,38 +411,42 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Res
                                             shards, setting.gpu.id));
     }
     const int memory_cap = std::max(1, result.max_batch_memory);
-    const double load_per_replica = spec.requests_per_s / result.replicas;
 
     int batch = batch_override > 0 ? batch_override : spec.batch;
     if (batch > memory_cap && result.fits) {
-        setting.notes.push_back(fmt::format("batch {} exceeds what memory holds ({}); capped", batch, memory_cap));
-        batch = memory_cap;
+        // A batch the user fixed is kept: the speed is what they asked about; memory says no.
+        result.batch_fits = false;
+        setting.notes.push_back(fmt::format("batch {} needs more KV cache than memory holds ({} sequences of {} tokens)",
+                                            batch, memory_cap, spec.input_tokens + spec.output_tokens));
     }
-    if (batch <= 0) {
-        // Auto: the smallest batch that reaches (within 1 %) the largest load meeting the SLO.
-        const int limit = std::min(memory_cap, auto_batch_limit);
-        std::vector<int> candidates;
-        for (int candidate = 1; candidate < limit; candidate *= 2) {
-            candidates.push_back(candidate);
+    // Auto: the largest batch (up to memory and the engine default) whose full-batch decode step
+    // still meets the TPOT target, so that TPOT holds even when every slot is busy; without a
+    // TPOT target, as many as memory holds.
+    const auto largest_batch_for_tpot = [&](int limit) {
+        if (spec.slo.tpot_seconds <= 0 || !model.transformer) {
+            return limit;
         }
-        candidates.push_back(limit);
-        std::vector<double> loads;
-        double best = 0;
-        for (const int candidate : candidates) {
-            loads.push_back(max_load_meeting(serving, spec.slo, candidate));
-            best = std::max(best, loads.back());
+        if (serving.step(1) > spec.slo.tpot_seconds) {
+            return 1;
         }
-        batch = limit;
-        if (best > 0) {
-            for (std::size_t i = 0; i < candidates.size(); ++i) {
-                if (loads[i] >= 0.99 * best) {
-                    batch = candidates[i];
-                    break;
-                }
+        int low = 1;
+        int high = limit;
+        while (low < high) {
+            const int middle = low + (high - low + 1) / 2;
+            if (serving.step(middle) <= spec.slo.tpot_seconds) {
+                low = middle;
+            } else {
+                high = middle - 1;
             }
         }
-        setting.notes.push_back(fmt::format("batch auto: {} concurrent sequences per replica (memory holds {}, "
-                                            "limit {})", batch, result.max_batch_memory, auto_batch_limit));
+        return low;
+    };
+    const bool automatic = batch <= 0;
+    if (automatic) {
+        batch = largest_batch_for_tpot(std::min(memory_cap, auto_batch_limit));
+        setting.notes.push_back(fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode step "
+                                            "meets the TPOT target (memory holds {}, engine limit {})",
+                                            batch, result.max_batch_memory, auto_batch_limit));
     }
     result.batch = batch;
 
@@ -461,23 +477,23 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Res
         result.decode_bytes_per_step = forward.bytes_per_gpu;
     }
 
-    // Resource times of one full batch: each kernel's time goes to the resource that bounds it.
-    times = ResourceTimes{};
-    const auto charge = [&times](const StepTime& step, double repeats) {
+    // Resource times of one full batch by phase: each kernel's time goes to the resource that bounds it.
+    times = InferenceTimes{};
+    const auto charge = [](ResourceTimes& into, const StepTime& step, double repeats) {
         const double kernel_s = roofline_time_s(step.compute_s, step.memory_s);
-        (step.compute_s >= step.memory_s ? times.compute_s : times.memory_bandwidth_s) += repeats * kernel_s;
-        times.memory_bandwidth_s += repeats * step.extra_memory_s;
-        times.launch_overhead_s += repeats * step.overhead_s;
-        times.interconnect_s += repeats * step.communication_s;
+        (step.compute_s >= step.memory_s ? into.compute_s : into.memory_bandwidth_s) += repeats * kernel_s;
+        into.memory_bandwidth_s += repeats * step.extra_memory_s;
+        into.launch_overhead_s += repeats * step.overhead_s;
+        into.interconnect_s += repeats * step.communication_s;
     };
     if (model.transformer) {
-        charge(prefill(model, batch, spec.input_tokens, llama_cpp), 1);
-        charge(decode_step(model, batch, serving.mean_context()), spec.output_tokens);
+        charge(times.prefill, prefill(model, batch, spec.input_tokens, llama_cpp), 1);
+        charge(times.decode, decode_step(model, batch, serving.mean_context()), spec.output_tokens);
     } else {
-        charge(non_transformer_forward(model, batch), 1);
+        charge(times.decode, non_transformer_forward(model, batch), 1);
     }
 
-    const LoadPoint loaded = serving.at(load_per_replica, batch);
+    const LoadPoint loaded = serving.at(spec.requests_per_s, batch);
     if (loaded.stable) {
         result.p99_ttft_s = loaded.ttft_s;
         result.p99_tpot_s = model.transformer ? std::optional<double>(loaded.tpot_s) : std::nullopt;
@@ -488,8 +504,52 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Res
             "the offered load {:g} req/s exceeds what {} replica(s) at batch {} sustain; queues grow without bound, "
             "so no P{:g} latency", spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
     }
-    result.meets_slo = result.fits && meets(loaded, spec.slo, model.transformer);
-    result.max_requests_per_s_meeting_slo = result.fits ? result.replicas * max_load_meeting(serving, spec.slo, batch) : 0;
+    result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, model.transformer);
+    const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
+    result.max_requests_per_s_meeting_slo = max_load;
+    if (!result.meets_slo && result.fits && max_load > 0) {
+        // The fewest replicas that meet the SLO at the offered load: pooling makes more than
+        // offered / per-replica maximum unnecessary, so search from below.
+        const auto meets_with = [&](int replicas) {
+            Serving pooled = serving;
+            pooled.replicas = replicas;
+            return meets(pooled.at(spec.requests_per_s, batch), spec.slo, model.transformer);
+        };
+        int high = result.replicas;
+        while (!meets_with(high) && high < (1 << 20)) {
+            high *= 2;
+        }
+        int low = result.replicas;
+        while (low < high) {
+            const int middle = low + (high - low) / 2;
+            if (meets_with(middle)) {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        result.replicas_needed = meets_with(high) ? high : 0;
+    }
+    // Which target stops a higher load: the first to fail just above the largest load meeting them.
+    // Within 15 % of full-batch capacity the queues, not one phase, stop the load.
+    const LoadPoint beyond = serving.at(std::max(max_load * 1.02, 1e-9), batch);
+    if (!beyond.stable || max_load >= 0.85 * result.requests_per_s) {
+        result.binding_target = "capacity";
+    } else if (spec.slo.ttft_seconds > 0 && beyond.ttft_s > spec.slo.ttft_seconds) {
+        result.binding_target = "ttft";
+    } else if (spec.slo.tpot_seconds > 0 && model.transformer && beyond.tpot_s > spec.slo.tpot_seconds) {
+        result.binding_target = "tpot";
+    } else if (spec.slo.e2e_seconds > 0 && beyond.e2e_s > spec.slo.e2e_seconds) {
+        result.binding_target = "e2e";
+    } else {
+        result.binding_target = "capacity";
+    }
+    // Would more memory (a larger batch) raise the load meeting the SLO by 10 % or more?
+    if (automatic && result.fits && batch == memory_cap && memory_cap < auto_batch_limit) {
+        const int unconstrained = largest_batch_for_tpot(auto_batch_limit);
+        result.memory_limits_load =
+            unconstrained > batch && max_load_meeting(serving, spec.slo, unconstrained) > 1.1 * max_load;
+    }
     return result;
 }
 

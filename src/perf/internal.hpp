@@ -30,7 +30,11 @@ double optimizer_bytes_per_param(const Workload& workload);
 // Each fills `times` with the seconds of one step (training: one optimizer step on one GPU;
 // inference: one full batch on one replica) by the resource that bounds each part.
 TrainingPerf estimate_training(const Setting& setting, int micro_batch_override, ResourceTimes& times);
-InferencePerf estimate_inference(const Setting& setting, int batch_override, ResourceTimes& times);
+struct InferenceTimes {
+    ResourceTimes prefill;  // prefill of a full batch
+    ResourceTimes decode;   // all decode steps of a full batch (non-transformers: the forward pass)
+};
+InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times);
 
 // Usable bytes per GPU for weights, activations and KV cache under the workload's headroom:
 // capacity × (1 − headroom) − runtime overhead (CUDA context and library workspaces).

@@ -57,7 +57,7 @@ std::string percent(double fraction) { return format_percent(fraction); }
 
 // Detail and remedy for an inference bottleneck.
 void explain_inference(const Workload& workload, const GpuSpec& gpu, const InferencePerf& perf, ServingStack stack,
-                       Bottleneck& bottleneck) {
+                       const std::string& phase, Bottleneck& bottleneck) {
     const double step = perf.decode_step_s;
     switch (bottleneck.resource) {
     case Resource::memory_capacity:
@@ -67,14 +67,21 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
                                             percent(workload.constraints.memory_headroom_fraction));
             bottleneck.remedy = "quantize the weights (AWQ/GPTQ int4 or FP8), shard over more GPUs "
                                 "(tensor parallel), or choose a GPU with more memory";
+        } else if (!perf.batch_fits) {
+            bottleneck.detail = fmt::format("batch {} needs more KV cache than memory holds ({} sequences of {} tokens)",
+                                            perf.batch, perf.max_batch_memory,
+                                            workload.inference.input_tokens + workload.inference.output_tokens);
+            bottleneck.remedy = "lower the batch, use an FP8 KV cache or int4 weights, or a GPU with more memory";
         } else {
             bottleneck.detail = fmt::format("memory holds {} sequences of {} tokens per replica; the offered {:g} req/s "
                                             "needs more in flight",
                                             perf.max_batch_memory,
                                             workload.inference.input_tokens + workload.inference.output_tokens,
                                             workload.inference.requests_per_s);
-            bottleneck.remedy = "memory-capacity-bound: an FP8 KV cache or int4 weights raise the batch; so do more "
-                                "replicas or a GPU with more memory — more bandwidth alone would not help";
+            bottleneck.remedy = fmt::format("memory-capacity-bound: {} would raise the batch, as would more replicas "
+                                            "or a GPU with more memory — more bandwidth alone would not help",
+                                            bits_per_weight(workload.weights) >= 8 ? "an FP8 KV cache or int4 weights"
+                                                                                   : "an FP8 KV cache");
         }
         return;
     case Resource::memory_bandwidth:
@@ -84,7 +91,7 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
                                         format_duration(step), perf.batch,
                                         format_bandwidth(step > 0 ? perf.decode_bytes_per_step / step : 0),
                                         format_bandwidth(gpu.memory_bandwidth_bytes_per_s));
-        if (perf.batch < std::min(perf.max_batch_memory, 64)) {
+        if (workload.inference.batch > 0 && perf.batch < std::min(perf.max_batch_memory, 64)) {
             bottleneck.remedy = "memory-bandwidth-bound decode: a larger batch reads the weights once for more "
                                 "sequences (continuous batching); int4/FP8 weights cut the bytes per step";
         } else if (bits_per_weight(workload.weights) >= 16) {
@@ -92,17 +99,32 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
                                 "the bytes per step; a GPU with more memory bandwidth lowers TPOT, more TFLOPS would not";
         } else {
             bottleneck.remedy = "memory-bandwidth-bound decode: an FP8 KV cache cuts the bytes per step; a GPU with "
-                                "more memory bandwidth (HBM) lowers TPOT, more TFLOPS would not";
+                                "more memory bandwidth lowers TPOT, more TFLOPS would not";
         }
         return;
     case Resource::compute:
-        bottleneck.detail = fmt::format("GEMMs bound by tensor throughput: {} compute of the {} decode step at batch "
-                                        "{}, prefill of a full batch {}",
-                                        format_duration(perf.decode_compute_s), format_duration(step), perf.batch,
-                                        format_duration(perf.batch_prefill_s));
-        bottleneck.remedy = gpu.supports(Precision::fp8) && workload.weights != WeightFormat::fp8
-                                ? "compute-bound: FP8 weights and activations roughly double the tensor rate on this GPU"
-                                : "compute-bound: a GPU with more tensor TFLOPS, or a smaller batch for lower TPOT";
+        if (phase == "prefill") {
+            bottleneck.detail = fmt::format("P{:g} TTFT binds: each {}-token prompt takes {} of tensor-core time to "
+                                            "prefill, and prompts queue behind each other",
+                                            perf.percentile, workload.inference.input_tokens,
+                                            format_duration(perf.ttft_s));
+        } else {
+            bottleneck.detail = fmt::format("GEMMs bound by tensor throughput: {} compute of the {} decode step at "
+                                            "batch {}, prefill of a full batch {}",
+                                            format_duration(perf.decode_compute_s), format_duration(step), perf.batch,
+                                            format_duration(perf.batch_prefill_s));
+        }
+        if (phase == "prefill") {
+            bottleneck.remedy = gpu.supports(Precision::fp8) && workload.weights != WeightFormat::fp8
+                                    ? "compute-bound prefill: more replicas share the prompts; FP8 GEMMs double the "
+                                      "tensor rate on this GPU; more memory bandwidth would not help"
+                                    : "compute-bound prefill: more replicas share the prompts, or a GPU with more tensor "
+                                      "TFLOPS; more memory bandwidth would not help";
+        } else {
+            bottleneck.remedy = gpu.supports(Precision::fp8) && workload.weights != WeightFormat::fp8
+                                    ? "compute-bound: FP8 weights and activations roughly double the tensor rate on this GPU"
+                                    : "compute-bound: a GPU with more tensor TFLOPS, or a smaller batch for lower TPOT";
+        }
         return;
     case Resource::launch_overhead:
         bottleneck.detail = fmt::format("per-layer launch and sync overhead {} of the {} step ({} layers)",
@@ -293,46 +315,82 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
     estimate.layout = query.layout;
     const EfficiencyFactors factors = efficiency.resolve(gpu, estimate.stack);
     Setting setting{workload, gpu, factors, efficiency.platform, estimate.layout, estimate.stack, estimate.notes};
-    ResourceTimes times;
     if (workload.is_training()) {
+        ResourceTimes times;
         estimate.training = perf_detail::estimate_training(setting, query.micro_batch, times);
         if (estimate.training->step_time_s <= 0) {
             estimate.training.reset();
+        } else {
+            const TrainingPerf& training = *estimate.training;
+            estimate.bottleneck = binding_resource(times);
+            const double bubble_s = training.bubble_fraction * (training.step_time_s);
+            estimate.bottleneck.gpu_utilization = std::clamp(
+                estimate.bottleneck.gpu_utilization - bubble_s / std::max(1e-12, times.total_s()), 0.0, 1.0);
+            if (training.input_s > 0) {
+                // The loaders set the pace whenever the GPUs wait for them, however short the wait.
+                estimate.bottleneck.resource = Resource::input_pipeline;
+                estimate.bottleneck.share = training.input_s / training.step_time_s;
+            }
+            if (!perf_detail::training_state_fits(workload, gpu, estimate.layout)) {
+                estimate.bottleneck.resource = Resource::memory_capacity;
+                estimate.bottleneck.share = 1;
+            }
+            estimate.bottleneck.phase = estimate.bottleneck.resource == Resource::memory_capacity ? "memory" : "step";
+            explain_training(workload, gpu, training, estimate.layout, estimate.bottleneck);
         }
     } else {
+        perf_detail::InferenceTimes times;
         estimate.inference = perf_detail::estimate_inference(setting, query.batch, times);
+        if (estimate.inference->batch == 0) {
+            estimate.inference.reset();
+        }
+        if (estimate.inference) {
+            const InferencePerf& inference = *estimate.inference;
+            ResourceTimes whole = times.decode;
+            whole.compute_s += times.prefill.compute_s;
+            whole.memory_bandwidth_s += times.prefill.memory_bandwidth_s;
+            whole.interconnect_s += times.prefill.interconnect_s;
+            whole.launch_overhead_s += times.prefill.launch_overhead_s;
+            // When the SLO is missed, the phase whose target binds names the bottleneck; otherwise
+            // the resource the GPU spends most of a full batch on.
+            const std::string& target = inference.binding_target;
+            std::string phase = "full batch";
+            if (!inference.meets_slo && target == "ttft") {
+                estimate.bottleneck = binding_resource(times.prefill);
+                phase = "prefill";
+            } else if (!inference.meets_slo && target == "tpot") {
+                estimate.bottleneck = binding_resource(times.decode);
+                phase = "decode";
+            } else {
+                estimate.bottleneck = binding_resource(whole);
+            }
+            estimate.bottleneck.gpu_utilization = binding_resource(whole).gpu_utilization;
+            if (!inference.fits || !inference.batch_fits || (inference.memory_limits_load && !inference.meets_slo)) {
+                estimate.bottleneck.resource = Resource::memory_capacity;
+                estimate.bottleneck.share = 1;
+                phase = "memory";
+            }
+            estimate.bottleneck.phase = phase;
+            explain_inference(workload, gpu, inference, estimate.stack, phase, estimate.bottleneck);
+        }
+    }
+    if (!estimate.training && !estimate.inference) {
+        estimate.bottleneck.detail = "no speed estimate for this model";
+        estimate.bottleneck.remedy = "give flops_per_sample (forward FLOPs per sample) or the transformer fields";
     }
 
-    estimate.bottleneck = binding_resource(times);
-    if (estimate.training) {
-        const TrainingPerf& training = *estimate.training;
-        const double bubble_s = training.bubble_fraction * (training.compute_s);
-        estimate.bottleneck.gpu_utilization =
-            std::clamp(estimate.bottleneck.gpu_utilization - bubble_s / std::max(1e-12, times.total_s()), 0.0, 1.0);
-        if (!perf_detail::training_state_fits(workload, gpu, estimate.layout)) {
-            estimate.bottleneck.resource = Resource::memory_capacity;
-            estimate.bottleneck.share = 1;
-        }
-        explain_training(workload, gpu, training, estimate.layout, estimate.bottleneck);
-    } else if (estimate.inference) {
-        const InferencePerf& inference = *estimate.inference;
-        const bool capped = inference.batch >= inference.max_batch_memory && !inference.meets_slo;
-        if (!inference.fits || capped) {
-            estimate.bottleneck.resource = Resource::memory_capacity;
-            estimate.bottleneck.share = inference.fits ? estimate.bottleneck.share : 1;
-        }
-        explain_inference(workload, gpu, inference, estimate.stack, estimate.bottleneck);
-    }
-
+    const bool transformer = workload.model.is_transformer();
     const char* stack_text = estimate.stack == ServingStack::llama_cpp ? "llama.cpp (GGUF, FP16-accumulate GEMMs)"
                              : estimate.stack == ServingStack::eager ? "PyTorch eager"
-                             : workload.is_training()               ? "Megatron/NeMo/FSDP-class training"
-                                                                    : "TensorRT-LLM/vLLM-class serving engine";
+                             : workload.is_training() ? (transformer ? "Megatron/NeMo/FSDP-class training"
+                                                                     : "PyTorch DDP training with AMP")
+                             : transformer            ? "TensorRT-LLM/vLLM-class serving engine"
+                                                      : "TensorRT-class engine (fused kernels)";
     estimate.notes.insert(estimate.notes.begin(),
                           fmt::format("assumed software stack: {}; efficiency factors from data/efficiency.yaml: {}",
                                       stack_text, fmt::join(factors.applied, ", ")));
-    estimate.notes.push_back("memory limits use an interim estimate (weights, KV cache, 1 GB runtime overhead) until "
-                             "the memory estimator is merged");
+    estimate.notes.push_back("memory limits (batch that fits, layout) use an interim estimate — weights, KV cache or "
+                             "training state, 1 GB runtime overhead — until the memory estimator is merged");
     return estimate;
 }
 

@@ -271,17 +271,21 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
                 delivery = std::min(delivery, storage->second / data.sample_bytes);
             }
         }
+        const double input_time_s = std::isfinite(delivery) ? node_samples_per_step / delivery : 0;
         if (std::isfinite(delivery)) {
             result.input_samples_per_s = delivery * nodes;
-            input_wait_s = std::max(0.0, node_samples_per_step / delivery - gpu_step_s);
         }
         // Host-to-device copy of each GPU's samples: decoded float32 tensors after CPU decode,
         // the compressed bytes when the GPU decodes.
         const double elements = input_elements(model.input);
         const double copy_bytes = data.decode == Decode::cpu && elements > 0 ? elements * 4 : data.sample_bytes;
         const double copy_s = static_cast<double>(result.global_batch) / dp * copy_bytes / host_link_bytes_per_s;
-        // Pinned memory copies asynchronously behind compute; pageable copies block.
-        host_transfer_s += data.pin_memory ? std::max(0.0, copy_s - gpu_step_s) : copy_s;
+        // Pinned memory copies asynchronously behind compute; pageable copies block the training
+        // loop. Loader workers prefetch in parallel with both, so the step is the slower of the
+        // loop and the loaders.
+        const double blocking_copy_s = data.pin_memory ? std::max(0.0, copy_s - gpu_step_s) : copy_s;
+        host_transfer_s += blocking_copy_s;
+        input_wait_s = std::max(0.0, input_time_s - gpu_step_s - blocking_copy_s);
     }
 
     result.step_time_s = pipeline_s + exposed_communication_s + optimizer_s + host_transfer_s + input_wait_s;
@@ -296,6 +300,9 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     result.compute_s = (memory_bound_kernels ? 0 : kernels_s) + bubble_s;
     result.memory_s = (memory_bound_kernels ? kernels_s : 0) + optimizer_s;
     result.communication_s = micro_batches_s - kernels_s + exposed_communication_s;
+    // What the GPUs lose to collectives and the pipeline bubble, against the same work with free
+    // communication: the data-parallel scaling efficiency.
+    result.scaling_efficiency = std::clamp(1 - (result.communication_s + bubble_s) / result.step_time_s, 0.0, 1.0);
     result.host_transfer_s = host_transfer_s;
     result.input_s = input_wait_s;
     times = ResourceTimes{};

@@ -1,0 +1,259 @@
+#include "report/plan_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpusel/format.hpp"
+
+namespace gpusel::plan_text {
+
+namespace {
+
+std::optional<double> positive(double value) {
+    if (std::isfinite(value) && value > 0) {
+        return value;
+    }
+    return std::nullopt;
+}
+
+// Decimal GB without a unit: "80", "41.2", "141" (the unit goes once after the pair).
+std::string gb_number(double bytes) {
+    const double gb = bytes / 1e9;
+    if (!std::isfinite(gb)) {
+        return "?";
+    }
+    std::string text = std::fabs(gb) >= 100 ? fmt::format("{:.0f}", gb) : fmt::format("{:.1f}", gb);
+    if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0) {
+        text.resize(text.size() - 2);
+    }
+    return text;
+}
+
+}  // namespace
+
+bool is_rental(Acquisition acquisition) {
+    return acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_spot ||
+           acquisition == Acquisition::cloud_reserved;
+}
+
+std::string_view acquisition_words(Acquisition acquisition) {
+    switch (acquisition) {
+    case Acquisition::buy_new:
+        return "buy new";
+    case Acquisition::buy_used:
+        return "buy used";
+    case Acquisition::cloud_on_demand:
+        return "cloud on-demand";
+    case Acquisition::cloud_spot:
+        return "cloud spot";
+    case Acquisition::cloud_reserved:
+        return "cloud reserved";
+    }
+    return to_string(acquisition);
+}
+
+std::string_view acquisition_short(Acquisition acquisition) {
+    switch (acquisition) {
+    case Acquisition::buy_new:
+        return "buy new";
+    case Acquisition::buy_used:
+        return "buy used";
+    case Acquisition::cloud_on_demand:
+        return "cloud od";
+    case Acquisition::cloud_spot:
+        return "spot";
+    case Acquisition::cloud_reserved:
+        return "reserved";
+    }
+    return to_string(acquisition);
+}
+
+std::string_view resource_words(Resource resource) {
+    // Short words for narrow table cells; any resource not named here keeps its JSON name.
+    if (resource == Resource::compute) {
+        return "compute";
+    }
+    if (resource == Resource::memory_bandwidth) {
+        return "memory bw";
+    }
+    if (resource == Resource::memory_capacity) {
+        return "memory cap";
+    }
+    if (resource == Resource::interconnect) {
+        return "interconnect";
+    }
+    if (resource == Resource::host_link) {
+        return "host link";
+    }
+    if (resource == Resource::input_pipeline) {
+        return "input";
+    }
+    return to_string(resource);
+}
+
+std::string bottleneck_cell(const Bottleneck& bottleneck) {
+    std::string text(resource_words(bottleneck.resource));
+    if (std::isfinite(bottleneck.share) && bottleneck.share > 0) {
+        text += " " + format_percent(bottleneck.share);
+    }
+    return text;
+}
+
+std::string memory_cell(const MemoryEstimate& memory) {
+    return gb_number(memory.per_gpu.total_bytes) + "/" + gb_number(memory.capacity_bytes) + " GB";
+}
+
+SpeedMetric speed_metric(const RolePlan& plan) {
+    if (!plan.workload.is_training()) {
+        if (plan.workload.model.is_transformer()) {
+            return {"speed", "tok/s"};
+        }
+        return {"speed", "req/s"};
+    }
+    const bool tokens = std::any_of(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& candidate) {
+        return candidate.perf.training && candidate.perf.training->tokens_per_s > 0;
+    });
+    return tokens ? SpeedMetric{"speed", "tok/s"} : SpeedMetric{"speed", "samples/s"};
+}
+
+std::optional<double> speed_value(const SpeedMetric& metric, const Candidate& candidate) {
+    if (const auto& training = candidate.perf.training) {
+        return positive(metric.unit == "tok/s" ? training->tokens_per_s : training->samples_per_s);
+    }
+    if (const auto& inference = candidate.perf.inference) {
+        return positive(metric.unit == "tok/s" ? inference->output_tokens_per_s : inference->requests_per_s);
+    }
+    return std::nullopt;
+}
+
+std::string speed_cell(const SpeedMetric& metric, const Candidate& candidate) {
+    const std::optional<double> value = speed_value(metric, candidate);
+    return value ? format_rate(*value, metric.unit) : "—";
+}
+
+TimeMetric time_metric(const RolePlan& plan) {
+    using Kind = TimeMetric::Kind;
+    if (plan.workload.is_training()) {
+        const bool any_time = std::any_of(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& candidate) {
+            return candidate.perf.training && time_to_train_s(*candidate.perf.training);
+        });
+        return any_time ? TimeMetric{Kind::time_to_train, "time"} : TimeMetric{Kind::step_time, "step"};
+    }
+    // The latency the SLO names is the one the reader cares about; without an SLO, end-to-end
+    // for models that do not generate tokens, TPOT for those that do.
+    // The perf model's p99_* fields hold the SLO's percentile.
+    const SloSpec& slo = plan.workload.inference.slo;
+    const std::string percentile = fmt::format("P{:g}", slo.percentile);
+    if (slo.tpot_seconds > 0) {
+        return {Kind::p99_tpot, percentile + " TPOT"};
+    }
+    if (slo.ttft_seconds > 0) {
+        return {Kind::p99_ttft, percentile + " TTFT"};
+    }
+    if (slo.e2e_seconds > 0 || !plan.workload.model.is_transformer()) {
+        return {Kind::p99_e2e, percentile + " e2e"};
+    }
+    return {Kind::p99_tpot, percentile + " TPOT"};
+}
+
+std::optional<double> time_value(const TimeMetric& metric, const Candidate& candidate) {
+    using Kind = TimeMetric::Kind;
+    if (const auto& training = candidate.perf.training) {
+        if (metric.kind == Kind::time_to_train) {
+            return time_to_train_s(*training);
+        }
+        return positive(training->step_time_s);
+    }
+    if (const auto& inference = candidate.perf.inference) {
+        switch (metric.kind) {
+        case Kind::p99_ttft:
+            return p99_ttft_s(*inference);
+        case Kind::p99_tpot:
+            return p99_tpot_s(*inference);
+        case Kind::p99_e2e:
+            return p99_e2e_s(*inference);
+        case Kind::time_to_train:
+        case Kind::step_time:
+            break;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string time_cell(const TimeMetric& metric, const Candidate& candidate) {
+    const std::optional<double> value = time_value(metric, candidate);
+    return value ? format_duration(*value) : "—";
+}
+
+std::string unit_price_cell(Acquisition acquisition, double unit_price_usd) {
+    if (!std::isfinite(unit_price_usd)) {
+        return "—";
+    }
+    if (is_rental(acquisition)) {
+        return format_usd_cents(unit_price_usd) + "/h";
+    }
+    return format_usd(unit_price_usd);
+}
+
+std::string purchase_total_cell(Acquisition acquisition, double total_usd) {
+    if (is_rental(acquisition) && total_usd == 0) {
+        return "—";
+    }
+    return format_usd(total_usd);
+}
+
+std::string usd_per_unit_cell(double usd) {
+    if (!std::isfinite(usd)) {
+        return "—";
+    }
+    return std::fabs(usd) < 100 ? format_usd_cents(usd) : format_usd(usd);
+}
+
+std::string months_text(double months) {
+    if (!std::isfinite(months)) {
+        return "?";
+    }
+    std::string text = fmt::format("{:.1f}", months);
+    if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0) {
+        text.resize(text.size() - 2);
+    }
+    return text;
+}
+
+std::optional<double> common_horizon(const PlanReport& report) {
+    if (report.procurement.empty()) {
+        return report.horizon_months;
+    }
+    const double first = report.procurement.front().horizon_months;
+    for (const ProcurementLine& line : report.procurement) {
+        if (line.horizon_months != first) {
+            return std::nullopt;
+        }
+    }
+    return first;
+}
+
+std::string candidate_summary(const Candidate& candidate) {
+    return fmt::format("{}× {}, {}", candidate.count, candidate.gpu, acquisition_words(candidate.acquisition));
+}
+
+std::string alternative_text(const std::string& alternative, const std::string& condition, const std::string& gpu) {
+    if (condition.empty()) {
+        return alternative;
+    }
+    if (alternative.empty() || (!gpu.empty() && condition.compare(0, gpu.size(), gpu) == 0)) {
+        return condition;
+    }
+    return alternative + " — " + condition;
+}
+
+std::string role_count_text(std::size_t roles) { return fmt::format("{} role{}", roles, roles == 1 ? "" : "s"); }
+
+std::optional<double> time_to_train_s(const TrainingPerf& perf) { return perf.time_to_train_s; }
+std::optional<double> p99_ttft_s(const InferencePerf& perf) { return perf.p99_ttft_s; }
+std::optional<double> p99_tpot_s(const InferencePerf& perf) { return perf.p99_tpot_s; }
+std::optional<double> p99_e2e_s(const InferencePerf& perf) { return perf.p99_e2e_s; }
+
+}  // namespace gpusel::plan_text

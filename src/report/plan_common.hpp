@@ -1,0 +1,77 @@
+#pragma once
+// Wording and cell formats shared by the plan renderers (terminal, Markdown, XLSX). Private to
+// src/report/. Everything here formats a value the planner computed; nothing is derived.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpusel/plan.hpp"
+
+namespace gpusel::plan_text {
+
+bool is_rental(Acquisition acquisition);
+
+// "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved".
+std::string_view acquisition_words(Acquisition acquisition);
+// The same in at most 10 columns, for tables: "buy new", "cloud od", "reserved".
+std::string_view acquisition_short(Acquisition acquisition);
+
+// "compute", "memory bw", "memory cap", "interconnect", "host link", "input".
+std::string_view resource_words(Resource resource);
+// "compute 71 %".
+std::string bottleneck_cell(const Bottleneck& bottleneck);
+
+// "41.2/80 GB": total per GPU against capacity.
+std::string memory_cell(const MemoryEstimate& memory);
+
+// The throughput shown for a role: generated tokens, requests, training tokens or samples.
+struct SpeedMetric {
+    std::string header;  // "speed"
+    std::string unit;    // "tok/s", "req/s", "samples/s"
+};
+SpeedMetric speed_metric(const RolePlan& plan);
+std::optional<double> speed_value(const SpeedMetric& metric, const Candidate& candidate);  // per second
+std::string speed_cell(const SpeedMetric& metric, const Candidate& candidate);             // "11.8k tok/s"
+
+// The time or latency shown for a role: time to train (or step time without a dataset) for
+// training; for inference the P-percentile latency its SLO names (TPOT, TTFT, end-to-end).
+struct TimeMetric {
+    enum class Kind { time_to_train, step_time, p99_ttft, p99_tpot, p99_e2e };
+    Kind kind = Kind::time_to_train;
+    std::string header;  // "time", "step", "P99 TPOT" (the SLO's percentile)
+};
+TimeMetric time_metric(const RolePlan& plan);
+std::optional<double> time_value(const TimeMetric& metric, const Candidate& candidate);  // seconds
+std::string time_cell(const TimeMetric& metric, const Candidate& candidate);             // "1.96 d"
+
+// "$2.79/h" when rented (price per GPU-hour), "$1,600" when bought.
+std::string unit_price_cell(Acquisition acquisition, double unit_price_usd);
+// "—" for a rental (nothing bought), else "$6,400".
+std::string purchase_total_cell(Acquisition acquisition, double total_usd);
+// "$1.97" below $100, "$1,234" above; "—" when not finite.
+std::string usd_per_unit_cell(double usd);
+
+// "24" or "18.5" (months).
+std::string months_text(double months);
+// The horizon all procurement lines share, if they share one.
+std::optional<double> common_horizon(const PlanReport& report);
+
+// "4× A100-80GB-SXM4, cloud on-demand".
+std::string candidate_summary(const Candidate& candidate);
+
+// The alternative with its condition ("A — condition"), or the condition alone when it already
+// starts with the alternative's GPU id `gpu`, so that the GPU is not named twice.
+std::string alternative_text(const std::string& alternative, const std::string& condition, const std::string& gpu);
+
+// "1 role", "3 roles".
+std::string role_count_text(std::size_t roles);
+
+// The perf values that may be absent (no dataset; load beyond capacity). The one place that
+// reads them, so that every renderer agrees on "absent".
+std::optional<double> time_to_train_s(const TrainingPerf& perf);
+std::optional<double> p99_ttft_s(const InferencePerf& perf);
+std::optional<double> p99_tpot_s(const InferencePerf& perf);
+std::optional<double> p99_e2e_s(const InferencePerf& perf);
+
+}  // namespace gpusel::plan_text

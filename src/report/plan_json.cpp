@@ -1,0 +1,316 @@
+// `gpusel plan --format json`: format 1 of ../shared/spec/cli.md. Keys named there come first
+// and in that order; extra keys follow. Nothing here computes: every value is copied from the
+// report, and a value that is not finite becomes null with a note naming where.
+
+#include <cmath>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpusel/render.hpp"
+#include "report/plan_common.hpp"
+
+namespace gpusel {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+class JsonBuilder {
+public:
+    // A finite number as is; otherwise null and a note "path: not a finite number (inf)".
+    Json number(double value, const std::string& path) {
+        if (std::isfinite(value)) {
+            return value;
+        }
+        m_notes.push_back(fmt::format("{}: the computed value is not a finite number ({}); written as null", path,
+                                      std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf")));
+        return nullptr;
+    }
+
+    Json optional_number(const std::optional<double>& value, const std::string& path) {
+        return value ? number(*value, path) : Json(nullptr);
+    }
+
+    static Json strings(const std::vector<std::string>& values) {
+        Json array = Json::array();
+        for (const std::string& value : values) {
+            array.push_back(value);
+        }
+        return array;
+    }
+
+    Json layout(const Layout& layout) {
+        Json json;
+        json["tensor_parallel"] = layout.tensor_parallel;
+        json["pipeline_parallel"] = layout.pipeline_parallel;
+        json["data_parallel"] = layout.data_parallel;
+        json["sharding"] = to_string(layout.sharding);
+        json["expert_parallel"] = layout.expert_parallel;
+        json["offload"] = to_string(layout.offload);
+        return json;
+    }
+
+    // Bytes are whole numbers, as the `memory` command writes them.
+    Json bytes(double value, const std::string& path) {
+        if (std::isfinite(value)) {
+            return std::llround(value);
+        }
+        return number(value, path);
+    }
+
+    // The `memory` command's estimate fields (per_gpu, capacity_bytes, fits, headroom_bytes,
+    // max_*; the max_* that do not apply to the workload's kind are null, as there).
+    Json memory(const MemoryEstimate& memory, bool training, const std::string& path) {
+        const MemoryBreakdown& per_gpu = memory.per_gpu;
+        const std::string at = path + ".per_gpu.";
+        Json breakdown;
+        breakdown["weights_bytes"] = bytes(per_gpu.weights_bytes, at + "weights_bytes");
+        breakdown["gradients_bytes"] = bytes(per_gpu.gradients_bytes, at + "gradients_bytes");
+        breakdown["optimizer_bytes"] = bytes(per_gpu.optimizer_bytes, at + "optimizer_bytes");
+        breakdown["activations_bytes"] = bytes(per_gpu.activations_bytes, at + "activations_bytes");
+        breakdown["kv_cache_bytes"] = bytes(per_gpu.kv_cache_bytes, at + "kv_cache_bytes");
+        breakdown["overhead_bytes"] = bytes(per_gpu.overhead_bytes, at + "overhead_bytes");
+        breakdown["allocated_bytes"] = bytes(per_gpu.allocated_bytes, at + "allocated_bytes");
+        breakdown["total_bytes"] = bytes(per_gpu.total_bytes, at + "total_bytes");
+        breakdown["total_low_bytes"] = bytes(per_gpu.total_low_bytes, at + "total_low_bytes");
+        breakdown["total_high_bytes"] = bytes(per_gpu.total_high_bytes, at + "total_high_bytes");
+        Json json;
+        json["per_gpu"] = std::move(breakdown);
+        json["capacity_bytes"] = bytes(memory.capacity_bytes, path + ".capacity_bytes");
+        json["fits"] = memory.fits;
+        json["headroom_bytes"] = bytes(memory.headroom_bytes, path + ".headroom_bytes");
+        json["max_micro_batch"] = training ? Json(memory.max_micro_batch) : Json(nullptr);
+        json["max_batch"] = training ? Json(nullptr) : Json(memory.max_batch);
+        json["max_context_tokens"] = training ? Json(nullptr) : Json(memory.max_context_tokens);
+        json["notes"] = strings(memory.notes);
+        json["headroom_fraction"] = number(memory.headroom_fraction, path + ".headroom_fraction");
+        return json;
+    }
+
+    // The `perf` command's training and inference objects; the one that does not apply is null.
+    Json perf(const PerfEstimate& perf, const std::string& path) {
+        Json json;
+        if (perf.training) {
+            const TrainingPerf& training = *perf.training;
+            const std::string at = path + ".training.";
+            Json object;
+            object["step_time_s"] = number(training.step_time_s, at + "step_time_s");
+            object["tokens_per_s"] = number(training.tokens_per_s, at + "tokens_per_s");
+            object["samples_per_s"] = number(training.samples_per_s, at + "samples_per_s");
+            object["mfu"] = number(training.mfu, at + "mfu");
+            object["time_to_train_s"] = optional_number(plan_text::time_to_train_s(training), at + "time_to_train_s");
+            object["meets_deadline"] = training.meets_deadline;
+            object["compute_s"] = number(training.compute_s, at + "compute_s");
+            object["memory_s"] = number(training.memory_s, at + "memory_s");
+            object["communication_s"] = number(training.communication_s, at + "communication_s");
+            object["host_transfer_s"] = number(training.host_transfer_s, at + "host_transfer_s");
+            object["input_s"] = number(training.input_s, at + "input_s");
+            object["overhead_s"] = number(training.overhead_s, at + "overhead_s");
+            object["bubble_fraction"] = number(training.bubble_fraction, at + "bubble_fraction");
+            object["micro_batch"] = training.micro_batch;
+            object["gradient_accumulation"] = training.gradient_accumulation;
+            object["global_batch"] = training.global_batch;
+            json["training"] = std::move(object);
+        } else {
+            json["training"] = nullptr;
+        }
+        if (perf.inference) {
+            const InferencePerf& inference = *perf.inference;
+            const std::string at = path + ".inference.";
+            Json object;
+            object["ttft_s"] = number(inference.ttft_s, at + "ttft_s");
+            object["tpot_s"] = number(inference.tpot_s, at + "tpot_s");
+            object["output_tokens_per_s"] = number(inference.output_tokens_per_s, at + "output_tokens_per_s");
+            object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, at + "prefill_tokens_per_s");
+            object["requests_per_s"] = number(inference.requests_per_s, at + "requests_per_s");
+            object["p99_ttft_s"] = optional_number(plan_text::p99_ttft_s(inference), at + "p99_ttft_s");
+            object["p99_tpot_s"] = optional_number(plan_text::p99_tpot_s(inference), at + "p99_tpot_s");
+            object["p99_e2e_s"] = optional_number(plan_text::p99_e2e_s(inference), at + "p99_e2e_s");
+            object["batch"] = inference.batch;
+            object["percentile"] = number(inference.percentile, at + "percentile");
+            object["replicas"] = inference.replicas;
+            object["max_batch_memory"] = inference.max_batch_memory;
+            object["meets_slo"] = inference.meets_slo;
+            object["max_requests_per_s_meeting_slo"] =
+                number(inference.max_requests_per_s_meeting_slo, at + "max_requests_per_s_meeting_slo");
+            object["offered_requests_per_s"] = number(inference.offered_requests_per_s, at + "offered_requests_per_s");
+            object["mean_concurrency"] = number(inference.mean_concurrency, at + "mean_concurrency");
+            json["inference"] = std::move(object);
+        } else {
+            json["inference"] = nullptr;
+        }
+        json["notes"] = strings(perf.notes);
+        return json;
+    }
+
+    Json cost(const CostEstimate& cost, const std::string& path) {
+        const std::string at = path + ".";
+        Json json;
+        json["capex_usd"] = number(cost.capex_usd, at + "capex_usd");
+        json["monthly_opex_usd"] = number(cost.monthly_opex_usd, at + "monthly_opex_usd");
+        json["tco_usd"] = number(cost.tco_usd, at + "tco_usd");
+        json["cloud_equivalent_usd"] = number(cost.cloud_equivalent_usd, at + "cloud_equivalent_usd");
+        json["break_even_month"] = optional_number(cost.break_even_month, at + "break_even_month");
+        json["usd_per_unit"] = number(cost.usd_per_unit, at + "usd_per_unit");
+        json["unit"] = cost.unit;
+        json["acquisition"] = to_string(cost.acquisition);
+        json["unit_price_usd"] = number(cost.unit_price_usd, at + "unit_price_usd");
+        json["unit_price_per"] = plan_text::is_rental(cost.acquisition) ? "gpu_hour" : "gpu";
+        json["spare_gpus"] = cost.spare_gpus;
+        json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
+        const CostBreakdown& parts = cost.breakdown;
+        const std::string part = at + "breakdown.";
+        Json breakdown;
+        breakdown["gpus_usd"] = number(parts.gpus_usd, part + "gpus_usd");
+        breakdown["servers_usd"] = number(parts.servers_usd, part + "servers_usd");
+        breakdown["spares_usd"] = number(parts.spares_usd, part + "spares_usd");
+        breakdown["power_usd"] = number(parts.power_usd, part + "power_usd");
+        breakdown["operations_usd"] = number(parts.operations_usd, part + "operations_usd");
+        breakdown["failures_usd"] = number(parts.failures_usd, part + "failures_usd");
+        breakdown["resale_usd"] = number(parts.resale_usd, part + "resale_usd");
+        breakdown["rental_usd"] = number(parts.rental_usd, part + "rental_usd");
+        breakdown["hidden_usd"] = number(parts.hidden_usd, part + "hidden_usd");
+        json["breakdown"] = std::move(breakdown);
+        json["notes"] = strings(cost.notes);
+        return json;
+    }
+
+    Json bottleneck(const Bottleneck& bottleneck, const std::string& path) {
+        Json json;
+        json["resource"] = to_string(bottleneck.resource);
+        json["share"] = number(bottleneck.share, path + ".share");
+        json["detail"] = bottleneck.detail;
+        json["gpu_utilization"] = number(bottleneck.gpu_utilization, path + ".gpu_utilization");
+        json["remedy"] = bottleneck.remedy;
+        return json;
+    }
+
+    Json candidate(const Candidate& candidate, const std::string& path) {
+        Json json;
+        json["gpu"] = candidate.gpu;
+        json["count"] = candidate.count;
+        json["acquisition"] = to_string(candidate.acquisition);
+        json["layout"] = layout(candidate.layout);
+        json["score"] = number(candidate.score, path + ".score");
+        json["memory"] = memory(candidate.memory, !candidate.perf.inference, path + ".memory");
+        json["perf"] = perf(candidate.perf, path + ".perf");
+        json["cost"] = cost(candidate.cost, path + ".cost");
+        json["bottleneck"] = bottleneck(candidate.perf.bottleneck, path + ".bottleneck");
+        json["reason"] = candidate.reason;
+        json["gpu_name"] = candidate.gpu_name;
+        json["replicas"] = candidate.replicas;
+        json["precision"] = to_string(candidate.precision);
+        json["precision_fallback"] = candidate.precision_fallback;
+        if (candidate.perf.training) {
+            json["micro_batch"] = candidate.micro_batch;
+        } else {
+            json["batch"] = candidate.batch;
+        }
+        return json;
+    }
+
+    Json role(const RolePlan& plan, const std::string& path) {
+        Json json;
+        json["role"] = to_string(plan.role);
+        json["workload"] = plan.workload.name;
+        json["winner"] = plan.winner ? candidate(*plan.winner, path + ".winner") : Json(nullptr);
+        if (plan.alternative) {
+            Json alternative = candidate(*plan.alternative, path + ".alternative");
+            alternative["why_not"] = plan.alternative_why_not;
+            json["alternative"] = std::move(alternative);
+        } else {
+            json["alternative"] = nullptr;
+        }
+        Json candidates = Json::array();
+        for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
+            candidates.push_back(candidate(plan.ranked[i], fmt::format("{}.candidates[{}]", path, i)));
+        }
+        json["candidates"] = std::move(candidates);
+        Json rejected = Json::array();
+        for (const Rejection& rejection : plan.rejected) {
+            Json entry;
+            entry["gpu"] = rejection.gpu;
+            entry["count"] = rejection.count;
+            entry["why_not"] = rejection.why_not;
+            rejected.push_back(std::move(entry));
+        }
+        json["rejected"] = std::move(rejected);
+        json["evaluated"] = plan.evaluated;
+        json["feasible"] = plan.feasible;
+        json["question"] = plan.question;
+        json["workload_class"] = to_string(plan.workload_class);
+        json["class_priorities"] = class_priorities(plan.workload_class);
+        json["pareto"] = plan.pareto;
+        json["advice"] = strings(plan.advice);
+        return json;
+    }
+
+    Json procurement(const ProcurementLine& line, const std::string& path) {
+        const std::string at = path + ".";
+        Json json;
+        json["role"] = to_string(line.role);
+        json["gpu"] = line.gpu;
+        json["gpu_name"] = line.gpu_name;
+        json["quantity"] = line.quantity;
+        json["acquisition"] = to_string(line.acquisition);
+        json["unit_price_usd"] = number(line.unit_price_usd, at + "unit_price_usd");
+        json["total_usd"] = number(line.total_usd, at + "total_usd");
+        json["tco_usd"] = number(line.tco_usd, at + "tco_usd");
+        json["horizon_months"] = number(line.horizon_months, at + "horizon_months");
+        json["reason"] = line.reason;
+        json["alternative"] = line.alternative;
+        json["alternative_reason"] = line.alternative_reason;
+        json["monthly_opex_usd"] = number(line.monthly_opex_usd, at + "monthly_opex_usd");
+        json["unit_price_per"] = plan_text::is_rental(line.acquisition) ? "gpu_hour" : "gpu";
+        return json;
+    }
+
+    Json report(const PlanReport& report) {
+        Json json;
+        json["format_version"] = 1;
+        json["project"] = report.project;
+        Json roles = Json::array();
+        for (std::size_t i = 0; i < report.roles.size(); ++i) {
+            roles.push_back(role(report.roles[i], fmt::format("roles[{}]", i)));
+        }
+        json["roles"] = std::move(roles);
+        Json lines = Json::array();
+        for (std::size_t i = 0; i < report.procurement.size(); ++i) {
+            lines.push_back(procurement(report.procurement[i], fmt::format("procurement[{}]", i)));
+        }
+        json["procurement"] = std::move(lines);
+        Json assumptions = Json::array();
+        for (const Assumption& assumption : report.assumptions) {
+            Json entry;
+            entry["field"] = assumption.field;
+            entry["value"] = assumption.value;
+            entry["source"] = assumption.source;
+            assumptions.push_back(std::move(entry));
+        }
+        json["assumptions"] = std::move(assumptions);
+        json["objective"] = report.objective;
+        json["horizon_months"] = number(report.horizon_months, "horizon_months");
+        Json totals;
+        totals["capex_usd"] = number(report.total_capex_usd, "totals.capex_usd");
+        totals["monthly_opex_usd"] = number(report.total_monthly_opex_usd, "totals.monthly_opex_usd");
+        totals["tco_usd"] = number(report.total_tco_usd, "totals.tco_usd");
+        json["totals"] = std::move(totals);
+        json["notes"] = strings(m_notes);  // last: every non-finite value above has been seen
+        return json;
+    }
+
+private:
+    std::vector<std::string> m_notes;
+};
+
+}  // namespace
+
+void render_plan_json(const PlanReport& report, std::ostream& out) {
+    JsonBuilder builder;
+    const Json json = builder.report(report);
+    out << json.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+}
+
+}  // namespace gpusel

@@ -1,0 +1,230 @@
+// `gpusel plan --format markdown`: a pull-request comment (GitHub-flavoured Markdown).
+
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "gpusel/format.hpp"
+#include "gpusel/render.hpp"
+#include "report/plan_common.hpp"
+
+namespace gpusel {
+
+namespace {
+
+using namespace plan_text;
+
+// Inline text: backslash-escapes every character GFM could read as markup. '$' too: GitHub
+// renders $…$ as math, which would swallow two dollar amounts on one line. '<' and '&' become
+// entities so that no HTML passes through. Line breaks would end a table row: spaces instead.
+std::string md(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 8);
+    for (const char c : text) {
+        switch (c) {
+        case '\\':
+        case '`':
+        case '*':
+        case '_':
+        case '[':
+        case ']':
+        case '|':
+        case '$':
+        case '~':
+        case '#':
+            out.push_back('\\');
+            out.push_back(c);
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '&':
+            out += "&amp;";
+            break;
+        case '\r':
+        case '\n':
+        case '\t':
+            out.push_back(' ');
+            break;
+        default:
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+void table_row(std::ostream& out, const std::vector<std::string>& cells) {
+    out << "|";
+    for (const std::string& cell : cells) {
+        out << " " << cell << " |";
+    }
+    out << "\n";
+}
+
+// `aligns`: 'l' or 'r' per column.
+void table_header(std::ostream& out, const std::vector<std::string>& headers, std::string_view aligns) {
+    table_row(out, headers);
+    out << "|";
+    for (const char align : aligns) {
+        out << (align == 'r' ? " --: |" : " --- |");
+    }
+    out << "\n";
+}
+
+void write_procurement(std::ostream& out, const PlanReport& report) {
+    out << "### Procurement\n\n";
+    if (report.procurement.empty()) {
+        out << "Nothing to buy or rent: no role has a feasible option.\n\n";
+        return;
+    }
+    const std::optional<double> horizon = common_horizon(report);
+    const std::string tco_header = horizon ? fmt::format("TCO ({} mo)", months_text(*horizon)) : "TCO";
+    table_header(
+        out,
+        {"Role", "GPU", "Qty", "Acquisition", "Unit price", "Total", "Opex / month", tco_header, "Why", "Alternative"},
+        "llrlrrrrll");
+    for (const ProcurementLine& line : report.procurement) {
+        std::string tco = format_usd(line.tco_usd);
+        if (!horizon) {
+            tco += fmt::format(" ({} mo)", months_text(line.horizon_months));
+        }
+        table_row(out,
+                  {md(to_string(line.role)), "**" + md(line.gpu) + "**", fmt::format("{}", line.quantity),
+                   md(acquisition_words(line.acquisition)), md(unit_price_cell(line.acquisition, line.unit_price_usd)),
+                   md(purchase_total_cell(line.acquisition, line.total_usd)), md(format_usd(line.monthly_opex_usd)),
+                   md(tco), md(line.reason),
+                   md(alternative_text(line.alternative, line.alternative_reason,
+                                       line.alternative.substr(0, line.alternative.find(' '))))});
+    }
+    const std::string tco_label =
+        horizon ? fmt::format("{}-month TCO", months_text(*horizon)) : std::string("TCO (each role over its horizon)");
+    out << "\n**Totals:** "
+        << md(fmt::format("capex {} · monthly opex {} · {} {}", format_usd(report.total_capex_usd),
+                          format_usd(report.total_monthly_opex_usd), tco_label, format_usd(report.total_tco_usd)))
+        << "\n\n";
+}
+
+std::string capitalized(std::string text) {
+    if (!text.empty() && text.front() >= 'a' && text.front() <= 'z') {
+        text.front() = static_cast<char>(text.front() - 'a' + 'A');
+    }
+    return text;
+}
+
+void write_candidates(std::ostream& out, const RolePlan& plan) {
+    const SpeedMetric speed = speed_metric(plan);
+    const TimeMetric time = time_metric(plan);
+    const std::string unit = plan.ranked.front().cost.unit;
+    table_header(out,
+                 {"#", "GPU", "n", "Mode", "Mem/GPU", md(capitalized(speed.header)), md(capitalized(time.header)),
+                  "Bottleneck", fmt::format("TCO ({} mo)", md(months_text(plan.workload.deployment.horizon_months))),
+                  md(unit.empty() ? "$/unit" : "$/" + unit)},
+                 "rlrlrrrlrr");
+    for (std::size_t rank = 0; rank < plan.ranked.size(); ++rank) {
+        const Candidate& candidate = plan.ranked[rank];
+        std::string gpu = md(candidate.gpu) + (candidate.precision_fallback ? "\\*" : "");
+        if (rank == 0) {
+            gpu = "**" + gpu + "**";
+        }
+        table_row(out, {fmt::format("{}", rank + 1), gpu, fmt::format("{}", candidate.count),
+                        md(acquisition_words(candidate.acquisition)), md(memory_cell(candidate.memory)),
+                        md(speed_cell(speed, candidate)), md(time_cell(time, candidate)),
+                        md(bottleneck_cell(candidate.perf.bottleneck)), md(format_usd(candidate.cost.tco_usd)),
+                        md(usd_per_unit_cell(candidate.cost.usd_per_unit))});
+    }
+    out << "\n";
+    bool any_fallback = false;
+    for (const Candidate& candidate : plan.ranked) {
+        if (candidate.precision_fallback) {
+            out << md(fmt::format("* {} has no native {}: it runs {}.", candidate.gpu,
+                                  to_string(plan.workload.precision), to_string(candidate.precision)))
+                << "  \n";
+            any_fallback = true;
+        }
+    }
+    if (any_fallback) {
+        out << "\n";
+    }
+}
+
+void write_role(std::ostream& out, const RolePlan& plan) {
+    out << "### " << md(fmt::format("{}: {}", to_string(plan.role), plan.workload.name)) << "\n\n";
+    if (!plan.question.empty()) {
+        out << "> " << md(plan.question) << "\n\n";
+    }
+    out << "**Class:** "
+        << md(fmt::format("{} — {}", to_string(plan.workload_class), class_priorities(plan.workload_class))) << "  \n";
+    if (plan.winner) {
+        const Candidate& winner = *plan.winner;
+        std::string pick = candidate_summary(winner) + ", " + describe(winner.layout);
+        if (winner.replicas > 1) {
+            pick += fmt::format(", {} replicas", winner.replicas);
+        }
+        out << "**Pick:** " << md(winner.reason.empty() ? pick : pick + " — " + winner.reason) << "  \n";
+    } else {
+        out << "**No feasible option:** "
+            << md(fmt::format("{} evaluated, none meets every constraint.", plan.evaluated)) << "  \n";
+    }
+    if (plan.alternative) {
+        out << "**Alternative:** "
+            << md(alternative_text(candidate_summary(*plan.alternative), plan.alternative_why_not,
+                                   plan.alternative->gpu))
+            << "  \n";
+    }
+    out << md(fmt::format("{} options evaluated, {} feasible.", plan.evaluated, plan.feasible)) << "\n\n";
+    if (!plan.ranked.empty()) {
+        write_candidates(out, plan);
+    }
+    for (const std::string& advice : plan.advice) {
+        out << "- " << md(advice) << "\n";
+    }
+    if (!plan.advice.empty()) {
+        out << "\n";
+    }
+    if (!plan.rejected.empty()) {
+        out << fmt::format("<details><summary>Rejected ({})</summary>\n\n", plan.rejected.size());
+        table_header(out, {"GPU", "n", "Why not"}, "lrl");
+        for (const Rejection& rejection : plan.rejected) {
+            table_row(out, {md(rejection.gpu), rejection.count > 0 ? fmt::format("{}", rejection.count) : "",
+                            md(rejection.why_not)});
+        }
+        out << "\n</details>\n\n";
+    }
+}
+
+void write_assumptions(std::ostream& out, const PlanReport& report) {
+    if (report.assumptions.empty()) {
+        out << "No defaults applied: every setting was given in the file.\n";
+        return;
+    }
+    out << fmt::format("<details><summary>Assumptions ({} defaults applied)</summary>\n\n", report.assumptions.size());
+    table_header(out, {"Field", "Value", "Source"}, "lll");
+    for (const Assumption& assumption : report.assumptions) {
+        table_row(out, {md(assumption.field), md(assumption.value), md(assumption.source)});
+    }
+    out << "\n</details>\n";
+}
+
+}  // namespace
+
+void render_plan_markdown(const PlanReport& report, std::ostream& out) {
+    out << "## gpusel plan: " << md(report.project.empty() ? "plan" : report.project) << "\n\n";
+    std::string summary = role_count_text(report.roles.size());
+    if (report.horizon_months > 0) {
+        summary += fmt::format(" · horizon {} months", months_text(report.horizon_months));
+    }
+    if (!report.objective.empty()) {
+        summary += " · objective: " + report.objective;
+    }
+    out << md(summary) << "\n\n";
+    write_procurement(out, report);
+    for (const RolePlan& plan : report.roles) {
+        write_role(out, plan);
+    }
+    write_assumptions(out, report);
+}
+
+}  // namespace gpusel

@@ -1,0 +1,473 @@
+// Memory estimator: exact values for simple configurations, computed by hand in the comments.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "gpusel/layout.hpp"
+#include "gpusel/memory.hpp"
+#include "gpusel/workload.hpp"
+
+using namespace gpusel;
+
+namespace {
+
+Workload workload_from(const std::string& text) {
+    const LoadContext context{nullptr, nullptr};
+    return load_workload_text(text, "test.yaml", context);
+}
+
+GpuSpec test_gpu(const std::string& architecture = "hopper", double memory_bytes = 80e9) {
+    GpuSpec gpu;
+    gpu.id = "TEST-GPU";
+    gpu.architecture = architecture;
+    gpu.memory_bytes = memory_bytes;
+    return gpu;
+}
+
+// Llama-2-7B (HF config) with the exact HF parameter count.
+constexpr const char* llama2_7b_model = R"(model:
+  family: decoder
+  params: 6738415616
+  layers: 32
+  hidden: 4096
+  heads: 32
+  ffn: 11008
+  ffn_gated: true
+  vocab: 32000
+)";
+
+std::string llama_inference(const std::string& weights, int input_tokens, int output_tokens, int batch) {
+    return fmt::format(R"(format: 1
+name: infer
+kind: inference
+{}precision: fp16
+weights: {}
+kv_cache: fp16
+inference:
+  input_tokens: {}
+  output_tokens: {}
+  batch: {}
+)",
+                       llama2_7b_model, weights, input_tokens, output_tokens, batch);
+}
+
+// A model without transformer fields: 1e9 parameters and 20 GB of fp32 activations per sample,
+// so that in 16-bit the activations (10 GB) outweigh the optimizer-step temporary (4 GB).
+std::string cnn_training(const std::string& precision, const std::string& weights, const std::string& optimizer,
+                         bool master_weights, const std::string& extra = "") {
+    return fmt::format(R"(format: 1
+name: cnn
+kind: training
+model:
+  family: cnn
+  params: 1000000000
+  activation_per_sample: 20GB
+precision: {}
+weights: {}
+training:
+  optimizer: {}
+  master_weights: {}
+  micro_batch: 1
+{})",
+                       precision, weights, optimizer, master_weights ? "true" : "false", extra);
+}
+
+// A small transformer with round numbers: Ψ = 4 × (4,194,304 + 8,388,608) + 2 × 1000 × 1024 = 52,379,648.
+constexpr const char* small_transformer = R"(model:
+  family: decoder
+  layers: 4
+  hidden: 1024
+  heads: 8
+  ffn: 4096
+  vocab: 1000
+)";
+
+std::string small_training(const std::string& sharding, int micro_batch = 1, const std::string& extra = "",
+                           const std::string& optimizer = "adamw") {
+    return fmt::format(R"(format: 1
+name: small
+kind: training
+{}precision: bf16
+weights: bf16
+training:
+  optimizer: {}
+  master_weights: true
+  micro_batch: {}
+  seq_len: 512
+  sharding: {}
+{})",
+                       small_transformer, optimizer, micro_batch, sharding, extra);
+}
+
+MemoryQuery layout_query(int data_parallel, Sharding sharding, int tensor_parallel = 1) {
+    MemoryQuery query;
+    query.layout.data_parallel = data_parallel;
+    query.layout.tensor_parallel = tensor_parallel;
+    query.layout.sharding = sharding;
+    return query;
+}
+
+}  // namespace
+
+TEST_CASE("weights of a 7B model in bf16 are 2 bytes per parameter", "[memory]") {
+    const Workload workload = workload_from(llama_inference("bf16", 512, 1536, 1));
+    const MemoryBreakdown breakdown = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    CHECK(breakdown.weights_bytes == 6738415616.0 * 2);  // 13,476,831,232
+}
+
+TEST_CASE("KV cache of the llama.cpp V100 case is exactly 1024 MiB", "[memory]") {
+    // 2 × 32 layers × 4096 (32 KV heads × 128) × 2 B × 2048 tokens × 1 sequence.
+    const Workload workload = workload_from(llama_inference("fp16", 512, 1536, 1));
+    CHECK(kv_cache_bytes(workload.model, 2.0, 2048, 1) == 1024.0 * 1024 * 1024);
+    const MemoryBreakdown breakdown = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    CHECK(breakdown.kv_cache_bytes == 1024.0 * 1024 * 1024);
+    // Grouped and multi-query attention shrink it by heads / kv_heads.
+    ModelSpec gqa = workload.model;
+    gqa.kv_heads = 8;
+    CHECK(kv_cache_bytes(gqa, 2.0, 2048, 1) == 256.0 * 1024 * 1024);
+    gqa.kv_heads = 1;
+    CHECK(kv_cache_bytes(gqa, 1.0, 2048, 4) == 2.0 * 32 * 128 * 1 * 2048 * 4);
+}
+
+TEST_CASE("mixed-precision AdamW holds 16 bytes per parameter", "[memory]") {
+    // bf16 weights 2 + bf16 gradients 2 + fp32 m, v 8 + fp32 master 4 (ZeRO paper, K = 12).
+    const Workload workload = workload_from(cnn_training("bf16", "bf16", "adamw", true));
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    CHECK(b.weights_bytes == 2e9);
+    CHECK(b.gradients_bytes == 2e9);
+    CHECK(b.optimizer_bytes == 12e9);
+    CHECK(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes == 16e9);
+    CHECK(b.activations_bytes == 10e9);  // 20 GB fp32 per sample, halved in 16-bit
+    CHECK(b.allocated_bytes == 26e9);
+    // total = allocated + CUDA context (0.45 GB on Hopper) + 10 % allocator reserve
+    CHECK(b.total_bytes == Approx(26e9 + 0.45e9 + 2.6e9).epsilon(1e-12));
+}
+
+TEST_CASE("optimizer bytes per parameter by optimizer and precision", "[memory]") {
+    const GpuSpec gpu = test_gpu();
+    const auto optimizer_bytes = [&](const std::string& precision, const std::string& weights,
+                                     const std::string& optimizer, bool master) {
+        return memory_breakdown(workload_from(cnn_training(precision, weights, optimizer, master)), gpu, MemoryQuery{})
+            .optimizer_bytes;
+    };
+    CHECK(optimizer_bytes("bf16", "bf16", "adamw", false) == 4e9);        // pure bf16: 2 × 2 B
+    CHECK(optimizer_bytes("fp32", "fp32", "adamw", false) == 8e9);        // fp32 m, v
+    CHECK(optimizer_bytes("bf16", "bf16", "sgd", true) == 4e9);           // master copy only
+    CHECK(optimizer_bytes("bf16", "bf16", "sgd-momentum", true) == 8e9);  // 4 + 4
+    CHECK(optimizer_bytes("bf16", "bf16", "adamw-8bit", true) == 6e9);    // 2 + 4
+    CHECK(optimizer_bytes("bf16", "bf16", "lion", false) == 2e9);         // one bf16 state
+    CHECK(optimizer_bytes("fp32", "fp32", "sgd", false) == 0);
+}
+
+TEST_CASE("fp32 weights under autocast keep a 16-bit copy (6 B/param)", "[memory]") {
+    const Workload workload = workload_from(cnn_training("fp16", "fp32", "sgd", false));
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    CHECK(b.weights_bytes == 6e9);
+    CHECK(b.gradients_bytes == 4e9);
+}
+
+TEST_CASE("the peak moves to the optimizer step when its temporary outweighs the activations", "[memory]") {
+    // No activations: the foreach AdamW step's sqrt(v) temporary (4 B/param) sets the peak.
+    const Workload workload = workload_from(R"(format: 1
+name: step
+kind: training
+model: {family: cnn, params: 1000000000}
+precision: bf16
+training: {optimizer: adamw, micro_batch: 1}
+)");
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    CHECK(b.activations_bytes == 0);
+    CHECK(b.optimizer_bytes == 16e9);  // 12 B/param states + master, + 4 B/param temporary
+    CHECK(b.allocated_bytes == 20e9);
+    // Low end: a fused step (no temporary) and weights −2 %: 1.96 + 2 + 12 GB.
+    CHECK(b.allocated_low_bytes == Approx(15.96e9).epsilon(1e-12));
+}
+
+TEST_CASE("ZeRO stages divide optimizer, gradients and weights by the data-parallel degree", "[memory]") {
+    const GpuSpec gpu = test_gpu();
+    // Micro-batch 8: the activations (≈ 0.56 GB) outweigh the step temporary (0.21 GB), so the
+    // optimizer component holds the states alone.
+    const Workload workload = workload_from(small_training("zero3", 8));
+    const double params = 52379648;
+    REQUIRE(workload.model.params == params);
+    const MemoryBreakdown none = memory_breakdown(workload, gpu, layout_query(4, Sharding::none));
+    const MemoryBreakdown zero1 = memory_breakdown(workload, gpu, layout_query(4, Sharding::zero1));
+    const MemoryBreakdown zero2 = memory_breakdown(workload, gpu, layout_query(4, Sharding::zero2));
+    const MemoryBreakdown zero3 = memory_breakdown(workload, gpu, layout_query(4, Sharding::zero3));
+    CHECK(none.weights_bytes == params * 2);
+    CHECK(none.gradients_bytes == params * 2);
+    CHECK(none.optimizer_bytes == params * 12);
+    CHECK(zero1.optimizer_bytes == params * 12 / 4);
+    CHECK(zero1.gradients_bytes == params * 2);
+    CHECK(zero2.gradients_bytes == params * 2 / 4);
+    CHECK(zero3.gradients_bytes == params * 2 / 4);
+    CHECK(zero3.optimizer_bytes == params * 12 / 4);
+    // ZeRO-3: the weight shard plus two gathered copies of the largest block (12,582,912 params, bf16).
+    CHECK(zero3.weights_bytes == params * 2 / 4 + 2 * 12582912.0 * 2);
+    // Offloading the optimizer leaves no optimizer state and, with ZeRO-2+, no gradients on the GPU.
+    MemoryQuery offload = layout_query(4, Sharding::zero2);
+    offload.layout.offload = Offload::optimizer;
+    const MemoryBreakdown offloaded = memory_breakdown(workload, gpu, offload);
+    CHECK(offloaded.optimizer_bytes == 0);
+    CHECK(offloaded.gradients_bytes == 0);
+}
+
+TEST_CASE("more GPUs never mean more per-GPU memory under ZeRO-3", "[memory]") {
+    const Workload workload = workload_from(fmt::format(R"(format: 1
+name: z3
+kind: training
+{}precision: bf16
+training: {{optimizer: adamw, micro_batch: 2, seq_len: 2048, checkpointing: full, sharding: zero3}}
+)",
+                                                        llama2_7b_model));
+    const GpuSpec gpu = test_gpu();
+    double previous_total = memory_breakdown(workload, gpu, layout_query(1, Sharding::zero3)).total_bytes;
+    double previous_allocated = memory_breakdown(workload, gpu, layout_query(1, Sharding::zero3)).allocated_bytes;
+    for (int gpus = 2; gpus <= 1024; gpus *= 2) {
+        const MemoryBreakdown b = memory_breakdown(workload, gpu, layout_query(gpus, Sharding::zero3));
+        INFO(gpus << " GPUs");
+        CHECK(b.total_bytes <= previous_total);
+        CHECK(b.allocated_bytes <= previous_allocated);
+        previous_total = b.total_bytes;
+        previous_allocated = b.allocated_bytes;
+    }
+}
+
+TEST_CASE("more batch, sequence or context never means less memory", "[memory]") {
+    const GpuSpec gpu = test_gpu();
+    // Until the activations outgrow the optimizer step's temporary the peak stays at the step:
+    // memory never falls with the batch, and grows once the activations dominate.
+    const Workload training = workload_from(small_training("none"));
+    double previous = 0;
+    for (int micro_batch = 1; micro_batch <= 64; ++micro_batch) {
+        MemoryQuery query;
+        query.micro_batch = micro_batch;
+        const MemoryBreakdown b = memory_breakdown(training, gpu, query);
+        CHECK(b.allocated_bytes >= previous);
+        if (b.activations_bytes > 0) {
+            CHECK(b.allocated_bytes > previous);
+        }
+        previous = b.allocated_bytes;
+    }
+    const Workload sgd = workload_from(small_training("none", 1, "", "sgd"));
+    previous = 0;
+    for (int micro_batch = 1; micro_batch <= 64; ++micro_batch) {
+        MemoryQuery query;
+        query.micro_batch = micro_batch;
+        const double allocated = memory_breakdown(sgd, gpu, query).allocated_bytes;
+        CHECK(allocated > previous);
+        previous = allocated;
+    }
+    const Workload inference = workload_from(llama_inference("bf16", 512, 512, 1));
+    double previous_batch = 0;
+    double previous_context = 0;
+    for (int step = 1; step <= 32; ++step) {
+        MemoryQuery by_batch;
+        by_batch.batch = step;
+        MemoryQuery by_context;
+        by_context.context_tokens = 256 * step;
+        const double batch_bytes = memory_breakdown(inference, gpu, by_batch).total_bytes;
+        const double context_bytes = memory_breakdown(inference, gpu, by_context).total_bytes;
+        CHECK(batch_bytes > previous_batch);
+        CHECK(context_bytes > previous_context);
+        previous_batch = batch_bytes;
+        previous_context = context_bytes;
+    }
+}
+
+TEST_CASE("LoRA trainable parameters: r·(d_in + d_out) per target per layer", "[memory]") {
+    const Workload workload = workload_from(llama_inference("bf16", 1, 1, 1));
+    LoraSpec lora;
+    lora.rank = 8;
+    lora.targets = {"q_proj", "v_proj"};
+    CHECK(lora_trainable_params(workload.model, lora) == 4194304);  // 32 × 2 × 8 × (4096 + 4096), as LitGPT prints
+    lora.targets = {"all-linear"};
+    // q, k, v, o: 4 × 8 × 8192; gate, up, down: 3 × 8 × (4096 + 11008); × 32 layers
+    CHECK(lora_trainable_params(workload.model, lora) == 32.0 * (4 * 8 * 8192 + 3 * 8 * (4096 + 11008)));
+    ModelSpec gqa = workload.model;  // Llama-3.1-8B attention: 8 KV heads of 128
+    gqa.kv_heads = 8;
+    gqa.head_dim = 128;
+    lora.rank = 16;
+    lora.targets = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    CHECK(lora_trainable_params(gqa, lora) == 32.0 * 16 * (8192 + 5120 + 5120 + 8192));  // 13,631,488
+    std::vector<std::string> unknown;
+    lora.targets = {"q_proj", "frobnicator"};
+    lora_trainable_params(gqa, lora, &unknown);
+    REQUIRE(unknown.size() == 1);
+    CHECK(unknown.front() == "frobnicator");
+}
+
+TEST_CASE("LoRA fine-tuning keeps gradients and optimizer states for the adapters only", "[memory]") {
+    const Workload workload = workload_from(fmt::format(R"(format: 1
+name: lora
+kind: fine-tuning
+{}precision: bf16
+weights: bf16
+training:
+  optimizer: adamw
+  master_weights: false
+  micro_batch: 1
+  seq_len: 1024
+  lora: {{rank: 8, targets: [q_proj, v_proj]}}
+)",
+                                                        llama2_7b_model));
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    CHECK(b.gradients_bytes == 4194304.0 * 2);
+    CHECK(b.optimizer_bytes == 4194304.0 * 4);  // bf16 m and v
+    CHECK(b.weights_bytes == 6738415616.0 * 2 + 4194304.0 * 2);
+}
+
+TEST_CASE("Korthikanti per-layer activation terms", "[memory]") {
+    // GPT-style layer: h 1024, 16 heads, FFN 4h, dropout, 16-bit, s 2048, b 1 → s·b·h = 2,097,152.
+    ModelSpec model;
+    model.layers = 1;
+    model.hidden = 1024;
+    model.heads = 16;
+    model.kv_heads = 16;
+    model.head_dim = 64;
+    model.ffn = 4096;
+    ActivationShape shape;
+    shape.seq_len = 2048;
+    shape.micro_batch = 1;
+    shape.element_bytes = 2;
+    shape.dropout = true;
+    shape.flash_attention = false;
+    const double sbh = 2048.0 * 1024;
+    const double as_over_h = 16.0 * 2048 / 1024;
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * (34 + 5 * as_over_h));
+    shape.tensor_parallel = 2;  // sbh(10 + 24/t + 5as/(ht))
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * (10 + 24.0 / 2 + 5 * as_over_h / 2));
+    shape.tensor_parallel = 1;
+    shape.selective_recompute = true;  // the score term is recomputed
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * 34);
+    shape.selective_recompute = false;
+    shape.flash_attention = true;  // flash attention never stores the scores
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * 34);
+    shape.dropout = false;  // no masks: 16 elements × 2 B
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * 32);
+    shape.element_bytes = 4;  // fp32: 16 elements × 4 B
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * 64);
+    // Gated FFN (SwiGLU) of width f keeps 4f per token instead of 2f; GQA narrows K and V.
+    model.ffn = 2816;
+    model.ffn_gated = true;
+    model.kv_heads = 4;
+    shape.element_bytes = 2;
+    const double per_token = 4.0 * 1024 + 2 * 1024 + 2 * 256 + 4 * 2816;
+    CHECK(transformer_layer_activation_bytes(model, shape) == 2048 * per_token * 2);
+}
+
+TEST_CASE("full recompute keeps layer inputs and one layer", "[memory]") {
+    const Workload none = workload_from(small_training("none", 1, "  checkpointing: none\n  flash_attention: true\n", "sgd"));
+    const Workload full = workload_from(small_training("none", 1, "  checkpointing: full\n  flash_attention: true\n", "sgd"));
+    const GpuSpec gpu = test_gpu();
+    const MemoryBreakdown b_none = memory_breakdown(none, gpu, MemoryQuery{});
+    const MemoryBreakdown b_full = memory_breakdown(full, gpu, MemoryQuery{});
+    ActivationShape shape;
+    shape.seq_len = 512;
+    shape.micro_batch = 1;
+    const double layer = transformer_layer_activation_bytes(none.model, shape);
+    const double logits = 512.0 * 1000 * (2 + 4);
+    CHECK(b_none.activations_bytes == 4 * layer + logits);
+    CHECK(b_full.activations_bytes == 4 * 512.0 * 1024 * 2 + layer + logits);
+}
+
+TEST_CASE("quantized inference keeps embeddings in 16-bit and dequantizes one matrix at a time", "[memory]") {
+    const Workload workload = workload_from(llama_inference("nf4", 1, 1, 1));
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    const double embedding = 2.0 * 32000 * 4096;
+    const double largest_matrix = 4096.0 * 12288;  // the widest projection counted: fused QKV (3 × 4096)
+    CHECK(b.weights_bytes == Approx((6738415616.0 - embedding) * 4.127 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
+    // GGUF bits per weight already average over the whole file.
+    const Workload gguf = workload_from(llama_inference("q4_0", 1, 1, 1));
+    CHECK(memory_breakdown(gguf, test_gpu(), MemoryQuery{}).weights_bytes == Approx(6738415616.0 * 4.54 / 8).epsilon(1e-12));
+}
+
+TEST_CASE("CUDA context by GPU generation", "[memory]") {
+    CHECK(cuda_context_bytes(test_gpu("volta")) == 1343.0 * 1024 * 1024);
+    CHECK(cuda_context_bytes(test_gpu("Turing")) == 1343.0 * 1024 * 1024);
+    CHECK(cuda_context_bytes(test_gpu("ampere")) == 0.45e9);
+    CHECK(cuda_context_bytes(test_gpu("hopper")) == 0.45e9);
+}
+
+TEST_CASE("fits, headroom and the largest micro-batch that fits", "[memory]") {
+    const Workload workload = workload_from(small_training("none"));
+    const GpuSpec gpu = test_gpu("hopper", 4e9);
+    MemoryQuery query;
+    query.headroom_fraction = 0.1;
+    const MemoryEstimate estimate = estimate_memory(workload, gpu, query);
+    CHECK(estimate.capacity_bytes == 4e9);
+    CHECK(estimate.headroom_bytes == 4e9 - estimate.per_gpu.total_bytes);
+    CHECK(estimate.fits == (estimate.per_gpu.total_bytes <= 3.6e9));
+    REQUIRE(estimate.max_micro_batch > 1);
+    MemoryQuery at_max = query;
+    at_max.micro_batch = estimate.max_micro_batch;
+    CHECK(memory_breakdown(workload, gpu, at_max).total_bytes <= 3.6e9);
+    at_max.micro_batch = estimate.max_micro_batch + 1;
+    CHECK(memory_breakdown(workload, gpu, at_max).total_bytes > 3.6e9);
+}
+
+TEST_CASE("inference: largest batch and context that fit", "[memory]") {
+    const Workload workload = workload_from(llama_inference("bf16", 512, 512, 1));
+    const GpuSpec gpu = test_gpu("ampere", 40e9);
+    MemoryQuery query;
+    query.headroom_fraction = 0;
+    const MemoryEstimate estimate = estimate_memory(workload, gpu, query);
+    REQUIRE(estimate.max_batch > 1);
+    MemoryQuery probe = query;
+    probe.batch = estimate.max_batch;
+    CHECK(memory_breakdown(workload, gpu, probe).total_bytes <= 40e9);
+    probe.batch = estimate.max_batch + 1;
+    CHECK(memory_breakdown(workload, gpu, probe).total_bytes > 40e9);
+    REQUIRE(estimate.max_context_tokens > 1024);
+    probe = query;
+    probe.context_tokens = estimate.max_context_tokens;
+    CHECK(memory_breakdown(workload, gpu, probe).total_bytes <= 40e9);
+    probe.context_tokens = estimate.max_context_tokens + 1;
+    CHECK(memory_breakdown(workload, gpu, probe).total_bytes > 40e9);
+}
+
+TEST_CASE("calibration points replace the activation estimate with a least-squares line", "[memory]") {
+    const Workload workload = workload_from(cnn_training("bf16", "bf16", "adamw", true, R"(calibration:
+  memory:
+    - {gpu: TEST-GPU, micro_batch: 1, peak: 20GB}
+    - {gpu: TEST-GPU, micro_batch: 3, peak: 30GB}
+    - {gpu: TEST-GPU, micro_batch: 5, peak: 40GB}
+)"));
+    MemoryQuery query;
+    query.micro_batch = 7;
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), query);
+    CHECK(b.allocated_bytes == Approx(50e9).epsilon(1e-12));  // 15 GB + 5 GB per sample
+    CHECK(b.activations_bytes == Approx(50e9 - 16e9).epsilon(1e-12));
+}
+
+TEST_CASE("describe and default_layout", "[memory][layout]") {
+    Layout layout;
+    layout.tensor_parallel = 2;
+    layout.data_parallel = 4;
+    layout.sharding = Sharding::zero1;
+    CHECK(describe(layout) == "tp2 pp1 dp4 zero1");
+    CHECK(describe(Layout{}) == "tp1 pp1 dp1");
+
+    const Workload data_parallel = workload_from(small_training("zero2"));
+    const std::optional<Layout> eight = default_layout(data_parallel, 8);
+    REQUIRE(eight);
+    CHECK(eight->data_parallel == 8);
+    CHECK(eight->tensor_parallel == 1);
+    CHECK(eight->sharding == Sharding::zero2);
+
+    const Workload fixed_tp = workload_from(small_training("none", 1, "  tensor_parallel: 2\n"));
+    const std::optional<Layout> split = default_layout(fixed_tp, 8);
+    REQUIRE(split);
+    CHECK(split->tensor_parallel == 2);
+    CHECK(split->data_parallel == 4);
+    CHECK_FALSE(default_layout(fixed_tp, 3).has_value());
+
+    const Workload inference = workload_from(llama_inference("bf16", 1, 1, 1));
+    const std::optional<Layout> tensor = default_layout(inference, 4);
+    REQUIRE(tensor);
+    CHECK(tensor->tensor_parallel == 4);
+    CHECK(tensor->data_parallel == 1);
+}

@@ -1,0 +1,406 @@
+// Performance model: building blocks and phase times against hand-computed values.
+
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "gpusel/error.hpp"
+#include "gpusel/perf.hpp"
+#include "gpusel/workload.hpp"
+
+using namespace gpusel;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// An A100-80GB-SXM4-like part with round, stated numbers.
+GpuSpec test_gpu() {
+    GpuSpec gpu;
+    gpu.id = "TEST-A100";
+    gpu.vendor = "nvidia";
+    gpu.architecture = "ampere";
+    gpu.segment = Segment::datacenter;
+    gpu.form_factor = FormFactor::sxm;
+    gpu.memory_bytes = 80e9;
+    gpu.memory_type = "HBM2e";
+    gpu.memory_bandwidth_bytes_per_s = 2039e9;
+    gpu.dense_flops_per_s[static_cast<std::size_t>(Precision::fp32)] = 19.5e12;
+    gpu.dense_flops_per_s[static_cast<std::size_t>(Precision::fp16)] = 312e12;
+    gpu.dense_flops_per_s[static_cast<std::size_t>(Precision::bf16)] = 312e12;
+    gpu.host_link_generation = 4;
+    gpu.host_link_lanes = 16;
+    gpu.interconnect = GpuInterconnect{"nvlink3", 600e9, 8};
+    return gpu;
+}
+
+EfficiencyTable test_efficiency() {
+    EfficiencyTable table;
+    table.defaults.decode_bandwidth = 0.84;
+    table.defaults.overhead_per_layer_s = 67e-6;
+    table.defaults.prefill_compute = 0.73;
+    table.defaults.prefill_half_tokens = 66;
+    table.defaults.training_compute = 0.5;
+    table.defaults.request_floor_s = 0;
+    table.platform.storage_bytes_per_s = {{Storage::nvme, 3.5e9}, {Storage::hdd, 0.2e9}};
+    return table;
+}
+
+const std::string llama2_7b_model = R"(model:
+  family: decoder
+  params: 6.74B
+  layers: 32
+  hidden: 4096
+  heads: 32
+  kv_heads: 32
+  ffn: 11008
+  ffn_gated: true
+  vocab: 32000
+)";
+
+Workload inference_workload(int input_tokens, int output_tokens, double requests_per_s, const std::string& extra = "") {
+    const std::string text = "format: 1\nname: t\nkind: inference\n" + llama2_7b_model +
+                             "precision: fp16\nweights: fp16\nkv_cache: fp16\ninference:\n  input_tokens: " +
+                             std::to_string(input_tokens) + "\n  output_tokens: " + std::to_string(output_tokens) +
+                             "\n  batch: 1\n  requests_per_s: " + std::to_string(requests_per_s) + "\n" + extra;
+    return load_workload_text(text, "test.yaml", LoadContext{});
+}
+
+PerfEstimate run(const Workload& workload, const GpuSpec& gpu, const EfficiencyTable& table, int count = 1) {
+    PerfQuery query;
+    query.layout = default_layout(workload, gpu, count, ServingStack::automatic);
+    return estimate_perf(workload, gpu, query, table);
+}
+
+}  // namespace
+
+TEST_CASE("perf::ring all-reduce and all-gather follow 2(n-1)/n and (n-1)/n", "[perf]") {
+    // 1 GB over 8 GPUs at 100 GB/s: 2·7/8·0.01 s.
+    CHECK_THAT(ring_all_reduce_s(1e9, 8, 100e9), WithinRel(0.0175, 1e-12));
+    // Plus 2(n−1) latency steps of 10 µs.
+    CHECK_THAT(ring_all_reduce_s(1e9, 8, 100e9, 10e-6), WithinRel(0.0175 + 14 * 10e-6, 1e-12));
+    CHECK_THAT(ring_all_gather_s(1e9, 4, 50e9), WithinRel(0.015, 1e-12));
+    CHECK(ring_all_reduce_s(1e9, 1, 100e9) == 0);
+    CHECK(ring_all_gather_s(0, 8, 100e9) == 0);
+}
+
+TEST_CASE("perf::pipeline bubble is (p-1)/(m+p-1)", "[perf]") {
+    CHECK_THAT(pipeline_bubble_fraction(4, 12), WithinRel(3.0 / 15.0, 1e-12));
+    CHECK_THAT(pipeline_bubble_fraction(64, 512), WithinRel(63.0 / 575.0, 1e-12));
+    CHECK(pipeline_bubble_fraction(1, 8) == 0);
+}
+
+TEST_CASE("perf::roofline, GEMM efficiency and Erlang C", "[perf]") {
+    CHECK(roofline_time_s(3, 4) == 5);
+    CHECK(roofline_time_s(2, 0) == 2);
+    CHECK_THAT(gemm_efficiency(0.6, 120, 120), WithinRel(0.3, 1e-12));
+    // One server: the probability of waiting is the utilisation.
+    CHECK_THAT(erlang_c_wait_probability(1, 0.3), WithinRel(0.3, 1e-12));
+    // Two servers, one Erlang: B = 0.2, C = 2·0.2 / (2 − 1·0.8) = 1/3.
+    CHECK_THAT(erlang_c_wait_probability(2, 1.0), WithinRel(1.0 / 3.0, 1e-12));
+    CHECK(erlang_c_wait_probability(4, 4.0) == 1);
+    CHECK(erlang_c_wait_probability(4, 0) == 0);
+}
+
+TEST_CASE("perf::link tiers: NVLink inside a domain, PCIe otherwise, network across nodes", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const Workload workload = inference_workload(1, 1, 1);
+    EfficiencyFactors factors;
+    factors.interconnect = 0.75;
+    factors.host_link = 0.78;
+    factors.network = 0.8;
+    PlatformFactors platform;
+    platform.infiniband_bytes_per_s_per_gpu = 50e9;
+    // 600 GB/s bidirectional = 300 GB/s one way, × 0.75.
+    CHECK_THAT(link_for_group(workload, gpu, 8, factors, platform).bytes_per_s, WithinRel(225e9, 1e-12));
+    // 16 GPUs span two nodes of 8: InfiniBand NDR 50 GB/s × 0.8 for an SXM part.
+    const LinkTier network = link_for_group(workload, gpu, 16, factors, platform);
+    CHECK(network.name == "infiniband");
+    CHECK_THAT(network.bytes_per_s, WithinRel(40e9, 1e-12));
+    GpuSpec pcie_only = gpu;
+    pcie_only.interconnect = GpuInterconnect{};
+    // PCIe 4.0 x16: 0.985 GB/s × 2 per lane × 16 lanes × 0.78.
+    CHECK_THAT(link_for_group(workload, pcie_only, 2, factors, platform).bytes_per_s,
+               WithinRel(0.985e9 * 2 * 16 * 0.78, 1e-12));
+}
+
+TEST_CASE("perf::batch-1 decode of a 7B FP16 model is weight bytes / (bandwidth × efficiency) + overhead",
+          "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const Workload workload = inference_workload(1, 128, 0.001);
+    const PerfEstimate estimate = run(workload, gpu, table);
+    REQUIRE(estimate.inference);
+    // Matmul weights: 6.74e9 − 32000·4096 (input embedding) = 6.608928e9 params × 2 B.
+    CHECK_THAT(weight_bytes(workload), WithinRel(13.217856e9, 1e-12));
+    CHECK_THAT(kv_bytes_per_token(workload), WithinRel(524288.0, 1e-12));  // 2·32·32·128·2
+    // Mean context 1 + 128/2 = 65 tokens: bytes 13.217856e9 + 65·524288 over 2039e9 × 0.84 = 7.737181 ms;
+    // FLOPs 2·6.608928e9 + 4·32·65·4096 over 312e12 × 0.73 = 0.058184 ms; hypot = 7.737400 ms;
+    // plus 32 layers × 67 µs = 2.144 ms.
+    CHECK_THAT(estimate.inference->tpot_s, WithinRel(0.009881400113, 1e-9));
+}
+
+TEST_CASE("perf::prefill of a 2048-token prompt: FLOPs over peak × size-dependent efficiency", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const Workload workload = inference_workload(2048, 1, 0.001);
+    const PerfEstimate estimate = run(workload, gpu, table);
+    REQUIRE(estimate.inference);
+    // 2048·2·6.608928e9 + 2·32·2048²·4096 FLOPs over 312e12 × 0.73 × 2048/(2048+66) = 127.667 ms;
+    // weights and KV written over the achieved bandwidth 8.344 ms; hypot + 2.144 ms overhead.
+    CHECK_THAT(estimate.inference->ttft_s, WithinRel(0.1300836423, 1e-9));
+    CHECK_THAT(estimate.inference->prefill_tokens_per_s, WithinRel(2048 / 0.1300836423, 1e-9));
+}
+
+TEST_CASE("perf::serving under load: light load adds nothing, overload has no P99", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const PerfEstimate light = run(inference_workload(512, 128, 1e-6), gpu, table);
+    REQUIRE(light.inference);
+    REQUIRE(light.inference->p99_ttft_s);
+    // Nothing queues: P99 TTFT = prefill + the decode step in flight; P99 TPOT = one step.
+    CHECK_THAT(*light.inference->p99_ttft_s, WithinRel(light.inference->ttft_s + light.inference->tpot_s, 1e-3));
+    CHECK_THAT(*light.inference->p99_tpot_s, WithinRel(light.inference->tpot_s, 1e-3));
+    CHECK(light.inference->meets_slo);
+
+    const PerfEstimate overloaded = run(inference_workload(512, 128, 1000), gpu, table);
+    REQUIRE(overloaded.inference);
+    CHECK_FALSE(overloaded.inference->p99_ttft_s.has_value());
+    CHECK_FALSE(overloaded.inference->p99_e2e_s.has_value());
+    CHECK_FALSE(overloaded.inference->meets_slo);
+}
+
+TEST_CASE("perf::batch auto takes the largest batch whose full step meets the TPOT target", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const std::string text = "format: 1\nname: t\nkind: inference\n" + llama2_7b_model +
+                             "precision: fp16\nweights: fp16\ninference:\n  input_tokens: 128\n  output_tokens: 128\n"
+                             "  batch: auto\n  requests_per_s: 1\n  slo:\n    tpot: 20ms\n";
+    const Workload workload = load_workload_text(text, "test.yaml", LoadContext{});
+    const PerfEstimate estimate = run(workload, gpu, table);
+    REQUIRE(estimate.inference);
+    const int batch = estimate.inference->batch;
+    REQUIRE(batch > 1);
+    // One more sequence would push the full-batch step over 20 ms, unless memory stopped it first.
+    PerfQuery query;
+    query.layout = estimate.layout;
+    query.batch = batch + 1;
+    const PerfEstimate larger = estimate_perf(workload, gpu, query, table);
+    CHECK((larger.inference->decode_step_s > 0.020 || batch == estimate.inference->max_batch_memory));
+    CHECK(estimate.inference->decode_step_s <= 0.020);
+}
+
+TEST_CASE("perf::training step of a small transformer on one GPU", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    EfficiencyTable table = test_efficiency();
+    table.defaults.decode_bandwidth = 0.8;
+    GpuSpec round = gpu;
+    round.dense_flops_per_s[static_cast<std::size_t>(Precision::bf16)] = 100e12;
+    round.memory_bandwidth_bytes_per_s = 1e12;
+    const Workload workload = load_workload_text(R"(format: 1
+name: small
+kind: training
+model:
+  family: decoder
+  layers: 2
+  hidden: 1024
+  heads: 8
+  ffn: 4096
+  vocab: 1000
+  tied_embeddings: true
+precision: bf16
+training:
+  optimizer: adamw
+  micro_batch: 8
+  global_batch: 8
+  seq_len: 1024
+  flash_attention: true
+  dataset_tokens: 1B
+)",
+                                                 "test.yaml", LoadContext{});
+    REQUIRE(workload.model.params == 26189824);  // 2·(4·1024² + 2·1024·4096) + 1000·1024
+    const PerfEstimate estimate = run(workload, round, table);
+    REQUIRE(estimate.training);
+    // Per token 6Ψ + 3·(4·L·s·h / 2) = 169,721,856 FLOPs; × 8192 tokens over 100e12 × 0.5 = 27.8072 ms.
+    // AdamW with master weights moves 2·8 + 2 + 4 + 4 + 2 = 28 B per parameter: 0.9166 ms at 0.8 TB/s.
+    CHECK_THAT(estimate.training->step_time_s, WithinRel(0.02872387272704, 1e-9));
+    CHECK_THAT(estimate.training->tokens_per_s, WithinRel(8192 / 0.02872387272704, 1e-9));
+    // MFU counts 6Ψ + 12·L·s·h per token against the dense BF16 peak.
+    CHECK_THAT(estimate.training->mfu, WithinRel(0.5199301200252531, 1e-9));
+    REQUIRE(estimate.training->time_to_train_s);
+    CHECK_THAT(*estimate.training->time_to_train_s, WithinRel(1e9 / (8192 / 0.02872387272704), 1e-9));
+    CHECK(estimate.bottleneck.resource == Resource::compute);
+}
+
+TEST_CASE("perf::input-bound CNN training names the input pipeline and the loader workers it needs", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const Workload workload = load_workload_text(R"(format: 1
+name: cnn
+kind: training
+model:
+  family: cnn
+  params: 25.6M
+  flops_per_sample: 8.2GFLOP
+  input: 224x224x3
+precision: fp16
+training:
+  optimizer: sgd-momentum
+  micro_batch: 256
+data:
+  sample_bytes: 110KiB
+  decode: cpu
+  cpu_cores: 32
+  cpu_samples_per_s_per_core: 150
+  loader_workers: 8
+  storage: nvme
+  pin_memory: true
+)",
+                                                 "test.yaml", LoadContext{});
+    const PerfEstimate estimate = run(workload, gpu, table);
+    REQUIRE(estimate.training);
+    // 8 workers × 150 samples/s: the GPU waits for the CPUs.
+    CHECK_THAT(estimate.training->samples_per_s, WithinRel(1200.0, 1e-9));
+    CHECK(estimate.bottleneck.resource == Resource::input_pipeline);
+    CHECK_THAT(estimate.bottleneck.remedy, Contains("DALI") && Contains("loader workers") &&
+                                               Contains("a faster GPU would not help"));
+    CHECK(estimate.bottleneck.gpu_utilization < 1.0);
+}
+
+TEST_CASE("perf::default layouts", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const Workload training = load_workload_text(R"(format: 1
+name: tp
+kind: training
+model: {family: decoder, layers: 32, hidden: 4096, heads: 32, ffn: 11008, ffn_gated: true, vocab: 32000}
+training: {tensor_parallel: 2, pipeline_parallel: 1, micro_batch: 1}
+)",
+                                                 "test.yaml", LoadContext{});
+    const Layout layout = default_layout(training, gpu, 8, ServingStack::automatic);
+    CHECK(layout.tensor_parallel == 2);
+    CHECK(layout.data_parallel == 4);
+    CHECK_THROWS_AS(default_layout(training, gpu, 3, ServingStack::automatic), UsageError);
+    // A 7B FP16 model fits one 80 GB GPU: 4 GPUs are 4 replicas.
+    const Layout replicas = default_layout(inference_workload(512, 128, 1), gpu, 4, ServingStack::automatic);
+    CHECK(replicas.tensor_parallel == 1);
+    CHECK(replicas.data_parallel == 4);
+}
+
+TEST_CASE("perf::stack resolution", "[perf]") {
+    Workload workload = inference_workload(1, 1, 1);
+    CHECK(resolve_stack(workload, ServingStack::automatic) == ServingStack::optimized);
+    workload.weights = WeightFormat::q4_k_m;
+    CHECK(resolve_stack(workload, ServingStack::automatic) == ServingStack::llama_cpp);
+    CHECK(resolve_stack(workload, ServingStack::eager) == ServingStack::eager);
+    CHECK(parse_serving_stack("llama.cpp") == ServingStack::llama_cpp);
+    CHECK_FALSE(parse_serving_stack("vllm").has_value());
+}
+
+TEST_CASE("bottleneck::binding resource and utilisation", "[perf][bottleneck]") {
+    ResourceTimes times;
+    times.compute_s = 1;
+    times.memory_bandwidth_s = 3;
+    times.launch_overhead_s = 1;
+    const Bottleneck bottleneck = binding_resource(times);
+    CHECK(bottleneck.resource == Resource::memory_bandwidth);
+    CHECK_THAT(bottleneck.share, WithinRel(0.6, 1e-12));
+    // Launch gaps leave the GPU idle: 4 of 5 seconds busy.
+    CHECK_THAT(bottleneck.gpu_utilization, WithinRel(0.8, 1e-12));
+    CHECK(to_string(Resource::interconnect) == "communication");
+    CHECK(binding_resource(ResourceTimes{}).share == 0);
+}
+
+TEST_CASE("efficiency::rules resolve by specificity, values need sources", "[perf][efficiency]") {
+    const std::string head = R"(format: 1
+defaults:
+  training_compute: {value: 0.45, source: a}
+  fp8_training_speedup: {value: 1.3, source: a}
+  cnn_flops_per_byte: {value: 27, source: a}
+  cnn_inference_flops_per_byte: {value: 27, source: a}
+  prefill_compute: {value: 0.6, source: a}
+  prefill_compute_8bit: {value: 0.45, source: a}
+  prefill_half_tokens: {value: 66, source: a}
+  decode_bandwidth: {value: 0.84, source: a}
+  overhead_per_layer: {value: 0.067ms, source: a}
+  request_floor: {value: 0ms, source: a}
+  interconnect: {value: 0.75, source: a}
+  host_link: {value: 0.78, source: a}
+  network: {value: 0.8, source: a}
+  nvlink_latency: {value: 0.01ms, source: a}
+  pcie_latency: {value: 0.027ms, source: a}
+  network_latency: {value: 0.025ms, source: a}
+platform:
+  infiniband_per_gpu: {value: 50GB/s, source: a}
+  ethernet_per_gpu: {value: 12.5GB/s, source: a}
+  pageable_copy_fraction: {value: 0.5, source: a}
+  storage:
+    hdd: {value: 200MB/s, source: a}
+    sata-ssd: {value: 550MB/s, source: a}
+    nvme: {value: 3.5GB/s, source: a}
+    network: {value: 1.25GB/s, source: a}
+    ram: {value: 10GB/s, source: a}
+)";
+    const std::string rules = R"(rules:
+  - label: hopper
+    match: {family: hopper}
+    factors:
+      training_compute: {value: 0.5, source: b}
+  - label: llama.cpp on hopper
+    match: {family: hopper, stack: llama.cpp}
+    factors:
+      training_compute: {value: 0.3, source: c}
+)";
+    const EfficiencyTable table = parse_efficiency_text(head + rules, "e.yaml");
+    GpuSpec hopper = test_gpu();
+    hopper.architecture = "Hopper";
+    CHECK(table.resolve(hopper, ServingStack::llama_cpp).training_compute == 0.3);
+    CHECK(table.resolve(hopper, ServingStack::optimized).training_compute == 0.5);
+    CHECK(table.resolve(test_gpu(), ServingStack::llama_cpp).training_compute == 0.45);
+    CHECK_THAT(table.defaults.overhead_per_layer_s, WithinRel(67e-6, 1e-12));
+    CHECK(table.platform.storage_bytes_per_s.at(Storage::nvme) == 3.5e9);
+
+    const std::string no_source = head + "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
+                                         "      decode_bandwidth: {value: 0.9}\n";
+    CHECK_THROWS_WITH(parse_efficiency_text(no_source, "e.yaml"), Contains("source"));
+    const std::string unknown = head + "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
+                                       "      decode_bandwith: {value: 0.9, source: a}\n";
+    try {
+        parse_efficiency_text(unknown, "e.yaml");
+        FAIL("an unknown factor must be rejected");
+    } catch (const InputError& error) {
+        CHECK_THAT(format_diagnostic(error.diagnostics().front()),
+                   Contains("unknown field 'decode_bandwith'") && Contains("did you mean 'decode_bandwidth'"));
+    }
+    const std::string out_of_range = head + "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
+                                            "      decode_bandwidth: {value: 75, source: a}\n";
+    CHECK_THROWS_AS(parse_efficiency_text(out_of_range, "e.yaml"), InputError);
+}
+
+TEST_CASE("efficiency::the compiled-in table loads and its defaults match the header", "[perf][efficiency]") {
+    const EfficiencyTable table = builtin_efficiency();
+    const EfficiencyFactors header;
+    CHECK(table.defaults.training_compute == header.training_compute);
+    CHECK(table.defaults.fp8_training_speedup == header.fp8_training_speedup);
+    CHECK(table.defaults.cnn_flops_per_byte == header.cnn_flops_per_byte);
+    CHECK(table.defaults.cnn_inference_flops_per_byte == header.cnn_inference_flops_per_byte);
+    CHECK(table.defaults.prefill_compute == header.prefill_compute);
+    CHECK(table.defaults.prefill_compute_8bit == header.prefill_compute_8bit);
+    CHECK(table.defaults.prefill_half_tokens == header.prefill_half_tokens);
+    CHECK(table.defaults.decode_bandwidth == header.decode_bandwidth);
+    CHECK_THAT(table.defaults.overhead_per_layer_s, WithinRel(header.overhead_per_layer_s, 1e-12));
+    CHECK(table.defaults.request_floor_s == header.request_floor_s);
+    CHECK(table.defaults.interconnect == header.interconnect);
+    CHECK(table.defaults.host_link == header.host_link);
+    CHECK(table.defaults.network == header.network);
+    CHECK_THAT(table.defaults.nvlink_latency_s, WithinRel(header.nvlink_latency_s, 1e-12));
+    CHECK_THAT(table.defaults.pcie_latency_s, WithinRel(header.pcie_latency_s, 1e-12));
+    CHECK_THAT(table.defaults.network_latency_s, WithinRel(header.network_latency_s, 1e-12));
+    CHECK(table.rules.size() >= 5);
+    // Every GPU family of the catalog has a rule or uses the defaults; GDDR parts get their own.
+    GpuSpec gddr = test_gpu();
+    gddr.memory_type = "GDDR6X";
+    gddr.architecture = "ada";
+    CHECK(table.resolve(gddr, ServingStack::llama_cpp).decode_bandwidth == 0.9);
+    CHECK(table.resolve(test_gpu(), ServingStack::llama_cpp).decode_bandwidth == 0.6);
+}
