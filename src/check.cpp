@@ -43,12 +43,12 @@ std::string unit_price_words(double usd, Acquisition acquisition) {
 
 std::string subject(int count, const std::string& gpu) { return fmt::format("{}× {}", count, gpu); }
 
-// "257 %", or "2,300× the alternative's cost" once percentages stop being readable.
+// "+257 %", or "2.3K× as much" once percentages stop being readable.
 std::string overspend_words(double fraction) {
     if (fraction < 10) {
-        return format_percent(fraction);
+        return "+" + format_percent(fraction);
     }
-    return fmt::format("{}× the alternative's cost", format_count(1 + fraction));
+    return fmt::format("{}× as much", format_count(1 + fraction));
 }
 
 std::string candidate_words(const Candidate& candidate) {
@@ -860,10 +860,10 @@ private:
             return;
         }
         Finding finding = make(line, Severity::error, rule, "gpu", line.gpu_position());
-        finding.message = fmt::format("{} meets every constraint for {} over {}: {} ({}) less than the proposed {} "
-                                      "({} allowed)",
+        finding.message = fmt::format("{} meets every constraint for {} over {}: the proposal's {} is {} more ({}; "
+                                      "{} allowed)",
                                       candidate_words(*cheapest), money(alternative), months_words(line.months()),
-                                      money(saving), overspend_words(fraction), money(proposed),
+                                      money(proposed), money(saving), overspend_words(fraction),
                                       format_percent(allowed));
         finding.evidence = {number("proposed_tco_usd", proposed),
                             word("alternative", candidate_words(*cheapest)),

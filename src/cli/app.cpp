@@ -114,6 +114,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     register_models(app, context);
     register_memory(app, context);
     register_perf(app, context);
+    register_check(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {
