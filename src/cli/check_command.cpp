@@ -97,9 +97,9 @@ void register_check(CLI::App& app, Context& context) {
         "  gpusel check proposal.yaml --format github                          annotations on the PR's lines\n"
         "  gpusel check proposal.yaml --format junit -o gpusel-check.xml       a test report for GitLab/Jenkins\n"
         "  gpusel check proposal.yaml --format json | jq '.findings[].rule'    for scripts\n"
-        "\nRules: unknown-role, missing-role, duplicate-role, price-missing, not-evaluable, does-not-fit,\n"
-        "headroom-below-policy, precision-not-native, deadline-missed, slo-missed, over-budget, overspend,\n"
-        "oversized, acquisition-mismatch, price-far-from-catalog, layout (docs/ci.md says when each fires).\n"
+        "\nRules: unknown-role, missing-role, duplicate-role, price-missing, not-evaluable, constraint-violated,\n"
+        "does-not-fit, headroom-below-policy, precision-not-native, deadline-missed, slo-missed, over-budget,\n"
+        "overspend, oversized, acquisition-mismatch, price-far-from-catalog, layout (docs/ci.md: when each fires).\n"
         "Exit codes: 0 no error finding (warnings and notes allowed), 1 an error finding, 2 usage error,\n"
         "3 invalid proposal or workload (file:line:col on standard error), 4 output error.\n");
     command->callback([&context, options] { run_check(context, *options); });
