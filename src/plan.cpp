@@ -635,7 +635,9 @@ private:
             m_fixed ? std::vector<int>{m_fixed->count} : gpu_counts(m_workload.constraints.max_gpus);
         for (const int count : counts) {
             std::optional<Candidate> best;
-            double best_step = infinity;
+            // Layouts of one count differ in samples per step when global_batch is unset
+            // (micro-batch × data parallel), so step times do not compare: throughput does.
+            double best_rate = 0;
             for (const Layout& layout : training_layouts(workload, gpu, count)) {
                 evaluated += acquisition_count();
                 MemoryQuery query;
@@ -662,8 +664,8 @@ private:
                                           format_duration(m_workload.training.deadline_seconds), count));
                     continue;
                 }
-                if (perf.training->step_time_s < best_step) {
-                    best_step = perf.training->step_time_s;
+                if (!best || perf.training->samples_per_s > best_rate) {
+                    best_rate = perf.training->samples_per_s;
                     Candidate candidate;
                     candidate.gpu = gpu.id;
                     candidate.gpu_name = gpu.name;
