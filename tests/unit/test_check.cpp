@@ -764,3 +764,81 @@ TEST_CASE("check: a bad --format is a usage error", "[check][cli]") {
     CHECK(gpusel::cli::run({"check", "x.yaml", "--format", "sarif"}, out, err) == 2);
     CHECK(err.str().find("--format: 'sarif' is not one of text, json, github, junit") != std::string::npos);
 }
+
+// ---------------------------------------------------------------------------------------
+// The assessment, with the real estimators: properties that hold whatever the numbers
+
+namespace {
+gpusel::Proposal load_example(const std::string& name, const gpusel::Catalog& catalog,
+                              const gpusel::ModelLibrary& models) {
+    return gpusel::load_proposal_file(gpusel::test::source_path("examples/proposals/" + name),
+                                      gpusel::LoadContext{&catalog, &models});
+}
+}  // namespace
+
+TEST_CASE("check: assessments are consistent with what they claim", "[check][assess]") {
+    static const gpusel::Catalog catalog = gpusel::builtin_catalog();
+    static const gpusel::ModelLibrary models = gpusel::builtin_models();
+    static const gpusel::EfficiencyTable efficiency = gpusel::builtin_efficiency();
+    const std::string name = GENERATE("good.yaml", "oversized.yaml", "does-not-fit.yaml", "unsupported-precision.yaml",
+                                      "over-budget.yaml");
+    CAPTURE(name);
+    const Proposal proposal = load_example(name, catalog, models);
+    const std::vector<HardwareAssessment> assessments = gpusel::assess_proposal(proposal, catalog, efficiency);
+    REQUIRE(assessments.size() == proposal.hardware.size());
+    for (const HardwareAssessment& assessment : assessments) {
+        const ProposedHardware& hardware = proposal.hardware[assessment.line];
+        REQUIRE(assessment.workload.has_value());
+        Workload workload = proposal.project.workloads[*assessment.workload];
+        CHECK(workload.role == hardware.role);
+        workload.constraints.memory_headroom_fraction = proposal.policy.memory_headroom_fraction;
+        if (assessment.proposed) {
+            CHECK(assessment.proposed->count == hardware.count);
+            CHECK(assessment.proposed->acquisition == hardware.acquisition);
+            CHECK(assessment.obstacle == gpusel::Obstacle::none);
+        } else {
+            CHECK(assessment.obstacle != gpusel::Obstacle::none);
+        }
+        if (assessment.obstacle == gpusel::Obstacle::memory) {
+            REQUIRE(assessment.closest_miss.has_value());
+            CHECK(assessment.closest_miss->per_gpu.total_bytes >
+                  assessment.closest_miss->capacity_bytes * (1 - proposal.policy.memory_headroom_fraction));
+        }
+        if (assessment.fewest_meeting_all) {
+            CHECK(assessment.fewest_meeting_all->count < hardware.count);
+            CHECK(gpusel::meets_every_constraint(workload, proposal.policy, *assessment.fewest_meeting_all));
+        }
+        if (assessment.fewest_fitting) {
+            CHECK(assessment.fewest_fitting->count > hardware.count);
+            CHECK(assessment.fewest_fitting->memory.per_gpu.total_bytes <=
+                  assessment.fewest_fitting->memory.capacity_bytes * (1 - proposal.policy.memory_headroom_fraction));
+        }
+        if (assessment.cheapest_feasible) {
+            CHECK(gpusel::meets_every_constraint(workload, proposal.policy, *assessment.cheapest_feasible));
+            const GpuSpec* gpu = catalog.find(assessment.cheapest_feasible->gpu);
+            REQUIRE(gpu != nullptr);
+            CHECK(gpusel::constraint_exclusion(workload, *gpu).empty());
+        }
+    }
+}
+
+TEST_CASE("check: the example proposals give the findings they were written for", "[check][assess]") {
+    static const gpusel::Catalog catalog = gpusel::builtin_catalog();
+    static const gpusel::ModelLibrary models = gpusel::builtin_models();
+    static const gpusel::EfficiencyTable efficiency = gpusel::builtin_efficiency();
+    const auto judge = [&](const std::string& name) {
+        const Proposal proposal = load_example(name, catalog, models);
+        return gpusel::judge_proposal(proposal, gpusel::assess_proposal(proposal, catalog, efficiency));
+    };
+    const auto has = [](const CheckReport& report, const std::string& rule, Severity severity) {
+        return std::any_of(report.findings.begin(), report.findings.end(), [&](const Finding& finding) {
+            return finding.rule == rule && finding.severity == severity;
+        });
+    };
+    const CheckReport good = judge("good.yaml");
+    CHECK(good.findings.empty());
+    CHECK(has(judge("oversized.yaml"), "oversized", Severity::warning));
+    CHECK(has(judge("does-not-fit.yaml"), "does-not-fit", Severity::error));
+    CHECK(has(judge("unsupported-precision.yaml"), "precision-not-native", Severity::error));
+    CHECK(has(judge("over-budget.yaml"), "over-budget", Severity::error));
+}
