@@ -26,7 +26,7 @@ case "${1:-}" in
   run)
     cmake --preset release >/dev/null
     cmake --build --preset release
-    ./build/release/gpusel catalog list
+    ./build/release/gpusel plan examples/smart-support.yaml
     ;;
   test)
     cmake --workflow --preset ci

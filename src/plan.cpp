@@ -588,6 +588,14 @@ private:
         }
     }
 
+    // The workload's micro-batch, or with micro_batch: auto powers of two up to 64.
+    std::vector<int> micro_batches() const {
+        if (!m_workload.training.micro_batch_auto) {
+            return {m_workload.training.micro_batch};
+        }
+        return {1, 2, 4, 8, 16, 32, 64};
+    }
+
     // Each layout is priced once per acquisition mode: that many candidates.
     std::size_t acquisition_count() const { return m_fixed ? 1 : acquisitions_for(m_workload).size(); }
 
@@ -635,47 +643,50 @@ private:
             m_fixed ? std::vector<int>{m_fixed->count} : gpu_counts(m_workload.constraints.max_gpus);
         for (const int count : counts) {
             std::optional<Candidate> best;
-            // Layouts of one count differ in samples per step when global_batch is unset
-            // (micro-batch × data parallel), so step times do not compare: throughput does.
-            double best_rate = 0;
+            double best_throughput = 0;
             for (const Layout& layout : training_layouts(workload, gpu, count)) {
-                evaluated += acquisition_count();
-                MemoryQuery query;
-                query.layout = layout;
-                const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
-                const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
-                if (memory.total_bytes > usable) {
-                    note_memory_miss(query, memory.total_bytes);
-                    note_miss(miss, 10.0 + memory.total_bytes / usable,
-                              fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes), count,
-                                          count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
-                    continue;
-                }
-                PerfQuery perf_query;
-                perf_query.layout = layout;
-                PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
-                if (!perf.training) {
-                    continue;
-                }
-                if (!perf.training->meets_deadline && !m_fixed) {
-                    const double time = perf.training->time_to_train_s.value_or(infinity);
-                    note_miss(miss, 1.0 + time / m_workload.training.deadline_seconds,
-                              fmt::format("{} > {} deadline at {} GPUs", format_duration(time),
-                                          format_duration(m_workload.training.deadline_seconds), count));
-                    continue;
-                }
-                if (!best || perf.training->samples_per_s > best_rate) {
-                    best_rate = perf.training->samples_per_s;
-                    Candidate candidate;
-                    candidate.gpu = gpu.id;
-                    candidate.gpu_name = gpu.name;
-                    candidate.count = count;
-                    candidate.layout = layout;
-                    candidate.precision = precision.precision;
-                    candidate.precision_fallback = precision.fallback;
-                    candidate.micro_batch = m_workload.training.micro_batch;
-                    candidate.perf = std::move(perf);
-                    best = std::move(candidate);
+                for (const int micro_batch : micro_batches()) {
+                    evaluated += acquisition_count();
+                    MemoryQuery query;
+                    query.layout = layout;
+                    query.micro_batch = micro_batch;
+                    const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
+                    const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
+                    if (memory.total_bytes > usable) {
+                        note_memory_miss(query, memory.total_bytes);
+                        note_miss(miss, 10.0 + memory.total_bytes / usable,
+                                  fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes),
+                                              count, count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
+                        break;  // a larger micro-batch needs more memory still
+                    }
+                    PerfQuery perf_query;
+                    perf_query.layout = layout;
+                    perf_query.micro_batch = micro_batch;
+                    PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+                    if (!perf.training) {
+                        continue;
+                    }
+                    if (!perf.training->meets_deadline && !m_fixed) {
+                        const double time = perf.training->time_to_train_s.value_or(infinity);
+                        note_miss(miss, 1.0 + time / m_workload.training.deadline_seconds,
+                                  fmt::format("{} > {} deadline at {} GPUs", format_duration(time),
+                                              format_duration(m_workload.training.deadline_seconds), count));
+                        continue;
+                    }
+                    // Layouts and micro-batches change the step; throughput compares them fairly.
+                    if (perf.training->samples_per_s > best_throughput) {
+                        best_throughput = perf.training->samples_per_s;
+                        Candidate candidate;
+                        candidate.gpu = gpu.id;
+                        candidate.gpu_name = gpu.name;
+                        candidate.count = count;
+                        candidate.layout = layout;
+                        candidate.precision = precision.precision;
+                        candidate.precision_fallback = precision.fallback;
+                        candidate.micro_batch = micro_batch;
+                        candidate.perf = std::move(perf);
+                        best = std::move(candidate);
+                    }
                 }
             }
             if (best) {

@@ -50,6 +50,7 @@ void register_catalog(CLI::App& app, Context& context);
 void register_models(CLI::App& app, Context& context);
 void register_memory(CLI::App& app, Context& context);
 void register_perf(CLI::App& app, Context& context);
+void register_plan(CLI::App& app, Context& context);
 void register_check(CLI::App& app, Context& context);
 
 // Parses a CLI number strictly (no nan/inf/hex/leading zeros); throws UsageError naming the flag.

@@ -1,0 +1,144 @@
+// gpusel plan FILE: ranked candidates per role and the procurement table.
+
+#include <cstdlib>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/context.hpp"
+#include "gpusel/error.hpp"
+#include "gpusel/output.hpp"
+#include "gpusel/plan.hpp"
+#include "gpusel/render.hpp"
+#include "gpusel/text.hpp"
+
+namespace gpusel::cli {
+
+namespace {
+
+struct PlanFlags {
+    std::string file;
+    std::string format = "table";
+    std::string output;
+    std::string top = "5";
+    std::string objective;
+    bool fail_if_none = false;
+    bool show_rejected = false;
+    bool excel = false;
+};
+
+constexpr std::pair<Objective, std::string_view> objective_names[] = {
+    {Objective::tco, "tco"},         {Objective::time, "time"}, {Objective::latency, "latency"},
+    {Objective::throughput_per_usd, "throughput-per-usd"}, {Objective::energy, "energy"}};
+
+Objective parse_objective(const std::string& text) {
+    std::vector<std::string> names;
+    for (const auto& [value, name] : objective_names) {
+        if (name == text) {
+            return value;
+        }
+        names.emplace_back(name);
+    }
+    throw UsageError(fmt::format("--objective: '{}' is not one of {}{}", text, fmt::join(names, ", "),
+                                 did_you_mean(text, names)));
+}
+
+std::size_t terminal_width() {
+    const char* columns = std::getenv("COLUMNS");
+    if (columns != nullptr) {
+        const int width = std::atoi(columns);
+        if (width >= 40 && width <= 1000) {
+            return static_cast<std::size_t>(width);
+        }
+    }
+    return 100;
+}
+
+void run_plan(const PlanFlags& flags, Context& context) {
+    PlanOptions options;
+    options.top = static_cast<std::size_t>(parse_count_flag(flags.top, "--top", 1, 1000));
+    if (!flags.objective.empty()) {
+        options.objective = parse_objective(flags.objective);
+    }
+    OutputTarget target{flags.output, context.force, {flags.file}};
+    for (const std::string& catalog : context.catalog_files) {
+        target.inputs.push_back(catalog);
+    }
+    if (!context.models_file.empty()) {
+        target.inputs.push_back(context.models_file);
+    }
+    if (flags.format == "xlsx" && target.is_standard_output()) {
+        throw UsageError("--format xlsx writes a binary workbook: give -o FILE.xlsx");
+    }
+    check_output_target(target);
+    const Project project = load_plan_input_file(flags.file, context.load_context());
+    const PlanReport report = make_plan(project, context.catalog(), builtin_efficiency(), options);
+
+    std::string content;
+    if (flags.format == "xlsx") {
+        content = render_plan_xlsx(report);
+    } else {
+        std::ostringstream text;
+        if (flags.format == "table") {
+            TerminalStyle style;
+            style.width = terminal_width();
+            style.color = context.color() && target.is_standard_output();
+            PlanTableOptions table_options;
+            table_options.show_rejected = flags.show_rejected;
+            render_plan_table(report, text, style, table_options);
+        } else if (flags.format == "markdown") {
+            render_plan_markdown(report, text);
+        } else if (flags.format == "json") {
+            render_plan_json(report, text);
+        } else {
+            CsvOptions csv_options;
+            csv_options.byte_order_mark = flags.excel;
+            render_plan_csv(report, text, csv_options);
+        }
+        content = text.str();
+    }
+    write_output(target, content, context.out);
+    if (flags.fail_if_none) {
+        for (const RolePlan& role : report.roles) {
+            if (!role.winner) {
+                context.err << fmt::format("gpusel: nothing feasible for role {} ({})\n", to_string(role.role),
+                                           role.workload.name);
+                context.exit_code = 1;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app, Context& context) {
+    auto flags = std::make_shared<PlanFlags>();
+    CLI::App* command = app.add_subcommand(
+        "plan", "Ranked GPU candidates per role, the rejected with why, and a procurement table");
+    command->add_option("file", flags->file, "Workload or project file ('-' reads standard input)")
+        ->required()
+        ->type_name("FILE");
+    command->add_option("--format", flags->format, "table (default), markdown, json, csv or xlsx")
+        ->check(CLI::IsMember({"table", "markdown", "json", "csv", "xlsx"}))
+        ->type_name("FORMAT");
+    command->add_option("-o,--output", flags->output, "Write to FILE (whole or not at all; --force to replace)")
+        ->type_name("FILE");
+    command->add_option("--top", flags->top, "Ranked candidates shown per role (default 5)")->type_name("N");
+    command->add_option("--objective", flags->objective,
+                        "Override the workloads' objective: tco, time, latency, throughput-per-usd, energy")
+        ->type_name("O");
+    command->add_flag("--fail-if-none", flags->fail_if_none, "Exit 1 when a role has no feasible candidate");
+    command->add_flag("--show-rejected", flags->show_rejected, "List every rejected GPU with its reason");
+    command->add_flag("--excel", flags->excel, "CSV: start with a UTF-8 byte order mark for Excel");
+    command->footer(
+        "\nExamples:\n"
+        "  gpusel plan examples/smart-support.yaml\n"
+        "  gpusel plan examples/chat-llama2-13b-int4.yaml --objective latency --top 10\n"
+        "  gpusel plan examples/smart-support.yaml --format csv -o purchase.csv        (finance)\n"
+        "  gpusel plan examples/smart-support.yaml --format xlsx -o purchase.xlsx\n"
+        "  gpusel plan examples/smart-support.yaml --format markdown > comment.md      (pull request)\n"
+        "\nDefaults that shaped the answer are listed under Assumptions; set them in the file to change them.");
+    command->callback([flags, &context] { run_plan(*flags, context); });
+}
+
+}  // namespace gpusel::cli
