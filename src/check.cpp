@@ -17,13 +17,13 @@ bool is_purchase(Acquisition acquisition) {
     return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
 }
 
-int severity_rank(Severity severity) {
+int severity_rank(FindingSeverity severity) {
     switch (severity) {
-    case Severity::error:
+    case FindingSeverity::error:
         return 0;
-    case Severity::warning:
+    case FindingSeverity::warning:
         return 1;
-    case Severity::note:
+    case FindingSeverity::note:
         return 2;
     }
     return 3;
@@ -166,7 +166,7 @@ public:
                 continue;
             }
             Finding finding;
-            finding.severity = Severity::warning;
+            finding.severity = FindingSeverity::warning;
             finding.rule = check_rule::missing_role;
             finding.role = role;
             finding.field = "hardware";
@@ -238,9 +238,9 @@ public:
             return a.position.column < b.position.column;
         });
         // A rule skipped for a role but evaluated for it elsewhere (a second line) is not skipped.
-        std::vector<SkippedRule> kept;
+        std::vector<SkippedCheck> kept;
         std::set<std::pair<std::string, std::string>> seen;
-        for (SkippedRule& skipped : m_skipped) {
+        for (SkippedCheck& skipped : m_skipped) {
             const auto key = std::make_pair(skipped.role, skipped.rule);
             if (m_evaluated.count(key) == 0 && seen.insert(key).second) {
                 kept.push_back(std::move(skipped));
@@ -287,7 +287,7 @@ private:
         }
     }
 
-    Finding make(const Line& line, Severity severity, std::string_view rule, std::string_view field, Position position) {
+    Finding make(const Line& line, FindingSeverity severity, std::string_view rule, std::string_view field, Position position) {
         Finding finding;
         finding.severity = severity;
         finding.rule = rule;
@@ -304,7 +304,7 @@ private:
             roles.emplace_back(to_string(workload.role));
         }
         Finding finding;
-        finding.severity = Severity::error;
+        finding.severity = FindingSeverity::error;
         finding.rule = check_rule::unknown_role;
         finding.role = role;
         finding.field = fmt::format("hardware[{}].role", index);
@@ -322,7 +322,7 @@ private:
     void duplicate_role(std::size_t index, std::size_t earlier, const std::string& role) {
         const ProposedHardware& hardware = m_proposal.hardware[index];
         Finding finding;
-        finding.severity = Severity::error;
+        finding.severity = FindingSeverity::error;
         finding.rule = check_rule::duplicate_role;
         finding.role = role;
         finding.field = fmt::format("hardware[{}].role", index);
@@ -358,7 +358,7 @@ private:
         evaluated(line.role, rule);
         const ConstraintSpec& limits = line.workload.constraints;
         if (!line.assessment.excluded_by.empty()) {
-            Finding finding = make(line, Severity::error, rule, "gpu", line.gpu_position());
+            Finding finding = make(line, FindingSeverity::error, rule, "gpu", line.gpu_position());
             finding.message = fmt::format("the workload's constraints exclude {}: {}", line.gpu_id(),
                                           line.assessment.excluded_by);
             finding.evidence = {word("gpu", line.gpu_id()), word("constraint", line.assessment.excluded_by),
@@ -370,7 +370,7 @@ private:
             add(std::move(finding));
         }
         if (line.hardware.count > limits.max_gpus) {
-            Finding finding = make(line, Severity::error, rule, "count", line.count_position());
+            Finding finding = make(line, FindingSeverity::error, rule, "count", line.count_position());
             finding.message = fmt::format("{} GPUs exceed the workload's constraints.max_gpus of {}",
                                           line.hardware.count, limits.max_gpus);
             finding.evidence = {number("count", line.hardware.count), number("max_gpus", limits.max_gpus)};
@@ -400,7 +400,7 @@ private:
         const Acquisition acquisition = line.hardware.acquisition;
         const bool rental = !is_purchase(acquisition);
         const std::string as_of = rental ? line.assessment.gpu.cloud.as_of : line.assessment.gpu.price.as_of;
-        Finding finding = make(line, Severity::warning, rule, "unit_price", line.unit_price_position());
+        Finding finding = make(line, FindingSeverity::warning, rule, "unit_price", line.unit_price_position());
         finding.message = fmt::format(
             "quoted unit_price {} is {:.2f}× the catalog's {} price of {} for {}{}: a typo or a stale quote?",
             unit_price_words(quote, acquisition), ratio, to_string(acquisition), unit_price_words(*catalog, acquisition),
@@ -425,7 +425,7 @@ private:
         const std::string link = gpu.has_gpu_interconnect() ? gpu.interconnect.kind : std::string("PCIe only");
         const int fixed_tensor = line.workload.is_training() ? line.workload.training.tensor_parallel : 0;
         if (fixed_tensor > domain) {
-            Finding finding = make(line, Severity::note, rule, "gpu", line.gpu_position());
+            Finding finding = make(line, FindingSeverity::note, rule, "gpu", line.gpu_position());
             finding.message = fmt::format(
                 "the workload fixes tensor_parallel {}, but {} links {} ({}): tensor-parallel all-reduces "
                 "cross PCIe in every layer",
@@ -440,7 +440,7 @@ private:
         }
         const int per_node = std::min(line.hardware.count, std::max(1, line.workload.constraints.gpus_per_node));
         if (gpu.has_gpu_interconnect() && per_node > domain) {
-            Finding finding = make(line, Severity::note, rule, "count", line.count_position());
+            Finding finding = make(line, FindingSeverity::note, rule, "count", line.count_position());
             finding.message = fmt::format("{} GPUs per node, but {}'s {} joins groups of {}: collectives among "
                                           "the groups cross PCIe",
                                           per_node, line.gpu_id(), link, domain);
@@ -459,7 +459,7 @@ private:
         if (!is_purchase(line.hardware.acquisition) || line.months() >= rent_below_months) {
             return;
         }
-        Finding finding = make(line, Severity::warning, rule, "acquisition", line.acquisition_position());
+        Finding finding = make(line, FindingSeverity::warning, rule, "acquisition", line.acquisition_position());
         finding.message = fmt::format("buying {} for a {} horizon: below {:g} months the practice is to rent",
                                       line.what(), months_words(line.months()), rent_below_months);
         finding.evidence = {number("horizon_months", line.months()), number("rent_below_months", rent_below_months)};
@@ -501,7 +501,7 @@ private:
             reason = "the GPU cannot run the workload's precision";  // precision() reported it
             break;
         case Obstacle::price: {
-            Finding finding = make(line, Severity::error, check_rule::price_missing, "acquisition",
+            Finding finding = make(line, FindingSeverity::error, check_rule::price_missing, "acquisition",
                                    line.acquisition_position());
             finding.message = fmt::format("the catalog has no {} price for {} and the line quotes none: its cost "
                                           "cannot be judged",
@@ -516,7 +516,7 @@ private:
             break;
         }
         case Obstacle::spot_serving: {
-            Finding finding = make(line, Severity::error, check_rule::acquisition_mismatch, "acquisition",
+            Finding finding = make(line, FindingSeverity::error, check_rule::acquisition_mismatch, "acquisition",
                                    line.acquisition_position());
             finding.message = fmt::format("spot capacity for the always-on {} service: spot GPUs can be reclaimed "
                                           "with 30 s to 2 min notice",
@@ -531,7 +531,7 @@ private:
         case Obstacle::other:
         case Obstacle::none: {
             const bool layout = assessment.obstacle == Obstacle::layout;
-            Finding finding = make(line, Severity::error, layout ? check_rule::layout : check_rule::not_evaluable,
+            Finding finding = make(line, FindingSeverity::error, layout ? check_rule::layout : check_rule::not_evaluable,
                                    "count", line.count_position());
             finding.message = fmt::format("{} cannot be evaluated: {}", line.what(),
                                           assessment.why_not.empty() ? std::string("no estimate") : assessment.why_not);
@@ -559,7 +559,7 @@ private:
     void does_not_fit(const Line& line) {
         const HardwareAssessment& assessment = line.assessment;
         const bool more = assessment.fewest_fitting.has_value();
-        Finding finding = make(line, Severity::error, check_rule::does_not_fit, more ? "count" : "gpu",
+        Finding finding = make(line, FindingSeverity::error, check_rule::does_not_fit, more ? "count" : "gpu",
                                more ? line.count_position() : line.gpu_position());
         if (assessment.closest_miss) {
             const MemoryEstimate& memory = *assessment.closest_miss;
@@ -647,7 +647,7 @@ private:
         const MemoryEstimate& memory = candidate.memory;
         const double free = free_fraction(memory);
         const double required = m_proposal.policy.memory_headroom_fraction;
-        Finding finding = make(line, Severity::error, rule, "count", line.count_position());
+        Finding finding = make(line, FindingSeverity::error, rule, "count", line.count_position());
         finding.message = fmt::format("{} leaves {} of memory free per GPU ({}), below the policy's {}", line.what(),
                                       format_percent(free), memory_words(memory), format_percent(required));
         finding.evidence = {number("total_bytes", memory.per_gpu.total_bytes),
@@ -681,7 +681,7 @@ private:
         }
         const std::string wanted_name(to_string(wanted));
         const std::optional<Precision> runs = runnable_precision(line.workload, gpu);
-        Finding finding = make(line, Severity::error, rule, "gpu", line.gpu_position());
+        Finding finding = make(line, FindingSeverity::error, rule, "gpu", line.gpu_position());
         finding.evidence = {word("precision", wanted_name), word("native_precisions", native_precisions(gpu))};
         if (!runs) {
             finding.message = fmt::format("{} runs neither {} nor a wider format to fall back to (native: {})",
@@ -703,7 +703,7 @@ private:
     }
 
     void target(const Line& line, const Candidate& candidate) {
-        const Severity severity = m_proposal.policy.require_slo ? Severity::error : Severity::warning;
+        const FindingSeverity severity = m_proposal.policy.require_slo ? FindingSeverity::error : FindingSeverity::warning;
         if (line.workload.is_training()) {
             skip(line.role, check_rule::slo_missed, "a training workload has no SLO");
             const auto rule = check_rule::deadline_missed;
@@ -811,7 +811,7 @@ private:
         }
         evaluated(line.role, rule);
         const auto report = [&](const char* what, double cost, double limit, const char* key) {
-            Finding finding = make(line, Severity::error, rule, "count", line.count_position());
+            Finding finding = make(line, FindingSeverity::error, rule, "count", line.count_position());
             finding.message = fmt::format("{} {}: {} {} is {} ({}) over the budget of {}", line.what(),
                                           to_string(line.hardware.acquisition), what, money(cost),
                                           money(cost - limit), format_percent((cost - limit) / limit),
@@ -859,7 +859,7 @@ private:
         if (fraction <= allowed) {
             return;
         }
-        Finding finding = make(line, Severity::error, rule, "gpu", line.gpu_position());
+        Finding finding = make(line, FindingSeverity::error, rule, "gpu", line.gpu_position());
         finding.message = fmt::format("{} meets every constraint for {} over {}: the proposal's {} is {} more ({}; "
                                       "{} allowed)",
                                       candidate_words(*cheapest), money(alternative), months_words(line.months()),
@@ -891,7 +891,7 @@ private:
             return;
         }
         const double saving = candidate.cost.tco_usd - fewer->cost.tco_usd;
-        Finding finding = make(line, Severity::warning, rule, "count", line.count_position());
+        Finding finding = make(line, FindingSeverity::warning, rule, "count", line.count_position());
         finding.message = fmt::format("{} of the {} {} meet every constraint: {}, {}", fewer->count,
                                       line.hardware.count, line.gpu_id(), target_words(line.workload, *fewer),
                                       memory_words(fewer->memory));
@@ -935,7 +935,7 @@ private:
         if (break_even >= line.months()) {
             return;
         }
-        Finding finding = make(line, Severity::warning, rule, "acquisition", line.acquisition_position());
+        Finding finding = make(line, FindingSeverity::warning, rule, "acquisition", line.acquisition_position());
         finding.message = fmt::format("renting {} ({}) for {}: buying them breaks even after {:.1f} months", line.what(),
                                       to_string(acquisition), months_words(line.months()), break_even);
         finding.evidence = {number("horizon_months", line.months()),
@@ -954,18 +954,18 @@ private:
     const Proposal& m_proposal;
     CheckReport& m_report;
     std::set<std::pair<std::string, std::string>> m_evaluated;
-    std::vector<SkippedRule> m_skipped;
+    std::vector<SkippedCheck> m_skipped;
 };
 
 }  // namespace
 
-std::string_view to_string(Severity severity) {
+std::string_view to_string(FindingSeverity severity) {
     switch (severity) {
-    case Severity::error:
+    case FindingSeverity::error:
         return "error";
-    case Severity::warning:
+    case FindingSeverity::warning:
         return "warning";
-    case Severity::note:
+    case FindingSeverity::note:
         return "note";
     }
     return "";
@@ -983,7 +983,7 @@ const std::vector<std::string_view>& check_rules() {
     return rules;
 }
 
-std::size_t CheckReport::count(Severity severity) const {
+std::size_t CheckReport::count(FindingSeverity severity) const {
     return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(),
                                                   [&](const Finding& finding) { return finding.severity == severity; }));
 }

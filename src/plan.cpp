@@ -403,6 +403,10 @@ struct Miss {
     std::string why;
 };
 
+// Rejections the user chose (lists, segments, power) sort after every near miss.
+constexpr double excluded_by_choice = 1e9;
+constexpr double unsupported = 1e8;
+
 class RolePlanner {
 public:
     RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective)
@@ -467,12 +471,13 @@ public:
             Miss miss;
             const std::string excluded = static_exclusion(m_workload, gpu);
             if (!excluded.empty()) {
-                plan.rejected.push_back({gpu.id, 0, excluded});
+                plan.rejected.push_back({gpu.id, 0, excluded, excluded_by_choice});
                 continue;
             }
             const PrecisionChoice precision = choose_precision(m_workload, gpu);
             if (!precision.possible) {
-                plan.rejected.push_back({gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision))});
+                plan.rejected.push_back(
+                    {gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision)), unsupported});
                 continue;
             }
             const std::size_t before = best_per_configuration.size();
@@ -487,9 +492,12 @@ public:
                     why = fmt::format("no {} ({} fallback); {}", to_string(m_workload.precision),
                                       to_string(precision.precision), why);
                 }
-                plan.rejected.push_back({gpu.id, 0, why});
+                plan.rejected.push_back({gpu.id, 0, why, miss.severity});
             }
         }
+        // The near misses first: they are the ones worth a second look.
+        std::stable_sort(plan.rejected.begin(), plan.rejected.end(),
+                         [](const Rejection& a, const Rejection& b) { return a.closeness < b.closeness; });
         plan.feasible = m_feasible;
         for (Candidate& candidate : best_per_configuration) {
             candidate.score = objective_score(m_objective, candidate);
@@ -869,7 +877,12 @@ private:
         }
         const Bottleneck& bottleneck = plan.winner->perf.bottleneck;
         if (bottleneck.resource == Resource::input_pipeline) {
-            lines.push_back("input-bound: fix the data pipeline before buying a faster GPU — " + bottleneck.remedy);
+            std::string remedy = bottleneck.remedy;
+            const std::string prefix = "input-bound: ";
+            if (remedy.rfind(prefix, 0) == 0) {
+                remedy.erase(0, prefix.size());
+            }
+            lines.push_back("input-bound: fix the data pipeline before buying a faster GPU — " + remedy);
         } else if (!bottleneck.remedy.empty()) {
             lines.push_back(bottleneck.remedy);
         }

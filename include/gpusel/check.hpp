@@ -25,8 +25,8 @@
 
 namespace gpusel {
 
-enum class Severity { error, warning, note };
-std::string_view to_string(Severity severity);  // "error", "warning", "note"
+enum class FindingSeverity { error, warning, note };
+std::string_view to_string(FindingSeverity severity);  // "error", "warning", "note"
 
 // Rule ids: stable, kebab-case. CI configurations, tests and docs/ci.md refer to them.
 namespace check_rule {
@@ -67,7 +67,7 @@ struct EvidenceItem {
 };
 
 struct Finding {
-    Severity severity = Severity::error;
+    FindingSeverity severity = FindingSeverity::error;
     std::string rule;     // a check_rule id
     std::string role;     // "development" | "training" | "inference"
     std::string field;    // the proposal field it concerns, e.g. "hardware[0].count"
@@ -78,7 +78,7 @@ struct Finding {
 };
 
 // A rule that was not evaluated for a role, and why (JUnit reports it as skipped).
-struct SkippedRule {
+struct SkippedCheck {
     std::string role;
     std::string rule;
     std::string reason;
@@ -91,10 +91,10 @@ struct CheckReport {
     std::vector<std::string> roles;  // every role checked, workloads' roles first
     std::vector<std::string> summary;  // one line per hardware line: what was evaluated, in numbers
     std::vector<Finding> findings;   // errors, then warnings, then notes; file order within each
-    std::vector<SkippedRule> skipped;
+    std::vector<SkippedCheck> skipped;
 
-    std::size_t count(Severity severity) const;
-    bool passed() const { return count(Severity::error) == 0; }
+    std::size_t count(FindingSeverity severity) const;
+    bool passed() const { return count(FindingSeverity::error) == 0; }
 };
 
 // Why a hardware line has no evaluation at its count.

@@ -45,6 +45,7 @@ struct Rejection {
     std::string gpu;
     int count = 0;
     std::string why_not;
+    double closeness = 0;  // how far from feasible (1 = at the limit; larger = further); sorts the list
 };
 
 struct RolePlan {

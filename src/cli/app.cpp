@@ -108,13 +108,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     app.require_subcommand(1);
     app.fallthrough();
 
+    // The order of --help: the decision first, then its parts, then the tools around it.
     register_plan(app, context);
-    register_validate(app, context);
-    register_catalog(app, context);
-    register_models(app, context);
     register_memory(app, context);
     register_perf(app, context);
     register_check(app, context);
+    register_diagnose(app, context);
+    register_verify(app, context);
+    register_validate(app, context);
+    register_catalog(app, context);
+    register_models(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {

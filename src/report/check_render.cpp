@@ -93,21 +93,21 @@ std::string counts_words(const CheckReport& report) {
     const auto words = [](std::size_t count, const char* word) {
         return fmt::format("{} {}{}", count, word, count == 1 ? "" : "s");
     };
-    return fmt::format("{}, {}, {}", words(report.count(Severity::error), "error"),
-                       words(report.count(Severity::warning), "warning"), words(report.count(Severity::note), "note"));
+    return fmt::format("{}, {}, {}", words(report.count(FindingSeverity::error), "error"),
+                       words(report.count(FindingSeverity::warning), "warning"), words(report.count(FindingSeverity::note), "note"));
 }
 
 std::string verdict_line(const CheckReport& report) {
     return fmt::format("{}: check {}: {}", report.file, report.passed() ? "passed" : "failed", counts_words(report));
 }
 
-std::string github_command(Severity severity) {
+std::string github_command(FindingSeverity severity) {
     switch (severity) {
-    case Severity::error:
+    case FindingSeverity::error:
         return "error";
-    case Severity::warning:
+    case FindingSeverity::warning:
         return "warning";
-    case Severity::note:
+    case FindingSeverity::note:
         return "notice";
     }
     return "notice";
@@ -317,12 +317,12 @@ std::string render_check_json(const CheckReport& report) {
         item["field"] = finding.field;
         document["findings"].push_back(std::move(item));
     }
-    document["summary"] = {{"errors", report.count(Severity::error)},
-                           {"warnings", report.count(Severity::warning)},
-                           {"notes", report.count(Severity::note)}};
+    document["summary"] = {{"errors", report.count(FindingSeverity::error)},
+                           {"warnings", report.count(FindingSeverity::warning)},
+                           {"notes", report.count(FindingSeverity::note)}};
     document["checked"] = report.summary;
     document["skipped"] = nlohmann::ordered_json::array();
-    for (const SkippedRule& skipped : report.skipped) {
+    for (const SkippedCheck& skipped : report.skipped) {
         document["skipped"].push_back({{"role", skipped.role}, {"rule", skipped.rule}, {"reason", skipped.reason}});
     }
     return document.dump(2) + "\n";
@@ -350,10 +350,10 @@ std::string render_check_junit(const CheckReport& report) {
         std::string role;
         std::string rule;
         std::vector<const Finding*> findings;
-        const SkippedRule* skipped = nullptr;
+        const SkippedCheck* skipped = nullptr;
         bool failed() const {
             return std::any_of(findings.begin(), findings.end(),
-                               [](const Finding* finding) { return finding->severity == Severity::error; });
+                               [](const Finding* finding) { return finding->severity == FindingSeverity::error; });
         }
     };
     std::vector<Case> cases;
@@ -366,7 +366,7 @@ std::string render_check_junit(const CheckReport& report) {
                 }
             }
             if (item.findings.empty()) {
-                for (const SkippedRule& skipped : report.skipped) {
+                for (const SkippedCheck& skipped : report.skipped) {
                     if (skipped.role == role && skipped.rule == rule) {
                         item.skipped = &skipped;
                         break;
@@ -413,7 +413,7 @@ std::string render_check_junit(const CheckReport& report) {
         }
         if (item.failed()) {
             const Finding* first = *std::find_if(item.findings.begin(), item.findings.end(), [](const Finding* finding) {
-                return finding->severity == Severity::error;
+                return finding->severity == FindingSeverity::error;
             });
             out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", escape_xml(item.rule),
                                escape_xml(first->message), escape_xml_text(details));

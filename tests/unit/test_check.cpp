@@ -29,7 +29,8 @@ using gpusel::Precision;
 using gpusel::Proposal;
 using gpusel::ProposedHardware;
 using gpusel::Role;
-using gpusel::Severity;
+using gpusel::FindingSeverity;
+using Severity = gpusel::FindingSeverity;
 using gpusel::Workload;
 
 namespace {
@@ -167,7 +168,7 @@ std::string evidence_text(const Finding& finding, const std::string& key) {
 }
 
 bool skipped(const CheckReport& report, const std::string& role, const std::string& rule) {
-    return std::any_of(report.skipped.begin(), report.skipped.end(), [&](const gpusel::SkippedRule& item) {
+    return std::any_of(report.skipped.begin(), report.skipped.end(), [&](const gpusel::SkippedCheck& item) {
         return item.role == role && item.rule == rule;
     });
 }
@@ -830,7 +831,7 @@ TEST_CASE("check: the example proposals give the findings they were written for"
         const Proposal proposal = load_example(name, catalog, models);
         return gpusel::judge_proposal(proposal, gpusel::assess_proposal(proposal, catalog, efficiency));
     };
-    const auto has = [](const CheckReport& report, const std::string& rule, Severity severity) {
+    const auto has = [](const CheckReport& report, const std::string& rule, FindingSeverity severity) {
         return std::any_of(report.findings.begin(), report.findings.end(), [&](const Finding& finding) {
             return finding.rule == rule && finding.severity == severity;
         });
