@@ -54,6 +54,7 @@ void register_plan(CLI::App& app, Context& context);
 void register_check(CLI::App& app, Context& context);
 void register_diagnose(CLI::App& app, Context& context);
 void register_verify(CLI::App& app, Context& context);
+void register_report(CLI::App& app, Context& context);
 
 // Parses a CLI number strictly (no nan/inf/hex/leading zeros); throws UsageError naming the flag.
 int parse_count_flag(const std::string& text, const std::string& flag, int min, int max);
