@@ -433,6 +433,10 @@ public:
         }
         if (found.empty()) {
             result.why_not = miss.why.empty() ? std::string("no price for this acquisition") : miss.why;
+            if (m_closest_miss) {
+                result.closest_memory = estimate_memory(with_precision(precision.precision), gpu, m_closest_miss->query);
+                result.closest_layout = m_closest_miss->query.layout;
+            }
             return result;
         }
         // Prefer layouts that meet the deadline or SLO, then the objective.
@@ -567,16 +571,15 @@ private:
                 }
                 continue;
             }
+            // In fixed mode the budget is judged by the caller.
             const BudgetSpec& budget = m_workload.budget;
-            if (m_fixed) {
-                // The budget is judged by the caller.
-            } else if (budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
+            if (!m_fixed && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
                 note_miss(miss, cost.capex_usd / budget.capex_usd,
                           fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
                                       format_usd(budget.capex_usd)));
                 continue;
             }
-            if (budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
+            if (!m_fixed && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
                 note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
                           fmt::format("{}×: {} per month > budget {}", usage.gpus, format_usd(cost.monthly_opex_usd),
                                       format_usd(budget.monthly_usd)));
@@ -603,6 +606,13 @@ private:
 
     // Each layout is priced once per acquisition mode: that many candidates.
     std::size_t acquisition_count() const { return m_fixed ? 1 : acquisitions_for(m_workload).size(); }
+
+    // Fixed mode: remembers the layout that came closest to fitting.
+    void note_memory_miss(const MemoryQuery& query, double total_bytes) {
+        if (m_fixed && (!m_closest_miss || total_bytes < m_closest_miss->total_bytes)) {
+            m_closest_miss = MemoryMiss{query, total_bytes};
+        }
+    }
 
     static void note_miss(Miss& miss, double severity, std::string why) {
         if (severity < miss.severity) {
@@ -651,6 +661,7 @@ private:
                     const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
                     const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
                     if (memory.total_bytes > usable) {
+                        note_memory_miss(query, memory.total_bytes);
                         note_miss(miss, 10.0 + memory.total_bytes / usable,
                                   fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)",
                                               format_gb(memory.total_bytes), count, count == 1 ? "" : "s",
@@ -708,6 +719,7 @@ private:
             const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
             const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
             if (memory.total_bytes > usable) {
+                note_memory_miss(query, memory.total_bytes);
                 note_miss(miss, 10.0 + memory.total_bytes / usable,
                           fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
                                       format_gb(memory.total_bytes), layout.tensor_parallel,
@@ -766,6 +778,7 @@ private:
                 at_batch.batch = perf.inference->batch;
                 const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
                 if (used.total_bytes > usable) {
+                    note_memory_miss(at_batch, used.total_bytes);
                     note_miss(miss, 10.0 + used.total_bytes / usable,
                               fmt::format("needs {} per GPU at batch {}, has {} ({} usable)",
                                           format_gb(used.total_bytes), perf.inference->batch,
@@ -896,6 +909,11 @@ private:
     Objective m_objective;
     std::size_t m_feasible = 0;
     std::optional<Fixed> m_fixed;
+    struct MemoryMiss {
+        MemoryQuery query;
+        double total_bytes = 0;
+    };
+    std::optional<MemoryMiss> m_closest_miss;
 };
 
 std::string procurement_reason(const RolePlan& plan) { return plan.winner ? plan.winner->reason : ""; }
@@ -928,6 +946,10 @@ std::string_view class_priorities(WorkloadClass workload_class) {
         return "performance per watt, INT8/INT4, power envelope";
     }
     return "";
+}
+
+std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu) {
+    return static_exclusion(workload, gpu);
 }
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,

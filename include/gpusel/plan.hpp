@@ -104,7 +104,16 @@ struct PlanReport {
 struct FixedEvaluation {
     std::optional<Candidate> candidate;
     std::string why_not;
+    // When no layout fits: the memory of the one that needs the least per GPU (its `fits` judged
+    // with the workload's headroom), so that the caller can show the breakdown.
+    std::optional<MemoryEstimate> closest_memory;
+    Layout closest_layout;
 };
+
+// Why the workload's lists and limits exclude `gpu` (constraints.allow / deny / vendor / segment /
+// form_factor / max_power_per_device), e.g. "segment datacenter not allowed"; empty when they
+// do not. The first reason found.
+std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu);
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
                                std::optional<double> unit_price_usd, const EfficiencyTable& efficiency);

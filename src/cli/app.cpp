@@ -114,6 +114,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     register_report(app, context);
     register_memory(app, context);
     register_perf(app, context);
+    register_check(app, context);
     register_diagnose(app, context);
     register_verify(app, context);
     register_validate(app, context);
