@@ -133,8 +133,9 @@ TEST_CASE("KV cache of the llama.cpp V100 case is exactly 1024 MiB", "[memory]")
 }
 
 TEST_CASE("mixed-precision AdamW holds 16 bytes per parameter", "[memory]") {
-    // bf16 weights 2 + bf16 gradients 2 + fp32 m, v 8 + fp32 master 4 (ZeRO paper, K = 12).
-    const Workload workload = workload_from(cnn_training("bf16", "bf16", "adamw", true));
+    // bf16 weights 2 + bf16 gradients 2 + fp32 m, v 8 + fp32 master 4 (ZeRO paper, K = 12); gradients
+    // kept allocated between steps (zero_grad zeroes them in place).
+    const Workload workload = workload_from(cnn_training("bf16", "bf16", "adamw", true, "  zero_grad: zero\n"));
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     CHECK(b.weights_bytes == 2e9);
     CHECK(b.gradients_bytes == 2e9);
@@ -163,7 +164,7 @@ TEST_CASE("optimizer bytes per parameter by optimizer and precision", "[memory]"
 }
 
 TEST_CASE("fp32 weights under autocast keep a 16-bit copy (6 B/param)", "[memory]") {
-    const Workload workload = workload_from(cnn_training("fp16", "fp32", "sgd", false));
+    const Workload workload = workload_from(cnn_training("fp16", "fp32", "sgd", false, "  zero_grad: zero\n"));
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     CHECK(b.weights_bytes == 6e9);
     CHECK(b.gradients_bytes == 4e9);
@@ -182,15 +183,18 @@ training: {optimizer: adamw, micro_batch: 1}
     CHECK(b.activations_bytes == 0);
     CHECK(b.optimizer_bytes == 16e9);  // 12 B/param states + master, + 4 B/param temporary
     CHECK(b.allocated_bytes == 20e9);
-    // Low end: a fused step (no temporary) and weights −2 %: 1.96 + 2 + 12 GB.
-    CHECK(b.allocated_low_bytes == Approx(15.96e9).epsilon(1e-12));
+    // Low end: a fused step (no temporary) and the parameter count −2 %, which scales weights,
+    // gradients and states alike: (2 + 2 + 12) × 0.98 GB.
+    CHECK(b.allocated_low_bytes == Approx(15.68e9).epsilon(1e-12));
+    // High end: everything proportional to the parameter count +2 %: 20 × 1.02 GB.
+    CHECK(b.allocated_high_bytes == Approx(20.4e9).epsilon(1e-12));
 }
 
 TEST_CASE("ZeRO stages divide optimizer, gradients and weights by the data-parallel degree", "[memory]") {
     const GpuSpec gpu = test_gpu();
     // Micro-batch 8: the activations (≈ 0.56 GB) outweigh the step temporary (0.21 GB), so the
     // optimizer component holds the states alone.
-    const Workload workload = workload_from(small_training("zero3", 8));
+    const Workload workload = workload_from(small_training("zero3", 8, "  zero_grad: zero\n"));
     const double params = 52379648;
     REQUIRE(workload.model.params == params);
     const MemoryBreakdown none = memory_breakdown(workload, gpu, layout_query(4, Sharding::none));
@@ -310,6 +314,7 @@ training:
   optimizer: adamw
   master_weights: false
   micro_batch: 1
+  global_batch: 8
   seq_len: 1024
   lora: {{rank: 8, targets: [q_proj, v_proj]}}
 )",
@@ -360,8 +365,10 @@ TEST_CASE("Korthikanti per-layer activation terms", "[memory]") {
 }
 
 TEST_CASE("full recompute keeps layer inputs and one layer", "[memory]") {
-    const Workload none = workload_from(small_training("none", 1, "  checkpointing: none\n  flash_attention: true\n", "sgd"));
-    const Workload full = workload_from(small_training("none", 1, "  checkpointing: full\n  flash_attention: true\n", "sgd"));
+    const Workload none =
+        workload_from(small_training("none", 1, "  checkpointing: none\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
+    const Workload full =
+        workload_from(small_training("none", 1, "  checkpointing: full\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
     const GpuSpec gpu = test_gpu();
     const MemoryBreakdown b_none = memory_breakdown(none, gpu, MemoryQuery{});
     const MemoryBreakdown b_full = memory_breakdown(full, gpu, MemoryQuery{});
@@ -375,21 +382,29 @@ TEST_CASE("full recompute keeps layer inputs and one layer", "[memory]") {
 }
 
 TEST_CASE("quantized inference keeps embeddings in 16-bit and dequantizes one matrix at a time", "[memory]") {
-    const Workload workload = workload_from(llama_inference("nf4", 1, 1, 1));
+    const Workload workload = workload_from(llama_inference("nf4-dq", 1, 1, 1));
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     const double embedding = 2.0 * 32000 * 4096;
     const double largest_matrix = 4096.0 * 12288;  // the widest projection counted: fused QKV (3 × 4096)
     CHECK(b.weights_bytes == Approx((6738415616.0 - embedding) * 4.127 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
+    // Without double quantization each block of 64 keeps an fp32 absmax: 4 + 32/64 = 4.5 bits.
+    const Workload plain = workload_from(llama_inference("nf4", 1, 1, 1));
+    CHECK(memory_breakdown(plain, test_gpu(), MemoryQuery{}).weights_bytes ==
+          Approx((6738415616.0 - embedding) * 4.5 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
     // GGUF bits per weight already average over the whole file.
     const Workload gguf = workload_from(llama_inference("q4_0", 1, 1, 1));
     CHECK(memory_breakdown(gguf, test_gpu(), MemoryQuery{}).weights_bytes == Approx(6738415616.0 * 4.54 / 8).epsilon(1e-12));
 }
 
-TEST_CASE("CUDA context by GPU generation", "[memory]") {
-    CHECK(cuda_context_bytes(test_gpu("volta")) == 1343.0 * 1024 * 1024);
-    CHECK(cuda_context_bytes(test_gpu("Turing")) == 1343.0 * 1024 * 1024);
-    CHECK(cuda_context_bytes(test_gpu("ampere")) == 0.45e9);
-    CHECK(cuda_context_bytes(test_gpu("hopper")) == 0.45e9);
+TEST_CASE("CUDA context by framework, or as measured", "[memory]") {
+    RuntimeSpec runtime;
+    CHECK(cuda_context_bytes(runtime) == 0.45e9);  // PyTorch 2.x, lazy module loading
+    runtime.framework = Framework::pytorch_1;
+    CHECK(cuda_context_bytes(runtime) == 1343.0 * 1024 * 1024);  // HF V100 measurement
+    runtime.framework = Framework::llm_c;
+    CHECK(cuda_context_bytes(runtime) == 0.45e9);
+    runtime.cuda_context_bytes = 800.0 * 1024 * 1024;
+    CHECK(cuda_context_bytes(runtime) == 800.0 * 1024 * 1024);
 }
 
 TEST_CASE("fits, headroom and the largest micro-batch that fits", "[memory]") {
