@@ -369,7 +369,7 @@ private:
     void read_implementation(MapReader& reader) {
         TrainingSpec& training = m_workload.training;
         const Framework framework = m_workload.runtime.framework;
-        const std::string from = fmt::format("from runtime.framework {}", to_string(framework));
+        const std::string from = fmt::format("{} default", to_string(framework));
         const auto defaulted = [&](std::string_view key, std::string_view value) {
             if (!reader.has(key)) {
                 assume(reader.child_path(key), value, from);
@@ -416,7 +416,7 @@ private:
                                 : Allocator::caching;
         if (!reader.choice("allocator", runtime.allocator, allocator_names) && !reader.has("allocator")) {
             assume(reader.child_path("allocator"), to_string(runtime.allocator),
-                   fmt::format("from runtime.framework {}", to_string(runtime.framework)));
+                   fmt::format("{} default", to_string(runtime.framework)));
         }
         reader.finish();
     }
