@@ -666,8 +666,10 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     const Allocation low = resolve_peak(peak, activation_low_factor, false, -1.0);
     const Allocation high = resolve_peak(peak, activation_high_factor, true, 1.0);
     if (nominal.at_step) {
-        notes.add("the peak is at the optimizer step: its temporary ({}) outweighs the activations ({}), which are "
-                  "freed by then", gb(peak.step_temporary), gb(peak.activations + peak.cast_copy));
+        notes.add("the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
+                  "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
+                  gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
+                  gb(peak.backward_gradients));
     }
     MemoryBreakdown breakdown;
     breakdown.weights_bytes = nominal.weights;
