@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -204,16 +205,13 @@ double GpuSpec::host_link_bytes_per_s() const {
 }
 
 const GpuSpec* Catalog::find(std::string_view id) const {
-    for (const GpuSpec& gpu : m_gpus) {
-        if (equals_ignore_case(gpu.id, id)) {
-            return &gpu;
-        }
-    }
-    return nullptr;
+    const auto found = m_index.find(to_lower(id));
+    return found == m_index.end() ? nullptr : &m_gpus[found->second];
 }
 
 GpuSpec* Catalog::find_mutable(std::string_view id) {
-    return const_cast<GpuSpec*>(static_cast<const Catalog*>(this)->find(id));
+    const auto found = m_index.find(to_lower(id));
+    return found == m_index.end() ? nullptr : &m_gpus[found->second];
 }
 
 std::string Catalog::suggest(std::string_view id) const {
@@ -226,10 +224,11 @@ std::string Catalog::suggest(std::string_view id) const {
 }
 
 void Catalog::upsert(GpuSpec gpu) {
-    if (GpuSpec* existing = find_mutable(gpu.id)) {
-        *existing = std::move(gpu);
-    } else {
+    const auto [position, inserted] = m_index.emplace(to_lower(gpu.id), m_gpus.size());
+    if (inserted) {
         m_gpus.push_back(std::move(gpu));
+    } else {
+        m_gpus[position->second] = std::move(gpu);
     }
 }
 
@@ -253,7 +252,7 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
         if (gpus->kind != YamlNode::Kind::sequence) {
             top.error("gpus", fmt::format("expected a list of GPU entries, got {}", kind_name(gpus->kind)));
         } else {
-            std::vector<std::string> seen;
+            std::unordered_set<std::string> seen;  // lower-case ids
             for (std::size_t i = 0; i < gpus->items.size(); ++i) {
                 const YamlNode& entry = gpus->items[i];
                 MapReader reader(entry, fmt::format("gpus[{}]", i), diagnostics);
@@ -272,12 +271,9 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
                     reader.finish();
                     continue;
                 }
-                const bool duplicate = std::any_of(seen.begin(), seen.end(),
-                                                   [&](const std::string& other) { return equals_ignore_case(other, id); });
-                if (duplicate) {
+                if (!seen.insert(to_lower(id)).second) {
                     reader.error("id", fmt::format("duplicate id '{}' in this file", id));
                 }
-                seen.push_back(id);
                 GpuSpec* existing = merged.find_mutable(id);
                 GpuSpec gpu = existing != nullptr ? *existing : GpuSpec{};
                 gpu.id = existing != nullptr ? existing->id : id;

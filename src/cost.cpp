@@ -124,10 +124,11 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisi
         if (!gpu.server_share_known()) {
             cost.notes.push_back("no server share in the catalog: host costs not included");
         }
-        // Against renting the same GPUs on demand for the same busy hours every month.
-        const double monthly_rent = on_demand_rate * gpus * hours_per_month * deployment.utilization;
-        if (on_demand_rate > 0 && monthly_rent > monthly_running) {
-            cost.break_even_month = cost.capex_usd / (monthly_rent - monthly_running);
+        // Against renting on demand the GPU-hours this workload needs (cloud_equivalent_usd),
+        // spread over the horizon: the month from which owning has cost less in total.
+        const double monthly_rent = cost.cloud_equivalent_usd / months;
+        if (monthly_rent > cost.monthly_opex_usd) {
+            cost.break_even_month = cost.capex_usd / (monthly_rent - cost.monthly_opex_usd);
         }
     } else {
         double rented_hours = busy_hours;

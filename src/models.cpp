@@ -1,6 +1,7 @@
 #include "gpusel/models.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -94,12 +95,8 @@ void complete_model(ModelSpec& model, MapReader& reader) {
 }
 
 const ModelSpec* ModelLibrary::find(std::string_view name) const {
-    for (const ModelSpec& model : m_models) {
-        if (equals_ignore_case(model.name, name)) {
-            return &model;
-        }
-    }
-    return nullptr;
+    const auto found = m_index.find(to_lower(name));
+    return found == m_index.end() ? nullptr : &m_models[found->second];
 }
 
 std::string ModelLibrary::suggest(std::string_view name) const {
@@ -111,13 +108,12 @@ std::string ModelLibrary::suggest(std::string_view name) const {
 }
 
 void ModelLibrary::upsert(ModelSpec model) {
-    for (ModelSpec& existing : m_models) {
-        if (equals_ignore_case(existing.name, model.name)) {
-            existing = std::move(model);
-            return;
-        }
+    const auto [position, inserted] = m_index.emplace(to_lower(model.name), m_models.size());
+    if (inserted) {
+        m_models.push_back(std::move(model));
+    } else {
+        m_models[position->second] = std::move(model);
     }
-    m_models.push_back(std::move(model));
 }
 
 void merge_models_text(ModelLibrary& library, std::string_view text, const std::string& file_name) {
@@ -250,7 +246,11 @@ ModelSpec model_from_hf_config_text(std::string_view json_text_value, const std:
         model.layers = json_int(config, {"n_layer", "num_hidden_layers"});
         model.hidden = json_int(config, {"n_embd", "hidden_size"});
         model.heads = json_int(config, {"n_head", "num_attention_heads"});
-        model.ffn = json_int(config, {"n_inner", "intermediate_size"}, 4 * model.hidden);
+        // GPT-2's default inner size is 4 × n_embd; in 64 bits, since n_embd may be up to 1e9
+        // (4e9 overflowed int: fuzz/regressions/hf_config/gpt2-default-ffn-overflow.json).
+        const long long default_ffn = 4LL * model.hidden;
+        model.ffn = json_int(config, {"n_inner", "intermediate_size"},
+                             default_ffn <= std::numeric_limits<int>::max() ? static_cast<int>(default_ffn) : 0);
         model.vocab = json_int(config, {"vocab_size"});
         model.max_context = json_int(config, {"n_positions", "n_ctx", "max_position_embeddings"});
         model.tied_embeddings = json_bool(config, "tie_word_embeddings", type == "gpt2");
@@ -306,7 +306,14 @@ ModelSpec model_from_hf_config_text(std::string_view json_text_value, const std:
     if (model.experts > 1) {
         ModelSpec active = model;
         active.experts = 1;
-        active.ffn = model.ffn * std::max(model.top_k, 1);
+        // The experts a token passes through, as one wide FFN; checked in 64 bits
+        // (fuzz/regressions/hf_config/moe-active-ffn-overflow.json).
+        const long long active_ffn = static_cast<long long>(model.ffn) * std::max(model.top_k, 1);
+        if (active_ffn > std::numeric_limits<int>::max()) {
+            throw InputError(Diagnostic{file_name, {}, {},
+                                        "intermediate_size × num_experts_per_tok is beyond any real model"});
+        }
+        active.ffn = static_cast<int>(active_ffn);
         model.active_params = transformer_param_count(active);
     } else {
         model.active_params = model.params;

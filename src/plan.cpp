@@ -403,6 +403,10 @@ struct Miss {
     std::string why;
 };
 
+// Rejections the user chose (lists, segments, power) sort after every near miss.
+constexpr double excluded_by_choice = 1e9;
+constexpr double unsupported = 1e8;
+
 class RolePlanner {
 public:
     RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective)
@@ -429,6 +433,10 @@ public:
         }
         if (found.empty()) {
             result.why_not = miss.why.empty() ? std::string("no price for this acquisition") : miss.why;
+            if (m_closest_miss) {
+                result.closest_memory = estimate_memory(with_precision(precision.precision), gpu, m_closest_miss->query);
+                result.closest_layout = m_closest_miss->query.layout;
+            }
             return result;
         }
         // Prefer layouts that meet the deadline or SLO, then the objective.
@@ -463,12 +471,13 @@ public:
             Miss miss;
             const std::string excluded = static_exclusion(m_workload, gpu);
             if (!excluded.empty()) {
-                plan.rejected.push_back({gpu.id, 0, excluded});
+                plan.rejected.push_back({gpu.id, 0, excluded, excluded_by_choice});
                 continue;
             }
             const PrecisionChoice precision = choose_precision(m_workload, gpu);
             if (!precision.possible) {
-                plan.rejected.push_back({gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision))});
+                plan.rejected.push_back(
+                    {gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision)), unsupported});
                 continue;
             }
             const std::size_t before = best_per_configuration.size();
@@ -483,9 +492,12 @@ public:
                     why = fmt::format("no {} ({} fallback); {}", to_string(m_workload.precision),
                                       to_string(precision.precision), why);
                 }
-                plan.rejected.push_back({gpu.id, 0, why});
+                plan.rejected.push_back({gpu.id, 0, why, miss.severity});
             }
         }
+        // The near misses first: they are the ones worth a second look.
+        std::stable_sort(plan.rejected.begin(), plan.rejected.end(),
+                         [](const Rejection& a, const Rejection& b) { return a.closeness < b.closeness; });
         plan.feasible = m_feasible;
         for (Candidate& candidate : best_per_configuration) {
             candidate.score = objective_score(m_objective, candidate);
@@ -559,16 +571,15 @@ private:
                 }
                 continue;
             }
+            // In fixed mode the budget is judged by the caller.
             const BudgetSpec& budget = m_workload.budget;
-            if (m_fixed) {
-                // The budget is judged by the caller.
-            } else if (budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
+            if (!m_fixed && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
                 note_miss(miss, cost.capex_usd / budget.capex_usd,
                           fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
                                       format_usd(budget.capex_usd)));
                 continue;
             }
-            if (budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
+            if (!m_fixed && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
                 note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
                           fmt::format("{}×: {} per month > budget {}", usage.gpus, format_usd(cost.monthly_opex_usd),
                                       format_usd(budget.monthly_usd)));
@@ -595,6 +606,13 @@ private:
 
     // Each layout is priced once per acquisition mode: that many candidates.
     std::size_t acquisition_count() const { return m_fixed ? 1 : acquisitions_for(m_workload).size(); }
+
+    // Fixed mode: remembers the layout that came closest to fitting.
+    void note_memory_miss(const MemoryQuery& query, double total_bytes) {
+        if (m_fixed && (!m_closest_miss || total_bytes < m_closest_miss->total_bytes)) {
+            m_closest_miss = MemoryMiss{query, total_bytes};
+        }
+    }
 
     static void note_miss(Miss& miss, double severity, std::string why) {
         if (severity < miss.severity) {
@@ -643,9 +661,11 @@ private:
                     const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
                     const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
                     if (memory.total_bytes > usable) {
+                        note_memory_miss(query, memory.total_bytes);
                         note_miss(miss, 10.0 + memory.total_bytes / usable,
-                                  fmt::format("needs {} per GPU at {} GPU{}, has {}", format_gb(memory.total_bytes),
-                                              count, count == 1 ? "" : "s", format_gb(gpu.memory_bytes)));
+                                  fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)",
+                                              format_gb(memory.total_bytes), count, count == 1 ? "" : "s",
+                                              format_gb(gpu.memory_bytes), format_gb(usable)));
                         break;  // a larger micro-batch needs more memory still
                     }
                     PerfQuery perf_query;
@@ -699,10 +719,12 @@ private:
             const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
             const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
             if (memory.total_bytes > usable) {
+                note_memory_miss(query, memory.total_bytes);
                 note_miss(miss, 10.0 + memory.total_bytes / usable,
-                          fmt::format("needs {} per GPU at {} GPU{} per replica, has {}", format_gb(memory.total_bytes),
-                                      layout.tensor_parallel, layout.tensor_parallel == 1 ? "" : "s",
-                                      format_gb(gpu.memory_bytes)));
+                          fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
+                                      format_gb(memory.total_bytes), layout.tensor_parallel,
+                                      layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                      format_gb(usable)));
                 continue;
             }
             PerfQuery perf_query;
@@ -756,9 +778,11 @@ private:
                 at_batch.batch = perf.inference->batch;
                 const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
                 if (used.total_bytes > usable) {
+                    note_memory_miss(at_batch, used.total_bytes);
                     note_miss(miss, 10.0 + used.total_bytes / usable,
-                              fmt::format("needs {} per GPU at batch {}, has {}", format_gb(used.total_bytes),
-                                          perf.inference->batch, format_gb(gpu.memory_bytes)));
+                              fmt::format("needs {} per GPU at batch {}, has {} ({} usable)",
+                                          format_gb(used.total_bytes), perf.inference->batch,
+                                          format_gb(gpu.memory_bytes), format_gb(usable)));
                     continue;
                 }
             }
@@ -856,7 +880,12 @@ private:
         }
         const Bottleneck& bottleneck = plan.winner->perf.bottleneck;
         if (bottleneck.resource == Resource::input_pipeline) {
-            lines.push_back("input-bound: fix the data pipeline before buying a faster GPU — " + bottleneck.remedy);
+            std::string remedy = bottleneck.remedy;
+            const std::string prefix = "input-bound: ";
+            if (remedy.rfind(prefix, 0) == 0) {
+                remedy.erase(0, prefix.size());
+            }
+            lines.push_back("input-bound: fix the data pipeline before buying a faster GPU — " + remedy);
         } else if (!bottleneck.remedy.empty()) {
             lines.push_back(bottleneck.remedy);
         }
@@ -880,6 +909,11 @@ private:
     Objective m_objective;
     std::size_t m_feasible = 0;
     std::optional<Fixed> m_fixed;
+    struct MemoryMiss {
+        MemoryQuery query;
+        double total_bytes = 0;
+    };
+    std::optional<MemoryMiss> m_closest_miss;
 };
 
 std::string procurement_reason(const RolePlan& plan) { return plan.winner ? plan.winner->reason : ""; }
@@ -912,6 +946,10 @@ std::string_view class_priorities(WorkloadClass workload_class) {
         return "performance per watt, INT8/INT4, power envelope";
     }
     return "";
+}
+
+std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu) {
+    return static_exclusion(workload, gpu);
 }
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,

@@ -481,7 +481,7 @@ private:
         const YamlNode empty = empty_mapping(parent);
         MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
         DeploymentSpec& deployment = m_workload.deployment;
-        const auto defaulted = [&](std::string_view key, std::string value) {
+        const auto defaulted = [&](std::string_view key, const std::string& value) {
             if (!reader.has(key)) {
                 assume(reader.child_path(key), value);
             }

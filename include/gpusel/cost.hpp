@@ -45,7 +45,9 @@ struct CostEstimate {
     double monthly_opex_usd = 0;    // average per month over the horizon
     double tco_usd = 0;             // capex + opex over the horizon − resale
     double cloud_equivalent_usd = 0;  // the same GPU-hours rented on demand
-    std::optional<double> break_even_month;  // owning beats on-demand renting from this month on
+    // Buying: capex / (cloud_equivalent_usd per month − monthly_opex_usd), the month from which
+    // owning has cost less than renting the same GPU-hours on demand; absent when never.
+    std::optional<double> break_even_month;
     double usd_per_unit = 0;
     std::string unit;
     double energy_kwh = 0;

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusel/error.hpp"
@@ -54,6 +55,7 @@ public:
 
 private:
     std::vector<ModelSpec> m_models;
+    std::unordered_map<std::string, std::size_t> m_index;  // lower-case name -> position
 };
 
 // Parses models YAML text and merges it into `library` (same name = replaced). Throws InputError.

@@ -152,11 +152,11 @@ struct TrainingPerf {
     bool meets_deadline = true;
     // Per optimizer step, one GPU:
     double compute_s = 0;             // forward + backward (+ recompute), incl. pipeline bubble
-    double memory_s = 0;              // optimizer update and other bandwidth-bound work
+    double memory_s = 0;              // optimizer update and bandwidth-bound kernels (CNNs)
     double communication_s = 0;       // exposed (not overlapped) collectives
     double host_transfer_s = 0;       // offload traffic and input copies over PCIe, exposed
     double input_s = 0;               // input pipeline wait, exposed
-    double overhead_s = 0;            // kernel launches not hidden
+    double overhead_s = 0;            // kernel launches not hidden (0: large training kernels hide them)
     double bubble_fraction = 0;
     double model_flops_per_step = 0;  // whole candidate
     double input_samples_per_s = 0;   // what the CPUs and storage deliver (0 = not limiting)

@@ -27,7 +27,7 @@ struct Candidate {
     std::string gpu_name;
     int count = 1;          // GPUs in total (all replicas)
     int replicas = 1;       // inference: copies of the model serving the load
-    Layout layout;          // per replica
+    Layout layout;          // tensor and pipeline parallel per replica; inference: data_parallel = replicas
     Precision precision = Precision::bf16;
     bool precision_fallback = false;  // the workload's precision is not native; this one is used
     Acquisition acquisition = Acquisition::buy_new;
@@ -45,6 +45,7 @@ struct Rejection {
     std::string gpu;
     int count = 0;
     std::string why_not;
+    double closeness = 0;  // how far from feasible (1 = at the limit; larger = further); sorts the list
 };
 
 struct RolePlan {
@@ -103,7 +104,16 @@ struct PlanReport {
 struct FixedEvaluation {
     std::optional<Candidate> candidate;
     std::string why_not;
+    // When no layout fits: the memory of the one that needs the least per GPU (its `fits` judged
+    // with the workload's headroom), so that the caller can show the breakdown.
+    std::optional<MemoryEstimate> closest_memory;
+    Layout closest_layout;
 };
+
+// Why the workload's lists and limits exclude `gpu` (constraints.allow / deny / vendor / segment /
+// form_factor / max_power_per_device), e.g. "segment datacenter not allowed"; empty when they
+// do not. The first reason found.
+std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu);
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
                                std::optional<double> unit_price_usd, const EfficiencyTable& efficiency);

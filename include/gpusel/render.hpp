@@ -25,6 +25,7 @@ struct TerminalStyle {
 struct PlanTableOptions {
     bool show_rejected = false;        // every rejected GPU, one per line (--show-rejected)
     std::size_t rejected_preview = 3;  // otherwise: this many, then "(N more: --show-rejected)"
+    bool quiet = false;                // --quiet: no assumptions block, no export hint
 };
 
 // The decision memo (plan-output.md): title, assumptions, per role the restated question,
@@ -36,7 +37,8 @@ void render_plan_table(const PlanReport& report, std::ostream& out, const Termin
 
 // GitHub-flavoured Markdown for a pull-request comment: the procurement table first, then each
 // role with its candidates; rejected GPUs and assumptions in collapsed <details> blocks. Text
-// from the report is escaped (| * _ ` [ ] < > & \), so it cannot break a table or inject HTML.
+// from the report is escaped (\ ` * _ [ ] | $ ~ # backslashed; < > & as entities; line breaks
+// as spaces), so it cannot break a table, start math or inject HTML.
 void render_plan_markdown(const PlanReport& report, std::ostream& out);
 
 // JSON format 1 (cli.md, `plan`), pretty-printed with a final newline. Keys in the documented

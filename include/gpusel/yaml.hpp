@@ -63,6 +63,10 @@ YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Di
 std::string read_input_file(const std::string& path, std::size_t limit_bytes = max_input_bytes);
 
 // Collects diagnostics for one file.
+// At most this many problems are reported for one file, the first in file order, followed by
+// one line counting the rest: a file of 100,000 unknown keys must not print 100,000 lines.
+inline constexpr std::size_t max_reported_diagnostics = 100;
+
 class Diagnostics {
 public:
     explicit Diagnostics(std::string file) : m_file(std::move(file)) {}
@@ -71,12 +75,14 @@ public:
     void clear();
     const std::string& file() const { return m_file; }
     const std::vector<Diagnostic>& list() const { return m_list; }
-    // Throws InputError with every diagnostic, sorted by position, when any was recorded.
+    // Throws InputError with the diagnostics sorted by position (at most
+    // max_reported_diagnostics, then "N more problems not shown"), when any was recorded.
     void throw_if_any() const;
 
 private:
     std::string m_file;
-    std::vector<Diagnostic> m_list;
+    std::vector<Diagnostic> m_list;  // the first 10 × max_reported_diagnostics recorded
+    std::size_t m_dropped = 0;       // recorded beyond that
 };
 
 // Reads the fields of one mapping against a schema the caller states field by field.

@@ -82,6 +82,7 @@ constexpr const char* program_footer =
     "  gpusel validate examples/*.yaml             check workload, project, proposal or catalog files\n"
     "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40   speed, P99 latency and bottleneck\n"
     "  gpusel catalog list --catalog quotes.yaml   with your negotiated prices\n"
+    "  gpusel report examples/smart-support.yaml -o r.html   the plan as an HTML page with charts\n"
     "\nExit codes: 0 ok, 1 check failed or nothing feasible, 2 usage error, 3 input error,\n"
     "4 output error, 70 internal error. Documentation: docs/ (workload.md, catalog.md).";
 
@@ -108,12 +109,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     app.require_subcommand(1);
     app.fallthrough();
 
+    // The order of --help: the decision first, then its parts, then the tools around it.
     register_plan(app, context);
+    register_report(app, context);
+    register_memory(app, context);
+    register_perf(app, context);
+    register_check(app, context);
+    register_diagnose(app, context);
+    register_verify(app, context);
     register_validate(app, context);
     register_catalog(app, context);
     register_models(app, context);
-    register_memory(app, context);
-    register_perf(app, context);
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {

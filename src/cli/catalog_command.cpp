@@ -68,16 +68,13 @@ void print_show(Context& context, const std::string& id) {
     out << fmt::format("  memory {} ({}) {} · bandwidth {} · ECC {}\n", format_gb(gpu->memory_bytes),
                        format_gib(gpu->memory_bytes), gpu->memory_type, format_bandwidth(gpu->memory_bandwidth_bytes_per_s),
                        gpu->ecc ? "yes" : "no");
-    std::string rates;
+    std::vector<std::string> rates;
     for (const Precision precision : all_precisions) {
         if (gpu->supports(precision)) {
-            rates += fmt::format("{} {:g} · ", to_string(precision), gpu->peak_flops_per_s(precision) / 1e12);
+            rates.push_back(fmt::format("{} {:g}", to_string(precision), gpu->peak_flops_per_s(precision) / 1e12));
         }
     }
-    if (rates.size() >= 5) {
-        rates.resize(rates.size() - 5);  // drop the last " · " (3 bytes + 2 for the middle dot)
-    }
-    out << "  dense TFLOPS: " << rates << "\n";
+    out << "  dense TFLOPS: " << fmt::format("{}", fmt::join(rates, " · ")) << "\n";
     out << fmt::format("  power {:.0f} W · host link PCIe {} x{}", gpu->power_watts, gpu->host_link_generation,
                        gpu->host_link_lanes);
     if (gpu->has_gpu_interconnect()) {

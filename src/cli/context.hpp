@@ -51,6 +51,10 @@ void register_models(CLI::App& app, Context& context);
 void register_memory(CLI::App& app, Context& context);
 void register_perf(CLI::App& app, Context& context);
 void register_plan(CLI::App& app, Context& context);
+void register_check(CLI::App& app, Context& context);
+void register_diagnose(CLI::App& app, Context& context);
+void register_verify(CLI::App& app, Context& context);
+void register_report(CLI::App& app, Context& context);
 
 // Parses a CLI number strictly (no nan/inf/hex/leading zeros); throws UsageError naming the flag.
 int parse_count_flag(const std::string& text, const std::string& flag, int min, int max);

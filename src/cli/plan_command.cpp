@@ -1,6 +1,7 @@
 // gpusel plan FILE: ranked candidates per role and the procurement table.
 
 #include <cstdlib>
+#include <ctime>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -76,7 +77,12 @@ void run_plan(const PlanFlags& flags, Context& context) {
 
     std::string content;
     if (flags.format == "xlsx") {
-        content = render_plan_xlsx(report);
+        XlsxOptions xlsx_options;
+        // Reproducible builds convention: a fixed creation time makes the workbook byte-stable.
+        if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch != nullptr) {
+            xlsx_options.created = static_cast<std::time_t>(parse_count_flag(epoch, "SOURCE_DATE_EPOCH", 0, 2147483647));
+        }
+        content = render_plan_xlsx(report, xlsx_options);
     } else {
         std::ostringstream text;
         if (flags.format == "table") {
@@ -85,6 +91,7 @@ void run_plan(const PlanFlags& flags, Context& context) {
             style.color = context.color() && target.is_standard_output();
             PlanTableOptions table_options;
             table_options.show_rejected = flags.show_rejected;
+            table_options.quiet = context.quiet;
             render_plan_table(report, text, style, table_options);
         } else if (flags.format == "markdown") {
             render_plan_markdown(report, text);
@@ -135,7 +142,7 @@ void register_plan(CLI::App& app, Context& context) {
         "  gpusel plan examples/smart-support.yaml\n"
         "  gpusel plan examples/chat-llama2-13b-int4.yaml --objective latency --top 10\n"
         "  gpusel plan examples/smart-support.yaml --format csv -o purchase.csv        (finance)\n"
-        "  gpusel plan examples/smart-support.yaml --format xlsx -o purchase.xlsx\n"
+        "  gpusel plan examples/smart-support.yaml --format xlsx -o plan.xlsx\n"
         "  gpusel plan examples/smart-support.yaml --format markdown > comment.md      (pull request)\n"
         "\nDefaults that shaped the answer are listed under Assumptions; set them in the file to change them.");
     command->callback([flags, &context] { run_plan(*flags, context); });

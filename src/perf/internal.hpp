@@ -36,10 +36,7 @@ struct InferenceTimes {
 };
 InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times);
 
-// Usable bytes per GPU for weights, activations and KV cache under the workload's headroom:
-// capacity × (1 − headroom) − runtime overhead (CUDA context and library workspaces).
-double usable_memory_bytes(const Workload& workload, const GpuSpec& gpu);
-// Whether weights, gradients and optimizer state fit the layout (interim, see memory_bridge.cpp).
+// Whether the training state (memory_breakdown's total) fits the layout under the headroom.
 bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
 
 // Quantile of the standard normal distribution for probability p in (0.5, 1).

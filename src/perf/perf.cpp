@@ -389,8 +389,6 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
     estimate.notes.insert(estimate.notes.begin(),
                           fmt::format("assumed software stack: {}; efficiency factors from data/efficiency.yaml: {}",
                                       stack_text, fmt::join(factors.applied, ", ")));
-    estimate.notes.push_back("memory limits (batch that fits, layout) use an interim estimate — weights, KV cache or "
-                             "training state, 1 GB runtime overhead — until the memory estimator is merged");
     return estimate;
 }
 

@@ -8,46 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/memory.hpp"
 #include "perf/internal.hpp"
 
 namespace gpusel::perf_detail {
 
 namespace {
-
-// Sum over the LoRA target modules of r·(d_in + d_out), per layer, times layers (Hu et al. 2021).
-double lora_trainable_params(const ModelSpec& model, const LoraSpec& lora) {
-    const double hidden = model.hidden;
-    const double head_dim = model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? hidden / model.heads : 0);
-    const double q_width = model.heads * head_dim;
-    const double kv_width = (model.kv_heads > 0 ? model.kv_heads : model.heads) * head_dim;
-    const double ffn = model.ffn;
-    const auto module_size = [&](const std::string& name) -> double {
-        if (name == "q_proj" || name == "o_proj") {
-            return hidden + q_width;
-        }
-        if (name == "k_proj" || name == "v_proj") {
-            return hidden + kv_width;
-        }
-        if (name == "gate_proj" || name == "up_proj" || name == "down_proj") {
-            return hidden + ffn;
-        }
-        return hidden + hidden;
-    };
-    double per_layer = 0;
-    if (lora.targets.size() == 1 && lora.targets.front() == "all-linear") {
-        for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}) {
-            if (!model.ffn_gated && std::string_view(name) == "gate_proj") {
-                continue;
-            }
-            per_layer += module_size(name);
-        }
-    } else {
-        for (const std::string& name : lora.targets) {
-            per_layer += module_size(name);
-        }
-    }
-    return lora.rank * per_layer * model.layers;
-}
 
 // Input elements from a shape such as "224x224x3"; 0 when it is not one.
 double input_elements(const std::string& shape) {

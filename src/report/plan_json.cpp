@@ -1,6 +1,9 @@
 // `gpusel plan --format json`: format 1 of ../shared/spec/cli.md. Keys named there come first
 // and in that order; extra keys follow. Nothing here computes: every value is copied from the
-// report, and a value that is not finite becomes null with a note naming where.
+// report, and a value that is not finite becomes null with a note naming where. Numbers are
+// rounded as the `memory` and `perf` commands round them, so that the document is the same on
+// every platform: bytes to whole bytes, money totals to cents, the rest to six significant
+// digits (finer than any estimate deserves).
 
 #include <cmath>
 #include <ostream>
@@ -19,14 +22,22 @@ using Json = nlohmann::ordered_json;
 
 class JsonBuilder {
 public:
-    // A finite number as is; otherwise null and a note "path: not a finite number (inf)".
+    // A finite number to six significant digits; otherwise null and a note naming the path.
     Json number(double value, const std::string& path) {
         if (std::isfinite(value)) {
-            return value;
+            return significant(value);
         }
-        m_notes.push_back(fmt::format("{}: the computed value is not a finite number ({}); written as null", path,
-                                      std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf")));
-        return nullptr;
+        return not_finite(value, path);
+    }
+
+    // An amount of money to the cent (unit prices and costs per unit keep six digits: a spot
+    // price of $0.104/h or $0.0002 per 1M tokens must not round away).
+    Json money(double usd, const std::string& path) {
+        if (std::isfinite(usd)) {
+            const double cents = std::round(usd * 100) / 100;
+            return cents == 0 ? 0.0 : cents;
+        }
+        return not_finite(usd, path);
     }
 
     Json optional_number(const std::optional<double>& value, const std::string& path) {
@@ -89,19 +100,27 @@ public:
         return json;
     }
 
-    // The `perf` command's training and inference objects; the one that does not apply is null.
-    Json perf(const PerfEstimate& perf, const std::string& path) {
+    // The `perf` command's training and inference objects; the one that does not apply is null,
+    // and so are the token rates of a model without tokens (with a note, as `perf` writes it).
+    Json perf(const PerfEstimate& perf, bool transformer, const std::string& path) {
         Json json;
+        std::vector<std::string> notes = perf.notes;
         if (perf.training) {
             const TrainingPerf& training = *perf.training;
             const std::string at = path + ".training.";
             Json object;
             object["step_time_s"] = number(training.step_time_s, at + "step_time_s");
-            object["tokens_per_s"] = number(training.tokens_per_s, at + "tokens_per_s");
+            if (transformer) {
+                object["tokens_per_s"] = number(training.tokens_per_s, at + "tokens_per_s");
+            } else {
+                object["tokens_per_s"] = nullptr;
+                notes.push_back("training.tokens_per_s is null: the model has no tokens; see samples_per_s");
+            }
             object["samples_per_s"] = number(training.samples_per_s, at + "samples_per_s");
             object["mfu"] = number(training.mfu, at + "mfu");
             object["time_to_train_s"] = optional_number(plan_text::time_to_train_s(training), at + "time_to_train_s");
             object["meets_deadline"] = training.meets_deadline;
+            object["scaling_efficiency"] = number(training.scaling_efficiency, at + "scaling_efficiency");
             object["compute_s"] = number(training.compute_s, at + "compute_s");
             object["memory_s"] = number(training.memory_s, at + "memory_s");
             object["communication_s"] = number(training.communication_s, at + "communication_s");
@@ -121,9 +140,18 @@ public:
             const std::string at = path + ".inference.";
             Json object;
             object["ttft_s"] = number(inference.ttft_s, at + "ttft_s");
-            object["tpot_s"] = number(inference.tpot_s, at + "tpot_s");
-            object["output_tokens_per_s"] = number(inference.output_tokens_per_s, at + "output_tokens_per_s");
-            object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, at + "prefill_tokens_per_s");
+            if (transformer) {
+                object["tpot_s"] = number(inference.tpot_s, at + "tpot_s");
+                object["output_tokens_per_s"] = number(inference.output_tokens_per_s, at + "output_tokens_per_s");
+                object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, at + "prefill_tokens_per_s");
+            } else {
+                object["tpot_s"] = nullptr;
+                object["output_tokens_per_s"] = nullptr;
+                object["prefill_tokens_per_s"] = nullptr;
+                notes.push_back(
+                    "tpot_s, output_tokens_per_s and prefill_tokens_per_s are null: the model generates no tokens; "
+                    "ttft_s is the latency of one request, requests_per_s the samples/s");
+            }
             object["requests_per_s"] = number(inference.requests_per_s, at + "requests_per_s");
             object["p99_ttft_s"] = optional_number(plan_text::p99_ttft_s(inference), at + "p99_ttft_s");
             object["p99_tpot_s"] = optional_number(plan_text::p99_tpot_s(inference), at + "p99_tpot_s");
@@ -135,23 +163,24 @@ public:
             object["meets_slo"] = inference.meets_slo;
             object["max_requests_per_s_meeting_slo"] =
                 number(inference.max_requests_per_s_meeting_slo, at + "max_requests_per_s_meeting_slo");
+            object["binding_target"] = inference.binding_target;
             object["offered_requests_per_s"] = number(inference.offered_requests_per_s, at + "offered_requests_per_s");
             object["mean_concurrency"] = number(inference.mean_concurrency, at + "mean_concurrency");
             json["inference"] = std::move(object);
         } else {
             json["inference"] = nullptr;
         }
-        json["notes"] = strings(perf.notes);
+        json["notes"] = strings(notes);
         return json;
     }
 
     Json cost(const CostEstimate& cost, const std::string& path) {
         const std::string at = path + ".";
         Json json;
-        json["capex_usd"] = number(cost.capex_usd, at + "capex_usd");
-        json["monthly_opex_usd"] = number(cost.monthly_opex_usd, at + "monthly_opex_usd");
-        json["tco_usd"] = number(cost.tco_usd, at + "tco_usd");
-        json["cloud_equivalent_usd"] = number(cost.cloud_equivalent_usd, at + "cloud_equivalent_usd");
+        json["capex_usd"] = money(cost.capex_usd, at + "capex_usd");
+        json["monthly_opex_usd"] = money(cost.monthly_opex_usd, at + "monthly_opex_usd");
+        json["tco_usd"] = money(cost.tco_usd, at + "tco_usd");
+        json["cloud_equivalent_usd"] = money(cost.cloud_equivalent_usd, at + "cloud_equivalent_usd");
         json["break_even_month"] = optional_number(cost.break_even_month, at + "break_even_month");
         json["usd_per_unit"] = number(cost.usd_per_unit, at + "usd_per_unit");
         json["unit"] = cost.unit;
@@ -163,15 +192,15 @@ public:
         const CostBreakdown& parts = cost.breakdown;
         const std::string part = at + "breakdown.";
         Json breakdown;
-        breakdown["gpus_usd"] = number(parts.gpus_usd, part + "gpus_usd");
-        breakdown["servers_usd"] = number(parts.servers_usd, part + "servers_usd");
-        breakdown["spares_usd"] = number(parts.spares_usd, part + "spares_usd");
-        breakdown["power_usd"] = number(parts.power_usd, part + "power_usd");
-        breakdown["operations_usd"] = number(parts.operations_usd, part + "operations_usd");
-        breakdown["failures_usd"] = number(parts.failures_usd, part + "failures_usd");
-        breakdown["resale_usd"] = number(parts.resale_usd, part + "resale_usd");
-        breakdown["rental_usd"] = number(parts.rental_usd, part + "rental_usd");
-        breakdown["hidden_usd"] = number(parts.hidden_usd, part + "hidden_usd");
+        breakdown["gpus_usd"] = money(parts.gpus_usd, part + "gpus_usd");
+        breakdown["servers_usd"] = money(parts.servers_usd, part + "servers_usd");
+        breakdown["spares_usd"] = money(parts.spares_usd, part + "spares_usd");
+        breakdown["power_usd"] = money(parts.power_usd, part + "power_usd");
+        breakdown["operations_usd"] = money(parts.operations_usd, part + "operations_usd");
+        breakdown["failures_usd"] = money(parts.failures_usd, part + "failures_usd");
+        breakdown["resale_usd"] = money(parts.resale_usd, part + "resale_usd");
+        breakdown["rental_usd"] = money(parts.rental_usd, part + "rental_usd");
+        breakdown["hidden_usd"] = money(parts.hidden_usd, part + "hidden_usd");
         json["breakdown"] = std::move(breakdown);
         json["notes"] = strings(cost.notes);
         return json;
@@ -184,10 +213,11 @@ public:
         json["detail"] = bottleneck.detail;
         json["gpu_utilization"] = number(bottleneck.gpu_utilization, path + ".gpu_utilization");
         json["remedy"] = bottleneck.remedy;
+        json["phase"] = bottleneck.phase;
         return json;
     }
 
-    Json candidate(const Candidate& candidate, const std::string& path) {
+    Json candidate(const Candidate& candidate, bool transformer, const std::string& path) {
         Json json;
         json["gpu"] = candidate.gpu;
         json["count"] = candidate.count;
@@ -195,7 +225,7 @@ public:
         json["layout"] = layout(candidate.layout);
         json["score"] = number(candidate.score, path + ".score");
         json["memory"] = memory(candidate.memory, !candidate.perf.inference, path + ".memory");
-        json["perf"] = perf(candidate.perf, path + ".perf");
+        json["perf"] = perf(candidate.perf, transformer, path + ".perf");
         json["cost"] = cost(candidate.cost, path + ".cost");
         json["bottleneck"] = bottleneck(candidate.perf.bottleneck, path + ".bottleneck");
         json["reason"] = candidate.reason;
@@ -212,12 +242,13 @@ public:
     }
 
     Json role(const RolePlan& plan, const std::string& path) {
+        const bool transformer = plan.workload.model.is_transformer();
         Json json;
         json["role"] = to_string(plan.role);
         json["workload"] = plan.workload.name;
-        json["winner"] = plan.winner ? candidate(*plan.winner, path + ".winner") : Json(nullptr);
+        json["winner"] = plan.winner ? candidate(*plan.winner, transformer, path + ".winner") : Json(nullptr);
         if (plan.alternative) {
-            Json alternative = candidate(*plan.alternative, path + ".alternative");
+            Json alternative = candidate(*plan.alternative, transformer, path + ".alternative");
             alternative["why_not"] = plan.alternative_why_not;
             json["alternative"] = std::move(alternative);
         } else {
@@ -225,7 +256,7 @@ public:
         }
         Json candidates = Json::array();
         for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
-            candidates.push_back(candidate(plan.ranked[i], fmt::format("{}.candidates[{}]", path, i)));
+            candidates.push_back(candidate(plan.ranked[i], transformer, fmt::format("{}.candidates[{}]", path, i)));
         }
         json["candidates"] = std::move(candidates);
         Json rejected = Json::array();
@@ -256,13 +287,13 @@ public:
         json["quantity"] = line.quantity;
         json["acquisition"] = to_string(line.acquisition);
         json["unit_price_usd"] = number(line.unit_price_usd, at + "unit_price_usd");
-        json["total_usd"] = number(line.total_usd, at + "total_usd");
-        json["tco_usd"] = number(line.tco_usd, at + "tco_usd");
+        json["total_usd"] = money(line.total_usd, at + "total_usd");
+        json["tco_usd"] = money(line.tco_usd, at + "tco_usd");
         json["horizon_months"] = number(line.horizon_months, at + "horizon_months");
         json["reason"] = line.reason;
         json["alternative"] = line.alternative;
         json["alternative_reason"] = line.alternative_reason;
-        json["monthly_opex_usd"] = number(line.monthly_opex_usd, at + "monthly_opex_usd");
+        json["monthly_opex_usd"] = money(line.monthly_opex_usd, at + "monthly_opex_usd");
         json["unit_price_per"] = plan_text::is_rental(line.acquisition) ? "gpu_hour" : "gpu";
         return json;
     }
@@ -293,15 +324,29 @@ public:
         json["objective"] = report.objective;
         json["horizon_months"] = number(report.horizon_months, "horizon_months");
         Json totals;
-        totals["capex_usd"] = number(report.total_capex_usd, "totals.capex_usd");
-        totals["monthly_opex_usd"] = number(report.total_monthly_opex_usd, "totals.monthly_opex_usd");
-        totals["tco_usd"] = number(report.total_tco_usd, "totals.tco_usd");
+        totals["capex_usd"] = money(report.total_capex_usd, "totals.capex_usd");
+        totals["monthly_opex_usd"] = money(report.total_monthly_opex_usd, "totals.monthly_opex_usd");
+        totals["tco_usd"] = money(report.total_tco_usd, "totals.tco_usd");
         json["totals"] = std::move(totals);
         json["notes"] = strings(m_notes);  // last: every non-finite value above has been seen
         return json;
     }
 
 private:
+    static double significant(double value) {
+        if (value == 0) {
+            return 0.0;  // also turns -0 into 0
+        }
+        const double scale = std::pow(10.0, 5 - static_cast<int>(std::floor(std::log10(std::fabs(value)))));
+        return std::round(value * scale) / scale;
+    }
+
+    Json not_finite(double value, const std::string& path) {
+        m_notes.push_back(fmt::format("{}: the computed value is not a finite number ({}); written as null", path,
+                                      std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf")));
+        return nullptr;
+    }
+
     std::vector<std::string> m_notes;
 };
 

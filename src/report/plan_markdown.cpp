@@ -118,22 +118,37 @@ void write_candidates(std::ostream& out, const RolePlan& plan) {
     const SpeedMetric speed = speed_metric(plan);
     const TimeMetric time = time_metric(plan);
     const std::string unit = plan.ranked.front().cost.unit;
-    table_header(out,
-                 {"#", "GPU", "n", "Mode", "Mem/GPU", md(capitalized(speed.header)), md(capitalized(time.header)),
-                  "Bottleneck", fmt::format("TCO ({} mo)", md(months_text(plan.workload.deployment.horizon_months))),
-                  md(unit.empty() ? "$/unit" : "$/" + unit)},
-                 "rlrlrrrlrr");
+    std::vector<std::string> headers = {
+        "#",
+        "GPU",
+        "n",
+        "Mode",
+        "Mem/GPU",
+        md(capitalized(speed.header)),
+        md(capitalized(time.header)),
+        "Bottleneck",
+        fmt::format("TCO ({} mo)", md(months_text(plan.workload.deployment.horizon_months)))};
+    // No unit of work (a development box), no cost per unit.
+    if (!unit.empty()) {
+        headers.push_back(md("$/" + unit));
+    }
+    table_header(out, headers, std::string_view("rlrlrrrlrr").substr(0, headers.size()));
     for (std::size_t rank = 0; rank < plan.ranked.size(); ++rank) {
         const Candidate& candidate = plan.ranked[rank];
         std::string gpu = md(candidate.gpu) + (candidate.precision_fallback ? "\\*" : "");
         if (rank == 0) {
             gpu = "**" + gpu + "**";
         }
-        table_row(out, {fmt::format("{}", rank + 1), gpu, fmt::format("{}", candidate.count),
-                        md(acquisition_words(candidate.acquisition)), md(memory_cell(candidate.memory)),
-                        md(speed_cell(speed, candidate)), md(time_cell(time, candidate)),
-                        md(bottleneck_cell(candidate.perf.bottleneck)), md(format_usd(candidate.cost.tco_usd)),
-                        md(usd_per_unit_cell(candidate.cost.usd_per_unit))});
+        std::vector<std::string> cells = {
+            fmt::format("{}", rank + 1),           gpu,
+            fmt::format("{}", candidate.count),    md(acquisition_words(candidate.acquisition)),
+            md(memory_cell(candidate.memory)),     md(speed_cell(speed, candidate)),
+            md(time_cell(time, candidate)),        md(bottleneck_cell(candidate.perf.bottleneck)),
+            md(format_usd(candidate.cost.tco_usd))};
+        if (!unit.empty()) {
+            cells.push_back(md(usd_per_unit_cell(candidate.cost.usd_per_unit)));
+        }
+        table_row(out, cells);
     }
     out << "\n";
     bool any_fallback = false;

@@ -118,9 +118,31 @@ void write_assumptions(std::ostream& out, const PlanReport& report, const Painte
         }
         found->second.push_back(std::move(item));
     }
+    // A default that every workload of a project shares is said once.
+    std::vector<std::string> shared;
+    if (groups.size() > 1) {
+        for (const std::string& item : groups.front().second) {
+            const bool everywhere = std::all_of(groups.begin(), groups.end(), [&](const auto& entry) {
+                return std::find(entry.second.begin(), entry.second.end(), item) != entry.second.end();
+            });
+            if (everywhere) {
+                shared.push_back(item);
+            }
+        }
+    }
+    if (!shared.empty()) {
+        write_items(out, "  all roles: ", 4, shared, width);
+    }
     for (const auto& [group, items] : groups) {
-        const std::string first = group.empty() ? "  " : "  " + group + ": ";
-        write_items(out, first, group.empty() ? 2 : 4, items, width);
+        std::vector<std::string> own;
+        for (const std::string& item : items) {
+            if (std::find(shared.begin(), shared.end(), item) == shared.end()) {
+                own.push_back(item);
+            }
+        }
+        if (!own.empty()) {
+            write_items(out, group.empty() ? "  " : "  " + group + ": ", group.empty() ? 2 : 4, own, width);
+        }
     }
 }
 
@@ -151,7 +173,11 @@ TextTable candidate_table(const RolePlan& plan, const Painter& paint, bool separ
     table.add_column("bottleneck");
     table.add_column(fmt::format("TCO {} mo", months_text(plan.workload.deployment.horizon_months)),
                      TextTable::Align::right);
-    table.add_column(unit.empty() ? "$/unit" : "$/" + unit_abbreviation(unit), TextTable::Align::right);
+    // Without a unit of work (a development box serves people, not a dataset) there is no cost
+    // per unit to show.
+    if (!unit.empty()) {
+        table.add_column("$/" + unit_abbreviation(unit), TextTable::Align::right);
+    }
     const std::size_t first_wrappable = separate_count ? 3 : 2;
     // What wraps first reads best wrapped: "memory bw" / "62 %", then "cloud" / "od", the unit
     // under a number; GPU ids, broken at a hyphen, last.
@@ -183,7 +209,9 @@ TextTable candidate_table(const RolePlan& plan, const Painter& paint, bool separ
         cells.push_back(time_cell(time, candidate));
         cells.push_back(bottleneck_cell(candidate.perf.bottleneck));
         cells.push_back(format_usd(candidate.cost.tco_usd));
-        cells.push_back(usd_per_unit_cell(candidate.cost.usd_per_unit));
+        if (!unit.empty()) {
+            cells.push_back(usd_per_unit_cell(candidate.cost.usd_per_unit));
+        }
         table.add_row(std::move(cells));
     }
     return table;
@@ -331,7 +359,7 @@ TextTable procurement_table(const PlanReport& report, const Painter& paint, bool
 
 void write_procurement(std::ostream& out, const PlanReport& report, const Painter& paint, std::size_t width) {
     if (report.procurement.empty()) {
-        out << paint.bold("Procurement") << ": nothing — no role has a feasible option\n";
+        write_wrapped(out, paint.bold("Procurement:") + " ", 2, "nothing — no role has a feasible option", width);
         return;
     }
     out << paint.bold("Procurement") << "\n";
@@ -358,14 +386,19 @@ void render_plan_table(const PlanReport& report, std::ostream& out, const Termin
     const std::size_t width = std::max(style.width, minimum_width);
     const Painter paint(style.color);
     write_title(out, report, paint, width);
-    out << "\n";
-    write_assumptions(out, report, paint, width);
+    if (!options.quiet) {
+        out << "\n";
+        write_assumptions(out, report, paint, width);
+    }
     for (const RolePlan& plan : report.roles) {
         out << "\n";
         write_role(out, plan, paint, options, width);
     }
     out << "\n";
     write_procurement(out, report, paint, width);
+    if (options.quiet) {
+        return;
+    }
     write_items(out, paint.dim("Export:") + " ", 8,
                 {"--format csv -o purchase.csv (finance)", "--format xlsx -o plan.xlsx",
                  "--format markdown (pull request)", "--format json"},

@@ -255,7 +255,10 @@ void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Fo
             sheet.number(row, column++, candidate.cost.capex_usd, formats.money);
             sheet.number(row, column++, candidate.cost.monthly_opex_usd, formats.money);
             sheet.number(row, column++, candidate.cost.tco_usd, formats.money);
-            sheet.number(row, column++, candidate.cost.usd_per_unit, formats.money);
+            if (!candidate.cost.unit.empty()) {
+                sheet.number(row, column, candidate.cost.usd_per_unit, formats.money);
+            }
+            ++column;
             sheet.text(row, column++, candidate.cost.unit);
             sheet.number(row, column++, candidate.cost.break_even_month, formats.decimal);
             sheet.text(row, column++, candidate.reason);

@@ -62,10 +62,22 @@ TEST_CASE("cost::estimate_cost of buying four GPUs for 24 months", "[cost]") {
     CHECK(cost.breakdown.resale_usd == Approx(18000));   // 4 × $10,000 × 0.45
     CHECK(cost.tco_usd == Approx(55198.82112));
     CHECK(cost.monthly_opex_usd == Approx(1049.95088));
-    // renting the same 4 GPUs 70 % of 730.5 h costs $4,090.80 a month; owning $737.45 to run
-    REQUIRE(cost.break_even_month.has_value());
-    CHECK(*cost.break_even_month == Approx(48000.0 / (4090.8 - 737.45088)));
     CHECK(cost.usd_per_unit == Approx(551.9882112));
+    // A 10-hour job rents for $80 in all: owning never catches up.
+    CHECK(cost.cloud_equivalent_usd == Approx(80));
+    CHECK_FALSE(cost.break_even_month.has_value());
+}
+
+TEST_CASE("cost::estimate_cost break-even of a service against renting on demand", "[cost]") {
+    const Workload workload;
+    UsageProfile service = job(0, 4);
+    service.service = true;
+    const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, service);
+    // renting 4 GPUs 70 % of 24 × 730.5 h at $2 = $98,179.20, i.e. $4,090.80 a month; owning runs
+    // $1,049.95 a month after $48,000 capex
+    CHECK(cost.cloud_equivalent_usd == Approx(98179.2));
+    REQUIRE(cost.break_even_month.has_value());
+    CHECK(*cost.break_even_month == Approx(48000.0 / (4090.8 - 1049.95088)));
 }
 
 TEST_CASE("cost::estimate_cost adds 15 % spares beyond 24 months", "[cost]") {

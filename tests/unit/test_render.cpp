@@ -239,7 +239,10 @@ TEST_CASE("render::plan json has the keys and values of cli.md format 1", "[rend
     CHECK(line["total_usd"].get<double>() == 0);
     CHECK(line["horizon_months"].get<double>() == 24);
     CHECK(json["procurement"][1]["reason"] == "-5 % TCO against L40: P99 TPOT 41 ms at 20 req/s");
-    CHECK(json["procurement"][1]["monthly_opex_usd"].get<double>() == 1234.567);
+    // Money to the cent, other numbers to six significant digits (samples_per_s = 11800 / 4096).
+    CHECK(json["procurement"][1]["monthly_opex_usd"].get<double>() == 1234.57);
+    CHECK(json["procurement"][0]["monthly_opex_usd"].get<double>() == 164.58);
+    CHECK(winner["perf"]["training"]["samples_per_s"].get<double>() == 2.88086);
 
     REQUIRE(json["assumptions"].size() == 3);
     CHECK(keys_of(json["assumptions"][2]) == std::vector<std::string>{"field", "value", "source"});
@@ -282,6 +285,23 @@ TEST_CASE("render::plan json: absent values are null, invalid UTF-8 is replaced,
     CHECK(json["roles"][0]["winner"]["perf"]["training"]["time_to_train_s"].is_null());
     CHECK(json["roles"][1]["winner"].is_null());
     CHECK(json["roles"][1]["alternative"].is_null());
+    CHECK(json["notes"].empty());
+}
+
+TEST_CASE("render::plan json: a model without tokens has null token rates, as `perf` writes them", "[render][json]") {
+    PlanReport report = fixture_plan_report();
+    report.roles[1].workload.model.layers = 0;  // not a transformer: a ranking model, say
+    report.roles[0].workload.model.layers = 0;
+    const Json json = Json::parse(json_text(report));
+    const Json& inference = json["roles"][1]["winner"]["perf"];
+    CHECK(inference["inference"]["tpot_s"].is_null());
+    CHECK(inference["inference"]["output_tokens_per_s"].is_null());
+    CHECK(inference["inference"]["requests_per_s"].get<double>() == 25);
+    CHECK(inference["notes"].size() == 1);
+    const Json& training = json["roles"][0]["winner"]["perf"];
+    CHECK(training["training"]["tokens_per_s"].is_null());
+    CHECK(training["notes"] ==
+          Json::array({"training.tokens_per_s is null: the model has no tokens; see samples_per_s"}));
     CHECK(json["notes"].empty());
 }
 
@@ -366,6 +386,45 @@ TEST_CASE("render::plan table says when nothing is feasible or nothing was assum
     CHECK(contains_line(text, "Procurement: nothing — no role has a feasible option"));
     CHECK(contains_line(text, "Assumptions: none (every setting was given in the file)"));
     CHECK(text.find("Totals:") == std::string::npos);
+}
+
+TEST_CASE("render::plan table --quiet leaves out the assumptions and the export hint", "[render][table]") {
+    std::ostringstream out;
+    gpusel::PlanTableOptions options;
+    options.quiet = true;
+    gpusel::render_plan_table(fixture_plan_report(), out, gpusel::TerminalStyle{}, options);
+    const std::string text = out.str();
+    CHECK(text.find("Assumptions") == std::string::npos);
+    CHECK(text.find("Export:") == std::string::npos);
+    CHECK(text.find("Totals: capex $96,001") != std::string::npos);
+    CHECK(text.find("── training: support-bot-finetune") != std::string::npos);
+}
+
+TEST_CASE("render::plan table says a default all workloads share once", "[render][table]") {
+    PlanReport report = fixture_plan_report();
+    report.assumptions = {{"support-bot-finetune: deployment.pue", "1.4", "default"},
+                          {"support-bot-finetune: training.runs", "1", "default"},
+                          {"chat-api: deployment.pue", "1.4", "default"},
+                          {"chat-api: inference.batch", "16", "largest batch meeting the SLO"}};
+    const std::string text = table_text(report, 100);
+    CHECK(contains_line(text, "  all roles: deployment.pue 1.4"));
+    CHECK(contains_line(text, "  support-bot-finetune: training.runs 1"));
+    CHECK(contains_line(text, "  chat-api: inference.batch 16 (largest batch meeting the SLO)"));
+}
+
+TEST_CASE("render::plan table leaves out the cost per unit when there is no unit of work", "[render][table]") {
+    PlanReport report = fixture_plan_report();
+    for (gpusel::Candidate& candidate : report.roles[0].ranked) {
+        candidate.cost.unit.clear();
+        candidate.cost.usd_per_unit = 0;
+    }
+    const std::string text = table_text(report, 132);
+    CHECK(contains_line(text,
+                        "   #  GPU             n  mode         mem/GPU        speed    time  bottleneck    TCO 24 mo"));
+    CHECK(contains_line(text,
+                        "   1  A100-80GB-SXM4  4  cloud od  41.2/80 GB  11.8k tok/s  47.0 h  compute 71 %     $3,950"));
+    CHECK(markdown_text(report).find("| # | GPU | n | Mode | Mem/GPU | Speed | Time | Bottleneck | TCO (24 mo) |\n") !=
+          std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------

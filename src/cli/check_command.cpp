@@ -1,0 +1,108 @@
+// gpusel check PROPOSAL [--format text|json|github|junit] [-o FILE]: the CI gate for purchase
+// proposals. Exit 0 when no finding is an error, 1 when one is, 3 when the proposal is invalid.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cli/context.hpp"
+#include "gpusel/check.hpp"
+#include "gpusel/error.hpp"
+#include "gpusel/output.hpp"
+#include "gpusel/perf.hpp"
+
+namespace gpusel::cli {
+
+namespace {
+
+struct CheckOptions {
+    std::string proposal_file;
+    std::string format = "text";
+    std::string output;
+};
+
+constexpr const char* formats[] = {"text", "json", "github", "junit"};
+
+std::string render(const std::string& format, const CheckReport& report) {
+    if (format == "json") {
+        return render_check_json(report);
+    }
+    if (format == "github") {
+        return render_check_github(report);
+    }
+    if (format == "junit") {
+        return render_check_junit(report);
+    }
+    return render_check_text(report);
+}
+
+void run_check(Context& context, const CheckOptions& options) {
+    if (std::find(std::begin(formats), std::end(formats), options.format) == std::end(formats)) {
+        throw UsageError(fmt::format("--format: '{}' is not one of text, json, github, junit", options.format));
+    }
+    OutputTarget target;
+    target.path = options.output;
+    target.force = context.force;
+    target.inputs = {options.proposal_file};
+    check_output_target(target);
+
+    Proposal proposal;
+    try {
+        proposal = load_proposal_file(options.proposal_file, context.load_context());
+    } catch (const InputError& error) {
+        // CI reads the machine formats: they say what is wrong and where, too. The diagnostics
+        // also go to standard error and the exit code is 3 (app.cpp).
+        std::string document;
+        if (options.format == "json") {
+            document = render_input_errors_json(options.proposal_file, error.diagnostics());
+        } else if (options.format == "github") {
+            document = render_input_errors_github(error.diagnostics());
+        } else if (options.format == "junit") {
+            document = render_input_errors_junit(options.proposal_file, error.diagnostics());
+        }
+        if (!document.empty()) {
+            write_output(target, document, context.out);
+        }
+        throw;
+    }
+    for (const Workload& workload : proposal.project.workloads) {
+        if (!workload.file.empty()) {
+            target.inputs.push_back(workload.file);
+        }
+    }
+    const std::vector<HardwareAssessment> assessments =
+        assess_proposal(proposal, context.catalog(), builtin_efficiency());
+    const CheckReport report = judge_proposal(proposal, assessments);
+    write_output(target, render(options.format, report), context.out);
+    context.exit_code = report.passed() ? 0 : 1;
+}
+
+}  // namespace
+
+void register_check(CLI::App& app, Context& context) {
+    auto options = std::make_shared<CheckOptions>();
+    CLI::App* command = app.add_subcommand(
+        "check", "Judge a purchase proposal against its workloads and policy (CI gate: exit 1 on any error finding)");
+    command->add_option("proposal", options->proposal_file, "Proposal file (format 1: proposal, workload, hardware, policy)")
+        ->required()
+        ->type_name("PROPOSAL");
+    command->add_option("--format", options->format,
+                        "text (default), json (format_version 1), github (workflow-command annotations) or junit (XML)")
+        ->type_name("FORMAT");
+    command->add_option("-o,--output", options->output, "Write the result to FILE (whole or not at all; --force to replace)")
+        ->type_name("FILE");
+    command->footer(
+        "\nExamples:\n"
+        "  gpusel check examples/proposals/good.yaml                           findings with evidence and fixes\n"
+        "  gpusel check proposal.yaml --format github                          annotations on the PR's lines\n"
+        "  gpusel check proposal.yaml --format junit -o gpusel-check.xml       a test report for GitLab/Jenkins\n"
+        "  gpusel check proposal.yaml --format json | jq '.findings[].rule'    for scripts\n"
+        "\nRules: unknown-role, missing-role, duplicate-role, price-missing, not-evaluable, constraint-violated,\n"
+        "does-not-fit, headroom-below-policy, precision-not-native, deadline-missed, slo-missed, over-budget,\n"
+        "overspend, oversized, acquisition-mismatch, price-far-from-catalog, layout (docs/ci.md: when each fires).\n"
+        "Exit codes: 0 no error finding (warnings and notes allowed), 1 an error finding, 2 usage error,\n"
+        "3 invalid proposal or workload (file:line:col on standard error), 4 output error.\n");
+    command->callback([&context, options] { run_check(context, *options); });
+}
+
+}  // namespace gpusel::cli

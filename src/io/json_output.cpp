@@ -1,0 +1,80 @@
+#include "gpusel/json_output.hpp"
+
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace gpusel {
+
+JsonDocument finite_or_null(double value, std::string_view field, std::vector<std::string>& notes) {
+    if (std::isfinite(value)) {
+        return JsonDocument(value == 0.0 ? 0.0 : value);
+    }
+    notes.push_back(fmt::format("{} could not be computed ({}); written as null", field,
+                                std::isnan(value) ? "NaN" : "infinite"));
+    return JsonDocument(nullptr);
+}
+
+JsonDocument finite_or_null(const std::optional<double>& value, std::string_view field,
+                            std::vector<std::string>& notes) {
+    return value ? finite_or_null(*value, field, notes) : JsonDocument(nullptr);
+}
+
+double round_to(double value, int decimals) {
+    if (!std::isfinite(value)) {
+        return value;
+    }
+    if (decimals < 0 || decimals > 9) {
+        throw std::invalid_argument("round_to: decimals out of range");
+    }
+    static constexpr std::array<double, 10> scale{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    const double scaled = value * scale[static_cast<std::size_t>(decimals)];
+    // Beyond 2^53 every double is an integer already; scaling back would only add error.
+    if (std::fabs(scaled) >= 9007199254740992.0) {
+        return value;
+    }
+    const double rounded = std::round(scaled) / scale[static_cast<std::size_t>(decimals)];
+    return rounded == 0.0 ? 0.0 : rounded;
+}
+
+namespace {
+
+// The pointer of the first non-finite number, or nullopt. Iterative: a document built by a
+// renderer is shallow, but nothing here should depend on that.
+std::optional<std::string> find_non_finite(const JsonDocument& document) {
+    std::vector<std::pair<const JsonDocument*, std::string>> pending{{&document, ""}};
+    while (!pending.empty()) {
+        auto [node, pointer] = std::move(pending.back());
+        pending.pop_back();
+        if (node->is_number_float()) {
+            if (!std::isfinite(node->get<double>())) {
+                return pointer.empty() ? std::string("/") : pointer;
+            }
+        } else if (node->is_object()) {
+            for (auto it = node->begin(); it != node->end(); ++it) {
+                pending.emplace_back(&it.value(), pointer + "/" + it.key());
+            }
+        } else if (node->is_array()) {
+            for (std::size_t i = 0; i < node->size(); ++i) {
+                pending.emplace_back(&(*node)[i], fmt::format("{}/{}", pointer, i));
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string dump_json(const JsonDocument& document) {
+    if (const std::optional<std::string> pointer = find_non_finite(document)) {
+        throw std::invalid_argument(fmt::format("JSON output holds a non-finite number at {}", *pointer));
+    }
+    std::string text = document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    text.push_back('\n');
+    return text;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,48 @@
+#pragma once
+// Helpers shared by the telemetry parsers (private to src/telemetry/).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusel/error.hpp"
+
+namespace gpusel::telemetry_detail {
+
+struct Line {
+    std::string text;  // without the line end; ANSI escapes removed
+    int number = 0;    // 1-based
+};
+
+// Splits on LF (a CR before it is dropped), removes a leading UTF-8 BOM and ANSI CSI escapes
+// (ESC [ ... final byte), which `nvidia-smi topo -m` prints around its header.
+std::vector<Line> split_lines(std::string_view text);
+
+struct Token {
+    std::string_view text;
+    int column = 0;  // 1-based byte column
+};
+
+// Whitespace is space and tab.
+std::vector<Token> split_whitespace(std::string_view line);
+std::string_view trim(std::string_view text);
+bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
+bool is_blank(std::string_view text);
+
+// A decimal number as tools print it: optional '-', digits, optional fraction and exponent.
+// Locale-independent; rejects hex, nan, inf, thousands separators and trailing text.
+std::optional<double> parse_decimal(std::string_view text);
+
+// Cells that mean "no value": "-", "N/A", "[N/A]", "[Not Supported]", "Requested functionality
+// has been deprecated", "ERR!", "[Unknown Error]", "[Insufficient Permissions]", "" ...
+bool is_missing_value(std::string_view text);
+
+// A short, printable rendering of untrusted text for messages ('abc', at most 40 characters).
+std::string quote(std::string_view text);
+
+// InputError at file:line:column.
+InputError input_error(const std::string& file, int line, int column, std::string message);
+
+}  // namespace gpusel::telemetry_detail

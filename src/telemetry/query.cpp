@@ -1,0 +1,361 @@
+// nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "gpusel/telemetry.hpp"
+#include "telemetry/lines.hpp"
+#include "telemetry/notes.hpp"
+
+namespace gpusel {
+
+using namespace telemetry_detail;
+
+namespace {
+
+constexpr double mib = 1024.0 * 1024.0;
+
+// Names accepted on the --query-gpu command line that nvidia-smi prints under another name in
+// the CSV header (`nvidia-smi --help-query-gpu`; the 8x H100 sample shows gpu_name -> name and
+// gpu_bus_id -> pci.bus_id).
+constexpr std::pair<std::string_view, std::string_view> field_aliases[] = {
+    {"gpu_name", "name"},
+    {"gpu_bus_id", "pci.bus_id"},
+    {"gpu_serial", "serial"},
+    {"gpu_uuid", "uuid"},
+    {"clocks.gr", "clocks.current.graphics"},
+    {"clocks.sm", "clocks.current.sm"},
+    {"clocks.mem", "clocks.current.memory"},
+    {"clocks.video", "clocks.current.video"},
+    {"clocks.max.gr", "clocks.max.graphics"},
+    {"clocks.max.mem", "clocks.max.memory"},
+    {"clocks.applications.gr", "clocks.applications.graphics"},
+    {"clocks.applications.mem", "clocks.applications.memory"},
+    {"clocks_throttle_reasons.active", "clocks_event_reasons.active"},
+};
+
+struct FieldMeaning {
+    std::string_view field;
+    GpuMetric metric;
+    double scale;  // to the metric's unit when the value carries no unit (nounits)
+};
+
+// Fields gpusel reads, by canonical name. Sizes are MiB in --query-gpu output (the header says
+// "[MiB]").
+constexpr FieldMeaning field_meanings[] = {
+    {"utilization.gpu", GpuMetric::sm_util_pct, 1},
+    {"utilization.memory", GpuMetric::mem_util_pct, 1},
+    {"memory.used", GpuMetric::fb_used_bytes, mib},
+    {"memory.total", GpuMetric::fb_total_bytes, mib},
+    {"memory.free", GpuMetric::fb_free_bytes, mib},
+    {"power.draw", GpuMetric::power_watts, 1},
+    {"power.limit", GpuMetric::power_limit_watts, 1},
+    {"temperature.gpu", GpuMetric::gpu_temp_c, 1},
+    {"temperature.memory", GpuMetric::mem_temp_c, 1},
+    {"clocks.current.sm", GpuMetric::sm_clock_mhz, 1},
+    {"clocks.current.memory", GpuMetric::mem_clock_mhz, 1},
+    {"pcie.link.gen.current", GpuMetric::pcie_link_gen_current, 1},
+    {"pcie.link.gen.max", GpuMetric::pcie_link_gen_max, 1},
+    {"pcie.link.width.current", GpuMetric::pcie_link_width_current, 1},
+    {"pcie.link.width.max", GpuMetric::pcie_link_width_max, 1},
+};
+
+// Fallbacks, used only when the preferred field is absent from the file: power.draw was split
+// into .average and .instant on newer drivers; graphics and SM clocks are the same domain.
+constexpr std::pair<std::string_view, std::string_view> fallbacks[] = {
+    {"power.draw.average", "power.draw"},
+    {"power.draw.instant", "power.draw"},
+    {"clocks.current.graphics", "clocks.current.sm"},
+};
+
+std::string canonical(std::string_view name) {
+    for (const auto& [alias, target] : field_aliases) {
+        if (alias == name) {
+            return std::string(target);
+        }
+    }
+    return std::string(name);
+}
+
+const FieldMeaning* meaning_of(std::string_view field) {
+    for (const FieldMeaning& meaning : field_meanings) {
+        if (meaning.field == field) {
+            return &meaning;
+        }
+    }
+    return nullptr;
+}
+
+bool is_known_field(std::string_view field) {
+    if (meaning_of(field) != nullptr || field == "index" || field == "timestamp" || field == "name" ||
+        field == "uuid" || field == "pci.bus_id" || field == "driver_version" || field == "pstate" ||
+        field == "serial" || field == "vbios_version") {
+        return true;
+    }
+    return std::any_of(std::begin(fallbacks), std::end(fallbacks),
+                       [field](const auto& fallback) { return fallback.first == field; });
+}
+
+// "memory.total [MiB]" -> {"memory.total", "MiB"}
+std::pair<std::string, std::string> split_header_cell(std::string_view cell) {
+    cell = trim(cell);
+    const std::size_t bracket = cell.find(" [");
+    if (bracket != std::string_view::npos && cell.back() == ']') {
+        return {canonical(trim(cell.substr(0, bracket))),
+                std::string(cell.substr(bracket + 2, cell.size() - bracket - 3))};
+    }
+    return {canonical(cell), ""};
+}
+
+bool looks_like_field_name(std::string_view cell) {
+    cell = trim(cell);
+    const std::size_t bracket = cell.find(" [");
+    if (bracket != std::string_view::npos && cell.back() == ']') {
+        cell = cell.substr(0, bracket);
+    }
+    if (cell.empty() || cell.front() < 'a' || cell.front() > 'z') {
+        return false;
+    }
+    return std::all_of(cell.begin(), cell.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    });
+}
+
+struct Cell {
+    std::string_view text;
+    int column = 0;
+};
+
+std::vector<Cell> split_csv(std::string_view line) {
+    std::vector<Cell> cells;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = line.find(',', start);
+        const std::string_view raw = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        const std::string_view value = trim(raw);
+        const std::size_t offset = value.empty() ? start : static_cast<std::size_t>(value.data() - line.data());
+        cells.push_back(Cell{value, static_cast<int>(offset) + 1});
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        start = comma + 1;
+    }
+    return cells;
+}
+
+// Unit suffixes printed after values (format=csv without nounits) and their factor to the base
+// unit of the metric (bytes, percent, watts, MHz, degrees C).
+std::optional<double> unit_factor(std::string_view unit) {
+    static constexpr std::pair<std::string_view, double> units[] = {
+        {"%", 1}, {"MiB", mib}, {"KiB", 1024}, {"GiB", mib * 1024}, {"W", 1}, {"MHz", 1}, {"C", 1}, {"x", 1},
+    };
+    for (const auto& [name, factor] : units) {
+        if (name == unit) {
+            return factor;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<double> read_value(const Cell& cell, const std::string& field, double default_scale,
+                                 const std::string& file, int line) {
+    if (is_missing_value(cell.text)) {
+        return std::nullopt;
+    }
+    std::string_view number = cell.text;
+    double scale = default_scale;
+    const std::size_t space = number.find(' ');
+    if (space != std::string_view::npos) {
+        const std::optional<double> factor = unit_factor(trim(number.substr(space + 1)));
+        if (!factor) {
+            throw input_error(file, line, cell.column,
+                              fmt::format("field '{}': {} is not a number with a known unit", field, quote(cell.text)));
+        }
+        scale = *factor;
+        number = number.substr(0, space);
+    }
+    const std::optional<double> value = parse_decimal(number);
+    if (!value) {
+        throw input_error(file, line, cell.column, fmt::format("field '{}': {} is not a number", field, quote(cell.text)));
+    }
+    return *value * scale;
+}
+
+}  // namespace
+
+std::vector<std::string> split_query_fields(std::string_view list, const std::string& origin) {
+    std::vector<std::string> fields;
+    for (const Cell& cell : split_csv(list)) {
+        if (cell.text.empty()) {
+            throw InputError(Diagnostic{origin, {}, {}, fmt::format("empty field name in '{}'", list)});
+        }
+        fields.emplace_back(cell.text);
+    }
+    return fields;
+}
+
+GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& file,
+                                    const std::vector<std::string>& fields) {
+    GpuTelemetry telemetry;
+    telemetry.kind = TelemetryKind::nvidia_smi_query;
+    telemetry.file = file;
+    NoteLog notes;
+
+    std::vector<std::string> columns;  // canonical names
+    std::vector<std::string> header_units;
+    const std::vector<Line> lines = split_lines(text);
+    std::size_t first = 0;
+    while (first < lines.size() && is_blank(lines[first].text)) {
+        ++first;
+    }
+    if (first == lines.size()) {
+        throw input_error(file, 1, 1, "empty file; expected `nvidia-smi --query-gpu=... --format=csv` output");
+    }
+    const std::vector<Cell> head = split_csv(lines[first].text);
+    const bool has_header = std::all_of(head.begin(), head.end(), [](const Cell& c) { return looks_like_field_name(c.text); });
+    if (has_header) {
+        for (const Cell& cell : head) {
+            auto [name, unit] = split_header_cell(cell.text);
+            columns.push_back(std::move(name));
+            header_units.push_back(std::move(unit));
+        }
+        if (!fields.empty()) {
+            std::vector<std::string> wanted;
+            for (const std::string& field : fields) {
+                wanted.push_back(canonical(field));
+            }
+            if (wanted != columns) {
+                throw input_error(file, lines[first].number, 1,
+                                  "the header names other fields than --query-fields; drop --query-fields or make "
+                                  "it match the header");
+            }
+        }
+        ++first;
+    } else {
+        if (fields.empty()) {
+            throw input_error(file, lines[first].number, 1,
+                              "no header line (captured with --format=csv,noheader?); pass the --query-gpu field "
+                              "list with --query-fields, e.g. --query-fields index,utilization.gpu,memory.used");
+        }
+        for (const std::string& field : fields) {
+            columns.push_back(canonical(field));
+            header_units.emplace_back();
+        }
+    }
+
+    // Which column feeds which metric, with fallbacks for fields the file lacks.
+    std::vector<std::optional<GpuMetric>> metric_of(columns.size());
+    std::vector<double> scale_of(columns.size(), 1);
+    std::vector<std::string> ignored;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+        std::string target = columns[i];
+        for (const auto& [fallback, preferred] : fallbacks) {
+            if (fallback == columns[i] && std::find(columns.begin(), columns.end(), preferred) == columns.end()) {
+                target = std::string(preferred);
+            }
+        }
+        if (const FieldMeaning* meaning = meaning_of(target)) {
+            metric_of[i] = meaning->metric;
+            scale_of[i] = meaning->scale;
+            if (!header_units[i].empty()) {
+                if (const std::optional<double> factor = unit_factor(header_units[i])) {
+                    scale_of[i] = *factor;
+                }
+            }
+        }
+        if (!is_known_field(columns[i])) {
+            ignored.push_back(columns[i]);
+        }
+    }
+    if (!ignored.empty()) {
+        std::string names;
+        for (std::size_t i = 0; i < std::min<std::size_t>(ignored.size(), 3); ++i) {
+            names += (i == 0 ? "'" : ", '") + ignored[i] + "'";
+        }
+        notes.add(fmt::format("{} field{} gpusel does not read {} ignored: {}{}", ignored.size(),
+                              ignored.size() == 1 ? "" : "s", ignored.size() == 1 ? "was" : "were", names,
+                              ignored.size() > 3 ? ", ..." : ""));
+    }
+    const auto column_of = [&columns](std::string_view name) -> std::optional<std::size_t> {
+        const auto found = std::find(columns.begin(), columns.end(), name);
+        if (found == columns.end()) {
+            return std::nullopt;
+        }
+        return static_cast<std::size_t>(found - columns.begin());
+    };
+    const std::optional<std::size_t> index_column = column_of("index");
+    const std::optional<std::size_t> time_column = column_of("timestamp");
+    std::optional<std::size_t> identity_column = column_of("uuid");
+    if (!identity_column) {
+        identity_column = column_of("pci.bus_id");
+    }
+    if (!index_column && !identity_column) {
+        notes.add("no index, uuid or pci.bus_id field: every row is counted as GPU 0");
+    }
+    std::map<std::string, int> ordinal_of_identity;
+
+    const std::vector<std::string> header_columns = columns;
+    for (std::size_t l = first; l < lines.size(); ++l) {
+        const Line& line = lines[l];
+        const std::string_view content = trim(line.text);
+        if (content.empty()) {
+            continue;
+        }
+        if (content == "[...]" || content == "..." || content == "...." || content == "[…]") {
+            notes.add("skipped an elision line", line.number);
+            continue;
+        }
+        const std::vector<Cell> cells = split_csv(line.text);
+        if (has_header && std::all_of(cells.begin(), cells.end(), [](const Cell& c) { return looks_like_field_name(c.text); })) {
+            notes.add("skipped a repeated header line", line.number);
+            continue;
+        }
+        if (cells.size() > columns.size()) {
+            throw input_error(file, line.number, cells[columns.size()].column,
+                              fmt::format("row has {} values but there are {} fields", cells.size(), columns.size()));
+        }
+        if (cells.size() < columns.size()) {
+            notes.add("row cut short; its missing fields have no value", line.number);
+        }
+        GpuSample sample;
+        sample.line = line.number;
+        if (index_column && *index_column < cells.size()) {
+            const std::optional<double> index = read_value(cells[*index_column], "index", 1, file, line.number);
+            if (!index || *index < 0 || *index > 100000 || *index != static_cast<double>(static_cast<int>(*index))) {
+                throw input_error(file, line.number, cells[*index_column].column,
+                                  fmt::format("field 'index': {} is not a GPU index", quote(cells[*index_column].text)));
+            }
+            sample.gpu = static_cast<int>(*index);
+        } else if (identity_column && *identity_column < cells.size()) {
+            const std::string identity(cells[*identity_column].text);
+            const auto inserted = ordinal_of_identity.emplace(identity, static_cast<int>(ordinal_of_identity.size()));
+            sample.gpu = inserted.first->second;
+        }
+        if (time_column && *time_column < cells.size()) {
+            sample.time = std::string(cells[*time_column].text);
+        }
+        for (std::size_t i = 0; i < cells.size(); ++i) {
+            if (!metric_of[i]) {
+                continue;
+            }
+            const std::optional<double> value = read_value(cells[i], columns[i], scale_of[i], file, line.number);
+            if (value && !sample.value(*metric_of[i])) {  // a fallback never overwrites
+                sample.set(*metric_of[i], *value);
+            }
+        }
+        telemetry.samples.push_back(std::move(sample));
+    }
+    if (telemetry.samples.empty()) {
+        throw input_error(file, 1, 1, "no data rows; expected `nvidia-smi --query-gpu=... --format=csv` output");
+    }
+    if (!index_column && identity_column) {
+        notes.add("no index field: GPUs are numbered in order of first appearance of their uuid / pci.bus_id");
+    }
+    telemetry.columns = header_columns;
+    telemetry.notes = notes.finish();
+    return telemetry;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,180 @@
+// nvidia-smi topo -m: the connection matrix, CPU/NUMA affinity and the NIC legend.
+// Columns are TAB-separated in real output, spaces in many published copies; both read the
+// same because cells never contain blanks (the " X " self cell is padded, not spaced inside).
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpusel/telemetry.hpp"
+#include "telemetry/lines.hpp"
+#include "telemetry/notes.hpp"
+
+namespace gpusel {
+
+using namespace telemetry_detail;
+
+namespace {
+
+enum class Label { cpu_affinity, numa_affinity, gpu_numa_id };
+
+std::optional<int> gpu_number(std::string_view name) {
+    if (!starts_with(name, "GPU") || name.size() == 3) {
+        return std::nullopt;
+    }
+    const std::string_view digits = name.substr(3);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) || digits.size() > 5) {
+        return std::nullopt;
+    }
+    return std::stoi(std::string(digits));
+}
+
+TopoLink read_link(std::string_view cell) {
+    TopoLink link;
+    link.text = std::string(cell);
+    if (cell == "X") {
+        link.kind = LinkKind::self;
+    } else if (starts_with(cell, "NV") && cell.size() > 2) {
+        const std::optional<double> count = parse_decimal(cell.substr(2));
+        if (count && *count >= 1 && *count <= 1000) {
+            link.kind = LinkKind::nvlink;
+            link.nvlinks = static_cast<int>(*count);
+        }
+    } else if (cell == "PIX") {
+        link.kind = LinkKind::pix;
+    } else if (cell == "PXB") {
+        link.kind = LinkKind::pxb;
+    } else if (cell == "PHB") {
+        link.kind = LinkKind::phb;
+    } else if (cell == "NODE") {
+        link.kind = LinkKind::node;
+    } else if (cell == "SYS" || cell == "SOC") {
+        // SOC is the older drivers' name for the same path (legend: "traversing PCIe as well as
+        // the SMP link between CPU sockets").
+        link.kind = LinkKind::sys;
+    }
+    return link;
+}
+
+}  // namespace
+
+Topology parse_nvidia_smi_topo(std::string_view text, const std::string& file) {
+    Topology topology;
+    topology.file = file;
+    NoteLog notes;
+    std::vector<std::string> names;
+    std::vector<Label> labels;
+    bool in_matrix = false;
+    bool in_nic_legend = false;
+    for (const Line& line : split_lines(text)) {
+        const std::string_view content = trim(line.text);
+        if (content.empty()) {
+            continue;
+        }
+        if (content == "Legend:") {
+            in_matrix = false;
+            continue;
+        }
+        if (content == "NIC Legend:") {
+            in_matrix = false;
+            in_nic_legend = true;
+            continue;
+        }
+        const std::vector<Token> tokens = split_whitespace(content);
+        if (in_nic_legend) {
+            // "NIC0: mlx5_0"
+            if (tokens.size() == 2 && ends_with(tokens[0].text, ":")) {
+                const std::string_view nic = tokens[0].text.substr(0, tokens[0].text.size() - 1);
+                for (TopoDevice& device : topology.devices) {
+                    if (device.name == nic) {
+                        device.nic_name = std::string(tokens[1].text);
+                    }
+                }
+            }
+            continue;
+        }
+        if (names.empty()) {
+            if (tokens.empty() || tokens.front().text != "GPU0") {
+                continue;  // text before the header
+            }
+            for (std::size_t i = 0; i < tokens.size(); ++i) {
+                const std::string_view word = tokens[i].text;
+                const std::string_view next = i + 1 < tokens.size() ? tokens[i + 1].text : "";
+                const std::string_view after = i + 2 < tokens.size() ? tokens[i + 2].text : "";
+                if (word == "CPU" && next == "Affinity") {
+                    labels.push_back(Label::cpu_affinity);
+                    ++i;
+                } else if (word == "NUMA" && next == "Affinity") {
+                    labels.push_back(Label::numa_affinity);
+                    ++i;
+                } else if (word == "GPU" && next == "NUMA" && after == "ID") {
+                    labels.push_back(Label::gpu_numa_id);
+                    i += 2;
+                } else if (labels.empty()) {
+                    names.emplace_back(word);
+                } else {
+                    notes.add(fmt::format("header column '{}' after the affinity columns is not read", word), line.number);
+                }
+            }
+            in_matrix = true;
+            continue;
+        }
+        if (!in_matrix) {
+            continue;
+        }
+        const auto named = std::find(names.begin(), names.end(), tokens.front().text);
+        if (named == names.end()) {
+            notes.add("skipped a line that is not a matrix row", line.number);
+            continue;
+        }
+        TopoDevice device;
+        device.name = std::string(tokens.front().text);
+        device.line = line.number;
+        if (const std::optional<int> index = gpu_number(device.name)) {
+            device.gpu_index = *index;
+        }
+        std::vector<TopoLink> row;
+        for (std::size_t c = 0; c < names.size(); ++c) {
+            if (1 + c < tokens.size()) {
+                row.push_back(read_link(tokens[1 + c].text));
+                if (row.back().kind == LinkKind::unknown) {
+                    notes.add(fmt::format("connection '{}' is not one of X, NV#, PIX, PXB, PHB, NODE, SYS", row.back().text),
+                              line.number);
+                }
+            } else {
+                row.push_back(TopoLink{});
+                notes.add("matrix row cut short; its missing cells are unknown", line.number);
+            }
+        }
+        // Affinity cells follow in header order; NIC rows have none (or empty TAB fields).
+        std::size_t at = 1 + names.size();
+        for (const Label label : labels) {
+            if (at >= tokens.size()) {
+                break;
+            }
+            const std::string_view cell = tokens[at++].text;
+            if (label == Label::cpu_affinity) {
+                device.cpu_affinity = std::string(cell);
+            } else if (label == Label::numa_affinity && !is_missing_value(cell)) {
+                const std::optional<double> node = parse_decimal(cell);
+                if (!node || *node < 0 || *node > 4096) {
+                    throw input_error(file, line.number, tokens[at - 1].column,
+                                      fmt::format("NUMA Affinity {} is not a node number", quote(cell)));
+                }
+                device.numa_node = static_cast<int>(*node);
+            }
+        }
+        topology.devices.push_back(std::move(device));
+        topology.links.push_back(std::move(row));
+    }
+    if (names.empty()) {
+        throw input_error(file, 1, 1, "no header row starting with GPU0; expected `nvidia-smi topo -m` output");
+    }
+    if (topology.gpu_rows().empty()) {
+        throw input_error(file, 1, 1, "no GPU rows under the GPU0 header");
+    }
+    topology.notes = notes.finish();
+    return topology;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,360 @@
+// Observed-bottleneck rules over real captures (tests/data/telemetry) and over copies edited to
+// show one condition each (derived-*, SOURCES.md says what was changed). Expected numbers were
+// computed by hand from the fixtures.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "gpusel/diagnose.hpp"
+#include "gpusel/models.hpp"
+
+using namespace gpusel;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(GPUSEL_SOURCE_DIR) + "/tests/data/telemetry/" + name, std::ios::binary);
+    REQUIRE(in.good());
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+GpuTelemetry dmon(const std::string& name) { return parse_nvidia_smi_dmon(fixture(name), name); }
+CpuTelemetry cpu(const std::string& name) { return parse_cpu_report(fixture(name), name); }
+PerfProfile perf(const std::string& name) { return parse_perf_report(fixture(name), name); }
+Topology topo(const std::string& name) { return parse_nvidia_smi_topo(fixture(name), name); }
+
+const std::vector<std::string> rtx_fields = split_query_fields(
+    "index,uuid,name,pci.bus_id,driver_version,utilization.gpu,utilization.memory,memory.total,memory.used,memory.free,"
+    "temperature.gpu,temperature.memory,power.draw,power.limit,clocks.gr,clocks.mem,clocks.max.gr,clocks.max.mem,"
+    "fan.speed,pstate,pcie.link.gen.current,pcie.link.width.current,encoder.stats.sessionCount",
+    "fields");
+
+// A PCIe Gen4 x16 board (the A10 of the host the -o TD capture came from, SOURCES.md).
+GpuSpec gen4_card() {
+    GpuSpec gpu;
+    gpu.id = "TEST-GEN4";
+    gpu.memory_bytes = 24.0 * 1024 * 1024 * 1024;  // 24 GiB, as the catalog holds capacities
+    gpu.host_link_generation = 4;
+    gpu.host_link_lanes = 16;
+    return gpu;
+}
+
+std::vector<std::string> fired(const Diagnosis& diagnosis) {
+    std::vector<std::string> ids;
+    for (const Verdict& verdict : diagnosis.verdicts) {
+        ids.push_back(verdict.rule->id);
+    }
+    return ids;
+}
+
+bool evaluated(const Diagnosis& diagnosis, const std::string& rule) {
+    return std::none_of(diagnosis.not_evaluated.begin(), diagnosis.not_evaluated.end(),
+                        [&](const SkippedRule& skipped) { return skipped.rule == rule; });
+}
+
+}  // namespace
+
+TEST_CASE("diagnose::summarize interpolates percentiles like numpy", "[diagnose]") {
+    const SeriesStats stats = summarize({5, 1, 4, 2, 3});
+    CHECK(stats.count == 5);
+    CHECK(stats.mean == 3);
+    CHECK_THAT(stats.p5, WithinAbs(1.2, 1e-12));   // rank 0.2 between 1 and 2
+    CHECK_THAT(stats.p95, WithinAbs(4.8, 1e-12));  // rank 3.8 between 4 and 5
+    const SeriesStats one = summarize({7});
+    CHECK(one.p5 == 7);
+    CHECK(one.p95 == 7);
+    CHECK(summarize({}).count == 0);
+}
+
+TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
+    const std::set<std::string> bottlenecks = {"input-pipeline", "host-transfer", "memory-capacity", "memory-bandwidth",
+                                               "compute",        "communication", "topology",        "healthy"};
+    std::set<std::string> ids;
+    for (const DiagnosisRule& rule : diagnosis_rules()) {
+        CHECK(ids.insert(rule.id).second);
+        CHECK(bottlenecks.count(rule.bottleneck) == 1);
+        CHECK_FALSE(rule.rationale.empty());
+        CHECK_FALSE(rule.remedies.empty());
+        CHECK_FALSE(rule.upgrade_note.empty());
+        CHECK(rule.thresholds.empty() == (rule.id == "healthy"));
+    }
+    CHECK(ids.size() == 11);
+    REQUIRE(find_rule("gpu-util-low-cpu-high") != nullptr);
+    CHECK(find_rule("gpu-util-low-cpu-high")->thresholds[0].value == 70);
+    CHECK(find_rule("gpu-util-low-cpu-high")->thresholds[1].value == 85);
+    CHECK(find_rule("gpu-util-low-dram-low")->thresholds[1].value == 30);
+    CHECK(find_rule("gpu-util-low-fb-full")->thresholds[1].value == 90);
+    CHECK(find_rule("pcie-saturated")->thresholds[0].value == 80);
+    CHECK(find_rule("cpu-jpeg-decode")->thresholds[0].value == 40);
+    CHECK(find_rule("cpu-copy-mmap")->thresholds[0].value == 30);
+    CHECK(find_rule("no-such-rule") == nullptr);
+}
+
+TEST_CASE("diagnose: GPU waiting on busy host CPUs", "[diagnose]") {
+    DiagnoseInputs in;
+    in.dmon = dmon("nvidia-smi-dmon-default-pre535-format.txt");
+    in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
+    const Diagnosis d = diagnose(in);
+    CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-cpu-high"});
+    const Verdict& v = d.verdicts[0];
+    REQUIRE(v.evidence.size() == 2);
+    // sm: 5 11 3 10 75 86 99 86 85 -> mean 460/9; sorted 3 5 10 11 75 85 86 86 99
+    CHECK(v.evidence[0].metric == "sm_util_pct");
+    CHECK(v.evidence[0].mean == 51.11);
+    CHECK(v.evidence[0].p5 == 3.8);
+    CHECK(v.evidence[0].p95 == 93.8);
+    CHECK(v.evidence[0].share_beyond == 0.4444);  // 4 of 9 below 70
+    CHECK(v.evidence[0].samples == 9);
+    // busy: 100 - 4.88 and 100 - 7.31
+    CHECK(v.evidence[1].metric == "cpu_busy_pct");
+    CHECK(v.evidence[1].mean == 93.91);
+    CHECK(v.evidence[1].p95 == 95);
+    CHECK(v.evidence[1].share_beyond == 1);
+    CHECK(v.expected_gain == 0.4889);  // 1 - 0.5111
+    CHECK(v.summary == "The GPU is busy 51 % of the time while the host CPUs are 94 % busy: the CPU side of the input "
+                       "pipeline cannot keep up.");
+    CHECK(d.job_gpus == std::vector<int>{0});
+    // memory utilisation averages 30.9 %, just above the data-loading threshold of 30 %
+    CHECK(evaluated(d, "gpu-util-low-dram-low"));
+}
+
+TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]") {
+    SECTION("gpu-util-low-dram-low: an idle H100") {
+        DiagnoseInputs in;
+        in.dmon = dmon("nvidia-smi-dmon-default-H100-590-idle.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-dram-low"});
+        CHECK(d.verdicts[0].evidence[1].metric == "mem_util_pct");  // stands in for DCGM's DRAM activity
+        CHECK(d.verdicts[0].expected_gain == 1);
+    }
+    SECTION("gpu-util-low-fb-full: 4 GPUs at 40 % with 92 % of memory in use") {
+        DiagnoseInputs in;
+        in.query = parse_nvidia_smi_query(fixture("derived-nvidia-smi-query-noheader-4gpu-low-util-fb-full.txt"), "q",
+                                          rtx_fields);
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-fb-full"});
+        const Verdict& v = d.verdicts[0];
+        CHECK(v.evidence[0].mean == 39.5);  // 38 41 35 44
+        CHECK(v.evidence[1].metric == "fb_used_pct");
+        CHECK(v.evidence[1].mean == 92.49);  // (90538 + 90536 + 90541 + 90512) / 4 / 97887
+        CHECK(v.rule->gpu_upgrade_helps);
+    }
+    SECTION("pcie-saturated: receive traffic near a Gen4 x16 link's capacity") {
+        DiagnoseInputs in;
+        in.dmon = dmon("derived-nvidia-smi-dmon-s-mutc-o-TD-pcie-saturated.txt");
+        const GpuSpec card = gen4_card();
+        in.gpu = &card;
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"pcie-saturated", "gpu-util-low-dram-low"});  // error before warning
+        const Evidence& e = d.verdicts[0].evidence[0];
+        CHECK(e.metric == "pcie_link_use_pct");
+        // 28100..29200 MiB/s over 16 x 0.985 x 4 GB/s: 93.48 96.14 97.14 95.31 96.64 95.81 %
+        CHECK(e.mean == 95.75);
+        CHECK(e.p5 == 93.94);
+        CHECK(e.share_beyond == 1);
+        CHECK(d.notes == std::vector<std::string>{
+                             "framebuffer size from the catalog entry TEST-GEN4 (24 GiB); the usable size nvidia-smi shows "
+                             "is a little smaller",
+                             "PCIe link capacity from the catalog entry TEST-GEN4 (PCIe Gen4 x16, 31.5 GB/s per direction)"});
+    }
+    SECTION("cpu-jpeg-decode and cpu-copy-mmap: CPU profiles") {
+        DiagnoseInputs jpeg;
+        jpeg.perf = perf("derived-perf-report-libjpeg-dominant.txt");
+        const Diagnosis dj = diagnose(jpeg);
+        CHECK(fired(dj) == std::vector<std::string>{"cpu-jpeg-decode"});
+        CHECK_THAT(dj.verdicts[0].evidence[0].mean, WithinAbs(27.30 + 24.10 + 19.40, 1e-9));
+        CHECK_FALSE(dj.verdicts[0].evidence[0].p5.has_value());
+
+        DiagnoseInputs copy;
+        copy.perf = perf("derived-perf-report-memmove-dominant.txt");
+        const Diagnosis dc = diagnose(copy);
+        CHECK(fired(dc) == std::vector<std::string>{"cpu-copy-mmap"});
+        CHECK(dc.verdicts[0].evidence[0].mean == 38.9);
+    }
+    SECTION("gpu-peers-through-host: two GPUs behind a host bridge") {
+        DiagnoseInputs in;
+        in.topology = topo("nvidia-smi-topo-m-2x1080ti-phb.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpu-peers-through-host"});
+        CHECK(d.verdicts[0].details == std::vector<std::string>{"GPU0-GPU1: PHB"});
+        CHECK(d.verdicts[0].evidence[0].mean == 100);
+    }
+    SECTION("gpus-split-numa: a 2-GPU job on GPUs 0 and 4 of a two-node machine") {
+        DiagnoseInputs in;
+        in.dmon = dmon("derived-nvidia-smi-dmon-s-m-gpus-0-and-4.txt");
+        in.topology = topo("nvidia-smi-topo-m-8xH200-nv18-8nics-tabs-570.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpus-split-numa"});  // NV18 between them: no peer finding
+        CHECK(d.job_gpus == std::vector<int>{0, 4});
+        CHECK(d.verdicts[0].evidence[0].mean == 2);
+
+        in.topology = topo("nvidia-smi-topo-m-8gpu-pcie-sys-2numa-tabs.txt");
+        CHECK(fired(diagnose(in)) == std::vector<std::string>{"gpu-peers-through-host", "gpus-split-numa"});
+    }
+    SECTION("gpu-bound-memory and gpu-bound-compute: busy GPUs") {
+        DiagnoseInputs memory;
+        memory.dmon = dmon("derived-nvidia-smi-dmon-pucm-memory-bound.txt");
+        CHECK(fired(diagnose(memory)) == std::vector<std::string>{"gpu-bound-memory"});
+        DiagnoseInputs compute;
+        compute.dmon = dmon("nvidia-smi-dmon-default-H100-590-load.txt");
+        const Diagnosis d = diagnose(compute);
+        CHECK(fired(d) == std::vector<std::string>{"gpu-bound-compute"});
+        CHECK(d.verdicts[0].evidence[1].mean == 9.4);  // mem 10 10 9 9 9
+        CHECK(d.verdicts[0].rule->gpu_upgrade_helps);
+    }
+    SECTION("healthy: DCGM at 75 % graphics-engine activity") {
+        DiagnoseInputs in;
+        in.dcgm = parse_dcgmi_dmon(fixture("dcgmi-dmon-e-1001-1004-1005-dcgm-docs.txt"), "d");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"healthy"});
+        CHECK(d.verdicts[0].summary == "None of the 3 rules that could be evaluated found a bottleneck.");
+        CHECK(d.verdicts[0].details ==
+              std::vector<std::string>{"GPU busy (gr_engine_active_pct) averages 75 %, from dcgmi-dmon d"});
+    }
+}
+
+TEST_CASE("diagnose: each rule stays silent on healthy captures it can evaluate", "[diagnose]") {
+    SECTION("busy GPU, idle host: no input-pipeline or memory findings") {
+        DiagnoseInputs in;
+        in.dmon = dmon("nvidia-smi-dmon-default-H100-590-load.txt");
+        in.cpu = cpu("mpstat-P-ALL-1-repeated-headers.txt");
+        const Diagnosis d = diagnose(in);
+        for (const char* rule : {"gpu-util-low-cpu-high", "gpu-util-low-dram-low", "gpu-bound-memory"}) {
+            CHECK(evaluated(d, rule));
+        }
+        CHECK(fired(d) == std::vector<std::string>{"gpu-bound-compute"});
+    }
+    SECTION("busy GPUs with full memory: no memory-capacity finding") {
+        DiagnoseInputs in;
+        in.query = parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-noheader-nounits-4gpu-595.txt"), "q", rtx_fields);
+        const Diagnosis d = diagnose(in);
+        CHECK(evaluated(d, "gpu-util-low-fb-full"));
+        CHECK(fired(d) == std::vector<std::string>{"gpu-bound-compute"});
+    }
+    SECTION("light PCIe traffic: no host-transfer finding") {
+        DiagnoseInputs in;
+        in.dmon = dmon("nvidia-smi-dmon-s-mutc-o-TD.txt");
+        const GpuSpec card = gen4_card();
+        in.gpu = &card;
+        const Diagnosis d = diagnose(in);
+        CHECK(evaluated(d, "pcie-saturated"));
+        CHECK(evaluated(d, "gpu-util-low-fb-full"));  // size from --gpu
+        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-dram-low"});  // the capture is of an idle GPU
+    }
+    SECTION("a data-loader profile with 7 % in libjpeg and 4.5 % in memmove") {
+        DiagnoseInputs in;
+        in.perf = perf("perf-report-python-imagenet-dataloader-libjpeg-rows.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(evaluated(d, "cpu-jpeg-decode"));
+        CHECK(evaluated(d, "cpu-copy-mmap"));
+        CHECK(fired(d) == std::vector<std::string>{"healthy"});
+    }
+    SECTION("NVLink everywhere, the job on all 8 GPUs of two nodes") {
+        for (const char* name : {"nvidia-smi-topo-m-8xH100-nv18-nonic.txt", "nvidia-smi-topo-m-8xA100-nvlink-nics.txt"}) {
+            DiagnoseInputs in;
+            in.topology = topo(name);
+            const Diagnosis d = diagnose(in);
+            CHECK(evaluated(d, "gpu-peers-through-host"));
+            CHECK(fired(d) == std::vector<std::string>{"healthy"});
+        }
+    }
+    SECTION("compute-bound and memory-bound exclude each other") {
+        DiagnoseInputs in;
+        in.dmon = dmon("derived-nvidia-smi-dmon-pucm-memory-bound.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(evaluated(d, "gpu-bound-compute"));
+        CHECK(fired(d) == std::vector<std::string>{"gpu-bound-memory"});
+    }
+}
+
+TEST_CASE("diagnose: verdicts are ordered by severity, then expected gain", "[diagnose]") {
+    DiagnoseInputs in;
+    in.dmon = dmon("nvidia-smi-dmon-default-pre535-format.txt");
+    in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
+    in.perf = perf("derived-perf-report-libjpeg-dominant.txt");
+    in.topology = topo("nvidia-smi-topo-m-2x1080ti-phb.txt");
+    const Diagnosis d = diagnose(in);
+    // jpeg 70.8 % of samples (gain 0.708) beats the GPU's 48.9 % idle time; the topology warning last.
+    CHECK(fired(d) == std::vector<std::string>{"cpu-jpeg-decode", "gpu-util-low-cpu-high"});
+    CHECK(d.verdicts[0].expected_gain == 0.708);
+    // The dmon capture holds GPU 0 only: a one-GPU job has no GPU pairs.
+    CHECK(d.job_gpus == std::vector<int>{0});
+    CHECK_FALSE(evaluated(d, "gpu-peers-through-host"));
+}
+
+TEST_CASE("diagnose: rules without their inputs say what to capture", "[diagnose]") {
+    DiagnoseInputs in;
+    in.dmon = dmon("nvidia-smi-dmon-s-mutc-o-TD.txt");
+    const Diagnosis d = diagnose(in);
+    std::map<std::string, std::string> reasons;
+    for (const SkippedRule& skipped : d.not_evaluated) {
+        reasons[skipped.rule] = skipped.reason;
+    }
+    CHECK(reasons["gpu-util-low-cpu-high"] == "no host CPU report: pass --cpu (mpstat, sar -u or top -b)");
+    CHECK(reasons["gpu-util-low-fb-full"] ==
+          "framebuffer size unknown: add memory.total to --query, FBTTL (250) to --dcgm, or pass --gpu ID");
+    CHECK(reasons["pcie-saturated"] ==
+          "PCIe link capacity unknown: add pcie.link.gen.max,pcie.link.width.max to --query, or pass --gpu ID");
+    CHECK(reasons["cpu-jpeg-decode"] == "no CPU profile: pass --perf (perf report --stdio)");
+    CHECK(reasons["gpu-peers-through-host"] == "no topology: pass --topo (nvidia-smi topo -m)");
+    CHECK(d.inputs.size() == 1);
+    CHECK(d.inputs[0].samples == 6);
+
+    DiagnoseInputs nothing;
+    nothing.cpu = cpu("mpstat-P-ALL-1-repeated-headers.txt");
+    const Diagnosis none = diagnose(nothing);
+    CHECK(none.verdicts.empty());  // no rule can run on a CPU report alone
+    CHECK(none.not_evaluated.size() == 10);
+}
+
+TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's GPUs", "[diagnose]") {
+    const Catalog catalog = builtin_catalog();
+    const ModelLibrary models = builtin_models();
+    const Workload workload =
+        load_workload_file(std::string(GPUSEL_SOURCE_DIR) + "/tests/data/telemetry/diagnose-workload.yaml",
+                           LoadContext{&catalog, &models});
+    const EfficiencyTable efficiency = builtin_efficiency();
+
+    DiagnoseInputs in;
+    in.dmon = dmon("nvidia-smi-dmon-default-pre535-format.txt");
+    in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
+    const Diagnosis d = diagnose(in);
+    REQUIRE(d.gpu_busy_pct.has_value());
+    CHECK_THAT(*d.gpu_busy_pct, WithinAbs(460.0 / 9, 1e-9));
+
+    const FixWorth none = estimate_fix_worth(d, workload, nullptr, catalog, efficiency);
+    CHECK_FALSE(none.available);
+    CHECK(none.note == "pass --gpu ID (the catalog id of the job's GPU) to predict what the fixes are worth");
+
+    const GpuSpec* h100 = catalog.find("H100-SXM5");
+    REQUIRE(h100 != nullptr);
+    const FixWorth worth = estimate_fix_worth(d, workload, h100, catalog, efficiency);
+    REQUIRE(worth.available);
+    CHECK(worth.gpu == "H100-SXM5");
+    CHECK(worth.gpu_count == 1);
+    CHECK(worth.unit == "tokens/s");
+    // The same query by hand: one GPU, the default layout, the workload without its data section.
+    Workload unobstructed = workload;
+    unobstructed.data.given = false;
+    PerfQuery query;
+    query.layout = default_layout(unobstructed, *h100, 1, ServingStack::automatic);
+    const PerfEstimate direct = estimate_perf(unobstructed, *h100, query, efficiency);
+    REQUIRE(direct.training.has_value());
+    CHECK(worth.after_fix_per_s == direct.training->tokens_per_s);
+    CHECK(worth.model_busy_share == direct.bottleneck.gpu_utilization);
+    REQUIRE(worth.now_per_s.has_value());
+    const double ratio = std::min(1.0, (460.0 / 9 / 100) / direct.bottleneck.gpu_utilization);
+    CHECK_THAT(*worth.now_per_s, WithinAbs(direct.training->tokens_per_s * ratio, 1e-6));
+    CHECK(*worth.now_per_s < worth.after_fix_per_s);
+    REQUIRE_FALSE(worth.fastest_gpu.empty());
+    CHECK(worth.fastest_per_s >= worth.after_fix_per_s);
+    CHECK(catalog.find(worth.fastest_gpu)->memory_bytes >= h100->memory_bytes);
+}

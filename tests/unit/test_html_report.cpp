@@ -1,0 +1,189 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "../support/sample_plan.hpp"
+#include "gpusel/format.hpp"
+#include "gpusel/html_report.hpp"
+
+using namespace gpusel;
+
+namespace {
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+    std::size_t count = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) {
+        ++count;
+    }
+    return count;
+}
+
+CostEstimate bought(double capex_usd, double monthly_opex_usd, double cloud_equivalent_usd) {
+    CostEstimate cost;
+    cost.acquisition = Acquisition::buy_new;
+    cost.available = true;
+    cost.capex_usd = capex_usd;
+    cost.monthly_opex_usd = monthly_opex_usd;
+    cost.cloud_equivalent_usd = cloud_equivalent_usd;
+    return cost;
+}
+
+}  // namespace
+
+TEST_CASE("html_report::cumulative_cost_by_month: capex at month 0, then the monthly opex", "[html_report]") {
+    const std::vector<svg::Point> buy = cumulative_cost_by_month(bought(1000, 100, 0), 3);
+    REQUIRE(buy.size() == 4);
+    for (std::size_t month = 0; month < 4; ++month) {
+        CHECK(buy[month].x == static_cast<double>(month));
+        CHECK(buy[month].y == 1000 + 100.0 * static_cast<double>(month));
+    }
+    CostEstimate rent;
+    rent.acquisition = Acquisition::cloud_on_demand;
+    rent.capex_usd = 999;  // ignored: nothing is bought
+    rent.monthly_opex_usd = 50;
+    const std::vector<svg::Point> rented = cumulative_cost_by_month(rent, 2.5);
+    REQUIRE(rented.size() == 4);
+    CHECK(rented[0].y == 0);
+    CHECK(rented[2].y == 100);
+    CHECK(rented[3].x == 2.5);  // the horizon's fractional end is a point of its own
+    CHECK(rented[3].y == 125);
+    CHECK(cumulative_cost_by_month(rent, 0).empty());
+}
+
+TEST_CASE("html_report::buy_versus_rent_break_even_month is where the chart's lines cross", "[html_report]") {
+    // Buy: $1,000 up front and $100 a month; the same GPU-hours on demand: $7,200 over 24
+    // months = $300 a month. 1000 + 100 m = 300 m at m = 5.
+    const CostEstimate cost = bought(1000, 100, 7200);
+    const std::optional<double> month = buy_versus_rent_break_even_month(cost, 24);
+    REQUIRE(month.has_value());
+    CHECK(*month == Approx(5));
+    const std::vector<svg::Point> rent = on_demand_equivalent_by_month(cost, 24);
+    REQUIRE(rent.size() == 25);
+    CHECK(rent[24].y == Approx(7200));
+    const std::optional<svg::Point> crossing = svg::first_crossing(rent, cumulative_cost_by_month(cost, 24));
+    REQUIRE(crossing.has_value());
+    CHECK(crossing->x == Approx(*month));
+
+    // Beyond the horizon: $10,000 up front → month 50.
+    CHECK(*buy_versus_rent_break_even_month(bought(10000, 100, 7200), 24) == Approx(50));
+    // Renting costs no more per month than running the owned GPUs: never.
+    CHECK_FALSE(buy_versus_rent_break_even_month(bought(1000, 100, 2400), 24).has_value());
+    // No on-demand price, or not bought: no break-even, no rental line.
+    CHECK_FALSE(buy_versus_rent_break_even_month(bought(1000, 100, 0), 24).has_value());
+    CHECK(on_demand_equivalent_by_month(bought(1000, 100, 0), 24).empty());
+    CostEstimate rented = cost;
+    rented.acquisition = Acquisition::cloud_reserved;
+    CHECK_FALSE(buy_versus_rent_break_even_month(rented, 24).has_value());
+    CHECK(on_demand_equivalent_by_month(rented, 24).empty());
+}
+
+TEST_CASE("html_report::render_plan_html is one self-contained, escaped, printable document", "[html_report]") {
+    const PlanReport report = test::sample_plan_report(1);
+    const std::string page = render_plan_html(report);
+    CHECK(page.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0) == 0);
+    CHECK(page.size() > 20000);
+    CHECK(page.find("</html>\n") == page.size() - 8);
+    // Self-contained: no scripts, no links, no fetched resources; the only URL is the SVG namespace.
+    CHECK(page.find("<script") == std::string::npos);
+    CHECK(page.find("<link") == std::string::npos);
+    CHECK(page.find("@import") == std::string::npos);
+    CHECK(page.find("src=") == std::string::npos);
+    CHECK(count_of(page, "http") == count_of(page, "http://www.w3.org/2000/svg"));
+    CHECK(count_of(page, "url(") == count_of(page, "url(#"));
+    // Two roles, each with its three charts, each chart with unique ids.
+    CHECK(count_of(page, "<section class=\"role\"") == 2);
+    CHECK(count_of(page, "<svg ") == 6);
+    for (const char* id : {"role1-scatter", "role1-memory", "role1-cost", "role2-scatter", "role2-memory",
+                           "role2-cost"}) {
+        CHECK(count_of(page, fmt::format("id=\"{}\"", id)) == 1);
+    }
+    // Printing: A4, each role on a new page.
+    CHECK(page.find("@page { size: A4; margin: 12mm; }") != std::string::npos);
+    CHECK(page.find("section.role { break-before: page;") != std::string::npos);
+    // Escaping of names from the input.
+    CHECK(page.find("Quote &lt;ACME&gt; &amp; &quot;Sons&quot; × 2") != std::string::npos);
+    CHECK(page.find("<ACME>") == std::string::npos);
+    // Deterministic: the same plan gives the same bytes.
+    CHECK(render_plan_html(report) == page);
+}
+
+TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_report]") {
+    const PlanReport report = test::sample_plan_report(1);
+    const std::string page = render_plan_html(report);
+    // Procurement totals as the plan holds them.
+    CHECK(page.find(fmt::format("<td class=\"num\">{}</td>", format_usd(report.total_tco_usd))) != std::string::npos);
+    CHECK(page.find(fmt::format("<td class=\"num\">{}</td>", format_usd(report.total_capex_usd))) != std::string::npos);
+    // Every ranked candidate appears in the table, the scatter, the memory chart; the top three in the cost chart.
+    for (const RolePlan& plan : report.roles) {
+        for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
+            const std::string label = fmt::format("{} × {}", plan.ranked[i].gpu, plan.ranked[i].count);
+            INFO(label);
+            CHECK(count_of(page, label) >= (i < 3 ? 5u : 4u));
+        }
+    }
+    // The bought L40S of the training role: renting its GPU-hours stays cheaper, so buying never pays off.
+    const Candidate& l40s = report.roles[0].ranked[2];
+    REQUIRE(l40s.gpu == "L40S");
+    CHECK_FALSE(buy_versus_rent_break_even_month(l40s.cost, 24).has_value());
+    CHECK(page.find("<td class=\"num wrap\">never</td>") != std::string::npos);
+    CHECK(page.find("#3 L40S × 8: buying does not break even against renting within 24 months.") != std::string::npos);
+    // The memory bar note: total / capacity of the winner.
+    CHECK(page.find("41.2 / 80 GB") != std::string::npos);
+    // Assumptions and rejected entries are listed.
+    CHECK(page.find("<li><code>deployment.pue</code> = 1.4 <span class=\"muted\">(default)</span></li>") !=
+          std::string::npos);
+    CHECK(page.find("<tr><td>no BF16, and 16 GB &lt; 26.4 GB needed</td><td>T4</td></tr>") != std::string::npos);
+    CHECK(page.find("<h3>Rejected (5)</h3>") != std::string::npos);
+}
+
+TEST_CASE("html_report::render_plan_html marks the break-even month where buying pays off", "[html_report]") {
+    const PlanReport report = test::sample_plan_report(2);
+    const std::string page = render_plan_html(report);
+    const RolePlan& plan = report.roles.front();
+    for (std::size_t i = 0; i < 3; ++i) {
+        const std::optional<double> month = buy_versus_rent_break_even_month(plan.ranked[i].cost, 36);
+        INFO(plan.ranked[i].gpu);
+        REQUIRE(month.has_value());
+        const std::string marker = fmt::format("#{} break-even: month {:.1f}", i + 1, *month);
+        if (*month <= 36) {
+            CHECK(page.find(marker) != std::string::npos);
+            CHECK(page.find(fmt::format("<td class=\"num wrap\">month {:.1f}</td>", *month)) != std::string::npos);
+        } else {
+            CHECK(page.find(marker) == std::string::npos);
+            CHECK(page.find(fmt::format("<td class=\"num wrap\">month {:.0f} (beyond)</td>", *month)) !=
+                  std::string::npos);
+        }
+    }
+    CHECK(page.find("<title>edge-and-cloud &lt;sample&gt; &amp; co — gpusel report</title>") != std::string::npos);
+    // Throughput spans three decades: both scatter axes are logarithmic.
+    CHECK(count_of(page, "— log scale") == 2);
+}
+
+TEST_CASE("html_report::render_plan_html states when nothing is feasible", "[html_report]") {
+    PlanReport report;
+    report.project = "nothing-fits";
+    report.objective = "lowest TCO meeting every constraint";
+    RolePlan plan;
+    plan.role = Role::training;
+    plan.workload = test::sample_training_workload();
+    plan.question = "Llama-3.1-8B · full fine-tuning";
+    plan.rejected = {{"T4", 0, "needs 130 GB per GPU at 64 GPUs, has 16 GB"},
+                     {"A10", 0, "segment datacenter not allowed"},
+                     {"L4", 4, "segment datacenter not allowed"},
+                     {"A30", 0, "segment datacenter not allowed"}};
+    plan.advice = {"nothing meets every constraint: relax the deadline, SLO or budget, or allow more GPUs"};
+    report.roles.push_back(plan);
+    const std::string page = render_plan_html(report);
+    CHECK(page.find("No candidate meets every constraint.") != std::string::npos);
+    CHECK(page.find("Nothing to buy or rent") != std::string::npos);
+    CHECK(page.find("<svg") == std::string::npos);
+    // Same reasons share a row, the rarer reason first.
+    const std::size_t needs = page.find("<tr><td>needs 130 GB per GPU at 64 GPUs, has 16 GB</td><td>T4</td></tr>");
+    const std::size_t segment = page.find("<tr><td>segment datacenter not allowed</td><td>A10, L4 × 4, A30</td></tr>");
+    REQUIRE(needs != std::string::npos);
+    REQUIRE(segment != std::string::npos);
+    CHECK(needs < segment);
+    CHECK(page.find("<h3>Rejected (4)</h3>") != std::string::npos);
+}

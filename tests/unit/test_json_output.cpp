@@ -1,0 +1,168 @@
+#include <catch2/catch.hpp>
+
+#include <clocale>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <locale>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpusel/csv.hpp"
+#include "gpusel/json_output.hpp"
+#include "gpusel/units.hpp"
+
+using gpusel::dump_json;
+using gpusel::finite_or_null;
+using gpusel::JsonDocument;
+
+namespace {
+
+constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+// German conventions without needing an installed locale: ',' decimal point, '.' grouping.
+struct CommaDecimal : std::numpunct<char> {
+    char do_decimal_point() const override { return ','; }
+    char do_thousands_sep() const override { return '.'; }
+    std::string do_grouping() const override { return "\3"; }
+};
+
+// Restores the global C++ locale and the C locale when the test ends.
+class LocaleGuard {
+public:
+    LocaleGuard() : m_cpp(std::locale()), m_c(std::setlocale(LC_ALL, nullptr)) {}
+    ~LocaleGuard() {
+        std::locale::global(m_cpp);
+        std::setlocale(LC_ALL, m_c.c_str());
+    }
+    LocaleGuard(const LocaleGuard&) = delete;
+    LocaleGuard& operator=(const LocaleGuard&) = delete;
+
+private:
+    std::locale m_cpp;
+    std::string m_c;
+};
+
+// A document with the kinds of numbers a report holds.
+JsonDocument sample_document() {
+    std::vector<std::string> notes;
+    JsonDocument document;
+    document["format_version"] = 1;
+    document["gpu"] = "H100-SXM5";
+    document["count"] = 8;
+    document["tco_usd"] = gpusel::round_to(1234567.891, 2);
+    document["mfu"] = 0.1 + 0.2;
+    document["flops"] = 1e20;
+    document["tiny"] = 1.5e-7;
+    document["negative_zero"] = finite_or_null(-0.0, "negative_zero", notes);
+    document["missing"] = finite_or_null(nan_value, "missing", notes);
+    document["notes"] = notes;
+    return document;
+}
+
+constexpr const char* sample_text =
+    "{\n"
+    "  \"format_version\": 1,\n"
+    "  \"gpu\": \"H100-SXM5\",\n"
+    "  \"count\": 8,\n"
+    "  \"tco_usd\": 1234567.89,\n"
+    "  \"mfu\": 0.30000000000000004,\n"
+    "  \"flops\": 1e+20,\n"
+    "  \"tiny\": 1.5e-07,\n"
+    "  \"negative_zero\": 0.0,\n"
+    "  \"missing\": null,\n"
+    "  \"notes\": [\n"
+    "    \"missing could not be computed (NaN); written as null\"\n"
+    "  ]\n"
+    "}\n";
+
+}  // namespace
+
+TEST_CASE("non-finite values become null with a note", "[json]") {
+    std::vector<std::string> notes;
+    CHECK(finite_or_null(1.5, "a", notes) == JsonDocument(1.5));
+    CHECK(finite_or_null(nan_value, "perf.training.mfu", notes).is_null());
+    CHECK(finite_or_null(infinity, "perf.inference.p99_ttft_s", notes).is_null());
+    CHECK(finite_or_null(-infinity, "cost.break_even_month", notes).is_null());
+    CHECK(finite_or_null(std::optional<double>{}, "unit_price_usd", notes).is_null());
+    CHECK(finite_or_null(std::optional<double>{2.0}, "unit_price_usd", notes) == JsonDocument(2.0));
+    CHECK(notes == std::vector<std::string>{
+                       "perf.training.mfu could not be computed (NaN); written as null",
+                       "perf.inference.p99_ttft_s could not be computed (infinite); written as null",
+                       "cost.break_even_month could not be computed (infinite); written as null"});
+    const JsonDocument zero = finite_or_null(-0.0, "x", notes);
+    CHECK_FALSE(std::signbit(zero.get<double>()));
+}
+
+TEST_CASE("documents are dumped with 2-space indent, keys in insertion order, a final newline", "[json]") {
+    CHECK(dump_json(sample_document()) == sample_text);
+    CHECK(dump_json(JsonDocument::array()) == "[]\n");
+}
+
+TEST_CASE("a non-finite number left in a document is refused, not printed as null", "[json]") {
+    JsonDocument document;
+    document["a"] = JsonDocument::array({1.0, nan_value});
+    CHECK_THROWS_MATCHES(dump_json(document), std::invalid_argument,
+                         Catch::Matchers::Message("JSON output holds a non-finite number at /a/1"));
+    CHECK_THROWS_AS(dump_json(JsonDocument(infinity)), std::invalid_argument);
+}
+
+TEST_CASE("invalid UTF-8 in a string is replaced, not thrown half-way", "[json]") {
+    JsonDocument document;
+    document["name"] = std::string("caf\xC3\xA9 \xFF\xFE end");
+    CHECK(dump_json(document) == "{\n  \"name\": \"caf\xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD end\"\n}\n");
+}
+
+TEST_CASE("round_to rounds half away from zero and never returns -0", "[json]") {
+    CHECK(gpusel::round_to(1234.5678, 2) == 1234.57);
+    CHECK(gpusel::round_to(0.125, 2) == 0.13);
+    CHECK(gpusel::round_to(-0.125, 2) == -0.13);
+    CHECK(gpusel::round_to(2.5, 0) == 3.0);
+    CHECK_FALSE(std::signbit(gpusel::round_to(-0.001, 2)));
+    CHECK(gpusel::round_to(1e300, 2) == 1e300);
+    CHECK(std::isnan(gpusel::round_to(nan_value, 2)));
+    CHECK_THROWS_AS(gpusel::round_to(1.0, 10), std::invalid_argument);
+}
+
+TEST_CASE("JSON, CSV numbers and unit parsing do not depend on the C++ global locale", "[json][locale]") {
+    LocaleGuard guard;
+    std::locale::global(std::locale(std::locale::classic(), new CommaDecimal));
+    // The locale is in force: a default iostream now writes German numbers.
+    std::ostringstream stream;
+    stream << 1234567 << ' ' << 1.5;
+    REQUIRE(stream.str() == "1.234.567 1,5");
+
+    CHECK(dump_json(sample_document()) == sample_text);
+    CHECK(gpusel::format_fixed(1234567.891, 2) == "1234567.89");
+    gpusel::CsvWriter writer;
+    writer.money(1234.5).number(0.25, 2).integer(1234567).end_row();
+    CHECK(writer.str() == "1234.50,0.25,1234567\r\n");
+    CHECK(gpusel::parse_quantity("1.5GB", gpusel::UnitKind::bytes).value == std::optional<double>(1.5e9));
+    CHECK_FALSE(gpusel::parse_quantity("1,5GB", gpusel::UnitKind::bytes).value);
+}
+
+TEST_CASE("JSON, CSV numbers and unit parsing are the same under the de_DE.UTF-8 C locale", "[json][locale]") {
+    LocaleGuard guard;
+    std::locale german;
+    try {
+        german = std::locale("de_DE.UTF-8");
+    } catch (const std::runtime_error&) {
+        WARN("de_DE.UTF-8 is not installed (scripts/bootstrap.sh generates it); covered by the ',' facet test only");
+        return;
+    }
+    // A named locale set globally also sets the C locale (printf, strtod).
+    std::locale::global(german);
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f", 1234.5);
+    REQUIRE(std::string(buffer) == "1234,5");
+
+    CHECK(dump_json(sample_document()) == sample_text);
+    CHECK(gpusel::format_fixed(-0.0, 2) == "0.00");
+    CHECK(gpusel::format_fixed(1234567.891, 2) == "1234567.89");
+    CHECK(gpusel::parse_quantity("0.12USD/kWh", gpusel::UnitKind::usd_per_kwh).value == std::optional<double>(0.12));
+    CHECK(gpusel::parse_quantity("2.5", gpusel::UnitKind::plain).value == std::optional<double>(2.5));
+}
