@@ -34,7 +34,8 @@ constexpr std::pair<Precision, std::string_view> precision_names[] = {
 constexpr std::pair<WeightFormat, std::string_view> weight_names[] = {
     {WeightFormat::fp32, "fp32"},   {WeightFormat::fp16, "fp16"},     {WeightFormat::bf16, "bf16"},
     {WeightFormat::fp8, "fp8"},     {WeightFormat::int8, "int8"},     {WeightFormat::int4, "int4"},
-    {WeightFormat::nf4, "nf4"},     {WeightFormat::q4_0, "q4_0"},     {WeightFormat::q4_k_m, "q4_k_m"},
+    {WeightFormat::nf4, "nf4"},     {WeightFormat::nf4_dq, "nf4-dq"}, {WeightFormat::q4_0, "q4_0"},
+    {WeightFormat::q4_k_m, "q4_k_m"},
     {WeightFormat::q8_0, "q8_0"},   {WeightFormat::awq, "awq"},       {WeightFormat::gptq, "gptq"}};
 
 constexpr std::pair<KvCacheFormat, std::string_view> kv_names[] = {
@@ -80,7 +81,11 @@ double bits_per_weight(WeightFormat format) {
     case WeightFormat::int4:
         return 4.25;  // weight-only int4 with one fp16 scale per group of 128 (GPTQ/AWQ default)
     case WeightFormat::nf4:
-        return 4.127;  // QLoRA §3: NF4 with double quantization of the block-64 scales
+        // QLoRA §3: 4-bit codes + one fp32 absmax per block of 64 = 4 + 32/64 (bitsandbytes nf4 and fp4
+        // without double quantization, the BitsAndBytesConfig default).
+        return 4.5;
+    case WeightFormat::nf4_dq:
+        return 4.127;  // QLoRA §3: the block-64 scales double-quantized to 8 bits: 4 + 8/64 + 32/(64·256)
     case WeightFormat::q4_0:
         return 4.54;  // llama.cpp load log BPW for a whole Q4_0 file (4.5 per block + a Q6_K output layer)
     case WeightFormat::q4_k_m:

@@ -33,6 +33,19 @@ constexpr std::pair<Sharding, std::string_view> sharding_names[] = {
     {Sharding::zero3, "zero3"}, {Sharding::zero3, "fsdp"}};
 constexpr std::pair<Offload, std::string_view> offload_names[] = {
     {Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::optimizer_and_params, "optimizer+params"}};
+constexpr std::pair<LossKind, std::string_view> loss_names[] = {
+    {LossKind::standard, "standard"}, {LossKind::chunked, "chunked"}, {LossKind::fused, "fused"}};
+constexpr std::pair<OptimizerStep, std::string_view> optimizer_step_names[] = {
+    {OptimizerStep::foreach, "foreach"}, {OptimizerStep::for_loop, "for-loop"}, {OptimizerStep::fused, "fused"}};
+constexpr std::pair<ZeroGrad, std::string_view> zero_grad_names[] = {
+    {ZeroGrad::set_to_none, "set-to-none"}, {ZeroGrad::zero, "zero"}};
+constexpr std::pair<GradientDtype, std::string_view> gradient_dtype_names[] = {
+    {GradientDtype::automatic, "auto"}, {GradientDtype::fp32, "fp32"}};
+constexpr std::pair<Framework, std::string_view> framework_names[] = {
+    {Framework::pytorch, "pytorch"},   {Framework::pytorch_1, "pytorch-1"}, {Framework::megatron, "megatron"},
+    {Framework::llm_c, "llm.c"},       {Framework::llama_cpp, "llama.cpp"}};
+constexpr std::pair<Allocator, std::string_view> allocator_names[] = {
+    {Allocator::caching, "caching"}, {Allocator::static_buffers, "static"}};
 constexpr std::pair<Decode, std::string_view> decode_names[] = {
     {Decode::none, "none"}, {Decode::cpu, "cpu"}, {Decode::gpu, "gpu"}};
 constexpr std::pair<Storage, std::string_view> storage_names[] = {
@@ -128,7 +141,12 @@ public:
             read_model(*model, top.child_path("model"));
         }
         read_precision(top);
+        read_runtime(top.node("runtime"), top.child_path("runtime"), top.position());
         const bool training = m_workload.kind != WorkloadKind::inference;
+        if (kind_ok && training && m_workload.runtime.framework == Framework::llama_cpp) {
+            top.error("runtime", "runtime.framework llama.cpp is an inference runtime; a training workload needs "
+                                 "pytorch, pytorch-1, megatron or llm.c");
+        }
         if (const YamlNode* node = top.node("training")) {
             if (kind_ok && !training) {
                 top.error("training", "a training section in an inference workload; remove it or set kind: fine-tuning");
@@ -233,7 +251,7 @@ private:
         };
         const std::vector<std::string> precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
         const std::vector<std::string> weights = {"fp32", "fp16", "bf16", "fp8",  "int8", "int4",
-                                                  "nf4",  "q4_0", "q4_k_m", "q8_0", "awq",  "gptq"};
+                                                  "nf4", "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq",  "gptq"};
         const std::vector<std::string> kv = {"fp16", "bf16", "fp8", "int8"};
         std::string precision_text;
         if (top.has("precision")) {
@@ -333,6 +351,7 @@ private:
                 reader.error("lora", "LoRA adapters need kind: fine-tuning");
             }
         }
+        read_implementation(reader);
         reader.number("dataset_tokens", training.dataset_tokens, UnitKind::count, 0, 1e16, true);
         reader.number("dataset_samples", training.dataset_samples, UnitKind::count, 0, 1e15, true);
         if (reader.has("dataset_tokens") && reader.has("dataset_samples")) {
@@ -342,6 +361,63 @@ private:
         reader.integer("runs", training.runs, 1, 100000);
         defaulted("runs", "1");
         reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
+        reader.finish();
+    }
+
+    // The software's implementation choices; each default comes from runtime.framework
+    // (docs/memory-model.md, "Software behaviours", gives the source of each).
+    void read_implementation(MapReader& reader) {
+        TrainingSpec& training = m_workload.training;
+        const Framework framework = m_workload.runtime.framework;
+        const std::string from = fmt::format("{} default", to_string(framework));
+        const auto defaulted = [&](std::string_view key, std::string_view value) {
+            if (!reader.has(key)) {
+                assume(reader.child_path(key), value, from);
+            }
+        };
+        training.loss = framework == Framework::llm_c ? LossKind::fused : LossKind::standard;
+        reader.choice("loss", training.loss, loss_names);
+        defaulted("loss", to_string(training.loss));
+        training.optimizer_step = framework == Framework::pytorch     ? OptimizerStep::foreach
+                                  : framework == Framework::pytorch_1 ? OptimizerStep::for_loop
+                                                                      : OptimizerStep::fused;
+        reader.choice("optimizer_step", training.optimizer_step, optimizer_step_names);
+        defaulted("optimizer_step", to_string(training.optimizer_step));
+        training.zero_grad = framework == Framework::pytorch ? ZeroGrad::set_to_none : ZeroGrad::zero;
+        reader.choice("zero_grad", training.zero_grad, zero_grad_names);
+        defaulted("zero_grad", to_string(training.zero_grad));
+        training.gradient_dtype = framework == Framework::megatron && m_workload.precision == Precision::bf16
+                                      ? GradientDtype::fp32
+                                      : GradientDtype::automatic;
+        reader.choice("gradient_dtype", training.gradient_dtype, gradient_dtype_names);
+        defaulted("gradient_dtype", to_string(training.gradient_dtype));
+        training.recompute_ffn_activation = framework == Framework::llm_c;
+        reader.boolean("recompute_ffn_activation", training.recompute_ffn_activation);
+        if (m_workload.model.is_transformer()) {
+            defaulted("recompute_ffn_activation", training.recompute_ffn_activation ? "true" : "false");
+        }
+    }
+
+    void read_runtime(const YamlNode* node, const std::string& path, Position parent) {
+        const YamlNode empty = empty_mapping(parent);
+        MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
+        RuntimeSpec& runtime = m_workload.runtime;
+        if (!reader.choice("framework", runtime.framework, framework_names) && !reader.has("framework")) {
+            assume(reader.child_path("framework"), "pytorch");
+        }
+        if (const YamlNode* context = reader.node("cuda_context");
+            context == nullptr || (context->kind == YamlNode::Kind::scalar && context->scalar == "auto")) {
+            runtime.cuda_context_bytes = 0;
+        } else {
+            reader.number("cuda_context", runtime.cuda_context_bytes, UnitKind::bytes, 0, 1e11, true);
+        }
+        runtime.allocator = runtime.framework == Framework::llm_c || runtime.framework == Framework::llama_cpp
+                                ? Allocator::static_buffers
+                                : Allocator::caching;
+        if (!reader.choice("allocator", runtime.allocator, allocator_names) && !reader.has("allocator")) {
+            assume(reader.child_path("allocator"), to_string(runtime.allocator),
+                   fmt::format("{} default", to_string(runtime.framework)));
+        }
         reader.finish();
     }
 
@@ -630,6 +706,12 @@ std::string_view to_string(Sharding sharding) { return name_of(sharding_names, s
 std::string_view to_string(Offload offload) { return name_of(offload_names, offload); }
 std::string_view to_string(Objective objective) { return name_of(objective_names, objective); }
 std::string_view to_string(Acquisition acquisition) { return name_of(acquisition_names, acquisition); }
+std::string_view to_string(LossKind loss) { return name_of(loss_names, loss); }
+std::string_view to_string(OptimizerStep step) { return name_of(optimizer_step_names, step); }
+std::string_view to_string(ZeroGrad zero_grad) { return name_of(zero_grad_names, zero_grad); }
+std::string_view to_string(GradientDtype dtype) { return name_of(gradient_dtype_names, dtype); }
+std::string_view to_string(Framework framework) { return name_of(framework_names, framework); }
+std::string_view to_string(Allocator allocator) { return name_of(allocator_names, allocator); }
 
 Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context) {
     Diagnostics diagnostics(file_name);

@@ -94,13 +94,16 @@ struct ActivationShape {
     // fp32 weights under fp16/bf16 autocast: LayerNorm and softmax run in fp32 (PyTorch autocast
     // op lists), so the residual stream and the attention probabilities are stored in fp32.
     bool autocast = false;
+    // The FFN activation function (GeLU/SiLU) recomputed in backward instead of storing its output
+    // (llm.c recompute 1, Megatron-Core --recompute-modules moe_act): one f-wide tensor fewer.
+    bool recompute_ffn_activation = false;
     int tensor_parallel = 1;
 };
 double transformer_layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape);
 
-// Device memory outside allocated tensors: the CUDA context (with library kernels), by GPU
-// generation. Sources in docs/memory-model.md.
-double cuda_context_bytes(const GpuSpec& gpu);
+// Device memory outside allocated tensors: the CUDA context (with library kernels), the
+// workload's measured figure or the framework's. Sources in docs/memory-model.md.
+double cuda_context_bytes(const RuntimeSpec& runtime);
 
 // Fraction of allocated bytes the PyTorch caching allocator holds on top (reserved − allocated),
 // nominal, low and high.

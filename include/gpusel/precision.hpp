@@ -22,13 +22,13 @@ std::optional<Precision> parse_precision(std::string_view name);
 double element_bytes(Precision precision);
 
 // Storage format of model weights, including quantized formats.
-enum class WeightFormat { fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0, q4_k_m, q8_0, awq, gptq };
+enum class WeightFormat { fp32, fp16, bf16, fp8, int8, int4, nf4, nf4_dq, q4_0, q4_k_m, q8_0, awq, gptq };
 
 std::string_view to_string(WeightFormat format);
 std::optional<WeightFormat> parse_weight_format(std::string_view name);
 
 // Bits per weight including quantization scales and zero points. Sources: llama.cpp load logs
-// (Q8_0 8.5, Q4_0 4.5+, Q4_K_M 4.84), QLoRA paper §3 (NF4 with double quantization ≈ 4.127),
+// (Q8_0 8.5, Q4_0 4.5+, Q4_K_M 4.84), QLoRA paper §3 (NF4 4.5; with double quantization ≈ 4.127),
 // GPTQ/AWQ group size 128 ≈ 4.25; see docs/memory-model.md.
 double bits_per_weight(WeightFormat format);
 

@@ -25,6 +25,14 @@ enum class Storage { hdd, sata_ssd, nvme, network, ram };
 enum class DeploymentTarget { automatic, on_prem, cloud, hybrid, edge };
 enum class NetworkKind { automatic, nvlink, pcie, infiniband, ethernet };
 enum class Objective { tco, time, latency, throughput_per_usd, energy };
+// What the training software does, where implementations differ in memory (docs/memory-model.md).
+enum class LossKind { standard, chunked, fused };
+enum class OptimizerStep { foreach, for_loop, fused };
+enum class ZeroGrad { set_to_none, zero };
+enum class GradientDtype { automatic, fp32 };
+// The software stack; it sets the defaults of the fields above and of the runtime overheads.
+enum class Framework { pytorch, pytorch_1, megatron, llm_c, llama_cpp };
+enum class Allocator { caching, static_buffers };
 
 std::string_view to_string(WorkloadKind kind);
 std::string_view to_string(Role role);
@@ -33,6 +41,12 @@ std::string_view to_string(Checkpointing checkpointing);
 std::string_view to_string(Sharding sharding);
 std::string_view to_string(Offload offload);
 std::string_view to_string(Objective objective);
+std::string_view to_string(LossKind loss);
+std::string_view to_string(OptimizerStep step);
+std::string_view to_string(ZeroGrad zero_grad);
+std::string_view to_string(GradientDtype dtype);
+std::string_view to_string(Framework framework);
+std::string_view to_string(Allocator allocator);
 
 // A default that shaped the answer, printed under "assumptions".
 struct Assumption {
@@ -62,6 +76,12 @@ struct TrainingSpec {
     int tensor_parallel = 0;      // 0 = auto
     int pipeline_parallel = 0;    // 0 = auto
     LoraSpec lora;
+    // Implementation choices that move the peak (defaults from runtime.framework):
+    LossKind loss = LossKind::standard;                 // how the logits' cross-entropy is taken
+    OptimizerStep optimizer_step = OptimizerStep::foreach;  // Adam/AdamW update kernel: its temporaries
+    ZeroGrad zero_grad = ZeroGrad::set_to_none;         // gradients freed after the step, or kept as zeros
+    GradientDtype gradient_dtype = GradientDtype::automatic;  // automatic = the trainable weights' dtype
+    bool recompute_ffn_activation = false;              // FFN activation function recomputed in backward
     double dataset_tokens = 0;
     double dataset_samples = 0;
     double epochs = 1;
@@ -107,6 +127,13 @@ struct DeploymentSpec {
     // Extra runtime on spot capacity for interruptions (lost work since the last checkpoint and
     // restarts); see docs/cost-model.md for the basis.
     double spot_overhead_fraction = 0.10;
+};
+
+// The software the job runs on. Sources for each framework's behaviour: docs/memory-model.md.
+struct RuntimeSpec {
+    Framework framework = Framework::pytorch;
+    double cuda_context_bytes = 0;  // measured context + library kernels; 0 = the framework's figure
+    Allocator allocator = Allocator::caching;
 };
 
 struct BudgetSpec {
@@ -157,6 +184,7 @@ struct Workload {
     InferenceSpec inference;
     DataSpec data;
     DeploymentSpec deployment;
+    RuntimeSpec runtime;
     BudgetSpec budget;
     ConstraintSpec constraints;
     Objective objective = Objective::tco;

@@ -122,11 +122,32 @@ double largest_matrix_params(const ModelSpec& model) {
     return w.hidden * std::max({w.ffn, w.q_width + 2 * w.kv_width, w.hidden});
 }
 
+// Parameters of the largest single trainable tensor: what a for-loop optimizer step holds a
+// temporary for. 0 when the architecture is unknown.
+double largest_trainable_tensor_params(const ModelSpec& model, const LoraSpec& lora, const Layout& layout) {
+    if (!model.is_transformer()) {
+        return 0;
+    }
+    const TransformerWidths w = memory_detail::transformer_widths(model);
+    const double t = std::max(layout.tensor_parallel, 1);
+    if (lora.enabled()) {
+        // An adapter matrix is rank × (the wider side of the adapted projection).
+        const bool head = std::any_of(lora.targets.begin(), lora.targets.end(), [](const std::string& target) {
+            const std::string lower = to_lower(target);
+            return lower == "lm_head" || lower == "output" || lower == "head";
+        });
+        return lora.rank * std::max({w.hidden, w.ffn, w.q_width + 2 * w.kv_width, head ? static_cast<double>(model.vocab) : 0.0});
+    }
+    return std::max(largest_matrix_params(model), static_cast<double>(model.vocab) * model.hidden) / t;
+}
+
 struct Peak {
     double weights = 0;
-    double weights_uncertainty = 0;  // ± bytes
+    double weights_uncertainty = 0;  // ± bytes (parameter count and non-parameter buffers)
+    double states_uncertainty = 0;   // ± fraction of gradients, optimizer states and step temporary
     double cast_copy = 0;    // 16-bit autocast copy of fp32 weights, alive through forward/backward
     double gradients = 0;
+    double backward_gradients = 0;  // gradients alive at the start of backward (all when resident)
     double optimizer = 0;
     double step_temporary = 0;  // alive only during the optimizer step
     double activations = 0;
@@ -143,23 +164,31 @@ struct Allocation {
     double total() const { return weights + gradients + optimizer + activations + kv_cache; }
 };
 
-// Forward/backward keeps activations (and the autocast copy); the optimizer step instead holds
-// its temporaries after the activations are freed. The peak is the larger of the two.
-Allocation resolve_peak(const Peak& peak, double activation_factor, bool count_step_temporary, double weight_sign) {
+// Two moments can hold the peak. At the start of backward every activation (and the autocast
+// copy) is alive with the gradients that exist by then: all of them when they are kept between
+// steps, else only the output layer's, produced first. During the optimizer step the activations
+// are freed and all gradients exist, with the step's temporaries. Backward frees each layer's
+// activations as it produces that layer's gradients, so the moments in between hold less than
+// the larger of the two. `sign` (−1, 0, +1) moves every term to the low end, nominal or high end.
+Allocation resolve_peak(const Peak& peak, double activation_factor, bool count_step_temporary, double sign) {
     Allocation allocation;
+    const double states = 1.0 + sign * peak.states_uncertainty;
     const double activations = peak.activations * activation_factor;
-    const double step = count_step_temporary ? peak.step_temporary : 0.0;
-    const double backward_extra = activations + peak.cast_copy;
-    allocation.gradients = peak.gradients;
+    const double step = (count_step_temporary ? peak.step_temporary : 0.0) * states;
+    const double gradients = peak.gradients * states;
+    const double backward_gradients = peak.backward_gradients * states;
+    const double backward_extra = activations + peak.cast_copy + backward_gradients;
     allocation.kv_cache = peak.kv_cache;
-    const double weights = peak.weights + weight_sign * peak.weights_uncertainty;
-    if (step > backward_extra) {
+    allocation.optimizer = peak.optimizer * states;
+    const double weights = peak.weights + sign * peak.weights_uncertainty;
+    if (gradients + step > backward_extra) {
         allocation.weights = weights;
-        allocation.optimizer = peak.optimizer + step;
+        allocation.gradients = gradients;
+        allocation.optimizer += step;
         allocation.at_step = true;
     } else {
         allocation.weights = weights + peak.cast_copy;
-        allocation.optimizer = peak.optimizer;
+        allocation.gradients = backward_gradients;
         allocation.activations = activations;
     }
     return allocation;
@@ -307,19 +336,45 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
                   "(6 B/param)", to_string(workload.precision));
     }
 
-    // --- gradients: in the trainable dtype (HF docs; ZeRO paper 2Ψ under fp16)
-    double gradients = trainable * trainable_element;
+    // --- gradients: in the trainable dtype (HF docs; ZeRO paper 2Ψ under fp16), or in fp32 buffers
+    // (Megatron-LM accumulates and all-reduces bf16 gradients in fp32 main_grad buffers: arguments.py,
+    // "accumulate and all-reduce gradients in fp32 for bfloat16 data type").
+    const double gradient_element = training.gradient_dtype == GradientDtype::fp32 ? 4.0 : trainable_element;
+    double gradients = trainable * gradient_element;
     if (offload_optimizer && sharded_gradients) {
         gradients = 0;  // DeepSpeed ZeRO-Offload streams reduced gradient partitions to host memory
     } else if (sharded_gradients) {
         gradients /= d;
     }
     peak.gradients = gradients;
+    peak.states_uncertainty = float_weight_uncertainty;
     if (offload_optimizer && sharded_gradients) {
         notes.add("gradients: reduced partitions stream to CPU memory with the offloaded optimizer (ZeRO-Offload)");
     } else {
-        notes.add("gradients: {} trainable parameters × {:g} B{} = {}", format_count(trainable), trainable_element,
+        notes.add("gradients: {} trainable parameters × {:g} B{}{} = {}", format_count(trainable), gradient_element,
+                  gradient_element != trainable_element ? " (fp32 gradient buffers)" : "",
                   sharded_gradients ? fmt::format(" / {} GPUs (ZeRO)", layout.data_parallel) : "", gb(gradients));
+    }
+    // Gradients stay allocated between steps when they are accumulated over micro-batches or zeroed in
+    // place (PyTorch < 2.0 zero_grad, Megatron's and llm.c's persistent buffers); with
+    // zero_grad(set_to_none=True), the PyTorch 2.0 default, they exist only from backward to the step,
+    // and the first produced in backward are the output layer's.
+    const double global_batch = training.global_batch > 0 ? training.global_batch : micro_batch * d;
+    const bool accumulating = global_batch > static_cast<double>(micro_batch) * d;
+    const bool gradients_resident = accumulating || training.zero_grad == ZeroGrad::zero;
+    double output_layer_params = 0;
+    if (model.is_transformer() && model.vocab > 0 && layout.pipeline_parallel <= 1) {
+        output_layer_params = lora ? memory_detail::lora_shape(model, training.lora).head_params
+                                   : static_cast<double>(model.vocab) * model.hidden / std::max(layout.tensor_parallel, 1);
+    }
+    peak.backward_gradients = gradients_resident ? gradients : std::min(gradients, output_layer_params * gradient_element);
+    if (gradients_resident) {
+        notes.add("gradients resident through backward ({})",
+                  accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
+                               : "zero_grad keeps them allocated as zeros");
+    } else {
+        notes.add("gradients exist from backward to the step only (zero_grad set-to-none, no accumulation); backward "
+                  "starts with the output layer's {}", gb(peak.backward_gradients));
     }
 
     // --- optimizer states (+ fp32 master copy under mixed precision)
@@ -358,17 +413,32 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     }
     }
     double optimizer = trainable * (state_bytes_per_param + (master ? 4.0 : 0.0));
-    // PyTorch's foreach Adam/AdamW (the CUDA default since 2.0) materialises sqrt(v) for the whole
-    // parameter list before the update (torch/optim/adam.py, _multi_tensor_adam).
-    double step_temporary =
-        (training.optimizer == Optimizer::adam || training.optimizer == Optimizer::adamw) ? trainable * state_element : 0.0;
+    // Adam/AdamW materialise sqrt(v) (+ eps) before the update. PyTorch's foreach kernels (the CUDA
+    // default since 2.0) do it for the whole parameter list at once (torch/optim/adam.py,
+    // _multi_tensor_adam: exp_avg_sq_sqrt = torch._foreach_sqrt(...)); the for-loop implementations
+    // (PyTorch < 2.0, Hugging Face's adamw_hf) one tensor at a time; fused kernels (fused=True,
+    // apex/Transformer Engine FusedAdam in Megatron, llm.c, bitsandbytes) not at all.
+    const bool adam_family = training.optimizer == Optimizer::adam || training.optimizer == Optimizer::adamw;
+    double step_temporary = 0;
+    std::string step_text;
+    if (adam_family && training.optimizer_step == OptimizerStep::foreach) {
+        step_temporary = trainable * state_element;
+        step_text = fmt::format("{:g} B/param for sqrt(v) over all parameters (foreach step)", state_element);
+    } else if (adam_family && training.optimizer_step == OptimizerStep::for_loop) {
+        const double largest = std::min(trainable, largest_trainable_tensor_params(model, training.lora, layout));
+        step_temporary = largest * state_element;
+        step_text = fmt::format("sqrt(v) of the largest tensor, {} × {:g} B (for-loop step){}", format_count(largest),
+                                state_element, largest > 0 ? "" : "; its size is unknown without the architecture");
+    }
     if (offload_optimizer) {
         optimizer = 0;
         step_temporary = 0;
         notes.add("optimizer states offloaded to CPU memory (DeepSpeed ZeRO-Offload); the GPU keeps none");
     } else if (sharded_optimizer) {
         optimizer /= d;
-        step_temporary /= d;
+        if (training.optimizer_step == OptimizerStep::foreach) {
+            step_temporary /= d;
+        }
     }
     peak.optimizer = optimizer;
     peak.step_temporary = step_temporary;
@@ -376,9 +446,9 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         notes.add("optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
                   state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
                   sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
-                  step_temporary > 0 ? fmt::format("; the step adds a {:g} B/param temporary ({}) for sqrt(v) (PyTorch "
-                                                   "foreach AdamW)", state_element, gb(step_temporary))
-                                     : "");
+                  step_temporary > 0 ? fmt::format("; the step adds a temporary {} = {}", step_text, gb(step_temporary))
+                  : adam_family     ? fmt::format("; {} step: no temporary", to_string(training.optimizer_step))
+                                    : "");
     }
     if (layout.sharding != Sharding::none && d > 1) {
         notes.add("{} over {} data-parallel GPUs divides {}", to_string(layout.sharding), layout.data_parallel,
@@ -413,6 +483,7 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         shape.selective_recompute = training.checkpointing == Checkpointing::selective;
         shape.tensor_parallel = layout.tensor_parallel;
         shape.autocast = weight_element == 4 && compute_bytes == 2;
+        shape.recompute_ffn_activation = training.recompute_ffn_activation;
         const double layer = transformer_layer_activation_bytes(model, shape);
         const double layers = model.layers;  // first pipeline stage: p micro-batches × L/p layers (Korthikanti §4.2.3)
         // LoRA dropout (LitGPT default 0.05) stores each adapted input and its mask.
@@ -439,14 +510,30 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             if (lora_dropout > 0) {
                 parts += fmt::format(" + {} × LoRA dropout {}", model.layers, gb(lora_dropout));
             }
+            if (training.recompute_ffn_activation) {
+                // The recomputed activation of the layer in backward needs one buffer (llm.c fch_gelu scratch).
+                const TransformerWidths w = memory_detail::transformer_widths(model);
+                const double scratch = s * b * w.moe_top_k * w.ffn * compute_bytes / std::max(layout.tensor_parallel, 1);
+                activations += scratch;
+                parts += fmt::format(" + one layer's recomputed FFN activation {}", gb(scratch));
+            }
         }
-        // Output layer: 16-bit logits plus their fp32 upcast for the loss (torchtune memory table).
+        // Output layer and loss, per logit (s·b·V of them), by how the cross-entropy is taken:
+        // standard: the logits plus the fp32 log-probabilities F.cross_entropy keeps for backward after
+        // the upcast (torchtune memory table; HF Transformers upcasts logits to fp32 for the loss);
+        // chunked: the fp32 work happens one chunk at a time (torchtune CEWithChunkedOutputLoss, 8 chunks;
+        // LitGPT chunked_cross_entropy, 128 tokens, on 16-bit log-probabilities): logits + log-probabilities
+        // in the compute dtype; fused: only the logits, the loss gradient overwriting them in place (llm.c
+        // fused_classifier).
         double logits = 0;
         if (layout.pipeline_parallel <= 1 && model.vocab > 0 && model.family != ModelFamily::encoder) {
-            logits = s * b * model.vocab * (compute_bytes + 4.0) / std::max(layout.tensor_parallel, 1);
+            const double per_logit = training.loss == LossKind::standard ? compute_bytes + 4.0
+                                     : training.loss == LossKind::chunked ? 2.0 * compute_bytes
+                                                                          : compute_bytes;
+            logits = s * b * model.vocab * per_logit / std::max(layout.tensor_parallel, 1);
             activations += logits;
-            parts += fmt::format(" + logits {} tokens × {} vocab × ({:g} + 4) B = {}", s * b, model.vocab, compute_bytes,
-                                 gb(logits));
+            parts += fmt::format(" + logits and {} loss {} tokens × {} vocab × {:g} B = {}", to_string(training.loss), s * b,
+                                 model.vocab, per_logit, gb(logits));
         }
         per_sample = b > 0 ? activations / b : 0;
         notes.add("activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
@@ -467,6 +554,7 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         const double fitted = result.calibration.intercept_bytes + result.calibration.slope_bytes * b;
         const double fixed = peak.weights + peak.gradients + peak.optimizer;
         peak.activations = std::max(0.0, fitted - fixed);
+        peak.backward_gradients = peak.gradients;  // the fit was taken against resident gradients
         peak.step_temporary = 0;
         peak.cast_copy = 0;
         notes.add("calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model states",
@@ -505,15 +593,20 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
     const double t = std::max(layout.tensor_parallel, 1);
     const double p = std::max(layout.pipeline_parallel, 1);
     if (model.is_transformer()) {
-        // KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
-        const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-        const double kv_share = std::ceil(kv_heads / t) / kv_heads;
-        result.peak.kv_cache =
-            kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
-        notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
-                  model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens, batch,
-                  kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
-                  gb(result.peak.kv_cache));
+        // Encoders (BERT, RoBERTa) encode each input in one pass: no KV cache, and their outputs are
+        // hidden states for a small task head, not vocabulary logits (as in training).
+        const bool encoder = model.family == ModelFamily::encoder;
+        if (!encoder) {
+            // KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
+            const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+            const double kv_share = std::ceil(kv_heads / t) / kv_heads;
+            result.peak.kv_cache =
+                kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
+            notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
+                      model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
+                      batch, kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
+                      gb(result.peak.kv_cache));
+        }
         // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
         // whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
         const TransformerWidths w = memory_detail::transformer_widths(model);
@@ -521,10 +614,11 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         const double tokens = prompt * batch;
         const double ffn_tensors = model.ffn_gated ? 3.0 : 2.0;
         const double layer = tokens * (2.0 * w.hidden + w.moe_top_k * ffn_tensors * w.ffn / t) * compute_bytes;
-        const double logits = model.vocab > 0 ? tokens * model.vocab * compute_bytes / t : 0.0;
+        const double logits = model.vocab > 0 && !encoder ? tokens * model.vocab * compute_bytes / t : 0.0;
         result.peak.activations = layer + logits;
-        notes.add("activation workspace: one layer's prefill intermediates for {} prompt tokens × {} + their logits",
-                  static_cast<long long>(prompt), batch);
+        notes.add("activation workspace: one layer's {} intermediates for {} tokens × {}{} = {}",
+                  encoder ? "forward" : "prefill", static_cast<long long>(prompt), batch,
+                  encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits", gb(result.peak.activations));
     } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;
@@ -562,11 +656,9 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
                         std::vector<std::string>* note_list) {
     NoteList notes(note_list);
     Peak peak;
-    bool calibrated = false;
     if (workload.is_training()) {
         TrainingResult training = training_terms(workload, gpu, resolved.layout, resolved.micro_batch, notes);
         peak = training.peak;
-        calibrated = training.calibration.used;
     } else {
         peak = inference_terms(workload, resolved.layout, resolved.batch, resolved.context_tokens, notes).peak;
     }
@@ -574,12 +666,10 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     const Allocation low = resolve_peak(peak, activation_low_factor, false, -1.0);
     const Allocation high = resolve_peak(peak, activation_high_factor, true, 1.0);
     if (nominal.at_step) {
-        notes.add("the peak is at the optimizer step: its temporary ({}) outweighs the activations ({}), which are "
-                  "freed by then", gb(peak.step_temporary), gb(peak.activations + peak.cast_copy));
-    }
-    if (workload.is_training() && !calibrated && peak.gradients > 0) {
-        notes.add("gradients counted as resident through backward (gradient accumulation, or zero_grad without "
-                  "set_to_none)");
+        notes.add("the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
+                  "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
+                  gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
+                  gb(peak.backward_gradients));
     }
     MemoryBreakdown breakdown;
     breakdown.weights_bytes = nominal.weights;
@@ -595,17 +685,28 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     const int communicators = (layout.data_parallel > 1 ? 1 : 0) + (layout.tensor_parallel > 1 ? 1 : 0) +
                               (layout.pipeline_parallel > 1 ? 1 : 0);
     const double nccl = communicators * nccl_bytes_per_communicator;
-    const double context = cuda_context_bytes(gpu);
-    const double reserve = allocator_reserve_fraction * breakdown.allocated_bytes;
+    const RuntimeSpec& runtime = workload.runtime;
+    const double context = cuda_context_bytes(runtime);
+    // A measured context is taken as given; otherwise the band spans the published range over GPUs
+    // and software versions.
+    const bool context_measured = runtime.cuda_context_bytes > 0;
+    const double context_low = context_measured ? context : std::min(context, context_low_bytes);
+    const double context_high = context_measured ? context : std::max(context, context_high_bytes);
+    // Static allocators (llm.c, llama.cpp) cudaMalloc their buffers once: nothing is cached on top.
+    const bool caching = runtime.allocator == Allocator::caching;
+    const double reserve_fraction = caching ? allocator_reserve_fraction : 0.0;
+    const double reserve_low = caching ? allocator_reserve_fraction_low : 0.0;
+    const double reserve_high = caching ? allocator_reserve_fraction_high : 0.0;
+    const double reserve = reserve_fraction * breakdown.allocated_bytes;
     breakdown.overhead_bytes = context + reserve + nccl;
     breakdown.total_bytes = breakdown.allocated_bytes + breakdown.overhead_bytes;
-    breakdown.total_low_bytes =
-        breakdown.allocated_low_bytes * (1 + allocator_reserve_fraction_low) + std::min(context, context_low_bytes) + nccl;
-    breakdown.total_high_bytes = breakdown.allocated_high_bytes * (1 + allocator_reserve_fraction_high) +
-                                 std::max(context, context_high_bytes) + nccl;
-    notes.add("overhead {}: CUDA context {} ({}) + allocator reserve {:.0f} % × {} allocated = {}{}",
-              gb(breakdown.overhead_bytes), gb(context), gpu.architecture.empty() ? "unknown architecture" : gpu.architecture,
-              allocator_reserve_fraction * 100, gb(breakdown.allocated_bytes), gb(reserve),
+    breakdown.total_low_bytes = breakdown.allocated_low_bytes * (1 + reserve_low) + context_low + nccl;
+    breakdown.total_high_bytes = breakdown.allocated_high_bytes * (1 + reserve_high) + context_high + nccl;
+    notes.add("overhead {}: CUDA context {} ({}) + {}{}", gb(breakdown.overhead_bytes), gb(context),
+              context_measured ? "runtime.cuda_context" : fmt::format("{}", to_string(runtime.framework)),
+              caching ? fmt::format("allocator reserve {:.0f} % × {} allocated = {}", reserve_fraction * 100,
+                                    gb(breakdown.allocated_bytes), gb(reserve))
+                      : "no allocator reserve (static buffers)",
               nccl > 0 ? fmt::format(" + NCCL buffers {}", gb(nccl)) : "");
     return breakdown;
 }

@@ -173,7 +173,7 @@ double transformer_layer_activation_bytes(const ModelSpec& model, const Activati
     // projection's input, and the FFN intermediates: GeLU input and fc2 input (2f) for a plain MLP;
     // gate output, SiLU output, up output and their product (4f) for an unfused SwiGLU, as PyTorch
     // autograd saves them.
-    const double ffn_tensors = model.ffn_gated ? 4.0 : 2.0;
+    const double ffn_tensors = (model.ffn_gated ? 4.0 : 2.0) - (shape.recompute_ffn_activation ? 1.0 : 0.0);
     const double split = 2.0 * w.q_width + 2.0 * w.kv_width + w.moe_top_k * ffn_tensors * w.ffn;
     // Dropout after attention and after the MLP keeps a 1-byte mask per element.
     const double masks = shape.dropout ? 2.0 * w.hidden : 0.0;
@@ -192,15 +192,18 @@ double transformer_layer_activation_bytes(const ModelSpec& model, const Activati
     return bytes;
 }
 
-double cuda_context_bytes(const GpuSpec& gpu) {
-    const std::string architecture = to_lower(gpu.architecture);
-    // Pre-Ampere parts ran PyTorch builds that load every kernel eagerly: 1343 MiB measured on a
-    // V100 (HF "model memory anatomy", torch.ones((1, 1)).to("cuda")).
-    if (architecture == "volta" || architecture == "turing" || architecture == "pascal" ||
-        architecture == "maxwell" || architecture == "kepler") {
+double cuda_context_bytes(const RuntimeSpec& runtime) {
+    if (runtime.cuda_context_bytes > 0) {
+        return runtime.cuda_context_bytes;
+    }
+    // PyTorch 1.x loaded every kernel of its CUDA libraries at context creation: 1343 MiB measured on
+    // a V100 (HF "model memory anatomy", torch.ones((1, 1)).to("cuda"), PyTorch 1.1x era).
+    if (runtime.framework == Framework::pytorch_1) {
         return 1343.0 * 1024 * 1024;
     }
-    // Ampere and newer with CUDA lazy module loading (PyTorch ≥ 2.0): 0.3–0.6 GB; the midpoint.
+    // CUDA lazy module loading (CUDA >= 11.7, on by default with PyTorch 2.x) loads kernels on first
+    // use: 0.3–0.6 GB (formulas.md); the midpoint. No figure specific to Megatron, llm.c or llama.cpp
+    // was found; they link the same CUDA libraries.
     return 0.45e9;
 }
 

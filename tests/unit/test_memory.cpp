@@ -133,8 +133,9 @@ TEST_CASE("KV cache of the llama.cpp V100 case is exactly 1024 MiB", "[memory]")
 }
 
 TEST_CASE("mixed-precision AdamW holds 16 bytes per parameter", "[memory]") {
-    // bf16 weights 2 + bf16 gradients 2 + fp32 m, v 8 + fp32 master 4 (ZeRO paper, K = 12).
-    const Workload workload = workload_from(cnn_training("bf16", "bf16", "adamw", true));
+    // bf16 weights 2 + bf16 gradients 2 + fp32 m, v 8 + fp32 master 4 (ZeRO paper, K = 12); gradients
+    // kept allocated between steps (zero_grad zeroes them in place).
+    const Workload workload = workload_from(cnn_training("bf16", "bf16", "adamw", true, "  zero_grad: zero\n"));
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     CHECK(b.weights_bytes == 2e9);
     CHECK(b.gradients_bytes == 2e9);
@@ -163,7 +164,7 @@ TEST_CASE("optimizer bytes per parameter by optimizer and precision", "[memory]"
 }
 
 TEST_CASE("fp32 weights under autocast keep a 16-bit copy (6 B/param)", "[memory]") {
-    const Workload workload = workload_from(cnn_training("fp16", "fp32", "sgd", false));
+    const Workload workload = workload_from(cnn_training("fp16", "fp32", "sgd", false, "  zero_grad: zero\n"));
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     CHECK(b.weights_bytes == 6e9);
     CHECK(b.gradients_bytes == 4e9);
@@ -182,15 +183,18 @@ training: {optimizer: adamw, micro_batch: 1}
     CHECK(b.activations_bytes == 0);
     CHECK(b.optimizer_bytes == 16e9);  // 12 B/param states + master, + 4 B/param temporary
     CHECK(b.allocated_bytes == 20e9);
-    // Low end: a fused step (no temporary) and weights −2 %: 1.96 + 2 + 12 GB.
-    CHECK(b.allocated_low_bytes == Approx(15.96e9).epsilon(1e-12));
+    // Low end: a fused step (no temporary) and the parameter count −2 %, which scales weights,
+    // gradients and states alike: (2 + 2 + 12) × 0.98 GB.
+    CHECK(b.allocated_low_bytes == Approx(15.68e9).epsilon(1e-12));
+    // High end: everything proportional to the parameter count +2 %: 20 × 1.02 GB.
+    CHECK(b.allocated_high_bytes == Approx(20.4e9).epsilon(1e-12));
 }
 
 TEST_CASE("ZeRO stages divide optimizer, gradients and weights by the data-parallel degree", "[memory]") {
     const GpuSpec gpu = test_gpu();
     // Micro-batch 8: the activations (≈ 0.56 GB) outweigh the step temporary (0.21 GB), so the
     // optimizer component holds the states alone.
-    const Workload workload = workload_from(small_training("zero3", 8));
+    const Workload workload = workload_from(small_training("zero3", 8, "  zero_grad: zero\n"));
     const double params = 52379648;
     REQUIRE(workload.model.params == params);
     const MemoryBreakdown none = memory_breakdown(workload, gpu, layout_query(4, Sharding::none));
@@ -310,6 +314,7 @@ training:
   optimizer: adamw
   master_weights: false
   micro_batch: 1
+  global_batch: 8
   seq_len: 1024
   lora: {{rank: 8, targets: [q_proj, v_proj]}}
 )",
@@ -360,8 +365,10 @@ TEST_CASE("Korthikanti per-layer activation terms", "[memory]") {
 }
 
 TEST_CASE("full recompute keeps layer inputs and one layer", "[memory]") {
-    const Workload none = workload_from(small_training("none", 1, "  checkpointing: none\n  flash_attention: true\n", "sgd"));
-    const Workload full = workload_from(small_training("none", 1, "  checkpointing: full\n  flash_attention: true\n", "sgd"));
+    const Workload none =
+        workload_from(small_training("none", 1, "  checkpointing: none\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
+    const Workload full =
+        workload_from(small_training("none", 1, "  checkpointing: full\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
     const GpuSpec gpu = test_gpu();
     const MemoryBreakdown b_none = memory_breakdown(none, gpu, MemoryQuery{});
     const MemoryBreakdown b_full = memory_breakdown(full, gpu, MemoryQuery{});
@@ -375,21 +382,29 @@ TEST_CASE("full recompute keeps layer inputs and one layer", "[memory]") {
 }
 
 TEST_CASE("quantized inference keeps embeddings in 16-bit and dequantizes one matrix at a time", "[memory]") {
-    const Workload workload = workload_from(llama_inference("nf4", 1, 1, 1));
+    const Workload workload = workload_from(llama_inference("nf4-dq", 1, 1, 1));
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     const double embedding = 2.0 * 32000 * 4096;
     const double largest_matrix = 4096.0 * 12288;  // the widest projection counted: fused QKV (3 × 4096)
     CHECK(b.weights_bytes == Approx((6738415616.0 - embedding) * 4.127 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
+    // Without double quantization each block of 64 keeps an fp32 absmax: 4 + 32/64 = 4.5 bits.
+    const Workload plain = workload_from(llama_inference("nf4", 1, 1, 1));
+    CHECK(memory_breakdown(plain, test_gpu(), MemoryQuery{}).weights_bytes ==
+          Approx((6738415616.0 - embedding) * 4.5 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
     // GGUF bits per weight already average over the whole file.
     const Workload gguf = workload_from(llama_inference("q4_0", 1, 1, 1));
     CHECK(memory_breakdown(gguf, test_gpu(), MemoryQuery{}).weights_bytes == Approx(6738415616.0 * 4.54 / 8).epsilon(1e-12));
 }
 
-TEST_CASE("CUDA context by GPU generation", "[memory]") {
-    CHECK(cuda_context_bytes(test_gpu("volta")) == 1343.0 * 1024 * 1024);
-    CHECK(cuda_context_bytes(test_gpu("Turing")) == 1343.0 * 1024 * 1024);
-    CHECK(cuda_context_bytes(test_gpu("ampere")) == 0.45e9);
-    CHECK(cuda_context_bytes(test_gpu("hopper")) == 0.45e9);
+TEST_CASE("CUDA context by framework, or as measured", "[memory]") {
+    RuntimeSpec runtime;
+    CHECK(cuda_context_bytes(runtime) == 0.45e9);  // PyTorch 2.x, lazy module loading
+    runtime.framework = Framework::pytorch_1;
+    CHECK(cuda_context_bytes(runtime) == 1343.0 * 1024 * 1024);  // HF V100 measurement
+    runtime.framework = Framework::llm_c;
+    CHECK(cuda_context_bytes(runtime) == 0.45e9);
+    runtime.cuda_context_bytes = 800.0 * 1024 * 1024;
+    CHECK(cuda_context_bytes(runtime) == 800.0 * 1024 * 1024);
 }
 
 TEST_CASE("fits, headroom and the largest micro-batch that fits", "[memory]") {
@@ -470,4 +485,119 @@ TEST_CASE("describe and default_layout", "[memory][layout]") {
     REQUIRE(tensor);
     CHECK(tensor->tensor_parallel == 4);
     CHECK(tensor->data_parallel == 1);
+}
+
+TEST_CASE("gradients exist only from backward to the step without accumulation or in-place zeroing", "[memory]") {
+    const GpuSpec gpu = test_gpu();
+    // 1e9 parameters, bf16 + fp32 master AdamW: W 2, G 2, S 12, foreach temporary 4, activations 10 GB.
+    const MemoryBreakdown transient = memory_breakdown(workload_from(cnn_training("bf16", "bf16", "adamw", true)), gpu, MemoryQuery{});
+    // Backward start: W + S + A (no output-layer gradient for a model without a vocabulary) = 24 GB,
+    // more than the step's W + S + G + temporary = 20 GB.
+    CHECK(transient.gradients_bytes == 0);
+    CHECK(transient.activations_bytes == 10e9);
+    CHECK(transient.allocated_bytes == 24e9);
+    // Accumulating over 4 micro-batches keeps the gradients: W + G + S + A = 26 GB.
+    const MemoryBreakdown accumulated =
+        memory_breakdown(workload_from(cnn_training("bf16", "bf16", "adamw", true, "  global_batch: 4\n")), gpu, MemoryQuery{});
+    CHECK(accumulated.gradients_bytes == 2e9);
+    CHECK(accumulated.allocated_bytes == 26e9);
+    // A transformer's backward starts with the output layer's gradient: V × h × 2 B = 1000 × 1024 × 2.
+    const Workload small = workload_from(small_training("none", 8));
+    const MemoryBreakdown b = memory_breakdown(small, gpu, MemoryQuery{});
+    CHECK(b.gradients_bytes == 1000.0 * 1024 * 2);
+}
+
+TEST_CASE("fp32 gradient buffers hold 4 bytes per trainable parameter", "[memory]") {
+    const Workload workload =
+        workload_from(cnn_training("bf16", "bf16", "adamw", true, "  zero_grad: zero\n  gradient_dtype: fp32\n"));
+    CHECK(memory_breakdown(workload, test_gpu(), MemoryQuery{}).gradients_bytes == 4e9);
+}
+
+TEST_CASE("the optimizer step's temporary by implementation", "[memory]") {
+    // Sequence 8 with full recompute leaves activations (< 1 MB) below any step temporary, so the peak
+    // is at the step and the optimizer component shows states + temporary. Ψ = 52,379,648.
+    const double params = 52379648;
+    const auto optimizer_at_step = [&](const std::string& step) {
+        const Workload workload = workload_from(fmt::format(R"(format: 1
+name: step
+kind: training
+{}precision: bf16
+weights: bf16
+training:
+  optimizer: adamw
+  micro_batch: 1
+  seq_len: 8
+  checkpointing: full
+  zero_grad: zero
+  optimizer_step: {}
+)",
+                                                            small_transformer, step));
+        return memory_breakdown(workload, test_gpu(), MemoryQuery{}).optimizer_bytes;
+    };
+    // States: fp32 m, v and master copy, 12 B/param.
+    CHECK(optimizer_at_step("foreach") == params * 12 + params * 4);           // sqrt(v) of every parameter
+    CHECK(optimizer_at_step("for-loop") == params * 12 + 1024.0 * 4096 * 4);  // the largest tensor: h × f
+    CHECK(optimizer_at_step("fused") == params * 12);
+}
+
+TEST_CASE("the output layer's loss by implementation", "[memory]") {
+    // Per logit (s·b·V = 512 × 1000): standard e + 4 = 6 B, chunked 2e = 4 B, fused e = 2 B.
+    const auto activations = [&](const std::string& loss) {
+        const Workload workload = workload_from(
+            small_training("none", 1, fmt::format("  zero_grad: zero\n  loss: {}\n", loss), "sgd"));
+        return memory_breakdown(workload, test_gpu(), MemoryQuery{}).activations_bytes;
+    };
+    const double logits = 512.0 * 1000;
+    CHECK(activations("standard") - activations("chunked") == logits * 2);
+    CHECK(activations("standard") - activations("fused") == logits * 4);
+}
+
+TEST_CASE("recomputing the FFN activation drops one f-wide tensor per layer", "[memory]") {
+    ModelSpec model;
+    model.layers = 1;
+    model.hidden = 1024;
+    model.heads = 16;
+    model.head_dim = 64;
+    model.ffn = 4096;
+    ActivationShape shape;
+    shape.seq_len = 2048;
+    shape.micro_batch = 1;
+    shape.dropout = true;
+    const double sbh = 2048.0 * 1024;
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * 34);
+    shape.recompute_ffn_activation = true;  // GeLU output (4h elements of 2 B) not kept
+    CHECK(transformer_layer_activation_bytes(model, shape) == sbh * 26);
+    // The estimator adds back one layer's recomputed activation: s·b·f·e.
+    const auto activations = [&](bool recompute) {
+        const Workload workload = workload_from(small_training(
+            "none", 1, fmt::format("  zero_grad: zero\n  recompute_ffn_activation: {}\n", recompute ? "true" : "false"), "sgd"));
+        return memory_breakdown(workload, test_gpu(), MemoryQuery{}).activations_bytes;
+    };
+    CHECK(activations(false) - activations(true) == 4 * 512.0 * 4096 * 2 - 512.0 * 4096 * 2);
+}
+
+TEST_CASE("a static allocator keeps no reserve and a measured context is taken as given", "[memory]") {
+    const Workload workload = workload_from(llama_inference("q4_0", 512, 1536, 1) + "runtime: {framework: llama.cpp, cuda_context: 500MiB}\n");
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    const double context = 500.0 * 1024 * 1024;
+    CHECK(b.overhead_bytes == context);
+    CHECK(b.total_bytes == b.allocated_bytes + context);
+    CHECK(b.total_low_bytes == b.allocated_low_bytes + context);
+    CHECK(b.total_high_bytes == b.allocated_high_bytes + context);
+}
+
+TEST_CASE("encoder inference keeps no KV cache and no vocabulary logits", "[memory]") {
+    const Workload workload = workload_from(R"(format: 1
+name: bert
+kind: inference
+model: {family: encoder, params: 109482240, layers: 12, hidden: 768, heads: 12, ffn: 3072, vocab: 30522}
+precision: fp32
+weights: fp32
+inference: {input_tokens: 128, output_tokens: 1, batch: 8}
+)");
+    const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
+    CHECK(b.kv_cache_bytes == 0);
+    // One layer's forward intermediates for 128 × 8 tokens: residual and normed input (2h) + GeLU input
+    // and output (2f), 4 B each.
+    CHECK(b.activations_bytes == 1024.0 * (2 * 768 + 2 * 3072) * 4);
 }

@@ -157,3 +157,104 @@ TEST_CASE("workload::load reads a model from a Hugging Face config relative to t
     CHECK(workload.model.layers == 28);
     CHECK(workload.model.vocab == 152000);  // a field overrides the config
 }
+
+TEST_CASE("workload::load takes the software behaviours' defaults from runtime.framework", "[workload]") {
+    const std::string base = R"(format: 1
+name: t
+kind: training
+model: {preset: llama-3.1-8b}
+)";
+    const Workload pytorch = load(base);
+    CHECK(pytorch.runtime.framework == gpusel::Framework::pytorch);
+    CHECK(pytorch.runtime.allocator == gpusel::Allocator::caching);
+    CHECK(pytorch.runtime.cuda_context_bytes == 0);
+    CHECK(pytorch.training.loss == gpusel::LossKind::standard);
+    CHECK(pytorch.training.optimizer_step == gpusel::OptimizerStep::foreach);
+    CHECK(pytorch.training.zero_grad == gpusel::ZeroGrad::set_to_none);
+    CHECK(pytorch.training.gradient_dtype == gpusel::GradientDtype::automatic);
+    CHECK_FALSE(pytorch.training.recompute_ffn_activation);
+    CHECK(assumed(pytorch, "runtime.framework", "pytorch"));
+    CHECK(assumed(pytorch, "runtime.allocator", "caching"));
+    CHECK(assumed(pytorch, "training.optimizer_step", "foreach"));
+    CHECK(assumed(pytorch, "training.zero_grad", "set-to-none"));
+    CHECK(assumed(pytorch, "training.loss", "standard"));
+
+    const Workload old = load(base + "runtime: {framework: pytorch-1}\n");
+    CHECK(old.training.optimizer_step == gpusel::OptimizerStep::for_loop);
+    CHECK(old.training.zero_grad == gpusel::ZeroGrad::zero);
+
+    // Megatron keeps fp32 gradient buffers under bf16 (its default here), fused Adam, persistent buffers.
+    const Workload megatron = load(base + "runtime: {framework: megatron}\n");
+    CHECK(megatron.training.gradient_dtype == gpusel::GradientDtype::fp32);
+    CHECK(megatron.training.optimizer_step == gpusel::OptimizerStep::fused);
+    CHECK(megatron.training.zero_grad == gpusel::ZeroGrad::zero);
+    const Workload megatron_fp16 = load(base + "precision: fp16\nruntime: {framework: megatron}\n");
+    CHECK(megatron_fp16.training.gradient_dtype == gpusel::GradientDtype::automatic);
+
+    const Workload llmc = load(base + "runtime: {framework: llm.c, cuda_context: 855MiB}\n");
+    CHECK(llmc.runtime.allocator == gpusel::Allocator::static_buffers);
+    CHECK(llmc.runtime.cuda_context_bytes == 855.0 * 1024 * 1024);
+    CHECK(llmc.training.loss == gpusel::LossKind::fused);
+    CHECK(llmc.training.optimizer_step == gpusel::OptimizerStep::fused);
+    CHECK(llmc.training.recompute_ffn_activation);
+    CHECK(assumed(llmc, "training.loss", "fused"));
+
+    // Fields given override the framework's defaults and are not recorded as assumptions.
+    const Workload given = load(base + R"(runtime: {framework: llm.c, allocator: caching}
+training:
+  loss: chunked
+  optimizer_step: for-loop
+  zero_grad: zero
+  gradient_dtype: fp32
+  recompute_ffn_activation: false
+)");
+    CHECK(given.runtime.allocator == gpusel::Allocator::caching);
+    CHECK(given.training.loss == gpusel::LossKind::chunked);
+    CHECK(given.training.optimizer_step == gpusel::OptimizerStep::for_loop);
+    CHECK(given.training.zero_grad == gpusel::ZeroGrad::zero);
+    CHECK(given.training.gradient_dtype == gpusel::GradientDtype::fp32);
+    CHECK_FALSE(given.training.recompute_ffn_activation);
+    CHECK_FALSE(assumed(given, "training.loss", "chunked"));
+    CHECK_FALSE(assumed(given, "runtime.allocator", "caching"));
+}
+
+TEST_CASE("workload::load checks the runtime and implementation fields", "[workload]") {
+    CHECK(errors(R"(format: 1
+name: t
+kind: training
+model: {preset: llama-3.1-8b}
+runtime:
+  framework: pytorch2
+  cuda_context: 0
+  allocator: arena
+training:
+  loss: fused-linear
+  optimizer_step: multi-tensor
+  zero_grad: none
+  gradient_dtype: bf16
+)") == std::vector<std::string>{
+              "w.yaml:6:14: runtime.framework: 'pytorch2' is not one of pytorch, pytorch-1, megatron, llm.c, "
+              "llama.cpp; did you mean 'pytorch'?",
+              "w.yaml:7:17: runtime.cuda_context: '0' must be greater than zero",
+              "w.yaml:8:14: runtime.allocator: 'arena' is not one of caching, static",
+              "w.yaml:10:9: training.loss: 'fused-linear' is not one of standard, chunked, fused",
+              "w.yaml:11:19: training.optimizer_step: 'multi-tensor' is not one of foreach, for-loop, fused",
+              "w.yaml:12:14: training.zero_grad: 'none' is not one of set-to-none, zero; did you mean 'set-to-none'?",
+              "w.yaml:13:19: training.gradient_dtype: 'bf16' is not one of auto, fp32",
+          });
+    CHECK(errors(R"(format: 1
+name: t
+kind: training
+model: {preset: llama-3.1-8b}
+runtime: {framework: llama.cpp}
+)") == std::vector<std::string>{"w.yaml:5:10: runtime: runtime.framework llama.cpp is an inference runtime; a "
+                                "training workload needs pytorch, pytorch-1, megatron or llm.c"});
+    const Workload inference = load(R"(format: 1
+name: i
+kind: inference
+model: {preset: llama-2-13b}
+weights: q4_k_m
+runtime: {framework: llama.cpp}
+)");
+    CHECK(inference.runtime.allocator == gpusel::Allocator::static_buffers);
+}
