@@ -562,8 +562,7 @@ std::string inference_scatter(const RolePlan& plan, std::size_t role_index) {
         const InferencePerf& perf = *candidate.perf.inference;
         const double x = latency_of(perf) * scale;
         const double y = all_tokens ? perf.output_tokens_per_s : perf.requests_per_s;
-        if (series_of.count(candidate.acquisition) == 0) {
-            series_of[candidate.acquisition] = spec.series.size();
+        if (series_of.try_emplace(candidate.acquisition, spec.series.size()).second) {
             spec.series.push_back(acquisition_words(candidate.acquisition));
         }
         std::string label = gpu_label(candidate);
