@@ -363,7 +363,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     const bool accumulating = global_batch > static_cast<double>(micro_batch) * d;
     const bool gradients_resident = accumulating || training.zero_grad == ZeroGrad::zero;
     double output_layer_params = 0;
-    if (model.is_transformer() && model.vocab > 0 && layout.pipeline_parallel <= 1) {
+    // Encoders' vocabulary matrix is the input embedding, whose gradient comes last; their task heads are small.
+    if (model.is_transformer() && model.vocab > 0 && layout.pipeline_parallel <= 1 && model.family != ModelFamily::encoder) {
         output_layer_params = lora ? memory_detail::lora_shape(model, training.lora).head_params
                                    : static_cast<double>(model.vocab) * model.hidden / std::max(layout.tensor_parallel, 1);
     }
@@ -373,8 +374,10 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
                   accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
                                : "zero_grad keeps them allocated as zeros");
     } else {
-        notes.add("gradients exist from backward to the step only (zero_grad set-to-none, no accumulation); backward "
-                  "starts with the output layer's {}", gb(peak.backward_gradients));
+        notes.add("gradients exist from backward to the step only (zero_grad set-to-none, no accumulation){}",
+                  peak.backward_gradients > 0
+                      ? fmt::format("; backward starts with the output layer's {}", gb(peak.backward_gradients))
+                      : "");
     }
 
     // --- optimizer states (+ fp32 master copy under mixed precision)
