@@ -480,7 +480,7 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
     }
     const auto add_notes = [&diagnosis](const std::string& file, const std::vector<std::string>& notes) {
         for (const std::string& note : notes) {
-            diagnosis.notes.push_back(file + ": " + note);
+            diagnosis.notes.push_back(fmt::format("{}: {}", file, note));
         }
     };
     for (const std::optional<GpuTelemetry>* t : {&in.dmon, &in.dcgm, &in.query}) {

@@ -137,7 +137,7 @@ void write_candidates(std::ostream& out, const RolePlan& plan) {
         const Candidate& candidate = plan.ranked[rank];
         std::string gpu = md(candidate.gpu) + (candidate.precision_fallback ? "\\*" : "");
         if (rank == 0) {
-            gpu = "**" + gpu + "**";
+            gpu.insert(0, "**").append("**");
         }
         std::vector<std::string> cells = {
             fmt::format("{}", rank + 1),           gpu,
