@@ -14,6 +14,7 @@
 #include "gpusel/catalog.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/models.hpp"
+#include "gpusel/telemetry.hpp"
 #include "gpusel/units.hpp"
 #include "gpusel/workload.hpp"
 #include "gpusel/yaml.hpp"
@@ -326,11 +327,77 @@ void fuzz_hf_config(const std::uint8_t* data, std::size_t size) {
     }
 }
 
+namespace {
+
+void check_finite(const std::optional<double>& value, std::string_view field) {
+    if (value && !std::isfinite(*value)) {
+        violated(std::string("not finite: ") + std::string(field));
+    }
+}
+
+void check_gpu_telemetry(const GpuTelemetry& telemetry) {
+    for (const GpuSample& sample : telemetry.samples) {
+        for (std::size_t metric = 0; metric < gpu_metric_count; ++metric) {
+            check_finite(sample.value(static_cast<GpuMetric>(metric)), "GPU sample value");
+        }
+        require(sample.line >= 1, "GPU sample without a line");
+    }
+}
+
+// One parser: a result, or InputError with well-formed diagnostics.
+template <typename Parse, typename Check>
+void one_parser(Parse parse, Check check) {
+    try {
+        check(parse());
+    } catch (const InputError& error) {
+        check_diagnostics(error);
+    }
+}
+
+}  // namespace
+
+void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
+    // Every parser sees every input: a seed of one format explores the others' error paths,
+    // and the tests/data/telemetry files serve as seeds as they are.
+    const std::string_view text = as_text(data, size);
+    const std::string file = "telemetry.txt";
+    one_parser([&] { return parse_nvidia_smi_dmon(text, file); }, check_gpu_telemetry);
+    one_parser([&] { return parse_dcgmi_dmon(text, file); }, check_gpu_telemetry);
+    one_parser([&] { return parse_nvidia_smi_query(text, file); }, check_gpu_telemetry);
+    one_parser([&] { return parse_nvidia_smi_query(text, file, {"index", "utilization.gpu", "memory.used"}); },
+               check_gpu_telemetry);
+    one_parser([&] { return parse_cpu_report(text, file); },
+               [](const CpuTelemetry& cpu) {
+                   for (const auto* rows : {&cpu.samples, &cpu.averages}) {
+                       for (const CpuSample& sample : *rows) {
+                           check_finite(sample.busy_pct, "CPU busy");
+                           check_finite(sample.user_pct, "CPU user");
+                           check_finite(sample.system_pct, "CPU system");
+                           check_finite(sample.iowait_pct, "CPU iowait");
+                       }
+                   }
+                   for (const CpuProcess& process : cpu.processes) {
+                       check_finite(process.cpu_pct, "process CPU");
+                   }
+               });
+    one_parser([&] { return parse_perf_report(text, file); },
+               [](const PerfProfile& profile) {
+                   for (const PerfSymbol& symbol : profile.symbols) {
+                       check_finite(symbol.self_pct, "perf self");
+                       check_finite(symbol.children_pct, "perf children");
+                       check_finite(symbol.samples, "perf samples");
+                   }
+               });
+    one_parser([&] { return parse_nvidia_smi_topo(text, file); }, [](const Topology&) {});
+    one_parser([&] { return parse_nvidia_smi_q(text, file); }, [](const SmiReport&) {});
+    one_parser([&] { return parse_nvidia_smi_nvlink(text, file); }, [](const std::vector<NvlinkGpu>&) {});
+}
+
 std::span<const Target> targets() {
     static constexpr std::array list{
         Target{"yaml", fuzz_yaml},         Target{"workload", fuzz_workload}, Target{"catalog", fuzz_catalog},
         Target{"models", fuzz_models},     Target{"proposal", fuzz_proposal}, Target{"units", fuzz_units},
-        Target{"hf_config", fuzz_hf_config}};
+        Target{"hf_config", fuzz_hf_config}, Target{"telemetry", fuzz_telemetry}};
     return list;
 }
 

@@ -4,7 +4,8 @@
 # regression files (fuzz/regressions/TARGET). Fails when any harness finds a crash, a broken
 # contract, a leak, a timeout (10 s for one input) or memory use above 2 GiB.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: yaml workload catalog models proposal units hf_config
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: yaml workload catalog models proposal units
+#                                               hf_config telemetry
 #
 # Needs clang-14 and libclang-rt-14-dev (`scripts/bootstrap.sh fuzz` installs them and runs this).
 # Inputs found along the way go to build/fuzz/work/corpus-TARGET; a crasher is saved as
@@ -22,7 +23,7 @@ case "$seconds" in
 esac
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(yaml workload catalog models proposal units hf_config)
+  targets=(yaml workload catalog models proposal units hf_config telemetry)
 fi
 
 if ! command -v clang++-14 >/dev/null 2>&1; then
