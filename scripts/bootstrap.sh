@@ -2,8 +2,9 @@
 # Sets up a fresh Debian bookworm machine and builds gpusel.
 #   scripts/bootstrap.sh run    install what is missing, build (release), run `gpusel plan` on an example
 #   scripts/bootstrap.sh test   install what is missing, build and run the whole test suite:
-#                               the `ci` preset, again under ASan+UBSan, static analysis
-#                               (cppcheck, clang-tidy), and each fuzz harness for 20 s
+#                               the `ci` preset, then again under ASan+UBSan
+#   scripts/bootstrap.sh lint   also install cppcheck and clang-tidy-14 and run
+#                               scripts/static-analysis.sh (curated checks, .clang-tidy)
 #   scripts/bootstrap.sh fuzz [SECONDS]
 #                               also install clang-14 and libclang-rt-14-dev (libFuzzer), then
 #                               run every fuzz harness for SECONDS (default 30; scripts/fuzz.sh)
@@ -13,11 +14,13 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config python3 locales
           libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2 libxlsxwriter-dev)
 if [ "${1:-}" = test ]; then
-  # chromium: headless, for the report's browser test (tests/browser/);
-  # cppcheck and clang-tidy-14: scripts/static-analysis.sh.
-  packages+=(chromium cppcheck clang-tidy-14)
+  # chromium: headless, for the report's browser test (tests/browser/).
+  packages+=(chromium)
 fi
-if [ "${1:-}" = test ] || [ "${1:-}" = fuzz ]; then
+if [ "${1:-}" = lint ]; then
+  packages+=(cppcheck clang-tidy-14)
+fi
+if [ "${1:-}" = fuzz ]; then
   # clang-14 only recommends libclang-rt-14-dev, which holds libFuzzer and the sanitizer runtimes.
   packages+=(clang-14 libclang-rt-14-dev)
 fi
@@ -54,14 +57,16 @@ case "${1:-}" in
   test)
     cmake --workflow --preset ci
     cmake --workflow --preset asan
+    ;;
+  lint)
+    cmake --preset ci >/dev/null
     scripts/static-analysis.sh build/ci
-    scripts/fuzz.sh 20
     ;;
   fuzz)
     exec scripts/fuzz.sh "${2:-30}"
     ;;
   *)
-    echo "usage: scripts/bootstrap.sh run|test|fuzz [SECONDS]" >&2
+    echo "usage: scripts/bootstrap.sh run|test|lint|fuzz [SECONDS]" >&2
     exit 2
     ;;
 esac
