@@ -185,40 +185,6 @@ std::optional<Diagnostic> check_bytes(std::string_view text, const std::string& 
 // ---------------------------------------------------------------------------------------
 // Event handler that builds the tree and enforces the structural rules.
 
-// yaml-cpp quotes single input bytes in some messages: "unknown escape character: " followed
-// by the first byte of a two-byte character. That byte alone is not UTF-8, and a diagnostic
-// must be (it goes into JSON and GitHub annotations): such bytes, and control characters, are
-// written as \xNN (fuzz/regressions/yaml/escape-of-multibyte-character.yaml).
-std::string printable_message(std::string_view text) {
-    std::string printable;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const auto byte = static_cast<unsigned char>(text[i]);
-        std::size_t length = 0;
-        if (byte >= 0x20 && byte < 0x7f) {
-            length = 1;
-        } else if (byte >= 0xc2 && byte <= 0xdf) {
-            length = 2;
-        } else if (byte >= 0xe0 && byte <= 0xef) {
-            length = 3;
-        } else if (byte >= 0xf0 && byte <= 0xf4) {
-            length = 4;
-        }
-        bool whole = length > 0 && i + length <= text.size();
-        for (std::size_t k = 1; whole && k < length; ++k) {
-            whole = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-        }
-        if (whole) {
-            printable.append(text.substr(i, length));
-            i += length;
-        } else {
-            printable += fmt::format("\\x{:02x}", byte);
-            ++i;
-        }
-    }
-    return printable;
-}
-
 Position to_position(const YAML::Mark& mark) {
     if (mark.is_null()) {
         return {};
@@ -429,7 +395,7 @@ YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Di
     } catch (const YAML::DeepRecursion&) {
         fatal.error({}, {}, fmt::format("nesting deeper than {} levels", max_depth));
     } catch (const YAML::Exception& error) {
-        fatal.error(to_position(error.mark), {}, fmt::format("YAML syntax error: {}", printable_message(error.msg)));
+        fatal.error(to_position(error.mark), {}, fmt::format("YAML syntax error: {}", error.msg));
     } catch (const std::bad_alloc&) {
         fatal.error({}, {}, "out of memory while parsing");
     }
