@@ -82,4 +82,38 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
     return match.empty() ? std::string() : ", did you mean '" + match + "'?";
 }
 
+std::string printable_text(std::string_view text) {
+    std::string printable;
+    printable.reserve(text.size());
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        std::size_t length = 0;
+        if (byte >= 0x20 && byte < 0x7f) {
+            length = 1;
+        } else if (byte >= 0xc2 && byte <= 0xdf) {
+            length = 2;
+        } else if (byte >= 0xe0 && byte <= 0xef) {
+            length = 3;
+        } else if (byte >= 0xf0 && byte <= 0xf4) {
+            length = 4;
+        }
+        bool whole = length > 0 && i + length <= text.size();
+        for (std::size_t k = 1; whole && k < length; ++k) {
+            whole = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+        }
+        if (whole) {
+            printable.append(text.substr(i, length));
+            i += length;
+        } else {
+            static constexpr char hex[] = "0123456789abcdef";
+            printable += "\\x";
+            printable.push_back(hex[byte >> 4]);
+            printable.push_back(hex[byte & 0x0f]);
+            ++i;
+        }
+    }
+    return printable;
+}
+
 }  // namespace gpusel

@@ -26,7 +26,8 @@ struct Diagnostic {
 std::string format_diagnostic(const Diagnostic& diagnostic);
 
 // Bad input: a file that cannot be read, parsed or validated. Holds every problem
-// found in the file, in file order.
+// found in the file, in file order. File, path and message are made printable UTF-8
+// (printable_text in text.hpp): invalid bytes and control characters become \xNN.
 class InputError : public std::runtime_error {
 public:
     explicit InputError(std::vector<Diagnostic> diagnostics);
@@ -34,6 +35,7 @@ public:
     const std::vector<Diagnostic>& diagnostics() const { return m_diagnostics; }
 
 private:
+    InputError(std::vector<Diagnostic> printable_diagnostics, int);
     std::vector<Diagnostic> m_diagnostics;
 };
 

@@ -22,4 +22,10 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // ", did you mean 'x'?" or "" — for appending to a message.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+// `text` with every byte that is not part of a whole UTF-8 character, and every control
+// character (C0, DEL), written as \xNN. Printable UTF-8 is unchanged. For messages that quote
+// input: they go to terminals, JSON and GitHub annotations, which need valid UTF-8 and must
+// not receive escape sequences or line breaks from a file.
+std::string printable_text(std::string_view text);
+
 }  // namespace gpusel
