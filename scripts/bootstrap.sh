@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian bookworm machine and builds gpusel.
 #   scripts/bootstrap.sh run    install what is missing, build (release), run `gpusel plan` on an example
-#   scripts/bootstrap.sh test   install what is missing, build and run the whole test suite:
-#                               the `ci` preset, then again under ASan+UBSan
+#   scripts/bootstrap.sh test   what CI runs (.ci/run): install what is missing, then four stages,
+#                               each timed, all run even when one fails, a summary at the end,
+#                               exit 1 if any failed:
+#                                 ci    the whole test suite, `ci` preset (cmake --workflow)
+#                                 asan  the whole test suite again under ASan+UBSan (`asan` preset)
+#                                 lint  cppcheck and clang-tidy on the ci build, no finding allowed
+#                                       (scripts/static-analysis.sh)
+#                                 fuzz  every libFuzzer harness for 30 s from a copy of its seeds,
+#                                       fixed seed; any crash, leak, timeout or OOM fails
+#                                       (scripts/fuzz.sh --ci 30)
 #   scripts/bootstrap.sh lint   also install cppcheck and clang-tidy-14 and run
 #                               scripts/static-analysis.sh (curated checks, .clang-tidy)
 #   scripts/bootstrap.sh fuzz [SECONDS]
@@ -13,17 +21,15 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config python3 locales
           libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2 libxlsxwriter-dev)
-if [ "${1:-}" = test ]; then
+lint_packages=(cppcheck clang-tidy-14)
+# clang-14 only recommends libclang-rt-14-dev, which holds libFuzzer and the sanitizer runtimes.
+fuzz_packages=(clang-14 libclang-rt-14-dev)
+case "${1:-}" in
   # chromium: headless, for the report's browser test (tests/browser/).
-  packages+=(chromium)
-fi
-if [ "${1:-}" = lint ]; then
-  packages+=(cppcheck clang-tidy-14)
-fi
-if [ "${1:-}" = fuzz ]; then
-  # clang-14 only recommends libclang-rt-14-dev, which holds libFuzzer and the sanitizer runtimes.
-  packages+=(clang-14 libclang-rt-14-dev)
-fi
+  test) packages+=(chromium "${lint_packages[@]}" "${fuzz_packages[@]}") ;;
+  lint) packages+=("${lint_packages[@]}") ;;
+  fuzz) packages+=("${fuzz_packages[@]}") ;;
+esac
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
@@ -55,8 +61,32 @@ case "${1:-}" in
     ./build/release/gpusel plan examples/smart-support.yaml
     ;;
   test)
-    cmake --workflow --preset ci
-    cmake --workflow --preset asan
+    # Each stage runs even when an earlier one failed, so that one CI run shows every problem.
+    names=() seconds=() results=()
+    stage() {
+      local name=$1 start status=0
+      shift
+      echo "bootstrap: stage $name: $*"
+      start=$(date +%s)
+      "$@" || status=$?
+      names+=("$name")
+      seconds+=($(($(date +%s) - start)))
+      if [ "$status" -eq 0 ]; then results+=(ok); else results+=("FAILED (exit $status)"); fi
+      echo "bootstrap: stage $name: ${results[-1]} after ${seconds[-1]} s"
+    }
+    stage ci cmake --workflow --preset ci
+    stage asan cmake --workflow --preset asan
+    stage lint scripts/static-analysis.sh build/ci
+    stage fuzz scripts/fuzz.sh --ci 30
+    echo "bootstrap: summary"
+    failed=0 total=0
+    for i in "${!names[@]}"; do
+      printf 'bootstrap:   %-5s %5d s  %s\n' "${names[$i]}" "${seconds[$i]}" "${results[$i]}"
+      total=$((total + seconds[i]))
+      [ "${results[$i]}" = ok ] || failed=1
+    done
+    printf 'bootstrap:   %-5s %5d s\n' total "$total"
+    exit "$failed"
     ;;
   lint)
     cmake --preset ci >/dev/null

@@ -4,27 +4,51 @@
 # regression files (fuzz/regressions/TARGET). Fails when any harness finds a crash, a broken
 # contract, a leak, a timeout (10 s for one input) or memory use above 2 GiB.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: yaml workload catalog models proposal units
-#                                               hf_config telemetry
+#   scripts/fuzz.sh [--ci] [SECONDS] [TARGET...]   targets: yaml workload catalog models proposal
+#                                                   units hf_config telemetry
+#
+# Exploring (the default): inputs found along the way accumulate in build/fuzz/work/corpus-TARGET
+# from run to run, and each run draws a new random seed.
+# --ci (what `scripts/bootstrap.sh test` runs): every run is the same experiment. Each harness
+# starts from a fresh copy of its seeds and regression files in build/fuzz/ci/corpus-TARGET
+# (nothing under fuzz/ is written), with a fixed seed (-seed=1), for SECONDS.
+#
+# A crasher is saved as build/fuzz/{work,ci}/artifacts-TARGET/{crash,leak,timeout,oom}-*, and
+# its path is printed: minimise it (fuzz_TARGET -minimize_crash=1 FILE), fix the loader, and add
+# it to fuzz/regressions/TARGET/ so that ctest replays it forever.
 #
 # Needs clang-14 and libclang-rt-14-dev (`scripts/bootstrap.sh fuzz` installs them and runs this).
-# Inputs found along the way go to build/fuzz/work/corpus-TARGET; a crasher is saved as
-# build/fuzz/work/artifacts-TARGET/crash-*: minimise it (fuzz_TARGET -minimize_crash=1 FILE),
-# fix the loader, and add it to fuzz/regressions/TARGET/ so that ctest replays it forever.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+usage() {
+  echo "usage: scripts/fuzz.sh [--ci] [SECONDS] [TARGET...]" >&2
+  exit 2
+}
+
+ci=false
+if [ "${1:-}" = --ci ]; then
+  ci=true
+  shift
+fi
 seconds="${1:-30}"
 if [ $# -gt 0 ]; then
   shift
 fi
 case "$seconds" in
-  ''|*[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS] [TARGET...]" >&2; exit 2 ;;
+  ''|*[!0-9]*|0) usage ;;
 esac
+all_targets=(yaml workload catalog models proposal units hf_config telemetry)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(yaml workload catalog models proposal units hf_config telemetry)
+  targets=("${all_targets[@]}")
 fi
+for target in "${targets[@]}"; do
+  case " ${all_targets[*]} " in
+    *" $target "*) ;;
+    *) echo "fuzz: unknown target '$target'" >&2; usage ;;
+  esac
+done
 
 if ! command -v clang++-14 >/dev/null 2>&1; then
   echo "fuzz: clang++-14 not found; run scripts/bootstrap.sh fuzz (installs clang-14 and libclang-rt-14-dev)" >&2
@@ -32,27 +56,40 @@ if ! command -v clang++-14 >/dev/null 2>&1; then
 fi
 
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+cmake --build --preset fuzz --target "${targets[@]/#/fuzz_}"
 
-work=build/fuzz/work
+seed_options=()
+if $ci; then
+  work=build/fuzz/ci
+  rm -rf "$work"
+  seed_options=(-seed=1)
+else
+  work=build/fuzz/work
+fi
+
 failed=()
 for target in "${targets[@]}"; do
   binary="build/fuzz/fuzz/fuzz_${target}"
-  if [ ! -x "$binary" ]; then
-    echo "fuzz: unknown target '$target'" >&2
-    exit 2
-  fi
   corpus="$work/corpus-$target"
   artifacts="$work/artifacts-$target"
   log="$work/$target.log"
   mkdir -p "$corpus" "$artifacts"
-  inputs=("$corpus" "fuzz/corpus/$target")
-  if [ -d "fuzz/regressions/$target" ]; then
-    inputs+=("fuzz/regressions/$target")
+  inputs=("$corpus")
+  if $ci; then
+    # libFuzzer writes new inputs into its first corpus folder: give it a copy.
+    cp fuzz/corpus/"$target"/* "$corpus"/
+    if [ -d "fuzz/regressions/$target" ]; then
+      cp fuzz/regressions/"$target"/* "$corpus"/
+    fi
+  else
+    inputs+=("fuzz/corpus/$target")
+    if [ -d "fuzz/regressions/$target" ]; then
+      inputs+=("fuzz/regressions/$target")
+    fi
   fi
   status=0
-  "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-    -dict=fuzz/yaml.dict -print_final_stats=1 -artifact_prefix="$artifacts/" \
+  "$binary" "${seed_options[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -dict=fuzz/yaml.dict -print_final_stats=1 -artifact_prefix="$artifacts/" \
     "${inputs[@]}" >"$log" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [ "$status" -eq 0 ]; then
@@ -60,7 +97,10 @@ for target in "${targets[@]}"; do
   else
     echo "fuzz: $target: FAILED (exit $status); end of $log:"
     tail -n 40 "$log"
-    ls -l "$artifacts"
+    # libFuzzer names the file it saved ("Test unit written to PATH"); list the folder too, in
+    # case it died before saying so.
+    sed -n 's/.*Test unit written to \(.*\)$/fuzz: '"$target"': failing input saved as \1/p' "$log"
+    find "$artifacts" -type f -printf "fuzz: $target: artifact %p (%s bytes)\n"
     failed+=("$target")
   fi
 done
