@@ -338,7 +338,11 @@ void check_finite(const std::optional<double>& value, std::string_view field) {
 void check_gpu_telemetry(const GpuTelemetry& telemetry) {
     for (const GpuSample& sample : telemetry.samples) {
         for (std::size_t metric = 0; metric < gpu_metric_count; ++metric) {
-            check_finite(sample.value(static_cast<GpuMetric>(metric)), "GPU sample value");
+            const std::optional<double> value = sample.value(static_cast<GpuMetric>(metric));
+            check_finite(value, "GPU sample value");
+            require(!value || *value >= 0, "negative GPU sample value");
+            require(!value || *value <= 100 || !metric_name(static_cast<GpuMetric>(metric)).ends_with("_pct"),
+                    "GPU percentage above 100");
         }
         require(sample.line >= 1, "GPU sample without a line");
     }
@@ -370,6 +374,11 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
                [](const CpuTelemetry& cpu) {
                    for (const auto* rows : {&cpu.samples, &cpu.averages}) {
                        for (const CpuSample& sample : *rows) {
+                           require(sample.busy_pct >= 0 && sample.busy_pct <= 100, "CPU busy outside 0 to 100 %");
+                           for (const std::optional<double>& share :
+                                {sample.user_pct, sample.system_pct, sample.iowait_pct}) {
+                               require(!share || (*share >= 0 && *share <= 100), "CPU share outside 0 to 100 %");
+                           }
                            check_finite(sample.busy_pct, "CPU busy");
                            check_finite(sample.user_pct, "CPU user");
                            check_finite(sample.system_pct, "CPU system");
@@ -382,6 +391,8 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
                });
     one_parser([&] { return parse_perf_report(text, file); },
                [](const PerfProfile& profile) {
+                   check_finite(profile.total_samples, "perf total samples");
+                   require(!profile.total_samples || *profile.total_samples >= 0, "negative perf sample count");
                    for (const PerfSymbol& symbol : profile.symbols) {
                        check_finite(symbol.self_pct, "perf self");
                        check_finite(symbol.children_pct, "perf children");
@@ -389,8 +400,31 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
                    }
                });
     one_parser([&] { return parse_nvidia_smi_topo(text, file); }, [](const Topology&) {});
-    one_parser([&] { return parse_nvidia_smi_q(text, file); }, [](const SmiReport&) {});
-    one_parser([&] { return parse_nvidia_smi_nvlink(text, file); }, [](const std::vector<NvlinkGpu>&) {});
+    one_parser([&] { return parse_nvidia_smi_q(text, file); },
+               [](const SmiReport& report) {
+                   for (const SmiGpu& gpu : report.gpus) {
+                       for (const std::optional<double>* value :
+                            {&gpu.fb_total_bytes, &gpu.fb_used_bytes, &gpu.fb_reserved_bytes,
+                             &gpu.ecc_volatile.correctable, &gpu.ecc_volatile.uncorrectable,
+                             &gpu.ecc_aggregate.correctable, &gpu.ecc_aggregate.uncorrectable,
+                             &gpu.retired_single_bit, &gpu.retired_double_bit, &gpu.remapped_correctable,
+                             &gpu.remapped_uncorrectable, &gpu.pcie_replays, &gpu.gpu_util_pct,
+                             &gpu.power_draw_watts, &gpu.power_limit_watts, &gpu.default_power_limit_watts,
+                             &gpu.max_power_limit_watts, &gpu.sm_clock_mhz, &gpu.memory_clock_mhz,
+                             &gpu.max_sm_clock_mhz, &gpu.max_memory_clock_mhz, &gpu.gpu_temp_c,
+                             &gpu.memory_temp_c, &gpu.shutdown_temp_c, &gpu.slowdown_temp_c}) {
+                           check_finite(*value, "nvidia-smi -q value");
+                       }
+                   }
+               });
+    one_parser([&] { return parse_nvidia_smi_nvlink(text, file); },
+               [](const std::vector<NvlinkGpu>& gpus) {
+                   for (const NvlinkGpu& gpu : gpus) {
+                       for (const NvlinkLink& link : gpu.links) {
+                           require(std::isfinite(link.bytes_per_s) && link.bytes_per_s >= 0, "NVLink rate not finite");
+                       }
+                   }
+               });
 }
 
 std::span<const Target> targets() {

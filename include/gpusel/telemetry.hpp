@@ -5,7 +5,8 @@
 //
 // Inputs are untrusted. Every parser accepts any bytes and never crashes; text that is not the
 // expected format, or a cell that should be a number and is not, throws InputError with
-// file:line:col. Tolerated on purpose (real captures do all of these): header lines repeated
+// file:line:col. So does a reading no tool prints: a negative value, a percentage above 100 (a
+// DCGM ratio above 1), or a counter beyond 2^64 (src/telemetry/lines.hpp). Tolerated on purpose (real captures do all of these): header lines repeated
 // mid-stream, blank lines, `-` / `N/A` / `[N/A]` / `[Not Supported]` values (read as "no
 // value"), unit suffixes (`23028 MiB`, `0 %`), rows cut short (the missing cells have no value
 // and a note says so), tabs, ANSI escapes, CRLF line ends.

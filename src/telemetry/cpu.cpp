@@ -118,10 +118,14 @@ CpuTelemetry parse_sysstat(const std::vector<Line>& lines, const std::string& fi
         for (std::size_t k = 0; k < value_count; ++k) {
             const Token& cell = tokens[cpu_at + 1 + k];
             const std::string& column = current->after_cpu[k];
-            const std::optional<double> value = parse_decimal(cell.text);
+            std::optional<double> value = parse_decimal(cell.text);
             if (!value) {
                 throw input_error(file, line.number, cell.column,
                                   fmt::format("column '{}': {} is not a number", column, quote(cell.text)));
+            }
+            if (!column.empty() && column.front() == '%') {
+                value = checked_share(*value, 100, fmt::format("column '{}'", column), cell.text, file, line.number,
+                                      cell.column);
             }
             if (column == "%idle") {
                 idle = value;
@@ -151,7 +155,8 @@ CpuTelemetry parse_sysstat(const std::vector<Line>& lines, const std::string& fi
 }
 
 // "%Cpu(s):  0.8 us,  3.1 sy, ..." (procps-ng) or "Cpu(s):  0.8%us,  3.1%sy, ..." (procps 3.2).
-bool parse_top_cpu_line(std::string_view content, CpuSample& sample, const std::string& file, int line) {
+// `indent`: how many bytes of the line precede `content`, for positions in messages.
+bool parse_top_cpu_line(std::string_view content, int indent, CpuSample& sample, const std::string& file, int line) {
     const std::size_t colon = content.find(':');
     if (colon == std::string_view::npos) {
         return false;
@@ -169,11 +174,12 @@ bool parse_top_cpu_line(std::string_view content, CpuSample& sample, const std::
             if (!label.empty() && label.front() == '%') {
                 label.remove_prefix(1);
             }
-            const std::optional<double> value = parse_decimal(number);
+            const int column = indent + static_cast<int>(colon + 2) + static_cast<int>(item.data() - rest.data());
+            std::optional<double> value = parse_decimal(number);
             if (!value) {
-                throw input_error(file, line, static_cast<int>(colon + 2 + start),
-                                  fmt::format("{} is not a CPU share", quote(item)));
+                throw input_error(file, line, column, fmt::format("{} is not a CPU share", quote(item)));
             }
+            value = checked_share(*value, 100, "CPU share", item, file, line, column);
             if (label == "id") {
                 idle = value;
             } else if (label == "us") {
@@ -211,6 +217,8 @@ CpuTelemetry parse_top(const std::vector<Line>& lines, const std::string& file) 
             in_table = false;
             continue;
         }
+        // Tokens are split from `content`: positions in messages add the indent back.
+        const auto indent = static_cast<int>(content.data() - line.text.data());
         if (starts_with(content, "top - ")) {
             const std::vector<Token> tokens = split_whitespace(content);
             frame_time = tokens.size() > 2 ? std::string(tokens[2].text) : "";
@@ -232,7 +240,7 @@ CpuTelemetry parse_top(const std::vector<Line>& lines, const std::string& file) 
                 notes.add("skipped a CPU line of an unknown kind", line.number);
                 continue;
             }
-            if (parse_top_cpu_line(content, sample, file, line.number)) {
+            if (parse_top_cpu_line(content, indent, sample, file, line.number)) {
                 telemetry.samples.push_back(std::move(sample));
             } else {
                 notes.add("skipped a CPU line without an 'id' share", line.number);
@@ -267,10 +275,13 @@ CpuTelemetry parse_top(const std::vector<Line>& lines, const std::string& file) 
             process.user = user_at ? std::string(tokens[*user_at].text) : "";
             const std::optional<double> share = parse_decimal(tokens[*cpu_at].text);
             if (!share) {
-                throw input_error(file, line.number, tokens[*cpu_at].column,
+                throw input_error(file, line.number, indent + tokens[*cpu_at].column,
                                   fmt::format("column '%CPU': {} is not a number", quote(tokens[*cpu_at].text)));
             }
-            process.cpu_pct = *share;
+            // top's per-process %CPU adds up the CPUs a process uses (Irix mode, the default): at
+            // most 100 % on each of 8192 CPUs, the largest NR_CPUS Linux builds with (MAXSMP).
+            process.cpu_pct = checked_share(*share, 819200, "column '%CPU'", tokens[*cpu_at].text, file, line.number,
+                                            indent + tokens[*cpu_at].column);
             process.command = std::string(trim(content.substr(static_cast<std::size_t>(tokens[*command_at].column) - 1)));
             process.line = line.number;
             telemetry.processes.push_back(std::move(process));

@@ -158,6 +158,46 @@ std::string quote(std::string_view text) {
     return out + "'";
 }
 
+bool is_percent_metric(GpuMetric metric) { return metric_name(metric).ends_with("_pct"); }
+
+namespace {
+
+std::string prefix(std::string_view what) { return what.empty() ? std::string() : std::string(what) + ": "; }
+
+}  // namespace
+
+double checked_gpu_reading(GpuMetric metric, double raw, double scale, std::string_view what, std::string_view text,
+                           const std::string& file, int line, int column) {
+    if (raw < 0) {
+        throw input_error(file, line, column, fmt::format("{}{} is negative", prefix(what), quote(text)));
+    }
+    const double value = raw * scale;
+    if (is_percent_metric(metric)) {
+        if (value > 100) {
+            // DCGM's profiling fields are ratios, scaled by 100 to a percentage.
+            throw input_error(file, line, column,
+                              scale == 1 ? fmt::format("{}{} is above 100 %", prefix(what), quote(text))
+                                         : fmt::format("{}{} is above {} (a ratio)", prefix(what), quote(text),
+                                                       100 / scale));
+        }
+    } else if (raw > max_counter_reading) {
+        throw input_error(file, line, column, fmt::format("{}{} is larger than nvidia-smi or DCGM can print (2^64)",
+                                                          prefix(what), quote(text)));
+    }
+    return value;
+}
+
+double checked_share(double value, double maximum, std::string_view what, std::string_view text,
+                     const std::string& file, int line, int column) {
+    if (value < 0) {
+        throw input_error(file, line, column, fmt::format("{}{} is negative", prefix(what), quote(text)));
+    }
+    if (value > maximum) {
+        throw input_error(file, line, column, fmt::format("{}{} is above {} %", prefix(what), quote(text), maximum));
+    }
+    return value;
+}
+
 InputError input_error(const std::string& file, int line, int column, std::string message) {
     return InputError(Diagnostic{file, Position{line, column}, {}, std::move(message)});
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpusel/error.hpp"
+#include "gpusel/telemetry.hpp"
 
 namespace gpusel::telemetry_detail {
 
@@ -38,6 +39,25 @@ std::optional<double> parse_decimal(std::string_view text);
 // Cells that mean "no value": "-", "N/A", "[N/A]", "[Not Supported]", "Requested functionality
 // has been deprecated", "ERR!", "[Unknown Error]", "[Insufficient Permissions]", "" ...
 bool is_missing_value(std::string_view text);
+
+// Readings are bounded, so that a corrupt or hostile file cannot turn into a verdict ("the GPU
+// is busy 5e29 % of the time") or overflow to infinity once scaled and summed:
+//  - no reading is negative (NVML and DCGM return unsigned counters; mpstat, sar, top and perf
+//    print shares of time);
+//  - a percentage is at most 100 (a DCGM ratio is checked after its × 100);
+//  - any other GPU reading, in the unit the tool printed (MiB, MB/s, W, MHz, C), is at most
+//    2^64: NVML hands them out as unsigned integers of at most 64 bits, so a larger number was
+//    not printed by nvidia-smi or DCGM.
+// `what` names the cell in the message ("column 'sm'"; may be empty); `text` is the cell as
+// printed.
+inline constexpr double max_counter_reading = 18446744073709551616.0;  // 2^64
+bool is_percent_metric(GpuMetric metric);
+// Returns raw × scale, or throws InputError at file:line:column.
+double checked_gpu_reading(GpuMetric metric, double raw, double scale, std::string_view what, std::string_view text,
+                           const std::string& file, int line, int column);
+// A share of time or of samples: 0 to `maximum` percent. Throws InputError at file:line:column.
+double checked_share(double value, double maximum, std::string_view what, std::string_view text,
+                     const std::string& file, int line, int column);
 
 // A short, printable rendering of untrusted text for messages ('abc', at most 40 characters).
 std::string quote(std::string_view text);

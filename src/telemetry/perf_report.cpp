@@ -95,7 +95,13 @@ PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
                 // "# Samples: 56  of event 'syscalls:sys_enter_connect'"
                 const std::vector<Token> tokens = split_whitespace(body);
                 if (tokens.size() >= 2) {
-                    profile.total_samples = parse_count(tokens[1].text);
+                    // diagnose converts the count to an integer: it must be one perf can hold (u64).
+                    const std::optional<double> count = parse_count(tokens[1].text);
+                    if (!count || *count < 0 || *count >= max_counter_reading) {
+                        throw input_error(file, line.number, static_cast<int>(tokens[1].column + (body.data() - line.text.data())),
+                                          fmt::format("'Samples:' {} is not a sample count", quote(tokens[1].text)));
+                    }
+                    profile.total_samples = count;
                 }
                 const std::size_t quote_open = body.find('\'');
                 const std::size_t quote_close = body.rfind('\'');
@@ -128,11 +134,18 @@ PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
             std::optional<double> value = (column == Column::samples || column == Column::period)
                                               ? parse_count(cell.text)
                                               : parse_percent(cell.text);
+            const bool is_count = column == Column::samples || column == Column::period;
             if (!value || *value < 0) {
                 throw input_error(file, line.number, cell.column,
-                                  fmt::format("{} is not a {}", quote(cell.text),
-                                              column == Column::samples || column == Column::period ? "count"
-                                                                                                    : "percentage"));
+                                  fmt::format("{} is not a {}", quote(cell.text), is_count ? "count" : "percentage"));
+            }
+            // perf keeps sample counts and periods in u64 (tools/perf/util/hist.h, struct he_stat).
+            if (is_count && *value >= max_counter_reading) {
+                throw input_error(file, line.number, cell.column,
+                                  fmt::format("{} is larger than perf can count (2^64)", quote(cell.text)));
+            }
+            if (!is_count) {
+                checked_share(*value, 100, "", cell.text, file, line.number, cell.column);
             }
             switch (column) {
             case Column::overhead:

@@ -159,8 +159,9 @@ std::optional<double> unit_factor(std::string_view unit) {
     return std::nullopt;
 }
 
+// The value in the metric's unit; with `metric`, range-checked (checked_gpu_reading).
 std::optional<double> read_value(const Cell& cell, const std::string& field, double default_scale,
-                                 const std::string& file, int line) {
+                                 const std::string& file, int line, std::optional<GpuMetric> metric = std::nullopt) {
     if (is_missing_value(cell.text)) {
         return std::nullopt;
     }
@@ -179,6 +180,10 @@ std::optional<double> read_value(const Cell& cell, const std::string& field, dou
     const std::optional<double> value = parse_decimal(number);
     if (!value) {
         throw input_error(file, line, cell.column, fmt::format("field '{}': {} is not a number", field, quote(cell.text)));
+    }
+    if (metric) {
+        return checked_gpu_reading(*metric, *value, scale, fmt::format("field '{}'", field), cell.text, file, line,
+                                   cell.column);
     }
     return *value * scale;
 }
@@ -340,7 +345,7 @@ GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& fi
             if (!metric_of[i]) {
                 continue;
             }
-            const std::optional<double> value = read_value(cells[i], columns[i], scale_of[i], file, line.number);
+            const std::optional<double> value = read_value(cells[i], columns[i], scale_of[i], file, line.number, metric_of[i]);
             if (value && !sample.value(*metric_of[i])) {  // a fallback never overwrites
                 sample.set(*metric_of[i], *value);
             }

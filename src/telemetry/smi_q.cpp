@@ -5,6 +5,7 @@
 // samples), so keys are split at the first " :" rather than at a fixed column.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -88,6 +89,12 @@ std::optional<double> number_of(const SmiGpu& gpu, const std::string& path, cons
         throw input_error(file, field->line, field->column,
                           fmt::format("'{}': {} is not a number", path, quote(field->value)));
     }
+    // NVML returns these as integers of at most 64 bits (lines.hpp); the bound also keeps every
+    // value finite once scaled (MiB to bytes) and summed (ECC counts).
+    if (std::fabs(*value) > max_counter_reading) {
+        throw input_error(file, field->line, field->column,
+                          fmt::format("'{}': {} is larger than nvidia-smi can print (2^64)", path, quote(field->value)));
+    }
     return value;
 }
 
@@ -106,6 +113,11 @@ std::optional<int> integer_of(const SmiGpu& gpu, const std::string& path, const 
     const std::optional<double> value = number_of(gpu, path, file);
     if (!value) {
         return std::nullopt;
+    }
+    if (*value < 0 || *value > 1e6 || *value != std::floor(*value)) {
+        const SmiField* field = gpu.field(path);
+        throw input_error(file, field->line, field->column,
+                          fmt::format("'{}': {} is not a whole number from 0 to 1000000", path, quote(field->value)));
     }
     return static_cast<int>(*value);
 }
@@ -390,7 +402,8 @@ std::vector<NvlinkGpu> parse_nvidia_smi_nvlink(std::string_view text, const std:
         }
         const std::optional<double> number = parse_decimal(trim(content.substr(5, colon - 5)));
         const std::string_view state = trim(content.substr(colon + 1));
-        if (!number || state.find(':') != std::string_view::npos) {
+        if (!number || *number < 0 || *number > 1000 || *number != std::floor(*number) ||
+            state.find(':') != std::string_view::npos) {
             continue;
         }
         NvlinkLink link;
@@ -409,6 +422,11 @@ std::vector<NvlinkGpu> parse_nvidia_smi_nvlink(std::string_view text, const std:
                 const auto indent_width = static_cast<int>(content.data() - line.text.data());
                 throw input_error(file, line.number, indent_width + static_cast<int>(colon) + 3,
                                   fmt::format("link state {} is neither a rate in GB/s nor <inactive>", quote(state)));
+            }
+            if (*rate > max_counter_reading) {
+                const auto indent_width = static_cast<int>(content.data() - line.text.data());
+                throw input_error(file, line.number, indent_width + static_cast<int>(colon) + 3,
+                                  fmt::format("link rate {} is larger than nvidia-smi can print (2^64)", quote(state)));
             }
             link.active = true;
             link.bytes_per_s = *rate * unit;

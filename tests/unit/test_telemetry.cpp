@@ -759,3 +759,75 @@ TEST_CASE("telemetry parsers never crash on mutated real captures", "[telemetry]
     }
     CHECK(outcomes == 400 * 9);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Readings no tool prints (lines.hpp): negative values, percentages above 100, counters beyond
+// 64 bits. Each used to be accepted and reached the verdicts ("busy 5e29 % of the time"), or
+// overflowed to infinity once scaled (1e305 MiB) or to a wrapped integer ("Samples: -5").
+
+TEST_CASE("telemetry parsers refuse readings that no tool prints", "[telemetry]") {
+    const std::string dmon_header = "# gpu   sm   fb\n# Idx    %   MB\n";
+    CHECK(error_of([&] { parse_nvidia_smi_dmon(dmon_header + "    0   -5   10\n", "d.txt"); }) ==
+          "d.txt:3:9: column 'sm': '-5' is negative");
+    CHECK(error_of([&] { parse_nvidia_smi_dmon(dmon_header + "    0  1e30  10\n", "d.txt"); }) ==
+          "d.txt:3:8: column 'sm': '1e30' is above 100 %");
+    CHECK(error_of([&] { parse_nvidia_smi_dmon(dmon_header + "    0   50 1e305\n", "d.txt"); }) ==
+          "d.txt:3:12: column 'fb': '1e305' is larger than nvidia-smi or DCGM can print (2^64)");
+    // The bounds themselves are readings.
+    const GpuTelemetry edge = parse_nvidia_smi_dmon(dmon_header + "    0  100 0\n", "d.txt");
+    CHECK(value(edge.samples[0], GpuMetric::sm_util_pct) == 100);
+    CHECK(value(edge.samples[0], GpuMetric::fb_used_bytes) == 0);
+
+    CHECK(error_of([] { parse_dcgmi_dmon("#Entity   GRACT\nID\nGPU 0     1.5\n", "g.txt"); }) ==
+          "g.txt:3:11: column 'GRACT': '1.5' is above 1 (a ratio)");
+    CHECK(value(parse_dcgmi_dmon("#Entity   GRACT\nID\nGPU 0     1.000\n", "g.txt").samples[0],
+                GpuMetric::gr_engine_active_pct) == 100);
+
+    const std::string query_header = "index, utilization.gpu [%], memory.used [MiB]\n";
+    CHECK(error_of([&] { parse_nvidia_smi_query(query_header + "0, 101 %, 10 MiB\n", "q.txt"); }) ==
+          "q.txt:2:4: field 'utilization.gpu': '101 %' is above 100 %");
+    CHECK(error_of([&] { parse_nvidia_smi_query(query_header + "0, 5 %, -10 MiB\n", "q.txt"); }) ==
+          "q.txt:2:9: field 'memory.used': '-10 MiB' is negative");
+
+    const std::string mpstat = "12:00:00 PM  CPU    %usr   %sys %iowait   %idle\n";
+    CHECK(error_of([&] { parse_cpu_report(mpstat + "12:00:01 PM  all  100.01   0.00    0.00    0.00\n", "m.txt"); }) ==
+          "m.txt:2:19: column '%usr': '100.01' is above 100 %");
+    CHECK(error_of([&] { parse_cpu_report(mpstat + "12:00:01 PM  all    1.00   0.00    0.00   -1.00\n", "m.txt"); }) ==
+          "m.txt:2:43: column '%idle': '-1.00' is negative");
+
+    const std::string top_head = "top - 23:06:21 up 2 min\n%Cpu(s):  3.1 us,  3.1 sy, 93.8 id\n\n"
+                                 "    PID USER      %CPU COMMAND\n";
+    const CpuTelemetry top = parse_cpu_report(top_head + "      1 root     400.0 python\n", "t.txt");
+    REQUIRE(top.processes.size() == 1);
+    CHECK(top.processes[0].cpu_pct == 400);  // four CPUs busy
+    CHECK(error_of([&] { parse_cpu_report(top_head + "      1 root     1e30 python\n", "t.txt"); }) ==
+          "t.txt:5:18: column '%CPU': '1e30' is above 819200 %");
+    CHECK(error_of([] { parse_cpu_report("top - 23:06:21 up 2 min\n%Cpu(s):  3.1 us,  3.1 sy, 193.8 id\n", "t.txt"); }) ==
+          "t.txt:2:28: CPU share: '193.8 id' is above 100 %");
+
+    CHECK(error_of([] { parse_perf_report("  127.30%  python  libjpeg.so  [.] decode_mcu\n", "p.txt"); }) ==
+          "p.txt:1:3: '127.30%' is above 100 %");
+    CHECK(error_of([] {
+              parse_perf_report("# Samples: -5  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n", "p.txt");
+          }) == "p.txt:1:12: 'Samples:' '-5' is not a sample count");
+    CHECK(error_of([] {
+              parse_perf_report("# Samples: 1e300G  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n",
+                                "p.txt");
+          }) == "p.txt:1:12: 'Samples:' '1e300G' is not a sample count");
+    CHECK(parse_perf_report("# Samples: 12M  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n", "p.txt")
+              .total_samples == 12e6);
+
+    CHECK(error_of([] {
+              parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 1e30 MiB\n", "x.txt");
+          }) == "x.txt:3:17: 'FB Memory Usage / Total': '1e30 MiB' is larger than nvidia-smi can print (2^64)");
+    CHECK(error_of([] {
+              parse_nvidia_smi_q("GPU 0000:04:00.0\n    PCI\n        GPU Link Info\n            PCIe Generation\n"
+                                 "                Max : 5000000\n",
+                                 "x.txt");
+          }) == "x.txt:5:23: 'PCI / GPU Link Info / PCIe Generation / Max': '5000000' is not a whole number from 0 to 1000000");
+
+    CHECK(error_of([] { parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 0: 1e300 GB/s\n", "x.txt"); }) ==
+          "x.txt:2:11: link rate '1e300 GB/s' is larger than nvidia-smi can print (2^64)");
+    // "Link 1e30" is no link number: the line is not a link line.
+    CHECK(parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 1e30: 25 GB/s\n", "x.txt").at(0).links.empty());
+}
