@@ -1,11 +1,14 @@
 // gpusel catalog list | show ID | validate FILE
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/context.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/format.hpp"
 #include "gpusel/text_table.hpp"
+#include "gpusel/yaml.hpp"
 
 namespace gpusel::cli {
 
@@ -100,16 +103,39 @@ void print_show(Context& context, const std::string& id) {
 }
 
 void validate_file(Context& context, const std::string& path) {
-    Catalog catalog;
-    merge_catalog_file(catalog, path);
-    const std::vector<CatalogWarning> warnings = audit_catalog(catalog);
-    for (const CatalogWarning& warning : warnings) {
-        context.err << fmt::format("{}: warning: {}: {}\n", path, warning.id, warning.message);
+    const CheckedCatalogFile checked = check_catalog_file(context, path);
+    // Warnings about the entries of this file only, not about the catalog it extends.
+    std::size_t shown = 0;
+    for (const CatalogWarning& warning : audit_catalog(checked.merged)) {
+        const bool in_file = std::any_of(checked.ids.begin(), checked.ids.end(), [&](const std::string& id) {
+            return checked.merged.find(id) == checked.merged.find(warning.id);
+        });
+        if (in_file) {
+            context.err << fmt::format("{}: warning: {}: {}\n", path, warning.id, warning.message);
+            ++shown;
+        }
     }
-    context.out << fmt::format("{}: valid catalog, {} GPUs, {} warnings\n", path, catalog.gpus().size(), warnings.size());
+    context.out << fmt::format("{}: valid catalog, {} GPUs, {} warnings\n", path, checked.ids.size(), shown);
 }
 
 }  // namespace
+
+CheckedCatalogFile check_catalog_file(Context& context, const std::string& path) {
+    CheckedCatalogFile checked{context.catalog(), {}};
+    // Read once: the path may be standard input.
+    const std::string text = read_input_file(path);
+    merge_catalog_text(checked.merged, text, path);
+    // The merge succeeded, so the file is a mapping whose `gpus` is a list of entries with ids.
+    const YamlNode root = parse_yaml_text(text, path);
+    if (const YamlNode* gpus = root.find("gpus")) {
+        for (const YamlNode& entry : gpus->items) {
+            if (const YamlNode* id = entry.find("id")) {
+                checked.ids.push_back(id->scalar);
+            }
+        }
+    }
+    return checked;
+}
 
 void register_catalog(CLI::App& app, Context& context) {
     CLI::App* command = app.add_subcommand("catalog", "List, show or validate GPU catalog entries");

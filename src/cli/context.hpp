@@ -56,6 +56,15 @@ void register_diagnose(CLI::App& app, Context& context);
 void register_verify(CLI::App& app, Context& context);
 void register_report(CLI::App& app, Context& context);
 
+// A catalog file checked the way --catalog uses it: merged over the catalog of this run (the
+// built-in one and earlier --catalog files), so that an override giving only a price is valid.
+// `ids` are the entries the file names, in file order. Throws InputError.
+struct CheckedCatalogFile {
+    Catalog merged;
+    std::vector<std::string> ids;
+};
+CheckedCatalogFile check_catalog_file(Context& context, const std::string& path);
+
 // Parses a CLI number strictly (no nan/inf/hex/leading zeros); throws UsageError naming the flag.
 int parse_count_flag(const std::string& text, const std::string& flag, int min, int max);
 double parse_number_flag(const std::string& text, const std::string& flag, double min, double max);

@@ -43,9 +43,8 @@ std::string validate_one(const std::string& path, Context& context) {
         return fmt::format("{}: valid proposal '{}' ({} hardware lines)", path, proposal.name, proposal.hardware.size());
     }
     case DocumentKind::catalog: {
-        Catalog catalog;
-        merge_catalog_file(catalog, path);
-        return fmt::format("{}: valid catalog ({} GPUs)", path, catalog.gpus().size());
+        const CheckedCatalogFile checked = check_catalog_file(context, path);
+        return fmt::format("{}: valid catalog ({} GPUs)", path, checked.ids.size());
     }
     case DocumentKind::models: {
         ModelLibrary library;
