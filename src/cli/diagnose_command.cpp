@@ -256,6 +256,15 @@ void run_diagnose(Context& context, const DiagnoseOptions& options) {
                                                             : ", did you mean '" + suggestion + "'?"));
         }
     }
+    // A bad field list is a bad flag value (exit 2), checked before any file is read.
+    std::vector<std::string> query_fields;
+    if (!options.query_fields.empty()) {
+        try {
+            query_fields = split_query_fields(options.query_fields, "--query-fields");
+        } catch (const InputError& error) {
+            throw UsageError(format_diagnostic(error.diagnostics().front()));
+        }
+    }
     if (!options.dmon.empty()) {
         inputs.dmon = parse_nvidia_smi_dmon(read_telemetry_file(options.dmon), display_name(options.dmon));
     }
@@ -263,9 +272,7 @@ void run_diagnose(Context& context, const DiagnoseOptions& options) {
         inputs.dcgm = parse_dcgmi_dmon(read_telemetry_file(options.dcgm), display_name(options.dcgm));
     }
     if (!options.query.empty()) {
-        const std::vector<std::string> fields =
-            options.query_fields.empty() ? std::vector<std::string>{} : split_query_fields(options.query_fields, "--query-fields");
-        inputs.query = parse_nvidia_smi_query(read_telemetry_file(options.query), display_name(options.query), fields);
+        inputs.query = parse_nvidia_smi_query(read_telemetry_file(options.query), display_name(options.query), query_fields);
     }
     if (!options.cpu.empty()) {
         inputs.cpu = parse_cpu_report(read_telemetry_file(options.cpu), display_name(options.cpu));
