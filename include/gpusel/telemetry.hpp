@@ -323,7 +323,8 @@ std::vector<NvlinkGpu> parse_nvidia_smi_nvlink(std::string_view text, const std:
 // Files.
 
 // Reads a telemetry file ("-" = standard input) with the checks of read_input_file and a
-// max_telemetry_bytes limit. Throws InputError.
+// max_telemetry_bytes limit; a UTF-16 file (byte order mark FF FE or FE FF) is refused with a
+// hint. Throws InputError.
 std::string read_telemetry_file(const std::string& path);
 
 }  // namespace gpusel

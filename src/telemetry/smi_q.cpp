@@ -70,7 +70,7 @@ bool is_nvlink_header(std::string_view content, int& index, std::string& name) {
 }
 
 // The leading number of a value: "40960 MiB" -> 40960, "16x" -> 16, "100.00%" -> 100,
-// "-8 C" -> -8. No value for N/A and friends. InputError otherwise.
+// "-8 C" -> -8 (temperatures only). No value for N/A and friends. InputError otherwise.
 std::optional<double> number_of(const SmiGpu& gpu, const std::string& path, const std::string& file) {
     const SmiField* field = gpu.field(path);
     if (field == nullptr || is_missing_value(field->value)) {
@@ -94,6 +94,12 @@ std::optional<double> number_of(const SmiGpu& gpu, const std::string& path, cons
     if (std::fabs(*value) > max_counter_reading) {
         throw input_error(file, field->line, field->column,
                           fmt::format("'{}': {} is larger than nvidia-smi can print (2^64)", path, quote(field->value)));
+    }
+    // Only temperatures can be negative: "GPU Shutdown T.Limit Temp : -8 C" is the margin to the
+    // limit (H100, drivers 565 and 590, tests/data/telemetry). Memory, counts, power, clocks and
+    // utilisation are unsigned in NVML.
+    if (*value < 0 && path.find("Temp") == std::string::npos) {
+        throw input_error(file, field->line, field->column, fmt::format("'{}': {} is negative", path, quote(field->value)));
     }
     return value;
 }

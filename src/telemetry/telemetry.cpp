@@ -185,6 +185,14 @@ const SmiField* SmiGpu::field(const std::string& path) const {
     return found == fields.end() ? nullptr : &found->second;
 }
 
-std::string read_telemetry_file(const std::string& path) { return read_input_file(path, max_telemetry_bytes); }
+std::string read_telemetry_file(const std::string& path) {
+    std::string text = read_input_file(path, max_telemetry_bytes);
+    // Windows PowerShell 5 writes UTF-16 with a byte order mark for `>`: `nvidia-smi -q > node1.txt`
+    // gives such a file. Said plainly here rather than "no 'GPU <bus id>' section" from the parser.
+    if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') || (text[0] == '\xfe' && text[1] == '\xff'))) {
+        throw InputError(Diagnostic{path == "-" ? "<stdin>" : path, {1, 1}, {}, "file is UTF-16; save it as UTF-8"});
+    }
+    return text;
+}
 
 }  // namespace gpusel

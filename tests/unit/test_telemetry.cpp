@@ -826,6 +826,16 @@ TEST_CASE("telemetry parsers refuse readings that no tool prints", "[telemetry]"
                                  "x.txt");
           }) == "x.txt:5:23: 'PCI / GPU Link Info / PCIe Generation / Max': '5000000' is not a whole number from 0 to 1000000");
 
+    CHECK(error_of([] {
+              parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : -81559 MiB\n", "x.txt");
+          }) == "x.txt:3:17: 'FB Memory Usage / Total': '-81559 MiB' is negative");
+    // Temperatures may be negative: the limit margins of H100 reports (tests/data/telemetry).
+    const SmiReport margins = parse_nvidia_smi_q(
+        "GPU 0000:04:00.0\n    Temperature\n        GPU Shutdown T.Limit Temp : -8 C\n        GPU Current Temp : 35 C\n",
+        "x.txt");
+    REQUIRE(margins.gpus.size() == 1);
+    CHECK(margins.gpus[0].fields.at("Temperature / GPU Shutdown T.Limit Temp").value == "-8 C");
+
     CHECK(error_of([] { parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 0: 1e300 GB/s\n", "x.txt"); }) ==
           "x.txt:2:11: link rate '1e300 GB/s' is larger than nvidia-smi can print (2^64)");
     // "Link 1e30" is no link number: the line is not a link line.
