@@ -104,6 +104,22 @@ std::optional<double> number_of(const SmiGpu& gpu, const std::string& path, cons
     return value;
 }
 
+// A memory size in bytes from "81559 MiB", the only unit nvidia-smi -q prints for memory: a
+// value in another unit (an edited file) would otherwise be read as MiB and fail `verify`
+// for the wrong reason.
+std::optional<double> mib_of(const SmiGpu& gpu, const std::string& path, const std::string& file) {
+    const std::optional<double> value = number_of(gpu, path, file);
+    if (!value) {
+        return std::nullopt;
+    }
+    const SmiField* field = gpu.field(path);
+    if (!ends_with(field->value, " MiB")) {
+        throw input_error(file, field->line, field->column,
+                          fmt::format("'{}': {} is not a size in MiB", path, quote(field->value)));
+    }
+    return *value * mib;
+}
+
 std::optional<double> first_number(const SmiGpu& gpu, std::initializer_list<const char*> paths, const std::string& file) {
     for (const char* path : paths) {
         if (gpu.field(path) != nullptr) {
@@ -205,15 +221,9 @@ void fill_typed_fields(SmiGpu& gpu, const std::string& file) {
         gpu.pci_device_id = static_cast<std::uint32_t>((combined >> 16) & 0xffffu);
         gpu.pci_vendor_id = static_cast<std::uint32_t>(combined & 0xffffu);
     }
-    if (const std::optional<double> total = number_of(gpu, "FB Memory Usage / Total", file)) {
-        gpu.fb_total_bytes = *total * mib;
-    }
-    if (const std::optional<double> used = number_of(gpu, "FB Memory Usage / Used", file)) {
-        gpu.fb_used_bytes = *used * mib;
-    }
-    if (const std::optional<double> reserved = number_of(gpu, "FB Memory Usage / Reserved", file)) {
-        gpu.fb_reserved_bytes = *reserved * mib;
-    }
+    gpu.fb_total_bytes = mib_of(gpu, "FB Memory Usage / Total", file);
+    gpu.fb_used_bytes = mib_of(gpu, "FB Memory Usage / Used", file);
+    gpu.fb_reserved_bytes = mib_of(gpu, "FB Memory Usage / Reserved", file);
 
     gpu.ecc_mode = text_of(gpu, {"ECC Mode / Current"});
     gpu.ecc_volatile = ecc_counts(gpu, "Volatile", file);

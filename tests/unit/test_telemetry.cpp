@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -840,4 +841,108 @@ TEST_CASE("telemetry parsers refuse readings that no tool prints", "[telemetry]"
           "x.txt:2:11: link rate '1e300 GB/s' is larger than nvidia-smi can print (2^64)");
     // "Link 1e30" is no link number: the line is not a link line.
     CHECK(parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 1e30: 25 GB/s\n", "x.txt").at(0).links.empty());
+}
+
+// The bad-input families of docs/reliability.md ("Telemetry files") for every parser: each
+// input is refused at the cell, with the message below (positions counted by hand).
+TEST_CASE("telemetry parsers refuse each bad-input family at its position", "[telemetry]") {
+    struct Case {
+        std::string_view family;
+        std::function<void()> parse;
+        std::string expected;
+    };
+    const std::vector<Case> cases = {
+        // nvidia-smi dmon
+        {"dmon hex", [] { parse_nvidia_smi_dmon("# gpu   sm\n    0   0x10\n", "x"); },
+         "x:2:9: column 'sm': '0x10' is not a number"},
+        {"dmon inf", [] { parse_nvidia_smi_dmon("# gpu   sm\n    0   inf\n", "x"); },
+         "x:2:9: column 'sm': 'inf' is not a number"},
+        {"dmon 1e400", [] { parse_nvidia_smi_dmon("# gpu   sm\n    0   1e400\n", "x"); },
+         "x:2:9: column 'sm': '1e400' is not a number"},
+        // dcgmi dmon
+        {"dcgm nan", [] { parse_dcgmi_dmon("#Entity   GRACT\nID\nGPU 0     nan\n", "x"); },
+         "x:3:11: column 'GRACT': 'nan' is not a number"},
+        {"dcgm extra cell", [] { parse_dcgmi_dmon("#Entity   GRACT\nID\nGPU 0     0.5   0.7\n", "x"); },
+         "x:3:17: row has 2 values but the header names 1 fields"},
+        {"dcgm 1e400", [] { parse_dcgmi_dmon("#Entity   FBUSD\nID\nGPU 0     1e400\n", "x"); },
+         "x:3:11: column 'FBUSD': '1e400' is not a number"},
+        {"dcgm absurd", [] { parse_dcgmi_dmon("#Entity   FBUSD\nID\nGPU 0     1e30\n", "x"); },
+         "x:3:11: column 'FBUSD': '1e30' is larger than nvidia-smi or DCGM can print (2^64)"},
+        {"dcgm given dmon", [] { parse_dcgmi_dmon("# gpu   sm\n    0   5\n", "x"); },
+         "x:2:5: data before the '#Entity ...' header line; expected `dcgmi dmon` output"},
+        // nvidia-smi --query-gpu
+        {"query nan", [] { parse_nvidia_smi_query("index, utilization.gpu [%]\n0, nan %\n", "x"); },
+         "x:2:4: field 'utilization.gpu': 'nan %' is not a number"},
+        {"query hex", [] { parse_nvidia_smi_query("index, utilization.gpu [%]\n0, 0x10 %\n", "x"); },
+         "x:2:4: field 'utilization.gpu': '0x10 %' is not a number"},
+        {"query extra cell", [] { parse_nvidia_smi_query("index, utilization.gpu [%]\n0, 5 %, 7\n", "x"); },
+         "x:2:9: row has 3 values but there are 2 fields"},
+        {"query given dmon", [] { parse_nvidia_smi_query("# gpu   sm\n    0   5\n", "x"); },
+         "x:1:1: no header line (captured with --format=csv,noheader?); pass the --query-gpu field list with "
+         "--query-fields, e.g. --query-fields index,utilization.gpu,memory.used"},
+        // mpstat, sar, top
+        {"mpstat nan", [] { parse_cpu_report("12:00:00  CPU  %usr  %idle\n12:00:01  all  nan  99\n", "x"); },
+         "x:2:16: column '%usr': 'nan' is not a number"},
+        {"mpstat 1e400", [] { parse_cpu_report("12:00:00  CPU  %usr  %idle\n12:00:01  all  1  1e400\n", "x"); },
+         "x:2:19: column '%idle': '1e400' is not a number"},
+        {"mpstat hex", [] { parse_cpu_report("12:00:00  CPU  %usr  %idle\n12:00:01  all  0x1  99\n", "x"); },
+         "x:2:16: column '%usr': '0x1' is not a number"},
+        {"top negative", [] { parse_cpu_report("top - 1\n%Cpu(s): -1.0 us, 99.0 id\n", "x"); },
+         "x:2:10: CPU share: '-1.0 us' is negative"},
+        // perf report
+        {"perf nan", [] { parse_perf_report("  nan%  python  libjpeg.so  [.] f\n", "x"); },
+         "x:1:3: 'nan%' is not a percentage"},
+        {"perf negative", [] { parse_perf_report("  -5.00%  python  libjpeg.so  [.] f\n", "x"); },
+         "x:1:3: '-5.00%' is not a percentage"},
+        {"perf hex", [] { parse_perf_report("  0x10%  python  libjpeg.so  [.] f\n", "x"); },
+         "x:1:3: '0x10%' is not a percentage"},
+        {"perf given dmon", [] { parse_perf_report("# gpu   sm\n    0   5\n", "x"); },
+         "x:1:1: no profile rows ('NN.NN%  command  object  [.] symbol'); expected `perf report --stdio` output"},
+        // nvidia-smi topo -m
+        {"topo nan", [] { parse_nvidia_smi_topo("        GPU0   NUMA Affinity\nGPU0     X     nan\n", "x"); },
+         "x:2:16: NUMA Affinity 'nan' is not a node number"},
+        {"topo negative", [] { parse_nvidia_smi_topo("        GPU0   NUMA Affinity\nGPU0     X     -1\n", "x"); },
+         "x:2:16: NUMA Affinity '-1' is not a node number"},
+        {"topo 1e400", [] { parse_nvidia_smi_topo("        GPU0   NUMA Affinity\nGPU0     X     1e400\n", "x"); },
+         "x:2:16: NUMA Affinity '1e400' is not a node number"},
+        {"topo absurd", [] { parse_nvidia_smi_topo("        GPU0   NUMA Affinity\nGPU0     X     1e30\n", "x"); },
+         "x:2:16: NUMA Affinity '1e30' is not a node number"},
+        // nvidia-smi -q
+        {"smi -q nan", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : nan MiB\n", "x"); },
+         "x:3:17: 'FB Memory Usage / Total': 'nan MiB' is not a number"},
+        {"smi -q hex", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 0x10 MiB\n", "x"); },
+         "x:3:17: 'FB Memory Usage / Total': '0x10 MiB' is not a number"},
+        {"smi -q wrong unit", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 80 GB\n", "x"); },
+         "x:3:17: 'FB Memory Usage / Total': '80 GB' is not a size in MiB"},
+        {"smi -q 1e400", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    Utilization\n        Gpu : 1e400 %\n", "x"); },
+         "x:3:15: 'Utilization / Gpu': '1e400 %' is not a number"},
+        // nvidia-smi nvlink -s
+        {"nvlink nan", [] { parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 0: nan GB/s\n", "x"); },
+         "x:2:11: link state 'nan GB/s' is neither a rate in GB/s nor <inactive>"},
+        {"nvlink negative", [] { parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 0: -5 GB/s\n", "x"); },
+         "x:2:11: link state '-5 GB/s' is neither a rate in GB/s nor <inactive>"},
+        {"nvlink hex", [] { parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 0: 0x10 GB/s\n", "x"); },
+         "x:2:11: link state '0x10 GB/s' is neither a rate in GB/s nor <inactive>"},
+        {"nvlink wrong unit", [] { parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 0: 25 Gb/s\n", "x"); },
+         "x:2:11: link state '25 Gb/s' is neither a rate in GB/s nor <inactive>"},
+        {"nvlink extra cell", [] { parse_nvidia_smi_nvlink("GPU 0: X (UUID: y)\n  Link 0: 25 GB/s fast\n", "x"); },
+         "x:2:11: link state '25 GB/s fast' is neither a rate in GB/s nor <inactive>"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.family);
+        CHECK(error_of(c.parse) == c.expected);
+    }
+
+    // A UTF-8 byte order mark is skipped by every parser (the shared line splitter).
+    const std::string bom = "\xEF\xBB\xBF";
+    CHECK(parse_nvidia_smi_dmon(bom + "# gpu sm\n 0 5\n", "x").samples.size() == 1);
+    CHECK(parse_dcgmi_dmon(bom + "#Entity GRACT\nID\nGPU 0 0.5\n", "x").samples.size() == 1);
+    CHECK(parse_nvidia_smi_query(bom + "index, utilization.gpu [%]\n0, 5 %\n", "x").samples.size() == 1);
+    CHECK(parse_cpu_report(bom + "12:00:00  CPU  %usr  %idle\n12:00:01  all  1  99\n", "x").samples.size() == 1);
+    CHECK(parse_perf_report(bom + "  5.00%  python  libjpeg.so  [.] f\n", "x").symbols.size() == 1);
+    CHECK(parse_nvidia_smi_topo(bom + "        GPU0   NUMA Affinity\nGPU0     X     0\n", "x").devices.size() == 1);
+    CHECK(parse_nvidia_smi_q(bom + "GPU 0000:04:00.0\n    Product Name : X\n", "x").gpus.size() == 1);
+    CHECK(parse_nvidia_smi_nvlink(bom + "GPU 0: X (UUID: y)\n  Link 0: 25 GB/s\n", "x").at(0).links.size() == 1);
+    // Another tool's output is no nvlink report: nothing is read (verify --nvlink then refuses).
+    CHECK(parse_nvidia_smi_nvlink("# gpu   sm\n    0   5\n", "x").empty());
 }
