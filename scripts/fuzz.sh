@@ -67,14 +67,16 @@ else
   work=build/fuzz/work
 fi
 
-failed=()
-for target in "${targets[@]}"; do
-  binary="build/fuzz/fuzz/fuzz_${target}"
-  corpus="$work/corpus-$target"
-  artifacts="$work/artifacts-$target"
-  log="$work/$target.log"
+# One harness: runs it, then prints one line (or the end of its log and the failing input's
+# path) and leaves its exit status in $work/TARGET.status.
+run_harness() {
+  local target=$1
+  local binary="build/fuzz/fuzz/fuzz_${target}"
+  local corpus="$work/corpus-$target"
+  local artifacts="$work/artifacts-$target"
+  local log="$work/$target.log"
   mkdir -p "$corpus" "$artifacts"
-  inputs=("$corpus")
+  local inputs=("$corpus")
   if $ci; then
     # libFuzzer writes new inputs into its first corpus folder: give it a copy.
     cp fuzz/corpus/"$target"/* "$corpus"/
@@ -87,20 +89,48 @@ for target in "${targets[@]}"; do
       inputs+=("fuzz/regressions/$target")
     fi
   fi
-  status=0
+  local status=0
   "$binary" "${seed_options[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -dict=fuzz/yaml.dict -print_final_stats=1 -artifact_prefix="$artifacts/" \
     "${inputs[@]}" >"$log" 2>&1 || status=$?
+  local runs
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [ "$status" -eq 0 ]; then
     echo "fuzz: $target: ok, ${runs:-?} executions in ${seconds} s, corpus $(find "$corpus" -type f | wc -l) files"
   else
-    echo "fuzz: $target: FAILED (exit $status); end of $log:"
-    tail -n 40 "$log"
-    # libFuzzer names the file it saved ("Test unit written to PATH"); list the folder too, in
-    # case it died before saying so.
-    sed -n 's/.*Test unit written to \(.*\)$/fuzz: '"$target"': failing input saved as \1/p' "$log"
-    find "$artifacts" -type f -printf "fuzz: $target: artifact %p (%s bytes)\n"
+    # One block, so that parallel harnesses do not interleave their reports.
+    {
+      echo "fuzz: $target: FAILED (exit $status); end of $log:"
+      tail -n 40 "$log"
+      # libFuzzer names the file it saved ("Test unit written to PATH"); list the folder too,
+      # in case it died before saying so.
+      sed -n 's/.*Test unit written to \(.*\)$/fuzz: '"$target"': failing input saved as \1/p' "$log"
+      find "$artifacts" -type f -printf "fuzz: $target: artifact %p (%s bytes)\n"
+    } | cat
+  fi
+  echo "$status" >"$work/$target.status"
+}
+
+# Two harnesses at a time where there are two cores (each libFuzzer process uses one): the
+# same executions per harness, half the wall time.
+jobs=$(nproc 2>/dev/null || echo 1)
+[ "$jobs" -le 2 ] || jobs=2
+mkdir -p "$work"
+running=0
+for target in "${targets[@]}"; do
+  rm -f "$work/$target.status"
+  run_harness "$target" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait || true
+
+failed=()
+for target in "${targets[@]}"; do
+  if [ "$(cat "$work/$target.status" 2>/dev/null || echo missing)" != 0 ]; then
     failed+=("$target")
   fi
 done
@@ -109,4 +139,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: ${#failed[@]} failed: ${failed[*]}"
   exit 1
 fi
-echo "fuzz: all ${#targets[@]} harnesses ran ${seconds} s each without a finding"
+echo "fuzz: all ${#targets[@]} harnesses ran ${seconds} s each ($jobs at a time) without a finding"
