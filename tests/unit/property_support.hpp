@@ -31,7 +31,7 @@ namespace gpusel::test {
 inline constexpr std::uint64_t default_property_seed = 20240917;
 
 inline std::uint64_t environment_number(const char* name, std::uint64_t fallback) {
-    const char* text = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before any thread starts
+    const char* text = std::getenv(name);
     if (text == nullptr || *text == '\0') {
         return fallback;
     }

@@ -122,7 +122,7 @@ struct TrainingDraft {
     Calibration calibration = Calibration::none;
     bool global_batch = true;      // may set training.global_batch (gradient accumulation)
     bool fixed_parallel = false;   // may fix tensor_parallel / pipeline_parallel
-    bool micro_batch_auto = false; // may write micro_batch: auto
+    bool search = false;           // may give the planner's ranges: precision and recompute lists, micro_batch auto or A..B
     bool dataset = true;
 };
 
@@ -133,7 +133,12 @@ std::vector<std::string> training_lines(PropertyRng& rng, const ModelSpec& model
     std::vector<std::string> lines{"format: 1", "name: property-training",
                                    fmt::format("kind: {}", fine_tuning ? "fine-tuning" : "training"),
                                    fmt::format("model: {{preset: {}}}", model.name)};
-    lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"fp32", "tf32", "fp16", "bf16", "bf16", "fp8"})));
+    if (draft.search && rng.chance(0.25)) {
+        lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"[bf16, fp8]", "[fp8, bf16]", "[fp16, bf16]",
+                                                                            "[tf32, bf16, fp8]"})));
+    } else {
+        lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"fp32", "tf32", "fp16", "bf16", "bf16", "fp8"})));
+    }
     if (lora && rng.chance(0.5)) {
         // QLoRA-style quantized bases, or a 16-bit base.
         lines.push_back(fmt::format("weights: {}", rng.pick<const char*>({"nf4", "nf4-dq", "int8", "int4", "fp16", "bf16"})));
@@ -159,8 +164,10 @@ std::vector<std::string> training_lines(PropertyRng& rng, const ModelSpec& model
         training.add("master_weights", rng.chance(0.5) ? "true" : "false");
     }
     const int micro_batch = rng.pick({1, 1, 2, 4, 8, 16, 3, 6});
-    if (draft.micro_batch_auto && rng.chance(0.3)) {
+    if (draft.search && rng.chance(0.25)) {
         training.add("micro_batch", "auto");
+    } else if (draft.search && rng.chance(0.25)) {
+        training.add("micro_batch", fmt::format("{}..{}", micro_batch, micro_batch + rng.integer(0, 40)));
     } else {
         training.add_number("micro_batch", micro_batch);
     }
@@ -173,7 +180,11 @@ std::vector<std::string> training_lines(PropertyRng& rng, const ModelSpec& model
             training.add("flash_attention", "false");
         }
     }
-    training.add("checkpointing", rng.pick<const char*>({"none", "none", "selective", "full"}));
+    if (draft.search && rng.chance(0.3)) {
+        training.add("checkpointing", rng.pick<const char*>({"auto", "[none, full]", "[selective, full]"}));
+    } else {
+        training.add("checkpointing", rng.pick<const char*>({"none", "none", "selective", "full"}));
+    }
     if (rng.chance(0.5)) {
         training.add("sharding", rng.pick<const char*>({"none", "zero1", "zero2", "zero3", "fsdp"}));
     }
@@ -234,13 +245,18 @@ std::vector<std::string> training_lines(PropertyRng& rng, const ModelSpec& model
 struct InferenceDraft {
     bool slo = false;          // may set SLO targets
     bool calibration = false;  // may give a measured throughput
+    bool search = false;       // may give a list of precisions
 };
 
 std::vector<std::string> inference_lines(PropertyRng& rng, const ModelSpec& model, const InferenceDraft& draft) {
     const bool transformer = model.is_transformer();
     std::vector<std::string> lines{"format: 1", "name: property-inference", "kind: inference",
                                    fmt::format("model: {{preset: {}}}", model.name)};
-    lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"fp16", "bf16", "bf16", "fp8", "fp32"})));
+    if (draft.search && rng.chance(0.2)) {
+        lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"[fp8, bf16]", "[bf16, fp16]"})));
+    } else {
+        lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"fp16", "bf16", "bf16", "fp8", "fp32"})));
+    }
     if (rng.chance(0.6)) {
         lines.push_back(fmt::format("weights: {}", rng.pick<const char*>({"fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4",
                                                                            "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq",
@@ -309,14 +325,18 @@ DrawnWorkload draw_inference(PropertyRng& rng, const ModelSpec& model, const Inf
     return drawn;
 }
 
-DrawnWorkload draw_any(PropertyRng& rng, const ModelSpec& model, bool calibrated = false) {
+// `broad`: also calibration points and the planner's ranges (single-layout estimates use the
+// first of a list), for the properties that hold for any input.
+DrawnWorkload draw_any(PropertyRng& rng, const ModelSpec& model, bool broad = false) {
     if (rng.chance(0.5)) {
         TrainingDraft draft;
-        draft.calibration = calibrated ? Calibration::any : Calibration::none;
+        draft.calibration = broad ? Calibration::any : Calibration::none;
+        draft.search = broad;
         return draw_training(rng, model, draft);
     }
     InferenceDraft draft;
-    draft.calibration = calibrated;
+    draft.calibration = broad;
+    draft.search = broad;
     return draw_inference(rng, model, draft);
 }
 
@@ -1143,7 +1163,7 @@ DrawnWorkload draw_planned(PropertyRng& rng, const Catalog& plan_catalog, bool t
     if (training) {
         TrainingDraft draft;
         draft.fixed_parallel = true;
-        draft.micro_batch_auto = true;
+        draft.search = true;
         lines = training_lines(rng, model, draft);
         if (rng.chance(0.5)) {
             // The training line is the last; reopen its flow map for the deadline.
@@ -1153,6 +1173,7 @@ DrawnWorkload draw_planned(PropertyRng& rng, const Catalog& plan_catalog, bool t
     } else {
         InferenceDraft draft;
         draft.slo = true;
+        draft.search = true;
         lines = inference_lines(rng, model, draft);
     }
     lines[1] = "name: " + name;
@@ -1211,6 +1232,7 @@ void check_meets_constraints(const Workload& workload, const Catalog& plan_catal
     CHECK(candidate.memory.headroom_fraction == constraints.memory_headroom_fraction);
     Workload as_run = workload;
     as_run.precision = candidate.precision;
+    as_run.training.checkpointing = candidate.checkpointing;
     MemoryQuery query;
     query.layout = candidate.layout;
     query.micro_batch = candidate.micro_batch;
@@ -1219,10 +1241,48 @@ void check_meets_constraints(const Workload& workload, const Catalog& plan_catal
     CHECK(memory_breakdown(as_run, *gpu, query).total_bytes <= usable);
     CHECK(candidate.memory.per_gpu.total_bytes <= usable);
 
+    // The precision is one the workload lists and the GPU runs natively, or, when it runs none
+    // of them, the declared 16-bit or fp32 fallback.
+    const std::vector<Precision> precisions =
+        workload.precision_options.empty() ? std::vector<Precision>{workload.precision} : workload.precision_options;
+    CHECK(gpu->supports(candidate.precision));
+    if (candidate.precision_fallback) {
+        CHECK(std::none_of(precisions.begin(), precisions.end(), [&](Precision p) { return gpu->supports(p); }));
+    } else {
+        CHECK(std::find(precisions.begin(), precisions.end(), candidate.precision) != precisions.end());
+    }
+
     if (workload.is_training()) {
         REQUIRE(candidate.perf.training);
         const TrainingPerf& perf = *candidate.perf.training;
         CHECK(candidate.layout.gpu_count() == candidate.count);
+        const TrainingSpec& training = workload.training;
+        const std::vector<int>& micro_batches = training.micro_batch_options;
+        if (micro_batches.empty()) {
+            CHECK(candidate.micro_batch == training.micro_batch);
+        } else {
+            CHECK(std::find(micro_batches.begin(), micro_batches.end(), candidate.micro_batch) != micro_batches.end());
+        }
+        const std::vector<Checkpointing>& recompute = training.checkpointing_options;
+        if (recompute.empty()) {
+            CHECK(candidate.checkpointing == training.checkpointing);
+        } else {
+            CHECK(std::find(recompute.begin(), recompute.end(), candidate.checkpointing) != recompute.end());
+        }
+        if (training.tensor_parallel > 0) {
+            CHECK(candidate.layout.tensor_parallel == training.tensor_parallel);
+        }
+        if (training.pipeline_parallel > 0) {
+            CHECK(candidate.layout.pipeline_parallel == training.pipeline_parallel);
+        }
+        if (training.sharding_given) {
+            CHECK(candidate.layout.sharding == training.sharding);
+        }
+        // A given global batch is micro-batch × data parallel × accumulation steps.
+        if (training.global_batch > 0) {
+            CHECK(training.global_batch % (candidate.micro_batch * candidate.layout.data_parallel) == 0);
+            CHECK(perf.global_batch == training.global_batch);
+        }
         CHECK(perf.meets_deadline);
         if (workload.training.deadline_seconds > 0) {
             REQUIRE(perf.time_to_train_s);
