@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/compiled_training.hpp"
 #include "gpusel/cost.hpp"
 #include "gpusel/html_report.hpp"
 #include "gpusel/memory.hpp"
@@ -26,6 +27,7 @@
 #include "gpusel/plan.hpp"
 #include "gpusel/render.hpp"
 #include "gpusel/text.hpp"
+#include "gpusel/training_search.hpp"
 #include "gpusel/workload.hpp"
 #include "property_support.hpp"
 
@@ -1478,6 +1480,98 @@ TEST_CASE("property: a plan never ranks a candidate that breaks a hard constrain
     if (seeds.size() >= static_cast<std::size_t>(default_cases)) {
         coverage.check(10);
     }
+}
+
+TEST_CASE("property: the pruned training search keeps the unpruned search's fastest points", "[property]") {
+    // Not one of issue 9's five properties, but the planner's pruning rests on property 2
+    // (memory grows with the micro-batch while gradients stay resident; training_search.hpp):
+    // over random training workloads, the fast search must find, for every GPU count, the
+    // point the reference search (full estimators, no pruning) finds. Small clusters keep the
+    // reference quick.
+    const std::uint64_t seed = GENERATE(from_range(property_case_seeds(11, 150)));
+    PropertyRng rng(seed);
+    const ModelSpec& model = random_model(rng);
+    TrainingDraft draft;
+    draft.search = true;
+    draft.fixed_parallel = true;
+    draft.calibration = Calibration::any;
+    std::vector<std::string> lines = training_lines(rng, model, draft);
+    if (rng.chance(0.4)) {
+        std::string& training = lines[lines.size() - (lines.back().rfind("calibration", 0) == 0 ? 2 : 1)];
+        training.insert(training.size() - 1, ", deadline: " + deadline_line(rng));
+    }
+    lines.push_back(fmt::format("constraints: {{max_gpus: {}}}", rng.pick({1, 2, 4, 6, 8, 16, 32})));
+    const std::string yaml = join_lines(lines);
+    const Workload workload = load(yaml);
+    const GpuSpec& gpu = random_gpu(rng);
+    CAPTURE(seed, gpu.id);
+    INFO("workload:\n" << yaml);
+
+    TrainingSearchOptions fast_options;
+    TrainingSearchOptions reference_options;
+    reference_options.reference = true;
+    const TrainingSearchResult fast = search_training(workload, gpu, efficiency(), fast_options);
+    const TrainingSearchResult reference = search_training(workload, gpu, efficiency(), reference_options);
+    CHECK(fast.space == reference.space);
+    CHECK(reference.evaluated == reference.space);
+    CHECK(fast.evaluated <= reference.evaluated);
+    REQUIRE(fast.best_per_count.size() == reference.best_per_count.size());
+    for (std::size_t index = 0; index < fast.best_per_count.size(); ++index) {
+        const TrainingChoice& a = fast.best_per_count[index];
+        const TrainingChoice& b = reference.best_per_count[index];
+        INFO("count " << b.layout.gpu_count());
+        CHECK(describe(a.layout) == describe(b.layout));
+        CHECK(a.micro_batch == b.micro_batch);
+        CHECK(a.precision.precision == b.precision.precision);
+        CHECK(a.checkpointing == b.checkpointing);
+        CHECK(a.samples_per_s == Approx(b.samples_per_s).epsilon(1e-9));
+    }
+    // With no point kept, the nearest miss is the GPU's rejection message: the same. (With
+    // points kept, pruning skips blocks that cannot beat them, and so the deadline misses in
+    // them; the miss then matters only if pricing rejects every kept point.)
+    if (reference.best_per_count.empty()) {
+        CHECK(fast.miss.kind == reference.miss.kind);
+        CHECK(fast.miss.severity == Approx(reference.miss.severity).epsilon(1e-9));
+        CHECK(fast.miss.count == reference.miss.count);
+    }
+}
+
+TEST_CASE("property: the compiled training evaluator agrees with the full estimators", "[property]") {
+    // The planner's fast path (compiled_training.hpp) promises the figures of memory_breakdown()
+    // and estimate_perf() (relative difference <= 1e-9) wherever compile() accepts a workload.
+    const std::uint64_t seed = GENERATE(from_range(property_case_seeds(12, 300)));
+    PropertyRng rng(seed);
+    const ModelSpec& model = random_model(rng);
+    TrainingDraft draft;
+    const DrawnWorkload drawn = draw_training(rng, model, draft);
+    const GpuSpec& gpu = random_gpu(rng);
+    const std::optional<CompiledTraining> compiled = CompiledTraining::compile(drawn.workload, gpu, efficiency());
+    if (!compiled) {
+        return;
+    }
+    Layout layout = random_layout(rng, drawn.workload);
+    layout.offload = Offload::none;
+    const int micro_batch = rng.integer(1, 16);
+    CAPTURE(seed, gpu.id, describe(layout), layout.expert_parallel, micro_batch);
+    INFO("workload:\n" << drawn.yaml);
+    const TrainingLayoutTerms terms =
+        compiled->layout_terms(layout.tensor_parallel, layout.pipeline_parallel, layout.data_parallel);
+    layout.expert_parallel = terms.expert_parallel;
+    MemoryQuery query;
+    query.layout = layout;
+    query.micro_batch = micro_batch;
+    const double expected_memory = memory_breakdown(drawn.workload, gpu, query).total_bytes;
+    CHECK_THAT(compiled->memory_total_bytes(terms, layout.sharding, micro_batch),
+               Catch::Matchers::WithinRel(expected_memory, 1e-9));
+    PerfQuery perf_query;
+    perf_query.layout = layout;
+    perf_query.micro_batch = micro_batch;
+    const PerfEstimate perf = estimate_perf(drawn.workload, gpu, perf_query, efficiency());
+    REQUIRE(perf.training);
+    const TrainingPointResult point = compiled->evaluate(terms, layout.sharding, micro_batch);
+    CHECK_THAT(point.step_time_s, Catch::Matchers::WithinRel(perf.training->step_time_s, 1e-9));
+    CHECK_THAT(point.samples_per_s, Catch::Matchers::WithinRel(perf.training->samples_per_s, 1e-9));
+    CHECK(point.meets_deadline == perf.training->meets_deadline);
 }
 
 // ---------------------------------------------------------------------------------------
