@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""`gpusel plan` gives byte-identical output for the same input (docs/reliability.md, "Property
-tests").
+"""`gpusel plan` gives byte-identical output for the same input (docs/reliability.md, "Estimates
+and plans").
 
 usage: plan_deterministic.py GPUSEL   (run from the repository root)
 

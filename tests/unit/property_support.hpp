@@ -6,7 +6,7 @@
 // library (std::mt19937_64's output is fixed by the standard; the mapping to ranges below is our
 // own, not std::uniform_int_distribution, whose algorithm is implementation-defined).
 //
-// Environment (all optional; docs/reliability.md, "Property tests"):
+// Environment (all optional; docs/reliability.md, "Estimates and plans"):
 //   GPUSEL_PROPERTY_SEED=N       another base seed (decimal), to explore new cases
 //   GPUSEL_PROPERTY_SCALE=K      K times the cases of every property (a longer local run)
 //   GPUSEL_PROPERTY_CASE=S       run only the case with seed S (as printed by a failure)
@@ -80,9 +80,7 @@ public:
         return low + (high - low) * unit;
     }
     // Log-uniform in [low, high): magnitudes spread evenly over decades.
-    double log_real(double low, double high) {
-        return low * std::pow(high / low, real(0.0, 1.0));
-    }
+    double log_real(double low, double high) { return low * std::pow(high / low, real(0.0, 1.0)); }
     bool chance(double probability) { return real(0.0, 1.0) < probability; }
 
     template <typename T>

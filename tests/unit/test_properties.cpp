@@ -2,7 +2,7 @@
 // seeded workloads. Each property states what the model promises and, where it has an
 // exception, why. Cases come from property_support.hpp: a fixed base seed, so every run checks
 // the same cases; a failure prints the case's seed and its workload as YAML, which `gpusel
-// memory`/`perf`/`plan` read as they are. docs/reliability.md ("Property tests") says how to
+// memory`/`perf`/`plan` read as they are. docs/reliability.md ("Estimates and plans") says how to
 // rerun one case or explore other seeds.
 
 #include <catch2/catch.hpp>
@@ -64,9 +64,13 @@ std::string join_lines(const std::vector<std::string>& lines) {
 // Random workloads, written as workload files so that a failing case can be saved and run
 // through the CLI as it is.
 
-const ModelSpec& random_model(PropertyRng& rng) { return rng.pick(models().models()); }
+const ModelSpec& random_model(PropertyRng& rng) {
+    return rng.pick(models().models());
+}
 
-const GpuSpec& random_gpu(PropertyRng& rng) { return rng.pick(catalog().gpus()); }
+const GpuSpec& random_gpu(PropertyRng& rng) {
+    return rng.pick(catalog().gpus());
+}
 
 // Tokens per sample: a power of two up to the model's maximum context.
 int random_seq_len(PropertyRng& rng, const ModelSpec& model) {
@@ -106,7 +110,8 @@ std::string calibration_line(PropertyRng& rng, Calibration calibration, bool tra
         }
         for (int i = 0; i < points; ++i) {
             memory.push_back(fmt::format("{{gpu: {}, micro_batch: {}, peak: {:.1f}GB}}", random_gpu(rng).id,
-                                         micro_batches[static_cast<std::size_t>(i)], peaks[static_cast<std::size_t>(i)]));
+                                         micro_batches[static_cast<std::size_t>(i)],
+                                         peaks[static_cast<std::size_t>(i)]));
         }
     }
     FlowMap section;
@@ -122,9 +127,9 @@ std::string calibration_line(PropertyRng& rng, Calibration calibration, bool tra
 
 struct TrainingDraft {
     Calibration calibration = Calibration::none;
-    bool global_batch = true;      // may set training.global_batch (gradient accumulation)
-    bool fixed_parallel = false;   // may fix tensor_parallel / pipeline_parallel
-    bool search = false;           // may give the planner's ranges: precision and recompute lists, micro_batch auto or A..B
+    bool global_batch = true;     // may set training.global_batch (gradient accumulation)
+    bool fixed_parallel = false;  // may fix tensor_parallel / pipeline_parallel
+    bool search = false;  // may give the planner's ranges: precision and recompute lists, micro_batch auto or A..B
     bool dataset = true;
 };
 
@@ -136,14 +141,16 @@ std::vector<std::string> training_lines(PropertyRng& rng, const ModelSpec& model
                                    fmt::format("kind: {}", fine_tuning ? "fine-tuning" : "training"),
                                    fmt::format("model: {{preset: {}}}", model.name)};
     if (draft.search && rng.chance(0.25)) {
-        lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"[bf16, fp8]", "[fp8, bf16]", "[fp16, bf16]",
-                                                                            "[tf32, bf16, fp8]"})));
+        lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"[bf16, fp8]", "[fp8, bf16]",
+                                                                            "[fp16, bf16]", "[tf32, bf16, fp8]"})));
     } else {
-        lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"fp32", "tf32", "fp16", "bf16", "bf16", "fp8"})));
+        lines.push_back(
+            fmt::format("precision: {}", rng.pick<const char*>({"fp32", "tf32", "fp16", "bf16", "bf16", "fp8"})));
     }
     if (lora && rng.chance(0.5)) {
         // QLoRA-style quantized bases, or a 16-bit base.
-        lines.push_back(fmt::format("weights: {}", rng.pick<const char*>({"nf4", "nf4-dq", "int8", "int4", "fp16", "bf16"})));
+        lines.push_back(
+            fmt::format("weights: {}", rng.pick<const char*>({"nf4", "nf4-dq", "int8", "int4", "fp16", "bf16"})));
     } else if (rng.chance(0.15)) {
         lines.emplace_back("weights: fp32");  // fp32 weights under 16-bit autocast
     } else if (rng.chance(0.05)) {
@@ -160,8 +167,8 @@ std::vector<std::string> training_lines(PropertyRng& rng, const ModelSpec& model
     lines.push_back("runtime: " + runtime.str());
 
     FlowMap training;
-    training.add("optimizer",
-                 rng.pick<const char*>({"adamw", "adamw", "adam", "sgd", "sgd-momentum", "adamw-8bit", "adafactor", "lion"}));
+    training.add("optimizer", rng.pick<const char*>({"adamw", "adamw", "adam", "sgd", "sgd-momentum", "adamw-8bit",
+                                                     "adafactor", "lion"}));
     if (rng.chance(0.1)) {
         training.add("master_weights", rng.chance(0.5) ? "true" : "false");
     }
@@ -260,9 +267,9 @@ std::vector<std::string> inference_lines(PropertyRng& rng, const ModelSpec& mode
         lines.push_back(fmt::format("precision: {}", rng.pick<const char*>({"fp16", "bf16", "bf16", "fp8", "fp32"})));
     }
     if (rng.chance(0.6)) {
-        lines.push_back(fmt::format("weights: {}", rng.pick<const char*>({"fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4",
-                                                                           "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq",
-                                                                           "gptq"})));
+        lines.push_back(
+            fmt::format("weights: {}", rng.pick<const char*>({"fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4",
+                                                              "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq", "gptq"})));
     }
     if (rng.chance(0.3)) {
         lines.push_back(fmt::format("kv_cache: {}", rng.pick<const char*>({"fp16", "bf16", "fp8", "int8"})));
@@ -351,7 +358,8 @@ Layout random_layout(PropertyRng& rng, const Workload& workload) {
     if (workload.is_training()) {
         layout.data_parallel = rng.pick({1, 1, 2, 4, 8, 16});
         layout.sharding = rng.pick({Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3});
-        layout.offload = rng.chance(0.8) ? Offload::none : rng.pick({Offload::optimizer, Offload::optimizer_and_params});
+        layout.offload =
+            rng.chance(0.8) ? Offload::none : rng.pick({Offload::optimizer, Offload::optimizer_and_params});
         if (workload.model.is_moe()) {
             layout.expert_parallel = std::min(layout.data_parallel, workload.model.experts);
         }
@@ -629,7 +637,8 @@ std::vector<int> sweep(PropertyRng& rng, int low, int high, int dense) {
         values.push_back(value);
     }
     for (long long from = low + dense; from < high; from *= 2) {
-        const int point = rng.integer(static_cast<int>(from), static_cast<int>(std::min<long long>(2 * from, high - 1)));
+        const int point =
+            rng.integer(static_cast<int>(from), static_cast<int>(std::min<long long>(2 * from, high - 1)));
         values.push_back(point);
         values.push_back(point + 1);
     }
@@ -796,9 +805,10 @@ std::vector<int> common_tensor_parallel(const std::vector<const ModelSpec*>& cha
     std::vector<int> common = tensor_parallel_options(*chain.front());
     for (const ModelSpec* model : chain) {
         const std::vector<int> options = tensor_parallel_options(*model);
-        common.erase(std::remove_if(common.begin(), common.end(),
-                                    [&](int t) { return std::find(options.begin(), options.end(), t) == options.end(); }),
-                     common.end());
+        common.erase(
+            std::remove_if(common.begin(), common.end(),
+                           [&](int t) { return std::find(options.begin(), options.end(), t) == options.end(); }),
+            common.end());
     }
     return common;
 }
@@ -900,9 +910,8 @@ TEST_CASE("property: memory grows with parameters and with layers", "[property]"
         for (const int factor : {1, 2, 3, 4}) {
             drawn.workload.model.layers = model.layers * factor;
             drawn.workload.model.params = split.embedding + split.layers * factor;
-            drawn.workload.model.active_params = model.active_params > 0
-                                                     ? split.embedding + (model.active_params - split.embedding) * factor
-                                                     : 0;
+            drawn.workload.model.active_params =
+                model.active_params > 0 ? split.embedding + (model.active_params - split.embedding) * factor : 0;
             points.push_back({fmt::format("layers × {}", factor), memory_breakdown(drawn.workload, gpu, query)});
         }
         check_non_decreasing(points);
@@ -941,28 +950,28 @@ enum class Dimension { data, tensor, pipeline, expert };
 
 const char* to_text(Dimension dimension) {
     switch (dimension) {
-    case Dimension::data:
-        return "data parallel";
-    case Dimension::tensor:
-        return "tensor parallel";
-    case Dimension::pipeline:
-        return "pipeline parallel";
-    case Dimension::expert:
-        return "expert parallel";
+        case Dimension::data:
+            return "data parallel";
+        case Dimension::tensor:
+            return "tensor parallel";
+        case Dimension::pipeline:
+            return "pipeline parallel";
+        case Dimension::expert:
+            return "expert parallel";
     }
     return "";
 }
 
 int& degree(Layout& layout, Dimension dimension) {
     switch (dimension) {
-    case Dimension::data:
-        return layout.data_parallel;
-    case Dimension::tensor:
-        return layout.tensor_parallel;
-    case Dimension::pipeline:
-        return layout.pipeline_parallel;
-    case Dimension::expert:
-        return layout.expert_parallel;
+        case Dimension::data:
+            return layout.data_parallel;
+        case Dimension::tensor:
+            return layout.tensor_parallel;
+        case Dimension::pipeline:
+            return layout.pipeline_parallel;
+        case Dimension::expert:
+            return layout.expert_parallel;
     }
     return layout.data_parallel;
 }
@@ -970,21 +979,21 @@ int& degree(Layout& layout, Dimension dimension) {
 // Degrees of `dimension` the model divides into, ascending.
 std::vector<int> degrees(const Workload& workload, Dimension dimension) {
     switch (dimension) {
-    case Dimension::data:
-        return {1, 2, 4, 8, 16, 32, 64};
-    case Dimension::tensor:
-        return tensor_parallel_options(workload.model);
-    case Dimension::pipeline:
-        return pipeline_parallel_options(workload.model);
-    case Dimension::expert: {
-        std::vector<int> options;
-        for (int e = 1; e <= workload.model.experts; e *= 2) {
-            if (workload.model.experts % e == 0) {
-                options.push_back(e);
+        case Dimension::data:
+            return {1, 2, 4, 8, 16, 32, 64};
+        case Dimension::tensor:
+            return tensor_parallel_options(workload.model);
+        case Dimension::pipeline:
+            return pipeline_parallel_options(workload.model);
+        case Dimension::expert: {
+            std::vector<int> options;
+            for (int e = 1; e <= workload.model.experts; e *= 2) {
+                if (workload.model.experts % e == 0) {
+                    options.push_back(e);
+                }
             }
+            return options;
         }
-        return options;
-    }
     }
     return {1};
 }
@@ -1189,7 +1198,8 @@ DrawnWorkload draw_planned(PropertyRng& rng, const Catalog& plan_catalog, bool t
 }
 
 bool contains_ignore_case(const std::vector<std::string>& list, const std::string& value) {
-    return std::any_of(list.begin(), list.end(), [&](const std::string& item) { return equals_ignore_case(item, value); });
+    return std::any_of(list.begin(), list.end(),
+                       [&](const std::string& item) { return equals_ignore_case(item, value); });
 }
 
 bool is_rental(Acquisition acquisition) {
@@ -1293,7 +1303,8 @@ void check_meets_constraints(const Workload& workload, const Catalog& plan_catal
     } else {
         REQUIRE(candidate.perf.inference);
         const InferencePerf& perf = *candidate.perf.inference;
-        CHECK(candidate.count == candidate.replicas * candidate.layout.tensor_parallel * candidate.layout.pipeline_parallel);
+        CHECK(candidate.count ==
+              candidate.replicas * candidate.layout.tensor_parallel * candidate.layout.pipeline_parallel);
         CHECK(perf.fits);
         CHECK(perf.batch_fits);
         CHECK(perf.meets_slo);
@@ -1346,7 +1357,9 @@ Project draw_project(PropertyRng& rng, const Catalog& plan_catalog, std::string&
     return project;
 }
 
-std::string catalog_ids(const Catalog& plan_catalog) { return fmt::format("{}", fmt::join(ids_of(plan_catalog), ", ")); }
+std::string catalog_ids(const Catalog& plan_catalog) {
+    return fmt::format("{}", fmt::join(ids_of(plan_catalog), ", "));
+}
 
 }  // namespace
 
@@ -1396,7 +1409,8 @@ public:
 
 private:
     void add(const std::string& name, bool active) {
-        auto found = std::find_if(m_counts.begin(), m_counts.end(), [&](const auto& entry) { return entry.first == name; });
+        auto found =
+            std::find_if(m_counts.begin(), m_counts.end(), [&](const auto& entry) { return entry.first == name; });
         if (found == m_counts.end()) {
             m_counts.emplace_back(name, 0);
             found = m_counts.end() - 1;
