@@ -11,8 +11,9 @@
 // rejected catalog entries with the reason.
 //
 // Self-contained: no scripts, no external style sheets, fonts or images; inline CSS and SVG
-// only, so it opens offline and prints on A4 (@media print). All text is HTML-escaped. The
-// output is deterministic (no timestamps), so two runs on the same plan give the same bytes.
+// only, so it opens offline and prints on A4 (@media print). All text is escaped (xml_escape,
+// text.hpp). The output is deterministic (no timestamps), so two runs on the same plan give the
+// same bytes.
 
 #include <optional>
 #include <string>

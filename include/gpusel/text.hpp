@@ -28,4 +28,15 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // not receive escape sequences or line breaks from a file.
 std::string printable_text(std::string_view text);
 
+// Where XML-escaped text goes. In an attribute value a raw tab or line break would be read as a
+// space (attribute-value normalisation, XML 1.0 §3.3.3), so there they are written as character
+// references; in element content they survive as they are and stay readable.
+enum class XmlContext { attribute, content };
+
+// `text` for XML 1.0 and HTML (JUnit reports, SVG, the HTML report): & < > " ' as &amp; &lt;
+// &gt; &quot; &apos;; CR as &#13; (end-of-line handling, §2.11, would turn it into LF); tab and
+// LF as &#9; and &#10; in an attribute, unchanged in content; every other C0 control character,
+// which XML 1.0 cannot hold at all, as U+FFFD. Every other byte (UTF-8 included) is unchanged.
+std::string xml_escape(std::string_view text, XmlContext context = XmlContext::attribute);
+
 }  // namespace gpusel

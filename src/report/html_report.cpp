@@ -9,12 +9,11 @@
 #include <fmt/format.h>
 
 #include "gpusel/format.hpp"
+#include "gpusel/text.hpp"
 
 namespace gpusel {
 
 namespace {
-
-using svg::xml_escape;
 
 constexpr double bytes_per_gb = 1e9;
 constexpr std::size_t cost_chart_candidates = 3;  // more lines than this stop being readable
