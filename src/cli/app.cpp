@@ -40,6 +40,29 @@ const ModelLibrary& Context::models() {
     return *m_models;
 }
 
+std::vector<std::string> Context::option_input_files() const {
+    std::vector<std::string> files = catalog_files;
+    if (!models_file.empty()) {
+        files.push_back(models_file);
+    }
+    return files;
+}
+
+std::vector<std::string> files_read_by(const Project& project) {
+    std::vector<std::string> files;
+    const auto add = [&](const std::string& file) {
+        if (!file.empty() && std::find(files.begin(), files.end(), file) == files.end()) {
+            files.push_back(file);
+        }
+    };
+    add(project.file);
+    for (const Workload& workload : project.workloads) {
+        add(workload.file);
+        add(workload.model.source);
+    }
+    return files;
+}
+
 bool Context::color() const {
     const char* no_color_env = std::getenv("NO_COLOR");
     return stdout_is_tty && !no_color && (no_color_env == nullptr || *no_color_env == '\0');
