@@ -7,15 +7,12 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/cost.hpp"
 #include "gpusel/format.hpp"
 
 namespace gpusel {
 
 namespace {
-
-bool is_purchase(Acquisition acquisition) {
-    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
-}
 
 int severity_rank(FindingSeverity severity) {
     switch (severity) {
@@ -986,22 +983,6 @@ const std::vector<std::string_view>& check_rules() {
 std::size_t CheckReport::count(FindingSeverity severity) const {
     return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(),
                                                   [&](const Finding& finding) { return finding.severity == severity; }));
-}
-
-std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return gpu.price.new_usd;
-    case Acquisition::buy_used:
-        return gpu.price.used_usd;
-    case Acquisition::cloud_on_demand:
-        return gpu.cloud.on_demand_usd_per_hour;
-    case Acquisition::cloud_spot:
-        return gpu.cloud.spot_usd_per_hour;
-    case Acquisition::cloud_reserved:
-        return gpu.cloud.reserved_1y_usd_per_hour;
-    }
-    return std::nullopt;
 }
 
 std::optional<Precision> runnable_precision(const Workload& workload, const GpuSpec& gpu) {

@@ -25,7 +25,13 @@ constexpr double spare_threshold_months = 24.0;
 // A one-year reservation is billed for every hour of its term, used or not.
 constexpr double reservation_term_months = 12.0;
 
-std::optional<double> catalog_price(const GpuSpec& gpu, Acquisition acquisition) {
+}  // namespace
+
+bool is_purchase(Acquisition acquisition) {
+    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
+}
+
+std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition) {
     switch (acquisition) {
     case Acquisition::buy_new:
         return gpu.price.new_usd;
@@ -40,12 +46,6 @@ std::optional<double> catalog_price(const GpuSpec& gpu, Acquisition acquisition)
     }
     return std::nullopt;
 }
-
-bool is_purchase(Acquisition acquisition) {
-    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
-}
-
-}  // namespace
 
 double expected_failure_fraction(double months) {
     // Monthly hazard: 1.8 %/12 in the first year, 11 %/6 from month 18, linear in between;
@@ -87,7 +87,7 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisi
     const double gpus = usage.gpus;
     const double busy_hours = usage.service ? horizon_hours * usage.average_utilization : usage.job_seconds / 3600.0;
 
-    const std::optional<double> price = unit_price_usd ? unit_price_usd : catalog_price(gpu, acquisition);
+    const std::optional<double> price = unit_price_usd ? unit_price_usd : catalog_unit_price(gpu, acquisition);
     if (!price) {
         cost.unavailable_reason = fmt::format("no {} price in the catalog", to_string(acquisition));
         return cost;

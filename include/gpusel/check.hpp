@@ -146,9 +146,6 @@ bool meets_every_constraint(const Workload& workload, const ProposalPolicy& poli
 // run on Volta and Turing: fp16 with loss scaling); none when there is no such format.
 std::optional<Precision> runnable_precision(const Workload& workload, const GpuSpec& gpu);
 
-// The catalog price of `gpu` for `acquisition`: USD per GPU (buy) or per GPU-hour (rent).
-std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition);
-
 // Runs the planner for every hardware line whose role has a workload. `catalog` must hold
 // every GPU the proposal names (the loader checks that).
 std::vector<HardwareAssessment> assess_proposal(const Proposal& proposal, const Catalog& catalog,

@@ -55,6 +55,14 @@ struct CostEstimate {
     std::vector<std::string> notes;
 };
 
+// True when `acquisition` buys the GPUs (new or used: capex now, resale at the horizon's end);
+// false for every rental.
+bool is_purchase(Acquisition acquisition);
+
+// The catalog's price of `gpu` for `acquisition`: USD per GPU when bought, per GPU-hour when
+// rented; absent when the catalog does not list that price.
+std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition);
+
 // Prices `count` GPUs of `gpu` acquired as `acquisition` for `usage` over the workload's
 // horizon. `unit_price_usd` overrides the catalog price (a quote). Never throws; an
 // unavailable price gives available = false with the reason.

@@ -76,10 +76,6 @@ footer { margin-top: 30px; font-size: 11px; color: #555555; border-top: 1px soli
 
 std::string html(std::string_view text) { return xml_escape(text); }
 
-bool is_bought(Acquisition acquisition) {
-    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
-}
-
 std::string acquisition_words(Acquisition acquisition) {
     switch (acquisition) {
     case Acquisition::buy_new:
@@ -172,7 +168,7 @@ std::string per_unit(const CostEstimate& cost) {
 }
 
 std::string break_even_words(const CostEstimate& cost, double horizon_months) {
-    if (!is_bought(cost.acquisition)) {
+    if (!is_purchase(cost.acquisition)) {
         return "—";
     }
     const std::optional<double> month = buy_versus_rent_break_even_month(cost, horizon_months);
@@ -198,7 +194,7 @@ std::string alternative_words(const std::string& gpu, const std::string& alterna
 }
 
 std::string unit_price_words(const ProcurementLine& line) {
-    return is_bought(line.acquisition) ? format_usd(line.unit_price_usd)
+    return is_purchase(line.acquisition) ? format_usd(line.unit_price_usd)
                                        : fmt::format("{}/GPU-h", format_usd_cents(line.unit_price_usd));
 }
 
@@ -294,7 +290,7 @@ std::string procurement_section(const PlanReport& report) {
         out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell +
                table_cell(std::to_string(line.quantity), true) + table_cell(acquisition_words(line.acquisition)) +
                table_cell(unit_price_words(line), true) +
-               table_cell(is_bought(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
+               table_cell(is_purchase(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
                table_cell(format_usd(line.monthly_opex_usd), true) +
                table_cell(fmt::format("{} over {:g} mo", format_usd(line.tco_usd), line.horizon_months), true) +
                table_cell(line.reason) + table_cell(alternative.empty() ? "—" : alternative) + "</tr>\n";
@@ -680,7 +676,7 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
     for (std::size_t i = 0; i < shown; ++i) {
         const Candidate& candidate = plan.ranked[i];
         const std::string name = fmt::format("#{} {}", i + 1, gpu_label(candidate));
-        const bool bought = is_bought(candidate.acquisition);
+        const bool bought = is_purchase(candidate.acquisition);
         any_bought = any_bought || bought;
         const std::vector<svg::Point> own = cumulative_cost_by_month(candidate.cost, horizon);
         spec.series.push_back({fmt::format("{}, {}", name, acquisition_words(candidate.acquisition)), own, i,
@@ -814,18 +810,18 @@ std::vector<svg::Point> monthly_series(double start_usd, double per_month_usd, d
 }  // namespace
 
 std::vector<svg::Point> cumulative_cost_by_month(const CostEstimate& cost, double horizon_months) {
-    return monthly_series(is_bought(cost.acquisition) ? cost.capex_usd : 0.0, cost.monthly_opex_usd, horizon_months);
+    return monthly_series(is_purchase(cost.acquisition) ? cost.capex_usd : 0.0, cost.monthly_opex_usd, horizon_months);
 }
 
 std::vector<svg::Point> on_demand_equivalent_by_month(const CostEstimate& cost, double horizon_months) {
-    if (!is_bought(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
+    if (!is_purchase(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
         return {};
     }
     return monthly_series(0.0, cost.cloud_equivalent_usd / horizon_months, horizon_months);
 }
 
 std::optional<double> buy_versus_rent_break_even_month(const CostEstimate& cost, double horizon_months) {
-    if (!is_bought(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
+    if (!is_purchase(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
         return std::nullopt;
     }
     const double monthly_rent = cost.cloud_equivalent_usd / horizon_months;

@@ -33,10 +33,7 @@ std::string gb_number(double bytes) {
 
 }  // namespace
 
-bool is_rental(Acquisition acquisition) {
-    return acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_spot ||
-           acquisition == Acquisition::cloud_reserved;
-}
+bool is_rental(Acquisition acquisition) { return !is_purchase(acquisition); }
 
 std::string_view acquisition_words(Acquisition acquisition) {
     switch (acquisition) {
