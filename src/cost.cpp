@@ -31,6 +31,22 @@ bool is_purchase(Acquisition acquisition) {
     return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
 }
 
+std::string_view describe(Acquisition acquisition) {
+    switch (acquisition) {
+    case Acquisition::buy_new:
+        return "buy new";
+    case Acquisition::buy_used:
+        return "buy used";
+    case Acquisition::cloud_on_demand:
+        return "cloud on-demand";
+    case Acquisition::cloud_spot:
+        return "cloud spot";
+    case Acquisition::cloud_reserved:
+        return "cloud reserved 1y";
+    }
+    return "";
+}
+
 std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition) {
     switch (acquisition) {
     case Acquisition::buy_new:

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusel/catalog.hpp"
@@ -58,6 +59,10 @@ struct CostEstimate {
 // True when `acquisition` buys the GPUs (new or used: capex now, resale at the horizon's end);
 // false for every rental.
 bool is_purchase(Acquisition acquisition);
+
+// Words for a reader: "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y".
+// (Files and JSON use to_string's names, workload.hpp.)
+std::string_view describe(Acquisition acquisition);
 
 // The catalog's price of `gpu` for `acquisition`: USD per GPU when bought, per GPU-hour when
 // rented; absent when the catalog does not list that price.

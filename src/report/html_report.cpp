@@ -76,22 +76,6 @@ footer { margin-top: 30px; font-size: 11px; color: #555555; border-top: 1px soli
 
 std::string html(std::string_view text) { return xml_escape(text); }
 
-std::string acquisition_words(Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud on-demand";
-    case Acquisition::cloud_spot:
-        return "cloud spot";
-    case Acquisition::cloud_reserved:
-        return "cloud reserved 1y";
-    }
-    return "";
-}
-
 // Words for a reader; the JSON names (to_string) are for machines.
 std::string resource_words(Resource resource) {
     switch (resource) {
@@ -288,7 +272,7 @@ std::string procurement_section(const PlanReport& report) {
         }
         gpu_cell += "</td>";
         out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell +
-               table_cell(std::to_string(line.quantity), true) + table_cell(acquisition_words(line.acquisition)) +
+               table_cell(std::to_string(line.quantity), true) + table_cell(describe(line.acquisition)) +
                table_cell(unit_price_words(line), true) +
                table_cell(is_purchase(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
                table_cell(format_usd(line.monthly_opex_usd), true) +
@@ -332,10 +316,10 @@ std::string decision_block(const RolePlan& plan) {
     const Candidate& winner = *plan.winner;
     std::string out = "<div class=\"decision\">\n";
     out += fmt::format("<p><strong>Choice: {}, {}</strong> — {}</p>\n", html(gpu_label(winner)),
-                       html(acquisition_words(winner.acquisition)), html(winner.reason));
+                       html(describe(winner.acquisition)), html(winner.reason));
     if (plan.alternative) {
         const std::string named = fmt::format("{}, {}", gpu_label(*plan.alternative),
-                                              acquisition_words(plan.alternative->acquisition));
+                                              describe(plan.alternative->acquisition));
         out += fmt::format("<p>Alternative: {}</p>\n",
                            html(alternative_words(plan.alternative->gpu, named, plan.alternative_why_not)));
     }
@@ -378,7 +362,7 @@ std::string ranked_table(const RolePlan& plan) {
             layout += " (fallback)";
         }
         out += table_cell(std::to_string(i + 1), true) + "<td class=\"gpu\">" + html(gpu_label(candidate)) + "</td>" +
-               table_cell(layout) + table_cell(acquisition_words(candidate.acquisition)) +
+               table_cell(layout) + table_cell(describe(candidate.acquisition)) +
                table_cell(gb_pair(candidate.memory), true);
         if (training) {
             if (candidate.perf.training) {
@@ -464,7 +448,7 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
         if (series_of.count(candidate.acquisition) == 0) {
             const std::size_t index = spec.series.size();
             series_of[candidate.acquisition] = index;
-            spec.series.push_back(acquisition_words(candidate.acquisition));
+            spec.series.emplace_back(describe(candidate.acquisition));
         }
         spec.points.push_back({x, candidate.cost.tco_usd, gpu_label(candidate), series_of[candidate.acquisition]});
         xs.push_back(x);
@@ -558,7 +542,7 @@ std::string inference_scatter(const RolePlan& plan, std::size_t role_index) {
         const double x = latency_of(perf) * scale;
         const double y = all_tokens ? perf.output_tokens_per_s : perf.requests_per_s;
         if (series_of.try_emplace(candidate.acquisition, spec.series.size()).second) {
-            spec.series.push_back(acquisition_words(candidate.acquisition));
+            spec.series.emplace_back(describe(candidate.acquisition));
         }
         std::string label = gpu_label(candidate);
         if (batches.size() > 1) {
@@ -679,7 +663,7 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
         const bool bought = is_purchase(candidate.acquisition);
         any_bought = any_bought || bought;
         const std::vector<svg::Point> own = cumulative_cost_by_month(candidate.cost, horizon);
-        spec.series.push_back({fmt::format("{}, {}", name, acquisition_words(candidate.acquisition)), own, i,
+        spec.series.push_back({fmt::format("{}, {}", name, describe(candidate.acquisition)), own, i,
                                bought ? svg::Dash::solid : svg::Dash::dashed, end_value(own)});
         if (!bought) {
             continue;

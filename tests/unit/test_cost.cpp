@@ -59,6 +59,14 @@ TEST_CASE("cost::is_purchase: bought new or used, not rented", "[cost]") {
     CHECK_FALSE(gpusel::is_purchase(Acquisition::cloud_reserved));
 }
 
+TEST_CASE("cost::describe words each acquisition for a reader", "[cost]") {
+    CHECK(gpusel::describe(Acquisition::buy_new) == "buy new");
+    CHECK(gpusel::describe(Acquisition::buy_used) == "buy used");
+    CHECK(gpusel::describe(Acquisition::cloud_on_demand) == "cloud on-demand");
+    CHECK(gpusel::describe(Acquisition::cloud_spot) == "cloud spot");
+    CHECK(gpusel::describe(Acquisition::cloud_reserved) == "cloud reserved 1y");  // the catalog's 1-year rate
+}
+
 TEST_CASE("cost::expected_failure_fraction follows the 1.8 % / 11 % field rates", "[cost]") {
     CHECK(gpusel::expected_failure_fraction(0) == 0);
     CHECK(gpusel::expected_failure_fraction(12) == Approx(0.018));
