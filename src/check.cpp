@@ -925,13 +925,11 @@ private:
         // renting, so a warning here holds with or without it.
         const double rent_monthly = candidate.cost.monthly_opex_usd;
         const double own_monthly = bought->cost.monthly_opex_usd;
-        if (rent_monthly <= own_monthly) {
+        const std::optional<double> break_even_at = break_even_month(bought->cost.capex_usd, own_monthly, rent_monthly);
+        if (!break_even_at || *break_even_at >= line.months()) {
             return;
         }
-        const double break_even = bought->cost.capex_usd / (rent_monthly - own_monthly);
-        if (break_even >= line.months()) {
-            return;
-        }
+        const double break_even = *break_even_at;
         Finding finding = make(line, FindingSeverity::warning, rule, "acquisition", line.acquisition_position());
         finding.message = fmt::format("renting {} ({}) for {}: buying them breaks even after {:.1f} months", line.what(),
                                       to_string(acquisition), months_words(line.months()), break_even);

@@ -63,6 +63,13 @@ std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisi
     return std::nullopt;
 }
 
+std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd, double monthly_rent_usd) {
+    if (!(monthly_rent_usd > monthly_opex_usd)) {
+        return std::nullopt;
+    }
+    return capex_usd / (monthly_rent_usd - monthly_opex_usd);
+}
+
 double expected_failure_fraction(double months) {
     // Monthly hazard: 1.8 %/12 in the first year, 11 %/6 from month 18, linear in between;
     // integrated in closed form per segment.
@@ -142,10 +149,8 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisi
         }
         // Against renting on demand the GPU-hours this workload needs (cloud_equivalent_usd),
         // spread over the horizon: the month from which owning has cost less in total.
-        const double monthly_rent = cost.cloud_equivalent_usd / months;
-        if (monthly_rent > cost.monthly_opex_usd) {
-            cost.break_even_month = cost.capex_usd / (monthly_rent - cost.monthly_opex_usd);
-        }
+        cost.break_even_month =
+            break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / months);
     } else {
         double rented_hours = busy_hours;
         if (acquisition == Acquisition::cloud_reserved) {

@@ -808,11 +808,7 @@ std::optional<double> buy_versus_rent_break_even_month(const CostEstimate& cost,
     if (!is_purchase(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
         return std::nullopt;
     }
-    const double monthly_rent = cost.cloud_equivalent_usd / horizon_months;
-    if (!(monthly_rent > cost.monthly_opex_usd)) {
-        return std::nullopt;
-    }
-    return cost.capex_usd / (monthly_rent - cost.monthly_opex_usd);
+    return break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / horizon_months);
 }
 
 std::string render_plan_html(const PlanReport& report) {

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "gpusel/cost.hpp"
 
 using gpusel::Acquisition;
@@ -65,6 +67,15 @@ TEST_CASE("cost::describe words each acquisition for a reader", "[cost]") {
     CHECK(gpusel::describe(Acquisition::cloud_on_demand) == "cloud on-demand");
     CHECK(gpusel::describe(Acquisition::cloud_spot) == "cloud spot");
     CHECK(gpusel::describe(Acquisition::cloud_reserved) == "cloud reserved 1y");  // the catalog's 1-year rate
+}
+
+TEST_CASE("cost::break_even_month: capex over the monthly saving of owning", "[cost]") {
+    // $1,000 up front and $100 a month against $300 a month rented: 1000 + 100 m = 300 m at m = 5.
+    CHECK(*gpusel::break_even_month(1000, 100, 300) == Approx(5));
+    CHECK(*gpusel::break_even_month(10000, 100, 300) == Approx(50));  // beyond a 24-month horizon: still said
+    CHECK_FALSE(gpusel::break_even_month(1000, 100, 100).has_value());  // renting costs no more: never
+    CHECK_FALSE(gpusel::break_even_month(1000, 100, 0).has_value());
+    CHECK_FALSE(gpusel::break_even_month(1000, 100, std::nan("")).has_value());
 }
 
 TEST_CASE("cost::expected_failure_fraction follows the 1.8 % / 11 % field rates", "[cost]") {
