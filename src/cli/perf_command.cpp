@@ -10,6 +10,7 @@
 #include "cli/context.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/format.hpp"
+#include "gpusel/json_output.hpp"
 #include "gpusel/perf.hpp"
 
 namespace gpusel::cli {
@@ -29,13 +30,7 @@ struct PerfOptions {
 };
 
 // Six significant digits: stable across platforms, finer than any estimate deserves.
-double rounded(double value) {
-    if (value == 0 || !std::isfinite(value)) {
-        return value;
-    }
-    const double scale = std::pow(10.0, 5 - static_cast<int>(std::floor(std::log10(std::fabs(value)))));
-    return std::round(value * scale) / scale;
-}
+double rounded(double value) { return round_significant(value, 6); }
 
 // A number, or null with a note naming the field when it is not finite.
 Json number(double value, std::string_view field, std::vector<std::string>& notes) {

@@ -10,6 +10,7 @@
 
 #include "gpusel/check.hpp"
 #include "gpusel/format.hpp"
+#include "gpusel/json_output.hpp"
 #include "gpusel/text.hpp"
 
 namespace gpusel {
@@ -31,13 +32,6 @@ std::string_view unit_of(std::string_view key) {
         }
     }
     return {};
-}
-
-// Rounds to `decimals` places; dividing by a power of ten (correctly rounded) gives the double
-// nearest the decimal, which JSON then prints as written ("0.47", not "0.47000000000000003").
-double round_to(double value, int decimals) {
-    const double scale = std::pow(10.0, decimals);
-    return std::round(value * scale) / scale;
 }
 
 // A JSON number with the precision its unit deserves: whole bytes, cents, microseconds.
