@@ -117,12 +117,14 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
         object["p99_tpot_s"] = optional_number(inference.p99_tpot_s);
         object["p99_e2e_s"] = optional_number(inference.p99_e2e_s);
         object["batch"] = inference.batch;
-        object["percentile"] = rounded(inference.percentile);
+        object["percentile"] = number(inference.percentile, "inference.percentile", notes);
         object["replicas"] = inference.replicas;
         object["max_batch_memory"] = inference.max_batch_memory;
-        object["offered_requests_per_s"] = rounded(inference.offered_requests_per_s);
+        object["offered_requests_per_s"] =
+            number(inference.offered_requests_per_s, "inference.offered_requests_per_s", notes);
         object["meets_slo"] = inference.meets_slo;
-        object["max_requests_per_s_meeting_slo"] = rounded(inference.max_requests_per_s_meeting_slo);
+        object["max_requests_per_s_meeting_slo"] =
+            number(inference.max_requests_per_s_meeting_slo, "inference.max_requests_per_s_meeting_slo", notes);
         object["binding_target"] = inference.binding_target;
         if (inference.replicas_needed > 0) {
             object["gpus_needed_for_slo"] =
@@ -136,8 +138,8 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
     }
     entry["bottleneck"] = Json{{"resource", std::string(to_string(estimate.bottleneck.resource))},
                                {"phase", estimate.bottleneck.phase},
-                               {"share", rounded(estimate.bottleneck.share)},
-                               {"gpu_utilization", rounded(estimate.bottleneck.gpu_utilization)},
+                               {"share", number(estimate.bottleneck.share, "bottleneck.share", notes)},
+                               {"gpu_utilization", number(estimate.bottleneck.gpu_utilization, "bottleneck.gpu_utilization", notes)},
                                {"detail", estimate.bottleneck.detail},
                                {"remedy", estimate.bottleneck.remedy}};
     entry["notes"] = notes;
@@ -289,7 +291,7 @@ void run_perf(Context& context, const PerfOptions& options) {
     query.layout = default_layout(workload, *gpu, count, query.stack);
     const PerfEstimate estimate = estimate_perf(workload, *gpu, query, builtin_efficiency());
     if (options.format == "json") {
-        context.out << render_json(workload, *gpu, count, estimate).dump(2) << "\n";
+        context.out << dump_json(render_json(workload, *gpu, count, estimate));
     } else {
         render_table(workload, *gpu, count, estimate, context.quiet, context.out);
     }
