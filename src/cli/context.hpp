@@ -13,6 +13,7 @@
 
 #include "gpusel/catalog.hpp"
 #include "gpusel/models.hpp"
+#include "gpusel/output.hpp"
 #include "gpusel/workload.hpp"
 
 namespace gpusel::cli {
@@ -52,6 +53,12 @@ private:
 // is a citation that names no file here; output.cpp matches only existing files (device and
 // inode), so such a name never matches an output.
 std::vector<std::string> files_read_by(const Project& project);
+
+// Loads FILE (a workload or project) for a command that writes `target` (plan, report). Adds
+// FILE, the --catalog and --models files and, once loaded, files_read_by(project) to
+// target.inputs, and refuses the target (check_output_target) before loading and again after,
+// so that nothing is planned for an output that will be refused.
+Project load_plan_input_for_output(Context& context, const std::string& file, OutputTarget& target);
 
 // Each subcommand lives in its own file and registers itself here.
 void register_validate(CLI::App& app, Context& context);

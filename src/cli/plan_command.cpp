@@ -61,19 +61,11 @@ void run_plan(const PlanFlags& flags, Context& context) {
     if (!flags.objective.empty()) {
         options.objective = parse_objective(flags.objective);
     }
-    OutputTarget target{flags.output, context.force, {flags.file}};
-    const std::vector<std::string> option_files = context.option_input_files();
-    target.inputs.insert(target.inputs.end(), option_files.begin(), option_files.end());
+    OutputTarget target{flags.output, context.force, {}};
     if (flags.format == "xlsx" && target.is_standard_output()) {
         throw UsageError("--format xlsx writes a binary workbook: give -o FILE.xlsx");
     }
-    check_output_target(target);
-    const Project project = load_plan_input_file(flags.file, context.load_context());
-    // The files a project pulls in (workloads[].file, model.hf_config) are known only now:
-    // refuse an output that is one of them before the planner runs.
-    const std::vector<std::string> project_files = files_read_by(project);
-    target.inputs.insert(target.inputs.end(), project_files.begin(), project_files.end());
-    check_output_target(target);
+    const Project project = load_plan_input_for_output(context, flags.file, target);
     const PlanReport report = make_plan(project, context.catalog(), builtin_efficiency(), options);
 
     std::string content;

@@ -21,18 +21,10 @@ struct ReportFlags {
 void run_report(const ReportFlags& flags, Context& context) {
     PlanOptions options;
     options.top = static_cast<std::size_t>(parse_count_flag(flags.top, "--top", 1, 1000));
-    OutputTarget target{flags.output, context.force, {flags.file}};
-    const std::vector<std::string> option_files = context.option_input_files();
-    target.inputs.insert(target.inputs.end(), option_files.begin(), option_files.end());
-    // Refuse a bad target (an input, an existing file without --force, a missing folder)
+    OutputTarget target{flags.output, context.force, {}};
+    // Refuses a bad target (an input, an existing file without --force, a missing folder)
     // before the planner runs, not after.
-    check_output_target(target);
-    const Project project = load_plan_input_file(flags.file, context.load_context());
-    // The files a project pulls in (workloads[].file, model.hf_config) are known only now:
-    // refuse an output that is one of them before the planner runs.
-    const std::vector<std::string> project_files = files_read_by(project);
-    target.inputs.insert(target.inputs.end(), project_files.begin(), project_files.end());
-    check_output_target(target);
+    const Project project = load_plan_input_for_output(context, flags.file, target);
     const PlanReport report = make_plan(project, context.catalog(), builtin_efficiency(), options);
     write_output(target, render_plan_html(report), context.out);
     if (!context.quiet && !target.is_standard_output()) {
