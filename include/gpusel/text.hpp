@@ -22,10 +22,17 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // ", did you mean 'x'?" or "" — for appending to a message.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
-// `text` with every byte that is not part of a whole UTF-8 character, and every control
-// character (C0, DEL), written as \xNN. Printable UTF-8 is unchanged. For messages that quote
-// input: they go to terminals, JSON and GitHub annotations, which need valid UTF-8 and must
-// not receive escape sequences or line breaks from a file.
+// The length in bytes (1 to 4) of the well-formed UTF-8 character that starts at text[at], or 0
+// when the bytes there are not one: a stray continuation byte, a truncated sequence, an
+// overlong form, a UTF-16 surrogate or a code point above U+10FFFF (RFC 3629 §4). ASCII
+// control characters are well-formed (length 1). Requires at < text.size().
+std::size_t utf8_character_length(std::string_view text, std::size_t at);
+
+// `text` with every byte that is not part of a well-formed UTF-8 character
+// (utf8_character_length), and every control character (C0, DEL), written as \xNN. Printable
+// UTF-8 is unchanged. For messages that quote input: they go to terminals, JSON and GitHub
+// annotations, which need valid UTF-8 and must not receive escape sequences or line breaks
+// from a file.
 std::string printable_text(std::string_view text);
 
 // Where XML-escaped text goes. In an attribute value a raw tab or line break would be read as a

@@ -30,3 +30,35 @@ TEST_CASE("text::xml_escape passes UTF-8 and DEL through unchanged", "[text]") {
     CHECK(xml_escape("H100 × 8 · 80 GB ≤ µ") == "H100 × 8 · 80 GB ≤ µ");
     CHECK(xml_escape("a\x7f" "b") == "a\x7f" "b");  // DEL is allowed in XML 1.0 (§2.2)
 }
+
+TEST_CASE("text::utf8_character_length accepts well-formed UTF-8 only (RFC 3629)", "[text]") {
+    using gpusel::utf8_character_length;
+    CHECK(utf8_character_length("a", 0) == 1);
+    CHECK(utf8_character_length(std::string("\x01", 1), 0) == 1);  // a control character is well-formed
+    CHECK(utf8_character_length("µ", 0) == 2);                       // C2 B5
+    CHECK(utf8_character_length("≤", 0) == 3);                       // E2 89 A4
+    CHECK(utf8_character_length("\xF0\x9F\x98\x80", 0) == 4);        // U+1F600
+    CHECK(utf8_character_length("\xF4\x8F\xBF\xBF", 0) == 4);        // U+10FFFF, the last code point
+    CHECK(utf8_character_length("x\xE2\x89\xA4", 1) == 3);           // from the middle of a string
+    CHECK(utf8_character_length("\x80", 0) == 0);                    // stray continuation byte
+    CHECK(utf8_character_length("\xC0\xAF", 0) == 0);                // overlong '/'
+    CHECK(utf8_character_length("\xE0\x80\xAF", 0) == 0);            // overlong '/' in three bytes
+    CHECK(utf8_character_length("\xF0\x80\x80\xAF", 0) == 0);        // overlong '/' in four bytes
+    CHECK(utf8_character_length("\xED\xA0\x80", 0) == 0);            // U+D800, a UTF-16 surrogate
+    CHECK(utf8_character_length("\xF4\x90\x80\x80", 0) == 0);        // U+110000, beyond Unicode
+    CHECK(utf8_character_length("\xF5\x80\x80\x80", 0) == 0);
+    CHECK(utf8_character_length("\xE2\x89", 0) == 0);                // truncated
+    CHECK(utf8_character_length("\xE2\x41\xA4", 0) == 0);            // interrupted
+}
+
+TEST_CASE("text::printable_text escapes what is not well-formed, printable UTF-8", "[text]") {
+    using gpusel::printable_text;
+    CHECK(printable_text("H100 × 8 ≤ µ") == "H100 × 8 ≤ µ");
+    CHECK(printable_text("a\x1b[31mb\x7f") == "a\\x1b[31mb\\x7f");
+    CHECK(printable_text("line\nnext\t") == "line\\x0anext\\x09");
+    CHECK(printable_text("bad \xff byte") == "bad \\xff byte");
+    CHECK(printable_text("cut \xE2\x89") == "cut \\xe2\\x89");
+    // A surrogate or an overlong form is not UTF-8 either: JSON writers would refuse it.
+    CHECK(printable_text("\xED\xA0\x80") == "\\xed\\xa0\\x80");
+    CHECK(printable_text("\xE0\x80\xAF") == "\\xe0\\x80\\xaf");
+}
