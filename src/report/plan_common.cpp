@@ -248,6 +248,32 @@ std::string alternative_text(const std::string& alternative, const std::string& 
 
 std::string role_count_text(std::size_t roles) { return fmt::format("{} role{}", roles, roles == 1 ? "" : "s"); }
 
+std::string setting_text(const RolePlan& plan, const Candidate& candidate) {
+    std::string text = describe(candidate.layout);
+    const Workload& workload = plan.workload;
+    if (!candidate.perf.training) {
+        return text;
+    }
+    if (!workload.training.micro_batch_options.empty()) {
+        text += fmt::format(", micro-batch {}", candidate.micro_batch);
+    }
+    if (!workload.training.checkpointing_options.empty()) {
+        text += fmt::format(", recompute {}", to_string(candidate.checkpointing));
+    }
+    if (!workload.precision_options.empty()) {
+        text += fmt::format(", {}", to_string(candidate.precision));
+    }
+    return text;
+}
+
+std::string search_summary(const RolePlan& plan) {
+    if (plan.space > plan.evaluated) {
+        return fmt::format("{} options evaluated of {} in the search space (the rest pruned), {} feasible", plan.evaluated,
+                           plan.space, plan.feasible);
+    }
+    return fmt::format("{} options evaluated, {} feasible", plan.evaluated, plan.feasible);
+}
+
 std::optional<double> time_to_train_s(const TrainingPerf& perf) { return perf.time_to_train_s; }
 std::optional<double> p99_ttft_s(const InferencePerf& perf) { return perf.p99_ttft_s; }
 std::optional<double> p99_tpot_s(const InferencePerf& perf) { return perf.p99_tpot_s; }

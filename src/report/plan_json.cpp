@@ -235,6 +235,7 @@ public:
         json["precision_fallback"] = candidate.precision_fallback;
         if (candidate.perf.training) {
             json["micro_batch"] = candidate.micro_batch;
+            json["checkpointing"] = to_string(candidate.checkpointing);
         } else {
             json["batch"] = candidate.batch;
         }
@@ -268,6 +269,7 @@ public:
             rejected.push_back(std::move(entry));
         }
         json["rejected"] = std::move(rejected);
+        json["space"] = plan.space;
         json["evaluated"] = plan.evaluated;
         json["feasible"] = plan.feasible;
         json["question"] = plan.question;
