@@ -139,7 +139,8 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
     entry["bottleneck"] = Json{{"resource", std::string(to_string(estimate.bottleneck.resource))},
                                {"phase", estimate.bottleneck.phase},
                                {"share", number(estimate.bottleneck.share, "bottleneck.share", notes)},
-                               {"gpu_utilization", number(estimate.bottleneck.gpu_utilization, "bottleneck.gpu_utilization", notes)},
+                               {"gpu_utilization",
+                                number(estimate.bottleneck.gpu_utilization, "bottleneck.gpu_utilization", notes)},
                                {"detail", estimate.bottleneck.detail},
                                {"remedy", estimate.bottleneck.remedy}};
     entry["notes"] = notes;
