@@ -249,26 +249,6 @@ double speed(const Candidate& candidate) {
     return 0;
 }
 
-std::string acquisition_words(Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud on-demand";
-    case Acquisition::cloud_spot:
-        return "cloud spot";
-    case Acquisition::cloud_reserved:
-        return "cloud reserved 1y";
-    }
-    return "";
-}
-
-bool is_rental(Acquisition acquisition) {
-    return acquisition != Acquisition::buy_new && acquisition != Acquisition::buy_used;
-}
-
 std::string winner_reason(const Workload& workload, const Candidate& candidate, Objective objective) {
     std::vector<std::string> parts;
     if (candidate.perf.training) {
@@ -305,7 +285,7 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
     if (candidate.precision_fallback) {
         parts.push_back(fmt::format("no native {}: runs {}", to_string(workload.precision), to_string(candidate.precision)));
     }
-    if (objective == Objective::tco && is_rental(candidate.acquisition) && candidate.perf.training &&
+    if (objective == Objective::tco && !is_purchase(candidate.acquisition) && candidate.perf.training &&
         candidate.cost.tco_usd > 0) {
         parts.push_back("renting beats owning for this much use");
     }
@@ -342,7 +322,7 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
     if (!alternative.memory.fits) {
         parts.push_back("does not fit");
     }
-    return fmt::format("{} ×{} {}: {}", alternative.gpu, alternative.count, acquisition_words(alternative.acquisition),
+    return fmt::format("{} ×{} {}: {}", alternative.gpu, alternative.count, describe(alternative.acquisition),
                        parts.empty() ? std::string("close second") : fmt::format("{}", fmt::join(parts, ", ")));
 }
 
@@ -975,7 +955,7 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             line.reason = procurement_reason(plan);
             if (plan.alternative) {
                 line.alternative = fmt::format("{} ×{} ({})", plan.alternative->gpu, plan.alternative->count,
-                                               acquisition_words(plan.alternative->acquisition));
+                                               describe(plan.alternative->acquisition));
                 line.alternative_reason = plan.alternative_why_not;
             }
             report.total_capex_usd += line.total_usd;

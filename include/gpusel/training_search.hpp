@@ -6,13 +6,13 @@
 // duration and none shrinks, so pricing only the fastest point per count loses nothing.
 //
 // Pruning, each step provably safe (docs/performance.md):
-//  - memory is non-decreasing in the micro-batch while gradients stay resident, so the first
-//    micro-batch that does not fit ends the scan — except the one micro-batch that needs no
-//    accumulation (micro-batch × dp = global batch), which frees gradients between steps and is
-//    still evaluated;
+//  - memory is non-decreasing in the micro-batch among the micro-batches that accumulate
+//    gradients over several passes (they stay resident) and among those that do not, so the
+//    first micro-batch that does not fit ends the scan of its group; the scan goes on with the
+//    first micro-batch that needs no accumulation, which may need less;
 //  - a (tp, pp, dp) block whose compute-only throughput bound (CompiledTraining::
 //    step_time_lower_bound_s) cannot beat the best point already found at the same GPU count is
-//    skipped whole.
+//    skipped whole (not at a fixed count, where the accumulation steps may be rounded).
 // The reference mode evaluates every point with the full estimators and prunes nothing; a test
 // checks that both find the same winners.
 

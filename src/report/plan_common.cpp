@@ -33,26 +33,9 @@ std::string gb_number(double bytes) {
 
 }  // namespace
 
-bool is_rental(Acquisition acquisition) {
-    return acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_spot ||
-           acquisition == Acquisition::cloud_reserved;
-}
+bool is_rental(Acquisition acquisition) { return !is_purchase(acquisition); }
 
-std::string_view acquisition_words(Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud on-demand";
-    case Acquisition::cloud_spot:
-        return "cloud spot";
-    case Acquisition::cloud_reserved:
-        return "cloud reserved";
-    }
-    return to_string(acquisition);
-}
+std::string_view acquisition_words(Acquisition acquisition) { return describe(acquisition); }
 
 std::string_view acquisition_short(Acquisition acquisition) {
     switch (acquisition) {

@@ -12,7 +12,7 @@ namespace gpusel::plan_text {
 
 bool is_rental(Acquisition acquisition);
 
-// "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved".
+// "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y" (cost.hpp's describe).
 std::string_view acquisition_words(Acquisition acquisition);
 // The same in at most 10 columns, for tables: "buy new", "cloud od", "reserved".
 std::string_view acquisition_short(Acquisition acquisition);

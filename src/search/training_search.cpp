@@ -186,7 +186,9 @@ private:
                     const int count = tp * pp * dp;
                     std::vector<int> micro_batches;
                     for (const int micro_batch : dims.micro_batches) {
-                        if (micro_batch_valid(variant, micro_batch, dp)) {
+                        // A proposal's GPU count is given: when it does not divide the global batch,
+                        // the accumulation steps are rounded (estimate_perf says so in a note).
+                        if (m_options.fixed_count || micro_batch_valid(variant, micro_batch, dp)) {
                             micro_batches.push_back(micro_batch);
                         }
                     }
@@ -202,8 +204,9 @@ private:
                     if (block == 0) {
                         continue;
                     }
-                    if (prune) {
-                        // No point of this block can run faster than its compute alone.
+                    if (prune && !m_options.fixed_count) {
+                        // No point of this block can run faster than its compute alone (the bound
+                        // assumes micro-batch × dp divides the global batch: not so at a fixed count).
                         const auto best = m_best.find(count);
                         // samples/s = global / step (global = micro-batch × dp when not given).
                         const double bound = static_cast<double>(global > 0 ? global : dp) /
@@ -231,15 +234,22 @@ private:
                                 if (!prune) {
                                     continue;
                                 }
-                                // Larger micro-batches need more memory while gradients stay resident
-                                // (accumulation); the one that needs no accumulation may need less.
-                                const int last = micro_batches.back();
-                                const bool last_frees_gradients =
-                                    global > 0 && static_cast<long long>(last) * dp == global && micro_batch != last &&
-                                    variant.training.zero_grad != ZeroGrad::zero;
-                                if (last_frees_gradients) {
-                                    index = micro_batches.size() - 2;  // the loop's ++ lands on the last
-                                    continue;
+                                // Memory grows with the micro-batch among those that accumulate
+                                // (micro-batch × dp < global batch: the gradients stay resident) and
+                                // among those that do not; the first of the second kind may need less
+                                // (set-to-none frees its gradients between steps): scan on from there.
+                                const bool accumulating =
+                                    global > 0 && static_cast<long long>(micro_batch) * dp < global;
+                                if (accumulating && variant.training.zero_grad != ZeroGrad::zero) {
+                                    std::size_t next = index + 1;
+                                    while (next < micro_batches.size() &&
+                                           static_cast<long long>(micro_batches[next]) * dp < global) {
+                                        ++next;
+                                    }
+                                    if (next < micro_batches.size()) {
+                                        index = next - 1;  // the loop's ++ lands on it
+                                        continue;
+                                    }
                                 }
                                 break;
                             }

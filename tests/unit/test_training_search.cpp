@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,12 @@ Workload reduced(Workload workload, int max_gpus) {
     return workload;
 }
 
-void check_same_choices(const Workload& workload, const std::string& gpu_id) {
+void check_same_choices(const Workload& workload, const std::string& gpu_id, std::optional<int> fixed_count = {}) {
     const GpuSpec& gpu = *catalog().find(gpu_id);
     TrainingSearchOptions fast_options;
-    TrainingSearchOptions reference_options;
+    fast_options.fixed_count = fixed_count;
+    fast_options.require_deadline = !fixed_count;
+    TrainingSearchOptions reference_options = fast_options;
     reference_options.reference = true;
     const TrainingSearchResult fast = search_training(workload, gpu, efficiency(), fast_options);
     const TrainingSearchResult reference = search_training(workload, gpu, efficiency(), reference_options);
@@ -117,6 +120,11 @@ TEST_CASE("training search: pruning keeps the fastest point of every GPU count",
         check_same_choices(llama, gpu);
         check_same_choices(gpt, gpu);
         check_same_choices(small, gpu);
+        // gpusel check's fixed counts, also ones that do not divide the global batch.
+        for (const int count : {24, 64, 96}) {
+            check_same_choices(llama, gpu, count);
+            check_same_choices(gpt, gpu, count);
+        }
     }
 }
 
