@@ -478,7 +478,12 @@ private:
         reader.number("epochs", training.epochs, UnitKind::plain, 0, 1e6, true);
         reader.integer("runs", training.runs, 1, 100000);
         defaulted("runs", "1");
-        reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
+        const bool deadline =
+            reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
+        // Without the amount of data there is no time to train, and every candidate would pass.
+        if (deadline && training.deadline_seconds > 0 && !reader.has("dataset_tokens") && !reader.has("dataset_samples")) {
+            reader.error("deadline", "a deadline needs dataset_tokens or dataset_samples to judge the time to train");
+        }
         reader.finish();
     }
 
