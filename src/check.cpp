@@ -7,15 +7,12 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/cost.hpp"
 #include "gpusel/format.hpp"
 
 namespace gpusel {
 
 namespace {
-
-bool is_purchase(Acquisition acquisition) {
-    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
-}
 
 int severity_rank(FindingSeverity severity) {
     switch (severity) {
@@ -928,13 +925,11 @@ private:
         // renting, so a warning here holds with or without it.
         const double rent_monthly = candidate.cost.monthly_opex_usd;
         const double own_monthly = bought->cost.monthly_opex_usd;
-        if (rent_monthly <= own_monthly) {
+        const std::optional<double> break_even_at = break_even_month(bought->cost.capex_usd, own_monthly, rent_monthly);
+        if (!break_even_at || *break_even_at >= line.months()) {
             return;
         }
-        const double break_even = bought->cost.capex_usd / (rent_monthly - own_monthly);
-        if (break_even >= line.months()) {
-            return;
-        }
+        const double break_even = *break_even_at;
         Finding finding = make(line, FindingSeverity::warning, rule, "acquisition", line.acquisition_position());
         finding.message = fmt::format("renting {} ({}) for {}: buying them breaks even after {:.1f} months", line.what(),
                                       to_string(acquisition), months_words(line.months()), break_even);
@@ -986,22 +981,6 @@ const std::vector<std::string_view>& check_rules() {
 std::size_t CheckReport::count(FindingSeverity severity) const {
     return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(),
                                                   [&](const Finding& finding) { return finding.severity == severity; }));
-}
-
-std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return gpu.price.new_usd;
-    case Acquisition::buy_used:
-        return gpu.price.used_usd;
-    case Acquisition::cloud_on_demand:
-        return gpu.cloud.on_demand_usd_per_hour;
-    case Acquisition::cloud_spot:
-        return gpu.cloud.spot_usd_per_hour;
-    case Acquisition::cloud_reserved:
-        return gpu.cloud.reserved_1y_usd_per_hour;
-    }
-    return std::nullopt;
 }
 
 std::optional<Precision> runnable_precision(const Workload& workload, const GpuSpec& gpu) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "gpusel/check.hpp"
+#include "gpusel/cost.hpp"
 
 namespace gpusel {
 

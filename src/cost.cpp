@@ -25,7 +25,29 @@ constexpr double spare_threshold_months = 24.0;
 // A one-year reservation is billed for every hour of its term, used or not.
 constexpr double reservation_term_months = 12.0;
 
-std::optional<double> catalog_price(const GpuSpec& gpu, Acquisition acquisition) {
+}  // namespace
+
+bool is_purchase(Acquisition acquisition) {
+    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
+}
+
+std::string_view describe(Acquisition acquisition) {
+    switch (acquisition) {
+    case Acquisition::buy_new:
+        return "buy new";
+    case Acquisition::buy_used:
+        return "buy used";
+    case Acquisition::cloud_on_demand:
+        return "cloud on-demand";
+    case Acquisition::cloud_spot:
+        return "cloud spot";
+    case Acquisition::cloud_reserved:
+        return "cloud reserved 1y";
+    }
+    return "";
+}
+
+std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition) {
     switch (acquisition) {
     case Acquisition::buy_new:
         return gpu.price.new_usd;
@@ -41,11 +63,12 @@ std::optional<double> catalog_price(const GpuSpec& gpu, Acquisition acquisition)
     return std::nullopt;
 }
 
-bool is_purchase(Acquisition acquisition) {
-    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
+std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd, double monthly_rent_usd) {
+    if (!(monthly_rent_usd > monthly_opex_usd)) {
+        return std::nullopt;
+    }
+    return capex_usd / (monthly_rent_usd - monthly_opex_usd);
 }
-
-}  // namespace
 
 double expected_failure_fraction(double months) {
     // Monthly hazard: 1.8 %/12 in the first year, 11 %/6 from month 18, linear in between;
@@ -87,7 +110,7 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisi
     const double gpus = usage.gpus;
     const double busy_hours = usage.service ? horizon_hours * usage.average_utilization : usage.job_seconds / 3600.0;
 
-    const std::optional<double> price = unit_price_usd ? unit_price_usd : catalog_price(gpu, acquisition);
+    const std::optional<double> price = unit_price_usd ? unit_price_usd : catalog_unit_price(gpu, acquisition);
     if (!price) {
         cost.unavailable_reason = fmt::format("no {} price in the catalog", to_string(acquisition));
         return cost;
@@ -126,10 +149,8 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisi
         }
         // Against renting on demand the GPU-hours this workload needs (cloud_equivalent_usd),
         // spread over the horizon: the month from which owning has cost less in total.
-        const double monthly_rent = cost.cloud_equivalent_usd / months;
-        if (monthly_rent > cost.monthly_opex_usd) {
-            cost.break_even_month = cost.capex_usd / (monthly_rent - cost.monthly_opex_usd);
-        }
+        cost.break_even_month =
+            break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / months);
     } else {
         double rented_hours = busy_hours;
         if (acquisition == Acquisition::cloud_reserved) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,7 +30,13 @@ constexpr std::pair<ModelFamily, std::string_view> family_names[] = {
     {ModelFamily::diffusion, "diffusion"},
     {ModelFamily::other, "other"}};
 
-constexpr int max_dimension = 1 << 24;
+// Bounds of the integer architecture fields, the same whether a models or workload file or a
+// Hugging Face config.json gives them: far beyond any published model, so that what they
+// reject is a unit slip or a corrupt file.
+constexpr int max_count = 100000;  // layers, heads, kv_heads, head_dim, experts, top_k
+constexpr int max_dimension = 1 << 24;  // hidden, ffn
+constexpr int max_vocab = 100000000;
+constexpr int max_context_tokens = 1 << 30;
 
 }  // namespace
 
@@ -49,18 +57,18 @@ void read_model_fields(MapReader& reader, ModelSpec& model) {
     // 1e15 parameters: beyond any model; rejects unit slips such as 7T for 7B only when absurd.
     reader.number("params", model.params, UnitKind::count, 0, 1e15, true);
     reader.number("active_params", model.active_params, UnitKind::count, 0, 1e15, true);
-    reader.integer("layers", model.layers, 1, 100000);
+    reader.integer("layers", model.layers, 1, max_count);
     reader.integer("hidden", model.hidden, 1, max_dimension);
-    reader.integer("heads", model.heads, 1, 100000);
-    reader.integer("kv_heads", model.kv_heads, 1, 100000);
-    reader.integer("head_dim", model.head_dim, 1, 100000);
+    reader.integer("heads", model.heads, 1, max_count);
+    reader.integer("kv_heads", model.kv_heads, 1, max_count);
+    reader.integer("head_dim", model.head_dim, 1, max_count);
     reader.integer("ffn", model.ffn, 1, max_dimension);
     reader.boolean("ffn_gated", model.ffn_gated);
-    reader.integer("vocab", model.vocab, 1, 100000000);
-    reader.integer("experts", model.experts, 0, 100000);
-    reader.integer("top_k", model.top_k, 0, 100000);
+    reader.integer("vocab", model.vocab, 1, max_vocab);
+    reader.integer("experts", model.experts, 0, max_count);
+    reader.integer("top_k", model.top_k, 0, max_count);
     reader.boolean("tied_embeddings", model.tied_embeddings);
-    reader.integer("max_context", model.max_context, 1, 1 << 30);
+    reader.integer("max_context", model.max_context, 1, max_context_tokens);
     reader.number("activation_per_sample", model.activation_bytes_per_sample, UnitKind::bytes, 0, 1e13, true);
     reader.number("flops_per_sample", model.flops_per_sample, UnitKind::flops, 0, 1e18, true);
     reader.text("input", model.input);
@@ -131,6 +139,9 @@ void merge_models_text(ModelLibrary& library, std::string_view text, const std::
         if (models->kind != YamlNode::Kind::sequence) {
             top.error("models", fmt::format("expected a list of models, got {}", kind_name(models->kind)));
         } else {
+            // Within one file a second entry of a name would silently replace the first (a
+            // copied block left unedited); across files that replacement is the point of merging.
+            std::unordered_map<std::string, std::pair<int, std::string>> first_entries;  // lower-case name
             for (std::size_t i = 0; i < models->items.size(); ++i) {
                 MapReader reader(models->items[i], fmt::format("models[{}]", i), diagnostics);
                 ModelSpec model;
@@ -138,6 +149,19 @@ void merge_models_text(ModelLibrary& library, std::string_view text, const std::
                 reader.require("family");
                 reader.require("source");
                 reader.text("name", model.name);
+                if (!model.name.empty()) {
+                    const auto [first, inserted] = first_entries.emplace(
+                        to_lower(model.name), std::make_pair(reader.position_of("name").line, model.name));
+                    if (!inserted) {
+                        const auto& [first_line, first_name] = first->second;
+                        reader.error("name", first_name == model.name
+                                                 ? fmt::format("duplicate model name '{}' (first at line {})",
+                                                               model.name, first_line)
+                                                 : fmt::format("duplicate model name '{}' (first at line {} as '{}'; "
+                                                               "names are compared ignoring case)",
+                                                               model.name, first_line, first_name));
+                    }
+                }
                 read_model_fields(reader, model);
                 reader.text("source", model.source);
                 reader.text("notes", model.notes);
@@ -190,26 +214,97 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::optional<double> json_number(const Json& config, std::initializer_list<const char*> keys) {
-    for (const char* key : keys) {
-        const auto found = config.find(key);
-        if (found != config.end() && found->is_number()) {
-            const double value = found->get<double>();
-            if (std::isfinite(value) && value >= 0) {
-                return value;
+// Where the value of the top-level key `key` starts in `text`, a JSON object that has already
+// parsed: 1-based line and column in characters; the last occurrence, as nlohmann keeps the last
+// of duplicate keys. Line 0 when the key is not written plainly (with escapes in its name).
+Position top_level_value_position(std::string_view text, std::string_view key) {
+    Position found;
+    Position here{1, 1};
+    int depth = 0;
+    std::size_t i = 0;
+    const auto advance = [&] {
+        if (text[i] == '\n') {
+            ++here.line;
+            here.column = 1;
+        } else if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) {
+            ++here.column;  // a UTF-8 continuation byte is part of the character before
+        }
+        ++i;
+    };
+    const auto skip_space = [&] {
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+            advance();
+        }
+    };
+    while (i < text.size()) {
+        const char c = text[i];
+        if (c == '{' || c == '[') {
+            ++depth;
+            advance();
+        } else if (c == '}' || c == ']') {
+            --depth;
+            advance();
+        } else if (c == '"') {
+            const std::size_t start = i + 1;
+            advance();
+            while (i < text.size() && text[i] != '"') {
+                if (text[i] == '\\') {
+                    advance();
+                }
+                advance();
             }
+            const std::string_view name = text.substr(start, i - start);
+            advance();
+            skip_space();
+            if (depth == 1 && i < text.size() && text[i] == ':') {
+                advance();
+                skip_space();
+                if (name == key) {
+                    found = here;
+                }
+            }
+        } else {
+            advance();
         }
     }
-    return std::nullopt;
+    return found;
 }
 
-int json_int(const Json& config, std::initializer_list<const char*> keys, int fallback = 0) {
-    const std::optional<double> value = json_number(config, keys);
-    if (!value || *value > 1e9) {
+// The integer architecture fields of a config.json. Each field has a few names across model
+// families; the first present as a number is used. A value beyond the bound of the same field
+// in a models file is an error at its position, not a field left out.
+class HfConfigReader {
+public:
+    HfConfigReader(const Json& config, std::string_view text, Diagnostics& diagnostics)
+        : m_config(config), m_text(text), m_diagnostics(diagnostics) {}
+
+    int integer(std::initializer_list<const char*> keys, int max, int fallback = 0) {
+        for (const char* key : keys) {
+            const auto found = m_config.find(key);
+            if (found == m_config.end() || !found->is_number()) {
+                continue;
+            }
+            const double value = found->get<double>();
+            if (!std::isfinite(value) || value < 0) {
+                continue;
+            }
+            if (value > max) {
+                // The field is named in the message, not only as the path: a workload quotes only
+                // the message of a config's error.
+                m_diagnostics.error(top_level_value_position(m_text, key), {},
+                                    fmt::format("{} is {:.15g}, beyond any real model (at most {})", key, value, max));
+                return 0;
+            }
+            return static_cast<int>(value);
+        }
         return fallback;
     }
-    return static_cast<int>(*value);
-}
+
+private:
+    const Json& m_config;
+    std::string_view m_text;
+    Diagnostics& m_diagnostics;
+};
 
 std::string json_text(const Json& config, const char* key) {
     const auto found = config.find(key);
@@ -237,57 +332,58 @@ ModelSpec model_from_hf_config_text(std::string_view json_text_value, const std:
     if (!config.is_object()) {
         throw InputError(Diagnostic{file_name, {}, {}, "expected a JSON object (a Hugging Face config.json)"});
     }
+    Diagnostics diagnostics(file_name);
+    HfConfigReader fields(config, json_text_value, diagnostics);
     ModelSpec model;
     const std::string type = json_text(config, "model_type");
     model.name = type.empty() ? file_name : type;
     model.source = file_name;
     if (type == "gpt2" || type == "gptj" || type == "gpt_neox" || config.contains("n_embd")) {
         model.family = ModelFamily::decoder;
-        model.layers = json_int(config, {"n_layer", "num_hidden_layers"});
-        model.hidden = json_int(config, {"n_embd", "hidden_size"});
-        model.heads = json_int(config, {"n_head", "num_attention_heads"});
-        // GPT-2's default inner size is 4 × n_embd; in 64 bits, since n_embd may be up to 1e9
-        // (4e9 overflowed int: fuzz/regressions/hf_config/gpt2-default-ffn-overflow.json).
-        const long long default_ffn = 4LL * model.hidden;
-        model.ffn = json_int(config, {"n_inner", "intermediate_size"},
-                             default_ffn <= std::numeric_limits<int>::max() ? static_cast<int>(default_ffn) : 0);
-        model.vocab = json_int(config, {"vocab_size"});
-        model.max_context = json_int(config, {"n_positions", "n_ctx", "max_position_embeddings"});
+        model.layers = fields.integer({"n_layer", "num_hidden_layers"}, max_count);
+        model.hidden = fields.integer({"n_embd", "hidden_size"}, max_dimension);
+        model.heads = fields.integer({"n_head", "num_attention_heads"}, max_count);
+        // GPT-2's default inner size is 4 × n_embd; n_embd is at most 2^24 here, so this fits an
+        // int (it once overflowed: fuzz/regressions/hf_config/gpt2-default-ffn-overflow.json).
+        model.ffn = fields.integer({"n_inner", "intermediate_size"}, max_dimension, 4 * model.hidden);
+        model.vocab = fields.integer({"vocab_size"}, max_vocab);
+        model.max_context = fields.integer({"n_positions", "n_ctx", "max_position_embeddings"}, max_context_tokens);
         model.tied_embeddings = json_bool(config, "tie_word_embeddings", type == "gpt2");
         model.ffn_gated = false;
     } else if (type == "t5" || type == "mt5" || config.contains("d_model")) {
         model.family = ModelFamily::encoder_decoder;
-        const int encoder_layers = json_int(config, {"num_layers"});
-        model.layers = encoder_layers + json_int(config, {"num_decoder_layers"}, encoder_layers);
-        model.hidden = json_int(config, {"d_model"});
-        model.heads = json_int(config, {"num_heads"});
-        model.head_dim = json_int(config, {"d_kv"});
-        model.ffn = json_int(config, {"d_ff"});
-        model.vocab = json_int(config, {"vocab_size"});
+        const int encoder_layers = fields.integer({"num_layers"}, max_count);
+        model.layers = encoder_layers + fields.integer({"num_decoder_layers"}, max_count, encoder_layers);
+        model.hidden = fields.integer({"d_model"}, max_dimension);
+        model.heads = fields.integer({"num_heads"}, max_count);
+        model.head_dim = fields.integer({"d_kv"}, max_count);
+        model.ffn = fields.integer({"d_ff"}, max_dimension);
+        model.vocab = fields.integer({"vocab_size"}, max_vocab);
         model.ffn_gated = json_text(config, "feed_forward_proj").rfind("gated", 0) == 0;
         model.tied_embeddings = json_bool(config, "tie_word_embeddings", true);
     } else {
         // Llama, Mistral, Mixtral, Qwen2, Gemma, BERT and most others use these names.
         const bool encoder = type == "bert" || type == "roberta" || type == "distilbert" || type == "deberta";
-        model.layers = json_int(config, {"num_hidden_layers", "n_layers"});
-        model.hidden = json_int(config, {"hidden_size", "dim"});
-        model.heads = json_int(config, {"num_attention_heads", "n_heads"});
-        model.kv_heads = json_int(config, {"num_key_value_heads"}, model.heads);
-        model.head_dim = json_int(config, {"head_dim"});
-        model.ffn = json_int(config, {"intermediate_size", "ffn_dim"});
-        model.vocab = json_int(config, {"vocab_size"});
-        model.max_context = json_int(config, {"max_position_embeddings"});
-        model.experts = json_int(config, {"num_local_experts", "num_experts"});
-        model.top_k = json_int(config, {"num_experts_per_tok"});
+        model.layers = fields.integer({"num_hidden_layers", "n_layers"}, max_count);
+        model.hidden = fields.integer({"hidden_size", "dim"}, max_dimension);
+        model.heads = fields.integer({"num_attention_heads", "n_heads"}, max_count);
+        model.kv_heads = fields.integer({"num_key_value_heads"}, max_count, model.heads);
+        model.head_dim = fields.integer({"head_dim"}, max_count);
+        model.ffn = fields.integer({"intermediate_size", "ffn_dim"}, max_dimension);
+        model.vocab = fields.integer({"vocab_size"}, max_vocab);
+        model.max_context = fields.integer({"max_position_embeddings"}, max_context_tokens);
+        model.experts = fields.integer({"num_local_experts", "num_experts"}, max_count);
+        model.top_k = fields.integer({"num_experts_per_tok"}, max_count);
         model.ffn_gated = !encoder;
         model.tied_embeddings = json_bool(config, "tie_word_embeddings", encoder || type == "gemma" || type == "gemma2");
         model.family = encoder ? ModelFamily::encoder
                        : model.experts > 1 ? ModelFamily::moe_decoder
                                            : ModelFamily::decoder;
         if (model.experts > 1 && model.ffn == 0) {
-            model.ffn = json_int(config, {"moe_intermediate_size"});
+            model.ffn = fields.integer({"moe_intermediate_size"}, max_dimension);
         }
     }
+    diagnostics.throw_if_any();
     if (model.kv_heads == 0) {
         model.kv_heads = model.heads;
     }

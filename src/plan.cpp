@@ -1,13 +1,17 @@
 #include "gpusel/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "gpusel/format.hpp"
+#include "gpusel/training_search.hpp"
 #include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
 
@@ -117,27 +121,6 @@ std::string static_exclusion(const Workload& workload, const GpuSpec& gpu) {
     return {};
 }
 
-// The precision the GPU runs the workload in: the workload's when native, else the nearest
-// 16-bit format (mixed fp16 with loss scaling is how bf16 recipes run on Volta and Turing).
-struct PrecisionChoice {
-    Precision precision = Precision::bf16;
-    bool fallback = false;
-    bool possible = true;
-};
-
-PrecisionChoice choose_precision(const Workload& workload, const GpuSpec& gpu) {
-    const Precision wanted = workload.precision;
-    if (gpu.supports(wanted)) {
-        return {wanted, false, true};
-    }
-    for (const Precision option : {Precision::bf16, Precision::fp16, Precision::fp32}) {
-        if (option != wanted && gpu.supports(option) && element_bytes(option) >= element_bytes(wanted)) {
-            return {option, true, true};
-        }
-    }
-    return {wanted, false, false};
-}
-
 std::vector<Acquisition> acquisitions_for(const Workload& workload) {
     std::vector<Acquisition> options;
     const DeploymentTarget target = workload.deployment.target;
@@ -159,74 +142,42 @@ std::vector<Acquisition> acquisitions_for(const Workload& workload) {
     return options;
 }
 
-std::vector<int> gpu_counts(int max_gpus) {
-    std::vector<int> counts;
-    for (int count = 1; count <= max_gpus; count *= 2) {
-        counts.push_back(count);
+// Runs `worker` on every hardware thread (at most one per item), or inline for one item.
+// The first exception a thread throws is rethrown here once all have stopped.
+template <typename Worker>
+void run_in_parallel(const Worker& worker, std::size_t items) {
+    const std::size_t threads = std::min<std::size_t>(std::max(1U, std::thread::hardware_concurrency()), items);
+    if (threads <= 1) {
+        worker();
+        return;
     }
-    return counts;
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    const auto guarded = [&]() {
+        try {
+            worker();
+        } catch (...) {
+            if (!failed.exchange(true)) {
+                failure = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    for (std::size_t thread = 1; thread < threads; ++thread) {
+        pool.emplace_back(guarded);
+    }
+    guarded();
+    for (std::thread& thread : pool) {
+        thread.join();
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
 // Layouts
-
-std::vector<Layout> training_layouts(const Workload& workload, const GpuSpec& gpu, int count) {
-    const TrainingSpec& training = workload.training;
-    const int domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 1;
-    const int node = std::max(1, workload.constraints.gpus_per_node);
-    std::vector<int> tensor_options;
-    if (training.tensor_parallel > 0) {
-        tensor_options.push_back(training.tensor_parallel);
-    } else {
-        // Tensor parallelism exchanges activations every layer: keep it inside one NVLink domain
-        // and one node (Narayanan et al. 2021, §3.3).
-        for (int t = 1; t <= std::min({count, domain, node, 8}); t *= 2) {
-            tensor_options.push_back(t);
-        }
-    }
-    std::vector<int> pipeline_options;
-    if (training.pipeline_parallel > 0) {
-        pipeline_options.push_back(training.pipeline_parallel);
-    } else {
-        const int layers = std::max(1, workload.model.layers);
-        for (int p = 1; p <= count; p *= 2) {
-            if (p == 1 || (workload.model.is_transformer() && layers % p == 0)) {
-                pipeline_options.push_back(p);
-            }
-        }
-    }
-    std::vector<Sharding> sharding_options;
-    if (training.sharding_given) {
-        sharding_options.push_back(training.sharding);
-    } else {
-        sharding_options = {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3};
-    }
-    std::vector<Layout> layouts;
-    for (const int t : tensor_options) {
-        for (const int p : pipeline_options) {
-            if (t * p > count || count % (t * p) != 0) {
-                continue;
-            }
-            const int d = count / (t * p);
-            for (const Sharding sharding : sharding_options) {
-                if (d == 1 && sharding != Sharding::none && !training.sharding_given) {
-                    continue;  // sharding across one replica changes nothing
-                }
-                Layout layout;
-                layout.tensor_parallel = t;
-                layout.pipeline_parallel = p;
-                layout.data_parallel = d;
-                layout.sharding = sharding;
-                layout.offload = training.offload;
-                if (workload.model.is_moe()) {
-                    layout.expert_parallel = std::min(d, workload.model.experts);
-                }
-                layouts.push_back(layout);
-            }
-        }
-    }
-    return layouts;
-}
 
 std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& gpu, int max_gpus) {
     const int domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 1;
@@ -298,26 +249,6 @@ double speed(const Candidate& candidate) {
     return 0;
 }
 
-std::string acquisition_words(Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud on-demand";
-    case Acquisition::cloud_spot:
-        return "cloud spot";
-    case Acquisition::cloud_reserved:
-        return "cloud reserved 1y";
-    }
-    return "";
-}
-
-bool is_rental(Acquisition acquisition) {
-    return acquisition != Acquisition::buy_new && acquisition != Acquisition::buy_used;
-}
-
 std::string winner_reason(const Workload& workload, const Candidate& candidate, Objective objective) {
     std::vector<std::string> parts;
     if (candidate.perf.training) {
@@ -354,7 +285,7 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
     if (candidate.precision_fallback) {
         parts.push_back(fmt::format("no native {}: runs {}", to_string(workload.precision), to_string(candidate.precision)));
     }
-    if (objective == Objective::tco && is_rental(candidate.acquisition) && candidate.perf.training &&
+    if (objective == Objective::tco && !is_purchase(candidate.acquisition) && candidate.perf.training &&
         candidate.cost.tco_usd > 0) {
         parts.push_back("renting beats owning for this much use");
     }
@@ -391,7 +322,7 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
     if (!alternative.memory.fits) {
         parts.push_back("does not fit");
     }
-    return fmt::format("{} ×{} {}: {}", alternative.gpu, alternative.count, acquisition_words(alternative.acquisition),
+    return fmt::format("{} ×{} {}: {}", alternative.gpu, alternative.count, describe(alternative.acquisition),
                        parts.empty() ? std::string("close second") : fmt::format("{}", fmt::join(parts, ", ")));
 }
 
@@ -409,8 +340,10 @@ constexpr double unsupported = 1e8;
 
 class RolePlanner {
 public:
-    RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective)
-        : m_workload(workload), m_catalog(catalog), m_efficiency(efficiency), m_objective(objective) {}
+    RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective,
+                bool reference = false)
+        : m_workload(workload), m_catalog(catalog), m_efficiency(efficiency), m_objective(objective),
+          m_reference(reference) {}
 
     // Fixed mode: one GPU type, one count, one acquisition; constraints other than memory are
     // left to the caller.
@@ -418,8 +351,8 @@ public:
                                    std::optional<double> unit_price_usd) {
         m_fixed = Fixed{count, acquisition, unit_price_usd};
         FixedEvaluation result;
-        const PrecisionChoice precision = choose_precision(m_workload, gpu);
-        if (!precision.possible) {
+        const std::vector<PrecisionChoice> precisions = precision_choices(m_workload, gpu);
+        if (precisions.empty()) {
             result.why_not = fmt::format("no {} support", to_string(m_workload.precision));
             return result;
         }
@@ -427,16 +360,32 @@ public:
         Miss miss;
         std::size_t evaluated = 0;
         if (m_workload.is_training()) {
-            evaluate_training(gpu, precision, found, miss, evaluated);
+            TrainingSearchOptions options;
+            options.fixed_count = count;
+            options.require_deadline = false;
+            const TrainingSearchResult search = search_training(m_workload, gpu, m_efficiency, options);
+            evaluate_training(gpu, search, found, miss);
+            if (found.empty() && search.least_memory) {
+                const TrainingChoice& least = *search.least_memory;
+                MemoryQuery query;
+                query.layout = least.layout;
+                query.micro_batch = least.micro_batch;
+                result.closest_memory =
+                    estimate_memory(variant(least.precision.precision, least.checkpointing), gpu, query);
+                result.closest_layout = least.layout;
+            }
         } else {
-            evaluate_inference(gpu, precision, found, miss, evaluated);
+            for (const PrecisionChoice& precision : precisions) {
+                evaluate_inference(gpu, precision, found, miss, evaluated);
+            }
+            if (found.empty() && m_closest_miss) {
+                result.closest_memory = estimate_memory(variant(precisions.front().precision, m_workload.training.checkpointing),
+                                                        gpu, m_closest_miss->query);
+                result.closest_layout = m_closest_miss->query.layout;
+            }
         }
         if (found.empty()) {
             result.why_not = miss.why.empty() ? std::string("no price for this acquisition") : miss.why;
-            if (m_closest_miss) {
-                result.closest_memory = estimate_memory(with_precision(precision.precision), gpu, m_closest_miss->query);
-                result.closest_layout = m_closest_miss->query.layout;
-            }
             return result;
         }
         // Prefer layouts that meet the deadline or SLO, then the objective.
@@ -454,7 +403,7 @@ public:
             return a.score < b.score;
         });
         Candidate& best = found.front();
-        best.memory = estimate_memory(m_workload, gpu, memory_query(best));
+        best.memory = estimate_memory(variant(best.precision, best.checkpointing), gpu, memory_query(best));
         best.reason = winner_reason(m_workload, best, m_objective);
         result.candidate = std::move(best);
         return result;
@@ -467,38 +416,50 @@ public:
         plan.question = question(m_workload);
         plan.workload_class = classify(m_workload);
         std::vector<Candidate> best_per_configuration;
+        const std::vector<TrainingSearchResult> searches = m_workload.is_training() ? search_catalog() : std::vector<TrainingSearchResult>{};
+        std::size_t index = 0;
         for (const GpuSpec& gpu : m_catalog.gpus()) {
+            const std::size_t position = index++;
             Miss miss;
             const std::string excluded = static_exclusion(m_workload, gpu);
             if (!excluded.empty()) {
                 plan.rejected.push_back({gpu.id, 0, excluded, excluded_by_choice});
                 continue;
             }
-            const PrecisionChoice precision = choose_precision(m_workload, gpu);
-            if (!precision.possible) {
+            const std::vector<PrecisionChoice> precisions = precision_choices(m_workload, gpu);
+            if (precisions.empty()) {
                 plan.rejected.push_back(
                     {gpu.id, 0, fmt::format("no {} support", to_string(m_workload.precision)), unsupported});
                 continue;
             }
             const std::size_t before = best_per_configuration.size();
             if (m_workload.is_training()) {
-                evaluate_training(gpu, precision, best_per_configuration, miss, plan.evaluated);
+                const TrainingSearchResult& search = searches[position];
+                plan.space += search.space;
+                plan.evaluated += search.evaluated;
+                plan.feasible += search.feasible;
+                evaluate_training(gpu, search, best_per_configuration, miss);
             } else {
-                evaluate_inference(gpu, precision, best_per_configuration, miss, plan.evaluated);
+                for (const PrecisionChoice& precision : precisions) {
+                    evaluate_inference(gpu, precision, best_per_configuration, miss, plan.evaluated);
+                }
             }
             if (best_per_configuration.size() == before) {
                 std::string why = miss.why.empty() ? std::string("no price to rent or buy it") : miss.why;
-                if (precision.fallback) {
+                if (precisions.size() == 1 && precisions.front().fallback) {
                     why = fmt::format("no {} ({} fallback); {}", to_string(m_workload.precision),
-                                      to_string(precision.precision), why);
+                                      to_string(precisions.front().precision), why);
                 }
                 plan.rejected.push_back({gpu.id, 0, why, miss.severity});
             }
         }
+        if (!m_workload.is_training()) {
+            plan.space = plan.evaluated;
+            plan.feasible = m_feasible;
+        }
         // The near misses first: they are the ones worth a second look.
         std::stable_sort(plan.rejected.begin(), plan.rejected.end(),
                          [](const Rejection& a, const Rejection& b) { return a.closeness < b.closeness; });
-        plan.feasible = m_feasible;
         for (Candidate& candidate : best_per_configuration) {
             candidate.score = objective_score(m_objective, candidate);
         }
@@ -522,7 +483,8 @@ public:
             }
         }
         for (Candidate& candidate : ranked) {
-            candidate.memory = estimate_memory(m_workload, *m_catalog.find(candidate.gpu), memory_query(candidate));
+            candidate.memory = estimate_memory(variant(candidate.precision, candidate.checkpointing),
+                                               *m_catalog.find(candidate.gpu), memory_query(candidate));
             candidate.reason = winner_reason(m_workload, candidate, m_objective);
         }
         if (!ranked.empty()) {
@@ -550,10 +512,36 @@ private:
         return query;
     }
 
-    Workload with_precision(Precision precision) const {
+    // The workload as one candidate runs it: its precision and recompute level.
+    Workload variant(Precision precision, Checkpointing checkpointing) const {
         Workload workload = m_workload;
         workload.precision = precision;
+        workload.training.checkpointing = checkpointing;
         return workload;
+    }
+
+    // The training search of every GPU type the constraints leave, on up to two threads (each
+    // search is independent and pure; results are merged in catalog order, so the plan does not
+    // depend on the scheduling).
+    std::vector<TrainingSearchResult> search_catalog() const {
+        const std::vector<GpuSpec>& gpus = m_catalog.gpus();
+        std::vector<TrainingSearchResult> results(gpus.size());
+        std::vector<std::size_t> work;
+        for (std::size_t index = 0; index < gpus.size(); ++index) {
+            if (static_exclusion(m_workload, gpus[index]).empty() && !precision_choices(m_workload, gpus[index]).empty()) {
+                work.push_back(index);
+            }
+        }
+        TrainingSearchOptions options;
+        options.reference = m_reference;
+        std::atomic<std::size_t> next{0};
+        const auto worker = [&]() {
+            for (std::size_t item = next++; item < work.size(); item = next++) {
+                results[work[item]] = search_training(m_workload, gpus[work[item]], m_efficiency, options);
+            }
+        };
+        run_in_parallel(worker, work.size());
+        return results;
     }
 
     // Adds the cheapest acquisition of a feasible (gpu, count, layout) as candidates.
@@ -587,7 +575,6 @@ private:
             }
             candidate.acquisition = acquisition;
             candidate.cost = std::move(cost);
-            ++m_feasible;
             any = true;
             out.push_back(candidate);
         }
@@ -595,17 +582,6 @@ private:
             miss.why = "no price to rent or buy it";
         }
     }
-
-    // The workload's micro-batch, or with micro_batch: auto powers of two up to 64.
-    std::vector<int> micro_batches() const {
-        if (!m_workload.training.micro_batch_auto) {
-            return {m_workload.training.micro_batch};
-        }
-        return {1, 2, 4, 8, 16, 32, 64};
-    }
-
-    // Each layout is priced once per acquisition mode: that many candidates.
-    std::size_t acquisition_count() const { return m_fixed ? 1 : acquisitions_for(m_workload).size(); }
 
     // Fixed mode: remembers the layout that came closest to fitting.
     void note_memory_miss(const MemoryQuery& query, double total_bytes) {
@@ -644,75 +620,54 @@ private:
         return usage;
     }
 
-    void evaluate_training(const GpuSpec& gpu, const PrecisionChoice& precision, std::vector<Candidate>& out, Miss& miss,
-                           std::size_t& evaluated) {
-        const Workload workload = with_precision(precision.precision);
-        const std::vector<int> counts =
-            m_fixed ? std::vector<int>{m_fixed->count} : gpu_counts(m_workload.constraints.max_gpus);
-        for (const int count : counts) {
-            std::optional<Candidate> best;
-            double best_throughput = 0;
-            for (const Layout& layout : training_layouts(workload, gpu, count)) {
-                for (const int micro_batch : micro_batches()) {
-                    evaluated += acquisition_count();
-                    MemoryQuery query;
-                    query.layout = layout;
-                    query.micro_batch = micro_batch;
-                    const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
-                    const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
-                    if (memory.total_bytes > usable) {
-                        note_memory_miss(query, memory.total_bytes);
-                        note_miss(miss, 10.0 + memory.total_bytes / usable,
-                                  fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)",
-                                              format_gb(memory.total_bytes), count, count == 1 ? "" : "s",
-                                              format_gb(gpu.memory_bytes), format_gb(usable)));
-                        break;  // a larger micro-batch needs more memory still
-                    }
-                    PerfQuery perf_query;
-                    perf_query.layout = layout;
-                    perf_query.micro_batch = micro_batch;
-                    PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
-                    if (!perf.training) {
-                        continue;
-                    }
-                    if (!perf.training->meets_deadline && !m_fixed) {
-                        const double time = perf.training->time_to_train_s.value_or(infinity);
-                        note_miss(miss, 1.0 + time / m_workload.training.deadline_seconds,
-                                  fmt::format("{} > {} deadline at {} GPUs", format_duration(time),
-                                              format_duration(m_workload.training.deadline_seconds), count));
-                        continue;
-                    }
-                    // Layouts and micro-batches change the step; throughput compares them fairly.
-                    if (perf.training->samples_per_s > best_throughput) {
-                        best_throughput = perf.training->samples_per_s;
-                        Candidate candidate;
-                        candidate.gpu = gpu.id;
-                        candidate.gpu_name = gpu.name;
-                        candidate.count = count;
-                        candidate.layout = layout;
-                        candidate.precision = precision.precision;
-                        candidate.precision_fallback = precision.fallback;
-                        candidate.micro_batch = micro_batch;
-                        candidate.perf = std::move(perf);
-                        best = std::move(candidate);
-                    }
-                }
+    // Prices the fastest point of each GPU count the search found; the search's nearest miss
+    // becomes the rejection message when none is left.
+    void evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search, std::vector<Candidate>& out,
+                           Miss& miss) {
+        const TrainingMiss& nearest = search.miss;
+        if (nearest.kind == TrainingMiss::Kind::memory) {
+            note_miss(miss, nearest.severity,
+                      fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)", format_gb(nearest.memory_total_bytes),
+                                  nearest.count, nearest.count == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                  format_gb(nearest.usable_bytes)));
+        } else if (nearest.kind == TrainingMiss::Kind::deadline) {
+            note_miss(miss, nearest.severity,
+                      fmt::format("{} > {} deadline at {} GPUs", format_duration(nearest.time_to_train_s),
+                                  format_duration(m_workload.training.deadline_seconds), nearest.count));
+        }
+        for (const TrainingChoice& choice : search.best_per_count) {
+            const Workload workload = variant(choice.precision.precision, choice.checkpointing);
+            PerfQuery perf_query;
+            perf_query.layout = choice.layout;
+            perf_query.micro_batch = choice.micro_batch;
+            PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+            if (!perf.training) {
+                continue;
             }
-            if (best) {
-                price(gpu, *best, training_usage(*best->perf.training, count), out, miss);
-            }
+            Candidate candidate;
+            candidate.gpu = gpu.id;
+            candidate.gpu_name = gpu.name;
+            candidate.count = choice.layout.gpu_count();
+            candidate.layout = choice.layout;
+            candidate.precision = choice.precision.precision;
+            candidate.precision_fallback = choice.precision.fallback;
+            candidate.checkpointing = choice.checkpointing;
+            candidate.micro_batch = choice.micro_batch;
+            candidate.perf = std::move(perf);
+            const UsageProfile usage = training_usage(*candidate.perf.training, candidate.count);
+            price(gpu, std::move(candidate), usage, out, miss);
         }
     }
 
     void evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision, std::vector<Candidate>& out,
                             Miss& miss, std::size_t& evaluated) {
-        const Workload workload = with_precision(precision.precision);
+        const Workload workload = variant(precision.precision, m_workload.training.checkpointing);
         const int max_gpus = m_fixed ? m_fixed->count : m_workload.constraints.max_gpus;
         for (const Layout& layout : inference_layouts(workload, gpu, max_gpus)) {
             if (m_fixed && m_fixed->count % layout.tensor_parallel != 0) {
                 continue;
             }
-            evaluated += acquisition_count();
+            ++evaluated;
             MemoryQuery query;
             query.layout = layout;
             query.batch = 1;
@@ -800,6 +755,7 @@ private:
             candidate.precision_fallback = precision.fallback;
             candidate.batch = perf.inference->batch;
             candidate.perf = std::move(perf);
+            ++m_feasible;
             UsageProfile usage;
             usage.gpus = gpus;
             usage.service = true;
@@ -907,6 +863,7 @@ private:
     const Catalog& m_catalog;
     const EfficiencyTable& m_efficiency;
     Objective m_objective;
+    bool m_reference = false;
     std::size_t m_feasible = 0;
     std::optional<Fixed> m_fixed;
     struct MemoryMiss {
@@ -972,7 +929,7 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
         } else if (report.objective != objective_words(objective)) {
             report.objective = "per role (see each role)";
         }
-        RolePlanner planner(workload, catalog, efficiency, objective);
+        RolePlanner planner(workload, catalog, efficiency, objective, options.reference_search);
         RolePlan plan = planner.run(options.top);
         report.horizon_months = std::max(report.horizon_months, workload.deployment.horizon_months);
         for (const Assumption& assumption : workload.assumptions) {
@@ -998,7 +955,7 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             line.reason = procurement_reason(plan);
             if (plan.alternative) {
                 line.alternative = fmt::format("{} ×{} ({})", plan.alternative->gpu, plan.alternative->count,
-                                               acquisition_words(plan.alternative->acquisition));
+                                               describe(plan.alternative->acquisition));
                 line.alternative_reason = plan.alternative_why_not;
             }
             report.total_capex_usd += line.total_usd;

@@ -82,27 +82,48 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
     return match.empty() ? std::string() : ", did you mean '" + match + "'?";
 }
 
+std::size_t utf8_character_length(std::string_view text, std::size_t at) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    std::size_t length = 0;
+    if (lead < 0x80) {
+        return 1;
+    }
+    if (lead >= 0xc2 && lead <= 0xdf) {
+        length = 2;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+        length = 3;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+        length = 4;
+    } else {
+        return 0;  // a continuation byte, C0/C1 (overlong two-byte forms) or F5-FF
+    }
+    if (at + length > text.size()) {
+        return 0;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+        if ((static_cast<unsigned char>(text[at + k]) & 0xc0) != 0x80) {
+            return 0;
+        }
+    }
+    // The second byte's range rules out overlong three- and four-byte forms, the surrogates
+    // U+D800-DFFF (ED A0-BF) and code points above U+10FFFF (F4 90-BF): RFC 3629 §4.
+    const auto second = static_cast<unsigned char>(text[at + 1]);
+    if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second >= 0xa0) || (lead == 0xf0 && second < 0x90) ||
+        (lead == 0xf4 && second >= 0x90)) {
+        return 0;
+    }
+    return length;
+}
+
 std::string printable_text(std::string_view text) {
     std::string printable;
     printable.reserve(text.size());
     std::size_t i = 0;
     while (i < text.size()) {
         const auto byte = static_cast<unsigned char>(text[i]);
-        std::size_t length = 0;
-        if (byte >= 0x20 && byte < 0x7f) {
-            length = 1;
-        } else if (byte >= 0xc2 && byte <= 0xdf) {
-            length = 2;
-        } else if (byte >= 0xe0 && byte <= 0xef) {
-            length = 3;
-        } else if (byte >= 0xf0 && byte <= 0xf4) {
-            length = 4;
-        }
-        bool whole = length > 0 && i + length <= text.size();
-        for (std::size_t k = 1; whole && k < length; ++k) {
-            whole = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-        }
-        if (whole) {
+        const bool control = byte < 0x20 || byte == 0x7f;
+        const std::size_t length = control ? 0 : utf8_character_length(text, i);
+        if (length > 0) {
             printable.append(text.substr(i, length));
             i += length;
         } else {
@@ -114,6 +135,47 @@ std::string printable_text(std::string_view text) {
         }
     }
     return printable;
+}
+
+std::string xml_escape(std::string_view text, XmlContext context) {
+    const bool attribute = context == XmlContext::attribute;
+    std::string out;
+    out.reserve(text.size());
+    for (const char character : text) {
+        switch (character) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&apos;";
+            break;
+        case '\t':
+            out += attribute ? "&#9;" : "\t";
+            break;
+        case '\n':
+            out += attribute ? "&#10;" : "\n";
+            break;
+        case '\r':
+            out += "&#13;";
+            break;
+        default:
+            if (static_cast<unsigned char>(character) < 0x20) {
+                out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+            } else {
+                out += character;
+            }
+        }
+    }
+    return out;
 }
 
 }  // namespace gpusel

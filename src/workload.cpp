@@ -1,7 +1,9 @@
 #include "gpusel/workload.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -254,7 +256,10 @@ private:
                                                   "nf4", "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq",  "gptq"};
         const std::vector<std::string> kv = {"fp16", "bf16", "fp8", "int8"};
         std::string precision_text;
-        if (top.has("precision")) {
+        const YamlNode* precision_node = top.has("precision") ? top.node("precision") : nullptr;
+        if (precision_node != nullptr && precision_node->kind == YamlNode::Kind::sequence) {
+            read_precision_options(*precision_node, top.child_path("precision"), precisions);
+        } else if (precision_node != nullptr) {
             top.text("precision", precision_text);
             const std::optional<Precision> parsed = parse_precision(precision_text);
             if (parsed && (*parsed == Precision::int8 || *parsed == Precision::int4 || *parsed == Precision::fp4)) {
@@ -293,6 +298,125 @@ private:
         }
     }
 
+    // `precision: [bf16, fp8]`: the planner tries each where the GPU runs it natively; the first is
+    // the workload's precision for single-layout commands.
+    void read_precision_options(const YamlNode& node, const std::string& path, const std::vector<std::string>& names) {
+        if (node.items.empty()) {
+            m_diagnostics.error(node.position, path, "an empty list; give one precision or a list of them");
+            return;
+        }
+        for (const YamlNode& item : node.items) {
+            const std::optional<Precision> parsed =
+                item.kind == YamlNode::Kind::scalar ? parse_precision(item.scalar) : std::nullopt;
+            if (!parsed || *parsed == Precision::int8 || *parsed == Precision::int4 || *parsed == Precision::fp4) {
+                const std::string text = item.kind == YamlNode::Kind::scalar ? item.scalar : std::string(kind_name(item.kind));
+                m_diagnostics.error(item.position, path,
+                                    fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
+                continue;
+            }
+            std::vector<Precision>& options = m_workload.precision_options;
+            if (std::find(options.begin(), options.end(), *parsed) != options.end()) {
+                m_diagnostics.error(item.position, path, fmt::format("'{}' is listed twice", item.scalar));
+                continue;
+            }
+            options.push_back(*parsed);
+        }
+        if (!m_workload.precision_options.empty()) {
+            m_workload.precision = m_workload.precision_options.front();
+        }
+    }
+
+    // micro_batch: N, `auto` (powers of two to 64) or `A..B` (every integer from A to B).
+    void read_micro_batch(MapReader& reader, TrainingSpec& training) {
+        const YamlNode* micro = reader.has("micro_batch") ? reader.node("micro_batch") : nullptr;
+        if (micro == nullptr || micro->kind != YamlNode::Kind::scalar || micro->quoted ||
+            (micro->scalar != "auto" && micro->scalar.find("..") == std::string::npos)) {
+            reader.integer("micro_batch", training.micro_batch, 1, 1 << 20);
+            if (!reader.has("micro_batch")) {
+                assume(reader.child_path("micro_batch"), "1");
+            }
+            return;
+        }
+        if (micro->scalar == "auto") {
+            for (int value = 1; value <= 64; value *= 2) {
+                training.micro_batch_options.push_back(value);
+            }
+        } else {
+            const std::string& text = micro->scalar;
+            const std::size_t dots = text.find("..");
+            const auto bound = [](std::string_view part) -> std::optional<int> {
+                int value = 0;
+                const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+                if (error != std::errc() || end != part.data() + part.size() || part.empty() || part.front() == '0') {
+                    return std::nullopt;
+                }
+                return value;
+            };
+            const std::optional<int> low = bound(std::string_view(text).substr(0, dots));
+            const std::optional<int> high = bound(std::string_view(text).substr(dots + 2));
+            constexpr int most_options = 256;
+            if (!low || !high || *low < 1 || *high < *low || *high - *low >= most_options) {
+                reader.error("micro_batch", fmt::format("'{}' is not a micro-batch, `auto` or a range A..B with "
+                                                        "1 <= A <= B and at most {} values (e.g. 1..16)", text, most_options));
+                return;
+            }
+            for (int value = *low; value <= *high; ++value) {
+                training.micro_batch_options.push_back(value);
+            }
+        }
+        training.micro_batch = training.micro_batch_options.front();
+    }
+
+    // checkpointing: one level, `auto` (none, selective, full) or a list of levels.
+    void read_checkpointing(MapReader& reader, TrainingSpec& training) {
+        const YamlNode* node = reader.has("checkpointing") ? reader.node("checkpointing") : nullptr;
+        if (node != nullptr && node->kind == YamlNode::Kind::sequence) {
+            std::vector<std::string> names;
+            for (const auto& [value, name] : checkpointing_names) {
+                names.emplace_back(name);
+            }
+            for (const YamlNode& item : node->items) {
+                std::optional<Checkpointing> parsed;
+                for (const auto& [value, name] : checkpointing_names) {
+                    if (item.kind == YamlNode::Kind::scalar && item.scalar == name) {
+                        parsed = value;
+                    }
+                }
+                const std::string text = item.kind == YamlNode::Kind::scalar ? item.scalar : std::string(kind_name(item.kind));
+                if (!parsed) {
+                    m_diagnostics.error(item.position, reader.child_path("checkpointing"),
+                                        fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "),
+                                                    did_you_mean(text, names)));
+                } else if (std::find(training.checkpointing_options.begin(), training.checkpointing_options.end(),
+                                     *parsed) != training.checkpointing_options.end()) {
+                    m_diagnostics.error(item.position, reader.child_path("checkpointing"),
+                                        fmt::format("'{}' is listed twice", text));
+                } else {
+                    training.checkpointing_options.push_back(*parsed);
+                }
+            }
+            if (node->items.empty()) {
+                m_diagnostics.error(node->position, reader.child_path("checkpointing"),
+                                    "an empty list; give a level, auto, or a list of levels");
+            } else if (!training.checkpointing_options.empty()) {
+                training.checkpointing = training.checkpointing_options.front();
+            }
+            return;
+        }
+        if (node != nullptr && node->kind == YamlNode::Kind::scalar && !node->quoted && node->scalar == "auto") {
+            training.checkpointing_options = {Checkpointing::none, Checkpointing::selective, Checkpointing::full};
+            // Megatron-Core's recommended default (--recompute-activations): what a single-layout
+            // command such as `gpusel memory` estimates.
+            training.checkpointing = Checkpointing::selective;
+            assume(reader.child_path("checkpointing"), "selective", "auto: the planner tries none, selective and full");
+            return;
+        }
+        reader.choice("checkpointing", training.checkpointing, checkpointing_names);
+        if (!reader.has("checkpointing")) {
+            assume(reader.child_path("checkpointing"), "none");
+        }
+    }
+
     void read_training(const YamlNode& node, const std::string& path) {
         MapReader reader(node, path, m_diagnostics);
         TrainingSpec& training = m_workload.training;
@@ -308,12 +432,7 @@ private:
         if (!reader.boolean("master_weights", training.master_weights) && !reader.has("master_weights") && low_precision) {
             assume(reader.child_path("master_weights"), "true", "mixed precision");
         }
-        if (const YamlNode* micro = reader.node("micro_batch"); micro != nullptr && micro->scalar == "auto") {
-            training.micro_batch_auto = true;
-        } else {
-            reader.integer("micro_batch", training.micro_batch, 1, 1 << 20);
-            defaulted("micro_batch", "1");
-        }
+        read_micro_batch(reader, training);
         reader.integer("global_batch", training.global_batch, 1, 1 << 30);
         const bool transformer = m_workload.model.is_transformer();
         if (transformer) {
@@ -322,8 +441,7 @@ private:
         if (!reader.integer("seq_len", training.seq_len, 1, 1 << 24) && !reader.has("seq_len") && transformer) {
             assume(reader.child_path("seq_len"), std::to_string(training.seq_len));
         }
-        reader.choice("checkpointing", training.checkpointing, checkpointing_names);
-        defaulted("checkpointing", "none");
+        read_checkpointing(reader, training);
         reader.boolean("flash_attention", training.flash_attention);
         if (transformer) {
             defaulted("flash_attention", "true");
@@ -360,7 +478,12 @@ private:
         reader.number("epochs", training.epochs, UnitKind::plain, 0, 1e6, true);
         reader.integer("runs", training.runs, 1, 100000);
         defaulted("runs", "1");
-        reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
+        const bool deadline =
+            reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
+        // Without the amount of data there is no time to train, and every candidate would pass.
+        if (deadline && training.deadline_seconds > 0 && !reader.has("dataset_tokens") && !reader.has("dataset_samples")) {
+            reader.error("deadline", "a deadline needs dataset_tokens or dataset_samples to judge the time to train");
+        }
         reader.finish();
     }
 
@@ -386,7 +509,10 @@ private:
         training.zero_grad = framework == Framework::pytorch ? ZeroGrad::set_to_none : ZeroGrad::zero;
         reader.choice("zero_grad", training.zero_grad, zero_grad_names);
         defaulted("zero_grad", to_string(training.zero_grad));
-        training.gradient_dtype = framework == Framework::megatron && m_workload.precision == Precision::bf16
+        // FP8 training in Megatron runs on bf16 parameters (--bf16 with --fp8-format), so it keeps
+        // the fp32 main_grad buffers of bf16.
+        const bool bf16_parameters = m_workload.precision == Precision::bf16 || m_workload.precision == Precision::fp8;
+        training.gradient_dtype = framework == Framework::megatron && bf16_parameters
                                       ? GradientDtype::fp32
                                       : GradientDtype::automatic;
         reader.choice("gradient_dtype", training.gradient_dtype, gradient_dtype_names);

@@ -146,9 +146,6 @@ bool meets_every_constraint(const Workload& workload, const ProposalPolicy& poli
 // run on Volta and Turing: fp16 with loss scaling); none when there is no such format.
 std::optional<Precision> runnable_precision(const Workload& workload, const GpuSpec& gpu);
 
-// The catalog price of `gpu` for `acquisition`: USD per GPU (buy) or per GPU-hour (rent).
-std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition);
-
 // Runs the planner for every hardware line whose role has a workload. `catalog` must hold
 // every GPU the proposal names (the loader checks that).
 std::vector<HardwareAssessment> assess_proposal(const Proposal& proposal, const Catalog& catalog,
@@ -181,12 +178,6 @@ std::string render_input_errors_junit(const std::string& file, const std::vector
 // % → %25, CR → %0D, LF → %0A; property values additionally : → %3A and , → %2C.
 std::string escape_github_data(std::string_view text);
 std::string escape_github_property(std::string_view text);
-// XML 1.0 attribute values: & < > " ' as entities, tab, LF and CR as character references (so
-// that attribute-value normalisation keeps them); characters XML 1.0 forbids (C0 controls other
-// than tab, LF, CR) become U+FFFD.
-std::string escape_xml(std::string_view text);
-// The same for character data between tags, where tab and LF stay as they are.
-std::string escape_xml_text(std::string_view text);
 
 // Evidence as a person reads it: "total 95.3 GB", "deadline 14 d", "saving $12,400".
 std::string format_evidence_value(const EvidenceItem& item);

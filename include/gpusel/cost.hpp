@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusel/catalog.hpp"
@@ -45,8 +46,8 @@ struct CostEstimate {
     double monthly_opex_usd = 0;    // average per month over the horizon
     double tco_usd = 0;             // capex + opex over the horizon − resale
     double cloud_equivalent_usd = 0;  // the same GPU-hours rented on demand
-    // Buying: capex / (cloud_equivalent_usd per month − monthly_opex_usd), the month from which
-    // owning has cost less than renting the same GPU-hours on demand; absent when never.
+    // Buying: break_even_month(capex_usd, monthly_opex_usd, cloud_equivalent_usd / horizon), the
+    // month from which owning has cost less than renting the same GPU-hours on demand.
     std::optional<double> break_even_month;
     double usd_per_unit = 0;
     std::string unit;
@@ -54,6 +55,23 @@ struct CostEstimate {
     CostBreakdown breakdown;
     std::vector<std::string> notes;
 };
+
+// True when `acquisition` buys the GPUs (new or used: capex now, resale at the horizon's end);
+// false for every rental.
+bool is_purchase(Acquisition acquisition);
+
+// Words for a reader: "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y".
+// (Files and JSON use to_string's names, workload.hpp.)
+std::string_view describe(Acquisition acquisition);
+
+// The catalog's price of `gpu` for `acquisition`: USD per GPU when bought, per GPU-hour when
+// rented; absent when the catalog does not list that price.
+std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition);
+
+// The month from which owning has cost less in total than renting the same GPU-hours:
+// capex_usd / (monthly_rent_usd − monthly_opex_usd). May lie beyond the horizon; absent when
+// renting costs no more per month than running the owned GPUs (owning never catches up).
+std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd, double monthly_rent_usd);
 
 // Prices `count` GPUs of `gpu` acquired as `acquisition` for `usage` over the workload's
 // horizon. `unit_price_usd` overrides the catalog price (a quote). Never throws; an

@@ -11,8 +11,9 @@
 // rejected catalog entries with the reason.
 //
 // Self-contained: no scripts, no external style sheets, fonts or images; inline CSS and SVG
-// only, so it opens offline and prints on A4 (@media print). All text is HTML-escaped. The
-// output is deterministic (no timestamps), so two runs on the same plan give the same bytes.
+// only, so it opens offline and prints on A4 (@media print). All text is escaped (xml_escape,
+// text.hpp). The output is deterministic (no timestamps), so two runs on the same plan give the
+// same bytes.
 
 #include <optional>
 #include <string>
@@ -36,12 +37,11 @@ std::vector<svg::Point> cumulative_cost_by_month(const CostEstimate& cost, doubl
 std::vector<svg::Point> on_demand_equivalent_by_month(const CostEstimate& cost, double horizon_months);
 
 // The month from which a bought candidate has cost less than renting the same GPU-hours on
-// demand: where the two lines above cross, capex / (cloud_equivalent_usd / horizon −
-// monthly_opex_usd). May lie beyond the horizon. nullopt for a rented candidate, without an
-// on-demand price, or when renting costs no more per month than running the owned GPUs.
-// The report uses this rather than CostEstimate::break_even_month so that its table and its
-// cost chart agree (the cost model's month assumes the GPUs busy at the deployment's
-// utilisation every month, which a batch training job is not).
+// demand: where the two lines above cross, break_even_month(capex, monthly opex,
+// cloud_equivalent_usd / horizon_months) of the cost model (cost.hpp); over the workload's
+// horizon it is CostEstimate::break_even_month. May lie beyond the horizon. nullopt for a rented
+// candidate, without an on-demand price, or when renting costs no more per month than running
+// the owned GPUs.
 std::optional<double> buy_versus_rent_break_even_month(const CostEstimate& cost, double horizon_months);
 
 }  // namespace gpusel

@@ -35,6 +35,12 @@ JsonDocument finite_or_null(const std::optional<double>& value, std::string_view
 // JSON shows 1234.57 rather than 1234.5678901. Non-finite values are returned unchanged.
 double round_to(double value, int decimals);
 
+// `value` rounded half away from zero to `digits` (1..15) significant digits, e.g. 6 for a
+// modelled estimate (finer than any estimate deserves), so that JSON shows 0.123457 rather than
+// 0.12345678901234 and the same on every platform. -0 gives 0; non-finite values are returned
+// unchanged.
+double round_significant(double value, int digits);
+
 // The document as text (see the header comment). Throws std::invalid_argument naming the JSON
 // pointer of the first non-finite number.
 std::string dump_json(const JsonDocument& document);

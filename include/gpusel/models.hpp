@@ -58,7 +58,9 @@ private:
     std::unordered_map<std::string, std::size_t> m_index;  // lower-case name -> position
 };
 
-// Parses models YAML text and merges it into `library` (same name = replaced). Throws InputError.
+// Parses models YAML text and merges it into `library`: an entry replaces the library's model
+// of the same name (names are compared ignoring case). Throws InputError, also when one file
+// names a model twice (at the second entry's name, naming the first's line).
 void merge_models_text(ModelLibrary& library, std::string_view text, const std::string& file_name);
 void merge_models_file(ModelLibrary& library, const std::string& path);
 

@@ -32,6 +32,7 @@ struct Candidate {
     bool precision_fallback = false;  // the workload's precision is not native; this one is used
     Acquisition acquisition = Acquisition::buy_new;
     int micro_batch = 0;    // training
+    Checkpointing checkpointing = Checkpointing::none;  // training: the recompute level
     int batch = 0;          // inference, per replica
     MemoryEstimate memory;
     PerfEstimate perf;
@@ -60,8 +61,12 @@ struct RolePlan {
     std::vector<Rejection> rejected;
     std::vector<std::size_t> pareto;  // indices into `ranked`: time vs cost (training) or latency vs throughput
     std::vector<std::string> advice;  // e.g. "input-bound: fix the pipeline before upgrading the GPU"
-    std::size_t evaluated = 0;        // candidates evaluated
-    std::size_t feasible = 0;         // candidates meeting every constraint
+    // Training counts layout points (GPU × count × tp × pp × dp × ZeRO × micro-batch × recompute ×
+    // precision), inference tensor-parallel layouts; each point is priced for every acquisition
+    // afterwards (the fastest point per GPU count: see training_search.hpp).
+    std::size_t space = 0;            // points in the search space
+    std::size_t evaluated = 0;        // points estimated (space − evaluated were pruned, provably safely)
+    std::size_t feasible = 0;         // evaluated points that fit and meet the deadline or SLO
 };
 
 struct ProcurementLine {
@@ -83,6 +88,9 @@ struct ProcurementLine {
 struct PlanOptions {
     std::optional<Objective> objective;  // overrides each workload's
     std::size_t top = 5;                 // ranked candidates kept per role
+    // Evaluate every training point with the full estimators and prune nothing: the reference
+    // the fast path is tested against (slow; tests only).
+    bool reference_search = false;
 };
 
 struct PlanReport {

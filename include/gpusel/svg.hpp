@@ -10,7 +10,7 @@
 //    marker shape, dash pattern or fill pattern, so a black-and-white print keeps them apart.
 //  - Every chart takes an `id_prefix` that is unique within the HTML document, because the
 //    pattern definitions of all inline SVGs share one id namespace.
-//  - All text is XML-escaped.
+//  - All text is XML-escaped (xml_escape, text.hpp).
 
 #include <cstddef>
 #include <optional>
@@ -19,9 +19,6 @@
 #include <vector>
 
 namespace gpusel::svg {
-
-// Escapes & < > " ' for use in XML text and attribute values.
-std::string xml_escape(std::string_view text);
 
 // ---- axes -------------------------------------------------------------------------------
 

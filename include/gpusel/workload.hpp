@@ -64,11 +64,16 @@ struct LoraSpec {
 struct TrainingSpec {
     Optimizer optimizer = Optimizer::adamw;
     bool master_weights = true;
-    int micro_batch = 1;          // samples per GPU per forward pass
-    bool micro_batch_auto = false;
+    int micro_batch = 1;          // samples per GPU per forward pass (the first of the options)
+    // The micro-batches the planner tries, ascending (`auto`: 1, 2, 4 … 64; `A..B`: every integer);
+    // empty = micro_batch only. Single-layout commands use micro_batch.
+    std::vector<int> micro_batch_options;
     int global_batch = 0;         // 0 = micro_batch × data-parallel degree
     int seq_len = 0;              // tokens per sample (transformers)
     Checkpointing checkpointing = Checkpointing::none;
+    // Recompute levels the planner tries (`auto`: none, selective, full; or a list); empty =
+    // checkpointing only. Single-layout commands use checkpointing (auto: selective).
+    std::vector<Checkpointing> checkpointing_options;
     bool flash_attention = true;
     Sharding sharding = Sharding::none;
     bool sharding_given = false;  // false: the planner tries none and ZeRO 1-3
@@ -178,6 +183,9 @@ struct Workload {
     ModelSpec model;
     std::string model_label;  // preset name or config file, for summaries
     Precision precision = Precision::bf16;
+    // Compute precisions the planner tries where the GPU runs them natively (`precision: [bf16,
+    // fp8]`); empty = precision only. precision is the first; single-layout commands use it.
+    std::vector<Precision> precision_options;
     WeightFormat weights = WeightFormat::bf16;
     KvCacheFormat kv_cache = KvCacheFormat::fp16;
     TrainingSpec training;

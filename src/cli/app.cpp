@@ -40,6 +40,42 @@ const ModelLibrary& Context::models() {
     return *m_models;
 }
 
+std::vector<std::string> Context::option_input_files() const {
+    std::vector<std::string> files = catalog_files;
+    if (!models_file.empty()) {
+        files.push_back(models_file);
+    }
+    return files;
+}
+
+std::vector<std::string> files_read_by(const Project& project) {
+    std::vector<std::string> files;
+    const auto add = [&](const std::string& file) {
+        if (!file.empty() && std::find(files.begin(), files.end(), file) == files.end()) {
+            files.push_back(file);
+        }
+    };
+    add(project.file);
+    for (const Workload& workload : project.workloads) {
+        add(workload.file);
+        add(workload.model.source);
+    }
+    return files;
+}
+
+Project load_plan_input_for_output(Context& context, const std::string& file, OutputTarget& target) {
+    target.inputs.push_back(file);
+    const std::vector<std::string> option_files = context.option_input_files();
+    target.inputs.insert(target.inputs.end(), option_files.begin(), option_files.end());
+    check_output_target(target);
+    Project project = load_plan_input_file(file, context.load_context());
+    // The files a project pulls in (workloads[].file, model.hf_config) are known only now.
+    const std::vector<std::string> project_files = files_read_by(project);
+    target.inputs.insert(target.inputs.end(), project_files.begin(), project_files.end());
+    check_output_target(target);
+    return project;
+}
+
 bool Context::color() const {
     const char* no_color_env = std::getenv("NO_COLOR");
     return stdout_is_tty && !no_color && (no_color_env == nullptr || *no_color_env == '\0');

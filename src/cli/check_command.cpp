@@ -44,6 +44,8 @@ void run_check(Context& context, const CheckOptions& options) {
     target.path = options.output;
     target.force = context.force;
     target.inputs = {options.proposal_file};
+    const std::vector<std::string> option_files = context.option_input_files();
+    target.inputs.insert(target.inputs.end(), option_files.begin(), option_files.end());
     check_output_target(target);
 
     Proposal proposal;
@@ -65,11 +67,9 @@ void run_check(Context& context, const CheckOptions& options) {
         }
         throw;
     }
-    for (const Workload& workload : proposal.project.workloads) {
-        if (!workload.file.empty()) {
-            target.inputs.push_back(workload.file);
-        }
-    }
+    const std::vector<std::string> project_files = files_read_by(proposal.project);
+    target.inputs.insert(target.inputs.end(), project_files.begin(), project_files.end());
+    check_output_target(target);
     const std::vector<HardwareAssessment> assessments =
         assess_proposal(proposal, context.catalog(), builtin_efficiency());
     const CheckReport report = judge_proposal(proposal, assessments);

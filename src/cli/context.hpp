@@ -13,6 +13,7 @@
 
 #include "gpusel/catalog.hpp"
 #include "gpusel/models.hpp"
+#include "gpusel/output.hpp"
 #include "gpusel/workload.hpp"
 
 namespace gpusel::cli {
@@ -36,6 +37,8 @@ struct Context {
 
     const Catalog& catalog();
     const ModelLibrary& models();
+    // The files the global options name (--catalog, --models), for OutputTarget::inputs.
+    std::vector<std::string> option_input_files() const;
     LoadContext load_context() { return LoadContext{&catalog(), &models()}; }
     bool color() const;
 
@@ -43,6 +46,19 @@ private:
     std::optional<Catalog> m_catalog;
     std::optional<ModelLibrary> m_models;
 };
+
+// The files loading `project` read, for OutputTarget::inputs: the project file, each workload's
+// file (a workloads[].file entry, or the project file for an inline workload), and each model's
+// source, which for a model.hf_config is the config file read (models.hpp). A preset's source
+// is a citation that names no file here; output.cpp matches only existing files (device and
+// inode), so such a name never matches an output.
+std::vector<std::string> files_read_by(const Project& project);
+
+// Loads FILE (a workload or project) for a command that writes `target` (plan, report). Adds
+// FILE, the --catalog and --models files and, once loaded, files_read_by(project) to
+// target.inputs, and refuses the target (check_output_target) before loading and again after,
+// so that nothing is planned for an output that will be refused.
+Project load_plan_input_for_output(Context& context, const std::string& file, OutputTarget& target);
 
 // Each subcommand lives in its own file and registers itself here.
 void register_validate(CLI::App& app, Context& context);

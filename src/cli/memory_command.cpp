@@ -8,6 +8,7 @@
 #include "cli/context.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/format.hpp"
+#include "gpusel/json_output.hpp"
 #include "gpusel/memory.hpp"
 #include "gpusel/text_table.hpp"
 
@@ -93,7 +94,7 @@ void print_json(Context& context, const Workload& workload, const std::vector<Gp
     for (const GpuEstimate& item : estimates) {
         document["estimates"].push_back(estimate_json(item, count, workload));
     }
-    context.out << document.dump(2) << "\n";
+    context.out << dump_json(document);
 }
 
 std::string what_is_estimated(const Workload& workload, const MemoryEstimate& estimate) {

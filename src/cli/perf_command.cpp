@@ -10,6 +10,7 @@
 #include "cli/context.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/format.hpp"
+#include "gpusel/json_output.hpp"
 #include "gpusel/perf.hpp"
 
 namespace gpusel::cli {
@@ -29,13 +30,7 @@ struct PerfOptions {
 };
 
 // Six significant digits: stable across platforms, finer than any estimate deserves.
-double rounded(double value) {
-    if (value == 0 || !std::isfinite(value)) {
-        return value;
-    }
-    const double scale = std::pow(10.0, 5 - static_cast<int>(std::floor(std::log10(std::fabs(value)))));
-    return std::round(value * scale) / scale;
-}
+double rounded(double value) { return round_significant(value, 6); }
 
 // A number, or null with a note naming the field when it is not finite.
 Json number(double value, std::string_view field, std::vector<std::string>& notes) {
@@ -122,12 +117,14 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
         object["p99_tpot_s"] = optional_number(inference.p99_tpot_s);
         object["p99_e2e_s"] = optional_number(inference.p99_e2e_s);
         object["batch"] = inference.batch;
-        object["percentile"] = rounded(inference.percentile);
+        object["percentile"] = number(inference.percentile, "inference.percentile", notes);
         object["replicas"] = inference.replicas;
         object["max_batch_memory"] = inference.max_batch_memory;
-        object["offered_requests_per_s"] = rounded(inference.offered_requests_per_s);
+        object["offered_requests_per_s"] =
+            number(inference.offered_requests_per_s, "inference.offered_requests_per_s", notes);
         object["meets_slo"] = inference.meets_slo;
-        object["max_requests_per_s_meeting_slo"] = rounded(inference.max_requests_per_s_meeting_slo);
+        object["max_requests_per_s_meeting_slo"] =
+            number(inference.max_requests_per_s_meeting_slo, "inference.max_requests_per_s_meeting_slo", notes);
         object["binding_target"] = inference.binding_target;
         if (inference.replicas_needed > 0) {
             object["gpus_needed_for_slo"] =
@@ -141,8 +138,9 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
     }
     entry["bottleneck"] = Json{{"resource", std::string(to_string(estimate.bottleneck.resource))},
                                {"phase", estimate.bottleneck.phase},
-                               {"share", rounded(estimate.bottleneck.share)},
-                               {"gpu_utilization", rounded(estimate.bottleneck.gpu_utilization)},
+                               {"share", number(estimate.bottleneck.share, "bottleneck.share", notes)},
+                               {"gpu_utilization",
+                                number(estimate.bottleneck.gpu_utilization, "bottleneck.gpu_utilization", notes)},
                                {"detail", estimate.bottleneck.detail},
                                {"remedy", estimate.bottleneck.remedy}};
     entry["notes"] = notes;
@@ -294,7 +292,7 @@ void run_perf(Context& context, const PerfOptions& options) {
     query.layout = default_layout(workload, *gpu, count, query.stack);
     const PerfEstimate estimate = estimate_perf(workload, *gpu, query, builtin_efficiency());
     if (options.format == "json") {
-        context.out << render_json(workload, *gpu, count, estimate).dump(2) << "\n";
+        context.out << dump_json(render_json(workload, *gpu, count, estimate));
     } else {
         render_table(workload, *gpu, count, estimate, context.quiet, context.out);
     }

@@ -61,18 +61,11 @@ void run_plan(const PlanFlags& flags, Context& context) {
     if (!flags.objective.empty()) {
         options.objective = parse_objective(flags.objective);
     }
-    OutputTarget target{flags.output, context.force, {flags.file}};
-    for (const std::string& catalog : context.catalog_files) {
-        target.inputs.push_back(catalog);
-    }
-    if (!context.models_file.empty()) {
-        target.inputs.push_back(context.models_file);
-    }
+    OutputTarget target{flags.output, context.force, {}};
     if (flags.format == "xlsx" && target.is_standard_output()) {
         throw UsageError("--format xlsx writes a binary workbook: give -o FILE.xlsx");
     }
-    check_output_target(target);
-    const Project project = load_plan_input_file(flags.file, context.load_context());
+    const Project project = load_plan_input_for_output(context, flags.file, target);
     const PlanReport report = make_plan(project, context.catalog(), builtin_efficiency(), options);
 
     std::string content;

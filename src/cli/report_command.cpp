@@ -21,17 +21,10 @@ struct ReportFlags {
 void run_report(const ReportFlags& flags, Context& context) {
     PlanOptions options;
     options.top = static_cast<std::size_t>(parse_count_flag(flags.top, "--top", 1, 1000));
-    OutputTarget target{flags.output, context.force, {flags.file}};
-    for (const std::string& catalog : context.catalog_files) {
-        target.inputs.push_back(catalog);
-    }
-    if (!context.models_file.empty()) {
-        target.inputs.push_back(context.models_file);
-    }
-    // Refuse a bad target (an input, an existing file without --force, a missing folder)
+    OutputTarget target{flags.output, context.force, {}};
+    // Refuses a bad target (an input, an existing file without --force, a missing folder)
     // before the planner runs, not after.
-    check_output_target(target);
-    const Project project = load_plan_input_file(flags.file, context.load_context());
+    const Project project = load_plan_input_for_output(context, flags.file, target);
     const PlanReport report = make_plan(project, context.catalog(), builtin_efficiency(), options);
     write_output(target, render_plan_html(report), context.out);
     if (!context.quiet && !target.is_standard_output()) {

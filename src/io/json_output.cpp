@@ -40,6 +40,21 @@ double round_to(double value, int decimals) {
     return rounded == 0.0 ? 0.0 : rounded;
 }
 
+double round_significant(double value, int digits) {
+    if (digits < 1 || digits > 15) {
+        throw std::invalid_argument("round_significant: digits out of range");
+    }
+    if (value == 0.0 || !std::isfinite(value)) {
+        return value == 0.0 ? 0.0 : value;
+    }
+    const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(value)))));
+    // A subnormal value needs a scale beyond double's range; it is far below any step anyway.
+    if (!std::isfinite(scale)) {
+        return value;
+    }
+    return std::round(value * scale) / scale;
+}
+
 namespace {
 
 // The pointer of the first non-finite number, or nullopt. Iterative: a document built by a

@@ -42,6 +42,9 @@ constexpr double quantized_weight_uncertainty = 0.10;
 class NoteList {
 public:
     explicit NoteList(std::vector<std::string>* list) : m_list(list) {}
+    // Whether notes are kept: callers skip building their arguments (string formatting is most of
+    // an estimate's cost) when they are not.
+    bool active() const { return m_list != nullptr; }
     template <typename... Args>
     void add(fmt::format_string<Args...> format, Args&&... args) {
         if (m_list != nullptr) {
@@ -273,8 +276,10 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     // --- weights
     WeightFormat stored = workload.weights;
     if (!lora && !is_float_format(stored)) {
-        notes.add("full training cannot update {} weights; counted as {} (the compute precision)", to_string(stored),
-                  compute_bytes == 4 ? "fp32" : "16-bit");
+        if (notes.active()) {
+            notes.add("full training cannot update {} weights; counted as {} (the compute precision)", to_string(stored),
+                      compute_bytes == 4 ? "fp32" : "16-bit");
+        }
         stored = compute_bytes == 4 ? WeightFormat::fp32 : WeightFormat::bf16;
     }
     double weights = stored_weight_bytes(shard, stored);
@@ -284,12 +289,14 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // (DeepSpeed estimate_zero3_model_states_mem_needs: 4 × largest layer bytes at 16-bit).
         const double gather = 2.0 * split.largest_layer / std::max(layout.tensor_parallel, 1) * weight_element;
         const double resident = offload_params ? 0.0 : weights / d;
-        notes.add("weights: {} = {} parameters × {:g} B{} + gathered layers 2 × {} × {:g} B = {}{}",
-                  offload_params ? "offloaded to CPU" : fmt::format("ZeRO-3 shard {}", gb(resident)),
-                  format_count(shard.total), weight_element,
-                  offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel), format_count(split.largest_layer),
-                  weight_element, gb(gather),
-                  split.largest_layer > 0 ? "" : " (layer sizes unknown: gather buffers not counted)");
+        if (notes.active()) {
+            notes.add("weights: {} = {} parameters × {:g} B{} + gathered layers 2 × {} × {:g} B = {}{}",
+                      offload_params ? "offloaded to CPU" : fmt::format("ZeRO-3 shard {}", gb(resident)),
+                      format_count(shard.total), weight_element,
+                      offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel), format_count(split.largest_layer),
+                      weight_element, gb(gather),
+                      split.largest_layer > 0 ? "" : " (layer sizes unknown: gather buffers not counted)");
+        }
         weights = resident + gather;
     }
     if (!is_float_format(stored) && lora) {
@@ -306,24 +313,32 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // Adapters live in the base's float dtype, or the compute dtype over a quantized base.
         trainable_element = is_float_format(stored) ? weight_element : compute_bytes;
         weights += trainable * trainable_element;
-        notes.add("LoRA rank {} on [{}]: {:.0f} trainable parameters ({:.3f} % of {}); the base stays frozen as {}",
-                  training.lora.rank, fmt::join(training.lora.targets, ", "), lora_params,
-                  100.0 * lora_params / std::max(model.params, 1.0), format_count(model.params), to_string(stored));
+        if (notes.active()) {
+            notes.add("LoRA rank {} on [{}]: {:.0f} trainable parameters ({:.3f} % of {}); the base stays frozen as {}",
+                      training.lora.rank, fmt::join(training.lora.targets, ", "), lora_params,
+                      100.0 * lora_params / std::max(model.params, 1.0), format_count(model.params), to_string(stored));
+        }
         if (!model.is_transformer()) {
-            notes.add("LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
-                      "(adapters are typically well under 1 % of the parameters)");
+            if (notes.active()) {
+                notes.add("LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
+                          "(adapters are typically well under 1 % of the parameters)");
+            }
         }
         if (!lora_terms.unknown.empty()) {
-            notes.add("LoRA targets not recognised, counted as hidden→hidden: {}", fmt::join(lora_terms.unknown, ", "));
+            if (notes.active()) {
+                notes.add("LoRA targets not recognised, counted as hidden→hidden: {}", fmt::join(lora_terms.unknown, ", "));
+            }
         }
     }
     if (!sharded_weights && !offload_params) {
-        notes.add("weights: {} parameters{} × {:g} B ({}) = {}{}", format_count(shard.total),
-                  shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(stored) / 8, to_string(stored),
-                  gb(stored_weight_bytes(shard, stored)),
-                  lora ? fmt::format(" + LoRA adapters {} × {:g} B = {}", format_count(trainable), trainable_element,
-                                     gb(trainable * trainable_element))
-                       : "");
+        if (notes.active()) {
+            notes.add("weights: {} parameters{} × {:g} B ({}) = {}{}", format_count(shard.total),
+                      shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(stored) / 8, to_string(stored),
+                      gb(stored_weight_bytes(shard, stored)),
+                      lora ? fmt::format(" + LoRA adapters {} × {:g} B = {}", format_count(trainable), trainable_element,
+                                         gb(trainable * trainable_element))
+                           : "");
+        }
     }
     peak.weights = weights;
     peak.weights_uncertainty =
@@ -332,8 +347,10 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     // for weights in mixed precision = 4 fp32 + 2 half).
     if (weight_element == 4 && compute_bytes == 2 && !sharded_weights && !offload_params) {
         peak.cast_copy = shard.total * 2.0;
-        notes.add("fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
-                  "(6 B/param)", to_string(workload.precision));
+        if (notes.active()) {
+            notes.add("fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
+                      "(6 B/param)", to_string(workload.precision));
+        }
     }
 
     // --- gradients: in the trainable dtype (HF docs; ZeRO paper 2Ψ under fp16), or in fp32 buffers
@@ -349,11 +366,15 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     peak.gradients = gradients;
     peak.states_uncertainty = float_weight_uncertainty;
     if (offload_optimizer && sharded_gradients) {
-        notes.add("gradients: reduced partitions stream to CPU memory with the offloaded optimizer (ZeRO-Offload)");
+        if (notes.active()) {
+            notes.add("gradients: reduced partitions stream to CPU memory with the offloaded optimizer (ZeRO-Offload)");
+        }
     } else {
-        notes.add("gradients: {} trainable parameters × {:g} B{}{} = {}", format_count(trainable), gradient_element,
-                  gradient_element != trainable_element ? " (fp32 gradient buffers)" : "",
-                  sharded_gradients ? fmt::format(" / {} GPUs (ZeRO)", layout.data_parallel) : "", gb(gradients));
+        if (notes.active()) {
+            notes.add("gradients: {} trainable parameters × {:g} B{}{} = {}", format_count(trainable), gradient_element,
+                      gradient_element != trainable_element ? " (fp32 gradient buffers)" : "",
+                      sharded_gradients ? fmt::format(" / {} GPUs (ZeRO)", layout.data_parallel) : "", gb(gradients));
+        }
     }
     // Gradients stay allocated between steps when they are accumulated over micro-batches or zeroed in
     // place (PyTorch < 2.0 zero_grad, Megatron's and llm.c's persistent buffers); with
@@ -370,14 +391,18 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     }
     peak.backward_gradients = gradients_resident ? gradients : std::min(gradients, output_layer_params * gradient_element);
     if (gradients_resident) {
-        notes.add("gradients resident through backward ({})",
-                  accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
-                               : "zero_grad keeps them allocated as zeros");
+        if (notes.active()) {
+            notes.add("gradients resident through backward ({})",
+                      accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
+                                   : "zero_grad keeps them allocated as zeros");
+        }
     } else {
-        notes.add("gradients exist from backward to the step only (zero_grad set-to-none, no accumulation){}",
-                  peak.backward_gradients > 0
-                      ? fmt::format("; backward starts with the output layer's {}", gb(peak.backward_gradients))
-                      : "");
+        if (notes.active()) {
+            notes.add("gradients exist from backward to the step only (zero_grad set-to-none, no accumulation){}",
+                      peak.backward_gradients > 0
+                          ? fmt::format("; backward starts with the output layer's {}", gb(peak.backward_gradients))
+                          : "");
+        }
     }
 
     // --- optimizer states (+ fp32 master copy under mixed precision)
@@ -389,18 +414,24 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     case Optimizer::adam:
     case Optimizer::adamw:
         state_bytes_per_param = 2 * state_element;
-        state_text = fmt::format("{} m and v {:g} B", state_element == 4 ? "fp32" : "16-bit", 2 * state_element);
+        if (notes.active()) {
+            state_text = fmt::format("{} m and v {:g} B", state_element == 4 ? "fp32" : "16-bit", 2 * state_element);
+        }
         break;
     case Optimizer::sgd:
         state_text = "no state 0 B";
         break;
     case Optimizer::sgd_momentum:
         state_bytes_per_param = state_element;
-        state_text = fmt::format("momentum {:g} B", state_element);
+        if (notes.active()) {
+            state_text = fmt::format("momentum {:g} B", state_element);
+        }
         break;
     case Optimizer::lion:
         state_bytes_per_param = state_element;
-        state_text = fmt::format("momentum {:g} B", state_element);
+        if (notes.active()) {
+            state_text = fmt::format("momentum {:g} B", state_element);
+        }
         break;
     case Optimizer::adamw_8bit:
         // bitsandbytes block-wise 8-bit m and v (Dettmers et al. 2022): 2 B/param.
@@ -411,7 +442,9 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // Factored second moment: rows + cols per matrix instead of rows × cols (Shazeer & Stern 2018).
         const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
         state_bytes_per_param = state_element * 2.0 / width;
-        state_text = fmt::format("factored second moment {:.4f} B", state_bytes_per_param);
+        if (notes.active()) {
+            state_text = fmt::format("factored second moment {:.4f} B", state_bytes_per_param);
+        }
         break;
     }
     }
@@ -426,17 +459,23 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     std::string step_text;
     if (adam_family && training.optimizer_step == OptimizerStep::foreach) {
         step_temporary = trainable * state_element;
-        step_text = fmt::format("{:g} B/param for sqrt(v) over all parameters (foreach step)", state_element);
+        if (notes.active()) {
+            step_text = fmt::format("{:g} B/param for sqrt(v) over all parameters (foreach step)", state_element);
+        }
     } else if (adam_family && training.optimizer_step == OptimizerStep::for_loop) {
         const double largest = std::min(trainable, largest_trainable_tensor_params(model, training.lora, layout));
         step_temporary = largest * state_element;
-        step_text = fmt::format("sqrt(v) of the largest tensor, {} × {:g} B (for-loop step){}", format_count(largest),
-                                state_element, largest > 0 ? "" : "; its size is unknown without the architecture");
+        if (notes.active()) {
+            step_text = fmt::format("sqrt(v) of the largest tensor, {} × {:g} B (for-loop step){}", format_count(largest),
+                                    state_element, largest > 0 ? "" : "; its size is unknown without the architecture");
+        }
     }
     if (offload_optimizer) {
         optimizer = 0;
         step_temporary = 0;
-        notes.add("optimizer states offloaded to CPU memory (DeepSpeed ZeRO-Offload); the GPU keeps none");
+        if (notes.active()) {
+            notes.add("optimizer states offloaded to CPU memory (DeepSpeed ZeRO-Offload); the GPU keeps none");
+        }
     } else if (sharded_optimizer) {
         optimizer /= d;
         if (training.optimizer_step == OptimizerStep::foreach) {
@@ -446,18 +485,22 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     peak.optimizer = optimizer;
     peak.step_temporary = step_temporary;
     if (!offload_optimizer) {
-        notes.add("optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
-                  state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
-                  sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
-                  step_temporary > 0 ? fmt::format("; the step adds a temporary {} = {}", step_text, gb(step_temporary))
-                  : adam_family     ? fmt::format("; {} step: no temporary", to_string(training.optimizer_step))
-                                    : "");
+        if (notes.active()) {
+            notes.add("optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
+                      state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
+                      sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
+                      step_temporary > 0 ? fmt::format("; the step adds a temporary {} = {}", step_text, gb(step_temporary))
+                      : adam_family     ? fmt::format("; {} step: no temporary", to_string(training.optimizer_step))
+                                        : "");
+        }
     }
     if (layout.sharding != Sharding::none && d > 1) {
-        notes.add("{} over {} data-parallel GPUs divides {}", to_string(layout.sharding), layout.data_parallel,
-                  layout.sharding == Sharding::zero1 ? "optimizer states"
-                  : layout.sharding == Sharding::zero2 ? "optimizer states and gradients"
-                                                       : "optimizer states, gradients and weights");
+        if (notes.active()) {
+            notes.add("{} over {} data-parallel GPUs divides {}", to_string(layout.sharding), layout.data_parallel,
+                      layout.sharding == Sharding::zero1 ? "optimizer states"
+                      : layout.sharding == Sharding::zero2 ? "optimizer states and gradients"
+                                                           : "optimizer states, gradients and weights");
+        }
     }
 
     // --- activations
@@ -469,11 +512,15 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         per_sample = model.activation_bytes_per_sample * scale;
         activations = per_sample * b;
         if (model.activation_bytes_per_sample > 0) {
-            notes.add("activations: {} per sample (preset, fp32{}) × micro-batch {}", gb(model.activation_bytes_per_sample),
-                      scale != 1.0 ? ", halved for 16-bit" : "", micro_batch);
+            if (notes.active()) {
+                notes.add("activations: {} per sample (preset, fp32{}) × micro-batch {}", gb(model.activation_bytes_per_sample),
+                          scale != 1.0 ? ", halved for 16-bit" : "", micro_batch);
+            }
         } else if (workload.calibration.memory.empty()) {
-            notes.add("activations: no per-sample figure in the model and no calibration points; counted as 0 — add "
-                      "activation_per_sample or calibration.memory");
+            if (notes.active()) {
+                notes.add("activations: no per-sample figure in the model and no calibration points; counted as 0 — add "
+                          "activation_per_sample or calibration.memory");
+            }
         }
     } else {
         const double s = training.seq_len;
@@ -502,23 +549,33 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             working.selective_recompute = false;
             const double working_layer = transformer_layer_activation_bytes(model, working);
             activations = inputs + working_layer + lora_dropout;
-            parts = fmt::format("layer inputs {} × {} tokens × {} × {:g} B = {} + one layer rebuilt {}", model.layers,
-                                s * b, model.hidden, compute_bytes, gb(inputs), gb(working_layer));
+            if (notes.active()) {
+                parts = fmt::format("layer inputs {} × {} tokens × {} × {:g} B = {} + one layer rebuilt {}", model.layers,
+                                    s * b, model.hidden, compute_bytes, gb(inputs), gb(working_layer));
+            }
             if (lora_dropout > 0) {
-                parts += fmt::format(" + LoRA dropout {}", gb(lora_dropout));
+                if (notes.active()) {
+                    parts += fmt::format(" + LoRA dropout {}", gb(lora_dropout));
+                }
             }
         } else {
             activations = layers * (layer + lora_dropout);
-            parts = fmt::format("{} layers × {}", model.layers, gb(layer));
+            if (notes.active()) {
+                parts = fmt::format("{} layers × {}", model.layers, gb(layer));
+            }
             if (lora_dropout > 0) {
-                parts += fmt::format(" + {} × LoRA dropout {}", model.layers, gb(lora_dropout));
+                if (notes.active()) {
+                    parts += fmt::format(" + {} × LoRA dropout {}", model.layers, gb(lora_dropout));
+                }
             }
             if (training.recompute_ffn_activation) {
                 // The recomputed activation of the layer in backward needs one buffer (llm.c fch_gelu scratch).
                 const TransformerWidths w = memory_detail::transformer_widths(model);
                 const double scratch = s * b * w.moe_top_k * w.ffn * compute_bytes / std::max(layout.tensor_parallel, 1);
                 activations += scratch;
-                parts += fmt::format(" + one layer's recomputed FFN activation {}", gb(scratch));
+                if (notes.active()) {
+                    parts += fmt::format(" + one layer's recomputed FFN activation {}", gb(scratch));
+                }
             }
         }
         // Output layer and loss, per logit (s·b·V of them), by how the cross-entropy is taken:
@@ -535,17 +592,23 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
                                                                           : compute_bytes;
             logits = s * b * model.vocab * per_logit / std::max(layout.tensor_parallel, 1);
             activations += logits;
-            parts += fmt::format(" + logits and {} loss {} tokens × {} vocab × {:g} B = {}", to_string(training.loss), s * b,
-                                 model.vocab, per_logit, gb(logits));
+            if (notes.active()) {
+                parts += fmt::format(" + logits and {} loss {} tokens × {} vocab × {:g} B = {}", to_string(training.loss), s * b,
+                                     model.vocab, per_logit, gb(logits));
+            }
         }
         per_sample = b > 0 ? activations / b : 0;
-        notes.add("activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
-                  to_string(training.checkpointing), training.seq_len, micro_batch,
-                  training.flash_attention ? "flash attention" : "attention scores stored", model.ffn_gated ? ", gated FFN" : "",
-                  shape.dropout ? ", dropout masks" : "", shape.autocast ? ", fp32 norms/softmax under autocast" : "", parts,
-                  gb(activations));
+        if (notes.active()) {
+            notes.add("activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
+                      to_string(training.checkpointing), training.seq_len, micro_batch,
+                      training.flash_attention ? "flash attention" : "attention scores stored", model.ffn_gated ? ", gated FFN" : "",
+                      shape.dropout ? ", dropout masks" : "", shape.autocast ? ", fp32 norms/softmax under autocast" : "", parts,
+                      gb(activations));
+        }
         if (lora) {
-            notes.add("LoRA dropout assumed on (LitGPT default): each adapted module keeps its dropped input and mask");
+            if (notes.active()) {
+                notes.add("LoRA dropout assumed on (LitGPT default): each adapted module keeps its dropped input and mask");
+            }
         }
     }
     peak.activations = activations;
@@ -560,10 +623,12 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         peak.backward_gradients = peak.gradients;  // the fit was taken against resident gradients
         peak.step_temporary = 0;
         peak.cast_copy = 0;
-        notes.add("calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model states",
-                  result.calibration.points, result.calibration.points == 1 ? " (slope from the model)" : "s",
-                  result.calibration.other_gpu ? " from another GPU" : "", gb(result.calibration.intercept_bytes),
-                  gb(result.calibration.slope_bytes));
+        if (notes.active()) {
+            notes.add("calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model states",
+                      result.calibration.points, result.calibration.points == 1 ? " (slope from the model)" : "s",
+                      result.calibration.other_gpu ? " from another GPU" : "", gb(result.calibration.intercept_bytes),
+                      gb(result.calibration.slope_bytes));
+        }
     }
     return result;
 }
@@ -586,13 +651,15 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         // Weight-only kernels dequantize one matrix at a time to the compute dtype.
         result.peak.weights += largest_matrix_params(model) * compute_bytes / std::max(layout.tensor_parallel, 1);
     }
-    notes.add("weights: {} parameters{} × {:g} B ({}){} = {}", format_count(shard.total),
-              shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8, to_string(workload.weights),
-              model.is_transformer() && bits_per_weight(workload.weights) <= 8 &&
-                      !memory_detail::is_whole_file_format(workload.weights)
-                  ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
-                  : "",
-              gb(result.peak.weights));
+    if (notes.active()) {
+        notes.add("weights: {} parameters{} × {:g} B ({}){} = {}", format_count(shard.total),
+                  shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8, to_string(workload.weights),
+                  model.is_transformer() && bits_per_weight(workload.weights) <= 8 &&
+                          !memory_detail::is_whole_file_format(workload.weights)
+                      ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
+                      : "",
+                  gb(result.peak.weights));
+    }
     const double t = std::max(layout.tensor_parallel, 1);
     const double p = std::max(layout.pipeline_parallel, 1);
     if (model.is_transformer()) {
@@ -605,10 +672,12 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
             const double kv_share = std::ceil(kv_heads / t) / kv_heads;
             result.peak.kv_cache =
                 kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
-            notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
-                      model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
-                      batch, kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
-                      gb(result.peak.kv_cache));
+            if (notes.active()) {
+                notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
+                          model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
+                          batch, kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
+                          gb(result.peak.kv_cache));
+            }
         }
         // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
         // whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
@@ -619,16 +688,22 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         const double layer = tokens * (2.0 * w.hidden + w.moe_top_k * ffn_tensors * w.ffn / t) * compute_bytes;
         const double logits = model.vocab > 0 && !encoder ? tokens * model.vocab * compute_bytes / t : 0.0;
         result.peak.activations = layer + logits;
-        notes.add("activation workspace: one layer's {} intermediates for {} tokens × {}{} = {}",
-                  encoder ? "forward" : "prefill", static_cast<long long>(prompt), batch,
-                  encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits", gb(result.peak.activations));
+        if (notes.active()) {
+            notes.add("activation workspace: one layer's {} intermediates for {} tokens × {}{} = {}",
+                      encoder ? "forward" : "prefill", static_cast<long long>(prompt), batch,
+                      encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits", gb(result.peak.activations));
+        }
     } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;
-        notes.add("activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
-                  "frees activations layer by layer)", batch, gb(result.peak.activations));
+        if (notes.active()) {
+            notes.add("activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
+                      "frees activations layer by layer)", batch, gb(result.peak.activations));
+        }
     } else {
-        notes.add("activation workspace: the model has no per-sample activation figure; counted as 0");
+        if (notes.active()) {
+            notes.add("activation workspace: the model has no per-sample activation figure; counted as 0");
+        }
     }
     return result;
 }
@@ -669,10 +744,12 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     const Allocation low = resolve_peak(peak, activation_low_factor, false, -1.0);
     const Allocation high = resolve_peak(peak, activation_high_factor, true, 1.0);
     if (nominal.at_step) {
-        notes.add("the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
-                  "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
-                  gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
-                  gb(peak.backward_gradients));
+        if (notes.active()) {
+            notes.add("the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
+                      "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
+                      gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
+                      gb(peak.backward_gradients));
+        }
     }
     MemoryBreakdown breakdown;
     breakdown.weights_bytes = nominal.weights;
@@ -705,12 +782,14 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     breakdown.total_bytes = breakdown.allocated_bytes + breakdown.overhead_bytes;
     breakdown.total_low_bytes = breakdown.allocated_low_bytes * (1 + reserve_low) + context_low + nccl;
     breakdown.total_high_bytes = breakdown.allocated_high_bytes * (1 + reserve_high) + context_high + nccl;
-    notes.add("overhead {}: CUDA context {} ({}) + {}{}", gb(breakdown.overhead_bytes), gb(context),
-              context_measured ? "runtime.cuda_context" : fmt::format("{}", to_string(runtime.framework)),
-              caching ? fmt::format("allocator reserve {:.0f} % × {} allocated = {}", reserve_fraction * 100,
-                                    gb(breakdown.allocated_bytes), gb(reserve))
-                      : "no allocator reserve (static buffers)",
-              nccl > 0 ? fmt::format(" + NCCL buffers {}", gb(nccl)) : "");
+    if (notes.active()) {
+        notes.add("overhead {}: CUDA context {} ({}) + {}{}", gb(breakdown.overhead_bytes), gb(context),
+                  context_measured ? "runtime.cuda_context" : fmt::format("{}", to_string(runtime.framework)),
+                  caching ? fmt::format("allocator reserve {:.0f} % × {} allocated = {}", reserve_fraction * 100,
+                                        gb(breakdown.allocated_bytes), gb(reserve))
+                          : "no allocator reserve (static buffers)",
+                  nccl > 0 ? fmt::format(" + NCCL buffers {}", gb(nccl)) : "");
+    }
     return breakdown;
 }
 

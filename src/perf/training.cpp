@@ -182,7 +182,7 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     LinkTier dp_link;
     if (dp > 1) {
         dp_link = link_for_group(workload, gpu, gpus, factors, setting.platform);
-        if (spec.sharding == Sharding::zero3) {
+        if (layout.sharding == Sharding::zero3) {
             // FSDP / ZeRO-3: all-gather the weights for forward and again for backward, then
             // reduce-scatter the gradients, every micro-batch; prefetching overlaps them with
             // the micro-batch's compute.
@@ -199,16 +199,16 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     }
 
     // Optimizer step: bandwidth-bound over the trainable parameters this GPU owns.
-    const double owned_params = trainable_params / (tp * pp) / (spec.sharding != Sharding::none ? dp : 1);
+    const double owned_params = trainable_params / (tp * pp) / (layout.sharding != Sharding::none ? dp : 1);
     double optimizer_s = owned_params * optimizer_bytes_per_param(workload) / bandwidth;
     double host_transfer_s = 0;
     const double host_link_bytes_per_s =
         gpu.host_link_bytes_per_s() * factors.host_link * (workload.data.pin_memory ? 1 : setting.platform.pageable_copy_fraction);
-    if (spec.offload != Offload::none) {
+    if (layout.offload != Offload::none) {
         // ZeRO-Offload: gradients down and updated 16-bit weights up every step; the CPU runs Adam.
         optimizer_s = 0;
         host_transfer_s += owned_params * ((fp32_training ? 4 : 2) + 2) / host_link_bytes_per_s;
-        if (spec.offload == Offload::optimizer_and_params) {
+        if (layout.offload == Offload::optimizer_and_params) {
             host_transfer_s += accumulation * 2 * model.params / (tp * pp) * 2 / host_link_bytes_per_s;
         }
         notes.push_back("offloaded optimizer: the CPU's Adam step is not modelled, only the PCIe traffic");

@@ -10,6 +10,8 @@
 
 #include "gpusel/check.hpp"
 #include "gpusel/format.hpp"
+#include "gpusel/json_output.hpp"
+#include "gpusel/text.hpp"
 
 namespace gpusel {
 
@@ -30,13 +32,6 @@ std::string_view unit_of(std::string_view key) {
         }
     }
     return {};
-}
-
-// Rounds to `decimals` places; dividing by a power of ten (correctly rounded) gives the double
-// nearest the decimal, which JSON then prints as written ("0.47", not "0.47000000000000003").
-double round_to(double value, int decimals) {
-    const double scale = std::pow(10.0, decimals);
-    return std::round(value * scale) / scale;
 }
 
 // A JSON number with the precision its unit deserves: whole bytes, cents, microseconds.
@@ -220,56 +215,6 @@ std::string escape_github_property(std::string_view text) {
     return out;
 }
 
-namespace {
-
-std::string escape_xml_impl(std::string_view text, bool attribute) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char character : text) {
-        const auto byte = static_cast<unsigned char>(character);
-        switch (character) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&apos;";
-            break;
-        // Character references keep tab, LF and CR through attribute-value normalisation
-        // (XML 1.0 §3.3.3) and CR through end-of-line handling (§2.11).
-        case '\t':
-            out += attribute ? "&#9;" : "\t";
-            break;
-        case '\n':
-            out += attribute ? "&#10;" : "\n";
-            break;
-        case '\r':
-            out += "&#13;";
-            break;
-        default:
-            if (byte < 0x20) {
-                out += "\xEF\xBF\xBD";  // U+FFFD: XML 1.0 has no way to write other C0 controls
-            } else {
-                out += character;
-            }
-        }
-    }
-    return out;
-}
-
-}  // namespace
-
-std::string escape_xml(std::string_view text) { return escape_xml_impl(text, true); }
-std::string escape_xml_text(std::string_view text) { return escape_xml_impl(text, false); }
-
 std::string render_check_text(const CheckReport& report) {
     std::string out;
     const ProposalPolicy& policy = report.policy;
@@ -378,17 +323,17 @@ std::string render_check_junit(const CheckReport& report) {
     }
     const auto failures = std::count_if(cases.begin(), cases.end(), [](const Case& item) { return item.failed(); });
     const auto skips = std::count_if(cases.begin(), cases.end(), [](const Case& item) { return item.skipped != nullptr; });
-    const std::string suite = escape_xml(report.proposal);
+    const std::string suite = xml_escape(report.proposal);
     std::string out = xml_declaration();
     out += fmt::format("<testsuites name=\"gpusel check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
                        cases.size(), failures, skips);
     out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" file=\"{}\">\n",
-                       suite, cases.size(), failures, skips, escape_xml(report.file));
+                       suite, cases.size(), failures, skips, xml_escape(report.file));
     for (const Case& item : cases) {
-        std::string attributes = fmt::format("name=\"{}\" classname=\"{}.{}\"", escape_xml(item.rule), suite,
-                                             escape_xml(item.role));
+        std::string attributes = fmt::format("name=\"{}\" classname=\"{}.{}\"", xml_escape(item.rule), suite,
+                                             xml_escape(item.role));
         if (!item.findings.empty()) {
-            attributes += fmt::format(" file=\"{}\"", escape_xml(report.file));
+            attributes += fmt::format(" file=\"{}\"", xml_escape(report.file));
             if (item.findings.front()->position.line > 0) {
                 attributes += fmt::format(" line=\"{}\"", item.findings.front()->position.line);
             }
@@ -399,7 +344,7 @@ std::string render_check_junit(const CheckReport& report) {
         }
         out += fmt::format("    <testcase {}>\n", attributes);
         if (item.skipped != nullptr) {
-            out += fmt::format("      <skipped message=\"{}\"/>\n", escape_xml(item.skipped->reason));
+            out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(item.skipped->reason));
         }
         std::string details;
         for (const Finding* finding : item.findings) {
@@ -415,10 +360,10 @@ std::string render_check_junit(const CheckReport& report) {
             const Finding* first = *std::find_if(item.findings.begin(), item.findings.end(), [](const Finding* finding) {
                 return finding->severity == FindingSeverity::error;
             });
-            out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", escape_xml(item.rule),
-                               escape_xml(first->message), escape_xml_text(details));
+            out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", xml_escape(item.rule),
+                               xml_escape(first->message), xml_escape(details, XmlContext::content));
         } else if (!details.empty()) {
-            out += fmt::format("      <system-out>{}</system-out>\n", escape_xml_text(details));
+            out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(details, XmlContext::content));
         }
         out += "    </testcase>\n";
     }
@@ -462,10 +407,10 @@ std::string render_input_errors_junit(const std::string& file, const std::vector
     std::string out = xml_declaration();
     out += "<testsuites name=\"gpusel check\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">\n";
     out += fmt::format("  <testsuite name=\"{}\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\" file=\"{}\">\n",
-                       escape_xml(file), escape_xml(file));
-    out += fmt::format("    <testcase name=\"load\" classname=\"input\" file=\"{}\">\n", escape_xml(file));
-    out += fmt::format("      <failure type=\"input-error\" message=\"{}\">{}</failure>\n", escape_xml(first),
-                       escape_xml_text(details));
+                       xml_escape(file), xml_escape(file));
+    out += fmt::format("    <testcase name=\"load\" classname=\"input\" file=\"{}\">\n", xml_escape(file));
+    out += fmt::format("      <failure type=\"input-error\" message=\"{}\">{}</failure>\n", xml_escape(first),
+                       xml_escape(details, XmlContext::content));
     out += "    </testcase>\n  </testsuite>\n</testsuites>\n";
     return out;
 }

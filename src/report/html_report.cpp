@@ -9,12 +9,11 @@
 #include <fmt/format.h>
 
 #include "gpusel/format.hpp"
+#include "gpusel/text.hpp"
 
 namespace gpusel {
 
 namespace {
-
-using svg::xml_escape;
 
 constexpr double bytes_per_gb = 1e9;
 constexpr std::size_t cost_chart_candidates = 3;  // more lines than this stop being readable
@@ -76,26 +75,6 @@ footer { margin-top: 30px; font-size: 11px; color: #555555; border-top: 1px soli
 )css";
 
 std::string html(std::string_view text) { return xml_escape(text); }
-
-bool is_bought(Acquisition acquisition) {
-    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
-}
-
-std::string acquisition_words(Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud on-demand";
-    case Acquisition::cloud_spot:
-        return "cloud spot";
-    case Acquisition::cloud_reserved:
-        return "cloud reserved 1y";
-    }
-    return "";
-}
 
 // Words for a reader; the JSON names (to_string) are for machines.
 std::string resource_words(Resource resource) {
@@ -173,7 +152,7 @@ std::string per_unit(const CostEstimate& cost) {
 }
 
 std::string break_even_words(const CostEstimate& cost, double horizon_months) {
-    if (!is_bought(cost.acquisition)) {
+    if (!is_purchase(cost.acquisition)) {
         return "—";
     }
     const std::optional<double> month = buy_versus_rent_break_even_month(cost, horizon_months);
@@ -199,7 +178,7 @@ std::string alternative_words(const std::string& gpu, const std::string& alterna
 }
 
 std::string unit_price_words(const ProcurementLine& line) {
-    return is_bought(line.acquisition) ? format_usd(line.unit_price_usd)
+    return is_purchase(line.acquisition) ? format_usd(line.unit_price_usd)
                                        : fmt::format("{}/GPU-h", format_usd_cents(line.unit_price_usd));
 }
 
@@ -293,9 +272,9 @@ std::string procurement_section(const PlanReport& report) {
         }
         gpu_cell += "</td>";
         out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell +
-               table_cell(std::to_string(line.quantity), true) + table_cell(acquisition_words(line.acquisition)) +
+               table_cell(std::to_string(line.quantity), true) + table_cell(describe(line.acquisition)) +
                table_cell(unit_price_words(line), true) +
-               table_cell(is_bought(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
+               table_cell(is_purchase(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
                table_cell(format_usd(line.monthly_opex_usd), true) +
                table_cell(fmt::format("{} over {:g} mo", format_usd(line.tco_usd), line.horizon_months), true) +
                table_cell(line.reason) + table_cell(alternative.empty() ? "—" : alternative) + "</tr>\n";
@@ -337,10 +316,10 @@ std::string decision_block(const RolePlan& plan) {
     const Candidate& winner = *plan.winner;
     std::string out = "<div class=\"decision\">\n";
     out += fmt::format("<p><strong>Choice: {}, {}</strong> — {}</p>\n", html(gpu_label(winner)),
-                       html(acquisition_words(winner.acquisition)), html(winner.reason));
+                       html(describe(winner.acquisition)), html(winner.reason));
     if (plan.alternative) {
         const std::string named = fmt::format("{}, {}", gpu_label(*plan.alternative),
-                                              acquisition_words(plan.alternative->acquisition));
+                                              describe(plan.alternative->acquisition));
         out += fmt::format("<p>Alternative: {}</p>\n",
                            html(alternative_words(plan.alternative->gpu, named, plan.alternative_why_not)));
     }
@@ -383,7 +362,7 @@ std::string ranked_table(const RolePlan& plan) {
             layout += " (fallback)";
         }
         out += table_cell(std::to_string(i + 1), true) + "<td class=\"gpu\">" + html(gpu_label(candidate)) + "</td>" +
-               table_cell(layout) + table_cell(acquisition_words(candidate.acquisition)) +
+               table_cell(layout) + table_cell(describe(candidate.acquisition)) +
                table_cell(gb_pair(candidate.memory), true);
         if (training) {
             if (candidate.perf.training) {
@@ -469,7 +448,7 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
         if (series_of.count(candidate.acquisition) == 0) {
             const std::size_t index = spec.series.size();
             series_of[candidate.acquisition] = index;
-            spec.series.push_back(acquisition_words(candidate.acquisition));
+            spec.series.emplace_back(describe(candidate.acquisition));
         }
         spec.points.push_back({x, candidate.cost.tco_usd, gpu_label(candidate), series_of[candidate.acquisition]});
         xs.push_back(x);
@@ -563,7 +542,7 @@ std::string inference_scatter(const RolePlan& plan, std::size_t role_index) {
         const double x = latency_of(perf) * scale;
         const double y = all_tokens ? perf.output_tokens_per_s : perf.requests_per_s;
         if (series_of.try_emplace(candidate.acquisition, spec.series.size()).second) {
-            spec.series.push_back(acquisition_words(candidate.acquisition));
+            spec.series.emplace_back(describe(candidate.acquisition));
         }
         std::string label = gpu_label(candidate);
         if (batches.size() > 1) {
@@ -681,10 +660,10 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
     for (std::size_t i = 0; i < shown; ++i) {
         const Candidate& candidate = plan.ranked[i];
         const std::string name = fmt::format("#{} {}", i + 1, gpu_label(candidate));
-        const bool bought = is_bought(candidate.acquisition);
+        const bool bought = is_purchase(candidate.acquisition);
         any_bought = any_bought || bought;
         const std::vector<svg::Point> own = cumulative_cost_by_month(candidate.cost, horizon);
-        spec.series.push_back({fmt::format("{}, {}", name, acquisition_words(candidate.acquisition)), own, i,
+        spec.series.push_back({fmt::format("{}, {}", name, describe(candidate.acquisition)), own, i,
                                bought ? svg::Dash::solid : svg::Dash::dashed, end_value(own)});
         if (!bought) {
             continue;
@@ -815,25 +794,21 @@ std::vector<svg::Point> monthly_series(double start_usd, double per_month_usd, d
 }  // namespace
 
 std::vector<svg::Point> cumulative_cost_by_month(const CostEstimate& cost, double horizon_months) {
-    return monthly_series(is_bought(cost.acquisition) ? cost.capex_usd : 0.0, cost.monthly_opex_usd, horizon_months);
+    return monthly_series(is_purchase(cost.acquisition) ? cost.capex_usd : 0.0, cost.monthly_opex_usd, horizon_months);
 }
 
 std::vector<svg::Point> on_demand_equivalent_by_month(const CostEstimate& cost, double horizon_months) {
-    if (!is_bought(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
+    if (!is_purchase(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
         return {};
     }
     return monthly_series(0.0, cost.cloud_equivalent_usd / horizon_months, horizon_months);
 }
 
 std::optional<double> buy_versus_rent_break_even_month(const CostEstimate& cost, double horizon_months) {
-    if (!is_bought(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
+    if (!is_purchase(cost.acquisition) || !(cost.cloud_equivalent_usd > 0) || !(horizon_months > 0)) {
         return std::nullopt;
     }
-    const double monthly_rent = cost.cloud_equivalent_usd / horizon_months;
-    if (!(monthly_rent > cost.monthly_opex_usd)) {
-        return std::nullopt;
-    }
-    return cost.capex_usd / (monthly_rent - cost.monthly_opex_usd);
+    return break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / horizon_months);
 }
 
 std::string render_plan_html(const PlanReport& report) {

@@ -33,26 +33,9 @@ std::string gb_number(double bytes) {
 
 }  // namespace
 
-bool is_rental(Acquisition acquisition) {
-    return acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_spot ||
-           acquisition == Acquisition::cloud_reserved;
-}
+bool is_rental(Acquisition acquisition) { return !is_purchase(acquisition); }
 
-std::string_view acquisition_words(Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud on-demand";
-    case Acquisition::cloud_spot:
-        return "cloud spot";
-    case Acquisition::cloud_reserved:
-        return "cloud reserved";
-    }
-    return to_string(acquisition);
-}
+std::string_view acquisition_words(Acquisition acquisition) { return describe(acquisition); }
 
 std::string_view acquisition_short(Acquisition acquisition) {
     switch (acquisition) {
@@ -250,6 +233,32 @@ std::string alternative_text(const std::string& alternative, const std::string& 
 }
 
 std::string role_count_text(std::size_t roles) { return fmt::format("{} role{}", roles, roles == 1 ? "" : "s"); }
+
+std::string setting_text(const RolePlan& plan, const Candidate& candidate) {
+    std::string text = describe(candidate.layout);
+    const Workload& workload = plan.workload;
+    if (!candidate.perf.training) {
+        return text;
+    }
+    if (!workload.training.micro_batch_options.empty()) {
+        text += fmt::format(", micro-batch {}", candidate.micro_batch);
+    }
+    if (!workload.training.checkpointing_options.empty()) {
+        text += fmt::format(", recompute {}", to_string(candidate.checkpointing));
+    }
+    if (!workload.precision_options.empty()) {
+        text += fmt::format(", {}", to_string(candidate.precision));
+    }
+    return text;
+}
+
+std::string search_summary(const RolePlan& plan) {
+    if (plan.space > plan.evaluated) {
+        return fmt::format("{} options evaluated of {} in the search space (the rest pruned), {} feasible", plan.evaluated,
+                           plan.space, plan.feasible);
+    }
+    return fmt::format("{} options evaluated, {} feasible", plan.evaluated, plan.feasible);
+}
 
 std::optional<double> time_to_train_s(const TrainingPerf& perf) { return perf.time_to_train_s; }
 std::optional<double> p99_ttft_s(const InferencePerf& perf) { return perf.p99_ttft_s; }

@@ -12,7 +12,7 @@ namespace gpusel::plan_text {
 
 bool is_rental(Acquisition acquisition);
 
-// "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved".
+// "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y" (cost.hpp's describe).
 std::string_view acquisition_words(Acquisition acquisition);
 // The same in at most 10 columns, for tables: "buy new", "cloud od", "reserved".
 std::string_view acquisition_short(Acquisition acquisition);
@@ -64,8 +64,15 @@ std::string candidate_summary(const Candidate& candidate);
 // starts with the alternative's GPU id `gpu`, so that the GPU is not named twice.
 std::string alternative_text(const std::string& alternative, const std::string& condition, const std::string& gpu);
 
+// The candidate's layout ("tp8 pp9 dp64 zero1"), followed by the micro-batch, recompute level and
+// precision when the workload let the planner choose them.
+std::string setting_text(const RolePlan& plan, const Candidate& candidate);
+
 // "1 role", "3 roles".
 std::string role_count_text(std::size_t roles);
+// "5286 options evaluated, 1133 feasible", with "of N in the search space (the rest pruned)" when
+// the search pruned points.
+std::string search_summary(const RolePlan& plan);
 
 // The perf values that may be absent (no dataset; load beyond capacity). The one place that
 // reads them, so that every renderer agrees on "absent".

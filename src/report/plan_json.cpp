@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpusel/json_output.hpp"
 #include "gpusel/render.hpp"
 #include "report/plan_common.hpp"
 
@@ -25,7 +26,7 @@ public:
     // A finite number to six significant digits; otherwise null and a note naming the path.
     Json number(double value, const std::string& path) {
         if (std::isfinite(value)) {
-            return significant(value);
+            return round_significant(value, 6);
         }
         return not_finite(value, path);
     }
@@ -34,8 +35,7 @@ public:
     // price of $0.104/h or $0.0002 per 1M tokens must not round away).
     Json money(double usd, const std::string& path) {
         if (std::isfinite(usd)) {
-            const double cents = std::round(usd * 100) / 100;
-            return cents == 0 ? 0.0 : cents;
+            return round_to(usd, 2);
         }
         return not_finite(usd, path);
     }
@@ -235,6 +235,7 @@ public:
         json["precision_fallback"] = candidate.precision_fallback;
         if (candidate.perf.training) {
             json["micro_batch"] = candidate.micro_batch;
+            json["checkpointing"] = to_string(candidate.checkpointing);
         } else {
             json["batch"] = candidate.batch;
         }
@@ -268,6 +269,7 @@ public:
             rejected.push_back(std::move(entry));
         }
         json["rejected"] = std::move(rejected);
+        json["space"] = plan.space;
         json["evaluated"] = plan.evaluated;
         json["feasible"] = plan.feasible;
         json["question"] = plan.question;
@@ -333,14 +335,6 @@ public:
     }
 
 private:
-    static double significant(double value) {
-        if (value == 0) {
-            return 0.0;  // also turns -0 into 0
-        }
-        const double scale = std::pow(10.0, 5 - static_cast<int>(std::floor(std::log10(std::fabs(value)))));
-        return std::round(value * scale) / scale;
-    }
-
     Json not_finite(double value, const std::string& path) {
         m_notes.push_back(fmt::format("{}: the computed value is not a finite number ({}); written as null", path,
                                       std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf")));

@@ -174,7 +174,7 @@ void write_role(std::ostream& out, const RolePlan& plan) {
         << md(fmt::format("{} — {}", to_string(plan.workload_class), class_priorities(plan.workload_class))) << "  \n";
     if (plan.winner) {
         const Candidate& winner = *plan.winner;
-        std::string pick = candidate_summary(winner) + ", " + describe(winner.layout);
+        std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
         if (winner.replicas > 1) {
             pick += fmt::format(", {} replicas", winner.replicas);
         }
@@ -189,7 +189,7 @@ void write_role(std::ostream& out, const RolePlan& plan) {
                                    plan.alternative->gpu))
             << "  \n";
     }
-    out << md(fmt::format("{} options evaluated, {} feasible.", plan.evaluated, plan.feasible)) << "\n\n";
+    out << md(search_summary(plan) + ".") << "\n\n";
     if (!plan.ranked.empty()) {
         write_candidates(out, plan);
     }

@@ -258,8 +258,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
                       fmt::format("{} evaluated, none meets every constraint", plan.evaluated), width);
     } else {
         write_wrapped(out, indent, role_indent,
-                      fmt::format("{} options evaluated, {} feasible; top {}:", plan.evaluated, plan.feasible,
-                                  plan.ranked.size()),
+                      fmt::format("{}; top {}:", search_summary(plan), plan.ranked.size()),
                       width);
         std::vector<TextTable> layouts;
         layouts.push_back(candidate_table(plan, paint, true));
@@ -293,7 +292,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
     write_rejected(out, plan, paint, options, width);
     if (plan.winner) {
         const Candidate& winner = *plan.winner;
-        std::string pick = candidate_summary(winner) + ", " + describe(winner.layout);
+        std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
         if (winner.replicas > 1) {
             pick += fmt::format(", {} replicas", winner.replicas);
         }

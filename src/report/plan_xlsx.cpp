@@ -18,6 +18,7 @@
 
 #include "gpusel/error.hpp"
 #include "gpusel/render.hpp"
+#include "gpusel/text.hpp"
 #include "report/plan_common.hpp"
 
 namespace gpusel {
@@ -36,27 +37,8 @@ std::string cell_text(std::string_view text) {
     out.reserve(std::min(text.size(), max_cell_bytes));
     std::size_t at = 0;
     while (at < text.size()) {
-        const auto lead = static_cast<unsigned char>(text[at]);
-        std::size_t length = 0;
-        if (lead < 0x80) {
-            length = 1;
-        } else if (lead >= 0xc2 && lead <= 0xdf) {
-            length = 2;
-        } else if (lead >= 0xe0 && lead <= 0xef) {
-            length = 3;
-        } else if (lead >= 0xf0 && lead <= 0xf4) {
-            length = 4;
-        }
-        bool valid = length > 0 && at + length <= text.size();
-        for (std::size_t i = 1; valid && i < length; ++i) {
-            valid = (static_cast<unsigned char>(text[at + i]) & 0xc0) == 0x80;
-        }
-        if (valid && length >= 3) {
-            const auto second = static_cast<unsigned char>(text[at + 1]);
-            // Overlong forms, UTF-16 surrogates and code points above U+10FFFF.
-            valid = !(lead == 0xe0 && second < 0xa0) && !(lead == 0xed && second >= 0xa0) &&
-                    !(lead == 0xf0 && second < 0x90) && !(lead == 0xf4 && second >= 0x90);
-        }
+        const std::size_t length = utf8_character_length(text, at);
+        const bool valid = length > 0;
         const std::string_view piece = valid ? text.substr(at, length) : std::string_view("\xef\xbf\xbd");
         if (out.size() + piece.size() > max_cell_bytes) {
             break;

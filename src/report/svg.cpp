@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/text.hpp"
+
 namespace gpusel::svg {
 
 namespace {
@@ -210,38 +212,6 @@ bool inside(const Rect& inner, const Rect& outer) {
 }
 
 }  // namespace
-
-std::string xml_escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&#39;";
-            break;
-        default:
-            // Control characters other than tab/newline are not allowed in XML 1.0.
-            if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
-                out += ' ';
-            } else {
-                out += c;
-            }
-        }
-    }
-    return out;
-}
 
 double estimated_text_width(std::string_view text, double font_size) {
     return static_cast<double>(code_points(text)) * font_size * 0.62;

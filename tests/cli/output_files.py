@@ -74,6 +74,40 @@ try:
         check(f"input as output ({name}): input unchanged", read(workload), read(example))
     os.remove(os.path.join(work, "alias.yaml"))
 
+    # Files a project pulls in (workloads[].file, model.hf_config) are inputs too, for plan,
+    # report and check alike: --force does not let an output replace one of them.
+    pulled = os.path.join(work, "pulled")
+    os.mkdir(pulled)
+    shutil.copyfile("tests/data/hf/hf-config-llama-3.1-8b.json", os.path.join(pulled, "config.json"))
+    with open(example) as f:
+        workload_text = f.read().replace("model: {preset: llama-2-13b}", "model: {hf_config: config.json}")
+    check("pulled-in files: workload uses the config", "hf_config: config.json" in workload_text, True)
+    with open(os.path.join(pulled, "chat.yaml"), "w") as f:
+        f.write(workload_text)
+    project = os.path.join(pulled, "project.yaml")
+    with open(project, "w") as f:
+        f.write("format: 1\nproject: pulled-in\nworkloads:\n  - file: chat.yaml\n")
+    proposal = os.path.join(pulled, "proposal.yaml")
+    with open(proposal, "w") as f:
+        f.write("format: 1\nproposal: pulled-in\nworkload: project.yaml\n"
+                "hardware:\n  - {role: inference, gpu: H100-SXM5, count: 1, acquisition: buy-new}\n")
+    originals = {name: read(os.path.join(pulled, name)) for name in listing(pulled)}
+    result = run(["plan", project, "--format", "csv"])
+    check("pulled-in files: the project plans", result.returncode, 0)
+    commands = {"plan": ["plan", project, "--format", "csv"], "report": ["report", project],
+                "check": ["check", proposal]}
+    for command, args in commands.items():
+        for name in ("chat.yaml", "config.json", "project.yaml"):
+            target = os.path.join(pulled, name)
+            result = run(["--force", *args, "-o", target])
+            check(f"{command} -o {name}: exit code", result.returncode, 2)
+            check(f"{command} -o {name}: stderr", result.stderr.decode(),
+                  f"gpusel: error: -o '{target}' is the input file '{target}'; refusing to overwrite an input\n"
+                  "Run 'gpusel --help' for usage.\n")
+    check("pulled-in files: all unchanged",
+          {name: read(os.path.join(pulled, name)) for name in listing(pulled)}, originals)
+    shutil.rmtree(pulled)
+
     # An invalid run writes nothing.
     broken = os.path.join(work, "broken.yaml")
     with open(broken, "w") as f:

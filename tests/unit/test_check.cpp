@@ -599,14 +599,6 @@ TEST_CASE("check: GitHub workflow-command escaping follows actions/toolkit", "[c
     CHECK(gpusel::escape_github_property("%3A") == "%253A");
 }
 
-TEST_CASE("check: XML escaping of attributes and text", "[check][render]") {
-    CHECK(gpusel::escape_xml("a<b>&\"c\"'d'") == "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
-    CHECK(gpusel::escape_xml("line1\nline2\tx\r") == "line1&#10;line2&#9;x&#13;");
-    CHECK(gpusel::escape_xml_text("line1\nline2\tx\r") == "line1\nline2\tx&#13;");
-    CHECK(gpusel::escape_xml(std::string("a\x01" "b\x1f" "c")) == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c");
-    CHECK(gpusel::escape_xml("µ × ≤") == "µ × ≤");  // UTF-8 passes through
-}
-
 TEST_CASE("check: evidence reads with units", "[check][render]") {
     using gpusel::EvidenceItem;
     CHECK(gpusel::format_evidence_value(EvidenceItem{"total_bytes", 95.31e9, {}}) == "95.3 GB");

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "gpusel/cost.hpp"
 
 using gpusel::Acquisition;
@@ -31,6 +33,50 @@ UsageProfile job(double hours, int gpus) {
     return usage;
 }
 }  // namespace
+
+TEST_CASE("cost::catalog_unit_price is the catalog's price for each acquisition", "[cost]") {
+    const GpuSpec gpu = test_gpu();
+    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::buy_new) == 10000);
+    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::buy_used) == 4000);
+    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::cloud_on_demand) == 2.0);
+    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::cloud_spot) == 1.0);
+    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::cloud_reserved) == 1.4);
+    GpuSpec unlisted = gpu;
+    unlisted.price.used_usd.reset();
+    unlisted.cloud.spot_usd_per_hour.reset();
+    CHECK_FALSE(gpusel::catalog_unit_price(unlisted, Acquisition::buy_used).has_value());
+    CHECK_FALSE(gpusel::catalog_unit_price(unlisted, Acquisition::cloud_spot).has_value());
+    // estimate_cost prices from it and says which price is missing.
+    const CostEstimate cost = estimate_cost(Workload(), unlisted, Acquisition::buy_used, job(10, 1));
+    CHECK_FALSE(cost.available);
+    CHECK(cost.unavailable_reason == "no buy-used price in the catalog");
+    CHECK(estimate_cost(Workload(), gpu, Acquisition::cloud_spot, job(10, 1)).unit_price_usd == 1.0);
+}
+
+TEST_CASE("cost::is_purchase: bought new or used, not rented", "[cost]") {
+    CHECK(gpusel::is_purchase(Acquisition::buy_new));
+    CHECK(gpusel::is_purchase(Acquisition::buy_used));
+    CHECK_FALSE(gpusel::is_purchase(Acquisition::cloud_on_demand));
+    CHECK_FALSE(gpusel::is_purchase(Acquisition::cloud_spot));
+    CHECK_FALSE(gpusel::is_purchase(Acquisition::cloud_reserved));
+}
+
+TEST_CASE("cost::describe words each acquisition for a reader", "[cost]") {
+    CHECK(gpusel::describe(Acquisition::buy_new) == "buy new");
+    CHECK(gpusel::describe(Acquisition::buy_used) == "buy used");
+    CHECK(gpusel::describe(Acquisition::cloud_on_demand) == "cloud on-demand");
+    CHECK(gpusel::describe(Acquisition::cloud_spot) == "cloud spot");
+    CHECK(gpusel::describe(Acquisition::cloud_reserved) == "cloud reserved 1y");  // the catalog's 1-year rate
+}
+
+TEST_CASE("cost::break_even_month: capex over the monthly saving of owning", "[cost]") {
+    // $1,000 up front and $100 a month against $300 a month rented: 1000 + 100 m = 300 m at m = 5.
+    CHECK(*gpusel::break_even_month(1000, 100, 300) == Approx(5));
+    CHECK(*gpusel::break_even_month(10000, 100, 300) == Approx(50));  // beyond a 24-month horizon: still said
+    CHECK_FALSE(gpusel::break_even_month(1000, 100, 100).has_value());  // renting costs no more: never
+    CHECK_FALSE(gpusel::break_even_month(1000, 100, 0).has_value());
+    CHECK_FALSE(gpusel::break_even_month(1000, 100, std::nan("")).has_value());
+}
 
 TEST_CASE("cost::expected_failure_fraction follows the 1.8 % / 11 % field rates", "[cost]") {
     CHECK(gpusel::expected_failure_fraction(0) == 0);

@@ -79,6 +79,25 @@ TEST_CASE("html_report::buy_versus_rent_break_even_month is where the chart's li
     CHECK(on_demand_equivalent_by_month(rented, 24).empty());
 }
 
+TEST_CASE("html_report::buy_versus_rent_break_even_month is the cost model's over the workload's horizon",
+          "[html_report]") {
+    GpuSpec gpu;
+    gpu.id = "TEST";
+    gpu.power_watts = 400;
+    gpu.price.new_usd = 10000;
+    gpu.price.server_share_usd = 2000;
+    gpu.cloud.on_demand_usd_per_hour = 2.0;
+    const Workload workload;  // 24 months
+    UsageProfile service;
+    service.gpus = 4;
+    service.service = true;
+    const CostEstimate cost = estimate_cost(workload, gpu, Acquisition::buy_new, service);
+    REQUIRE(cost.break_even_month.has_value());
+    // $48,000 capex; $4,090.80 a month rented against $1,049.95 owned (tests/unit/test_cost.cpp).
+    CHECK(*cost.break_even_month == Approx(48000.0 / (4090.8 - 1049.95088)));
+    CHECK(buy_versus_rent_break_even_month(cost, workload.deployment.horizon_months) == cost.break_even_month);
+}
+
 TEST_CASE("html_report::render_plan_html is one self-contained, escaped, printable document", "[html_report]") {
     const PlanReport report = test::sample_plan_report(1);
     const std::string page = render_plan_html(report);

@@ -128,6 +128,25 @@ TEST_CASE("round_to rounds half away from zero and never returns -0", "[json]") 
     CHECK_THROWS_AS(gpusel::round_to(1.0, 10), std::invalid_argument);
 }
 
+TEST_CASE("round_significant keeps the leading digits at every magnitude", "[json]") {
+    CHECK(gpusel::round_significant(1234.5678901, 6) == 1234.57);
+    CHECK(gpusel::round_significant(0.000123456789, 6) == 0.000123457);
+    CHECK(gpusel::round_significant(-98765432.1, 6) == -98765400.0);
+    CHECK(gpusel::round_significant(0.1 + 0.2, 6) == 0.3);  // JSON then prints 0.3
+    CHECK(gpusel::round_significant(2.5, 1) == 3.0);         // half away from zero
+    // Above 1e6 the scale (10^-k) is not exact in binary: the result is within an ulp or two.
+    CHECK(gpusel::round_significant(989.4e12 + 12345.0, 6) == Approx(989.4e12).epsilon(1e-15));
+    CHECK(gpusel::round_significant(1e300 / 3, 3) == Approx(3.33e299).epsilon(1e-15));
+    CHECK(gpusel::round_significant(4e-320, 6) == 4e-320);   // subnormal: returned as it is
+    CHECK(gpusel::round_significant(-0.0, 6) == 0.0);
+    CHECK_FALSE(std::signbit(gpusel::round_significant(-0.0, 6)));
+    CHECK(std::isnan(gpusel::round_significant(nan_value, 6)));
+    CHECK(gpusel::round_significant(-std::numeric_limits<double>::infinity(), 6) ==
+          -std::numeric_limits<double>::infinity());
+    CHECK_THROWS_AS(gpusel::round_significant(1.0, 0), std::invalid_argument);
+    CHECK_THROWS_AS(gpusel::round_significant(1.0, 16), std::invalid_argument);
+}
+
 TEST_CASE("JSON, CSV numbers and unit parsing do not depend on the C++ global locale", "[json][locale]") {
     LocaleGuard guard;
     std::locale::global(std::locale(std::locale::classic(), new CommaDecimal));

@@ -91,6 +91,86 @@ TEST_CASE("models::hf_config rejects what it cannot read", "[models]") {
               .rfind("c.json: not a recognised transformer config", 0) == 0);
 }
 
+TEST_CASE("models::hf_config refuses integer sizes beyond any real model, at their position", "[models]") {
+    // Two fields too large: both reported, in file order, each at its value's line and column.
+    const std::string config = "{\n"
+                               "  \"model_type\": \"llama\",\n"
+                               "  \"num_hidden_layers\": 200000,\n"
+                               "  \"hidden_size\": 4096, \"num_attention_heads\": 32,\n"
+                               "  \"intermediate_size\": 11008,\n"
+                               "  \"text_config\": {\"vocab_size\": 7},\n"
+                               "  \"vocab_size\": 1e12\n"
+                               "}\n";
+    CHECK(input_errors([&] { gpusel::model_from_hf_config_text(config, "c.json"); }) ==
+          std::vector<std::string>{"c.json:3:24: num_hidden_layers is 200000, beyond any real model (at most 100000)",
+                                   "c.json:7:17: vocab_size is 1000000000000, beyond any real model (at most 100000000)"});
+    // Above the old 1e9 cut-off, where the value used to be dropped without a word.
+    CHECK(input_errors([] {
+              gpusel::model_from_hf_config_text(
+                  R"({"model_type": "gpt2", "n_layer": 1, "n_embd": 1000000000, "n_head": 1, "vocab_size": 1})", "g.json");
+          }) == std::vector<std::string>{"g.json:1:48: n_embd is 1000000000, beyond any real model (at most 16777216)"});
+    // The last of duplicate keys is the one nlohmann keeps, and the one pointed at.
+    CHECK(input_errors([] {
+              gpusel::model_from_hf_config_text(
+                  "{\"num_hidden_layers\": 2,\n \"num_hidden_layers\": 100001}", "d.json");
+          }).front() == "d.json:2:23: num_hidden_layers is 100001, beyond any real model (at most 100000)");
+}
+
+TEST_CASE("models::hf_config keeps legitimately large values", "[models]") {
+    // Gemma-scale vocabulary, a 128k context, RoPE bases of 5e5 and 1e7 (rope_theta is not an
+    // integer size and is not read), and the largest values each bound allows.
+    const ModelSpec model = gpusel::model_from_hf_config_text(
+        R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 256000,
+            "max_position_embeddings": 131072, "rope_theta": 500000.0, "rope_scaling": {"factor": 8.0}})",
+        "l.json");
+    CHECK(model.vocab == 256000);
+    CHECK(model.max_context == 131072);
+    CHECK(model.kv_heads == 8);
+    CHECK(gpusel::model_from_hf_config_text(
+              R"({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 1,
+                  "intermediate_size": 16777216, "vocab_size": 100000000, "max_position_embeddings": 1073741824,
+                  "rope_theta": 1e7})",
+              "b.json")
+              .max_context == 1073741824);
+}
+
+TEST_CASE("models::merge_models_text refuses a model named twice in one file", "[models]") {
+    const std::string text = "format: 1\n"
+                             "models:\n"
+                             "  - name: my-7b\n"
+                             "    family: decoder\n"
+                             "    params: 7B\n"
+                             "    source: internal\n"
+                             "  - name: other\n"
+                             "    family: decoder\n"
+                             "    params: 1B\n"
+                             "    source: internal\n"
+                             "  - name: My-7B\n"
+                             "    family: decoder\n"
+                             "    params: 8B\n"
+                             "    source: internal\n"
+                             "  - name: other\n"
+                             "    family: decoder\n"
+                             "    params: 2B\n"
+                             "    source: internal\n";
+    gpusel::ModelLibrary library = gpusel::builtin_models();
+    const std::size_t before = library.models().size();
+    CHECK(input_errors([&] { gpusel::merge_models_text(library, text, "m.yaml"); }) ==
+          std::vector<std::string>{
+              "m.yaml:11:11: models[2].name: duplicate model name 'My-7B' (first at line 3 as 'my-7b'; names are "
+              "compared ignoring case)",
+              "m.yaml:15:11: models[3].name: duplicate model name 'other' (first at line 7)"});
+    CHECK(library.models().size() == before);  // nothing merged from a file with errors
+    // Across files a name replaces the earlier model: that is what a models file is for.
+    gpusel::merge_models_text(library,
+                              "format: 1\nmodels:\n  - name: gpt2\n    family: decoder\n    params: 1B\n"
+                              "    source: mine\n",
+                              "override.yaml");
+    CHECK(library.models().size() == before);
+    CHECK(library.find("gpt2")->source == "mine");
+}
+
 TEST_CASE("models::builtin_models has every fixed preset name", "[models]") {
     const gpusel::ModelLibrary library = gpusel::builtin_models();
     for (const char* name :

@@ -98,13 +98,6 @@ ScatterSpec sample_scatter(Scale x_scale, Scale y_scale) {
 
 }  // namespace
 
-TEST_CASE("svg::xml_escape escapes the five XML specials and drops control characters", "[svg]") {
-    CHECK(xml_escape("a<b & \"c\" 'd'>") == "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
-    CHECK(xml_escape("H100 × 8 · 80 GB") == "H100 × 8 · 80 GB");
-    CHECK(xml_escape(std::string("x\x01y\tz", 5)) == "x y\tz");
-    CHECK(xml_escape("&amp;") == "&amp;amp;");
-}
-
 TEST_CASE("svg::linear_ticks are nice, monotone and cover the data", "[svg]") {
     CHECK(linear_ticks(0, 97, 6) == std::vector<double>{0, 20, 40, 60, 80, 100});
     CHECK(nice_step(0.013, 0.087, 5) == Approx(0.02));

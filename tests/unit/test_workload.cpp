@@ -258,3 +258,77 @@ runtime: {framework: llama.cpp}
 )");
     CHECK(inference.runtime.allocator == gpusel::Allocator::static_buffers);
 }
+
+TEST_CASE("workload::load reads the options the planner searches", "[workload]") {
+    const Workload workload = load(R"(format: 1
+name: scale
+kind: training
+model: {preset: llama-2-7b}
+precision: [bf16, fp8]
+training:
+  micro_batch: 2..5
+  checkpointing: auto
+)");
+    CHECK(workload.precision == gpusel::Precision::bf16);
+    CHECK(workload.precision_options == std::vector<gpusel::Precision>{gpusel::Precision::bf16, gpusel::Precision::fp8});
+    CHECK(workload.training.micro_batch == 2);
+    CHECK(workload.training.micro_batch_options == std::vector<int>{2, 3, 4, 5});
+    CHECK(workload.training.checkpointing == gpusel::Checkpointing::selective);
+    CHECK(workload.training.checkpointing_options.size() == 3);
+    CHECK(assumed(workload, "training.checkpointing", "selective"));
+
+    const Workload listed = load(R"(format: 1
+name: scale
+kind: training
+model: {preset: llama-2-7b}
+precision: [fp8]
+training:
+  micro_batch: auto
+  checkpointing: [full, none]
+)");
+    CHECK(listed.precision == gpusel::Precision::fp8);
+    CHECK(listed.training.micro_batch_options == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
+    CHECK(listed.training.checkpointing == gpusel::Checkpointing::full);
+    CHECK(listed.training.checkpointing_options ==
+          std::vector<gpusel::Checkpointing>{gpusel::Checkpointing::full, gpusel::Checkpointing::none});
+}
+
+TEST_CASE("workload::load refuses malformed search options with their positions", "[workload]") {
+    CHECK(errors(R"(format: 1
+name: scale
+kind: training
+model: {preset: llama-2-7b}
+precision: [bf16, bf16, int4, fp9]
+training:
+  micro_batch: 0..4
+  checkpointing: [full, selectiv, full]
+)") == std::vector<std::string>{
+               "w.yaml:5:19: precision: 'bf16' is listed twice",
+               "w.yaml:5:25: precision: 'int4' is not one of fp32, tf32, fp16, bf16, fp8",
+               "w.yaml:5:31: precision: 'fp9' is not one of fp32, tf32, fp16, bf16, fp8, did you mean 'fp8'?",
+               "w.yaml:7:16: training.micro_batch: '0..4' is not a micro-batch, `auto` or a range A..B with 1 <= A <= B "
+               "and at most 256 values (e.g. 1..16)",
+               "w.yaml:8:25: training.checkpointing: 'selectiv' is not one of none, selective, full, did you mean "
+               "'selective'?",
+               "w.yaml:8:35: training.checkpointing: 'full' is listed twice"});
+    CHECK(errors(R"(format: 1
+name: scale
+kind: training
+model: {preset: llama-2-7b}
+precision: []
+training:
+  micro_batch: 8..4
+  checkpointing: []
+)") == std::vector<std::string>{
+               "w.yaml:5:12: precision: an empty list; give one precision or a list of them",
+               "w.yaml:7:16: training.micro_batch: '8..4' is not a micro-batch, `auto` or a range A..B with 1 <= A <= B "
+               "and at most 256 values (e.g. 1..16)",
+               "w.yaml:8:18: training.checkpointing: an empty list; give a level, auto, or a list of levels"});
+    CHECK(errors(R"(format: 1
+name: scale
+kind: training
+model: {preset: llama-2-7b}
+training:
+  micro_batch: 1..1000
+)").size() == 1);
+}

@@ -1,0 +1,344 @@
+// The memory and step-time formulas of the full estimators, with everything that does not depend
+// on the layout computed once. Each block names the function it mirrors; the sources of the
+// formulas are cited there and in docs/memory-model.md and docs/perf-model.md.
+
+#include "gpusel/compiled_training.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "gpusel/memory.hpp"
+#include "memory/terms.hpp"
+#include "perf/internal.hpp"
+
+namespace gpusel {
+
+namespace {
+
+constexpr double mib = 1024.0 * 1024.0;
+// As in src/memory/estimate.cpp: NCCL_BUFFSIZE 4 MiB × send and receive × 32 channels.
+constexpr double nccl_bytes_per_communicator = 4.0 * mib * 2 * 32;
+
+bool is_float_format(WeightFormat format) {
+    return format == WeightFormat::fp32 || format == WeightFormat::fp16 || format == WeightFormat::bf16;
+}
+
+}  // namespace
+
+std::optional<CompiledTraining> CompiledTraining::compile(const Workload& workload, const GpuSpec& gpu,
+                                                          const EfficiencyTable& efficiency) {
+    const ModelSpec& model = workload.model;
+    const TrainingSpec& training = workload.training;
+    const bool per_sample_activations =
+        model.activation_bytes_per_sample > 0 &&
+        (model.family == ModelFamily::cnn || model.family == ModelFamily::vit ||
+         model.family == ModelFamily::diffusion || model.family == ModelFamily::other);
+    if (!workload.is_training() || !model.is_transformer() || per_sample_activations || training.lora.enabled() ||
+        !workload.calibration.memory.empty() || training.offload != Offload::none || workload.data.given ||
+        model.layers <= 0 || model.heads <= 0) {
+        return std::nullopt;
+    }
+    CompiledTraining compiled;
+    compiled.m_workload = &workload;
+    compiled.m_gpu = &gpu;
+
+    // --- memory: training_terms() in src/memory/estimate.cpp
+    const ParameterSplit split = split_parameters(model);
+    const memory_detail::TransformerWidths widths = memory_detail::transformer_widths(model);
+    compiled.m_params = split.total;
+    compiled.m_embedding = split.embedding;
+    compiled.m_vocab_hidden = static_cast<double>(model.vocab) * model.hidden;
+    compiled.m_dense_layer_params = split.layers - split.experts;
+    compiled.m_expert_params = split.experts;
+    compiled.m_largest_layer = split.largest_layer;
+    compiled.m_largest_matrix = widths.hidden * std::max({widths.ffn, widths.q_width + 2 * widths.kv_width, widths.hidden});
+    compiled.m_layers = model.layers;
+    compiled.m_hidden = model.hidden;
+    compiled.m_seq = training.seq_len;
+    compiled.m_vocab = model.vocab;
+    compiled.m_ffn_scratch_per_token = widths.moe_top_k * widths.ffn;
+    compiled.m_experts = model.experts;
+    compiled.m_moe = model.is_moe();
+    compiled.m_logits_on_last_stage = model.vocab > 0 && model.family != ModelFamily::encoder;
+
+    const double compute_bytes = workload.precision == Precision::fp32 || workload.precision == Precision::tf32 ? 4.0 : 2.0;
+    compiled.m_compute_bytes = compute_bytes;
+    WeightFormat stored = workload.weights;
+    if (!is_float_format(stored)) {
+        stored = compute_bytes == 4 ? WeightFormat::fp32 : WeightFormat::bf16;
+    }
+    const double weight_element = bits_per_weight(stored) / 8.0;
+    compiled.m_weight_element = weight_element;
+    compiled.m_autocast_copy = weight_element == 4 && compute_bytes == 2;
+    compiled.m_gradient_element = training.gradient_dtype == GradientDtype::fp32 ? 4.0 : weight_element;
+    const bool master = training.master_weights && weight_element < 4;
+    const double state_element = (master || weight_element >= 4) ? 4.0 : weight_element;
+    compiled.m_state_element = state_element;
+    double state_bytes_per_param = 0;
+    switch (training.optimizer) {
+    case Optimizer::adam:
+    case Optimizer::adamw:
+        state_bytes_per_param = 2 * state_element;
+        break;
+    case Optimizer::sgd:
+        break;
+    case Optimizer::sgd_momentum:
+    case Optimizer::lion:
+        state_bytes_per_param = state_element;
+        break;
+    case Optimizer::adamw_8bit:
+        state_bytes_per_param = 2;
+        break;
+    case Optimizer::adafactor: {
+        const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
+        state_bytes_per_param = state_element * 2.0 / width;
+        break;
+    }
+    }
+    compiled.m_optimizer_bytes_per_param = state_bytes_per_param + (master ? 4.0 : 0.0);
+    compiled.m_adam_family = training.optimizer == Optimizer::adam || training.optimizer == Optimizer::adamw;
+    compiled.m_optimizer_step = training.optimizer_step;
+    compiled.m_zero_grad_keeps = training.zero_grad == ZeroGrad::zero;
+    compiled.m_per_logit_bytes = training.loss == LossKind::standard  ? compute_bytes + 4.0
+                                 : training.loss == LossKind::chunked ? 2.0 * compute_bytes
+                                                                      : compute_bytes;
+    // compute() in src/memory/estimate.cpp: context and the caching allocator's reserve.
+    compiled.m_context_bytes = cuda_context_bytes(workload.runtime);
+    compiled.m_reserve_fraction = workload.runtime.allocator == Allocator::caching ? allocator_reserve_fraction : 0.0;
+
+    // --- speed: estimate_training() in src/perf/training.cpp
+    const ServingStack stack = resolve_stack(workload, ServingStack::automatic);
+    const EfficiencyFactors factors = efficiency.resolve(gpu, stack);
+    std::vector<std::string> ignored_notes;
+    const bool fp8 = workload.precision == Precision::fp8;
+    const double base_peak =
+        perf_detail::matmul_peak_flops_per_s(gpu, fp8 ? Precision::bf16 : workload.precision, ignored_notes);
+    compiled.m_achieved_flops_per_s =
+        base_peak * factors.training_compute * (fp8 && gpu.supports(Precision::fp8) ? factors.fp8_training_speedup : 1);
+    compiled.m_bandwidth_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
+    const double seq = std::max(1, training.seq_len);
+    const double matmul = matmul_params(model);
+    const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
+    const double width = model.heads * head_dim;
+    const bool causal = model.family != ModelFamily::encoder;
+    const double attention_forward = 4.0 * model.layers * seq * width * (causal && training.flash_attention ? 0.5 : 1.0);
+    double per_token = 6.0 * matmul + 3 * attention_forward;
+    if (training.checkpointing == Checkpointing::full) {
+        per_token += 2 * matmul + attention_forward;
+    } else if (training.checkpointing == Checkpointing::selective) {
+        per_token += attention_forward;
+    }
+    compiled.m_executed_flops_per_sample = per_token * seq;
+    compiled.m_activation_element = element_bytes(fp8 ? Precision::bf16 : workload.precision);
+    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    compiled.m_gradient_bytes_per_param = fp32_training ? 4 : 2;
+    compiled.m_optimizer_traffic_per_param = perf_detail::optimizer_bytes_per_param(workload);
+    compiled.m_tensor_all_reduces = 4 + (training.checkpointing == Checkpointing::full ? 2 : 0);
+    if (training.dataset_tokens > 0) {
+        compiled.m_samples_total = training.dataset_tokens / seq;
+    } else if (training.dataset_samples > 0) {
+        compiled.m_samples_total = training.dataset_samples;
+    }
+    compiled.m_epochs = training.epochs;
+    compiled.m_deadline_s = training.deadline_seconds;
+
+    // --- link_for_group() in src/perf/building_blocks.cpp, by its three cases.
+    compiled.m_node = workload.constraints.gpus_per_node;
+    compiled.m_domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 0;
+    compiled.m_nvlink = gpu.has_gpu_interconnect() && workload.deployment.interconnect != NetworkKind::pcie;
+    compiled.m_nvlink_tier = {gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.interconnect,
+                              factors.nvlink_latency_s};
+    compiled.m_pcie_tier = {gpu.host_link_bytes_per_s() * factors.host_link, factors.pcie_latency_s};
+    const LinkTier cross =
+        link_for_group(workload, gpu, std::max(1, compiled.m_node) + 1, factors, efficiency.platform);
+    compiled.m_cross_node_tier = {cross.bytes_per_s, cross.latency_s};
+    return compiled;
+}
+
+CompiledTraining::Tier CompiledTraining::tier_for_group(int group_size) const {
+    if (group_size > m_node) {
+        return m_cross_node_tier;
+    }
+    return m_nvlink && std::min(group_size, m_node) <= m_domain ? m_nvlink_tier : m_pcie_tier;
+}
+
+int CompiledTraining::global_batch(int micro_batch, int data_parallel) const {
+    const int given = m_workload->training.global_batch;
+    return given > 0 ? given : micro_batch * data_parallel;
+}
+
+TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipeline_parallel, int data_parallel) const {
+    TrainingLayoutTerms terms;
+    terms.tensor_parallel = std::max(1, tensor_parallel);
+    terms.pipeline_parallel = std::max(1, pipeline_parallel);
+    terms.data_parallel = std::max(1, data_parallel);
+    terms.expert_parallel = m_moe ? std::max(1, std::min(terms.data_parallel, m_experts)) : 1;
+    const double t = terms.tensor_parallel;
+    const double p = terms.pipeline_parallel;
+    const double ep = terms.expert_parallel;
+    const TrainingSpec& training = m_workload->training;
+
+    // shard_parameters(): the first pipeline stage holds the embedding (Megatron).
+    const double stage_embedding = p == 1 ? m_embedding : std::min(m_embedding, m_vocab_hidden);
+    terms.shard_params = (m_dense_layer_params / p + m_expert_params / (p * ep) + stage_embedding) / t;
+    terms.gather_bytes = 2.0 * m_largest_layer / t * m_weight_element;
+    terms.output_layer_params = m_logits_on_last_stage && p <= 1 ? m_vocab_hidden / t : 0.0;
+    terms.largest_tensor_params = std::max(m_largest_matrix, m_vocab_hidden) / t;
+
+    // Activations at micro-batch 1 by the same layer function the estimator calls.
+    ActivationShape shape;
+    shape.seq_len = m_seq;
+    shape.micro_batch = 1;
+    shape.element_bytes = m_compute_bytes;
+    shape.dropout = m_workload->model.family == ModelFamily::encoder ||
+                    m_workload->model.family == ModelFamily::encoder_decoder;
+    shape.flash_attention = training.flash_attention;
+    shape.selective_recompute = training.checkpointing == Checkpointing::selective;
+    shape.tensor_parallel = terms.tensor_parallel;
+    shape.autocast = m_autocast_copy;
+    shape.recompute_ffn_activation = training.recompute_ffn_activation;
+    double per_sample = 0;
+    if (training.checkpointing == Checkpointing::full) {
+        ActivationShape working = shape;
+        working.selective_recompute = false;
+        per_sample = m_layers * m_seq * m_hidden * m_compute_bytes +
+                     transformer_layer_activation_bytes(m_workload->model, working);
+    } else {
+        per_sample = m_layers * transformer_layer_activation_bytes(m_workload->model, shape);
+        if (training.recompute_ffn_activation) {
+            per_sample += m_seq * m_ffn_scratch_per_token * m_compute_bytes / t;
+        }
+    }
+    if (p <= 1 && m_logits_on_last_stage) {
+        per_sample += m_seq * m_vocab * m_per_logit_bytes / t;
+    }
+    terms.activation_bytes_per_sample = per_sample;
+
+    const int communicators = (terms.data_parallel > 1 ? 1 : 0) + (terms.tensor_parallel > 1 ? 1 : 0) +
+                              (terms.pipeline_parallel > 1 ? 1 : 0);
+    terms.nccl_bytes = communicators * nccl_bytes_per_communicator;
+
+    const Tier tensor = tier_for_group(terms.tensor_parallel);
+    const Tier pipeline = tier_for_group(terms.tensor_parallel * terms.pipeline_parallel);
+    const Tier data = tier_for_group(terms.tensor_parallel * terms.pipeline_parallel * terms.data_parallel);
+    terms.tensor_link_bytes_per_s = tensor.bytes_per_s;
+    terms.tensor_link_latency_s = tensor.latency_s;
+    terms.pipeline_link_bytes_per_s = pipeline.bytes_per_s;
+    terms.pipeline_link_latency_s = pipeline.latency_s;
+    terms.data_link_bytes_per_s = data.bytes_per_s;
+    terms.data_link_latency_s = data.latency_s;
+    return terms;
+}
+
+double CompiledTraining::memory_total_bytes(const TrainingLayoutTerms& terms, Sharding sharding, int micro_batch) const {
+    const double d = terms.data_parallel;
+    const bool data_parallel = terms.data_parallel > 1;
+    const bool sharded_weights = sharding == Sharding::zero3 && data_parallel;
+    const bool sharded_gradients = (sharding == Sharding::zero2 || sharding == Sharding::zero3) && data_parallel;
+    const bool sharded_optimizer = sharding != Sharding::none && data_parallel;
+    const double trainable = terms.shard_params;
+
+    double weights = trainable * m_weight_element;
+    if (sharded_weights) {
+        weights = weights / d + terms.gather_bytes;
+    }
+    const double cast_copy = m_autocast_copy && !sharded_weights ? trainable * 2.0 : 0.0;
+    double gradients = trainable * m_gradient_element;
+    if (sharded_gradients) {
+        gradients /= d;
+    }
+    const double global = global_batch(micro_batch, terms.data_parallel);
+    const bool accumulating = global > static_cast<double>(micro_batch) * d;
+    const double backward_gradients = accumulating || m_zero_grad_keeps
+                                          ? gradients
+                                          : std::min(gradients, terms.output_layer_params * m_gradient_element);
+    double optimizer = trainable * m_optimizer_bytes_per_param;
+    double step_temporary = 0;
+    if (m_adam_family && m_optimizer_step == OptimizerStep::foreach) {
+        step_temporary = trainable * m_state_element;
+    } else if (m_adam_family && m_optimizer_step == OptimizerStep::for_loop) {
+        step_temporary = std::min(trainable, terms.largest_tensor_params) * m_state_element;
+    }
+    if (sharded_optimizer) {
+        optimizer /= d;
+        if (m_optimizer_step == OptimizerStep::foreach) {
+            step_temporary /= d;
+        }
+    }
+    const double activations = terms.activation_bytes_per_sample * micro_batch;
+    // resolve_peak(): the optimizer step or the start of backward, whichever holds more.
+    double allocated = 0;
+    if (gradients + step_temporary > activations + cast_copy + backward_gradients) {
+        allocated = weights + gradients + (optimizer + step_temporary);
+    } else {
+        allocated = weights + cast_copy + backward_gradients + optimizer + activations;
+    }
+    return allocated + (m_context_bytes + m_reserve_fraction * allocated + terms.nccl_bytes);
+}
+
+TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms, Sharding sharding, int micro_batch) const {
+    TrainingPointResult result;
+    result.memory_total_bytes = memory_total_bytes(terms, sharding, micro_batch);
+    const int tp = terms.tensor_parallel;
+    const int pp = terms.pipeline_parallel;
+    const int dp = terms.data_parallel;
+    const double model_parallel = static_cast<double>(tp) * pp;
+    const int global = global_batch(micro_batch, dp);
+    const int accumulation =
+        std::max(1, static_cast<int>(std::lround(static_cast<double>(global) / (micro_batch * dp))));
+
+    const double micro_kernel_s = micro_batch * m_executed_flops_per_sample / model_parallel / m_achieved_flops_per_s;
+    double micro_communication_s = 0;
+    const double activation_bytes = micro_batch * std::max(1.0, m_seq) * m_hidden * m_activation_element;
+    if (tp > 1) {
+        micro_communication_s += m_tensor_all_reduces * (m_layers / pp) *
+                                 ring_all_reduce_s(activation_bytes, tp, terms.tensor_link_bytes_per_s,
+                                                   terms.tensor_link_latency_s);
+    }
+    if (pp > 1) {
+        micro_communication_s +=
+            2 * (activation_bytes / tp / terms.pipeline_link_bytes_per_s + terms.pipeline_link_latency_s);
+    }
+    const double micro_s = micro_kernel_s + micro_communication_s;
+    const double pipeline_s = (accumulation + pp - 1) * micro_s;
+
+    const double gradient_bytes = m_params / model_parallel * m_gradient_bytes_per_param;
+    double exposed_communication_s = 0;
+    if (dp > 1) {
+        const double bytes_per_s = terms.data_link_bytes_per_s;
+        const double latency_s = terms.data_link_latency_s;
+        if (sharding == Sharding::zero3) {
+            const double weight_bytes_16 = m_params / model_parallel * 2;
+            const double per_micro = 2 * ring_all_gather_s(weight_bytes_16, dp, bytes_per_s, latency_s) +
+                                     ring_all_gather_s(gradient_bytes, dp, bytes_per_s, latency_s);
+            exposed_communication_s = accumulation * std::max(0.0, per_micro - micro_kernel_s);
+        } else {
+            const double all_reduce = ring_all_reduce_s(gradient_bytes, dp, bytes_per_s, latency_s);
+            exposed_communication_s = std::max(0.0, all_reduce - micro_kernel_s * 2.0 / 3.0);
+        }
+    }
+    const double owned_params = m_params / model_parallel / (sharding != Sharding::none ? dp : 1);
+    const double optimizer_s = owned_params * m_optimizer_traffic_per_param / m_bandwidth_bytes_per_s;
+
+    result.step_time_s = pipeline_s + exposed_communication_s + optimizer_s;
+    result.samples_per_s = static_cast<double>(micro_batch) * dp * accumulation / result.step_time_s;
+    if (m_samples_total > 0) {
+        result.time_to_train_s = m_samples_total * m_epochs / result.samples_per_s;
+        result.meets_deadline = m_deadline_s <= 0 || result.time_to_train_s <= m_deadline_s;
+    }
+    return result;
+}
+
+double CompiledTraining::step_time_lower_bound_s(int tensor_parallel, int pipeline_parallel, int data_parallel) const {
+    // pipeline_s = (m + p − 1) × micro_s with m = global / (b·dp) and micro_s ≥ b × F / (tp·pp):
+    // (global/dp + (p − 1)·b) × F / (tp·pp) ≥ (global/dp + p − 1) × F / (tp·pp) for b ≥ 1. When the
+    // global batch is b × dp (not given), m = 1 and the pipeline is p × b × F / (tp·pp) ≥ p × F / (tp·pp).
+    const double model_parallel = static_cast<double>(std::max(1, tensor_parallel)) * std::max(1, pipeline_parallel);
+    const double given = m_workload->training.global_batch;
+    const double slots = given > 0 ? given / std::max(1, data_parallel) + (pipeline_parallel - 1)
+                                   : std::max(1, pipeline_parallel);
+    return slots * m_executed_flops_per_sample / model_parallel / m_achieved_flops_per_s;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,351 @@
+// Exhaustive search of training layouts on one GPU type; the contract and the pruning rules are in
+// include/gpusel/training_search.hpp, the measurements in docs/performance.md.
+
+#include "gpusel/training_search.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "gpusel/compiled_training.hpp"
+#include "gpusel/memory.hpp"
+
+namespace gpusel {
+
+namespace {
+
+bool is_power_of_two(long long value) { return value > 0 && (value & (value - 1)) == 0; }
+
+// What a search varies besides precision and recompute.
+struct Dimensions {
+    std::vector<int> tensor;
+    std::vector<int> pipeline;
+    std::vector<Sharding> shardings;
+    std::vector<int> micro_batches;
+};
+
+Dimensions dimensions(const Workload& workload, const GpuSpec& gpu, int max_count) {
+    const TrainingSpec& training = workload.training;
+    Dimensions dims;
+    const int domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 1;
+    const int node = std::max(1, workload.constraints.gpus_per_node);
+    if (training.tensor_parallel > 0) {
+        dims.tensor.push_back(training.tensor_parallel);
+    } else {
+        // Tensor parallelism exchanges activations every layer: keep it inside one NVLink domain
+        // and one node (Narayanan et al. 2021, §3.3), at most 8 as in every published recipe.
+        for (int t = 1; t <= std::min({max_count, domain, node, 8}); t *= 2) {
+            dims.tensor.push_back(t);
+        }
+    }
+    if (training.pipeline_parallel > 0) {
+        dims.pipeline.push_back(training.pipeline_parallel);
+    } else if (workload.model.is_transformer() && workload.model.layers > 0) {
+        // Megatron splits the layers evenly over the stages: the degree divides the layer count.
+        for (int p = 1; p <= std::min(max_count, workload.model.layers); ++p) {
+            if (workload.model.layers % p == 0) {
+                dims.pipeline.push_back(p);
+            }
+        }
+    } else {
+        dims.pipeline.push_back(1);
+    }
+    if (training.sharding_given) {
+        dims.shardings.push_back(training.sharding);
+    } else {
+        dims.shardings = {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3};
+    }
+    dims.micro_batches = training.micro_batch_options.empty() ? std::vector<int>{training.micro_batch}
+                                                              : training.micro_batch_options;
+    return dims;
+}
+
+// The data-parallel degrees of a (tp, pp) pair. With a global batch, Megatron's rule: it must be
+// micro-batch × dp × accumulation steps, so dp divides it. Without one, the cluster sizes are
+// powers of two (a global batch of micro-batch × dp grows with them).
+std::vector<int> data_parallel_degrees(const Workload& workload, int model_parallel, int max_count,
+                                       const std::optional<int>& fixed_count) {
+    std::vector<int> degrees;
+    if (fixed_count) {
+        if (*fixed_count % model_parallel == 0) {
+            degrees.push_back(*fixed_count / model_parallel);
+        }
+        return degrees;
+    }
+    const int global = workload.training.global_batch;
+    for (int dp = 1; static_cast<long long>(dp) * model_parallel <= max_count; ++dp) {
+        const bool valid = global > 0 ? global % dp == 0 : is_power_of_two(static_cast<long long>(dp) * model_parallel);
+        if (valid) {
+            degrees.push_back(dp);
+        }
+    }
+    return degrees;
+}
+
+// The micro-batches that run a whole number of accumulation steps at `dp`.
+bool micro_batch_valid(const Workload& workload, int micro_batch, int data_parallel) {
+    const long long global = workload.training.global_batch;
+    return global <= 0 || global % (static_cast<long long>(micro_batch) * data_parallel) == 0;
+}
+
+struct Evaluation {
+    double memory_total_bytes = 0;
+    bool speed = false;  // the fields below were computed
+    double samples_per_s = 0;
+    double time_to_train_s = 0;
+    bool meets_deadline = true;
+};
+
+// The full estimators, one point at a time: the reference the fast path is checked against, and
+// the path for workloads CompiledTraining does not cover.
+class ReferenceEvaluator {
+public:
+    ReferenceEvaluator(const Workload& workload, const GpuSpec& gpu, const EfficiencyTable& efficiency)
+        : m_workload(workload), m_gpu(gpu), m_efficiency(efficiency) {}
+
+    Layout layout(int tp, int pp, int dp, Sharding sharding) const {
+        Layout layout;
+        layout.tensor_parallel = tp;
+        layout.pipeline_parallel = pp;
+        layout.data_parallel = dp;
+        layout.sharding = sharding;
+        layout.offload = m_workload.training.offload;
+        if (m_workload.model.is_moe()) {
+            layout.expert_parallel = std::min(dp, m_workload.model.experts);
+        }
+        return layout;
+    }
+
+    double memory(const Layout& layout, int micro_batch) const {
+        MemoryQuery query;
+        query.layout = layout;
+        query.micro_batch = micro_batch;
+        return memory_breakdown(m_workload, m_gpu, query).total_bytes;
+    }
+
+    bool speed(const Layout& layout, int micro_batch, Evaluation& evaluation) const {
+        PerfQuery query;
+        query.layout = layout;
+        query.micro_batch = micro_batch;
+        const PerfEstimate perf = estimate_perf(m_workload, m_gpu, query, m_efficiency);
+        if (!perf.training) {
+            return false;
+        }
+        evaluation.speed = true;
+        evaluation.samples_per_s = perf.training->samples_per_s;
+        evaluation.time_to_train_s = perf.training->time_to_train_s.value_or(0);
+        evaluation.meets_deadline = perf.training->meets_deadline;
+        return true;
+    }
+
+private:
+    const Workload& m_workload;
+    const GpuSpec& m_gpu;
+    const EfficiencyTable& m_efficiency;
+};
+
+class Search {
+public:
+    Search(const Workload& workload, const GpuSpec& gpu, const EfficiencyTable& efficiency,
+           const TrainingSearchOptions& options)
+        : m_workload(workload), m_gpu(gpu), m_efficiency(efficiency), m_options(options),
+          m_usable_bytes(gpu.memory_bytes * (1.0 - workload.constraints.memory_headroom_fraction)) {}
+
+    TrainingSearchResult run() {
+        const int max_count = m_options.fixed_count ? *m_options.fixed_count : m_workload.constraints.max_gpus;
+        const Dimensions dims = dimensions(m_workload, m_gpu, max_count);
+        for (const PrecisionChoice& precision : precision_choices(m_workload, m_gpu)) {
+            for (const Checkpointing checkpointing : checkpointing_choices(m_workload)) {
+                Workload variant = m_workload;
+                variant.precision = precision.precision;
+                variant.training.checkpointing = checkpointing;
+                search_variant(variant, precision, checkpointing, dims, max_count);
+            }
+        }
+        for (auto& [count, choice] : m_best) {
+            m_result.best_per_count.push_back(choice);
+        }
+        return std::move(m_result);
+    }
+
+private:
+    void search_variant(const Workload& variant, const PrecisionChoice& precision, Checkpointing checkpointing,
+                        const Dimensions& dims, int max_count) {
+        const std::optional<CompiledTraining> compiled =
+            m_options.reference ? std::nullopt : CompiledTraining::compile(variant, m_gpu, m_efficiency);
+        const ReferenceEvaluator reference(variant, m_gpu, m_efficiency);
+        // Pruning rests on properties of the closed forms (monotone memory, the compute bound); the
+        // full estimators' other paths (calibration fits, per-sample figures) are scanned whole.
+        const bool prune = !m_options.reference && compiled.has_value();
+        const int global = variant.training.global_batch;
+        for (const int tp : dims.tensor) {
+            for (const int pp : dims.pipeline) {
+                if (static_cast<long long>(tp) * pp > max_count) {
+                    continue;
+                }
+                for (const int dp : data_parallel_degrees(variant, tp * pp, max_count, m_options.fixed_count)) {
+                    const int count = tp * pp * dp;
+                    std::vector<int> micro_batches;
+                    for (const int micro_batch : dims.micro_batches) {
+                        // A proposal's GPU count is given: when it does not divide the global batch,
+                        // the accumulation steps are rounded (estimate_perf says so in a note).
+                        if (m_options.fixed_count || micro_batch_valid(variant, micro_batch, dp)) {
+                            micro_batches.push_back(micro_batch);
+                        }
+                    }
+                    std::vector<Sharding> shardings;
+                    for (const Sharding sharding : dims.shardings) {
+                        // Sharding over one replica changes nothing: only the unsharded point.
+                        if (dp > 1 || sharding == Sharding::none || variant.training.sharding_given) {
+                            shardings.push_back(sharding);
+                        }
+                    }
+                    const std::size_t block = micro_batches.size() * shardings.size();
+                    m_result.space += block;
+                    if (block == 0) {
+                        continue;
+                    }
+                    if (prune && !m_options.fixed_count) {
+                        // No point of this block can run faster than its compute alone (the bound
+                        // assumes micro-batch × dp divides the global batch: not so at a fixed count).
+                        const auto best = m_best.find(count);
+                        // samples/s = global / step (global = micro-batch × dp when not given).
+                        const double bound = static_cast<double>(global > 0 ? global : dp) /
+                                             compiled->step_time_lower_bound_s(tp, pp, dp);
+                        // The margin keeps a rounding error in the bound from pruning a tie.
+                        if (best != m_best.end() && best->second.samples_per_s >= bound * (1 + 1e-9)) {
+                            continue;
+                        }
+                    }
+                    std::optional<TrainingLayoutTerms> terms;
+                    if (compiled) {
+                        terms = compiled->layout_terms(tp, pp, dp);
+                    }
+                    for (const Sharding sharding : shardings) {
+                        const Layout layout = reference.layout(tp, pp, dp, sharding);
+                        for (std::size_t index = 0; index < micro_batches.size(); ++index) {
+                            const int micro_batch = micro_batches[index];
+                            ++m_result.evaluated;
+                            Evaluation evaluation;
+                            evaluation.memory_total_bytes = compiled ? compiled->memory_total_bytes(*terms, sharding, micro_batch)
+                                                                     : reference.memory(layout, micro_batch);
+                            if (evaluation.memory_total_bytes > m_usable_bytes) {
+                                note_memory_miss(evaluation.memory_total_bytes, count, layout, micro_batch, precision,
+                                                 checkpointing);
+                                if (!prune) {
+                                    continue;
+                                }
+                                // Memory grows with the micro-batch among those that accumulate
+                                // (micro-batch × dp < global batch: the gradients stay resident) and
+                                // among those that do not; the first of the second kind may need less
+                                // (set-to-none frees its gradients between steps): scan on from there.
+                                const bool accumulating =
+                                    global > 0 && static_cast<long long>(micro_batch) * dp < global;
+                                if (accumulating && variant.training.zero_grad != ZeroGrad::zero) {
+                                    std::size_t next = index + 1;
+                                    while (next < micro_batches.size() &&
+                                           static_cast<long long>(micro_batches[next]) * dp < global) {
+                                        ++next;
+                                    }
+                                    if (next < micro_batches.size()) {
+                                        index = next - 1;  // the loop's ++ lands on it
+                                        continue;
+                                    }
+                                }
+                                break;
+                            }
+                            if (compiled) {
+                                const TrainingPointResult point = compiled->evaluate(*terms, sharding, micro_batch);
+                                evaluation.speed = true;
+                                evaluation.samples_per_s = point.samples_per_s;
+                                evaluation.time_to_train_s = point.time_to_train_s;
+                                evaluation.meets_deadline = point.meets_deadline;
+                            } else if (!reference.speed(layout, micro_batch, evaluation)) {
+                                continue;
+                            }
+                            if (!evaluation.meets_deadline && m_options.require_deadline) {
+                                note_miss(TrainingMiss::Kind::deadline,
+                                          1.0 + evaluation.time_to_train_s / variant.training.deadline_seconds,
+                                          evaluation.memory_total_bytes, evaluation.time_to_train_s, count);
+                                continue;
+                            }
+                            ++m_result.feasible;
+                            TrainingChoice& best = m_best[count];
+                            if (evaluation.samples_per_s > best.samples_per_s) {
+                                best.layout = layout;
+                                best.micro_batch = micro_batch;
+                                best.precision = precision;
+                                best.checkpointing = checkpointing;
+                                best.samples_per_s = evaluation.samples_per_s;
+                                best.memory_total_bytes = evaluation.memory_total_bytes;
+                                best.meets_deadline = evaluation.meets_deadline;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    void note_miss(TrainingMiss::Kind kind, double severity, double memory_total_bytes, double time_s, int count) {
+        TrainingMiss& miss = m_result.miss;
+        if (miss.kind == TrainingMiss::Kind::none || severity < miss.severity) {
+            miss.kind = kind;
+            miss.severity = severity;
+            miss.memory_total_bytes = memory_total_bytes;
+            miss.usable_bytes = m_usable_bytes;
+            miss.time_to_train_s = time_s;
+            miss.count = count;
+        }
+    }
+
+    void note_memory_miss(double memory_total_bytes, int count, const Layout& layout, int micro_batch,
+                          const PrecisionChoice& precision, Checkpointing checkpointing) {
+        note_miss(TrainingMiss::Kind::memory, 10.0 + memory_total_bytes / m_usable_bytes, memory_total_bytes, 0, count);
+        std::optional<TrainingChoice>& least = m_result.least_memory;
+        if (!least || memory_total_bytes < least->memory_total_bytes) {
+            least = TrainingChoice{layout, micro_batch, precision, checkpointing, 0, memory_total_bytes, false};
+        }
+    }
+
+    const Workload& m_workload;
+    const GpuSpec& m_gpu;
+    const EfficiencyTable& m_efficiency;
+    const TrainingSearchOptions& m_options;
+    const double m_usable_bytes;
+    std::map<int, TrainingChoice> m_best;  // by GPU count
+    TrainingSearchResult m_result;
+};
+
+}  // namespace
+
+std::vector<PrecisionChoice> precision_choices(const Workload& workload, const GpuSpec& gpu) {
+    const std::vector<Precision> wanted =
+        workload.precision_options.empty() ? std::vector<Precision>{workload.precision} : workload.precision_options;
+    std::vector<PrecisionChoice> choices;
+    for (const Precision precision : wanted) {
+        if (gpu.supports(precision)) {
+            choices.push_back({precision, false});
+        }
+    }
+    if (!choices.empty()) {
+        return choices;
+    }
+    for (const Precision option : {Precision::bf16, Precision::fp16, Precision::fp32}) {
+        if (option != wanted.front() && gpu.supports(option) && element_bytes(option) >= element_bytes(wanted.front())) {
+            return {{option, true}};
+        }
+    }
+    return {};
+}
+
+std::vector<Checkpointing> checkpointing_choices(const Workload& workload) {
+    return workload.training.checkpointing_options.empty() ? std::vector<Checkpointing>{workload.training.checkpointing}
+                                                           : workload.training.checkpointing_options;
+}
+
+TrainingSearchResult search_training(const Workload& workload, const GpuSpec& gpu, const EfficiencyTable& efficiency,
+                                     const TrainingSearchOptions& options) {
+    return Search(workload, gpu, efficiency, options).run();
+}
+
+}  // namespace gpusel
