@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
+#include "gpusel/json_output.hpp"
 #include "gpusel/diagnose.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/format.hpp"
@@ -224,8 +225,8 @@ void render_json(const Diagnosis& diagnosis, const std::optional<std::pair<std::
         document["workload"] = nullptr;
     }
     // Input files are untrusted: invalid UTF-8 in a file name or command becomes U+FFFD rather
-    // than an exception.
-    context.out << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    // than an exception (dump_json).
+    context.out << dump_json(document);
 }
 
 void run_diagnose(Context& context, const DiagnoseOptions& options) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
+#include "gpusel/json_output.hpp"
 #include "gpusel/error.hpp"
 #include "gpusel/text_table.hpp"
 #include "gpusel/verify.hpp"
@@ -117,7 +118,7 @@ void render_json(const Verification& verification, const std::string& file, Cont
     }
     document["gpus"] = std::move(gpus);
     document["notes"] = verification.notes;
-    context.out << document.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    context.out << dump_json(document);
 }
 
 void run_verify(Context& context, const VerifyOptions& options) {

@@ -270,7 +270,7 @@ std::string render_check_json(const CheckReport& report) {
     for (const SkippedCheck& skipped : report.skipped) {
         document["skipped"].push_back({{"role", skipped.role}, {"rule", skipped.rule}, {"reason", skipped.reason}});
     }
-    return document.dump(2) + "\n";
+    return dump_json(document);
 }
 
 std::string render_check_github(const CheckReport& report) {
@@ -385,7 +385,7 @@ std::string render_input_errors_json(const std::string& file, const std::vector<
                                             {"path", diagnostic.path},
                                             {"message", diagnostic.message}});
     }
-    return document.dump(2) + "\n";
+    return dump_json(document);
 }
 
 std::string render_input_errors_github(const std::vector<Diagnostic>& diagnostics) {

@@ -349,7 +349,7 @@ private:
 void render_plan_json(const PlanReport& report, std::ostream& out) {
     JsonBuilder builder;
     const Json json = builder.report(report);
-    out << json.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    out << dump_json(json);
 }
 
 }  // namespace gpusel
