@@ -115,6 +115,7 @@ run_harness() {
 # same executions per harness, half the wall time.
 jobs=$(nproc 2>/dev/null || echo 1)
 [ "$jobs" -le 2 ] || jobs=2
+[ "$jobs" -le ${#targets[@]} ] || jobs=${#targets[@]}
 mkdir -p "$work"
 running=0
 for target in "${targets[@]}"; do
