@@ -42,7 +42,9 @@ double roofline_time_s(double compute_s, double memory_s) {
     // Near the ridge point kernels reach neither ceiling; the 2-norm matches the max() far
     // from it and the measured TensorRT-LLM static-batch steps near it (perf_cases.md B1, B7,
     // lmdeploy D5), where max() is 18-28 % optimistic.
-    return std::hypot(compute_s, memory_s);
+    // sqrt(a² + b²) rather than std::hypot: the times are far from overflow or underflow, and
+    // hypot's scaling made it a tenth of a serving plan's cost; the two differ by an ulp.
+    return std::sqrt(compute_s * compute_s + memory_s * memory_s);
 }
 
 double gemm_efficiency(double peak_fraction, double rows, double half_rows) {
