@@ -10,6 +10,7 @@
 #include "gpusel/compiled_training.hpp"
 #include "gpusel/memory.hpp"
 #include "gpusel/models.hpp"
+#include "test_support.hpp"
 
 // The fast path must give the figures of the full estimators: every transformer preset, random
 // settings and layouts, memory and speed compared point by point.
@@ -18,18 +19,9 @@ namespace {
 
 using namespace gpusel;
 
-const Catalog& catalog() {
-    static const Catalog value = builtin_catalog();
-    return value;
-}
-const ModelLibrary& models() {
-    static const ModelLibrary value = builtin_models();
-    return value;
-}
-const EfficiencyTable& efficiency() {
-    static const EfficiencyTable value = builtin_efficiency();
-    return value;
-}
+using test::catalog;
+using test::efficiency;
+using test::models;
 
 template <typename T>
 const T& pick(std::mt19937_64& random, const std::vector<T>& options) {

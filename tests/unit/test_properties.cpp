@@ -30,22 +30,11 @@
 #include "gpusel/training_search.hpp"
 #include "gpusel/workload.hpp"
 #include "property_support.hpp"
+#include "test_support.hpp"
 
 namespace gpusel::test {
 namespace {
 
-const Catalog& catalog() {
-    static const Catalog value = builtin_catalog();
-    return value;
-}
-const ModelLibrary& models() {
-    static const ModelLibrary value = builtin_models();
-    return value;
-}
-const EfficiencyTable& efficiency() {
-    static const EfficiencyTable value = builtin_efficiency();
-    return value;
-}
 
 Workload load(const std::string& yaml) {
     return load_workload_text(yaml, "property.yaml", LoadContext{&catalog(), &models()});

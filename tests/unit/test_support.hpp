@@ -4,9 +4,26 @@
 #include <string>
 #include <vector>
 
+#include "gpusel/catalog.hpp"
 #include "gpusel/error.hpp"
+#include "gpusel/models.hpp"
+#include "gpusel/perf.hpp"
 
 namespace gpusel::test {
+
+// The built-in catalog, model presets and efficiency factors, parsed once per test process.
+inline const Catalog& catalog() {
+    static const Catalog value = builtin_catalog();
+    return value;
+}
+inline const ModelLibrary& models() {
+    static const ModelLibrary value = builtin_models();
+    return value;
+}
+inline const EfficiencyTable& efficiency() {
+    static const EfficiencyTable value = builtin_efficiency();
+    return value;
+}
 
 inline std::string source_path(const std::string& relative) {
     return std::string(GPUSEL_SOURCE_DIR) + "/" + relative;

@@ -17,18 +17,9 @@ namespace {
 
 using namespace gpusel;
 
-const Catalog& catalog() {
-    static const Catalog value = builtin_catalog();
-    return value;
-}
-const ModelLibrary& models() {
-    static const ModelLibrary value = builtin_models();
-    return value;
-}
-const EfficiencyTable& efficiency() {
-    static const EfficiencyTable value = builtin_efficiency();
-    return value;
-}
+using test::catalog;
+using test::efficiency;
+using test::models;
 
 Workload load_example(const std::string& relative) {
     const LoadContext context{&catalog(), &models()};
