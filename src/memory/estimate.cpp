@@ -15,13 +15,16 @@ namespace gpusel {
 
 namespace {
 
+using memory_detail::activation_element_bytes;
+using memory_detail::is_float_format;
+using memory_detail::largest_fitting;
+using memory_detail::largest_matrix_params;
 using memory_detail::LoraShape;
+using memory_detail::nccl_bytes_per_communicator;
+using memory_detail::trains_with_dropout;
+using memory_detail::uses_per_sample_activations;
 using memory_detail::TransformerWidths;
 
-constexpr double mib = 1024.0 * 1024.0;
-// NCCL_BUFFSIZE is 4 MiB by default (NCCL environment-variable docs); a ring keeps a send and a
-// receive buffer per channel, up to 32 channels: 256 MiB per communicator, outside PyTorch's allocator.
-constexpr double nccl_bytes_per_communicator = 4.0 * mib * 2 * 32;
 // Context band over GPUs and software versions: 0.3–1.4 GB (formulas.md, HF docs, fms logs).
 constexpr double context_low_bytes = 0.3e9;
 constexpr double context_high_bytes = 1.4e9;
@@ -58,30 +61,6 @@ private:
 
 std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
 
-double activation_element_bytes(Precision precision) {
-    // fp8 training keeps activations and most saved tensors in bf16 (Transformer Engine).
-    return precision == Precision::fp32 || precision == Precision::tf32 ? 4.0 : 2.0;
-}
-
-bool is_float_format(WeightFormat format) {
-    return format == WeightFormat::fp32 || format == WeightFormat::fp16 || format == WeightFormat::bf16;
-}
-
-// Encoders (BERT, RoBERTa, T5) train with dropout 0.1 in their published configs; current
-// decoder LLMs (Llama, Mistral, Qwen, Phi, Falcon) set it to 0.
-bool trains_with_dropout(const ModelSpec& model) {
-    return model.family == ModelFamily::encoder || model.family == ModelFamily::encoder_decoder;
-}
-
-bool uses_per_sample_activations(const ModelSpec& model) {
-    if (!model.is_transformer()) {
-        return true;
-    }
-    return model.activation_bytes_per_sample > 0 &&
-           (model.family == ModelFamily::cnn || model.family == ModelFamily::vit ||
-            model.family == ModelFamily::diffusion || model.family == ModelFamily::other);
-}
-
 // Parameters held by the most loaded rank before ZeRO: Megatron's (Ψ_blocks/p + V·h)/t for the
 // first pipeline stage (Megatron-LM theoretical_memory_usage.py), experts further split by EP.
 struct ShardParams {
@@ -113,16 +92,6 @@ double stored_weight_bytes(const ShardParams& shard, WeightFormat format) {
         return (shard.total - shard.embedding) * bytes_per_param + shard.embedding * 2.0;
     }
     return shard.total * bytes_per_param;
-}
-
-// The largest single dequantized or gathered matrix: the transient a quantized layer's
-// matmul or a ZeRO-3 prefetch holds.
-double largest_matrix_params(const ModelSpec& model) {
-    if (!model.is_transformer()) {
-        return 0;
-    }
-    const TransformerWidths w = memory_detail::transformer_widths(model);
-    return w.hidden * std::max({w.ffn, w.q_width + 2 * w.kv_width, w.hidden});
 }
 
 // Parameters of the largest single trainable tensor: what a for-loop optimizer step holds a
@@ -795,35 +764,6 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
 
 double usable_bytes(const GpuSpec& gpu, double headroom_fraction) {
     return gpu.memory_bytes * (1.0 - headroom_fraction);
-}
-
-// Largest value in [1, limit] for which `fits(value)` holds, assuming monotonicity; 0 if none.
-template <typename Fits>
-int largest_fitting(int limit, Fits fits) {
-    if (limit < 1 || !fits(1)) {
-        return 0;
-    }
-    int good = 1;
-    long long probe = 2;
-    while (probe <= limit && fits(static_cast<int>(probe))) {
-        good = static_cast<int>(probe);
-        probe *= 2;
-    }
-    int bad = static_cast<int>(std::min<long long>(probe, limit));
-    if (probe > limit) {
-        if (good == limit || fits(limit)) {
-            return limit;
-        }
-    }
-    while (bad - good > 1) {
-        const int middle = good + (bad - good) / 2;
-        if (fits(middle)) {
-            good = middle;
-        } else {
-            bad = middle;
-        }
-    }
-    return good;
 }
 
 constexpr int max_search_batch = 1 << 16;

@@ -33,6 +33,35 @@ bool is_whole_file_format(WeightFormat format) {
     return format == WeightFormat::q4_0 || format == WeightFormat::q4_k_m || format == WeightFormat::q8_0;
 }
 
+double activation_element_bytes(Precision precision) {
+    return precision == Precision::fp32 || precision == Precision::tf32 ? 4.0 : 2.0;
+}
+
+bool is_float_format(WeightFormat format) {
+    return format == WeightFormat::fp32 || format == WeightFormat::fp16 || format == WeightFormat::bf16;
+}
+
+bool trains_with_dropout(const ModelSpec& model) {
+    return model.family == ModelFamily::encoder || model.family == ModelFamily::encoder_decoder;
+}
+
+bool uses_per_sample_activations(const ModelSpec& model) {
+    if (!model.is_transformer()) {
+        return true;
+    }
+    return model.activation_bytes_per_sample > 0 &&
+           (model.family == ModelFamily::cnn || model.family == ModelFamily::vit ||
+            model.family == ModelFamily::diffusion || model.family == ModelFamily::other);
+}
+
+double largest_matrix_params(const ModelSpec& model) {
+    if (!model.is_transformer()) {
+        return 0;
+    }
+    const TransformerWidths w = transformer_widths(model);
+    return w.hidden * std::max({w.ffn, w.q_width + 2 * w.kv_width, w.hidden});
+}
+
 namespace {
 
 struct Projection {

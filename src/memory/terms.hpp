@@ -1,6 +1,7 @@
 #pragma once
 // Internal pieces of the memory estimator shared by its source files.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,58 @@ TransformerWidths transformer_widths(const ModelSpec& model);
 // Weight formats whose bits per weight is a whole-file average (llama.cpp GGUF), i.e. already
 // includes the embedding and output layers.
 bool is_whole_file_format(WeightFormat format);
+
+// NCCL_BUFFSIZE is 4 MiB by default (NCCL environment-variable docs); a ring keeps a send and a
+// receive buffer per channel, up to 32 channels: 256 MiB per communicator, outside PyTorch's allocator.
+inline constexpr double nccl_bytes_per_communicator = 4.0 * 1024 * 1024 * 2 * 32;
+
+// Bytes of a stored activation: 4 under fp32/tf32, else 2 (fp8 training keeps activations and
+// most saved tensors in bf16: Transformer Engine).
+double activation_element_bytes(Precision precision);
+
+// fp32, fp16 or bf16 (not a quantized or fp8 format).
+bool is_float_format(WeightFormat format);
+
+// Encoders (BERT, RoBERTa, T5) train with dropout 0.1 in their published configs; current
+// decoder LLMs (Llama, Mistral, Qwen, Phi, Falcon) set it to 0.
+bool trains_with_dropout(const ModelSpec& model);
+
+// Activations from the model's per-sample figure (not a transformer, or a CNN/ViT/diffusion
+// preset that carries one) rather than Korthikanti's per-layer terms.
+bool uses_per_sample_activations(const ModelSpec& model);
+
+// The largest single dequantized or gathered matrix (parameters): the transient a quantized
+// layer's matmul or a ZeRO-3 prefetch holds. 0 without transformer fields.
+double largest_matrix_params(const ModelSpec& model);
+
+// Largest value in [1, limit] for which `fits(value)` holds, assuming it is monotone (true up to
+// some value, false beyond); 0 if none. Doubling, then bisection.
+template <typename Fits>
+int largest_fitting(int limit, Fits fits) {
+    if (limit < 1 || !fits(1)) {
+        return 0;
+    }
+    int good = 1;
+    long long probe = 2;
+    while (probe <= limit && fits(static_cast<int>(probe))) {
+        good = static_cast<int>(probe);
+        probe *= 2;
+    }
+    int bad = static_cast<int>(std::min<long long>(probe, limit));
+    if (probe > limit) {
+        if (good == limit || fits(limit)) {
+            return limit;
+        }
+    }
+    while (bad - good > 1) {
+        const int middle = good + (bad - good) / 2;
+        if (fits(middle)) {
+            good = middle;
+        } else {
+            bad = middle;
+        }
+    }
+    return good;
+}
 
 }  // namespace gpusel::memory_detail

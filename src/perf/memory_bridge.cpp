@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpusel/memory.hpp"
+#include "memory/terms.hpp"
 #include "perf/internal.hpp"
 
 namespace gpusel {
@@ -38,26 +39,7 @@ int inference_batch_capacity(const Workload& workload, const GpuSpec& gpu, const
         query.batch = batch;
         return memory_breakdown(workload, gpu, query).total_bytes <= usable;
     };
-    if (!fits(1)) {
-        return 0;
-    }
-    // Doubling, then bisection: memory grows with the batch.
-    int good = 1;
-    int probe = 2;
-    while (probe <= perf_detail::max_search_batch && fits(probe)) {
-        good = probe;
-        probe *= 2;
-    }
-    int bad = std::min(probe, perf_detail::max_search_batch + 1);
-    while (bad - good > 1) {
-        const int middle = good + (bad - good) / 2;
-        if (fits(middle)) {
-            good = middle;
-        } else {
-            bad = middle;
-        }
-    }
-    return good;
+    return memory_detail::largest_fitting(perf_detail::max_search_batch, fits);
 }
 
 }  // namespace gpusel

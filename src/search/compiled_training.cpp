@@ -14,27 +14,15 @@
 
 namespace gpusel {
 
-namespace {
-
-constexpr double mib = 1024.0 * 1024.0;
-// As in src/memory/estimate.cpp: NCCL_BUFFSIZE 4 MiB × send and receive × 32 channels.
-constexpr double nccl_bytes_per_communicator = 4.0 * mib * 2 * 32;
-
-bool is_float_format(WeightFormat format) {
-    return format == WeightFormat::fp32 || format == WeightFormat::fp16 || format == WeightFormat::bf16;
-}
-
-}  // namespace
+using memory_detail::activation_element_bytes;
+using memory_detail::is_float_format;
+using memory_detail::nccl_bytes_per_communicator;
 
 std::optional<CompiledTraining> CompiledTraining::compile(const Workload& workload, const GpuSpec& gpu,
                                                           const EfficiencyTable& efficiency) {
     const ModelSpec& model = workload.model;
     const TrainingSpec& training = workload.training;
-    const bool per_sample_activations =
-        model.activation_bytes_per_sample > 0 &&
-        (model.family == ModelFamily::cnn || model.family == ModelFamily::vit ||
-         model.family == ModelFamily::diffusion || model.family == ModelFamily::other);
-    if (!workload.is_training() || !model.is_transformer() || per_sample_activations || training.lora.enabled() ||
+    if (!workload.is_training() || memory_detail::uses_per_sample_activations(model) || training.lora.enabled() ||
         !workload.calibration.memory.empty() || training.offload != Offload::none || workload.data.given ||
         model.layers <= 0 || model.heads <= 0) {
         return std::nullopt;
@@ -52,7 +40,7 @@ std::optional<CompiledTraining> CompiledTraining::compile(const Workload& worklo
     compiled.m_dense_layer_params = split.layers - split.experts;
     compiled.m_expert_params = split.experts;
     compiled.m_largest_layer = split.largest_layer;
-    compiled.m_largest_matrix = widths.hidden * std::max({widths.ffn, widths.q_width + 2 * widths.kv_width, widths.hidden});
+    compiled.m_largest_matrix = memory_detail::largest_matrix_params(model);
     compiled.m_layers = model.layers;
     compiled.m_hidden = model.hidden;
     compiled.m_seq = training.seq_len;
@@ -62,7 +50,7 @@ std::optional<CompiledTraining> CompiledTraining::compile(const Workload& worklo
     compiled.m_moe = model.is_moe();
     compiled.m_logits_on_last_stage = model.vocab > 0 && model.family != ModelFamily::encoder;
 
-    const double compute_bytes = workload.precision == Precision::fp32 || workload.precision == Precision::tf32 ? 4.0 : 2.0;
+    const double compute_bytes = activation_element_bytes(workload.precision);
     compiled.m_compute_bytes = compute_bytes;
     WeightFormat stored = workload.weights;
     if (!is_float_format(stored)) {
@@ -191,8 +179,7 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
     shape.seq_len = m_seq;
     shape.micro_batch = 1;
     shape.element_bytes = m_compute_bytes;
-    shape.dropout = m_workload->model.family == ModelFamily::encoder ||
-                    m_workload->model.family == ModelFamily::encoder_decoder;
+    shape.dropout = memory_detail::trains_with_dropout(m_workload->model);
     shape.flash_attention = training.flash_attention;
     shape.selective_recompute = training.checkpointing == Checkpointing::selective;
     shape.tensor_parallel = terms.tensor_parallel;
