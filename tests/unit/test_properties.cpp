@@ -30,6 +30,7 @@
 #include "gpusel/training_search.hpp"
 #include "gpusel/workload.hpp"
 #include "property_support.hpp"
+#include "search_checks.hpp"
 #include "test_support.hpp"
 
 namespace gpusel::test {
@@ -1510,33 +1511,7 @@ TEST_CASE("property: the pruned training search keeps the unpruned search's fast
     CAPTURE(seed, gpu.id);
     INFO("workload:\n" << yaml);
 
-    TrainingSearchOptions fast_options;
-    TrainingSearchOptions reference_options;
-    reference_options.reference = true;
-    const TrainingSearchResult fast = search_training(workload, gpu, efficiency(), fast_options);
-    const TrainingSearchResult reference = search_training(workload, gpu, efficiency(), reference_options);
-    CHECK(fast.space == reference.space);
-    CHECK(reference.evaluated == reference.space);
-    CHECK(fast.evaluated <= reference.evaluated);
-    REQUIRE(fast.best_per_count.size() == reference.best_per_count.size());
-    for (std::size_t index = 0; index < fast.best_per_count.size(); ++index) {
-        const TrainingChoice& a = fast.best_per_count[index];
-        const TrainingChoice& b = reference.best_per_count[index];
-        INFO("count " << b.layout.gpu_count());
-        CHECK(describe(a.layout) == describe(b.layout));
-        CHECK(a.micro_batch == b.micro_batch);
-        CHECK(a.precision.precision == b.precision.precision);
-        CHECK(a.checkpointing == b.checkpointing);
-        CHECK(a.samples_per_s == Approx(b.samples_per_s).epsilon(1e-9));
-    }
-    // With no point kept, the nearest miss is the GPU's rejection message: the same. (With
-    // points kept, pruning skips blocks that cannot beat them, and so the deadline misses in
-    // them; the miss then matters only if pricing rejects every kept point.)
-    if (reference.best_per_count.empty()) {
-        CHECK(fast.miss.kind == reference.miss.kind);
-        CHECK(fast.miss.severity == Approx(reference.miss.severity).epsilon(1e-9));
-        CHECK(fast.miss.count == reference.miss.count);
-    }
+    check_pruned_search_matches_reference(workload, gpu, efficiency());
 }
 
 TEST_CASE("property: the compiled training evaluator agrees with the full estimators", "[property]") {

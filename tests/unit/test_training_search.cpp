@@ -8,6 +8,7 @@
 
 #include "gpusel/plan.hpp"
 #include "gpusel/training_search.hpp"
+#include "search_checks.hpp"
 #include "test_support.hpp"
 
 // The pruned, fast search against the unpruned reference (full estimators, every point), and the
@@ -35,35 +36,11 @@ Workload reduced(Workload workload, int max_gpus) {
 }
 
 void check_same_choices(const Workload& workload, const std::string& gpu_id, std::optional<int> fixed_count = {}) {
-    const GpuSpec& gpu = *catalog().find(gpu_id);
-    TrainingSearchOptions fast_options;
-    fast_options.fixed_count = fixed_count;
-    fast_options.require_deadline = !fixed_count;
-    TrainingSearchOptions reference_options = fast_options;
-    reference_options.reference = true;
-    const TrainingSearchResult fast = search_training(workload, gpu, efficiency(), fast_options);
-    const TrainingSearchResult reference = search_training(workload, gpu, efficiency(), reference_options);
     INFO(workload.name << " on " << gpu_id);
-    CHECK(fast.space == reference.space);
-    CHECK(reference.evaluated == reference.space);
-    CHECK(fast.evaluated <= reference.evaluated);
-    REQUIRE(fast.best_per_count.size() == reference.best_per_count.size());
-    for (std::size_t index = 0; index < fast.best_per_count.size(); ++index) {
-        const TrainingChoice& a = fast.best_per_count[index];
-        const TrainingChoice& b = reference.best_per_count[index];
-        INFO("count " << b.layout.gpu_count());
-        CHECK(describe(a.layout) == describe(b.layout));
-        CHECK(a.micro_batch == b.micro_batch);
-        CHECK(a.precision.precision == b.precision.precision);
-        CHECK(a.checkpointing == b.checkpointing);
-        CHECK(a.samples_per_s == Approx(b.samples_per_s).epsilon(1e-9));
-    }
-    // The nearest miss names a rejected GPU: when nothing is kept, pruning skipped only points that
-    // need more memory than one already missed, so the nearest miss is the same.
-    if (reference.best_per_count.empty()) {
-        CHECK(fast.miss.kind == reference.miss.kind);
-        CHECK(fast.miss.severity == Approx(reference.miss.severity).epsilon(1e-12));
-    }
+    TrainingSearchOptions options;
+    options.fixed_count = fixed_count;
+    options.require_deadline = !fixed_count;
+    test::check_pruned_search_matches_reference(workload, *catalog().find(gpu_id), efficiency(), options);
 }
 
 // The scenario's search space counted directly from its definition (examples/scale/*.yaml):

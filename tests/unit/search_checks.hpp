@@ -1,0 +1,47 @@
+#pragma once
+// The pruned training search against its reference (full estimators, no pruning): shared by the
+// search tests (tests/unit/test_training_search.cpp) and the property tests.
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+
+#include "gpusel/layout.hpp"
+#include "gpusel/training_search.hpp"
+
+namespace gpusel::test {
+
+// Runs both searches with `options` (its `reference` flag is set for the second) and requires
+// the same space, no more evaluated points, and the same fastest point at every GPU count; for
+// a rejected GPU (nothing kept) the same nearest miss, which names it. With points kept, pruning
+// skips blocks that cannot beat them, and so the deadline misses in them: the miss then matters
+// only if pricing rejects every kept point, and may differ.
+inline void check_pruned_search_matches_reference(const Workload& workload, const GpuSpec& gpu,
+                                                  const EfficiencyTable& efficiency,
+                                                  TrainingSearchOptions options = {}) {
+    options.reference = false;
+    const TrainingSearchResult fast = search_training(workload, gpu, efficiency, options);
+    options.reference = true;
+    const TrainingSearchResult reference = search_training(workload, gpu, efficiency, options);
+    CHECK(fast.space == reference.space);
+    CHECK(reference.evaluated == reference.space);
+    CHECK(fast.evaluated <= reference.evaluated);
+    REQUIRE(fast.best_per_count.size() == reference.best_per_count.size());
+    for (std::size_t index = 0; index < fast.best_per_count.size(); ++index) {
+        const TrainingChoice& a = fast.best_per_count[index];
+        const TrainingChoice& b = reference.best_per_count[index];
+        INFO("count " << b.layout.gpu_count());
+        CHECK(describe(a.layout) == describe(b.layout));
+        CHECK(a.micro_batch == b.micro_batch);
+        CHECK(a.precision.precision == b.precision.precision);
+        CHECK(a.checkpointing == b.checkpointing);
+        CHECK(a.samples_per_s == Approx(b.samples_per_s).epsilon(1e-9));
+    }
+    if (reference.best_per_count.empty()) {
+        CHECK(fast.miss.kind == reference.miss.kind);
+        CHECK(fast.miss.severity == Approx(reference.miss.severity).epsilon(1e-9));
+        CHECK(fast.miss.count == reference.miss.count);
+    }
+}
+
+}  // namespace gpusel::test
