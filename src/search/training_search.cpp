@@ -13,8 +13,6 @@ namespace gpusel {
 
 namespace {
 
-bool is_power_of_two(long long value) { return value > 0 && (value & (value - 1)) == 0; }
-
 // What a search varies besides precision and recompute.
 struct Dimensions {
     std::vector<int> tensor;
@@ -72,10 +70,18 @@ std::vector<int> data_parallel_degrees(const Workload& workload, int model_paral
         return degrees;
     }
     const int global = workload.training.global_batch;
-    for (int dp = 1; static_cast<long long>(dp) * model_parallel <= max_count; ++dp) {
-        const bool valid = global > 0 ? global % dp == 0 : is_power_of_two(static_cast<long long>(dp) * model_parallel);
-        if (valid) {
-            degrees.push_back(dp);
+    const int most = max_count / model_parallel;
+    if (global > 0) {
+        for (int dp = 1; dp <= std::min(most, global); ++dp) {
+            if (global % dp == 0) {
+                degrees.push_back(dp);
+            }
+        }
+        return degrees;
+    }
+    for (long long count = 1; count <= max_count; count *= 2) {
+        if (count % model_parallel == 0) {
+            degrees.push_back(static_cast<int>(count / model_parallel));
         }
     }
     return degrees;
