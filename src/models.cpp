@@ -222,7 +222,12 @@ Position top_level_value_position(std::string_view text, std::string_view key) {
     Position here{1, 1};
     int depth = 0;
     std::size_t i = 0;
+    // Bounds-checked: the scan also walks text the JSON parser never read (it stops at a NUL),
+    // which may end inside a string or right after a backslash.
     const auto advance = [&] {
+        if (i >= text.size()) {
+            return;
+        }
         if (text[i] == '\n') {
             ++here.line;
             here.column = 1;
