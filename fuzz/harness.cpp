@@ -155,13 +155,24 @@ void check_gpu(const GpuSpec& gpu) {
     }
     check_quantity(gpu.power_watts, "power");
     check_quantity(gpu.interconnect.bidirectional_bytes_per_s, "interconnect.bandwidth");
-    check_quantity(gpu.price.new_usd, "price.new");
-    check_quantity(gpu.price.used_usd, "price.used");
-    check_quantity(gpu.price.server_share_usd, "price.server_share");
-    check_quantity(gpu.cloud.on_demand_usd_per_hour, "cloud.on_demand");
-    check_quantity(gpu.cloud.spot_usd_per_hour, "cloud.spot");
-    check_quantity(gpu.cloud.reserved_1y_usd_per_hour, "cloud.reserved_1y");
     check_quantity(gpu.host_link_bytes_per_s(), "host_link");
+}
+
+void check_offer(const Offer& offer) {
+    require(!offer.id.empty(), "offer without id");
+    require(offer.gpus_per_unit >= 1, "offer with fewer than one GPU per unit");
+    if (offer.price) {
+        check_quantity(offer.price->usd, "purchase.price");
+        require(offer.price->usd > 0, "purchase price of zero");
+    }
+    for (const RegionalRates& rates : offer.rates) {
+        for (const std::optional<PricePoint>* price : {&rates.on_demand, &rates.spot, &rates.reserved_1y, &rates.reserved_3y}) {
+            if (*price) {
+                check_quantity((*price)->usd, "rental.price");
+                require((*price)->usd > 0, "rental price of zero");
+            }
+        }
+    }
 }
 
 const Catalog& base_catalog() {
@@ -249,10 +260,15 @@ void fuzz_catalog(const std::uint8_t* data, std::size_t size) {
         for (const GpuSpec& gpu : catalog.gpus()) {
             check_gpu(gpu);
         }
+        for (const Offer& offer : catalog.offers()) {
+            check_offer(offer);
+        }
         audit_catalog(catalog);
     } catch (const InputError& error) {
         check_diagnostics(error);
-        require(catalog.gpus().size() == base_catalog().gpus().size(), "failed merge changed the catalog");
+        require(catalog.gpus().size() == base_catalog().gpus().size() &&
+                    catalog.offers().size() == base_catalog().offers().size(),
+                "failed merge changed the catalog");
     }
 }
 

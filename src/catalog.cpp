@@ -8,9 +8,11 @@
 
 #include "gpusel/text.hpp"
 #include "gpusel/yaml.hpp"
+#include "catalog/offers.hpp"
 
 namespace gpusel::embedded {
 std::string_view builtin_catalog_yaml();
+std::string_view builtin_offers_yaml();
 }
 
 namespace gpusel {
@@ -32,32 +34,7 @@ constexpr double max_tflops = 1e6;
 constexpr double max_watts = 1e5;
 constexpr double max_price_usd = 1e8;
 constexpr double max_hourly_usd = 1e4;
-
-bool valid_year_month(const std::string& text) {
-    if (text.size() != 7 || text[4] != '-') {
-        return false;
-    }
-    const auto digits = [&](std::size_t from, std::size_t to) {
-        return std::all_of(text.begin() + static_cast<long>(from), text.begin() + static_cast<long>(to),
-                           [](char c) { return c >= '0' && c <= '9'; });
-    };
-    if (!digits(0, 4) || !digits(5, 7)) {
-        return false;
-    }
-    const int month = (text[5] - '0') * 10 + (text[6] - '0');
-    return month >= 1 && month <= 12;
-}
-
-void read_year_month(MapReader& reader, std::string_view key, std::string& into) {
-    std::string value;
-    if (reader.text(key, value)) {
-        if (valid_year_month(value)) {
-            into = value;
-        } else {
-            reader.error(key, fmt::format("'{}' is not a month; write YYYY-MM, e.g. 2026-09", value));
-        }
-    }
-}
+constexpr const char* catalog_lists[] = {"gpus", "providers", "hosts", "purchase", "rental"};
 
 bool parse_host_link(const std::string& text, int& generation, int& lanes) {
     // "pcie4x16"
@@ -77,7 +54,7 @@ bool parse_host_link(const std::string& text, int& generation, int& lanes) {
            (lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16);
 }
 
-void read_gpu(MapReader& reader, GpuSpec& gpu, bool is_new) {
+void read_gpu(MapReader& reader, GpuSpec& gpu, bool is_new, LegacyPrices& legacy) {
     if (is_new) {
         for (const char* key : {"name", "vendor", "architecture", "segment", "form_factor", "memory",
                                 "memory_bandwidth", "dense_tflops", "power", "host_link", "sources"}) {
@@ -138,31 +115,31 @@ void read_gpu(MapReader& reader, GpuSpec& gpu, bool is_new) {
         MapReader price(*node, reader.child_path("price"), reader.diagnostics());
         double value = 0;
         if (price.number("new", value, UnitKind::usd, 0, max_price_usd, true)) {
-            gpu.price.new_usd = value;
+            legacy.new_usd = value;
         }
         if (price.number("used", value, UnitKind::usd, 0, max_price_usd, true)) {
-            gpu.price.used_usd = value;
+            legacy.used_usd = value;
         }
         if (price.number("server_share", value, UnitKind::usd, 0, max_price_usd)) {
-            gpu.price.server_share_usd = value;
+            legacy.server_share_usd = value;
         }
-        read_year_month(price, "as_of", gpu.price.as_of);
+        read_year_month(price, "as_of", legacy.price_as_of);
         price.finish();
     }
     if (const YamlNode* node = reader.node("cloud")) {
         MapReader cloud(*node, reader.child_path("cloud"), reader.diagnostics());
         double value = 0;
         if (cloud.number("on_demand", value, UnitKind::usd_per_hour, 0, max_hourly_usd, true)) {
-            gpu.cloud.on_demand_usd_per_hour = value;
+            legacy.on_demand_usd_per_hour = value;
         }
         if (cloud.number("spot", value, UnitKind::usd_per_hour, 0, max_hourly_usd, true)) {
-            gpu.cloud.spot_usd_per_hour = value;
+            legacy.spot_usd_per_hour = value;
         }
         if (cloud.number("reserved_1y", value, UnitKind::usd_per_hour, 0, max_hourly_usd, true)) {
-            gpu.cloud.reserved_1y_usd_per_hour = value;
+            legacy.reserved_1y_usd_per_hour = value;
         }
-        cloud.text("provider", gpu.cloud.provider);
-        read_year_month(cloud, "as_of", gpu.cloud.as_of);
+        cloud.text("provider", legacy.cloud_provider);
+        read_year_month(cloud, "as_of", legacy.cloud_as_of);
         cloud.finish();
     }
     if (reader.text_list("sources", gpu.sources) && gpu.sources.empty()) {
@@ -232,15 +209,87 @@ void Catalog::upsert(GpuSpec gpu) {
     }
 }
 
+namespace {
+
+template <typename Entry>
+Entry* find_by_id(std::vector<Entry>& entries, std::string_view id) {
+    const auto found = std::find_if(entries.begin(), entries.end(),
+                                    [&](const Entry& entry) { return equals_ignore_case(entry.id, id); });
+    return found == entries.end() ? nullptr : &*found;
+}
+
+template <typename Entry>
+void upsert_by_id(std::vector<Entry>& entries, Entry entry) {
+    if (Entry* existing = find_by_id(entries, entry.id)) {
+        *existing = std::move(entry);
+    } else {
+        entries.push_back(std::move(entry));
+    }
+}
+
+}  // namespace
+
+const Offer* Catalog::find_offer(std::string_view id) const {
+    const auto found = m_offer_index.find(to_lower(id));
+    return found == m_offer_index.end() ? nullptr : &m_offers[found->second];
+}
+Offer* Catalog::find_offer_mutable(std::string_view id) {
+    const auto found = m_offer_index.find(to_lower(id));
+    return found == m_offer_index.end() ? nullptr : &m_offers[found->second];
+}
+const Provider* Catalog::find_provider(std::string_view id) const {
+    return find_by_id(const_cast<std::vector<Provider>&>(m_providers), id);
+}
+Provider* Catalog::find_provider_mutable(std::string_view id) { return find_by_id(m_providers, id); }
+const HostOffer* Catalog::find_host(std::string_view id) const {
+    return find_by_id(const_cast<std::vector<HostOffer>&>(m_hosts), id);
+}
+HostOffer* Catalog::find_host_mutable(std::string_view id) { return find_by_id(m_hosts, id); }
+
+std::vector<const Offer*> Catalog::offers_for(std::string_view gpu_id) const {
+    std::vector<const Offer*> found;
+    for (const Offer& offer : m_offers) {
+        if (equals_ignore_case(offer.gpu, gpu_id)) {
+            found.push_back(&offer);
+        }
+    }
+    return found;
+}
+
+std::string Catalog::suggest_offer(std::string_view id) const {
+    std::vector<std::string> ids;
+    ids.reserve(m_offers.size());
+    for (const Offer& offer : m_offers) {
+        ids.push_back(offer.id);
+    }
+    return closest_match(id, ids);
+}
+
+void Catalog::upsert(Offer offer) {
+    const auto [position, inserted] = m_offer_index.emplace(to_lower(offer.id), m_offers.size());
+    if (inserted) {
+        m_offers.push_back(std::move(offer));
+    } else {
+        m_offers[position->second] = std::move(offer);
+    }
+}
+void Catalog::upsert(Provider provider) { upsert_by_id(m_providers, std::move(provider)); }
+void Catalog::upsert(HostOffer host) { upsert_by_id(m_hosts, std::move(host)); }
+
 void merge_catalog_text(Catalog& catalog, std::string_view text, const std::string& file_name) {
     Diagnostics diagnostics(file_name);
     const YamlNode root = parse_yaml_text(text, file_name, &diagnostics);
     MapReader top(root, "", diagnostics);
     top.require("format");
-    top.require("gpus");
     int format = 0;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+    if (top.integer("format", format, 1, 1000) && format != 1 && format != 2) {
+        top.error("format", fmt::format("format {} is not supported; this gpusel reads formats 1 and 2", format));
+    }
+    if (format == 1) {
+        top.require("gpus");
+    } else if (format == 2 && !std::any_of(std::begin(catalog_lists), std::end(catalog_lists),
+                                          [&](const char* key) { return top.has(key); })) {
+        top.error("format", "a format-2 catalog needs at least one of gpus, providers, hosts, purchase, rental");
     }
     std::string as_of;
     read_year_month(top, "as_of", as_of);
@@ -248,6 +297,7 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
     if (!as_of.empty()) {
         merged.as_of = std::max(merged.as_of, as_of);
     }
+    std::vector<LegacyPrices> legacy_prices;
     if (const YamlNode* gpus = top.node("gpus")) {
         if (gpus->kind != YamlNode::Kind::sequence) {
             top.error("gpus", fmt::format("expected a list of GPU entries, got {}", kind_name(gpus->kind)));
@@ -277,11 +327,20 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
                 GpuSpec* existing = merged.find_mutable(id);
                 GpuSpec gpu = existing != nullptr ? *existing : GpuSpec{};
                 gpu.id = existing != nullptr ? existing->id : id;
-                read_gpu(reader, gpu, existing == nullptr);
+                LegacyPrices legacy;
+                legacy.gpu = gpu.id;
+                read_gpu(reader, gpu, existing == nullptr, legacy);
                 merged.upsert(std::move(gpu));
+                if (legacy.any()) {
+                    legacy_prices.push_back(std::move(legacy));
+                }
             }
         }
     }
+    for (const LegacyPrices& legacy : legacy_prices) {
+        add_legacy_offers(merged, legacy);
+    }
+    read_offer_lists(top, merged);
     top.finish();
     diagnostics.throw_if_any();
     catalog = std::move(merged);
@@ -293,10 +352,12 @@ void merge_catalog_file(Catalog& catalog, const std::string& path) {
 }
 
 std::string_view builtin_catalog_text() { return embedded::builtin_catalog_yaml(); }
+std::string_view builtin_offers_text() { return embedded::builtin_offers_yaml(); }
 
 Catalog builtin_catalog() {
     Catalog catalog;
     merge_catalog_text(catalog, builtin_catalog_text(), "data/gpu_catalog.yaml");
+    merge_catalog_text(catalog, builtin_offers_text(), "data/offers.yaml");
     return catalog;
 }
 
@@ -306,18 +367,31 @@ std::vector<CatalogWarning> audit_catalog(const Catalog& catalog) {
         return std::stoi(year_month.substr(0, 4)) * 12 + std::stoi(year_month.substr(5, 2));
     };
     for (const GpuSpec& gpu : catalog.gpus()) {
-        if (!gpu.price.new_usd && !gpu.price.used_usd) {
-            warnings.push_back({gpu.id, "no purchase price (price.new or price.used); buying it cannot be costed"});
+        const std::vector<const Offer*> offers = catalog.offers_for(gpu.id);
+        const auto has = [&](OfferKind kind) {
+            return std::any_of(offers.begin(), offers.end(), [&](const Offer* offer) { return offer->kind == kind; });
+        };
+        if (!has(OfferKind::purchase)) {
+            warnings.push_back({gpu.id, "no purchase offer; buying it cannot be costed"});
         }
-        if (!gpu.cloud.on_demand_usd_per_hour && gpu.segment != Segment::edge) {
-            warnings.push_back({gpu.id, "no cloud on-demand price; renting it cannot be costed"});
+        if (!has(OfferKind::rental) && gpu.segment != Segment::edge) {
+            warnings.push_back({gpu.id, "no rental offer; renting it cannot be costed"});
         }
-        if (!catalog.as_of.empty()) {
-            for (const std::string* as_of : {&gpu.price.as_of, &gpu.cloud.as_of}) {
-                if (!as_of->empty() && months(catalog.as_of) - months(*as_of) > 12) {
-                    warnings.push_back({gpu.id, fmt::format("price dated {} is more than a year older than the catalog ({})",
-                                                            *as_of, catalog.as_of)});
-                }
+    }
+    for (const Offer& offer : catalog.offers()) {
+        if (offer.legacy) {
+            warnings.push_back({offer.id, "format-1 price converted to an estimated offer of one GPU; describe the "
+                                          "real unit under purchase: or rental: (docs/catalog.md)"});
+        }
+        if (!catalog.as_of.empty() && !offer.as_of.empty() && months(catalog.as_of) - months(offer.as_of) > 12) {
+            warnings.push_back({offer.id, fmt::format("price dated {} is more than a year older than the catalog ({})",
+                                                      offer.as_of, catalog.as_of)});
+        }
+        for (const RegionalRates& rates : offer.rates) {
+            if (rates.spot && rates.on_demand && rates.spot->usd >= rates.on_demand->usd) {
+                warnings.push_back({offer.id, fmt::format("spot ${:.2f}/h in {} is not below on-demand ${:.2f}/h; "
+                                                          "the spot price is ignored",
+                                                          rates.spot->usd, rates.region, rates.on_demand->usd)});
             }
         }
     }

@@ -33,7 +33,7 @@ std::string months_words(double months) { return fmt::format("{:g} month{}", mon
 // Whole dollars, or cents below $100 (a rented training run can cost a few dollars).
 std::string money(double usd) { return std::fabs(usd) < 100 ? format_usd_cents(usd) : format_usd(usd); }
 
-// "$3,500" per GPU, or "$2.79/h" per GPU-hour for rentals.
+// "$3,500" per unit, or "$2.79/h" per unit-hour for rentals.
 std::string unit_price_words(double usd, Acquisition acquisition) {
     return is_purchase(acquisition) ? format_usd(usd) : format_usd_cents(usd) + "/h";
 }
@@ -201,6 +201,7 @@ public:
         Line line{index, hardware, *workload, *assessment, role};
         // Whether the line could be evaluated at all is itself checked.
         evaluated(role, check_rule::price_missing);
+        evaluated(role, check_rule::not_purchasable);
         evaluated(role, check_rule::not_evaluable);
         constraints(line);
         precision(line);
@@ -382,12 +383,13 @@ private:
             skip(line.role, rule, "no unit_price quoted");
             return;
         }
-        const std::optional<double> catalog = catalog_unit_price(line.assessment.gpu, line.hardware.acquisition);
-        if (!catalog || *catalog <= 0) {
-            skip(line.role, rule, fmt::format("the catalog has no {} price to compare with",
+        const std::optional<PricePoint>& catalog_price = line.assessment.catalog_price;
+        if (!catalog_price || catalog_price->usd <= 0) {
+            skip(line.role, rule, fmt::format("the catalog has no {} offer of these units to compare with",
                                               to_string(line.hardware.acquisition)));
             return;
         }
+        const std::optional<double> catalog = catalog_price->usd;
         evaluated(line.role, rule);
         const double quote = *line.hardware.unit_price_usd;
         const double ratio = quote / *catalog;
@@ -396,12 +398,13 @@ private:
         }
         const Acquisition acquisition = line.hardware.acquisition;
         const bool rental = !is_purchase(acquisition);
-        const std::string as_of = rental ? line.assessment.gpu.cloud.as_of : line.assessment.gpu.price.as_of;
+        const std::string as_of = catalog_price->as_of;
         Finding finding = make(line, FindingSeverity::warning, rule, "unit_price", line.unit_price_position());
         finding.message = fmt::format(
-            "quoted unit_price {} is {:.2f}× the catalog's {} price of {} for {}{}: a typo or a stale quote?",
+            "quoted unit_price {} is {:.2f}× the catalog's {} price of {} for {} ({}){}: a typo or a stale quote?",
             unit_price_words(quote, acquisition), ratio, to_string(acquisition), unit_price_words(*catalog, acquisition),
-            line.gpu_id(), as_of.empty() ? "" : fmt::format(" (as of {})", as_of));
+            line.gpu_id(), line.assessment.catalog_offer,
+            as_of.empty() ? "" : fmt::format(" (as of {})", as_of));
         const std::string unit = rental ? "_usd_per_hour" : "_usd";
         finding.evidence = {number("quoted" + unit, quote), number("catalog" + unit, *catalog),
                             number("quote_to_catalog_ratio", ratio)};
@@ -500,16 +503,32 @@ private:
         case Obstacle::price: {
             Finding finding = make(line, FindingSeverity::error, check_rule::price_missing, "acquisition",
                                    line.acquisition_position());
-            finding.message = fmt::format("the catalog has no {} price for {} and the line quotes none: its cost "
-                                          "cannot be judged",
-                                          to_string(line.hardware.acquisition), line.gpu_id());
+            finding.message = fmt::format("the catalog has no offer to {} {}: its cost cannot be judged",
+                                          describe(line.hardware.acquisition), line.gpu_id());
             finding.evidence = {word("gpu", line.gpu_id()),
                                 word("acquisition", std::string(to_string(line.hardware.acquisition)))};
-            finding.fix = "add unit_price: with the quote (USD per GPU, or per GPU-hour when renting), or choose an "
-                          "acquisition the catalog prices (`gpusel catalog show " +
+            finding.fix = "add the offer you were quoted to a --catalog file (docs/catalog.md), or choose an "
+                          "acquisition the catalog offers (`gpusel catalog show " +
                           line.gpu_id() + "`)";
             add(std::move(finding));
-            reason = "no price for this acquisition";
+            reason = "no offer for this acquisition";
+            break;
+        }
+        case Obstacle::not_purchasable: {
+            const int unit = std::max(1, assessment.smallest_unit_gpus);
+            const int rounded = (line.hardware.count + unit - 1) / unit * unit;
+            Finding finding = make(line, FindingSeverity::error, check_rule::not_purchasable, "count",
+                                   line.count_position());
+            finding.message = fmt::format("{} {} cannot be {} as written: the smallest unit on offer is {} GPUs ({})",
+                                          line.what(), to_string(line.hardware.acquisition),
+                                          is_purchase(line.hardware.acquisition) ? "bought" : "rented", unit,
+                                          assessment.smallest_unit);
+            finding.evidence = {number("count", line.hardware.count), number("smallest_unit_gpus", unit),
+                                word("smallest_unit", assessment.smallest_unit)};
+            finding.fix = fmt::format("count: {} ({} unit{} of {} GPUs), or a GPU sold in smaller units", rounded,
+                                      rounded / unit, rounded / unit == 1 ? "" : "s", unit);
+            add(std::move(finding));
+            reason = "not whole units of an offer";
             break;
         }
         case Obstacle::spot_serving: {
@@ -969,7 +988,8 @@ std::string_view to_string(FindingSeverity severity) {
 const std::vector<std::string_view>& check_rules() {
     static const std::vector<std::string_view> rules = {
         check_rule::unknown_role,         check_rule::missing_role,          check_rule::duplicate_role,
-        check_rule::price_missing,        check_rule::not_evaluable,         check_rule::constraint_violated,
+        check_rule::price_missing,        check_rule::not_purchasable,       check_rule::not_evaluable,
+        check_rule::constraint_violated,
         check_rule::does_not_fit,
         check_rule::headroom_below_policy, check_rule::precision_not_native, check_rule::deadline_missed,
         check_rule::slo_missed,           check_rule::over_budget,           check_rule::overspend,

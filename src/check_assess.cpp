@@ -9,6 +9,8 @@
 #include "gpusel/check.hpp"
 #include "gpusel/cost.hpp"
 
+#include <fmt/format.h>
+
 namespace gpusel {
 
 namespace {
@@ -71,6 +73,8 @@ public:
         const int count = hardware.count;
         assessment.excluded_by = constraint_exclusion(workload, gpu);
 
+        m_offer = hardware.offer.empty() ? nullptr : m_catalog.find_offer(hardware.offer);
+        record_units(assessment, hardware, gpu);
         FixedEvaluation at_count = evaluate(workload, gpu, count, hardware.acquisition, hardware.unit_price_usd);
         if (at_count.candidate) {
             assessment.proposed = std::move(at_count.candidate);
@@ -87,7 +91,7 @@ public:
         }
         if (!assessment.proposed) {
             assessment.why_not = at_count.why_not;
-            assessment.obstacle = obstacle(workload, hardware, gpu, at_count);
+            assessment.obstacle = obstacle(workload, hardware, gpu, at_count, assessment);
             if (assessment.obstacle == Obstacle::memory) {
                 assessment.closest_miss = std::move(at_count.closest_memory);
                 assessment.closest_layout = at_count.closest_layout;
@@ -131,6 +135,7 @@ public:
         // The same GPUs acquired the other way, at catalog prices.
         if (assessment.proposed) {
             const Acquisition acquisition = hardware.acquisition;
+            m_offer = nullptr;  // the other way: any offer of the GPU
             if (acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used) {
                 assessment.same_count_on_demand =
                     evaluate(workload, gpu, count, Acquisition::cloud_on_demand, std::nullopt).candidate;
@@ -143,13 +148,55 @@ public:
     }
 
 private:
+    // Whether the line's count is whole units of an offer it can be acquired through, and the
+    // smallest unit there is (the fix of a not-purchasable line).
+    void record_units(HardwareAssessment& assessment, const ProposedHardware& hardware, const GpuSpec& gpu) const {
+        std::vector<const Offer*> offers;
+        if (m_offer != nullptr) {
+            offers.push_back(m_offer);
+        } else {
+            for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
+                const bool purchase = offer->kind == OfferKind::purchase;
+                const bool condition_matches =
+                    !purchase || (hardware.acquisition == Acquisition::buy_new) == (offer->condition == UnitCondition::new_unit);
+                if (purchase == is_purchase(hardware.acquisition) && condition_matches) {
+                    offers.push_back(offer);
+                }
+            }
+        }
+        assessment.offers_available = !offers.empty();
+        const auto& workloads = m_proposal.project.workloads;
+        const auto workload = std::find_if(workloads.begin(), workloads.end(),
+                                           [&](const Workload& entry) { return entry.role == hardware.role; });
+        for (const Offer* offer : offers) {
+            if (hardware.count % offer->gpus_per_unit == 0) {
+                assessment.whole_units = true;
+                if (workload != workloads.end()) {
+                    const std::optional<OfferQuote> quote =
+                        quote_offer(m_catalog, *workload, *offer, hardware.acquisition);
+                    if (quote && (!assessment.catalog_price || quote->price.usd < assessment.catalog_price->usd)) {
+                        assessment.catalog_price = quote->price;
+                        assessment.catalog_offer = offer->id;
+                    }
+                }
+            }
+            if (assessment.smallest_unit_gpus == 0 || offer->gpus_per_unit < assessment.smallest_unit_gpus) {
+                assessment.smallest_unit_gpus = offer->gpus_per_unit;
+                assessment.smallest_unit = offer->kind == OfferKind::rental
+                                               ? fmt::format("{} ({} × {})", offer->id, offer->gpus_per_unit, offer->gpu)
+                                               : fmt::format("{} ({}, {} GPU{})", offer->id, offer->name,
+                                                             offer->gpus_per_unit, offer->gpus_per_unit == 1 ? "" : "s");
+            }
+        }
+    }
+
     FixedEvaluation evaluate(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
                              std::optional<double> unit_price_usd) const {
-        return evaluate_fixed(workload, gpu, count, acquisition, unit_price_usd, m_efficiency);
+        return evaluate_fixed(workload, m_catalog, gpu, count, acquisition, unit_price_usd, m_offer, m_efficiency);
     }
 
     static Obstacle obstacle(const Workload& workload, const ProposedHardware& hardware, const GpuSpec& gpu,
-                             const FixedEvaluation& evaluation) {
+                             const FixedEvaluation& evaluation, const HardwareAssessment& assessment) {
         if (evaluation.closest_memory) {
             return Obstacle::memory;
         }
@@ -159,8 +206,11 @@ private:
         if (hardware.acquisition == Acquisition::cloud_spot && !workload.is_training()) {
             return Obstacle::spot_serving;
         }
-        if (!hardware.unit_price_usd && !catalog_unit_price(gpu, hardware.acquisition)) {
+        if (!assessment.offers_available) {
             return Obstacle::price;
+        }
+        if (!assessment.whole_units) {
+            return Obstacle::not_purchasable;
         }
         if (workload.is_training()) {
             const int fixed = std::max(1, workload.training.tensor_parallel) *
@@ -195,6 +245,7 @@ private:
     const Proposal& m_proposal;
     const Catalog& m_catalog;
     const EfficiencyTable& m_efficiency;
+    const Offer* m_offer = nullptr;  // the offer the line being assessed names, if any
 };
 
 }  // namespace

@@ -27,10 +27,6 @@ constexpr double reservation_term_months = 12.0;
 
 }  // namespace
 
-bool is_purchase(Acquisition acquisition) {
-    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
-}
-
 std::string_view describe(Acquisition acquisition) {
     switch (acquisition) {
     case Acquisition::buy_new:
@@ -45,22 +41,6 @@ std::string_view describe(Acquisition acquisition) {
         return "cloud reserved 1y";
     }
     return "";
-}
-
-std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition) {
-    switch (acquisition) {
-    case Acquisition::buy_new:
-        return gpu.price.new_usd;
-    case Acquisition::buy_used:
-        return gpu.price.used_usd;
-    case Acquisition::cloud_on_demand:
-        return gpu.cloud.on_demand_usd_per_hour;
-    case Acquisition::cloud_spot:
-        return gpu.cloud.spot_usd_per_hour;
-    case Acquisition::cloud_reserved:
-        return gpu.cloud.reserved_1y_usd_per_hour;
-    }
-    return std::nullopt;
 }
 
 std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd, double monthly_rent_usd) {
@@ -99,53 +79,94 @@ std::string horizon_strategy(double horizon_months) {
     return "over 24 months: own, with hardware-independent serving";
 }
 
-CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisition acquisition,
+namespace {
+
+OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, int gpus) {
+    const Offer& offer = *quote.offer;
+    OfferUse use;
+    use.id = offer.id;
+    use.kind = offer.kind;
+    use.provider = offer.provider;
+    use.provider_name = quote.provider_name;
+    use.tier = quote.tier;
+    use.instance_type = offer.instance_type;
+    use.form = offer.form;
+    use.name = offer.name;
+    use.region = quote.region;
+    use.gpus_per_unit = offer.gpus_per_unit;
+    use.units = units;
+    use.idle_gpus = units * offer.gpus_per_unit - gpus;
+    use.price_usd = price_usd;
+    use.price_kind = quote.price.kind;
+    use.as_of = quote.price.as_of;
+    use.sources = quote.price.sources;
+    OfferQuote shown = quote;
+    shown.price.usd = price_usd;
+    use.order = order_text(shown, units);
+    return use;
+}
+
+}  // namespace
+
+CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
                            const UsageProfile& usage, std::optional<double> unit_price_usd) {
     CostEstimate cost;
+    const Acquisition acquisition = quote.acquisition;
     cost.acquisition = acquisition;
     cost.unit = usage.unit;
     const DeploymentSpec& deployment = workload.deployment;
     const double months = deployment.horizon_months;
     const double horizon_hours = months * hours_per_month;
-    const double gpus = usage.gpus;
     const double busy_hours = usage.service ? horizon_hours * usage.average_utilization : usage.job_seconds / 3600.0;
-
-    const std::optional<double> price = unit_price_usd ? unit_price_usd : catalog_unit_price(gpu, acquisition);
-    if (!price) {
-        cost.unavailable_reason = fmt::format("no {} price in the catalog", to_string(acquisition));
-        return cost;
-    }
     if (acquisition == Acquisition::cloud_spot && usage.service) {
         // Spot capacity can be reclaimed with 30 s to 2 min notice: not for a serving path.
         cost.unavailable_reason = "spot capacity can be reclaimed at short notice; not for serving";
         return cost;
     }
+    const Offer& offer = *quote.offer;
+    const double price = unit_price_usd.value_or(quote.price.usd);
+    const int units = units_for(offer, usage.gpus);
+    const double per_unit_gpus = offer.gpus_per_unit;
     cost.available = true;
-    cost.unit_price_usd = *price;
-    const double on_demand_rate = gpu.cloud.on_demand_usd_per_hour.value_or(0);
-    cost.cloud_equivalent_usd = on_demand_rate * gpus * busy_hours;
+    cost.unit_price_usd = price;
+    cost.offer = describe_offer(quote, price, units, usage.gpus);
+    if (unit_price_usd) {
+        cost.offer.price_kind = PriceKind::quote;
+    }
+    cost.cloud_equivalent_usd = usage.reference_rent_usd_per_gpu_hour * usage.gpus * busy_hours;
     CostBreakdown& part = cost.breakdown;
 
     if (is_purchase(acquisition)) {
-        // Rounded, not ceiled: one spare for a single-GPU box would double its cost, which no
-        // one budgets; 15 % of 4 to 9 GPUs is one spare.
-        cost.spare_gpus = months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * gpus)) : 0;
-        part.gpus_usd = gpus * *price;
-        part.servers_usd = gpus * gpu.price.server_share_usd.value_or(0);
-        part.spares_usd = cost.spare_gpus * *price;
+        const double owned_gpus = units * per_unit_gpus;
+        // Spares are bought in the offer's units. Rounded, not ceiled: one spare for a
+        // single-GPU box would double its cost, which no one budgets; 15 % of 4 to 9 cards is one.
+        cost.spare_units = months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * units)) : 0;
+        cost.spare_gpus = cost.spare_units * offer.gpus_per_unit;
+        part.gpus_usd = units * price;
+        if (quote.host != nullptr) {
+            // Spare cards wait on a shelf: hosts only for the units in service.
+            const int hosts = hosts_for(offer, *quote.host, units);
+            part.servers_usd = hosts * quote.host->price.usd;
+            cost.offer.host_id = quote.host->id;
+            cost.offer.host_name = quote.host->name;
+            cost.offer.hosts = hosts;
+            cost.offer.host_price_usd = quote.host->price.usd;
+            cost.offer.host_price_kind = quote.host->price.kind;
+        }
+        part.spares_usd = cost.spare_units * price;
         const double owned_busy_hours = horizon_hours * deployment.utilization;
-        cost.energy_kwh = gpus * gpu.power_watts / 1000.0 * owned_busy_hours * deployment.pue;
+        cost.energy_kwh = owned_gpus * gpu.power_watts / 1000.0 * owned_busy_hours * deployment.pue;
         part.power_usd = cost.energy_kwh * deployment.energy_usd_per_kwh;
-        part.operations_usd = gpus * deployment.ops_usd_per_gpu_month * months;
-        const double expected_failures = gpus * expected_failure_fraction(months);
-        part.failures_usd = std::max(0.0, expected_failures - cost.spare_gpus) * *price;
-        part.resale_usd = (gpus + cost.spare_gpus) * *price * residual_value_fraction(months);
+        part.operations_usd = owned_gpus * deployment.ops_usd_per_gpu_month * months;
+        const double expected_failures = owned_gpus * expected_failure_fraction(months);
+        part.failures_usd = std::max(0.0, expected_failures - cost.spare_gpus) * price / per_unit_gpus;
+        part.resale_usd = (units + cost.spare_units) * price * residual_value_fraction(months);
         cost.capex_usd = part.gpus_usd + part.servers_usd + part.spares_usd;
         const double monthly_running = (part.power_usd + part.operations_usd) / months;
         cost.monthly_opex_usd = monthly_running + part.failures_usd / months;
         cost.tco_usd = cost.capex_usd + part.power_usd + part.operations_usd + part.failures_usd - part.resale_usd;
-        if (!gpu.server_share_known()) {
-            cost.notes.push_back("no server share in the catalog: host costs not included");
+        if (!offer.needs_host.empty() && quote.host == nullptr) {
+            cost.notes.push_back(fmt::format("needs host {}, which the catalog does not price", offer.needs_host));
         }
         // Against renting on demand the GPU-hours this workload needs (cloud_equivalent_usd),
         // spread over the horizon: the month from which owning has cost less in total.
@@ -160,16 +181,20 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisi
         } else if (acquisition == Acquisition::cloud_spot) {
             rented_hours *= 1.0 + deployment.spot_overhead_fraction;
         }
-        part.rental_usd = gpus * rented_hours * *price;
-        part.hidden_usd = usage.launches * startup_hours_per_launch * gpus * *price +
-                          usage.transfer_bytes * transfer_usd_per_byte;
+        part.rental_usd = units * rented_hours * price;
+        part.hidden_usd =
+            usage.launches * startup_hours_per_launch * units * price + usage.transfer_bytes * transfer_usd_per_byte;
         cost.tco_usd = part.rental_usd + part.hidden_usd;
         cost.monthly_opex_usd = cost.tco_usd / months;
-        cost.energy_kwh = gpus * gpu.power_watts / 1000.0 * busy_hours * deployment.pue;
+        cost.energy_kwh = usage.gpus * gpu.power_watts / 1000.0 * busy_hours * deployment.pue;
         if (acquisition == Acquisition::cloud_reserved) {
             cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not",
                                              std::ceil(std::max(months, 1.0) / 12.0) * 12.0));
         }
+    }
+    if (cost.offer.idle_gpus > 0) {
+        cost.notes.push_back(fmt::format("{} of the {} GPUs bought or rented sit idle ({} per unit)", cost.offer.idle_gpus,
+                                         units * offer.gpus_per_unit, offer.gpus_per_unit));
     }
     cost.usd_per_unit = usage.work_units > 0 ? cost.tco_usd / usage.work_units : 0;
     return cost;

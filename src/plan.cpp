@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "gpusel/format.hpp"
+#include "gpusel/offer_selection.hpp"
 #include "gpusel/training_search.hpp"
 #include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
@@ -348,8 +349,8 @@ public:
     // Fixed mode: one GPU type, one count, one acquisition; constraints other than memory are
     // left to the caller.
     FixedEvaluation evaluate_fixed(const GpuSpec& gpu, int count, Acquisition acquisition,
-                                   std::optional<double> unit_price_usd) {
-        m_fixed = Fixed{count, acquisition, unit_price_usd};
+                                   std::optional<double> unit_price_usd, const Offer* offer) {
+        m_fixed = Fixed{count, acquisition, unit_price_usd, offer};
         FixedEvaluation result;
         const std::vector<PrecisionChoice> precisions = precision_choices(m_workload, gpu);
         if (precisions.empty()) {
@@ -385,7 +386,7 @@ public:
             }
         }
         if (found.empty()) {
-            result.why_not = miss.why.empty() ? std::string("no price for this acquisition") : miss.why;
+            result.why_not = miss.why.empty() ? no_offer_reason(gpu, count) : miss.why;
             return result;
         }
         // Prefer layouts that meet the deadline or SLO, then the objective.
@@ -433,6 +434,7 @@ public:
                 continue;
             }
             const std::size_t before = best_per_configuration.size();
+            m_offer_exclusions.clear();
             if (m_workload.is_training()) {
                 const TrainingSearchResult& search = searches[position];
                 plan.space += search.space;
@@ -445,7 +447,7 @@ public:
                 }
             }
             if (best_per_configuration.size() == before) {
-                std::string why = miss.why.empty() ? std::string("no price to rent or buy it") : miss.why;
+                std::string why = miss.why.empty() ? no_offer_reason(gpu, 0) : miss.why;
                 if (precisions.size() == 1 && precisions.front().fallback) {
                     why = fmt::format("no {} ({} fallback); {}", to_string(m_workload.precision),
                                       to_string(precisions.front().precision), why);
@@ -544,43 +546,97 @@ private:
         return results;
     }
 
-    // Adds the cheapest acquisition of a feasible (gpu, count, layout) as candidates.
-    void price(const GpuSpec& gpu, Candidate candidate, const UsageProfile& usage, std::vector<Candidate>& out,
-               Miss& miss) {
+    // The quotes a candidate of `gpu` may be priced with for `acquisition`: every offer the
+    // constraints leave (a fixed line: only whole units of the named offer, or of any offer).
+    std::vector<OfferQuote> quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, Miss& miss) {
+        std::vector<std::string> excluded;
+        std::vector<OfferQuote> found;
+        if (m_fixed && m_fixed->offer != nullptr) {
+            if (std::optional<OfferQuote> quote = quote_offer(m_catalog, m_workload, *m_fixed->offer, acquisition)) {
+                found.push_back(std::move(*quote));
+            }
+        } else {
+            found = quotes_for(m_catalog, m_workload, gpu, acquisition, &excluded);
+        }
+        if (m_fixed) {
+            std::erase_if(found, [&](const OfferQuote& quote) { return gpus % quote.offer->gpus_per_unit != 0; });
+        }
+        if (found.empty() && !excluded.empty()) {
+            m_offer_exclusions.insert(m_offer_exclusions.end(), excluded.begin(), excluded.end());
+        }
+        (void)miss;
+        return found;
+    }
+
+    // Adds a feasible (gpu, count, layout) as candidates, once per acquisition and offer.
+    void price(const GpuSpec& gpu, Candidate candidate, UsageProfile usage, std::vector<Candidate>& out, Miss& miss) {
         bool any = false;
         const std::vector<Acquisition> acquisitions =
             m_fixed ? std::vector<Acquisition>{m_fixed->acquisition} : acquisitions_for(m_workload);
+        usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
         for (const Acquisition acquisition : acquisitions) {
-            CostEstimate cost = estimate_cost(m_workload, gpu, acquisition, usage,
-                                              m_fixed ? m_fixed->unit_price_usd : std::nullopt);
-            if (!cost.available) {
-                if (m_fixed) {
-                    miss.why = cost.unavailable_reason;
+            for (const OfferQuote& quote : quotes(gpu, acquisition, usage.gpus, miss)) {
+                CostEstimate cost =
+                    estimate_cost(m_workload, gpu, quote, usage, m_fixed ? m_fixed->unit_price_usd : std::nullopt);
+                if (!cost.available) {
+                    if (m_fixed) {
+                        miss.why = cost.unavailable_reason;
+                    }
+                    continue;
                 }
-                continue;
+                // In fixed mode the budget is judged by the caller.
+                const BudgetSpec& budget = m_workload.budget;
+                if (!m_fixed && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
+                    note_miss(miss, cost.capex_usd / budget.capex_usd,
+                              fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
+                                          format_usd(budget.capex_usd)));
+                    continue;
+                }
+                if (!m_fixed && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
+                    note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
+                              fmt::format("{}×: {} per month > budget {}", usage.gpus, format_usd(cost.monthly_opex_usd),
+                                          format_usd(budget.monthly_usd)));
+                    continue;
+                }
+                candidate.acquisition = acquisition;
+                candidate.cost = std::move(cost);
+                any = true;
+                out.push_back(candidate);
             }
-            // In fixed mode the budget is judged by the caller.
-            const BudgetSpec& budget = m_workload.budget;
-            if (!m_fixed && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
-                note_miss(miss, cost.capex_usd / budget.capex_usd,
-                          fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
-                                      format_usd(budget.capex_usd)));
-                continue;
-            }
-            if (!m_fixed && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
-                note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
-                          fmt::format("{}×: {} per month > budget {}", usage.gpus, format_usd(cost.monthly_opex_usd),
-                                      format_usd(budget.monthly_usd)));
-                continue;
-            }
-            candidate.acquisition = acquisition;
-            candidate.cost = std::move(cost);
-            any = true;
-            out.push_back(candidate);
         }
         if (!any && miss.why.empty()) {
-            miss.why = "no price to rent or buy it";
+            miss.why = no_offer_reason(gpu, usage.gpus);
         }
+    }
+
+    // Why no offer priced a GPU: the first exclusion the constraints made, or that none exists.
+    std::string no_offer_reason(const GpuSpec& gpu, int gpus) const {
+        if (m_fixed) {
+            std::string smallest;
+            for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
+                if ((offer->kind == OfferKind::purchase) == is_purchase(m_fixed->acquisition)) {
+                    smallest = smallest.empty() ? fmt::format("{} ({} GPUs per unit)", offer->id, offer->gpus_per_unit)
+                                                : smallest;
+                }
+            }
+            return smallest.empty() ? fmt::format("no offer to {} {}", describe(m_fixed->acquisition), gpu.id)
+                                    : fmt::format("{} × {} is not whole units of an offer: {}", gpus, gpu.id, smallest);
+        }
+        if (!m_offer_exclusions.empty()) {
+            return "no offer within the constraints: " + m_offer_exclusions.front();
+        }
+        return m_catalog.offers_for(gpu.id).empty() ? "nobody sells or rents it (no offer in the catalog)"
+                                                    : "no offer for the acquisitions allowed";
+    }
+
+    double reference_rent(const GpuSpec& gpu) {
+        const auto cached = m_reference_rent.find(gpu.id);
+        if (cached != m_reference_rent.end()) {
+            return cached->second;
+        }
+        const double rate = reference_rent_usd_per_gpu_hour(m_catalog, m_workload, gpu).value_or(0);
+        m_reference_rent.emplace(gpu.id, rate);
+        return rate;
     }
 
     // Fixed mode: remembers the layout that came closest to fitting.
@@ -857,6 +913,7 @@ private:
         int count = 0;
         Acquisition acquisition = Acquisition::buy_new;
         std::optional<double> unit_price_usd;
+        const Offer* offer = nullptr;
     };
 
     const Workload& m_workload;
@@ -871,6 +928,8 @@ private:
         double total_bytes = 0;
     };
     std::optional<MemoryMiss> m_closest_miss;
+    std::vector<std::string> m_offer_exclusions;  // of the GPU being priced
+    std::map<std::string, double> m_reference_rent;
 };
 
 std::string procurement_reason(const RolePlan& plan) { return plan.winner ? plan.winner->reason : ""; }
@@ -909,12 +968,11 @@ std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu) {
     return static_exclusion(workload, gpu);
 }
 
-FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
-                               std::optional<double> unit_price_usd, const EfficiencyTable& efficiency) {
-    Catalog single;
-    single.upsert(gpu);
-    RolePlanner planner(workload, single, efficiency, workload.objective);
-    return planner.evaluate_fixed(gpu, count, acquisition, unit_price_usd);
+FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
+                               Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
+                               const EfficiencyTable& efficiency) {
+    RolePlanner planner(workload, catalog, efficiency, workload.objective);
+    return planner.evaluate_fixed(gpu, count, acquisition, unit_price_usd, offer);
 }
 
 PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
@@ -945,7 +1003,9 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             line.role = plan.role;
             line.gpu = winner.gpu;
             line.gpu_name = winner.gpu_name;
-            line.quantity = winner.count + winner.cost.spare_gpus;
+            line.quantity = winner.cost.offer.units + winner.cost.spare_units;
+            line.gpus = winner.count + winner.cost.offer.idle_gpus + winner.cost.spare_gpus;
+            line.offer = winner.cost.offer;
             line.acquisition = winner.acquisition;
             line.unit_price_usd = winner.cost.unit_price_usd;
             line.total_usd = winner.cost.capex_usd;
@@ -954,8 +1014,8 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             line.horizon_months = workload.deployment.horizon_months;
             line.reason = procurement_reason(plan);
             if (plan.alternative) {
-                line.alternative = fmt::format("{} ×{} ({})", plan.alternative->gpu, plan.alternative->count,
-                                               describe(plan.alternative->acquisition));
+                line.alternative = fmt::format("{} ×{} ({}, {})", plan.alternative->gpu, plan.alternative->count,
+                                               describe(plan.alternative->acquisition), plan.alternative->cost.offer.id);
                 line.alternative_reason = plan.alternative_why_not;
             }
             report.total_capex_usd += line.total_usd;

@@ -64,6 +64,11 @@ constexpr std::pair<NetworkKind, std::string_view> network_names[] = {
 constexpr std::pair<Objective, std::string_view> objective_names[] = {
     {Objective::tco, "tco"},         {Objective::time, "time"}, {Objective::latency, "latency"},
     {Objective::throughput_per_usd, "throughput-per-usd"}, {Objective::energy, "energy"}};
+constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
+                                                                   {ProviderTier::neocloud, "neocloud"},
+                                                                   {ProviderTier::marketplace, "marketplace"}};
+constexpr std::pair<Site, std::string_view> site_names[] = {
+    {Site::datacenter, "datacenter"}, {Site::office, "office"}, {Site::edge, "edge"}};
 constexpr std::pair<Acquisition, std::string_view> acquisition_names[] = {
     {Acquisition::buy_new, "buy-new"},
     {Acquisition::buy_used, "buy-used"},
@@ -636,6 +641,10 @@ private:
         reader.choice("interconnect", deployment.interconnect, network_names);
         reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
         reader.boolean("used_market", deployment.used_market);
+        Site site = Site::datacenter;
+        if (reader.choice("site", site, site_names)) {
+            deployment.site = site;
+        }
         reader.finish();
     }
 
@@ -702,7 +711,51 @@ private:
         if (!reader.has("memory_headroom")) {
             assume(reader.child_path("memory_headroom"), "10%");
         }
+        read_offer_constraints(reader);
         reader.finish();
+    }
+
+    void read_offer_constraints(MapReader& reader) {
+        ConstraintSpec& constraints = m_workload.constraints;
+        const auto check_providers = [&](std::string_view key, const std::vector<std::string>& ids) {
+            if (m_context.catalog == nullptr) {
+                return;
+            }
+            std::vector<std::string> known;
+            for (const Provider& provider : m_context.catalog->providers()) {
+                known.push_back(provider.id);
+            }
+            for (const std::string& id : ids) {
+                if (m_context.catalog->find_provider(id) == nullptr) {
+                    reader.error(key, fmt::format("unknown provider '{}'{}", id, did_you_mean(id, known)));
+                }
+            }
+        };
+        if (reader.text_list("providers", constraints.providers)) {
+            check_providers("providers", constraints.providers);
+        }
+        if (reader.text_list("exclude_providers", constraints.exclude_providers)) {
+            check_providers("exclude_providers", constraints.exclude_providers);
+        }
+        read_enum_list(reader, "tiers", constraints.tiers, tier_names);
+        if (!reader.has("tiers") && m_workload.role == Role::inference) {
+            // A production service needs an SLA and capacity that stays: marketplace hosts are
+            // third parties whose prices and machines change by the hour (docs/catalog.md).
+            constraints.tiers = {ProviderTier::hyperscaler, ProviderTier::neocloud};
+            assume(reader.child_path("tiers"), "[hyperscaler, neocloud]", "production serving: no marketplace hosts");
+        }
+        reader.text_list("regions", constraints.regions);
+        read_enum_list(reader, "acquisitions", constraints.acquisitions, acquisition_names);
+        reader.boolean("allow_estimates", constraints.allow_estimates);
+        if (!reader.has("allow_estimates")) {
+            assume(reader.child_path("allow_estimates"), "true", "estimated prices rank, marked ~");
+        }
+        double age_seconds = 0;
+        if (reader.number("max_offer_age", age_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true)) {
+            constraints.max_offer_age_months = age_seconds / seconds_per_month;
+        } else if (!reader.has("max_offer_age")) {
+            assume(reader.child_path("max_offer_age"), "36mo");
+        }
     }
 
     void read_calibration(const YamlNode& node, const std::string& path) {
@@ -832,6 +885,10 @@ std::string_view to_string(Sharding sharding) { return name_of(sharding_names, s
 std::string_view to_string(Offload offload) { return name_of(offload_names, offload); }
 std::string_view to_string(Objective objective) { return name_of(objective_names, objective); }
 std::string_view to_string(Acquisition acquisition) { return name_of(acquisition_names, acquisition); }
+
+bool is_purchase(Acquisition acquisition) {
+    return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
+}
 std::string_view to_string(LossKind loss) { return name_of(loss_names, loss); }
 std::string_view to_string(OptimizerStep step) { return name_of(optimizer_step_names, step); }
 std::string_view to_string(ZeroGrad zero_grad) { return name_of(zero_grad_names, zero_grad); }
@@ -933,9 +990,32 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
                 ProposedHardware item;
                 item.entry_position = entry.position();
                 entry.require("role");
-                entry.require("gpu");
-                entry.require("count");
+                if (!entry.has("offer")) {
+                    entry.require("gpu");
+                }
+                if (!entry.has("units")) {
+                    entry.require("count");
+                }
                 entry.choice("role", item.role, role_names);
+                if (entry.text("offer", item.offer) && context.catalog != nullptr) {
+                    const Offer* offer = context.catalog->find_offer(item.offer);
+                    if (offer == nullptr) {
+                        const std::string suggestion = context.catalog->suggest_offer(item.offer);
+                        entry.error("offer", fmt::format("unknown offer '{}'{}", item.offer,
+                                                         suggestion.empty() ? "; `gpusel catalog show GPU` lists a GPU's offers"
+                                                                            : ", did you mean '" + suggestion + "'?"));
+                    } else {
+                        if (!entry.has("gpu")) {
+                            item.gpu = offer->gpu;
+                        }
+                        if (!entry.has("acquisition")) {
+                            item.acquisition = offer->kind == OfferKind::rental
+                                                   ? Acquisition::cloud_on_demand
+                                                   : (offer->condition == UnitCondition::new_unit ? Acquisition::buy_new
+                                                                                                  : Acquisition::buy_used);
+                        }
+                    }
+                }
                 if (entry.text("gpu", item.gpu) && context.catalog != nullptr && context.catalog->find(item.gpu) == nullptr) {
                     const std::string suggestion = context.catalog->suggest(item.gpu);
                     entry.error("gpu", fmt::format("unknown GPU '{}'{}", item.gpu,
@@ -944,6 +1024,26 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
                 }
                 entry.integer("count", item.count, 1, 1 << 20);
                 entry.choice("acquisition", item.acquisition, acquisition_names);
+                if (entry.integer("units", item.units, 1, 1 << 20)) {
+                    if (!entry.has("offer")) {
+                        entry.error("units", "units count units of an offer: name it with offer:");
+                    } else if (const Offer* offer =
+                                   context.catalog != nullptr ? context.catalog->find_offer(item.offer) : nullptr) {
+                        const int gpus = item.units * offer->gpus_per_unit;
+                        if (entry.has("count") && item.count != gpus) {
+                            entry.error("count", fmt::format("count {} disagrees with {} unit{} of {} ({} GPUs); give one of them",
+                                                             item.count, item.units, item.units == 1 ? "" : "s",
+                                                             offer->id, gpus));
+                        }
+                        item.count = gpus;
+                    }
+                }
+                if (entry.has("offer") && entry.has("gpu") && context.catalog != nullptr) {
+                    const Offer* offer = context.catalog->find_offer(item.offer);
+                    if (offer != nullptr && !equals_ignore_case(offer->gpu, item.gpu)) {
+                        entry.error("gpu", fmt::format("offer {} sells {}, not {}", offer->id, offer->gpu, item.gpu));
+                    }
+                }
                 double price = 0;
                 if (entry.number("unit_price", price, UnitKind::usd, 0, 1e8, true)) {
                     item.unit_price_usd = price;
@@ -952,6 +1052,7 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
                 item.count_position = entry.position_of("count");
                 item.acquisition_position = entry.position_of("acquisition");
                 item.unit_price_position = entry.position_of("unit_price");
+                item.offer_position = entry.position_of("offer");
                 entry.finish();
                 proposal.hardware.push_back(std::move(item));
             }
@@ -974,8 +1075,10 @@ DocumentKind detect_document_kind(const std::string& path) {
     Diagnostics ignored(display_name(path));  // the loader reports them
     const YamlNode root = read_yaml_file(path, &ignored);
     if (root.kind == YamlNode::Kind::mapping) {
-        if (root.find("gpus") != nullptr) {
-            return DocumentKind::catalog;
+        for (const char* key : {"gpus", "purchase", "rental", "providers", "hosts"}) {
+            if (root.find(key) != nullptr) {
+                return DocumentKind::catalog;
+            }
         }
         if (root.find("models") != nullptr) {
             return DocumentKind::models;

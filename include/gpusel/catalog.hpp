@@ -1,6 +1,7 @@
 #pragma once
-// The GPU catalog: plain specifications of accelerators, with prices and sources.
-// Format: docs/catalog.md. The default catalog is data/gpu_catalog.yaml, compiled in.
+// The GPU catalog: plain specifications of accelerators with their sources, and the offers that
+// buy or rent them (offer.hpp). Format: docs/catalog.md. The default catalog is
+// data/gpu_catalog.yaml (specifications) and data/offers.yaml (offers), compiled in.
 
 #include <array>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "gpusel/error.hpp"
+#include "gpusel/offer.hpp"
 #include "gpusel/precision.hpp"
 
 namespace gpusel {
@@ -24,21 +26,6 @@ struct GpuInterconnect {
     std::string kind;                 // "nvlink4", "nvlink-bridge", ...; empty = PCIe only
     double bidirectional_bytes_per_s = 0;  // per GPU, as vendors print it
     int domain_size = 1;              // GPUs reachable over this link in one domain
-};
-
-struct GpuPrice {
-    std::optional<double> new_usd;
-    std::optional<double> used_usd;
-    std::optional<double> server_share_usd;  // host, chassis, network per GPU
-    std::string as_of;                        // YYYY-MM
-};
-
-struct GpuCloudPrice {
-    std::optional<double> on_demand_usd_per_hour;
-    std::optional<double> spot_usd_per_hour;
-    std::optional<double> reserved_1y_usd_per_hour;
-    std::string provider;
-    std::string as_of;
 };
 
 struct GpuSpec {
@@ -61,8 +48,6 @@ struct GpuSpec {
     int host_link_generation = 4;  // PCIe generation
     int host_link_lanes = 16;
     GpuInterconnect interconnect;
-    GpuPrice price;
-    GpuCloudPrice cloud;
     std::vector<std::string> sources;
     std::string notes;
 
@@ -75,7 +60,6 @@ struct GpuSpec {
     // Nominal one-direction host link bandwidth: PCIe gen3 x16 ≈ 16 GB/s, gen4 32, gen5 64.
     double host_link_bytes_per_s() const;
     bool has_gpu_interconnect() const { return !interconnect.kind.empty(); }
-    bool server_share_known() const { return price.server_share_usd.has_value(); }
 };
 
 class Catalog {
@@ -92,14 +76,37 @@ public:
     void upsert(GpuSpec gpu);
     GpuSpec* find_mutable(std::string_view id);
 
+    // Offers, in file order (purchase and rental together), and what they refer to.
+    const std::vector<Offer>& offers() const { return m_offers; }
+    const std::vector<Provider>& providers() const { return m_providers; }
+    const std::vector<HostOffer>& hosts() const { return m_hosts; }
+    const Offer* find_offer(std::string_view id) const;      // case-insensitive; nullptr when absent
+    const Provider* find_provider(std::string_view id) const;
+    const HostOffer* find_host(std::string_view id) const;
+    // The offers of one GPU (case-insensitive id), in file order.
+    std::vector<const Offer*> offers_for(std::string_view gpu_id) const;
+    std::string suggest_offer(std::string_view id) const;
+    // Add, or replace the entry with the same id.
+    void upsert(Offer offer);
+    void upsert(Provider provider);
+    void upsert(HostOffer host);
+    Offer* find_offer_mutable(std::string_view id);
+    Provider* find_provider_mutable(std::string_view id);
+    HostOffer* find_host_mutable(std::string_view id);
+
 private:
     std::vector<GpuSpec> m_gpus;
+    std::vector<Offer> m_offers;
+    std::vector<Provider> m_providers;
+    std::vector<HostOffer> m_hosts;
+    std::unordered_map<std::string, std::size_t> m_offer_index;  // lower-case id -> position
     // Lower-case id -> position in m_gpus: a linear search per entry made loading a catalog
     // quadratic (60,000 entries, 1 MB: over a minute).
     std::unordered_map<std::string, std::size_t> m_index;
 };
 
-// A warning about a catalog that loads but looks suspicious (stale price, missing cloud price).
+// A warning about a catalog that loads but looks suspicious (stale price, no offer to buy or
+// rent a GPU, spot at or above on-demand, a format-1 price block converted to an estimate).
 struct CatalogWarning {
     std::string id;
     std::string message;
@@ -113,12 +120,13 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
 // Reads a catalog file from disk and merges it. Throws InputError.
 void merge_catalog_file(Catalog& catalog, const std::string& path);
 
-// The catalog compiled into the binary from data/gpu_catalog.yaml.
+// The catalog compiled into the binary from data/gpu_catalog.yaml and data/offers.yaml.
 Catalog builtin_catalog();
-std::string_view builtin_catalog_text();
+std::string_view builtin_catalog_text();  // data/gpu_catalog.yaml
+std::string_view builtin_offers_text();   // data/offers.yaml
 
-// Semantic checks beyond loading: prices older than a year before `as_of`, missing cloud
-// prices, missing used price. Never throws.
+// Semantic checks beyond loading: prices older than a year before `as_of`, GPUs nobody sells
+// or rents, spot prices at or above on-demand, converted format-1 prices. Never throws.
 std::vector<CatalogWarning> audit_catalog(const Catalog& catalog);
 
 }  // namespace gpusel

@@ -34,6 +34,7 @@ inline constexpr std::string_view unknown_role = "unknown-role";      // hardwar
 inline constexpr std::string_view missing_role = "missing-role";      // workload without hardware
 inline constexpr std::string_view duplicate_role = "duplicate-role";  // two hardware lines for one role
 inline constexpr std::string_view price_missing = "price-missing";    // no price to evaluate the line with
+inline constexpr std::string_view not_purchasable = "not-purchasable";  // the count is not whole units of a real offer
 inline constexpr std::string_view not_evaluable = "not-evaluable";    // the planner gave no estimate (reason given)
 inline constexpr std::string_view constraint_violated = "constraint-violated";  // the workload's constraints exclude it
 inline constexpr std::string_view does_not_fit = "does-not-fit";
@@ -102,7 +103,8 @@ enum class Obstacle {
     none,
     memory,        // it does not fit, even with the layout that needs the least memory
     precision,     // the GPU runs neither the workload's precision nor a wider fallback
-    price,         // no price for this acquisition (catalog or unit_price)
+    price,         // no offer to acquire the GPU this way
+    not_purchasable,  // the count is not whole units of any offer (1 × GB200: racks of 72)
     spot_serving,  // spot capacity for an always-on service
     layout,        // count is not a multiple of the tensor × pipeline parallel the workload fixes
     other,         // anything else; `why_not` says what
@@ -115,6 +117,12 @@ struct HardwareAssessment {
     std::optional<std::size_t> workload;   // index into Proposal::project.workloads (none: no workload has the role)
     GpuSpec gpu;                           // the catalog entry of the line's GPU
     std::string excluded_by;               // why the workload's constraints exclude the GPU ("" = they do not)
+    bool offers_available = false;         // an offer acquires the GPU the line's way
+    bool whole_units = false;              // the line's count is whole units of one of them
+    int smallest_unit_gpus = 0;            // GPUs in the smallest such unit (0: none)
+    std::string smallest_unit;             // that unit, in words, for the fix
+    std::optional<PricePoint> catalog_price;  // the catalog's price per unit of the offer the line's units are of
+    std::string catalog_offer;             // that offer's id
     // The line at its count, acquisition and quote, with the layout that suits it best. Present
     // when it fits the GPUs at all; `meets_headroom` says whether it leaves the policy's share free.
     std::optional<Candidate> proposed;

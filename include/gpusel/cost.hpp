@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpusel/catalog.hpp"
+#include "gpusel/offer_selection.hpp"
 #include "gpusel/workload.hpp"
 
 namespace gpusel {
@@ -22,6 +23,37 @@ struct UsageProfile {
     double average_utilization = 0.7;  // share of wall time the GPUs are busy (owned or rented service)
     double transfer_bytes = 0;     // data moved into a cloud per run (dataset)
     int launches = 1;              // cloud instance starts over the horizon
+    // The lowest on-demand price per GPU-hour of this GPU the workload may rent: what renting
+    // the same GPU-hours would cost (break-even); 0 = none offered.
+    double reference_rent_usd_per_gpu_hour = 0;
+};
+
+// The offer a cost was computed from, as procurement and machine output name it (JSON `offer`).
+struct OfferUse {
+    std::string id;
+    OfferKind kind = OfferKind::purchase;
+    std::string provider;       // provider id
+    std::string provider_name;
+    ProviderTier tier = ProviderTier::none;  // rentals
+    std::string instance_type;  // rentals
+    UnitForm form = UnitForm::card;  // purchases
+    std::string name;           // the unit as an order names it
+    std::string region;         // rentals: where the price holds
+    int gpus_per_unit = 1;
+    int units = 0;              // units in service (spares not included)
+    int idle_gpus = 0;          // GPUs of those units the candidate does not use
+    double price_usd = 0;       // per unit, or per unit-hour
+    PriceKind price_kind = PriceKind::estimate;
+    std::string as_of;
+    std::vector<std::string> sources;
+    std::string host_id;        // the host a card or baseboard needs, priced in the capex
+    std::string host_name;
+    int hosts = 0;
+    double host_price_usd = 0;
+    PriceKind host_price_kind = PriceKind::estimate;
+    std::string order;          // "2 × p5.48xlarge (16 × H100-SXM5), AWS us-east-1, on-demand $55.04/h"
+    bool estimated() const { return price_kind == PriceKind::estimate || (hosts > 0 && host_price_kind == PriceKind::estimate); }
+    std::string_view price_per() const { return kind == OfferKind::rental ? "unit-hour" : "unit"; }
 };
 
 struct CostBreakdown {
@@ -40,8 +72,10 @@ struct CostEstimate {
     Acquisition acquisition = Acquisition::buy_new;
     bool available = false;         // false when the catalog lacks the price this needs
     std::string unavailable_reason;
-    double unit_price_usd = 0;      // per GPU (buy) or per GPU-hour (rent)
+    double unit_price_usd = 0;      // per unit (buy) or per unit-hour (rent) of the offer
     int spare_gpus = 0;
+    int spare_units = 0;            // spare units of the offer (spare_gpus = spare_units × GPUs per unit)
+    OfferUse offer;
     double capex_usd = 0;           // bought up front
     double monthly_opex_usd = 0;    // average per month over the horizon
     double tco_usd = 0;             // capex + opex over the horizon − resale
@@ -56,27 +90,20 @@ struct CostEstimate {
     std::vector<std::string> notes;
 };
 
-// True when `acquisition` buys the GPUs (new or used: capex now, resale at the horizon's end);
-// false for every rental.
-bool is_purchase(Acquisition acquisition);
-
 // Words for a reader: "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y".
 // (Files and JSON use to_string's names, workload.hpp.)
 std::string_view describe(Acquisition acquisition);
-
-// The catalog's price of `gpu` for `acquisition`: USD per GPU when bought, per GPU-hour when
-// rented; absent when the catalog does not list that price.
-std::optional<double> catalog_unit_price(const GpuSpec& gpu, Acquisition acquisition);
 
 // The month from which owning has cost less in total than renting the same GPU-hours:
 // capex_usd / (monthly_rent_usd − monthly_opex_usd). May lie beyond the horizon; absent when
 // renting costs no more per month than running the owned GPUs (owning never catches up).
 std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd, double monthly_rent_usd);
 
-// Prices `count` GPUs of `gpu` acquired as `acquisition` for `usage` over the workload's
-// horizon. `unit_price_usd` overrides the catalog price (a quote). Never throws; an
-// unavailable price gives available = false with the reason.
-CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisition acquisition,
+// Prices `usage.gpus` GPUs of `gpu` acquired through `quote` (whole units of its offer, plus
+// the hosts cards and baseboards need) for `usage` over the workload's horizon.
+// `unit_price_usd` overrides the offer's price per unit or unit-hour (a quote). Never throws;
+// spot for a service gives available = false with the reason.
+CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
                            const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt);
 
 // The acquisition strategy practitioners use by horizon (formulas.md): rent below 6 months,

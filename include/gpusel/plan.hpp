@@ -73,9 +73,11 @@ struct ProcurementLine {
     Role role = Role::training;
     std::string gpu;
     std::string gpu_name;
-    int quantity = 0;               // incl. spares when bought
+    int quantity = 0;               // units of the offer, incl. spare units when bought
+    int gpus = 0;                   // GPUs in those units (incl. idle and spare)
+    OfferUse offer;                 // what is ordered, from whom, at what price
     Acquisition acquisition = Acquisition::buy_new;
-    double unit_price_usd = 0;      // per GPU, or per GPU-hour when rented
+    double unit_price_usd = 0;      // per unit, or per unit-hour when rented
     double total_usd = 0;           // purchase total (0 when rented)
     double monthly_opex_usd = 0;
     double tco_usd = 0;
@@ -123,8 +125,11 @@ struct FixedEvaluation {
 // do not. The first reason found.
 std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu);
 
-FixedEvaluation evaluate_fixed(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
-                               std::optional<double> unit_price_usd, const EfficiencyTable& efficiency);
+// `offer`, when given, is the offer the line names; otherwise the cheapest offer of which
+// `count` is whole units prices it (none: why_not says the smallest unit there is).
+FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
+                               Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
+                               const EfficiencyTable& efficiency);
 
 PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
                      const PlanOptions& options = {});

@@ -49,6 +49,12 @@ std::string_view to_string(Framework framework);
 std::string_view to_string(Allocator allocator);
 
 // A default that shaped the answer, printed under "assumptions".
+enum class Acquisition { buy_new, buy_used, cloud_on_demand, cloud_spot, cloud_reserved };
+std::string_view to_string(Acquisition acquisition);
+// True when `acquisition` buys the GPUs (new or used: capex now, resale at the horizon's end);
+// false for every rental.
+bool is_purchase(Acquisition acquisition);
+
 struct Assumption {
     std::string field;  // e.g. "deployment.pue"
     std::string value;  // as the user would write it, e.g. "1.4"
@@ -129,6 +135,7 @@ struct DeploymentSpec {
     double ops_usd_per_gpu_month = 150;
     NetworkKind interconnect = NetworkKind::automatic;
     bool used_market = false;
+    std::optional<Site> site;  // where owned hardware runs; empty = edge for edge targets, else datacenter
     // Extra runtime on spot capacity for interruptions (lost work since the last checkpoint and
     // restarts); see docs/cost-model.md for the basis.
     double spot_overhead_fraction = 0.10;
@@ -156,6 +163,14 @@ struct ConstraintSpec {
     std::vector<std::string> vendors;     // nvidia, amd, intel, google; empty = all
     double max_power_per_device_watts = 0;  // 0 = no limit
     double memory_headroom_fraction = 0.10;
+    // Offers (docs/catalog.md): where the GPUs may be bought or rented.
+    std::vector<std::string> providers;          // provider ids; empty = all
+    std::vector<std::string> exclude_providers;  // applied after `providers`
+    std::vector<ProviderTier> tiers;             // empty = all (inference roles: hyperscaler, neocloud)
+    std::vector<std::string> regions;            // region globs; empty = all
+    std::vector<Acquisition> acquisitions;       // empty = all the deployment target allows
+    bool allow_estimates = true;                 // false: only published, quoted or reported prices
+    double max_offer_age_months = 36;            // offers dated longer before the catalog are left out
 };
 
 struct MemoryCalibrationPoint {
@@ -208,17 +223,16 @@ struct Project {
     std::vector<Workload> workloads;
 };
 
-enum class Acquisition { buy_new, buy_used, cloud_on_demand, cloud_spot, cloud_reserved };
-std::string_view to_string(Acquisition acquisition);
-
 struct ProposedHardware {
     Role role = Role::inference;
     std::string gpu;
-    int count = 1;
+    int count = 1;              // GPUs in total; units × the offer's GPUs per unit when units is given
+    std::string offer;          // an offer id; empty = the cheapest offer the count is whole units of
+    int units = 0;              // units of `offer`; 0 = not given
     Acquisition acquisition = Acquisition::buy_new;
     std::optional<double> unit_price_usd;
     // Where each field stands in the proposal file, for annotations.
-    Position entry_position, gpu_position, count_position, acquisition_position, unit_price_position;
+    Position entry_position, gpu_position, count_position, acquisition_position, unit_price_position, offer_position;
 };
 
 struct ProposalPolicy {

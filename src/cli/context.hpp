@@ -77,7 +77,9 @@ void register_report(CLI::App& app, Context& context);
 // `ids` are the entries the file names, in file order. Throws InputError.
 struct CheckedCatalogFile {
     Catalog merged;
-    std::vector<std::string> ids;
+    std::vector<std::string> ids;  // of the GPUs and offers the file defines or overrides
+    std::size_t gpus = 0;
+    std::size_t offers = 0;
 };
 CheckedCatalogFile check_catalog_file(Context& context, const std::string& path);
 

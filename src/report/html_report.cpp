@@ -10,6 +10,7 @@
 
 #include "gpusel/format.hpp"
 #include "gpusel/text.hpp"
+#include "report/plan_common.hpp"
 
 namespace gpusel {
 
@@ -178,8 +179,9 @@ std::string alternative_words(const std::string& gpu, const std::string& alterna
 }
 
 std::string unit_price_words(const ProcurementLine& line) {
-    return is_purchase(line.acquisition) ? format_usd(line.unit_price_usd)
-                                       : fmt::format("{}/GPU-h", format_usd_cents(line.unit_price_usd));
+    const std::string marker = line.offer.price_kind == PriceKind::estimate ? "~" : "";
+    return is_purchase(line.acquisition) ? marker + format_usd(line.unit_price_usd)
+                                       : fmt::format("{}{}/unit-h", marker, format_usd_cents(line.unit_price_usd));
 }
 
 std::string training_speed(const TrainingPerf& perf) {
@@ -261,7 +263,7 @@ std::string procurement_section(const PlanReport& report) {
     }
     out += "<table>\n<thead><tr>" + header_cell("role") + header_cell("GPU") + header_cell("qty", true) +
            header_cell("acquisition") + header_cell("unit price", true) + header_cell("purchase", true) +
-           header_cell("opex / month", true) + header_cell("TCO", true) + header_cell("why") +
+           header_cell("opex / month", true) + header_cell("TCO", true) + header_cell("order") + header_cell("why") +
            header_cell("alternative") + "</tr></thead>\n<tbody>\n";
     for (const ProcurementLine& line : report.procurement) {
         const std::string alternative_gpu = line.alternative.substr(0, line.alternative.find(' '));
@@ -277,9 +279,10 @@ std::string procurement_section(const PlanReport& report) {
                table_cell(is_purchase(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
                table_cell(format_usd(line.monthly_opex_usd), true) +
                table_cell(fmt::format("{} over {:g} mo", format_usd(line.tco_usd), line.horizon_months), true) +
-               table_cell(line.reason) + table_cell(alternative.empty() ? "—" : alternative) + "</tr>\n";
+               table_cell(plan_text::order_note(line.offer, line.quantity - line.offer.units)) + table_cell(line.reason) +
+               table_cell(alternative.empty() ? "—" : alternative) + "</tr>\n";
     }
-    out += fmt::format("<tr class=\"total\"><td colspan=\"5\">total</td>{}{}{}<td colspan=\"2\"></td></tr>\n",
+    out += fmt::format("<tr class=\"total\"><td colspan=\"5\">total</td>{}{}{}<td colspan=\"3\"></td></tr>\n",
                        table_cell(format_usd(report.total_capex_usd), true),
                        table_cell(format_usd(report.total_monthly_opex_usd), true),
                        table_cell(format_usd(report.total_tco_usd), true));

@@ -170,14 +170,41 @@ std::string time_cell(const TimeMetric& metric, const Candidate& candidate) {
     return value ? format_duration(*value) : "—";
 }
 
-std::string unit_price_cell(Acquisition acquisition, double unit_price_usd) {
+std::string unit_price_cell(Acquisition acquisition, double unit_price_usd, bool estimated) {
     if (!std::isfinite(unit_price_usd)) {
         return "—";
     }
+    const std::string marker = estimated ? "~" : "";
     if (is_rental(acquisition)) {
-        return format_usd_cents(unit_price_usd) + "/h";
+        return marker + format_usd_cents(unit_price_usd) + "/h";
     }
-    return format_usd(unit_price_usd);
+    return marker + format_usd(unit_price_usd);
+}
+
+std::string order_note(const OfferUse& offer, int spare_units) {
+    if (offer.id.empty()) {
+        return {};
+    }
+    std::string text = offer.order;
+    if (offer.kind == OfferKind::rental) {
+        text += fmt::format(" ({} {})", to_string(offer.price_kind), offer.as_of);
+    }
+    if (spare_units > 0) {
+        text += fmt::format(" + {} spare", spare_units);
+    }
+    if (offer.hosts > 0) {
+        text += fmt::format(" + {} × {} at {}{} ({})", offer.hosts, offer.host_name,
+                            offer.host_price_kind == PriceKind::estimate ? "~" : "", format_usd(offer.host_price_usd),
+                            to_string(offer.host_price_kind));
+    }
+    if (offer.idle_gpus > 0) {
+        text += fmt::format("; {} GPU{} of the unit{} idle", offer.idle_gpus, offer.idle_gpus == 1 ? "" : "s",
+                            offer.units == 1 ? "" : "s");
+    }
+    if (offer.estimated()) {
+        text += "; price estimated (~), not published";
+    }
+    return text + " [" + offer.id + "]";
 }
 
 std::string purchase_total_cell(Acquisition acquisition, double total_usd) {

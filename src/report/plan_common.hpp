@@ -45,8 +45,13 @@ TimeMetric time_metric(const RolePlan& plan);
 std::optional<double> time_value(const TimeMetric& metric, const Candidate& candidate);  // seconds
 std::string time_cell(const TimeMetric& metric, const Candidate& candidate);             // "1.96 d"
 
-// "$2.79/h" when rented (price per GPU-hour), "$1,600" when bought.
-std::string unit_price_cell(Acquisition acquisition, double unit_price_usd);
+// "$55.04/h" when rented (price per unit-hour), "$317,000" when bought (per unit); "~" first
+// when the price is an estimate.
+std::string unit_price_cell(Acquisition acquisition, double unit_price_usd, bool estimated = false);
+// The order behind a procurement line or pick: "2 × p5.48xlarge (16 × H100-SXM5), AWS
+// us-east-1, on-demand $55.04/h (list 2026-11)", with the host a card needs, idle GPUs and
+// spares.
+std::string order_note(const OfferUse& offer, int spare_units);
 // "—" for a rental (nothing bought), else "$6,400".
 std::string purchase_total_cell(Acquisition acquisition, double total_usd);
 // "$1.97" below $100, "$1,234" above; "—" when not finite.

@@ -35,7 +35,8 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
     CsvWriter writer(options);
     for (const char* column :
          {"role", "gpu", "gpu_name", "quantity", "acquisition", "unit_price_usd", "total_usd", "monthly_opex_usd",
-          "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason"}) {
+          "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason", "offer_id", "offer", "provider",
+          "units", "gpus_per_unit", "gpus", "price_per", "price_kind", "price_as_of"}) {
         writer.text(column);
     }
     writer.end_row();
@@ -48,6 +49,10 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
         write_money(writer, line.tco_usd);
         write_months(writer, line.horizon_months);
         writer.text(line.reason).text(line.alternative).text(line.alternative_reason);
+        const OfferUse& offer = line.offer;
+        writer.text(offer.id).text(offer.kind == OfferKind::rental ? offer.instance_type : offer.name).text(offer.provider);
+        writer.integer(line.quantity).integer(offer.gpus_per_unit).integer(line.gpus);
+        writer.text(std::string(offer.price_per())).text(std::string(to_string(offer.price_kind))).text(offer.as_of);
         writer.end_row();
     }
     out << writer.str();

@@ -186,8 +186,9 @@ public:
         json["unit"] = cost.unit;
         json["acquisition"] = to_string(cost.acquisition);
         json["unit_price_usd"] = number(cost.unit_price_usd, at + "unit_price_usd");
-        json["unit_price_per"] = plan_text::is_rental(cost.acquisition) ? "gpu_hour" : "gpu";
+        json["unit_price_per"] = cost.offer.price_per();
         json["spare_gpus"] = cost.spare_gpus;
+        json["spare_units"] = cost.spare_units;
         json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
         const CostBreakdown& parts = cost.breakdown;
         const std::string part = at + "breakdown.";
@@ -203,6 +204,46 @@ public:
         breakdown["hidden_usd"] = money(parts.hidden_usd, part + "hidden_usd");
         json["breakdown"] = std::move(breakdown);
         json["notes"] = strings(cost.notes);
+        return json;
+    }
+
+    // The `offer` object of the JSON contract (docs/catalog.md): what is bought or rented, from
+    // whom, in what units, at what price and of what kind.
+    Json offer(const OfferUse& use, const std::string& path) {
+        Json json;
+        json["id"] = use.id;
+        json["kind"] = to_string(use.kind);
+        json["provider"] = use.provider;
+        json["provider_name"] = use.provider_name;
+        if (use.kind == OfferKind::rental) {
+            json["tier"] = to_string(use.tier);
+            json["instance_type"] = use.instance_type;
+            json["region"] = use.region;
+        } else {
+            json["form"] = to_string(use.form);
+            json["name"] = use.name;
+        }
+        json["gpus_per_unit"] = use.gpus_per_unit;
+        json["units"] = use.units;
+        json["idle_gpus"] = use.idle_gpus;
+        json["price_usd"] = number(use.price_usd, path + ".price_usd");
+        json["price_per"] = use.price_per();
+        json["price_kind"] = to_string(use.price_kind);
+        json["as_of"] = use.as_of;
+        json["sources"] = strings(use.sources);
+        json["estimate"] = use.estimated();
+        if (!use.host_id.empty()) {
+            Json host;
+            host["id"] = use.host_id;
+            host["name"] = use.host_name;
+            host["units"] = use.hosts;
+            host["price_usd"] = number(use.host_price_usd, path + ".host.price_usd");
+            host["price_kind"] = to_string(use.host_price_kind);
+            json["host"] = std::move(host);
+        } else {
+            json["host"] = nullptr;
+        }
+        json["order"] = use.order;
         return json;
     }
 
@@ -222,6 +263,7 @@ public:
         json["gpu"] = candidate.gpu;
         json["count"] = candidate.count;
         json["acquisition"] = to_string(candidate.acquisition);
+        json["offer"] = offer(candidate.cost.offer, path + ".offer");
         json["layout"] = layout(candidate.layout);
         json["score"] = number(candidate.score, path + ".score");
         json["memory"] = memory(candidate.memory, !candidate.perf.inference, path + ".memory");
@@ -287,7 +329,9 @@ public:
         json["gpu"] = line.gpu;
         json["gpu_name"] = line.gpu_name;
         json["quantity"] = line.quantity;
+        json["gpus"] = line.gpus;
         json["acquisition"] = to_string(line.acquisition);
+        json["offer"] = offer(line.offer, at + "offer");
         json["unit_price_usd"] = number(line.unit_price_usd, at + "unit_price_usd");
         json["total_usd"] = money(line.total_usd, at + "total_usd");
         json["tco_usd"] = money(line.tco_usd, at + "tco_usd");
@@ -296,7 +340,7 @@ public:
         json["alternative"] = line.alternative;
         json["alternative_reason"] = line.alternative_reason;
         json["monthly_opex_usd"] = money(line.monthly_opex_usd, at + "monthly_opex_usd");
-        json["unit_price_per"] = plan_text::is_rental(line.acquisition) ? "gpu_hour" : "gpu";
+        json["unit_price_per"] = line.offer.price_per();
         return json;
     }
 

@@ -84,8 +84,9 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
     const std::string tco_header = horizon ? fmt::format("TCO ({} mo)", months_text(*horizon)) : "TCO";
     table_header(
         out,
-        {"Role", "GPU", "Qty", "Acquisition", "Unit price", "Total", "Opex / month", tco_header, "Why", "Alternative"},
-        "llrlrrrrll");
+        {"Role", "GPU", "Qty", "Acquisition", "Unit price", "Total", "Opex / month", tco_header, "Order", "Why",
+         "Alternative"},
+        "llrlrrrrlll");
     for (const ProcurementLine& line : report.procurement) {
         std::string tco = format_usd(line.tco_usd);
         if (!horizon) {
@@ -93,9 +94,10 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
         }
         table_row(out,
                   {md(to_string(line.role)), "**" + md(line.gpu) + "**", fmt::format("{}", line.quantity),
-                   md(acquisition_words(line.acquisition)), md(unit_price_cell(line.acquisition, line.unit_price_usd)),
+                   md(acquisition_words(line.acquisition)),
+                   md(unit_price_cell(line.acquisition, line.unit_price_usd, line.offer.price_kind == PriceKind::estimate)),
                    md(purchase_total_cell(line.acquisition, line.total_usd)), md(format_usd(line.monthly_opex_usd)),
-                   md(tco), md(line.reason),
+                   md(tco), md(order_note(line.offer, line.quantity - line.offer.units)), md(line.reason),
                    md(alternative_text(line.alternative, line.alternative_reason,
                                        line.alternative.substr(0, line.alternative.find(' '))))});
     }

@@ -298,6 +298,9 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
         }
         write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6,
                       winner.reason.empty() ? pick : pick + " — " + winner.reason, width);
+        if (const std::string order = order_note(winner.cost.offer, winner.cost.spare_units); !order.empty()) {
+            write_wrapped(out, indent + paint.green("order:") + " ", role_indent + 7, order, width);
+        }
     }
     if (plan.alternative) {
         write_wrapped(
@@ -333,7 +336,7 @@ TextTable procurement_table(const PlanReport& report, const Painter& paint, bool
             paint.bold(line.gpu),
             fmt::format("{}", line.quantity),
             std::string(short_acquisition ? acquisition_short(line.acquisition) : acquisition_words(line.acquisition)),
-            unit_price_cell(line.acquisition, line.unit_price_usd),
+            unit_price_cell(line.acquisition, line.unit_price_usd, line.offer.price_kind == PriceKind::estimate),
             purchase_total_cell(line.acquisition, line.total_usd)};
         if (with_opex) {
             cells.push_back(format_usd(line.monthly_opex_usd));
@@ -344,6 +347,9 @@ TextTable procurement_table(const PlanReport& report, const Painter& paint, bool
         }
         cells.push_back(std::move(tco));
         table.add_row(std::move(cells));
+        if (const std::string order = order_note(line.offer, line.quantity - line.offer.units); !order.empty()) {
+            table.add_note("order: " + order);
+        }
         if (!line.reason.empty()) {
             table.add_note("why: " + line.reason);
         }

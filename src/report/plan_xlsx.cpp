@@ -137,10 +137,12 @@ struct Formats {
 void write_procurement(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
     Sheet sheet(workbook_add_worksheet(workbook, "Procurement"), formats.header);
     sheet.headers({"role", "gpu", "gpu_name", "quantity", "acquisition", "unit_price_usd", "total_usd",
-                   "monthly_opex_usd", "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason"});
-    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60};
+                   "monthly_opex_usd", "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason",
+                   "offer_id", "offer", "provider", "units", "gpus_per_unit", "gpus", "price_per", "price_kind",
+                   "price_as_of"});
+    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60, 30, 40, 14, 8, 13, 8, 11, 11, 12};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
-        const bool long_text = column >= 10;
+        const bool long_text = column >= 10 && column <= 14;
         sheet.width(column, widths[column], long_text ? formats.wrapped : nullptr);
     }
     double total = 0;
@@ -161,6 +163,16 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
         sheet.text(row, 10, line.reason, formats.wrapped);
         sheet.text(row, 11, line.alternative, formats.wrapped);
         sheet.text(row, 12, line.alternative_reason, formats.wrapped);
+        const OfferUse& offer = line.offer;
+        sheet.text(row, 13, offer.id);
+        sheet.text(row, 14, order_note(offer, line.quantity - offer.units), formats.wrapped);
+        sheet.text(row, 15, offer.provider);
+        sheet.number(row, 16, static_cast<double>(line.quantity), formats.integer);
+        sheet.number(row, 17, static_cast<double>(offer.gpus_per_unit), formats.integer);
+        sheet.number(row, 18, static_cast<double>(line.gpus), formats.integer);
+        sheet.text(row, 19, std::string(offer.price_per()));
+        sheet.text(row, 20, std::string(to_string(offer.price_kind)));
+        sheet.text(row, 21, offer.as_of);
         // The cached results of the SUM formulas: what a reader that does not recalculate shows.
         total += std::isfinite(line.total_usd) ? line.total_usd : 0;
         opex += std::isfinite(line.monthly_opex_usd) ? line.monthly_opex_usd : 0;
@@ -177,8 +189,9 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     sheet.formula(row, 7, fmt::format("=SUM(H2:H{})", last), opex, formats.money_bold);
     sheet.formula(row, 8, fmt::format("=SUM(I2:I{})", last), tco, formats.money_bold);
     sheet.text(row + 2, 0,
-               "unit_price_usd is per GPU when bought and per GPU-hour when rented (acquisition cloud-*); "
-               "total_usd is the purchase, 0 when rented.");
+               "quantity counts units of the offer (offer_id); unit_price_usd is per unit when bought and per "
+               "unit-hour when rented (acquisition cloud-*); total_usd is the purchase incl. hosts and spares, 0 "
+               "when rented; price_kind estimate = not published.");
 }
 
 void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {

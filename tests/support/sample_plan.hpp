@@ -5,13 +5,21 @@
 // specifications, so that capex, opex and break-even are mutually consistent. Prices and
 // speeds are illustrative, not catalog data.
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "gpusel/cost.hpp"
 #include "gpusel/plan.hpp"
+#include "offer_support.hpp"
 
 namespace gpusel::test {
+
+// The illustrative prices of each sample GPU, by id.
+inline std::map<std::string, TestPrices>& sample_prices() {
+    static std::map<std::string, TestPrices> prices;
+    return prices;
+}
 
 inline GpuSpec sample_gpu(const std::string& id, double memory_gb, double watts, double new_usd, double on_demand_per_h,
                           double reserved_per_h) {
@@ -20,12 +28,7 @@ inline GpuSpec sample_gpu(const std::string& id, double memory_gb, double watts,
     gpu.name = "NVIDIA " + id;
     gpu.memory_bytes = memory_gb * 1e9;
     gpu.power_watts = watts;
-    gpu.price.new_usd = new_usd;
-    gpu.price.used_usd = new_usd * 0.6;
-    gpu.price.server_share_usd = 2500;
-    gpu.cloud.on_demand_usd_per_hour = on_demand_per_h;
-    gpu.cloud.spot_usd_per_hour = on_demand_per_h * 0.4;
-    gpu.cloud.reserved_1y_usd_per_hour = reserved_per_h;
+    sample_prices()[id] = TestPrices{new_usd, new_usd * 0.6, 2500, on_demand_per_h, on_demand_per_h * 0.4, reserved_per_h};
     return gpu;
 }
 
@@ -119,7 +122,7 @@ inline Candidate sample_training_candidate(const Workload& workload, const GpuSp
     usage.work_units = workload.training.dataset_tokens * workload.training.runs / 1e6;
     usage.unit = "1M tokens";
     usage.launches = workload.training.runs;
-    candidate.cost = estimate_cost(workload, gpu, acquisition, usage);
+    candidate.cost = test_cost(workload, gpu, sample_prices()[gpu.id], acquisition, usage);
     candidate.score = candidate.cost.tco_usd;
     candidate.reason = "lowest TCO that meets the 14 d deadline";
     return candidate;
@@ -164,7 +167,7 @@ inline Candidate sample_inference_candidate(const Workload& workload, const GpuS
     usage.average_utilization = workload.deployment.utilization;
     usage.work_units = workload.inference.requests_per_s * workload.deployment.horizon_months * 30.4375 * 86400 / 1e3;
     usage.unit = "1k requests";
-    candidate.cost = estimate_cost(workload, gpu, acquisition, usage);
+    candidate.cost = test_cost(workload, gpu, sample_prices()[gpu.id], acquisition, usage);
     candidate.score = candidate.cost.tco_usd;
     candidate.reason = "lowest TCO meeting P99 TPOT ≤ 50 ms at 20 req/s";
     return candidate;

@@ -43,9 +43,18 @@ TEST_CASE("catalog::merge_catalog_text reads every field with units", "[catalog]
     CHECK(gpu.power_watts == 150);
     CHECK(gpu.host_link_generation == 4);
     CHECK(gpu.host_link_bytes_per_s() == Approx(31.52e9));
-    CHECK(*gpu.price.new_usd == 3000);
-    CHECK(*gpu.cloud.on_demand_usd_per_hour == 1.2);
     CHECK(catalog.find("test-1") == &gpu);
+    // The format-1 price blocks become estimated offers of one GPU.
+    const gpusel::Offer* bought = catalog.find_offer("TEST-1/legacy-new");
+    REQUIRE(bought != nullptr);
+    CHECK(bought->price->usd == 3000);
+    CHECK(bought->price->kind == gpusel::PriceKind::estimate);
+    CHECK(bought->gpus_per_unit == 1);
+    CHECK(bought->legacy);
+    const gpusel::Offer* rented = catalog.find_offer("TEST-1/legacy-cloud");
+    REQUIRE(rented != nullptr);
+    REQUIRE(rented->rates.size() == 1);
+    CHECK(rented->rates.front().on_demand->usd == 1.2);
 }
 
 TEST_CASE("catalog::merge_catalog_text overrides an entry field by field", "[catalog]") {
@@ -54,9 +63,8 @@ TEST_CASE("catalog::merge_catalog_text overrides an entry field by field", "[cat
     gpusel::merge_catalog_text(catalog, "format: 1\ngpus:\n  - id: test-1\n    price: {new: 2500USD}\n", "quote.yaml");
     REQUIRE(catalog.gpus().size() == 1);
     CHECK(catalog.gpus().front().id == "TEST-1");
-    CHECK(*catalog.gpus().front().price.new_usd == 2500);
+    CHECK(catalog.find_offer("TEST-1/legacy-new")->price->usd == 2500);
     CHECK(catalog.gpus().front().memory_bytes == 24e9);
-    CHECK(catalog.gpus().front().price.as_of == "2026-09");
 }
 
 TEST_CASE("catalog::merge_catalog_text reports every problem with its position", "[catalog]") {

@@ -47,10 +47,6 @@ GpuSpec make_gpu(const std::string& id, double memory_gb, bool bf16 = true) {
     if (bf16) {
         gpu.dense_flops_per_s[static_cast<std::size_t>(Precision::bf16)] = 300e12;
     }
-    gpu.price.new_usd = 20000;
-    gpu.price.as_of = "2026-01";
-    gpu.cloud.on_demand_usd_per_hour = 2.0;
-    gpu.cloud.as_of = "2026-02";
     gpu.interconnect.kind = "nvlink4";
     gpu.interconnect.domain_size = 8;
     return gpu;

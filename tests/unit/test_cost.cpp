@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "gpusel/cost.hpp"
+#include "../support/offer_support.hpp"
 
 using gpusel::Acquisition;
 using gpusel::CostEstimate;
-using gpusel::estimate_cost;
+using gpusel::test::TestPrices;
 using gpusel::GpuSpec;
 using gpusel::UsageProfile;
 using gpusel::Workload;
@@ -16,13 +17,12 @@ GpuSpec test_gpu() {
     GpuSpec gpu;
     gpu.id = "TEST";
     gpu.power_watts = 400;
-    gpu.price.new_usd = 10000;
-    gpu.price.used_usd = 4000;
-    gpu.price.server_share_usd = 2000;
-    gpu.cloud.on_demand_usd_per_hour = 2.0;
-    gpu.cloud.spot_usd_per_hour = 1.0;
-    gpu.cloud.reserved_1y_usd_per_hour = 1.4;
     return gpu;
+}
+const TestPrices prices{10000, 4000, 2000, 2.0, 1.0, 1.4};
+CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisition acquisition, const UsageProfile& usage,
+                           std::optional<double> unit_price_usd = std::nullopt, const TestPrices& with = prices) {
+    return gpusel::test::test_cost(workload, gpu, with, acquisition, usage, unit_price_usd);
 }
 UsageProfile job(double hours, int gpus) {
     UsageProfile usage;
@@ -34,23 +34,18 @@ UsageProfile job(double hours, int gpus) {
 }
 }  // namespace
 
-TEST_CASE("cost::catalog_unit_price is the catalog's price for each acquisition", "[cost]") {
+TEST_CASE("cost::estimate_cost prices the offer's price for each acquisition", "[cost]") {
     const GpuSpec gpu = test_gpu();
-    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::buy_new) == 10000);
-    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::buy_used) == 4000);
-    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::cloud_on_demand) == 2.0);
-    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::cloud_spot) == 1.0);
-    CHECK(gpusel::catalog_unit_price(gpu, Acquisition::cloud_reserved) == 1.4);
-    GpuSpec unlisted = gpu;
-    unlisted.price.used_usd.reset();
-    unlisted.cloud.spot_usd_per_hour.reset();
-    CHECK_FALSE(gpusel::catalog_unit_price(unlisted, Acquisition::buy_used).has_value());
-    CHECK_FALSE(gpusel::catalog_unit_price(unlisted, Acquisition::cloud_spot).has_value());
-    // estimate_cost prices from it and says which price is missing.
-    const CostEstimate cost = estimate_cost(Workload(), unlisted, Acquisition::buy_used, job(10, 1));
-    CHECK_FALSE(cost.available);
-    CHECK(cost.unavailable_reason == "no buy-used price in the catalog");
+    CHECK(estimate_cost(Workload(), gpu, Acquisition::buy_new, job(10, 1)).unit_price_usd == 10000);
+    CHECK(estimate_cost(Workload(), gpu, Acquisition::buy_used, job(10, 1)).unit_price_usd == 4000);
+    CHECK(estimate_cost(Workload(), gpu, Acquisition::cloud_on_demand, job(10, 1)).unit_price_usd == 2.0);
     CHECK(estimate_cost(Workload(), gpu, Acquisition::cloud_spot, job(10, 1)).unit_price_usd == 1.0);
+    CHECK(estimate_cost(Workload(), gpu, Acquisition::cloud_reserved, job(10, 1)).unit_price_usd == 1.4);
+    const CostEstimate cost = estimate_cost(Workload(), gpu, Acquisition::cloud_spot, job(10, 1));
+    CHECK(cost.offer.id == "TEST/test");
+    CHECK(cost.offer.units == 1);
+    CHECK(cost.offer.idle_gpus == 0);
+    CHECK(cost.offer.price_per() == "unit-hour");
 }
 
 TEST_CASE("cost::is_purchase: bought new or used, not rented", "[cost]") {
@@ -155,13 +150,9 @@ TEST_CASE("cost::estimate_cost of renting", "[cost]") {
     CHECK(quoted.unit_price_usd == 1.5);
 }
 
-TEST_CASE("cost::estimate_cost refuses what it cannot price", "[cost]") {
+TEST_CASE("cost::estimate_cost refuses spot for a service", "[cost]") {
     const Workload workload;
-    GpuSpec gpu = test_gpu();
-    gpu.price.used_usd.reset();
-    const CostEstimate used = estimate_cost(workload, gpu, Acquisition::buy_used, job(10, 1));
-    CHECK_FALSE(used.available);
-    CHECK(used.unavailable_reason == "no buy-used price in the catalog");
+    const GpuSpec gpu = test_gpu();
     UsageProfile service = job(0, 2);
     service.service = true;
     const CostEstimate spot = estimate_cost(workload, gpu, Acquisition::cloud_spot, service);
@@ -173,4 +164,37 @@ TEST_CASE("cost::horizon_strategy", "[cost]") {
     CHECK(gpusel::horizon_strategy(3) == "under 6 months: rent");
     CHECK(gpusel::horizon_strategy(12) == "6-24 months: own the base load, rent peaks");
     CHECK(gpusel::horizon_strategy(36) == "over 24 months: own, with hardware-independent serving");
+}
+
+TEST_CASE("cost::estimate_cost buys and rents whole units of the offer", "[cost][offers]") {
+    const Workload workload;  // 24 months: no spares
+    const GpuSpec gpu = test_gpu();
+    // An 8-GPU server at $80,000 with a host of $16,000 (2,000 per slot): 5 GPUs need one server,
+    // 3 of its GPUs idle; power and operations are paid for all 8 owned.
+    const auto server = gpusel::test::test_quote(gpu, prices, Acquisition::buy_new, 8);
+    REQUIRE(server);
+    gpusel::Offer offer = *server->offer;
+    offer.price->usd = 80000;
+    gpusel::OfferQuote quote = *server;
+    quote.offer = &offer;
+    quote.price.usd = 80000;
+    const CostEstimate bought = gpusel::estimate_cost(workload, gpu, quote, job(10, 5));
+    CHECK(bought.offer.units == 1);
+    CHECK(bought.offer.gpus_per_unit == 8);
+    CHECK(bought.offer.idle_gpus == 3);
+    CHECK(bought.offer.hosts == 1);
+    CHECK(bought.capex_usd == Approx(80000 + 16000));
+    CHECK(bought.breakdown.operations_usd == Approx(8 * 150 * 24));
+    CHECK(bought.energy_kwh == Approx(8 * 0.4 * 24 * 730.5 * 0.7 * 1.4));
+    CHECK(bought.breakdown.failures_usd == Approx(8 * gpusel::expected_failure_fraction(24) * 10000));
+    // 9 GPUs: two servers.
+    CHECK(gpusel::estimate_cost(workload, gpu, quote, job(10, 9)).capex_usd == Approx(2 * 96000));
+    // An 8-GPU instance at $16/h: 4 GPUs for 10 h rent one instance for 10 h.
+    auto instance = *gpusel::test::test_quote(gpu, prices, Acquisition::cloud_on_demand, 8);
+    instance.price.usd = 16;
+    const CostEstimate rented = gpusel::estimate_cost(workload, gpu, instance, job(10, 4));
+    CHECK(rented.offer.units == 1);
+    CHECK(rented.offer.idle_gpus == 4);
+    CHECK(rented.breakdown.rental_usd == Approx(160));
+    CHECK(rented.offer.order == "1 × test.1gpu (8 × TEST), Test, on-demand $16.00/h");
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "../support/sample_plan.hpp"
+#include "../support/offer_support.hpp"
 #include "gpusel/format.hpp"
 #include "gpusel/html_report.hpp"
 
@@ -84,14 +85,12 @@ TEST_CASE("html_report::buy_versus_rent_break_even_month is the cost model's ove
     GpuSpec gpu;
     gpu.id = "TEST";
     gpu.power_watts = 400;
-    gpu.price.new_usd = 10000;
-    gpu.price.server_share_usd = 2000;
-    gpu.cloud.on_demand_usd_per_hour = 2.0;
     const Workload workload;  // 24 months
     UsageProfile service;
     service.gpus = 4;
     service.service = true;
-    const CostEstimate cost = estimate_cost(workload, gpu, Acquisition::buy_new, service);
+    const CostEstimate cost =
+        gpusel::test::test_cost(workload, gpu, {10000, {}, 2000, 2.0, {}, {}}, Acquisition::buy_new, service);
     REQUIRE(cost.break_even_month.has_value());
     // $48,000 capex; $4,090.80 a month rented against $1,049.95 owned (tests/unit/test_cost.cpp).
     CHECK(*cost.break_even_month == Approx(48000.0 / (4090.8 - 1049.95088)));

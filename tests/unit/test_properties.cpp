@@ -580,7 +580,9 @@ TEST_CASE("property: performance and cost estimates are finite and non-negative"
     }
     for (const Acquisition acquisition : {Acquisition::buy_new, Acquisition::buy_used, Acquisition::cloud_on_demand,
                                           Acquisition::cloud_spot, Acquisition::cloud_reserved}) {
-        check_cost(estimate_cost(workload, gpu, acquisition, usage));
+        for (const gpusel::OfferQuote& quote : gpusel::quotes_for(catalog(), workload, gpu, acquisition)) {
+            check_cost(estimate_cost(workload, gpu, quote, usage));
+        }
     }
 }
 

@@ -1,0 +1,101 @@
+#pragma once
+// Offers: what can actually be bought or rented, each one unit in one place (docs/catalog.md,
+// format 2). A purchase offer is priced per unit (a card, an 8-GPU server, a 72-GPU rack); a
+// rental offer per instance-hour, by region. A price that no source publishes is absent, never
+// zero and never a ratio of another price.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusel {
+
+enum class OfferKind { purchase, rental };
+// How much a price can be trusted, best first. `estimate`: no seller published it.
+enum class PriceKind { list, msrp, quote, street, reported, estimate };
+enum class ProviderKind { cloud, vendor };
+enum class ProviderTier { none, hyperscaler, neocloud, marketplace };
+enum class UnitForm { card, baseboard, server, rack, module };
+enum class UnitCondition { new_unit, used, refurbished };
+enum class Availability { on_demand, reservation_only, capacity_block_only };
+// Where a unit may run: a data centre, an office or desk (GeForce cards, by their EULA), the edge.
+enum class Site { datacenter, office, edge };
+
+std::string_view to_string(OfferKind kind);        // "purchase" | "rental"
+std::string_view to_string(PriceKind kind);        // "list" ... "estimate"
+std::string_view to_string(ProviderKind kind);     // "cloud" | "vendor"
+std::string_view to_string(ProviderTier tier);     // "" | "hyperscaler" | "neocloud" | "marketplace"
+std::string_view to_string(UnitForm form);         // "card" ... "module"
+std::string_view to_string(UnitCondition condition);  // "new" | "used" | "refurbished"
+std::string_view to_string(Availability availability);  // "on_demand" | ...
+std::string_view to_string(Site site);             // "datacenter" | "office" | "edge"
+
+struct Provider {
+    std::string id;  // lower-case; what constraints.providers names
+    std::string name;
+    ProviderKind kind = ProviderKind::cloud;
+    ProviderTier tier = ProviderTier::none;  // clouds only
+};
+
+// One price with its provenance.
+struct PricePoint {
+    double usd = 0;  // per unit (purchase) or per unit-hour (rental); > 0
+    PriceKind kind = PriceKind::estimate;
+    std::string as_of;  // YYYY-MM
+    std::vector<std::string> sources;
+};
+
+// A rental offer's prices in one region (or "any"), USD per instance-hour.
+struct RegionalRates {
+    std::string region;
+    std::optional<PricePoint> on_demand;
+    std::optional<PricePoint> spot;
+    std::optional<PricePoint> reserved_1y;
+    std::optional<PricePoint> reserved_3y;
+};
+
+// A server that cards or baseboards need to run in; holds `slots` GPUs.
+struct HostOffer {
+    std::string id;
+    std::string name;
+    int slots = 1;
+    PricePoint price;  // per host
+    std::string notes;
+};
+
+struct Offer {
+    std::string id;  // unique over purchase and rental offers
+    OfferKind kind = OfferKind::purchase;
+    std::string gpu;       // GPU id
+    std::string provider;  // provider id: the vendor (purchase) or the cloud (rental)
+    std::string name;      // the unit as an order line names it; rentals: the instance type
+    int gpus_per_unit = 1;
+    // Purchase.
+    UnitForm form = UnitForm::card;
+    std::vector<std::string> includes;  // what the price covers, in words
+    std::string needs_host;             // host id; empty = self-contained (server, rack) or none needed
+    UnitCondition condition = UnitCondition::new_unit;
+    std::optional<PricePoint> price;    // per unit
+    std::vector<Site> sites;            // where it may run; empty = datacenter
+    std::vector<std::string> regions;   // region globs where it is sold; empty = worldwide
+    int max_units = 0;                  // most units in one order; 0 = no limit
+    // Rental.
+    std::string instance_type;
+    Availability availability = Availability::on_demand;
+    std::vector<RegionalRates> rates;
+    // Both: the defaults of the offer's prices.
+    PriceKind price_kind = PriceKind::estimate;
+    std::string as_of;
+    std::vector<std::string> sources;
+    std::string notes;
+    bool legacy = false;  // converted from a format-1 price:/cloud: block
+
+    bool may_run_at(Site site) const;
+};
+
+// Glob match of a region pattern ('*' matches any run, '?' one character), case-insensitive.
+// "any" as a region matches every pattern.
+bool region_matches(std::string_view pattern, std::string_view region);
+
+}  // namespace gpusel
