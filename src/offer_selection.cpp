@@ -12,6 +12,8 @@ namespace gpusel {
 
 namespace {
 
+constexpr Site all_sites[] = {Site::datacenter, Site::office, Site::edge};
+
 bool listed(const std::vector<std::string>& ids, const std::string& id) {
     return std::any_of(ids.begin(), ids.end(), [&](const std::string& entry) { return equals_ignore_case(entry, id); });
 }
@@ -102,11 +104,17 @@ int months_between(const std::string& from, const std::string& to) {
     return a < 0 || b < 0 ? 0 : b - a;
 }
 
-Site workload_site(const Workload& workload) {
+bool workload_may_run_at(const Workload& workload, Site site) {
     if (workload.deployment.site) {
-        return *workload.deployment.site;
+        return *workload.deployment.site == site;
     }
-    return workload.deployment.target == DeploymentTarget::edge ? Site::edge : Site::datacenter;
+    if (workload.deployment.target == DeploymentTarget::edge) {
+        return site == Site::edge;
+    }
+    if (workload.role == Role::inference) {
+        return site == Site::datacenter;
+    }
+    return site == Site::datacenter || site == Site::office;
 }
 
 std::string offer_exclusion(const Workload& workload, const Catalog& catalog, const Offer& offer,
@@ -128,15 +136,17 @@ std::string offer_exclusion(const Workload& workload, const Catalog& catalog, co
         std::find(constraints.tiers.begin(), constraints.tiers.end(), provider->tier) == constraints.tiers.end()) {
         return fmt::format("{} is a {} (constraints.tiers)", offer.provider, to_string(provider->tier));
     }
-    const Site site = workload_site(workload);
-    if (!offer.may_run_at(site)) {
+    const bool runs_here = std::any_of(std::begin(all_sites), std::end(all_sites), [&](Site site) {
+        return offer.may_run_at(site) && workload_may_run_at(workload, site);
+    });
+    if (!runs_here) {
         if (offer.sites.size() == 1 && offer.sites.front() == Site::office) {
-            return "GeForce licence: not for data-centre deployment (deployment.site: office for a desk)";
+            return "GeForce licence: not for data-centre deployment (deployment.site: office for a desk-side box)";
         }
         if (offer.sites.size() == 1 && offer.sites.front() == Site::edge) {
             return "an edge module: for edge deployments only";
         }
-        return fmt::format("not for a {} site", to_string(site));
+        return "not for this deployment's site (deployment.site)";
     }
     if (offer.kind == OfferKind::purchase && !offer.regions.empty()) {
         const bool sold_here = std::any_of(offer.regions.begin(), offer.regions.end(), [&](const std::string& region) {

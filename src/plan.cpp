@@ -558,8 +558,9 @@ private:
         } else {
             found = quotes_for(m_catalog, m_workload, gpu, acquisition, &excluded);
         }
-        if (m_fixed) {
+        if (m_fixed && !found.empty()) {
             std::erase_if(found, [&](const OfferQuote& quote) { return gpus % quote.offer->gpus_per_unit != 0; });
+            m_fixed_units_missed = found.empty();
         }
         if (found.empty() && !excluded.empty()) {
             m_offer_exclusions.insert(m_offer_exclusions.end(), excluded.begin(), excluded.end());
@@ -611,6 +612,9 @@ private:
 
     // Why no offer priced a GPU: the first exclusion the constraints made, or that none exists.
     std::string no_offer_reason(const GpuSpec& gpu, int gpus) const {
+        if (m_fixed && !m_fixed_units_missed && !m_offer_exclusions.empty()) {
+            return "no offer within the constraints: " + m_offer_exclusions.front();
+        }
         if (m_fixed) {
             std::string smallest;
             for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
@@ -929,6 +933,7 @@ private:
     };
     std::optional<MemoryMiss> m_closest_miss;
     std::vector<std::string> m_offer_exclusions;  // of the GPU being priced
+    bool m_fixed_units_missed = false;            // fixed mode: offers exist, but not in whole units of the count
     std::map<std::string, double> m_reference_rent;
 };
 

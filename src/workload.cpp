@@ -644,6 +644,14 @@ private:
         Site site = Site::datacenter;
         if (reader.choice("site", site, site_names)) {
             deployment.site = site;
+        } else if (!reader.has("site")) {
+            assume(reader.child_path("site"),
+                   deployment.target == DeploymentTarget::edge ? "edge"
+                   : m_workload.role == Role::inference        ? "datacenter"
+                                                               : "datacenter or office",
+                   deployment.target == DeploymentTarget::edge ? "edge target"
+                   : m_workload.role == Role::inference        ? "production serving"
+                                                               : "a desk-side box is allowed");
         }
         reader.finish();
     }

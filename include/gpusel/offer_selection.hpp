@@ -29,9 +29,10 @@ struct OfferQuote {
 // Months between two YYYY-MM dates (to − from); 0 when either is malformed.
 int months_between(const std::string& from, const std::string& to);
 
-// The site a workload runs at: deployment.site when given, else edge for edge deployments and
-// datacenter otherwise (development boxes may say `site: office`).
-Site workload_site(const Workload& workload);
+// Whether owned hardware of the workload may run at `site`: deployment.site when given; else
+// edge deployments at the edge, production serving (inference roles) in a data centre, and
+// development and training in a data centre or an office (a desk-side card).
+bool workload_may_run_at(const Workload& workload, Site site);
 
 // Why the workload's constraints exclude `offer` for `acquisition` (provider and tier lists,
 // regions, site, estimates, age); empty when they do not. `as_of` is the catalog's date.

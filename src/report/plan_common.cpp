@@ -201,7 +201,7 @@ std::string order_note(const OfferUse& offer, int spare_units) {
         text += fmt::format("; {} GPU{} of the unit{} idle", offer.idle_gpus, offer.idle_gpus == 1 ? "" : "s",
                             offer.units == 1 ? "" : "s");
     }
-    if (offer.estimated()) {
+    if (offer.price_kind == PriceKind::estimate) {
         text += "; price estimated (~), not published";
     }
     return text + " [" + offer.id + "]";

@@ -186,7 +186,7 @@ public:
         json["unit"] = cost.unit;
         json["acquisition"] = to_string(cost.acquisition);
         json["unit_price_usd"] = number(cost.unit_price_usd, at + "unit_price_usd");
-        json["unit_price_per"] = cost.offer.price_per();
+        json["unit_price_per"] = cost.offer.kind == OfferKind::rental ? "unit_hour" : "unit";
         json["spare_gpus"] = cost.spare_gpus;
         json["spare_units"] = cost.spare_units;
         json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
@@ -263,7 +263,6 @@ public:
         json["gpu"] = candidate.gpu;
         json["count"] = candidate.count;
         json["acquisition"] = to_string(candidate.acquisition);
-        json["offer"] = offer(candidate.cost.offer, path + ".offer");
         json["layout"] = layout(candidate.layout);
         json["score"] = number(candidate.score, path + ".score");
         json["memory"] = memory(candidate.memory, !candidate.perf.inference, path + ".memory");
@@ -271,6 +270,7 @@ public:
         json["cost"] = cost(candidate.cost, path + ".cost");
         json["bottleneck"] = bottleneck(candidate.perf.bottleneck, path + ".bottleneck");
         json["reason"] = candidate.reason;
+        json["offer"] = offer(candidate.cost.offer, path + ".offer");
         json["gpu_name"] = candidate.gpu_name;
         json["replicas"] = candidate.replicas;
         json["precision"] = to_string(candidate.precision);
@@ -329,9 +329,7 @@ public:
         json["gpu"] = line.gpu;
         json["gpu_name"] = line.gpu_name;
         json["quantity"] = line.quantity;
-        json["gpus"] = line.gpus;
         json["acquisition"] = to_string(line.acquisition);
-        json["offer"] = offer(line.offer, at + "offer");
         json["unit_price_usd"] = number(line.unit_price_usd, at + "unit_price_usd");
         json["total_usd"] = money(line.total_usd, at + "total_usd");
         json["tco_usd"] = money(line.tco_usd, at + "tco_usd");
@@ -340,7 +338,9 @@ public:
         json["alternative"] = line.alternative;
         json["alternative_reason"] = line.alternative_reason;
         json["monthly_opex_usd"] = money(line.monthly_opex_usd, at + "monthly_opex_usd");
-        json["unit_price_per"] = line.offer.price_per();
+        json["unit_price_per"] = line.offer.kind == OfferKind::rental ? "unit_hour" : "unit";
+        json["gpus"] = line.gpus;
+        json["offer"] = offer(line.offer, at + "offer");
         return json;
     }
 

@@ -179,6 +179,19 @@ inline PlanReport fixture_plan_report() {
     rental.alternative = "H100-SXM5 ×2 (cloud on-demand)";
     rental.alternative_reason =
         "H100-SXM5 ×2 cloud on-demand: pays back only if the horizon exceeds 31 months, at $4,310";
+    rental.gpus = 4;
+    rental.offer.id = "lambda/gpu_1x_a100_80gb";
+    rental.offer.kind = gpusel::OfferKind::rental;
+    rental.offer.provider = "lambda";
+    rental.offer.provider_name = "Lambda";
+    rental.offer.tier = gpusel::ProviderTier::neocloud;
+    rental.offer.instance_type = "gpu_1x_a100_80gb";
+    rental.offer.region = "any";
+    rental.offer.units = 4;
+    rental.offer.price_usd = 2.79;
+    rental.offer.price_kind = gpusel::PriceKind::list;
+    rental.offer.as_of = "2026-09";
+    rental.offer.order = "4 × gpu_1x_a100_80gb (4 × A100-80GB-SXM4), Lambda, on-demand $2.79/h";
     report.procurement.push_back(rental);
 
     ProcurementLine purchase;
@@ -195,6 +208,24 @@ inline PlanReport fixture_plan_report() {
     purchase.reason = "-5 % TCO against L40: P99 TPOT 41 ms at 20 req/s";
     purchase.alternative = "A10 ×16 (buy new)";
     purchase.alternative_reason = "=1+1 is not a formula; P99 TPOT 63 ms > 50 ms SLO";
+    // 12 cards at $7,500 and two 8-slot hosts at an estimated $3,000.25: $96,000.50.
+    purchase.gpus = 12;
+    purchase.offer.id = "l40s-card";
+    purchase.offer.kind = gpusel::OfferKind::purchase;
+    purchase.offer.provider = "retail";
+    purchase.offer.provider_name = "Retail";
+    purchase.offer.form = gpusel::UnitForm::card;
+    purchase.offer.name = "NVIDIA L40S 48GB PCIe card";
+    purchase.offer.units = 12;
+    purchase.offer.price_usd = 7500;
+    purchase.offer.price_kind = gpusel::PriceKind::street;
+    purchase.offer.as_of = "2026-09";
+    purchase.offer.host_id = "pcie-8slot-server";
+    purchase.offer.host_name = "8-slot PCIe server";
+    purchase.offer.hosts = 2;
+    purchase.offer.host_price_usd = 3000.25;
+    purchase.offer.host_price_kind = gpusel::PriceKind::estimate;
+    purchase.offer.order = "12 × NVIDIA L40S 48GB PCIe card (Retail, street 2026-09)";
     report.procurement.push_back(purchase);
 
     report.total_capex_usd = 96000.5;

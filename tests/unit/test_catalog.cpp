@@ -29,6 +29,36 @@ gpus:
     cloud: {on_demand: 1.2USD/h, as_of: 2026-09}
     sources: [datasheet]
 )";
+const char* offers_text = R"(format: 2
+providers:
+  - {id: acme, name: Acme Servers, kind: vendor}
+  - {id: cloudy, name: Cloudy GPU, kind: cloud, tier: neocloud}
+purchase:
+  - id: acme-box-2024
+    vendor: acme
+    gpu: TEST-1
+    name: Acme 4-GPU box
+    gpus: 4
+    form: server
+    price: 20000USD
+    price_kind: quote
+    as_of: 2024-01
+    sources: [quote 17]
+rental:
+  - id: cloudy/x8
+    provider: cloudy
+    instance_type: x8
+    gpu: TEST-1
+    gpus: 8
+    price_kind: list
+    as_of: 2026-10
+    sources: [cloudy.example/pricing]
+    prices:
+      - {region: us-east-1, on_demand: 24, spot: 30}
+      - region: eu-west-1
+        on_demand: 26
+        reserved_1y: {price: 15, price_kind: estimate, as_of: 2026-10, source: contract 4711}
+)";
 }  // namespace
 
 TEST_CASE("catalog::merge_catalog_text reads every field with units", "[catalog]") {
@@ -157,11 +187,103 @@ TEST_CASE("catalog::builtin_catalog encodes native precision support per archite
     CHECK(catalog.find("H100-SXM5")->peak_flops_per_s(Precision::bf16) == Approx(989.5e12).epsilon(0.001));
 }
 
-TEST_CASE("catalog::audit_catalog warns about stale and missing prices", "[catalog]") {
+TEST_CASE("catalog::audit_catalog warns about stale, converted and dubious prices", "[catalog]") {
     Catalog catalog;
     gpusel::merge_catalog_text(catalog, minimal_entry, "c.yaml");
-    gpusel::merge_catalog_text(catalog, "format: 1\ngpus:\n  - id: TEST-1\n    price: {as_of: 2024-01}\n", "old.yaml");
-    const auto warnings = gpusel::audit_catalog(catalog);
-    REQUIRE(warnings.size() == 1);
-    CHECK(warnings[0].message == "price dated 2024-01 is more than a year older than the catalog (2026-11)");
+    gpusel::merge_catalog_text(catalog, offers_text, "offers.yaml");
+    std::vector<std::string> messages;
+    for (const gpusel::CatalogWarning& warning : gpusel::audit_catalog(catalog)) {
+        messages.push_back(warning.id + ": " + warning.message);
+    }
+    CHECK(messages == std::vector<std::string>{
+                          "TEST-1/legacy-new: format-1 price converted to an estimated offer of one GPU; describe the "
+                          "real unit under purchase: or rental: (docs/catalog.md)",
+                          "TEST-1/legacy-cloud: format-1 price converted to an estimated offer of one GPU; describe the "
+                          "real unit under purchase: or rental: (docs/catalog.md)",
+                          "acme-box-2024: price dated 2024-01 is more than a year older than the catalog (2026-11)",
+                          "cloudy/x8: spot $30.00/h in us-east-1 is not below on-demand $24.00/h; the spot price is "
+                          "ignored"});
+}
+
+TEST_CASE("catalog: format-2 offers load with their units, prices and provenance", "[catalog][offers]") {
+    Catalog catalog;
+    gpusel::merge_catalog_text(catalog, minimal_entry, "c.yaml");
+    gpusel::merge_catalog_text(catalog, offers_text, "offers.yaml");
+    const gpusel::Offer* box = catalog.find_offer("ACME-BOX-2024");
+    REQUIRE(box != nullptr);
+    CHECK(box->kind == gpusel::OfferKind::purchase);
+    CHECK(box->gpus_per_unit == 4);
+    CHECK(box->form == gpusel::UnitForm::server);
+    CHECK(box->price->usd == 20000);
+    CHECK(box->price->kind == gpusel::PriceKind::quote);
+    CHECK(box->price->as_of == "2024-01");
+    CHECK(box->price->sources == std::vector<std::string>{"quote 17"});
+    const gpusel::Offer* rental = catalog.find_offer("cloudy/x8");
+    REQUIRE(rental != nullptr);
+    CHECK(rental->instance_type == "x8");
+    REQUIRE(rental->rates.size() == 2);
+    CHECK(rental->rates[0].on_demand->usd == 24);
+    CHECK(rental->rates[0].on_demand->kind == gpusel::PriceKind::list);
+    // A price of its own: kind, date and source.
+    CHECK(rental->rates[1].reserved_1y->usd == 15);
+    CHECK(rental->rates[1].reserved_1y->kind == gpusel::PriceKind::estimate);
+    CHECK(rental->rates[1].reserved_1y->as_of == "2026-10");
+    CHECK(rental->rates[1].reserved_1y->sources == std::vector<std::string>{"contract 4711"});
+    CHECK(catalog.find_provider("cloudy")->tier == gpusel::ProviderTier::neocloud);
+    CHECK(catalog.offers_for("test-1").size() == 4);  // two converted, two above
+}
+
+TEST_CASE("catalog: offer errors name the field and its position", "[catalog][offers]") {
+    Catalog catalog;
+    gpusel::merge_catalog_text(catalog, minimal_entry, "c.yaml");
+    const std::string bad = R"(format: 2
+providers:
+  - {id: acme, name: Acme, kind: vendor}
+  - {id: cloudy, name: Cloudy, kind: cloud}
+purchase:
+  - id: box
+    vendor: acme
+    gpu: TEST-2
+    name: Box
+    gpus: 0
+    form: crate
+    price: 0USD
+    price_kind: guess
+    as_of: 2026-13
+    sources: [x]
+rental:
+  - id: r1
+    provider: acme
+    instance_type: r1
+    gpu: TEST-1
+    gpus: 1
+    price_kind: list
+    as_of: 2026-10
+    sources: [x]
+    prices: [{region: any}]
+)";
+    CHECK(input_errors([&] { gpusel::merge_catalog_text(catalog, bad, "bad.yaml"); }) ==
+          std::vector<std::string>{
+              "bad.yaml:4:38: providers[1].kind: a cloud needs a tier: hyperscaler, neocloud or marketplace",
+              "bad.yaml:8:10: purchase[0].gpu: unknown GPU 'TEST-2'; did you mean 'TEST-1'?",
+              "bad.yaml:10:11: purchase[0].gpus: '0' is out of range; expected 1 to 1024",
+              "bad.yaml:11:11: purchase[0].form: 'crate' is not one of card, baseboard, server, rack, module",
+              "bad.yaml:12:12: purchase[0].price: '0USD' must be greater than zero",
+              "bad.yaml:13:17: purchase[0].price_kind: 'guess' is not one of list, msrp, quote, street, reported, "
+              "estimate",
+              "bad.yaml:14:12: purchase[0].as_of: '2026-13' is not a month; write YYYY-MM, e.g. 2026-09",
+              "bad.yaml:18:15: rental[0].provider: 'acme' is a vendor; rental offers need a cloud",
+              "bad.yaml:25:23: rental[0].prices[0].region: no price in this region: give on_demand, spot, "
+              "reserved_1y or reserved_3y, or set the offer's availability"});
+    CHECK(catalog.offers().size() == 2);  // the failed merge changed nothing
+}
+
+TEST_CASE("offer: region globs", "[catalog][offers]") {
+    CHECK(gpusel::region_matches("us-*", "us-east-1"));
+    CHECK(gpusel::region_matches("US-*", "us-west-2"));
+    CHECK_FALSE(gpusel::region_matches("us-*", "eu-west-1"));
+    CHECK(gpusel::region_matches("europe-west?", "europe-west4"));
+    CHECK_FALSE(gpusel::region_matches("europe-west?", "europe-west10"));
+    CHECK(gpusel::region_matches("eu-west-1", "any"));
+    CHECK(gpusel::region_matches("*-central*", "us-central1"));
 }

@@ -462,6 +462,8 @@ TEST_CASE("check: price-far-from-catalog flags quotes outside half to twice the 
         const Proposal proposal = proposal_for(training_workload(), {hardware});
         HardwareAssessment assessment = assessment_for(gpu);
         assessment.proposed = training_candidate("X80", 2, 30, 80, 3, 10, 1000);
+        assessment.catalog_price = gpusel::PricePoint{20000, gpusel::PriceKind::list, "2026-01", {"test"}};
+        assessment.catalog_offer = "x80-card";
         return gpusel::judge_proposal(proposal, {assessment});
     };
     CHECK(run(10000).findings.empty());
@@ -473,7 +475,7 @@ TEST_CASE("check: price-far-from-catalog flags quotes outside half to twice the 
     CHECK(evidence(finding, "quote_to_catalog_ratio") == Approx(0.1));
     CHECK(evidence(finding, "catalog_usd") == Approx(20000));
     CHECK(finding.message == "quoted unit_price $2,000 is 0.10× the catalog's buy-new price of $20,000 for X80 "
-                             "(as of 2026-01): a typo or a stale quote?");
+                             "(x80-card) (as of 2026-01): a typo or a stale quote?");
     CHECK(rules_of(run(9999)) == std::vector<std::string>{"price-far-from-catalog"});
     CHECK(rules_of(run(40001)) == std::vector<std::string>{"price-far-from-catalog"});
 }

@@ -1062,10 +1062,20 @@ namespace {
 // A catalog of a few built-in GPUs, so that a plan takes milliseconds.
 Catalog random_plan_catalog(PropertyRng& rng) {
     Catalog subset;
+    subset.as_of = catalog().as_of;
+    for (const gpusel::Provider& provider : catalog().providers()) {
+        subset.upsert(provider);
+    }
+    for (const gpusel::HostOffer& host : catalog().hosts()) {
+        subset.upsert(host);
+    }
     std::vector<GpuSpec> gpus = catalog().gpus();
     const int wanted = rng.integer(3, 8);
     for (int i = 0; i < wanted && !gpus.empty(); ++i) {
         const auto position = gpus.begin() + rng.integer(0, static_cast<int>(gpus.size()) - 1);
+        for (const gpusel::Offer* offer : catalog().offers_for(position->id)) {
+            subset.upsert(*offer);
+        }
         subset.upsert(*position);
         gpus.erase(position);
     }
