@@ -201,7 +201,7 @@ void run_import_skypilot(const ImportFlags& flags, Context& context) {
     options.cloud = parts.cloud;
     options.as_of = flags.as_of;
     options.imported_on = import_date();
-    options.source_path = flags.file;
+    options.source_path = flags.file == "-" ? std::string("standard input") : flags.file;
     if (options.as_of.empty()) {
         // The CSV carries no date; the file's modification time is when SkyPilot last fetched it.
         struct stat status {};
