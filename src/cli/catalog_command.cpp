@@ -1,6 +1,10 @@
-// gpusel catalog list | show ID | validate FILE
+// gpusel catalog list | show ID | validate FILE | import skypilot FILE -o OUT
 
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
+
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -9,6 +13,8 @@
 #include "gpusel/format.hpp"
 #include "gpusel/offer_selection.hpp"
 #include "gpusel/text.hpp"
+#include "gpusel/output.hpp"
+#include "gpusel/skypilot_import.hpp"
 #include "gpusel/text_table.hpp"
 #include "gpusel/yaml.hpp"
 
@@ -123,9 +129,9 @@ void print_show(Context& context, const std::string& id) {
     const GpuSpec* gpu = catalog.find(id);
     if (gpu == nullptr) {
         const std::string suggestion = catalog.suggest(id);
-        throw UsageError(fmt::format("unknown GPU '{}'{}", id,
-                                     suggestion.empty() ? "; `gpusel catalog list` shows the ids"
-                                                        : ", did you mean '" + suggestion + "'?"));
+        throw UsageError(fmt::format(
+            "unknown GPU '{}'{}", id,
+            suggestion.empty() ? "; `gpusel catalog list` shows the ids" : ", did you mean '" + suggestion + "'?"));
     }
     std::ostream& out = context.out;
     out << fmt::format("{} — {}\n", gpu->id, gpu->name);
@@ -133,8 +139,8 @@ void print_show(Context& context, const std::string& id) {
                        gpu->architecture, gpu->compute_capability, to_string(gpu->segment), to_string(gpu->form_factor),
                        gpu->released.empty() ? "?" : gpu->released);
     out << fmt::format("  memory {} ({}) {} · bandwidth {} · ECC {}\n", format_gb(gpu->memory_bytes),
-                       format_gib(gpu->memory_bytes), gpu->memory_type, format_bandwidth(gpu->memory_bandwidth_bytes_per_s),
-                       gpu->ecc ? "yes" : "no");
+                       format_gib(gpu->memory_bytes), gpu->memory_type,
+                       format_bandwidth(gpu->memory_bandwidth_bytes_per_s), gpu->ecc ? "yes" : "no");
     std::vector<std::string> rates;
     for (const Precision precision : all_precisions) {
         if (gpu->supports(precision)) {
@@ -146,7 +152,8 @@ void print_show(Context& context, const std::string& id) {
                        gpu->host_link_lanes);
     if (gpu->has_gpu_interconnect()) {
         out << fmt::format(" · {} {} bidirectional, {} GPUs per domain", gpu->interconnect.kind,
-                           format_bandwidth(gpu->interconnect.bidirectional_bytes_per_s), gpu->interconnect.domain_size);
+                           format_bandwidth(gpu->interconnect.bidirectional_bytes_per_s),
+                           gpu->interconnect.domain_size);
     }
     out << "\n";
     const std::vector<const Offer*> offers = catalog.offers_for(gpu->id);
@@ -184,6 +191,140 @@ void validate_file(Context& context, const std::string& path) {
                                shown);
 }
 
+// A SkyPilot AWS vms.csv is about 4 MB and grows with every instance family; the YAML limit
+// (max_input_bytes) would refuse it within a year.
+constexpr std::size_t max_skypilot_csv_bytes = 64u << 20;
+
+struct ImportFlags {
+    std::string file;
+    std::string provider;
+    std::string as_of;
+    std::string output;
+};
+
+bool valid_year_month(const std::string& text) {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (text.size() != 7 || text[4] != '-' || !std::all_of(text.begin(), text.begin() + 4, digit) || !digit(text[5]) ||
+        !digit(text[6])) {
+        return false;
+    }
+    const int month = (text[5] - '0') * 10 + (text[6] - '0');
+    return month >= 1 && month <= 12;
+}
+
+// UTC, so that the same file gives the same month on every machine.
+std::string utc_date(std::time_t time, const char* format) {
+    std::tm parts{};
+    gmtime_r(&time, &parts);
+    char text[32];
+    const std::size_t length = std::strftime(text, sizeof text, format, &parts);
+    return std::string(text, length);
+}
+
+// Today, or the day SOURCE_DATE_EPOCH names (reproducible builds' convention; the golden tests
+// set it so that the sources line does not change every day).
+std::string import_date() {
+    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch != nullptr && *epoch != '\0') {
+        return utc_date(static_cast<std::time_t>(parse_count_flag(epoch, "SOURCE_DATE_EPOCH", 0, 2147483647)),
+                        "%Y-%m-%d");
+    }
+    return utc_date(std::time(nullptr), "%Y-%m-%d");
+}
+
+void run_import_skypilot(const ImportFlags& flags, Context& context) {
+    const SkypilotPath parts = skypilot_path_parts(flags.file);
+    const std::string provider = flags.provider.empty() ? parts.cloud : flags.provider;
+    if (provider.empty()) {
+        throw UsageError(
+            fmt::format("cannot tell the provider of '{}': the path does not end in <vN>/<cloud>/vms.csv; "
+                        "pass --provider ID (aws, gcp, lambda, runpod, ...)",
+                        flags.file));
+    }
+    if (!valid_provider_id(provider)) {
+        throw UsageError(
+            fmt::format("{}: '{}' is not a provider id; write lower-case letters, digits and '-', e.g. aws",
+                        flags.provider.empty() ? "the path's cloud folder" : "--provider", provider));
+    }
+    if (!flags.as_of.empty() && !valid_year_month(flags.as_of)) {
+        throw UsageError(fmt::format("--as-of: '{}' is not a month; write YYYY-MM, e.g. 2026-11", flags.as_of));
+    }
+    if (flags.as_of.empty() && (flags.file == "-" || flags.file.empty())) {
+        throw UsageError("--as-of YYYY-MM is required when the file is standard input (it has no date)");
+    }
+    OutputTarget target{flags.output, context.force, {flags.file}};
+    const std::vector<std::string> option_files = context.option_input_files();
+    target.inputs.insert(target.inputs.end(), option_files.begin(), option_files.end());
+    check_output_target(target);
+    const std::string text = read_input_file(flags.file, max_skypilot_csv_bytes);
+
+    SkypilotImportOptions options;
+    options.provider = provider;
+    options.schema_version = parts.schema_version;
+    options.cloud = parts.cloud;
+    options.as_of = flags.as_of;
+    options.imported_on = import_date();
+    options.source_path = flags.file == "-" ? std::string("standard input") : flags.file;
+    if (options.as_of.empty()) {
+        // The CSV carries no date; the file's modification time is when SkyPilot last fetched it.
+        struct stat status {};
+        if (::stat(flags.file.c_str(), &status) != 0) {
+            throw UsageError(fmt::format("cannot read the date of '{}'; pass --as-of YYYY-MM", flags.file));
+        }
+        options.as_of = utc_date(status.st_mtime, "%Y-%m");
+        context.err << fmt::format(
+            "{}: warning: the file carries no date; as_of {} is its modification month (pass "
+            "--as-of YYYY-MM to state it)\n",
+            flags.file, options.as_of);
+    }
+    const SkypilotImportResult result = import_skypilot_csv(text, flags.file, options, context.catalog());
+    write_output(target, result.yaml, context.out);
+    for (const ImportWarning& warning : result.warnings) {
+        context.err << fmt::format("{}{}: warning: {}{}\n", flags.file,
+                                   warning.line > 0 ? fmt::format(":{}", warning.line) : std::string(),
+                                   warning.offer_id.empty() ? std::string() : warning.offer_id + ": ", warning.message);
+    }
+    if (!context.quiet) {
+        context.err << skypilot_import_summary(result, flags.file, target.display_name());
+    }
+}
+
+void register_import(CLI::App& catalog, Context& context) {
+    CLI::App* import =
+        catalog.add_subcommand("import", "Turn another tool's price catalog into a user catalog file of offers");
+    import->require_subcommand(1);
+    auto flags = std::make_shared<ImportFlags>();
+    CLI::App* skypilot = import->add_subcommand(
+        "skypilot", "Rental offers (USD per instance-hour, on-demand and spot) from a SkyPilot vms.csv, v7 or v8");
+    skypilot
+        ->add_option("file", flags->file,
+                     "SkyPilot catalog, e.g. ~/.sky/catalogs/v8/aws/vms.csv ('-' reads standard input)")
+        ->required()
+        ->type_name("FILE");
+    skypilot
+        ->add_option("--provider", flags->provider,
+                     "Provider id of the offers (default: the cloud folder of the path, e.g. aws)")
+        ->type_name("ID");
+    skypilot
+        ->add_option("--as-of", flags->as_of,
+                     "Month of the prices (default: the file's modification month, with a warning)")
+        ->type_name("YYYY-MM");
+    skypilot
+        ->add_option("-o,--output", flags->output,
+                     "Write the catalog YAML to FILE (required; '-' for standard output; whole or not at all; "
+                     "--force to replace)")
+        ->required()
+        ->type_name("FILE");
+    skypilot->footer(
+        "\nExamples:\n"
+        "  gpusel catalog import skypilot ~/.sky/catalogs/v8/aws/vms.csv --as-of 2026-11 -o offers-aws.yaml\n"
+        "  gpusel plan workload.yaml --catalog offers-aws.yaml\n"
+        "  gpusel catalog import skypilot gcp.csv --provider gcp --as-of 2026-11 -o -   (to standard output)\n"
+        "\nOne offer per instance type, one price line per region; GPU rows only, whole GPUs only. Rows that\n"
+        "cannot be priced or mapped to a catalog GPU are skipped with the reason; nothing is guessed.\n"
+        "Rules: docs/catalog.md, \"Importing a SkyPilot catalog\".");
+    skypilot->callback([flags, &context] { run_import_skypilot(*flags, context); });
+}
+
 }  // namespace
 
 CheckedCatalogFile check_catalog_file(Context& context, const std::string& path) {
@@ -206,10 +347,12 @@ CheckedCatalogFile check_catalog_file(Context& context, const std::string& path)
 }
 
 void register_catalog(CLI::App& app, Context& context) {
-    CLI::App* command = app.add_subcommand("catalog", "List, show or validate GPU catalog entries");
+    CLI::App* command = app.add_subcommand("catalog", "List, show, validate or import GPU catalog entries");
     command->require_subcommand(1);
-    command->footer("\nExamples:\n  gpusel catalog list\n  gpusel catalog show H100-SXM5\n"
-                    "  gpusel catalog validate my-prices.yaml\n");
+    command->footer(
+        "\nExamples:\n  gpusel catalog list\n  gpusel catalog show H100-SXM5\n"
+        "  gpusel catalog validate my-prices.yaml\n"
+        "  gpusel catalog import skypilot ~/.sky/catalogs/v8/aws/vms.csv --as-of 2026-11 -o offers-aws.yaml\n");
     command->add_subcommand("list", "One line per GPU: memory, bandwidth, dense BF16/FP8 TFLOPS, power, prices")
         ->callback([&context] { print_list(context); });
     auto id = std::make_shared<std::string>();
@@ -221,6 +364,7 @@ void register_catalog(CLI::App& app, Context& context) {
         "validate", "Check a catalog file: required fields, units, ranges, unique ids, sources; warn on stale prices");
     validate->add_option("file", *file, "Catalog YAML file")->required()->type_name("FILE");
     validate->callback([&context, file] { validate_file(context, *file); });
+    register_import(*command, context);
 }
 
 }  // namespace gpusel::cli
