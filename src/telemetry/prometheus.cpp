@@ -3,6 +3,7 @@
 // (https://prometheus.io/docs/prometheus/latest/querying/api/#range-queries). Both become the
 // same GpuSample rows as `dcgmi dmon`, so the rules cannot tell the sources apart.
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -93,8 +94,11 @@ public:
              std::optional<double> value, std::string time, int line, int column) {
         const PromMetric* metric = prom_metric(name);
         if (metric == nullptr) {
-            m_notes.add(name.rfind("DCGM_FI_", 0) == 0 ? "skipped DCGM metrics gpusel does not read (" + name + ", ...)"
-                                                       : "skipped metrics that are not DCGM_FI_ fields");
+            if (name.rfind("DCGM_FI_", 0) == 0) {
+                m_skipped.insert(name);
+            } else {
+                m_notes.add("skipped metrics that are not DCGM_FI_ fields");
+            }
             return;
         }
         const auto gpu = labels.find("gpu");
@@ -158,6 +162,18 @@ public:
             }
             telemetry.samples.push_back(std::move(slot.sample));
         }
+        if (!m_skipped.empty()) {
+            std::string names;
+            std::size_t shown = 0;
+            for (const std::string& name : m_skipped) {
+                if (shown++ == 5) {
+                    names += ", ...";  // untrusted input: the note stays short
+                    break;
+                }
+                names += (names.empty() ? "" : ", ") + quote(name);
+            }
+            m_notes.add(fmt::format("{} DCGM metrics gpusel does not read were skipped: {}", m_skipped.size(), names));
+        }
         telemetry.notes = m_notes.finish();
         return telemetry;
     }
@@ -180,6 +196,7 @@ private:
     NoteLog& m_notes;
     std::map<std::pair<double, EntityKey>, Slot> m_slots;
     std::size_t m_dcgm_values = 0;
+    std::set<std::string> m_skipped;
 };
 
 // A sample value as Prometheus writes it: a Go float (1.5e+06), NaN, +Inf, -Inf.
@@ -362,8 +379,11 @@ GpuTelemetry parse_prometheus_query_range(std::string_view text, const std::stri
     Json document;
     try {
         document = Json::parse(text.begin(), text.end());
-    } catch (const Json::parse_error& error) {
-        json_error(file, position_of_offset(text, error.byte == 0 ? 0 : error.byte - 1), {},
+    } catch (const Json::exception& error) {
+        // parse_error carries the byte; out_of_range (a number beyond double) does not.
+        const auto* parse = dynamic_cast<const Json::parse_error*>(&error);
+        const std::size_t byte = parse != nullptr ? parse->byte : 1;
+        json_error(file, position_of_offset(text, byte == 0 ? 0 : byte - 1), {},
                    "not valid JSON; expected the answer of Prometheus /api/v1/query_range");
     }
     const Position top{1, 1};
@@ -434,7 +454,6 @@ GpuTelemetry parse_prometheus_query_range(std::string_view text, const std::stri
                 json_error(file, values_at, at, "the time is not a unix timestamp");
             }
             const std::string value_text = pair[1].get<std::string>();
-            NoteLog ignored;
             std::optional<double> value;
             try {
                 value = read_prom_value(value_text, name->second, file, values_at.line, values_at.column, notes);
