@@ -731,7 +731,7 @@ SteadyState find_steady_state(const DiagnoseInputs& in, const std::vector<int>& 
                 capture.per_gpu.push_back(GpuBusy{gpu, summarize(kept).mean, kept.size()});
                 const std::optional<double> from = seconds_of(t->samples[rows[first]].time);
                 const std::optional<double> to = seconds_of(t->samples[rows[last - 1]].time);
-                if (from && to) {
+                if (from && to && last - first > 1) {
                     double span = *to - *from;
                     span += span < 0 ? 86400 : 0;  // past midnight
                     capture.duration_s = std::max(capture.duration_s.value_or(0), span);
