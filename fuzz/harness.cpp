@@ -383,6 +383,8 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
     const std::string file = "telemetry.txt";
     one_parser([&] { return parse_nvidia_smi_dmon(text, file); }, check_gpu_telemetry);
     one_parser([&] { return parse_dcgmi_dmon(text, file); }, check_gpu_telemetry);
+    one_parser([&] { return parse_prometheus_text(text, file); }, check_gpu_telemetry);
+    one_parser([&] { return parse_prometheus_query_range(text, file); }, check_gpu_telemetry);
     one_parser([&] { return parse_nvidia_smi_query(text, file); }, check_gpu_telemetry);
     one_parser([&] { return parse_nvidia_smi_query(text, file, {"index", "utilization.gpu", "memory.used"}); },
                check_gpu_telemetry);

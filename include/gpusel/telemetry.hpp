@@ -42,6 +42,8 @@ enum class TelemetryKind {
     nvidia_smi_topo,
     nvidia_smi_q,
     nvidia_smi_nvlink,
+    prometheus_text,         // a DCGM-exporter scrape (/metrics, text exposition format)
+    prometheus_query_range,  // a Prometheus HTTP API /api/v1/query_range answer (matrix)
 };
 std::string_view to_string(TelemetryKind kind);  // "nvidia-smi-dmon", "dcgmi-dmon", "mpstat", ...
 
@@ -86,6 +88,8 @@ struct GpuSample {
     GpuEntity entity = GpuEntity::gpu;
     std::string time;  // as printed ("20240104 13:54:35", "2024/01/16 14:44:16.977"); empty when none
     int line = 0;      // 1-based line in the file
+    // Prometheus labels (DCGM exporter): `UUID`, `Hostname`, `pod`; empty for the other tools.
+    std::string uuid, host, pod;
 
     std::optional<double> value(GpuMetric metric) const;
     void set(GpuMetric metric, double value);
@@ -125,6 +129,28 @@ GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& fi
 // Splits a --query-gpu field list ("index,utilization.gpu,memory.used") into names; throws
 // InputError (file = `origin`) on an empty name.
 std::vector<std::string> split_query_fields(std::string_view list, const std::string& origin);
+
+// DCGM-exporter metrics through Prometheus (docs/diagnose.md has the curl/promtool commands).
+// Metric names are the exporter's DCGM_FI_* names; DCGM_FI_PROF_* ratios become percent,
+// DCGM_FI_DEV_FB_* MiB become bytes, DCGM_FI_PROF_{PCIE,NVLINK}_*_BYTES stay bytes/s. Labels:
+// `gpu` is the index, `UUID`, `Hostname` and `pod` are kept on the sample, `GPU_I_ID` marks a MIG
+// instance. Series of several hosts are numbered by first appearance of (Hostname, gpu), with a
+// note. Other metrics are skipped (noted); DCGM's blank sentinels (values >= 2^63 - 16, e.g.
+// DCGM_FI_DEV_MEMORY_TEMP 9223372036854775794 in the exporter's README) read as no value.
+
+// Text exposition format: one scrape, or several appended (`while :; do curl -s URL; sleep
+// 1; done`). The k-th value of a series is the k-th sample of its GPU; an optional timestamp
+// (ms) becomes the sample time. Throws InputError when no DCGM_FI_ series is found or a line
+// is not `name{labels} value [timestamp]`.
+GpuTelemetry parse_prometheus_text(std::string_view text, const std::string& file);
+
+// The JSON of /api/v1/query_range (status success, resultType matrix): each result's `metric`
+// labels name the series (`__name__`), `values` are [unix seconds, "value"] pairs; samples of
+// one GPU at one timestamp form one GpuSample. Errors are positioned (file:line:col).
+GpuTelemetry parse_prometheus_query_range(std::string_view text, const std::string& file);
+
+// Either of the two above, told apart by the first non-blank byte ('{' is JSON).
+GpuTelemetry parse_prometheus(std::string_view text, const std::string& file);
 
 // ---------------------------------------------------------------------------------------------
 // Host CPU: mpstat, sar -u, top -b.

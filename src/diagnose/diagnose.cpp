@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -18,12 +20,26 @@ namespace gpusel {
 
 std::string_view to_string(Severity severity) {
     switch (severity) {
-    case Severity::error:
-        return "error";
-    case Severity::warning:
-        return "warning";
-    case Severity::info:
-        return "info";
+        case Severity::error:
+            return "error";
+        case Severity::warning:
+            return "warning";
+        case Severity::info:
+            return "info";
+    }
+    return "?";
+}
+
+std::string_view to_string(Confidence confidence) {
+    switch (confidence) {
+        case Confidence::high:
+            return "high";
+        case Confidence::medium:
+            return "medium";
+        case Confidence::low:
+            return "low";
+        case Confidence::unlikely:
+            return "unlikely";
     }
     return "?";
 }
@@ -48,15 +64,59 @@ namespace {
 //   and augmentation on the GPU (nvJPEG).
 // - the topo -m legend: PHB/NODE/SYS paths traverse a PCIe host bridge or the CPU
 //   interconnect; NV# is a bonded set of NVLinks; PIX/PXB stay below PCIe switches.
+// - achievable link rates: NVIDIA nvbandwidth (https://github.com/NVIDIA/nvbandwidth; the
+//   NVIDIA technical blog "Measuring GPU interconnect performance with NVbandwidth" shows
+//   host_to_device_memcpy_ce at 55.6 GB/s on a PCIe Gen5 x16 link, 88 % of its 63 GB/s);
+//   PCIe's TLP headers and flow control take 10-20 % of the wire rate. nccl-tests
+//   (https://github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md) bus bandwidth on NVLink reaches
+//   a similar share of the link's rate. gpusel counts 80 % of the nominal rate as achievable.
 std::vector<DiagnosisRule> build_rules() {
     std::vector<DiagnosisRule> rules;
+    const RuleSignal cpu_saturated{"cpu_busy_pct", true, 85, 1, "saturated host CPUs prepare the batches too slowly"};
+    const RuleSignal cpu_idle_weak{"cpu_busy_pct", false, 50, 0.5,
+                                   "the host CPUs are mostly idle (weak: one loader thread on a large host still "
+                                   "averages idle)"};
+    const RuleSignal cpu_idle{"cpu_busy_pct", false, 50, 0.5, "the host CPUs are mostly idle: not the input pipeline"};
+    const RuleSignal fb_full{"fb_used_pct", true, 90, 1, "a full framebuffer points at the batch size, not the input"};
+    const RuleSignal link_busy{"pcie_link_use_pct", true, 60, 1,
+                               "the PCIe link is busy: the GPU waits on host transfers"};
+    const RuleSignal gpu_waits{"sm_util_pct", false, 70, 0.5, "the GPU waits a third of the time or more"};
+    const RuleSignal gpu_busy{"sm_util_pct", true, 90, 1, "the GPU is busy anyway: the host work overlaps it"};
+    const RuleSignal peers_via_host{"gpu_pairs_through_host_pct", true, 0, 0.5,
+                                    "GPU pairs talk through the host: waits on collectives look the same"};
+    const RuleSignal numa_split{"numa_nodes_spanned", true, 1, 0.5, "the GPUs span NUMA nodes"};
+    const RuleSignal tensor_busy{"tensor_active_pct", true, 50, 1,
+                                 "the tensor pipes are busy: the tensor-bound verdict is the more specific one"};
+    rules.push_back(DiagnosisRule{
+        "no-job-running",
+        "idle",
+        Severity::info,
+        "no job seems to be running",
+        {{"sm_util_pct", false, idle_gpu_busy_pct}},
+        {},
+        {{"fb_used_pct", true, idle_fb_used_pct, 1,
+          "memory is held: a process is loaded but runs no kernels (stalled, or between phases)"},
+         {"pcie_link_use_pct", true, 50, 1,
+          "the PCIe link is busy: data moves, so a job runs (it waits on the copies)"}},
+        "Utilisation under 5 % means a kernel ran less than 3 s of each minute (nvidia-smi --help-query-gpu): there "
+        "is no job to diagnose. With less than a quarter of the framebuffer in use no process holds a model either; "
+        "with more, or with a busy PCIe link, something runs but waits, and the other rules are evaluated.",
+        {"capture while the job runs its steady state (after data loading and compilation), for minutes",
+         "check the job runs on these GPUs: CUDA_VISIBLE_DEVICES, the scheduler's allocation, `nvidia-smi` process "
+         "list"},
+        false,
+        "an idle GPU is not the limit"});
     rules.push_back(DiagnosisRule{
         "gpu-util-low-cpu-high",
         "input-pipeline",
         Severity::error,
         "the CPU side of the input pipeline",
         {{"sm_util_pct", false, 70}, {"cpu_busy_pct", true, 85}},
-        "GPU utilisation is the share of time a kernel runs (nvidia-smi --help-query-gpu); below 70 % the GPU waits a third "
+        {{"dram_active_pct", false, 30, 0.5, "the GPU's memory idles too: nothing on the GPU limits it"},
+         {"cpu_jpeg_decode_pct", true, 20, 0.5, "the profile shows JPEG decoding"}},
+        {{"pcie_link_use_pct", true, 85, 0.5, "the PCIe link is near its achievable rate: transfers may be the wait"}},
+        "GPU utilisation is the share of time a kernel runs (nvidia-smi --help-query-gpu); below 70 % the GPU waits a "
+        "third "
         "of the time or more. With the host CPUs above 85 % busy at the same time, the waiting is "
         "on CPU work (decode, augmentation, collation). 85 % rather than 100 %: mpstat/top average "
         "over every core, including cores the data loader does not use.",
@@ -75,9 +135,17 @@ std::vector<DiagnosisRule> build_rules() {
         Severity::warning,
         "data loading",
         {{"sm_util_pct", false, 60}, {"dram_active_pct", false, 30}},
-        "Below 60 % utilisation the GPU is idle 40 % of the time or more (nvidia-smi --help-query-gpu); with its memory "
-        "interface under 30 % active (DCGM profiling metrics) it is not limited by memory either. An idle GPU with idle "
-        "memory waits for something outside it: the next batch, or the host between steps.",
+        {cpu_saturated,
+         {"cpu_jpeg_decode_pct", true, 20, 0.5, "the profile shows JPEG decoding"},
+         {"cpu_copy_mmap_pct", true, 15, 0.5, "the profile shows copies and page faults (storage reads)"}},
+        {cpu_idle_weak, fb_full, link_busy, peers_via_host, numa_split},
+        "Below 60 % utilisation the GPU is idle 40 % of the time or more (nvidia-smi --help-query-gpu); with its "
+        "memory "
+        "interface under 30 % active (DCGM profiling metrics) it is not limited by memory either. An idle GPU with "
+        "idle "
+        "memory waits for something outside it: the next batch, or the host between steps. Both GPU series say only "
+        "that the GPU waits, not on what: busy CPUs or a loader-heavy profile support data loading; a full "
+        "framebuffer, a busy PCIe link or GPUs that talk through the host point elsewhere.",
         {"time the data loader alone (iterate it without the model) and compare with the step "
          "time; if it is slower, it is the limit",
          "more DataLoader workers and prefetching (num_workers, prefetch_factor)",
@@ -92,6 +160,9 @@ std::vector<DiagnosisRule> build_rules() {
         Severity::warning,
         "a model or batch size problem",
         {{"sm_util_pct", false, 60}, {"fb_used_pct", true, 90}},
+        {cpu_idle},
+        {{"cpu_busy_pct", true, 85, 1, "saturated host CPUs: the input pipeline explains the waiting as well"},
+         {"pcie_link_use_pct", true, 85, 0.5, "the PCIe link is near its achievable rate"}},
         "Utilisation under 60 % while more than 90 % of the framebuffer is in use: the batch that "
         "fits is too small to keep the GPU busy, or memory pressure forces small steps. A hint, "
         "not a proof: memory the PyTorch caching allocator holds shows as used in nvidia-smi "
@@ -107,12 +178,14 @@ std::vector<DiagnosisRule> build_rules() {
         "host-transfer",
         Severity::error,
         "host-to-device transfers",
-        {{"pcie_link_use_pct", true, 80}},
-        "The busier direction of PCIe traffic (dmon rxpci/txpci; DCGM PCITX/PCIRX, see DCGM profiling metrics) above 80 % "
-        "of the link's nominal per-direction bandwidth on average: protocol overhead leaves little "
-        "more, so transfers queue. The link's capacity comes from --query-gpu's "
-        "pcie.link.gen.max and pcie.link.width.max, else from --gpu's catalog entry (PCIe Gen3 "
-        "0.985 GB/s per lane per direction, doubling each generation).",
+        {{"pcie_link_use_pct", true, 85}},
+        {{"sm_util_pct", false, 60, 0.5, "the GPU waits while the link is busy"}},
+        {{"sm_util_pct", true, 90, 0.5, "the GPU is busy anyway: the copies overlap compute"}},
+        "The busier direction of PCIe traffic (dmon rxpci/txpci; DCGM PCITX/PCIRX, see DCGM profiling metrics) above "
+        "85 % of the link's achievable per-direction rate on average, which is 80 % of the nominal rate (PCIe Gen3 "
+        "0.985 GB/s per lane per direction, doubling each generation; nvbandwidth measures 88 % on Gen5 x16): "
+        "transfers queue. The link's size comes from --query-gpu's pcie.link.gen.max and pcie.link.width.max, "
+        "else from --gpu's catalog entry. DCGM's PCIe bytes include protocol headers, so they read a little high.",
         {"pin host memory (pin_memory=True) and copy with non_blocking=True so transfers overlap "
          "compute",
          "move fewer bytes: send uint8 images rather than float32 and normalise on the GPU",
@@ -121,42 +194,48 @@ std::vector<DiagnosisRule> build_rules() {
         false,
         "a faster GPU moves no more bytes over the same link; a host with a faster PCIe "
         "generation would"});
-    rules.push_back(DiagnosisRule{
-        "cpu-jpeg-decode",
-        "input-pipeline",
-        Severity::error,
-        "JPEG decoding on the CPU",
-        {{"cpu_jpeg_decode_pct", true, 40}},
-        "More than 40 % of the profiled CPU samples in libjpeg / libturbojpeg / PIL's _imaging: "
-        "image decoding dominates the host work, and the GPU's nvJPEG decoder can take it over "
-        "(NVIDIA DALI).",
-        {"decode JPEGs on the GPU: NVIDIA DALI, or torchvision.io.decode_jpeg(device='cuda')",
-         "store images pre-decoded at training resolution (LMDB, Parquet, WebDataset)",
-         "use a SIMD build of the decoder (libjpeg-turbo, Pillow-SIMD) if decoding must stay on "
-         "the CPU"},
-        false,
-        "a faster GPU would wait on the same decoder"});
-    rules.push_back(DiagnosisRule{
-        "cpu-copy-mmap",
-        "input-pipeline",
-        Severity::warning,
-        "storage reads (memory copies and page faults)",
-        {{"cpu_copy_mmap_pct", true, 30}},
-        "More than 30 % of the profiled CPU samples in memcpy/memmove, kernel copies to user "
-        "space and page-fault handling of mapped files: the host spends its time moving bytes "
-        "in from storage rather than preparing samples.",
-        {"put the dataset on local NVMe rather than network storage",
-         "preload the dataset into RAM (page cache or a RAM disk) when it fits",
-         "read large sequential shards (WebDataset, TFRecord) instead of many small files",
-         "avoid extra copies: memory-map once and wrap with torch.from_numpy"},
-        false,
-        "a faster GPU would wait on the same storage"});
+    rules.push_back(
+        DiagnosisRule{"cpu-jpeg-decode",
+                      "input-pipeline",
+                      Severity::error,
+                      "JPEG decoding on the CPU",
+                      {{"cpu_jpeg_decode_pct", true, 40}},
+                      {gpu_waits, cpu_saturated},
+                      {gpu_busy},
+                      "More than 40 % of the profiled CPU samples in libjpeg / libturbojpeg / PIL's _imaging: "
+                      "image decoding dominates the host work, and the GPU's nvJPEG decoder can take it over "
+                      "(NVIDIA DALI).",
+                      {"decode JPEGs on the GPU: NVIDIA DALI, or torchvision.io.decode_jpeg(device='cuda')",
+                       "store images pre-decoded at training resolution (LMDB, Parquet, WebDataset)",
+                       "use a SIMD build of the decoder (libjpeg-turbo, Pillow-SIMD) if decoding must stay on "
+                       "the CPU"},
+                      false,
+                      "a faster GPU would wait on the same decoder"});
+    rules.push_back(
+        DiagnosisRule{"cpu-copy-mmap",
+                      "input-pipeline",
+                      Severity::warning,
+                      "storage reads (memory copies and page faults)",
+                      {{"cpu_copy_mmap_pct", true, 30}},
+                      {gpu_waits},
+                      {gpu_busy},
+                      "More than 30 % of the profiled CPU samples in memcpy/memmove, kernel copies to user "
+                      "space and page-fault handling of mapped files: the host spends its time moving bytes "
+                      "in from storage rather than preparing samples.",
+                      {"put the dataset on local NVMe rather than network storage",
+                       "preload the dataset into RAM (page cache or a RAM disk) when it fits",
+                       "read large sequential shards (WebDataset, TFRecord) instead of many small files",
+                       "avoid extra copies: memory-map once and wrap with torch.from_numpy"},
+                      false,
+                      "a faster GPU would wait on the same storage"});
     rules.push_back(DiagnosisRule{
         "gpu-peers-through-host",
         "topology",
         Severity::warning,
         "GPU-to-GPU traffic through the host",
         {{"gpu_pairs_through_host_pct", true, 0}},
+        {gpu_waits},
+        {},
         "nvidia-smi topo -m shows PHB, NODE or SYS (SOC on old drivers) between GPUs of the job: "
         "their traffic crosses a PCIe host bridge or the link between CPU sockets (the topo -m legend) instead "
         "of NVLink (NV#) or a PCIe switch (PIX/PXB), so collectives (all-reduce) are slower.",
@@ -172,6 +251,8 @@ std::vector<DiagnosisRule> build_rules() {
         Severity::warning,
         "GPUs split across NUMA nodes",
         {{"numa_nodes_spanned", true, 1}},
+        {{"gpu_pairs_through_host_pct", true, 0, 0.5, "pairs of the job's GPUs talk over PHB, NODE or SYS"}, gpu_waits},
+        {},
         "The job's GPUs sit on more than one NUMA node (nvidia-smi topo -m, NUMA Affinity) while one "
         "node alone has enough GPUs for the job: host memory traffic and GPU peer traffic cross the "
         "CPU interconnect without need.",
@@ -180,12 +261,47 @@ std::vector<DiagnosisRule> build_rules() {
         false,
         "placement, not the GPU, is the issue"});
     rules.push_back(DiagnosisRule{
+        "nvlink-busy",
+        "communication",
+        Severity::warning,
+        "GPU-to-GPU communication over NVLink",
+        {{"sm_util_pct", false, 80}, {"nvlink_link_use_pct", true, 70}},
+        {{"dram_active_pct", false, 30, 0.5, "the GPU's memory idles: it waits rather than computes"}},
+        {},
+        "The GPUs compute less than 80 % of the time while NVLink carries more than 70 % of its achievable rate "
+        "(DCGM 1011/1012 NVLink bytes, both directions, over 80 % of the catalog's bidirectional bandwidth, see "
+        "nccl-tests bus bandwidth): the job waits on collectives. Needs --gpu for the link's size.",
+        {"overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch, async tensor parallelism)",
+         "communicate less: gradient accumulation, a larger data-parallel micro-batch, less tensor parallelism",
+         "compress gradients (bf16 all-reduce) or shard differently (ZeRO stage, pipeline stages)"},
+        false,
+        "a faster GPU waits longer on the same links; more NVLink bandwidth would help"});
+    rules.push_back(DiagnosisRule{
+        "gpu-straggler",
+        "load-imbalance",
+        Severity::warning,
+        "GPUs of one job that disagree",
+        {{"gpu_busy_spread_pct", true, 20}},
+        {},
+        {},
+        "In a synchronous multi-GPU job every GPU waits for the slowest at each collective, so their utilisation "
+        "should match within a few points. A spread over 20 points between the busiest and the idlest GPU means "
+        "one rank does more work or runs slower (thermal or power throttling, a narrower link, an uneven shard).",
+        {"look at the outlier GPU's clocks, power and temperature (dmon -s pc) and its PCIe link (`gpusel verify`)",
+         "balance the work: equal shards, equal sequence lengths per rank (bucketing), no rank-0-only work",
+         "leave the GPU out if it is degraded"},
+        false,
+        "the others wait for one GPU; replacing all of them does not remove the imbalance"});
+    rules.push_back(DiagnosisRule{
         "gpu-bound-memory",
         "memory-bandwidth",
         Severity::info,
         "the GPU itself, limited by memory bandwidth",
         {{"sm_util_pct", true, 90}, {"dram_active_pct", true, 60}},
-        "A kernel runs more than 90 % of the time (nvidia-smi --help-query-gpu) and the memory interface is active more than "
+        {},
+        {{"tensor_active_pct", true, 50, 0.5, "the tensor pipes are busy as well"}},
+        "A kernel runs more than 90 % of the time (nvidia-smi --help-query-gpu) and the memory interface is active "
+        "more than "
         "60 % of cycles (DCGM profiling metrics): the GPU is the bottleneck and moves bytes more than it computes "
         "(decode-heavy inference, small batches, elementwise work). 60 %: sustained DRAM activity "
         "tops out below 100 % in practice, so 60 % already means most of what is reachable.",
@@ -195,12 +311,31 @@ std::vector<DiagnosisRule> build_rules() {
         true,
         "one with more memory bandwidth"});
     rules.push_back(DiagnosisRule{
+        "gpu-bound-tensor",
+        "compute",
+        Severity::info,
+        "the GPU itself, limited by tensor-core compute",
+        {{"sm_util_pct", true, 90}, {"tensor_active_pct", true, 50}},
+        {{"dram_active_pct", false, 60, 0.5, "the memory interface is not the limit"}},
+        {{"dram_active_pct", true, 60, 0.5, "the memory interface is busy as well"}},
+        "A kernel runs more than 90 % of the time and the tensor (HMMA) pipes are active more than half of the "
+        "cycles (DCGM 1004, DCGM profiling metrics): the GPU spends its time in matrix math, the best case for a "
+        "GPU job. dcgmproftester's tensor-core load shows 0.93 (DCGM User Guide).",
+        {"a GPU with more dense tensor FLOP/s at the precision used",
+         "a lower precision the model tolerates (fp8 with Transformer Engine)",
+         "larger matrices per kernel (batch, fused projections) if tensor activity is below about 0.8"},
+        true,
+        "one with more tensor-core FLOP/s at the precision used"});
+    rules.push_back(DiagnosisRule{
         "gpu-bound-compute",
         "compute",
         Severity::info,
         "the GPU itself, limited by compute",
         {{"sm_util_pct", true, 90}, {"dram_active_pct", false, 60}},
-        "A kernel runs more than 90 % of the time (nvidia-smi --help-query-gpu) while the memory interface is active less "
+        {{"sm_active_pct", true, 80, 0.5, "the SMs are active most cycles (DCGM 1002)"}},
+        {tensor_busy},
+        "A kernel runs more than 90 % of the time (nvidia-smi --help-query-gpu) while the memory interface is active "
+        "less "
         "than 60 % of cycles (DCGM profiling metrics): the GPU is the bottleneck and computes more than it moves "
         "bytes. Utilisation says a kernel was running, not how fast; DCGM's SM and tensor activity "
         "(fields 1002, 1004) show how much of the GPU was used.",
@@ -209,17 +344,19 @@ std::vector<DiagnosisRule> build_rules() {
          "torch.compile or fused kernels to raise achieved FLOP/s"},
         true,
         "one with more compute at the precision used"});
-    rules.push_back(DiagnosisRule{
-        "healthy",
-        "healthy",
-        Severity::info,
-        "nothing found",
-        {},
-        "Emitted when every rule that could be evaluated stayed silent.",
-        {"nothing to fix from this telemetry; capture longer or add inputs (--perf, --cpu, --topo) "
-         "to check more"},
-        false,
-        "nothing here points at the GPU"});
+    rules.push_back(
+        DiagnosisRule{"healthy",
+                      "healthy",
+                      Severity::info,
+                      "nothing found",
+                      {},
+                      {},
+                      {},
+                      "Emitted when no rule that could be evaluated found a plausible cause.",
+                      {"nothing to fix from this telemetry; capture longer or add inputs (--perf, --cpu, --topo) "
+                       "to check more"},
+                      false,
+                      "nothing here points at the GPU"});
     return rules;
 }
 
@@ -229,14 +366,19 @@ struct Series {
     std::vector<double> values;
 };
 
-std::string source_of(TelemetryKind kind, const std::string& file) { return fmt::format("{} {}", to_string(kind), file); }
+std::string source_of(TelemetryKind kind, const std::string& file) {
+    return fmt::format("{} {}", to_string(kind), file);
+}
 
-bool in_job(const std::vector<int>& job, int gpu) { return std::find(job.begin(), job.end(), gpu) != job.end(); }
+bool in_job(const std::vector<int>& job, int gpu) {
+    return std::find(job.begin(), job.end(), gpu) != job.end();
+}
 
-// GPU inputs, most precise first: DCGM, then dmon, then --query-gpu.
+// GPU inputs, most precise first: DCGM (dcgmi, then the exporter through Prometheus), then
+// dmon, then --query-gpu.
 std::vector<const GpuTelemetry*> gpu_inputs(const DiagnoseInputs& in) {
     std::vector<const GpuTelemetry*> inputs;
-    for (const std::optional<GpuTelemetry>* t : {&in.dcgm, &in.dmon, &in.query}) {
+    for (const std::optional<GpuTelemetry>* t : {&in.dcgm, &in.prometheus, &in.dmon, &in.query}) {
         if (*t) {
             inputs.push_back(&**t);
         }
@@ -244,16 +386,34 @@ std::vector<const GpuTelemetry*> gpu_inputs(const DiagnoseInputs& in) {
     return inputs;
 }
 
-std::optional<Series> gpu_metric_series(const DiagnoseInputs& in, const std::vector<int>& job, GpuMetric metric) {
+// Which samples of each GPU input belong to the steady state (warm-up and tail left out).
+using SteadyMask = std::map<const GpuTelemetry*, std::vector<bool>>;
+
+bool steady(const SteadyMask& mask, const GpuTelemetry* t, std::size_t index) {
+    const auto found = mask.find(t);
+    return found == mask.end() || index >= found->second.size() || found->second[index];
+}
+
+// Whole-GPU samples of the job, steady state only, in file order.
+template <typename Visit>
+void for_job_samples(const GpuTelemetry& t, const std::vector<int>& job, const SteadyMask& mask, Visit visit) {
+    for (std::size_t i = 0; i < t.samples.size(); ++i) {
+        const GpuSample& sample = t.samples[i];
+        if (sample.entity == GpuEntity::gpu && in_job(job, sample.gpu) && steady(mask, &t, i)) {
+            visit(sample);
+        }
+    }
+}
+
+std::optional<Series> gpu_metric_series(const DiagnoseInputs& in, const std::vector<int>& job, const SteadyMask& mask,
+                                        GpuMetric metric) {
     for (const GpuTelemetry* t : gpu_inputs(in)) {
         Series series{std::string(metric_name(metric)), source_of(t->kind, t->file), {}};
-        for (const GpuSample& sample : t->samples) {
-            if (sample.entity == GpuEntity::gpu && in_job(job, sample.gpu)) {
-                if (const std::optional<double> v = sample.value(metric)) {
-                    series.values.push_back(*v);
-                }
+        for_job_samples(*t, job, mask, [&](const GpuSample& sample) {
+            if (const std::optional<double> v = sample.value(metric)) {
+                series.values.push_back(*v);
             }
-        }
+        });
         if (!series.values.empty()) {
             return series;
         }
@@ -261,10 +421,21 @@ std::optional<Series> gpu_metric_series(const DiagnoseInputs& in, const std::vec
     return std::nullopt;
 }
 
+// GPU utilisation: the share of time a kernel ran, else DCGM's graphics-engine activity.
+std::optional<GpuMetric> busy_metric(const GpuTelemetry& t) {
+    if (t.has(GpuMetric::sm_util_pct)) {
+        return GpuMetric::sm_util_pct;
+    }
+    if (t.has(GpuMetric::gr_engine_active_pct)) {
+        return GpuMetric::gr_engine_active_pct;
+    }
+    return std::nullopt;
+}
+
 // Framebuffer in use as a percentage of its size. The size comes from the same sample
 // (total, or used + free), else from another input's total for the same GPU, else --gpu.
-std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector<int>& job, std::string& reason,
-                                     std::vector<std::string>& notes) {
+std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector<int>& job, const SteadyMask& mask,
+                                     std::string& reason, std::vector<std::string>& notes) {
     std::map<int, double> total_of_gpu;
     for (const GpuTelemetry* t : gpu_inputs(in)) {
         for (const GpuSample& sample : t->samples) {
@@ -277,10 +448,10 @@ std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector
     bool used_catalog = false;
     for (const GpuTelemetry* t : gpu_inputs(in)) {
         Series series{"fb_used_pct", source_of(t->kind, t->file), {}};
-        for (const GpuSample& sample : t->samples) {
+        for_job_samples(*t, job, mask, [&](const GpuSample& sample) {
             const std::optional<double> used = sample.value(GpuMetric::fb_used_bytes);
-            if (sample.entity != GpuEntity::gpu || !in_job(job, sample.gpu) || !used) {
-                continue;
+            if (!used) {
+                return;
             }
             saw_used = true;
             std::optional<double> total = sample.value(GpuMetric::fb_total_bytes);
@@ -299,12 +470,13 @@ std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector
             if (total && *total > 0) {
                 series.values.push_back(std::min(100.0, *used / *total * 100));
             }
-        }
+        });
         if (!series.values.empty()) {
             if (used_catalog) {
-                notes.push_back(fmt::format("framebuffer size from the catalog entry {} ({:.0f} GiB); the usable size "
-                                            "nvidia-smi shows is a little smaller",
-                                            in.gpu->id, in.gpu->memory_bytes / bytes_per_gib));
+                notes.push_back(
+                    fmt::format("framebuffer size from the catalog entry {} ({:.0f} GiB); the usable size "
+                                "nvidia-smi shows is a little smaller",
+                                in.gpu->id, in.gpu->memory_bytes / bytes_per_gib));
             }
             return series;
         }
@@ -314,6 +486,10 @@ std::optional<Series> fb_used_series(const DiagnoseInputs& in, const std::vector
     return std::nullopt;
 }
 
+// What a link carries at best, as a share of its nominal rate (nvbandwidth, nccl-tests; see
+// the sources above build_rules()).
+constexpr double achievable_link_share = 0.8;
+
 // nominal per-direction PCIe bandwidth, the catalog's convention (GpuSpec::host_link_bytes_per_s)
 double link_bytes_per_s(int generation, int lanes) {
     GpuSpec link;
@@ -322,32 +498,33 @@ double link_bytes_per_s(int generation, int lanes) {
     return link.host_link_bytes_per_s();
 }
 
-std::optional<Series> pcie_series(const DiagnoseInputs& in, const std::vector<int>& job, std::string& reason,
-                                  std::vector<std::string>& notes) {
+std::optional<Series> pcie_series(const DiagnoseInputs& in, const std::vector<int>& job, const SteadyMask& mask,
+                                  std::string& reason, std::vector<std::string>& notes) {
     // Link capacity per GPU from --query-gpu (max generation and width; the current ones drop
     // at idle), else --gpu.
     std::map<int, double> capacity_of_gpu;
     if (in.query) {
         for (const GpuSample& sample : in.query->samples) {
-            const std::optional<double> generation =
-                sample.value(GpuMetric::pcie_link_gen_max) ? sample.value(GpuMetric::pcie_link_gen_max)
-                                                           : sample.value(GpuMetric::pcie_link_gen_current);
-            const std::optional<double> width =
-                sample.value(GpuMetric::pcie_link_width_max) ? sample.value(GpuMetric::pcie_link_width_max)
-                                                             : sample.value(GpuMetric::pcie_link_width_current);
+            const std::optional<double> generation = sample.value(GpuMetric::pcie_link_gen_max)
+                                                         ? sample.value(GpuMetric::pcie_link_gen_max)
+                                                         : sample.value(GpuMetric::pcie_link_gen_current);
+            const std::optional<double> width = sample.value(GpuMetric::pcie_link_width_max)
+                                                    ? sample.value(GpuMetric::pcie_link_width_max)
+                                                    : sample.value(GpuMetric::pcie_link_width_current);
             if (generation && width && *generation >= 1 && *generation <= 7 && *width >= 1 && *width <= 32) {
-                capacity_of_gpu.emplace(sample.gpu, link_bytes_per_s(static_cast<int>(*generation), static_cast<int>(*width)));
+                capacity_of_gpu.emplace(sample.gpu,
+                                        link_bytes_per_s(static_cast<int>(*generation), static_cast<int>(*width)));
             }
         }
     }
     bool saw_traffic = false;
     for (const GpuTelemetry* t : gpu_inputs(in)) {
         Series series{"pcie_link_use_pct", source_of(t->kind, t->file), {}};
-        for (const GpuSample& sample : t->samples) {
+        for_job_samples(*t, job, mask, [&](const GpuSample& sample) {
             const std::optional<double> rx = sample.value(GpuMetric::pcie_rx_bytes_per_s);
             const std::optional<double> tx = sample.value(GpuMetric::pcie_tx_bytes_per_s);
-            if (sample.entity != GpuEntity::gpu || !in_job(job, sample.gpu) || (!rx && !tx)) {
-                continue;
+            if (!rx && !tx) {
+                return;
             }
             saw_traffic = true;
             double capacity = 0;
@@ -357,15 +534,18 @@ std::optional<Series> pcie_series(const DiagnoseInputs& in, const std::vector<in
                 capacity = in.gpu->host_link_bytes_per_s();
             }
             if (capacity > 0) {
-                series.values.push_back(std::max(rx.value_or(0), tx.value_or(0)) / capacity * 100);
+                series.values.push_back(std::max(rx.value_or(0), tx.value_or(0)) / (capacity * achievable_link_share) *
+                                        100);
             }
-        }
+        });
         if (!series.values.empty()) {
             if (capacity_of_gpu.empty() && in.gpu != nullptr) {
-                notes.push_back(fmt::format("PCIe link capacity from the catalog entry {} (PCIe Gen{} x{}, {:.1f} GB/s per "
-                                            "direction)",
-                                            in.gpu->id, in.gpu->host_link_generation, in.gpu->host_link_lanes,
-                                            in.gpu->host_link_bytes_per_s() / 1e9));
+                notes.push_back(
+                    fmt::format("PCIe link capacity from the catalog entry {} (PCIe Gen{} x{}, {:.1f} GB/s per "
+                                "direction, {:.1f} GB/s achievable)",
+                                in.gpu->id, in.gpu->host_link_generation, in.gpu->host_link_lanes,
+                                in.gpu->host_link_bytes_per_s() / 1e9,
+                                in.gpu->host_link_bytes_per_s() * achievable_link_share / 1e9));
             }
             return series;
         }
@@ -373,6 +553,36 @@ std::optional<Series> pcie_series(const DiagnoseInputs& in, const std::vector<in
     reason = saw_traffic ? "PCIe link capacity unknown: add pcie.link.gen.max,pcie.link.width.max to --query, or pass "
                            "--gpu ID"
                          : "no PCIe throughput: capture dmon with -s t, or DCGM PCITX/PCIRX (1009, 1010)";
+    return std::nullopt;
+}
+
+// NVLink traffic (both directions) over the achievable share of the catalog's bidirectional
+// bandwidth per GPU. DCGM 1011/1012 are the only source; the size needs --gpu.
+std::optional<Series> nvlink_series(const DiagnoseInputs& in, const std::vector<int>& job, const SteadyMask& mask,
+                                    std::string& reason) {
+    const double capacity =
+        in.gpu != nullptr ? in.gpu->interconnect.bidirectional_bytes_per_s * achievable_link_share : 0;
+    bool saw_traffic = false;
+    for (const GpuTelemetry* t : gpu_inputs(in)) {
+        Series series{"nvlink_link_use_pct", source_of(t->kind, t->file), {}};
+        for_job_samples(*t, job, mask, [&](const GpuSample& sample) {
+            const std::optional<double> rx = sample.value(GpuMetric::nvlink_rx_bytes_per_s);
+            const std::optional<double> tx = sample.value(GpuMetric::nvlink_tx_bytes_per_s);
+            if (!rx && !tx) {
+                return;
+            }
+            saw_traffic = true;
+            if (capacity > 0) {
+                series.values.push_back((rx.value_or(0) + tx.value_or(0)) / capacity * 100);
+            }
+        });
+        if (!series.values.empty()) {
+            return series;
+        }
+    }
+    reason = !saw_traffic        ? "no NVLink throughput: capture DCGM NVLTX/NVLRX (1011, 1012)"
+             : in.gpu == nullptr ? "NVLink size unknown: pass --gpu ID"
+                                 : fmt::format("the catalog entry {} has no NVLink", in.gpu->id);
     return std::nullopt;
 }
 
@@ -427,7 +637,555 @@ bool fires(const Evidence& evidence) {
     return evidence.above ? evidence.mean > evidence.threshold : evidence.mean < evidence.threshold;
 }
 
-std::string fmt_pct(double value) { return fmt::format("{:.0f} %", value); }
+std::string fmt_pct(double value) {
+    return fmt::format("{:.0f} %", value);
+}
+
+// Seconds of a printed time: a Unix time (Prometheus), or the HH:MM:SS[.fff] at the end of
+// dmon's -o T / DT and --query-gpu's timestamp. nullopt for anything else.
+std::optional<double> seconds_of(const std::string& time) {
+    if (time.empty()) {
+        return std::nullopt;
+    }
+    if (time.find_first_not_of("0123456789.") == std::string::npos) {
+        return std::strtod(time.c_str(), nullptr);
+    }
+    const std::size_t space = time.rfind(' ');
+    const std::string clock = space == std::string::npos ? time : time.substr(space + 1);
+    int h = 0;
+    int m = 0;
+    double s = 0;
+    char c1 = 0;
+    char c2 = 0;
+    if (std::sscanf(clock.c_str(), "%d%c%d%c%lf", &h, &c1, &m, &c2, &s) != 5 || c1 != ':' || c2 != ':' || h < 0 ||
+        h > 23 || m < 0 || m > 59 || s < 0 || s >= 61) {
+        return std::nullopt;
+    }
+    return h * 3600.0 + m * 60.0 + s;
+}
+
+struct SteadyState {
+    SteadyMask mask;
+    CaptureQuality capture;
+};
+
+// Warm-up and tail: the leading and trailing samples of a GPU below half the median
+// utilisation of that GPU. A job that starts or stops inside the capture shows them (the
+// dcgmproftester capture of the DCGM User Guide starts with three zero samples); leaving them
+// in would pull the mean under thresholds the steady state is above. Nothing is trimmed when
+// the median is under 10 %: an idle GPU has no steady state to isolate.
+SteadyState find_steady_state(const DiagnoseInputs& in, const std::vector<int>& job) {
+    SteadyState result;
+    CaptureQuality& capture = result.capture;
+    bool first_input = true;
+    for (const GpuTelemetry* t : gpu_inputs(in)) {
+        const std::optional<GpuMetric> busy = busy_metric(*t);
+        std::vector<bool>& keep = result.mask[t];
+        keep.assign(t->samples.size(), true);
+        if (!busy) {
+            continue;
+        }
+        for (const int gpu : job) {
+            std::vector<std::size_t> rows;
+            std::vector<double> values;
+            for (std::size_t i = 0; i < t->samples.size(); ++i) {
+                const GpuSample& sample = t->samples[i];
+                if (sample.entity == GpuEntity::gpu && sample.gpu == gpu && sample.value(*busy)) {
+                    rows.push_back(i);
+                    values.push_back(*sample.value(*busy));
+                }
+            }
+            if (values.empty()) {
+                continue;
+            }
+            std::vector<double> sorted = values;
+            std::sort(sorted.begin(), sorted.end());
+            const double median = sorted[sorted.size() / 2];
+            std::size_t first = 0;
+            std::size_t last = values.size();
+            if (median >= 10) {
+                while (first < values.size() && values[first] < median / 2) {
+                    ++first;
+                }
+                while (last > first && values[last - 1] < median / 2) {
+                    --last;
+                }
+            }
+            const auto phase = [&](const char* name, std::size_t from, std::size_t to) {
+                if (to > from) {
+                    capture.phases.push_back(fmt::format(
+                        "GPU {}: {} of {} sample{} (lines {}-{}) below half the median utilisation ({:.0f} %), left "
+                        "out",
+                        gpu, name, to - from, to - from == 1 ? "" : "s", t->samples[rows[from]].line,
+                        t->samples[rows[to - 1]].line, median));
+                }
+                for (std::size_t i = from; i < to; ++i) {
+                    keep[rows[i]] = false;
+                }
+            };
+            phase("warm-up", 0, first);
+            phase("tail", last, values.size());
+            if (first_input) {
+                const std::vector<double> kept(values.begin() + static_cast<std::ptrdiff_t>(first),
+                                               values.begin() + static_cast<std::ptrdiff_t>(last));
+                capture.per_gpu.push_back(GpuBusy{gpu, summarize(kept).mean, kept.size()});
+                const std::optional<double> from = seconds_of(t->samples[rows[first]].time);
+                const std::optional<double> to = seconds_of(t->samples[rows[last - 1]].time);
+                if (from && to && last - first > 1) {
+                    double span = *to - *from;
+                    span += span < 0 ? 86400 : 0;  // past midnight
+                    capture.duration_s = std::max(capture.duration_s.value_or(0), span);
+                }
+            }
+        }
+        first_input = first_input && capture.per_gpu.empty();
+    }
+    if (!capture.per_gpu.empty()) {
+        capture.samples_per_gpu = capture.per_gpu.front().samples;
+        for (const GpuBusy& gpu : capture.per_gpu) {
+            capture.samples_per_gpu = std::min(capture.samples_per_gpu, gpu.samples);
+        }
+        capture.too_short = capture.samples_per_gpu < min_capture_samples ||
+                            (capture.duration_s && *capture.duration_s < min_capture_seconds);
+        if (capture.too_short) {
+            capture.warnings.push_back(
+                fmt::format("the capture is too short to judge: {} steady sample{} per GPU{}; verdicts need at least "
+                            "{} samples and "
+                            "{:.0f} s (a few minutes is better), so every confidence is capped at low",
+                            capture.samples_per_gpu, capture.samples_per_gpu == 1 ? "" : "s",
+                            capture.duration_s ? fmt::format(" over {:.0f} s", *capture.duration_s) : "",
+                            min_capture_samples, min_capture_seconds));
+        }
+    }
+    return result;
+}
+
+Confidence confidence_of(double score) {
+    if (score <= 0) {
+        return Confidence::unlikely;
+    }
+    if (score < 1) {
+        return Confidence::low;
+    }
+    return score < 1.5 ? Confidence::medium : Confidence::high;
+}
+
+// Which capture separates two plausible causes, by bottleneck pair (either order).
+std::string tell_apart_hint(const std::string& a, const std::string& b) {
+    static const std::map<std::pair<std::string, std::string>, std::string> hints = {
+        {{"input-pipeline", "memory-capacity"},
+         "torch.cuda.max_memory_allocated() against nvidia-smi's memory.used (is the memory used, or only cached?) "
+         "and `mpstat -P ALL 1` (is one loader core saturated while the average idles?)"},
+        {{"input-pipeline", "host-transfer"},
+         "`dcgmi dmon -e 1009,1010` with `--query-gpu=pcie.link.gen.max,pcie.link.width.max` (is the link near its "
+         "achievable rate?) and `perf record` of the DataLoader workers"},
+        {{"input-pipeline", "topology"},
+         "`dcgmi dmon -e 1011,1012` (NVLink bytes) with NCCL_DEBUG=INFO, or the same job on one GPU: if one GPU "
+         "is as busy as now, the wait is input, not communication"},
+        {{"input-pipeline", "communication"},
+         "the same job on one GPU: if it is as busy as now, the wait is input, not communication"},
+        {{"input-pipeline", "load-imbalance"},
+         "`nvidia-smi dmon -s pucm` of every GPU: a slow GPU shows lower clocks or higher temperature"},
+        {{"compute", "memory-bandwidth"}, "`dcgmi dmon -e 1002,1004,1005` (SM, tensor and DRAM activity)"},
+        {{"host-transfer", "memory-capacity"},
+         "torch.cuda.max_memory_allocated(): offloading (CPU optimizer state, paging) moves bytes over PCIe"},
+        {{"memory-capacity", "topology"},
+         "`dcgmi dmon -e 1011,1012` (NVLink bytes) and torch.cuda.max_memory_allocated()"},
+        {{"host-transfer", "topology"}, "`dcgmi dmon -e 1009,1010,1011,1012`: PCIe and NVLink bytes side by side"},
+    };
+    auto found = hints.find({a, b});
+    if (found == hints.end()) {
+        found = hints.find({b, a});
+    }
+    return found == hints.end() ? std::string() : found->second;
+}
+
+// Every evidence series and single figure a rule may ask for, or the reason it is missing.
+struct EvidenceTable {
+    std::map<std::string, Series> series;
+    std::map<std::string, Evidence> single;  // profile shares, topology counts: no percentiles
+    std::map<std::string, std::string> missing;
+    std::vector<std::string> pair_details;
+    std::vector<std::string> numa_details;
+    std::vector<std::string> busy_details;  // per GPU, for the straggler verdict
+    bool numa_regroup_possible = false;
+
+    // The evidence for `metric` tested against a threshold; nullopt when it is missing.
+    std::optional<Evidence> test(const std::string& metric, bool above, double value) const;
+};
+
+std::optional<Evidence> EvidenceTable::test(const std::string& metric, bool above, double value) const {
+    const RuleThreshold threshold{metric, above, value};
+    if (const auto found = series.find(metric); found != series.end()) {
+        return series_evidence(found->second, threshold);
+    }
+    if (const auto figure = single.find(metric); figure != single.end()) {
+        Evidence evidence = figure->second;
+        evidence.threshold = value;
+        evidence.above = above;
+        return evidence;
+    }
+    return std::nullopt;
+}
+
+void add_topology_evidence(const DiagnoseInputs& in, const std::vector<int>& job, EvidenceTable& table,
+                           std::vector<std::string>& notes) {
+    if (!in.topology) {
+        table.missing["gpu_pairs_through_host_pct"] = table.missing["numa_nodes_spanned"] =
+            "no topology: pass --topo (nvidia-smi topo -m)";
+        return;
+    }
+    std::vector<int> placed;
+    for (const int gpu : job) {
+        if (in.topology->gpu(gpu) != nullptr) {
+            placed.push_back(gpu);
+        } else {
+            notes.push_back(fmt::format("GPU {} is in the GPU telemetry but not in {}", gpu, in.topology->file));
+        }
+    }
+    const std::string source = source_of(TelemetryKind::nvidia_smi_topo, in.topology->file);
+    if (placed.size() < 2) {
+        table.missing["gpu_pairs_through_host_pct"] = table.missing["numa_nodes_spanned"] =
+            "the job uses one GPU: no GPU-to-GPU traffic to place";
+        return;
+    }
+    std::size_t pairs = 0;
+    std::size_t through_host = 0;
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+        for (std::size_t j = i + 1; j < placed.size(); ++j) {
+            ++pairs;
+            const TopoLink* link = in.topology->gpu_link(placed[i], placed[j]);
+            if (link != nullptr &&
+                (link->kind == LinkKind::phb || link->kind == LinkKind::node || link->kind == LinkKind::sys)) {
+                ++through_host;
+                table.pair_details.push_back(fmt::format("GPU{}-GPU{}: {}", placed[i], placed[j], link->text));
+            }
+        }
+    }
+    table.single["gpu_pairs_through_host_pct"] =
+        Evidence{"gpu_pairs_through_host_pct",
+                 source,
+                 pairs,
+                 static_cast<double>(through_host) / static_cast<double>(pairs) * 100,
+                 {},
+                 {},
+                 0,
+                 true,
+                 {}};
+    std::map<int, int> gpus_per_node;  // over the whole machine
+    for (const std::size_t row : in.topology->gpu_rows()) {
+        if (const std::optional<int> node = in.topology->devices[row].numa_node) {
+            ++gpus_per_node[*node];
+        }
+    }
+    std::set<int> nodes;
+    for (const int gpu : placed) {
+        const std::optional<int> node = in.topology->gpu(gpu)->numa_node;
+        if (!node) {
+            table.missing["numa_nodes_spanned"] = "NUMA affinity is N/A in the topology";
+            return;
+        }
+        nodes.insert(*node);
+    }
+    table.single["numa_nodes_spanned"] =
+        Evidence{"numa_nodes_spanned", source, placed.size(), static_cast<double>(nodes.size()), {}, {}, 0, true, {}};
+    for (const auto& [node, count] : gpus_per_node) {
+        if (count >= static_cast<int>(placed.size())) {
+            table.numa_regroup_possible = true;
+            table.numa_details.push_back(
+                fmt::format("NUMA node {} has {} GPUs, enough for this {}-GPU job", node, count, placed.size()));
+        }
+    }
+    for (const int gpu : placed) {
+        table.numa_details.push_back(fmt::format("GPU{}: NUMA node {}", gpu, *in.topology->gpu(gpu)->numa_node));
+    }
+}
+
+// A GPU series by metric, with the stand-ins the rules accept, or a reason in `missing`.
+void add_gpu_series(const DiagnoseInputs& in, const std::vector<int>& job, const SteadyMask& mask,
+                    const std::string& key, std::initializer_list<GpuMetric> metrics, const std::string& reason,
+                    EvidenceTable& table) {
+    for (const GpuMetric metric : metrics) {
+        if (std::optional<Series> found = gpu_metric_series(in, job, mask, metric)) {
+            table.series[key] = std::move(*found);
+            return;
+        }
+    }
+    table.missing[key] = gpu_inputs(in).empty() ? "no GPU telemetry: pass --dmon, --dcgm, --prom or --query" : reason;
+}
+
+EvidenceTable gather_evidence(const DiagnoseInputs& in, const std::vector<int>& job, const SteadyState& steady_state,
+                              std::vector<std::string>& notes) {
+    EvidenceTable table;
+    const SteadyMask& mask = steady_state.mask;
+    const bool has_gpu_input = !gpu_inputs(in).empty();
+    const std::string no_gpu_input = "no GPU telemetry: pass --dmon, --dcgm, --prom or --query";
+    // DCGM's graphics-engine activity stands in for utilisation; nvidia-smi's memory
+    // utilisation for DRAM activity.
+    add_gpu_series(in, job, mask, "sm_util_pct", {GpuMetric::sm_util_pct, GpuMetric::gr_engine_active_pct},
+                   "no GPU utilisation: capture dmon with -s u, --query-gpu utilization.gpu, or DCGM GPUTL (203) / "
+                   "GRACT (1001)",
+                   table);
+    add_gpu_series(in, job, mask, "dram_active_pct", {GpuMetric::dram_active_pct, GpuMetric::mem_util_pct},
+                   "no memory activity: capture dmon with -s u, --query-gpu utilization.memory, or DCGM DRAMA (1005)",
+                   table);
+    add_gpu_series(in, job, mask, "tensor_active_pct", {GpuMetric::tensor_active_pct},
+                   "no tensor activity: capture DCGM TENSO (1004)", table);
+    add_gpu_series(in, job, mask, "sm_active_pct", {GpuMetric::sm_active_pct},
+                   "no SM activity: capture DCGM SMACT (1002)", table);
+    std::string reason;
+    if (std::optional<Series> fb = fb_used_series(in, job, mask, reason, notes)) {
+        table.series["fb_used_pct"] = std::move(*fb);
+    } else {
+        table.missing["fb_used_pct"] = has_gpu_input ? reason : no_gpu_input;
+    }
+    if (std::optional<Series> pcie = pcie_series(in, job, mask, reason, notes)) {
+        table.series["pcie_link_use_pct"] = std::move(*pcie);
+    } else {
+        table.missing["pcie_link_use_pct"] = has_gpu_input ? reason : no_gpu_input;
+    }
+    if (std::optional<Series> nvlink = nvlink_series(in, job, mask, reason)) {
+        table.series["nvlink_link_use_pct"] = std::move(*nvlink);
+    } else {
+        table.missing["nvlink_link_use_pct"] = has_gpu_input ? reason : no_gpu_input;
+    }
+    const std::vector<GpuBusy>& per_gpu = steady_state.capture.per_gpu;
+    if (per_gpu.size() >= 2) {
+        double low = per_gpu.front().busy_pct;
+        double high = low;
+        for (const GpuBusy& gpu : per_gpu) {
+            low = std::min(low, gpu.busy_pct);
+            high = std::max(high, gpu.busy_pct);
+            table.busy_details.push_back(
+                fmt::format("GPU {}: busy {} ({} samples)", gpu.gpu, fmt_pct(gpu.busy_pct), gpu.samples));
+        }
+        const auto busy = table.series.find("sm_util_pct");
+        table.single["gpu_busy_spread_pct"] = Evidence{"gpu_busy_spread_pct",
+                                                       busy == table.series.end() ? "" : busy->second.source,
+                                                       per_gpu.size(),
+                                                       high - low,
+                                                       {},
+                                                       {},
+                                                       0,
+                                                       true,
+                                                       {}};
+    } else {
+        table.missing["gpu_busy_spread_pct"] = per_gpu.empty() ? "no GPU utilisation per GPU" : "the job uses one GPU";
+    }
+    if (in.cpu) {
+        Series cpu{"cpu_busy_pct", source_of(in.cpu->kind, in.cpu->file), {}};
+        for (const CpuSample* sample : in.cpu->overall()) {
+            cpu.values.push_back(sample->busy_pct);
+        }
+        if (cpu.values.empty()) {
+            table.missing["cpu_busy_pct"] = "the CPU report has no rows for all CPUs together ('all' / %Cpu(s))";
+        } else {
+            table.series["cpu_busy_pct"] = std::move(cpu);
+        }
+    } else {
+        table.missing["cpu_busy_pct"] = "no host CPU report: pass --cpu (mpstat, sar -u or top -b)";
+    }
+    if (in.perf) {
+        double jpeg = 0;
+        double copy = 0;
+        for (const PerfSymbol& symbol : in.perf->symbols) {
+            jpeg += is_jpeg_decode(symbol) ? symbol.self_pct : 0;
+            copy += is_copy_or_mmap(symbol) ? symbol.self_pct : 0;
+        }
+        const std::string source = source_of(TelemetryKind::perf_report, in.perf->file);
+        const std::size_t samples = in.perf->total_samples ? static_cast<std::size_t>(*in.perf->total_samples) : 0;
+        table.single["cpu_jpeg_decode_pct"] =
+            Evidence{"cpu_jpeg_decode_pct", source, samples, jpeg, {}, {}, 0, true, {}};
+        table.single["cpu_copy_mmap_pct"] = Evidence{"cpu_copy_mmap_pct", source, samples, copy, {}, {}, 0, true, {}};
+    } else {
+        table.missing["cpu_jpeg_decode_pct"] = table.missing["cpu_copy_mmap_pct"] =
+            "no CPU profile: pass --perf (perf report --stdio)";
+    }
+    add_topology_evidence(in, job, table, notes);
+    return table;
+}
+
+void round_evidence(Evidence& evidence) {
+    // The evidence is shown, not recomputed: round it once here so that text and JSON agree.
+    evidence.mean = rounded(evidence.mean, 2);
+    if (evidence.p5) {
+        evidence.p5 = rounded(*evidence.p5, 2);
+    }
+    if (evidence.p95) {
+        evidence.p95 = rounded(*evidence.p95, 2);
+    }
+    if (evidence.share_beyond) {
+        evidence.share_beyond = rounded(*evidence.share_beyond, 4);
+    }
+}
+
+// The rule's conditions, supporting and contradicting signals, and score. nullopt with
+// `skip_reason` set when a condition's evidence is missing; a verdict whose conditions do not
+// all hold is returned with `fired` false.
+std::optional<Verdict> weigh_rule(const DiagnosisRule& rule, const EvidenceTable& table, bool& fired,
+                                  std::string& skip_reason) {
+    Verdict verdict;
+    verdict.rule = &rule;
+    fired = true;
+    for (const RuleThreshold& threshold : rule.thresholds) {
+        std::optional<Evidence> evidence = table.test(threshold.metric, threshold.above, threshold.value);
+        if (!evidence) {
+            const auto reason = table.missing.find(threshold.metric);
+            skip_reason = reason != table.missing.end() ? reason->second : "no data for " + threshold.metric;
+            return std::nullopt;
+        }
+        fired = fired && fires(*evidence);
+        verdict.evidence.push_back(std::move(*evidence));
+    }
+    verdict.score = 1;
+    for (const auto* signals : {&rule.supports, &rule.against}) {
+        const bool supports = signals == &rule.supports;
+        for (const RuleSignal& signal : *signals) {
+            if (std::optional<Evidence> evidence = table.test(signal.metric, signal.above, signal.value)) {
+                SignalEvidence measured{*evidence, signal.weight, signal.meaning, fires(*evidence)};
+                round_evidence(measured.evidence);
+                if (measured.holds) {
+                    verdict.score += supports ? signal.weight : -signal.weight;
+                }
+                (supports ? verdict.supporting : verdict.contradicting).push_back(std::move(measured));
+            }
+        }
+    }
+    verdict.confidence = confidence_of(verdict.score);
+    return verdict;
+}
+
+// One sentence with the numbers that matter, the details, and the expected gain.
+void describe(Verdict& verdict, const EvidenceTable& table, const std::vector<int>& job) {
+    const std::string& id = verdict.rule->id;
+    const double first = verdict.evidence[0].mean;
+    const double second = verdict.evidence.size() > 1 ? verdict.evidence[1].mean : 0;
+    const std::string stand_in = verdict.evidence.size() > 1 ? verdict.evidence[1].metric : "";
+    const bool one = job.size() == 1;
+    const std::string gpus_are = one ? "The GPU is" : "The GPUs are";
+    const std::string their = one ? "its" : "their";
+    const std::string them = one ? "it" : "them";
+    const std::string they_wait = one ? "it waits" : "they wait";
+    const std::string memory_word =
+        stand_in == "mem_util_pct" ? "memory (nvidia-smi memory utilisation)" : "memory interface";
+    if (id == "no-job-running") {
+        verdict.summary = fmt::format("{} busy {} of the time: no job seems to be running during the capture.",
+                                      gpus_are, fmt_pct(first));
+    } else if (id == "gpu-util-low-cpu-high") {
+        verdict.summary = fmt::format(
+            "{} busy {} of the time while the host CPUs are {} busy: the CPU side of the "
+            "input pipeline cannot keep up.",
+            gpus_are, fmt_pct(first), fmt_pct(second));
+        verdict.expected_gain = 1 - first / 100;
+    } else if (id == "gpu-util-low-dram-low") {
+        verdict.summary = fmt::format(
+            "{} busy {} of the time and {} {} {}: {} for input, not for compute or "
+            "memory.",
+            gpus_are, fmt_pct(first), their, memory_word, fmt_pct(second), they_wait);
+        verdict.expected_gain = 1 - first / 100;
+    } else if (id == "gpu-util-low-fb-full") {
+        verdict.summary = fmt::format(
+            "{} busy {} of the time with {} of {} memory in use: the batch that fits is "
+            "too small to keep {} busy.",
+            gpus_are, fmt_pct(first), fmt_pct(second), their, them);
+        verdict.expected_gain = 1 - first / 100;
+    } else if (id == "pcie-saturated") {
+        verdict.summary = fmt::format(
+            "The PCIe link carries {} of its achievable rate on average: host-device "
+            "transfers limit the job.",
+            fmt_pct(first));
+        verdict.expected_gain = verdict.evidence[0].share_beyond.value_or(0);
+    } else if (id == "cpu-jpeg-decode") {
+        verdict.summary = fmt::format(
+            "{:.1f} % of the profiled CPU samples decode JPEGs (libjpeg/PIL): decoding on the "
+            "CPU limits the input pipeline.",
+            first);
+        verdict.expected_gain = first / 100;
+    } else if (id == "cpu-copy-mmap") {
+        verdict.summary = fmt::format(
+            "{:.1f} % of the profiled CPU samples copy memory or handle page faults "
+            "(memcpy/mmap): reading the data limits the input pipeline.",
+            first);
+        verdict.expected_gain = first / 100;
+    } else if (id == "gpu-peers-through-host") {
+        verdict.summary = fmt::format(
+            "{} of {} GPU pairs of the job talk through the host (PHB, NODE or SYS) rather "
+            "than NVLink or a PCIe switch.",
+            table.pair_details.size(), verdict.evidence[0].samples);
+        const std::size_t shown = std::min<std::size_t>(table.pair_details.size(), 8);
+        verdict.details.assign(table.pair_details.begin(),
+                               table.pair_details.begin() + static_cast<std::ptrdiff_t>(shown));
+        if (table.pair_details.size() > shown) {
+            verdict.details.push_back(fmt::format("... and {} more pairs", table.pair_details.size() - shown));
+        }
+    } else if (id == "gpus-split-numa") {
+        verdict.summary = fmt::format(
+            "The job's {} GPUs sit on {} NUMA nodes although one node alone has enough "
+            "GPUs for it.",
+            verdict.evidence[0].samples, static_cast<int>(first));
+        verdict.details = table.numa_details;
+    } else if (id == "nvlink-busy") {
+        verdict.summary = fmt::format(
+            "{} busy {} of the time while NVLink carries {} of its achievable rate: {} on "
+            "GPU-to-GPU communication.",
+            gpus_are, fmt_pct(first), fmt_pct(second), they_wait);
+        verdict.expected_gain = 1 - first / 100;
+    } else if (id == "gpu-straggler") {
+        verdict.summary = fmt::format(
+            "The job's GPUs disagree: their utilisation spans {} points; in a synchronous "
+            "job the others wait for the slowest.",
+            fmt::format("{:.0f}", first));
+        verdict.details = table.busy_details;
+    } else if (id == "gpu-bound-memory") {
+        verdict.summary = fmt::format("{} busy {} of the time and {} {} {}: the job is bound by memory bandwidth.",
+                                      gpus_are, fmt_pct(first), their, memory_word, fmt_pct(second));
+    } else if (id == "gpu-bound-tensor") {
+        verdict.summary = fmt::format(
+            "{} busy {} of the time with the tensor pipes active {}: the job is bound by "
+            "tensor-core compute.",
+            gpus_are, fmt_pct(first), fmt_pct(second));
+    } else if (id == "gpu-bound-compute") {
+        verdict.summary = fmt::format("{} busy {} of the time with {} {} at {}: the job is bound by compute.", gpus_are,
+                                      fmt_pct(first), their, memory_word, fmt_pct(second));
+    }
+    for (Evidence& evidence : verdict.evidence) {
+        round_evidence(evidence);
+    }
+    verdict.expected_gain = rounded(std::clamp(verdict.expected_gain, 0.0, 1.0), 4);
+}
+
+bool ranks_before(const Verdict& a, const Verdict& b) {
+    if (a.confidence != b.confidence) {
+        return static_cast<int>(a.confidence) < static_cast<int>(b.confidence);
+    }
+    if (a.rule->severity != b.rule->severity) {
+        return static_cast<int>(a.rule->severity) < static_cast<int>(b.rule->severity);
+    }
+    if (a.expected_gain != b.expected_gain) {
+        return a.expected_gain > b.expected_gain;
+    }
+    return a.score > b.score;
+}
+
+// When the top two plausible causes differ, the capture that would tell them apart.
+std::vector<std::string> tell_apart(const std::vector<Verdict>& verdicts) {
+    std::vector<std::string> hints;
+    if (verdicts.size() < 2) {
+        return hints;
+    }
+    const DiagnosisRule& a = *verdicts[0].rule;
+    for (std::size_t i = 1; i < verdicts.size() && hints.empty(); ++i) {
+        const DiagnosisRule& b = *verdicts[i].rule;
+        if (b.bottleneck == a.bottleneck || verdicts[i].confidence == Confidence::low) {
+            continue;
+        }
+        const std::string hint = tell_apart_hint(a.bottleneck, b.bottleneck);
+        hints.push_back(
+            fmt::format("{} ({}) or {} ({}): {}", a.bottleneck, a.id, b.bottleneck, b.id,
+                        hint.empty() ? "a longer capture with the inputs listed under \"not evaluated\"" : hint));
+    }
+    return hints;
+}
 
 }  // namespace
 
@@ -483,7 +1241,7 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
             diagnosis.notes.push_back(fmt::format("{}: {}", file, note));
         }
     };
-    for (const std::optional<GpuTelemetry>* t : {&in.dmon, &in.dcgm, &in.query}) {
+    for (const std::optional<GpuTelemetry>* t : {&in.dmon, &in.dcgm, &in.prometheus, &in.query}) {
         if (*t) {
             diagnosis.inputs.push_back(InputSummary{(*t)->kind, (*t)->file, (*t)->samples.size(), (*t)->gpus()});
             add_notes((*t)->file, (*t)->notes);
@@ -494,7 +1252,8 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
         add_notes(in.cpu->file, in.cpu->notes);
     }
     if (in.perf) {
-        diagnosis.inputs.push_back(InputSummary{TelemetryKind::perf_report, in.perf->file, in.perf->symbols.size(), {}});
+        diagnosis.inputs.push_back(
+            InputSummary{TelemetryKind::perf_report, in.perf->file, in.perf->symbols.size(), {}});
         add_notes(in.perf->file, in.perf->notes);
     }
     if (in.topology) {
@@ -511,280 +1270,69 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
     diagnosis.job_gpus.assign(job.begin(), job.end());
     const std::vector<int>& job_gpus = diagnosis.job_gpus;
 
-    // Every evidence series a rule may ask for, or the reason it is missing.
-    std::map<std::string, Series> series;
-    std::map<std::string, std::string> missing;
-    const bool has_gpu_input = !gpu_inputs(in).empty();
-    const std::string no_gpu_input = "no GPU telemetry: pass --dmon, --dcgm or --query";
-    if (std::optional<Series> busy = gpu_metric_series(in, job_gpus, GpuMetric::sm_util_pct)) {
-        series["sm_util_pct"] = std::move(*busy);
-    } else if (std::optional<Series> engine = gpu_metric_series(in, job_gpus, GpuMetric::gr_engine_active_pct)) {
-        series["sm_util_pct"] = std::move(*engine);  // DCGM's graphics-engine activity stands in
-    } else {
-        missing["sm_util_pct"] = has_gpu_input ? "no GPU utilisation: capture dmon with -s u, --query-gpu "
-                                                 "utilization.gpu, or DCGM GPUTL (203) / GRACT (1001)"
-                                               : no_gpu_input;
-    }
-    if (const auto busy = series.find("sm_util_pct"); busy != series.end()) {
+    const SteadyState steady_state = find_steady_state(in, job_gpus);
+    diagnosis.capture = steady_state.capture;
+    const EvidenceTable table = gather_evidence(in, job_gpus, steady_state, diagnosis.notes);
+    if (const auto busy = table.series.find("sm_util_pct"); busy != table.series.end()) {
         diagnosis.gpu_busy_pct = summarize(busy->second.values).mean;
         diagnosis.gpu_busy_source = busy->second.source;
     }
-    if (std::optional<Series> dram = gpu_metric_series(in, job_gpus, GpuMetric::dram_active_pct)) {
-        series["dram_active_pct"] = std::move(*dram);
-    } else if (std::optional<Series> mem = gpu_metric_series(in, job_gpus, GpuMetric::mem_util_pct)) {
-        series["dram_active_pct"] = std::move(*mem);  // nvidia-smi's memory utilisation stands in
-    } else {
-        missing["dram_active_pct"] = has_gpu_input ? "no memory activity: capture dmon with -s u, --query-gpu "
-                                                     "utilization.memory, or DCGM DRAMA (1005)"
-                                                   : no_gpu_input;
-    }
-    {
-        std::string reason;
-        if (std::optional<Series> fb = fb_used_series(in, job_gpus, reason, diagnosis.notes)) {
-            series["fb_used_pct"] = std::move(*fb);
-        } else {
-            missing["fb_used_pct"] = has_gpu_input ? reason : no_gpu_input;
-        }
-    }
-    {
-        std::string reason;
-        if (std::optional<Series> pcie = pcie_series(in, job_gpus, reason, diagnosis.notes)) {
-            series["pcie_link_use_pct"] = std::move(*pcie);
-        } else {
-            missing["pcie_link_use_pct"] = has_gpu_input ? reason : no_gpu_input;
-        }
-    }
-    if (in.cpu) {
-        Series cpu{"cpu_busy_pct", source_of(in.cpu->kind, in.cpu->file), {}};
-        for (const CpuSample* sample : in.cpu->overall()) {
-            cpu.values.push_back(sample->busy_pct);
-        }
-        if (cpu.values.empty()) {
-            missing["cpu_busy_pct"] = "the CPU report has no rows for all CPUs together ('all' / %Cpu(s))";
-        } else {
-            series["cpu_busy_pct"] = std::move(cpu);
-        }
-    } else {
-        missing["cpu_busy_pct"] = "no host CPU report: pass --cpu (mpstat, sar -u or top -b)";
-    }
 
-    // Profile shares are single figures: the evidence carries no percentiles.
-    std::map<std::string, Evidence> single;
-    if (in.perf) {
-        double jpeg = 0;
-        double copy = 0;
-        for (const PerfSymbol& symbol : in.perf->symbols) {
-            jpeg += is_jpeg_decode(symbol) ? symbol.self_pct : 0;
-            copy += is_copy_or_mmap(symbol) ? symbol.self_pct : 0;
-        }
-        const std::string source = source_of(TelemetryKind::perf_report, in.perf->file);
-        const std::size_t samples = in.perf->total_samples ? static_cast<std::size_t>(*in.perf->total_samples) : 0;
-        single["cpu_jpeg_decode_pct"] = Evidence{"cpu_jpeg_decode_pct", source, samples, jpeg, {}, {}, 0, true, {}};
-        single["cpu_copy_mmap_pct"] = Evidence{"cpu_copy_mmap_pct", source, samples, copy, {}, {}, 0, true, {}};
-    } else {
-        missing["cpu_jpeg_decode_pct"] = missing["cpu_copy_mmap_pct"] = "no CPU profile: pass --perf (perf report --stdio)";
-    }
-
-    // Topology: GPU pairs of the job that talk through the host, and NUMA placement.
-    std::vector<std::string> pair_details;
-    std::vector<std::string> numa_details;
-    bool numa_regroup_possible = false;
-    if (in.topology) {
-        std::vector<int> placed;
-        for (const int gpu : job_gpus) {
-            if (in.topology->gpu(gpu) != nullptr) {
-                placed.push_back(gpu);
-            } else {
-                diagnosis.notes.push_back(fmt::format("GPU {} is in the GPU telemetry but not in {}", gpu, in.topology->file));
-            }
-        }
-        const std::string source = source_of(TelemetryKind::nvidia_smi_topo, in.topology->file);
-        if (placed.size() < 2) {
-            missing["gpu_pairs_through_host_pct"] = missing["numa_nodes_spanned"] =
-                "the job uses one GPU: no GPU-to-GPU traffic to place";
-        } else {
-            std::size_t pairs = 0;
-            std::size_t through_host = 0;
-            for (std::size_t i = 0; i < placed.size(); ++i) {
-                for (std::size_t j = i + 1; j < placed.size(); ++j) {
-                    ++pairs;
-                    const TopoLink* link = in.topology->gpu_link(placed[i], placed[j]);
-                    if (link != nullptr &&
-                        (link->kind == LinkKind::phb || link->kind == LinkKind::node || link->kind == LinkKind::sys)) {
-                        ++through_host;
-                        pair_details.push_back(fmt::format("GPU{}-GPU{}: {}", placed[i], placed[j], link->text));
-                    }
-                }
-            }
-            single["gpu_pairs_through_host_pct"] =
-                Evidence{"gpu_pairs_through_host_pct", source, pairs,
-                         static_cast<double>(through_host) / static_cast<double>(pairs) * 100, {}, {}, 0, true, {}};
-            std::map<int, int> gpus_per_node;  // over the whole machine
-            bool numa_known = true;
-            for (const std::size_t row : in.topology->gpu_rows()) {
-                if (const std::optional<int> node = in.topology->devices[row].numa_node) {
-                    ++gpus_per_node[*node];
-                }
-            }
-            std::set<int> nodes;
-            for (const int gpu : placed) {
-                const std::optional<int> node = in.topology->gpu(gpu)->numa_node;
-                if (!node) {
-                    numa_known = false;
-                    break;
-                }
-                nodes.insert(*node);
-            }
-            if (!numa_known) {
-                missing["numa_nodes_spanned"] = "NUMA affinity is N/A in the topology";
-            } else {
-                single["numa_nodes_spanned"] = Evidence{"numa_nodes_spanned", source, placed.size(),
-                                                        static_cast<double>(nodes.size()), {}, {}, 0, true, {}};
-                for (const auto& [node, count] : gpus_per_node) {
-                    if (count >= static_cast<int>(placed.size())) {
-                        numa_regroup_possible = true;
-                        numa_details.push_back(fmt::format("NUMA node {} has {} GPUs, enough for this {}-GPU job", node,
-                                                           count, placed.size()));
-                    }
-                }
-                for (const int gpu : placed) {
-                    numa_details.push_back(fmt::format("GPU{}: NUMA node {}", gpu, *in.topology->gpu(gpu)->numa_node));
-                }
-            }
-        }
-    } else {
-        missing["gpu_pairs_through_host_pct"] = missing["numa_nodes_spanned"] = "no topology: pass --topo (nvidia-smi topo -m)";
-    }
-
-    // Evaluate the table.
+    // An idle capture has nothing to diagnose: its verdict alone, the other rules are not run.
     std::size_t evaluated = 0;
     for (const DiagnosisRule& rule : diagnosis_rules()) {
         if (rule.thresholds.empty()) {
             continue;  // healthy, decided below
         }
-        Verdict verdict;
-        verdict.rule = &rule;
-        std::string skip_reason;
-        bool all_fire = true;
-        for (const RuleThreshold& threshold : rule.thresholds) {
-            if (const auto found = series.find(threshold.metric); found != series.end()) {
-                verdict.evidence.push_back(series_evidence(found->second, threshold));
-            } else if (const auto figure = single.find(threshold.metric); figure != single.end()) {
-                Evidence evidence = figure->second;
-                evidence.threshold = threshold.value;
-                evidence.above = threshold.above;
-                verdict.evidence.push_back(evidence);
-            } else {
-                skip_reason = missing.count(threshold.metric) != 0 ? missing[threshold.metric] : "no data for " + threshold.metric;
-                break;
-            }
-            all_fire = all_fire && fires(verdict.evidence.back());
+        if (diagnosis.capture.idle) {
+            diagnosis.not_evaluated.push_back(SkippedRule{rule.id, "no job seems to be running during the capture"});
+            continue;
         }
-        if (!skip_reason.empty()) {
+        bool fired = false;
+        std::string skip_reason;
+        std::optional<Verdict> verdict = weigh_rule(rule, table, fired, skip_reason);
+        if (!verdict) {
             diagnosis.not_evaluated.push_back(SkippedRule{rule.id, skip_reason});
             continue;
         }
         ++evaluated;
-        if (rule.id == "gpus-split-numa" && !numa_regroup_possible) {
-            all_fire = false;  // spanning nodes is unavoidable when no node holds the whole job
+        if (rule.id == "gpus-split-numa" && !table.numa_regroup_possible) {
+            fired = false;  // spanning nodes is unavoidable when no node holds the whole job
         }
-        if (!all_fire) {
+        if (!fired) {
             continue;
         }
-        const double first = verdict.evidence[0].mean;
-        const double second = verdict.evidence.size() > 1 ? verdict.evidence[1].mean : 0;
-        const std::string stand_in = verdict.evidence.size() > 1 ? verdict.evidence[1].metric : "";
-        const bool one = job_gpus.size() == 1;
-        const std::string gpus_are = one ? "The GPU is" : "The GPUs are";
-        const std::string their = one ? "its" : "their";
-        const std::string them = one ? "it" : "them";
-        const std::string they_wait = one ? "it waits" : "they wait";
-        const std::string memory_word = stand_in == "mem_util_pct" ? "memory (nvidia-smi memory utilisation)" : "memory interface";
-        if (rule.id == "gpu-util-low-cpu-high") {
-            verdict.summary = fmt::format("{} busy {} of the time while the host CPUs are {} busy: the CPU side of the "
-                                          "input pipeline cannot keep up.",
-                                          gpus_are, fmt_pct(first), fmt_pct(second));
-            verdict.expected_gain = 1 - first / 100;
-        } else if (rule.id == "gpu-util-low-dram-low") {
-            verdict.summary = fmt::format("{} busy {} of the time and {} {} {}: {} for input, not for compute or "
-                                          "memory.",
-                                          gpus_are, fmt_pct(first), their, memory_word, fmt_pct(second), they_wait);
-            verdict.expected_gain = 1 - first / 100;
-        } else if (rule.id == "gpu-util-low-fb-full") {
-            verdict.summary = fmt::format("{} busy {} of the time with {} of {} memory in use: the batch that fits is "
-                                          "too small to keep {} busy.",
-                                          gpus_are, fmt_pct(first), fmt_pct(second), their, them);
-            verdict.expected_gain = 1 - first / 100;
-        } else if (rule.id == "pcie-saturated") {
-            verdict.summary = fmt::format("The PCIe link carries {} of its capacity on average: host-device transfers "
-                                          "limit the job.",
-                                          fmt_pct(first));
-            verdict.expected_gain = verdict.evidence[0].share_beyond.value_or(0);
-        } else if (rule.id == "cpu-jpeg-decode") {
-            verdict.summary = fmt::format("{} of the profiled CPU samples decode JPEGs (libjpeg/PIL): decoding on the "
-                                          "CPU limits the input pipeline.",
-                                          fmt::format("{:.1f} %", first));
-            verdict.expected_gain = first / 100;
-        } else if (rule.id == "cpu-copy-mmap") {
-            verdict.summary = fmt::format("{} of the profiled CPU samples copy memory or handle page faults "
-                                          "(memcpy/mmap): reading the data limits the input pipeline.",
-                                          fmt::format("{:.1f} %", first));
-            verdict.expected_gain = first / 100;
-        } else if (rule.id == "gpu-peers-through-host") {
-            verdict.summary = fmt::format("{} of {} GPU pairs of the job talk through the host (PHB, NODE or SYS) rather "
-                                          "than NVLink or a PCIe switch.",
-                                          pair_details.size(), verdict.evidence[0].samples);
-            const std::size_t shown = std::min<std::size_t>(pair_details.size(), 8);
-            verdict.details.assign(pair_details.begin(), pair_details.begin() + static_cast<std::ptrdiff_t>(shown));
-            if (pair_details.size() > shown) {
-                verdict.details.push_back(fmt::format("... and {} more pairs", pair_details.size() - shown));
-            }
-        } else if (rule.id == "gpus-split-numa") {
-            verdict.summary = fmt::format("The job's {} GPUs sit on {} NUMA nodes although one node alone has enough "
-                                          "GPUs for it.",
-                                          verdict.evidence[0].samples, static_cast<int>(first));
-            verdict.details = numa_details;
-        } else if (rule.id == "gpu-bound-memory") {
-            verdict.summary = fmt::format("{} busy {} of the time and {} {} {}: the job is bound by memory bandwidth.",
-                                          gpus_are, fmt_pct(first), their, memory_word, fmt_pct(second));
-        } else if (rule.id == "gpu-bound-compute") {
-            verdict.summary = fmt::format("{} busy {} of the time with {} {} at {}: the job is bound by compute.",
-                                          gpus_are, fmt_pct(first), their, memory_word, fmt_pct(second));
+        describe(*verdict, table, job_gpus);
+        if (diagnosis.capture.too_short && verdict->confidence != Confidence::unlikely) {
+            verdict->confidence = Confidence::low;
         }
-        for (Evidence& evidence : verdict.evidence) {
-            // The evidence is shown, not recomputed: round it once here so that text and JSON agree.
-            evidence.mean = rounded(evidence.mean, 2);
-            if (evidence.p5) {
-                evidence.p5 = rounded(*evidence.p5, 2);
-            }
-            if (evidence.p95) {
-                evidence.p95 = rounded(*evidence.p95, 2);
-            }
-            if (evidence.share_beyond) {
-                evidence.share_beyond = rounded(*evidence.share_beyond, 4);
-            }
+        if (verdict->confidence == Confidence::unlikely) {
+            diagnosis.ruled_out.push_back(std::move(*verdict));
+        } else {
+            diagnosis.capture.idle = diagnosis.capture.idle || rule.id == "no-job-running";
+            diagnosis.verdicts.push_back(std::move(*verdict));
         }
-        verdict.expected_gain = rounded(std::clamp(verdict.expected_gain, 0.0, 1.0), 4);
-        diagnosis.verdicts.push_back(std::move(verdict));
+    }
+    if (diagnosis.capture.idle) {
+        evaluated = 1;
     }
 
     if (diagnosis.verdicts.empty() && evaluated > 0) {
         Verdict healthy;
         healthy.rule = find_rule("healthy");
-        healthy.summary = fmt::format("None of the {} rules that could be evaluated found a bottleneck.", evaluated);
-        if (const auto busy = series.find("sm_util_pct"); busy != series.end()) {
+        healthy.score = 1;
+        healthy.confidence = diagnosis.capture.too_short ? Confidence::low : Confidence::medium;
+        healthy.summary =
+            fmt::format("None of the {} rules that could be evaluated found a plausible cause.", evaluated);
+        if (const auto busy = table.series.find("sm_util_pct"); busy != table.series.end()) {
             healthy.details.push_back(fmt::format("GPU busy ({}) averages {}, from {}", busy->second.metric,
                                                   fmt_pct(summarize(busy->second.values).mean), busy->second.source));
         }
         diagnosis.verdicts.push_back(std::move(healthy));
     }
-
-    std::stable_sort(diagnosis.verdicts.begin(), diagnosis.verdicts.end(), [](const Verdict& a, const Verdict& b) {
-        if (a.rule->severity != b.rule->severity) {
-            return static_cast<int>(a.rule->severity) < static_cast<int>(b.rule->severity);
-        }
-        return a.expected_gain > b.expected_gain;
-    });
+    std::stable_sort(diagnosis.verdicts.begin(), diagnosis.verdicts.end(), ranks_before);
+    std::stable_sort(diagnosis.ruled_out.begin(), diagnosis.ruled_out.end(), ranks_before);
+    diagnosis.tell_apart = tell_apart(diagnosis.verdicts);
     return diagnosis;
 }
 
@@ -861,15 +1409,17 @@ FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload
         if (other.memory_bytes < gpu->memory_bytes) {
             continue;
         }
-        const std::optional<Throughput> there = unobstructed_throughput(unobstructed, other, worth.gpu_count, efficiency);
+        const std::optional<Throughput> there =
+            unobstructed_throughput(unobstructed, other, worth.gpu_count, efficiency);
         if (there && there->unit == here->unit && there->per_s > worth.fastest_per_s) {
             worth.fastest_per_s = there->per_s;
             worth.fastest_gpu = other.id;
         }
     }
-    worth.note = fmt::format("gpusel's performance model for {} x {} with nothing outside the GPUs limiting; 'now' "
-                             "scales it by the observed GPU utilisation over the {:.0f} % the model predicts",
-                             worth.gpu_count, gpu->id, here->busy_share * 100);
+    worth.note = fmt::format(
+        "gpusel's performance model for {} x {} with nothing outside the GPUs limiting; 'now' "
+        "scales it by the observed GPU utilisation over the {:.0f} % the model predicts",
+        worth.gpu_count, gpu->id, here->busy_share * 100);
     return worth;
 }
 

@@ -30,6 +30,10 @@ std::string_view to_string(TelemetryKind kind) {
         return "nvidia-smi-q";
     case TelemetryKind::nvidia_smi_nvlink:
         return "nvidia-smi-nvlink";
+    case TelemetryKind::prometheus_text:
+        return "prometheus-text";
+    case TelemetryKind::prometheus_query_range:
+        return "prometheus-query-range";
     }
     return "?";
 }

@@ -26,10 +26,18 @@ std::string fixture(const std::string& name) {
     return buffer.str();
 }
 
-GpuTelemetry dmon(const std::string& name) { return parse_nvidia_smi_dmon(fixture(name), name); }
-CpuTelemetry cpu(const std::string& name) { return parse_cpu_report(fixture(name), name); }
-PerfProfile perf(const std::string& name) { return parse_perf_report(fixture(name), name); }
-Topology topo(const std::string& name) { return parse_nvidia_smi_topo(fixture(name), name); }
+GpuTelemetry dmon(const std::string& name) {
+    return parse_nvidia_smi_dmon(fixture(name), name);
+}
+CpuTelemetry cpu(const std::string& name) {
+    return parse_cpu_report(fixture(name), name);
+}
+PerfProfile perf(const std::string& name) {
+    return parse_perf_report(fixture(name), name);
+}
+Topology topo(const std::string& name) {
+    return parse_nvidia_smi_topo(fixture(name), name);
+}
 
 const std::vector<std::string> rtx_fields = split_query_fields(
     "index,uuid,name,pci.bus_id,driver_version,utilization.gpu,utilization.memory,memory.total,memory.used,memory.free,"
@@ -76,7 +84,8 @@ TEST_CASE("diagnose::summarize interpolates percentiles like numpy", "[diagnose]
 
 TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
     const std::set<std::string> bottlenecks = {"input-pipeline", "host-transfer", "memory-capacity", "memory-bandwidth",
-                                               "compute",        "communication", "topology",        "healthy"};
+                                               "compute",        "communication", "topology",        "load-imbalance",
+                                               "idle",           "healthy"};
     std::set<std::string> ids;
     for (const DiagnosisRule& rule : diagnosis_rules()) {
         CHECK(ids.insert(rule.id).second);
@@ -86,13 +95,13 @@ TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
         CHECK_FALSE(rule.upgrade_note.empty());
         CHECK(rule.thresholds.empty() == (rule.id == "healthy"));
     }
-    CHECK(ids.size() == 11);
+    CHECK(ids.size() == 15);
     REQUIRE(find_rule("gpu-util-low-cpu-high") != nullptr);
     CHECK(find_rule("gpu-util-low-cpu-high")->thresholds[0].value == 70);
     CHECK(find_rule("gpu-util-low-cpu-high")->thresholds[1].value == 85);
     CHECK(find_rule("gpu-util-low-dram-low")->thresholds[1].value == 30);
     CHECK(find_rule("gpu-util-low-fb-full")->thresholds[1].value == 90);
-    CHECK(find_rule("pcie-saturated")->thresholds[0].value == 80);
+    CHECK(find_rule("pcie-saturated")->thresholds[0].value == 85);  // of the achievable rate
     CHECK(find_rule("cpu-jpeg-decode")->thresholds[0].value == 40);
     CHECK(find_rule("cpu-copy-mmap")->thresholds[0].value == 30);
     CHECK(find_rule("no-such-rule") == nullptr);
@@ -100,40 +109,57 @@ TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
 
 TEST_CASE("diagnose: GPU waiting on busy host CPUs", "[diagnose]") {
     DiagnoseInputs in;
-    in.dmon = dmon("nvidia-smi-dmon-default-pre535-format.txt");
+    in.dmon = dmon("derived-nvidia-smi-dmon-s-pucm-gpus-2-5-numa-split-40s.txt");
     in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
     const Diagnosis d = diagnose(in);
-    CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-cpu-high"});
+    // Both input-pipeline causes hold with high confidence; the error ranks first.
+    CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-cpu-high", "gpu-util-low-dram-low"});
     const Verdict& v = d.verdicts[0];
     REQUIRE(v.evidence.size() == 2);
-    // sm: 5 11 3 10 75 86 99 86 85 -> mean 460/9; sorted 3 5 10 11 75 85 86 86 99
+    // sm: the 10-value cycle 50 53 54 47 56 52 49 55 51 48 (+12 on 38 41 ...) per GPU -> mean 51.5
     CHECK(v.evidence[0].metric == "sm_util_pct");
-    CHECK(v.evidence[0].mean == 51.11);
-    CHECK(v.evidence[0].p5 == 3.8);
-    CHECK(v.evidence[0].p95 == 93.8);
-    CHECK(v.evidence[0].share_beyond == 0.4444);  // 4 of 9 below 70
-    CHECK(v.evidence[0].samples == 9);
+    CHECK(v.evidence[0].mean == 51.5);
+    CHECK(v.evidence[0].samples == 160);
     // busy: 100 - 4.88 and 100 - 7.31
     CHECK(v.evidence[1].metric == "cpu_busy_pct");
     CHECK(v.evidence[1].mean == 93.91);
-    CHECK(v.evidence[1].p95 == 95);
     CHECK(v.evidence[1].share_beyond == 1);
-    CHECK(v.expected_gain == 0.4889);  // 1 - 0.5111
-    CHECK(v.summary == "The GPU is busy 51 % of the time while the host CPUs are 94 % busy: the CPU side of the input "
-                       "pipeline cannot keep up.");
-    CHECK(d.job_gpus == std::vector<int>{0});
-    // memory utilisation averages 30.9 %, just above the data-loading threshold of 30 %
-    CHECK(evaluated(d, "gpu-util-low-dram-low"));
+    CHECK(v.expected_gain == 0.485);          // 1 - 0.515
+    CHECK(v.confidence == Confidence::high);  // 1 + 0.5 (memory at 16 % < 30 %)
+    CHECK(v.score == 1.5);
+    CHECK(d.verdicts[1].score == 2);  // data loading: 1 + 1 (saturated CPUs)
+    CHECK(v.summary ==
+          "The GPUs are busy 52 % of the time while the host CPUs are 94 % busy: the CPU side of the input "
+          "pipeline cannot keep up.");
+    CHECK(d.job_gpus == std::vector<int>{2, 3, 4, 5});
+}
+
+TEST_CASE("diagnose: warm-up is trimmed before the rules look", "[diagnose]") {
+    // sm: 5 11 3 10 75 86 99 86 85; median 75: the first four are warm-up, the steady state
+    // (75 86 99 86 85, mean 86.2) is neither starved nor GPU-bound.
+    DiagnoseInputs in;
+    in.dmon = dmon("nvidia-smi-dmon-default-pre535-format.txt");
+    in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
+    const Diagnosis d = diagnose(in);
+    CHECK(fired(d) == std::vector<std::string>{"healthy"});
+    CHECK(d.capture.phases == std::vector<std::string>{"GPU 0: warm-up of 4 samples (lines 3-6) below half the median "
+                                                       "utilisation (75 %), left out"});
+    REQUIRE(d.capture.per_gpu.size() == 1);
+    CHECK_THAT(d.capture.per_gpu[0].busy_pct, WithinAbs(86.2, 1e-9));
+    CHECK(d.capture.samples_per_gpu == 5);
+    CHECK(d.capture.too_short);
+    CHECK(d.verdicts[0].confidence == Confidence::low);
 }
 
 TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]") {
-    SECTION("gpu-util-low-dram-low: an idle H100") {
+    SECTION("no-job-running: an idle H100") {
         DiagnoseInputs in;
         in.dmon = dmon("nvidia-smi-dmon-default-H100-590-idle.txt");
         const Diagnosis d = diagnose(in);
-        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-dram-low"});
-        CHECK(d.verdicts[0].evidence[1].metric == "mem_util_pct");  // stands in for DCGM's DRAM activity
-        CHECK(d.verdicts[0].expected_gain == 1);
+        CHECK(fired(d) == std::vector<std::string>{"no-job-running"});
+        CHECK(d.capture.idle);
+        CHECK(d.verdicts[0].confidence == Confidence::low);             // 5 samples: too short
+        CHECK(d.not_evaluated.size() == diagnosis_rules().size() - 2);  // all but itself and healthy
     }
     SECTION("gpu-util-low-fb-full: 4 GPUs at 40 % with 92 % of memory in use") {
         DiagnoseInputs in;
@@ -153,17 +179,22 @@ TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]"
         const GpuSpec card = gen4_card();
         in.gpu = &card;
         const Diagnosis d = diagnose(in);
-        CHECK(fired(d) == std::vector<std::string>{"pcie-saturated", "gpu-util-low-dram-low"});  // error before warning
+        // The GPU computes 4 % of the time, but the link is busy: not idle, a job waits on copies.
+        // Data loading holds too but the busy link argues against it (score 0): ruled out.
+        CHECK(fired(d) == std::vector<std::string>{"pcie-saturated"});
+        CHECK(d.ruled_out.size() == 2);  // gpu-util-low-dram-low and no-job-running
         const Evidence& e = d.verdicts[0].evidence[0];
         CHECK(e.metric == "pcie_link_use_pct");
-        // 28100..29200 MiB/s over 16 x 0.985 x 4 GB/s: 93.48 96.14 97.14 95.31 96.64 95.81 %
-        CHECK(e.mean == 95.75);
-        CHECK(e.p5 == 93.94);
+        // 28100..29200 MiB/s over 0.8 x 16 x 0.985 x 4 GB/s: 116.85 120.18 121.42 119.14 120.80 119.76 %
+        CHECK(e.mean == 119.69);
+        CHECK(e.p5 == 117.42);
         CHECK(e.share_beyond == 1);
-        CHECK(d.notes == std::vector<std::string>{
-                             "framebuffer size from the catalog entry TEST-GEN4 (24 GiB); the usable size nvidia-smi shows "
-                             "is a little smaller",
-                             "PCIe link capacity from the catalog entry TEST-GEN4 (PCIe Gen4 x16, 31.5 GB/s per direction)"});
+        CHECK(d.notes ==
+              std::vector<std::string>{
+                  "framebuffer size from the catalog entry TEST-GEN4 (24 GiB); the usable size nvidia-smi shows "
+                  "is a little smaller",
+                  "PCIe link capacity from the catalog entry TEST-GEN4 (PCIe Gen4 x16, 31.5 GB/s per direction, "
+                  "25.2 GB/s achievable)"});
     }
     SECTION("cpu-jpeg-decode and cpu-copy-mmap: CPU profiles") {
         DiagnoseInputs jpeg;
@@ -197,7 +228,8 @@ TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]"
         CHECK(d.verdicts[0].evidence[0].mean == 2);
 
         in.topology = topo("nvidia-smi-topo-m-8gpu-pcie-sys-2numa-tabs.txt");
-        CHECK(fired(diagnose(in)) == std::vector<std::string>{"gpu-peers-through-host", "gpus-split-numa"});
+        // Both topology findings; the split ranks first (score 1.5: the split pairs talk over SYS).
+        CHECK(fired(diagnose(in)) == std::vector<std::string>{"gpus-split-numa", "gpu-peers-through-host"});
     }
     SECTION("gpu-bound-memory and gpu-bound-compute: busy GPUs") {
         DiagnoseInputs memory;
@@ -210,14 +242,20 @@ TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]"
         CHECK(d.verdicts[0].evidence[1].mean == 9.4);  // mem 10 10 9 9 9
         CHECK(d.verdicts[0].rule->gpu_upgrade_helps);
     }
-    SECTION("healthy: DCGM at 75 % graphics-engine activity") {
+    SECTION("gpu-bound-tensor: the DCGM User Guide's dcgmproftester capture") {
         DiagnoseInputs in;
         in.dcgm = parse_dcgmi_dmon(fixture("dcgmi-dmon-e-1001-1004-1005-dcgm-docs.txt"), "d");
         const Diagnosis d = diagnose(in);
-        CHECK(fired(d) == std::vector<std::string>{"healthy"});
-        CHECK(d.verdicts[0].summary == "None of the 3 rules that could be evaluated found a bottleneck.");
-        CHECK(d.verdicts[0].details ==
-              std::vector<std::string>{"GPU busy (gr_engine_active_pct) averages 75 %, from dcgmi-dmon d"});
+        // Three zero samples of warm-up left out: GRACT (0.552 + 0.969 ... 0.972) / 12 = 93.67 %.
+        CHECK(fired(d) == std::vector<std::string>{"gpu-bound-tensor"});
+        CHECK(d.verdicts[0].evidence[0].metric == "gr_engine_active_pct");
+        CHECK(d.verdicts[0].evidence[0].mean == 93.67);
+        CHECK(d.verdicts[0].evidence[1].mean == 89.63);      // TENSO
+        CHECK(d.verdicts[0].score == 1.5);                   // DRAMA 0 < 60 supports it
+        CHECK(d.verdicts[0].confidence == Confidence::low);  // 12 samples: too short
+        REQUIRE(d.ruled_out.size() == 1);
+        CHECK(d.ruled_out[0].rule->id == "gpu-bound-compute");  // tensor activity argues against plain compute
+        CHECK(d.capture.phases.size() == 1);
     }
 }
 
@@ -234,7 +272,8 @@ TEST_CASE("diagnose: each rule stays silent on healthy captures it can evaluate"
     }
     SECTION("busy GPUs with full memory: no memory-capacity finding") {
         DiagnoseInputs in;
-        in.query = parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-noheader-nounits-4gpu-595.txt"), "q", rtx_fields);
+        in.query =
+            parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-noheader-nounits-4gpu-595.txt"), "q", rtx_fields);
         const Diagnosis d = diagnose(in);
         CHECK(evaluated(d, "gpu-util-low-fb-full"));
         CHECK(fired(d) == std::vector<std::string>{"gpu-bound-compute"});
@@ -245,9 +284,9 @@ TEST_CASE("diagnose: each rule stays silent on healthy captures it can evaluate"
         const GpuSpec card = gen4_card();
         in.gpu = &card;
         const Diagnosis d = diagnose(in);
-        CHECK(evaluated(d, "pcie-saturated"));
-        CHECK(evaluated(d, "gpu-util-low-fb-full"));  // size from --gpu
-        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-dram-low"});  // the capture is of an idle GPU
+        // The capture is of an idle GPU: 4 % busy, 239 MiB of 24 GiB, the link at 1 %.
+        CHECK(fired(d) == std::vector<std::string>{"no-job-running"});
+        CHECK(d.ruled_out.empty());
     }
     SECTION("a data-loader profile with 7 % in libjpeg and 4.5 % in memmove") {
         DiagnoseInputs in;
@@ -258,7 +297,8 @@ TEST_CASE("diagnose: each rule stays silent on healthy captures it can evaluate"
         CHECK(fired(d) == std::vector<std::string>{"healthy"});
     }
     SECTION("NVLink everywhere, the job on all 8 GPUs of two nodes") {
-        for (const char* name : {"nvidia-smi-topo-m-8xH100-nv18-nonic.txt", "nvidia-smi-topo-m-8xA100-nvlink-nics.txt"}) {
+        for (const char* name :
+             {"nvidia-smi-topo-m-8xH100-nv18-nonic.txt", "nvidia-smi-topo-m-8xA100-nvlink-nics.txt"}) {
             DiagnoseInputs in;
             in.topology = topo(name);
             const Diagnosis d = diagnose(in);
@@ -275,24 +315,107 @@ TEST_CASE("diagnose: each rule stays silent on healthy captures it can evaluate"
     }
 }
 
-TEST_CASE("diagnose: verdicts are ordered by severity, then expected gain", "[diagnose]") {
+TEST_CASE("diagnose: verdicts are ordered by confidence, severity, then expected gain", "[diagnose]") {
     DiagnoseInputs in;
-    in.dmon = dmon("nvidia-smi-dmon-default-pre535-format.txt");
+    in.dmon = dmon("derived-nvidia-smi-dmon-s-pucm-gpus-2-5-numa-split-40s.txt");
     in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
     in.perf = perf("derived-perf-report-libjpeg-dominant.txt");
-    in.topology = topo("nvidia-smi-topo-m-2x1080ti-phb.txt");
     const Diagnosis d = diagnose(in);
-    // jpeg 70.8 % of samples (gain 0.708) beats the GPU's 48.9 % idle time; the topology warning last.
-    CHECK(fired(d) == std::vector<std::string>{"cpu-jpeg-decode", "gpu-util-low-cpu-high"});
+    // All three high: jpeg 70.8 % of samples (gain 0.708) beats the GPUs' 48.5 % idle time; the
+    // data-loading warning after both errors.
+    CHECK(fired(d) == std::vector<std::string>{"cpu-jpeg-decode", "gpu-util-low-cpu-high", "gpu-util-low-dram-low"});
     CHECK(d.verdicts[0].expected_gain == 0.708);
-    // The dmon capture holds GPU 0 only: a one-GPU job has no GPU pairs.
-    CHECK(d.job_gpus == std::vector<int>{0});
-    CHECK_FALSE(evaluated(d, "gpu-peers-through-host"));
+    CHECK(d.verdicts[0].score == 2.5);  // 1 + 0.5 (GPUs wait) + 1 (CPUs saturated)
+    CHECK(d.tell_apart.empty());        // one bottleneck: input-pipeline
+}
+
+TEST_CASE("diagnose: the issue's scenarios rank the right cause first", "[diagnose]") {
+    SECTION("idle CPUs and a 98 % full framebuffer: memory capacity, not data loading") {
+        DiagnoseInputs in;
+        in.query =
+            parse_nvidia_smi_query(fixture("derived-nvidia-smi-query-gpu-csv-header-units-fb-full-40s.txt"), "q");
+        in.cpu = cpu("mpstat-U-1-2-all-average.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-fb-full"});
+        CHECK(d.verdicts[0].confidence == Confidence::high);
+        CHECK(d.verdicts[0].score == 1.5);
+        REQUIRE(d.ruled_out.size() == 1);
+        CHECK(d.ruled_out[0].rule->id == "gpu-util-low-dram-low");
+        CHECK(d.ruled_out[0].score == -0.5);  // 1 - 0.5 (idle CPUs) - 1 (full framebuffer)
+        CHECK_FALSE(d.capture.too_short);
+        CHECK(d.capture.duration_s == 39);
+    }
+    SECTION("PCIe receive at 23.5 GB/s on a Gen4 x16 link: host transfer") {
+        DiagnoseInputs in;
+        in.dmon = dmon("derived-nvidia-smi-dmon-s-mutc-o-TD-pcie-23.5GBs-40s.txt");
+        const GpuSpec card = gen4_card();
+        in.gpu = &card;
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"pcie-saturated"});
+        CHECK(d.verdicts[0].confidence == Confidence::high);
+        CHECK(d.verdicts[0].evidence[0].mean == 93.19);  // 22410 MiB/s of 25.2 GB/s achievable
+        REQUIRE(d.ruled_out.size() == 1);
+        CHECK(d.ruled_out[0].rule->id == "gpu-util-low-dram-low");
+    }
+    SECTION("a 4-GPU job on two NUMA nodes over SYS: topology") {
+        DiagnoseInputs in;
+        in.dmon = dmon("derived-nvidia-smi-dmon-s-pucm-gpus-2-5-numa-split-40s.txt");
+        in.topology = topo("nvidia-smi-topo-m-8gpu-pcie-sys-2numa-tabs.txt");
+        in.cpu = cpu("mpstat-U-1-2-all-average.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpus-split-numa", "gpu-peers-through-host"});
+        CHECK(d.verdicts[0].score == 2);
+        REQUIRE(d.ruled_out.size() == 1);
+        CHECK(d.ruled_out[0].rule->id == "gpu-util-low-dram-low");
+        CHECK(d.capture.per_gpu.size() == 4);
+    }
+    SECTION("idle: a real DCGM-exporter scrape of an L40S") {
+        DiagnoseInputs in;
+        in.prometheus = parse_prometheus(fixture("dcgm-exporter-metrics-L40S-595-idle.txt"), "m");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"no-job-running"});
+        CHECK(d.capture.idle);
+        CHECK(d.capture.too_short);  // one scrape
+    }
+    SECTION("one GPU of four busier than the rest: a straggler") {
+        // The NUMA-split capture with GPU 5 edited to 97 % busy (the others stay near 51 %).
+        GpuTelemetry t = dmon("derived-nvidia-smi-dmon-s-pucm-gpus-2-5-numa-split-40s.txt");
+        for (GpuSample& sample : t.samples) {
+            if (sample.gpu == 5) {
+                sample.set(GpuMetric::sm_util_pct, 97);
+            }
+        }
+        DiagnoseInputs in;
+        in.dmon = std::move(t);
+        const Diagnosis d = diagnose(in);
+        const std::vector<std::string> ids = fired(d);
+        CHECK(std::find(ids.begin(), ids.end(), "gpu-straggler") != ids.end());
+        CHECK(d.capture.per_gpu.back().busy_pct == 97);
+    }
+}
+
+TEST_CASE("diagnose: Prometheus exports diagnose like their dcgmi equivalent", "[diagnose]") {
+    DiagnoseInputs dcgm;
+    dcgm.dcgm = parse_dcgmi_dmon(fixture("dcgmi-dmon-e-1001-1004-1005-dcgm-docs.txt"), "d");
+    DiagnoseInputs range;
+    range.prometheus = parse_prometheus(fixture("derived-prometheus-query-range-dcgmproftester.json"), "r");
+    DiagnoseInputs text;
+    text.prometheus = parse_prometheus(fixture("derived-dcgm-exporter-metrics-dcgmproftester-15-scrapes.txt"), "t");
+    const Diagnosis a = diagnose(dcgm);
+    for (const Diagnosis& b : {diagnose(range), diagnose(text)}) {
+        CHECK(fired(b) == fired(a));
+        CHECK(b.verdicts[0].score == a.verdicts[0].score);
+        for (std::size_t i = 0; i < a.verdicts[0].evidence.size(); ++i) {
+            CHECK(b.verdicts[0].evidence[i].mean == a.verdicts[0].evidence[i].mean);
+            CHECK(b.verdicts[0].evidence[i].samples == a.verdicts[0].evidence[i].samples);
+        }
+        CHECK(b.capture.phases.size() == 1);
+    }
 }
 
 TEST_CASE("diagnose: rules without their inputs say what to capture", "[diagnose]") {
     DiagnoseInputs in;
-    in.dmon = dmon("nvidia-smi-dmon-s-mutc-o-TD.txt");
+    in.dmon = dmon("derived-nvidia-smi-dmon-s-mutc-o-TD-pcie-23.5GBs-40s.txt");
     const Diagnosis d = diagnose(in);
     std::map<std::string, std::string> reasons;
     for (const SkippedRule& skipped : d.not_evaluated) {
@@ -306,13 +429,13 @@ TEST_CASE("diagnose: rules without their inputs say what to capture", "[diagnose
     CHECK(reasons["cpu-jpeg-decode"] == "no CPU profile: pass --perf (perf report --stdio)");
     CHECK(reasons["gpu-peers-through-host"] == "no topology: pass --topo (nvidia-smi topo -m)");
     CHECK(d.inputs.size() == 1);
-    CHECK(d.inputs[0].samples == 6);
+    CHECK(d.inputs[0].samples == 40);
 
     DiagnoseInputs nothing;
     nothing.cpu = cpu("mpstat-P-ALL-1-repeated-headers.txt");
     const Diagnosis none = diagnose(nothing);
-    CHECK(none.verdicts.empty());  // no rule can run on a CPU report alone
-    CHECK(none.not_evaluated.size() == 10);
+    CHECK(none.verdicts.empty());                                      // no rule can run on a CPU report alone
+    CHECK(none.not_evaluated.size() == diagnosis_rules().size() - 1);  // all but healthy
 }
 
 TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's GPUs", "[diagnose]") {
@@ -328,7 +451,7 @@ TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's 
     in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
     const Diagnosis d = diagnose(in);
     REQUIRE(d.gpu_busy_pct.has_value());
-    CHECK_THAT(*d.gpu_busy_pct, WithinAbs(460.0 / 9, 1e-9));
+    CHECK_THAT(*d.gpu_busy_pct, WithinAbs(431.0 / 5, 1e-9));  // the steady state: warm-up left out
 
     const FixWorth none = estimate_fix_worth(d, workload, nullptr, catalog, efficiency);
     CHECK_FALSE(none.available);
@@ -351,7 +474,7 @@ TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's 
     CHECK(worth.after_fix_per_s == direct.training->tokens_per_s);
     CHECK(worth.model_busy_share == direct.bottleneck.gpu_utilization);
     REQUIRE(worth.now_per_s.has_value());
-    const double ratio = std::min(1.0, (460.0 / 9 / 100) / direct.bottleneck.gpu_utilization);
+    const double ratio = std::min(1.0, (431.0 / 5 / 100) / direct.bottleneck.gpu_utilization);
     CHECK_THAT(*worth.now_per_s, WithinAbs(direct.training->tokens_per_s * ratio, 1e-6));
     CHECK(*worth.now_per_s < worth.after_fix_per_s);
     REQUIRE_FALSE(worth.fastest_gpu.empty());
