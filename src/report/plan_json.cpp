@@ -186,7 +186,7 @@ public:
         json["unit"] = cost.unit;
         json["acquisition"] = to_string(cost.acquisition);
         json["unit_price_usd"] = number(cost.unit_price_usd, at + "unit_price_usd");
-        json["unit_price_per"] = cost.offer.kind == OfferKind::rental ? "unit_hour" : "unit";
+        json["unit_price_per"] = is_purchase(cost.acquisition) ? "unit" : "unit_hour";
         json["spare_gpus"] = cost.spare_gpus;
         json["spare_units"] = cost.spare_units;
         json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
@@ -338,7 +338,7 @@ public:
         json["alternative"] = line.alternative;
         json["alternative_reason"] = line.alternative_reason;
         json["monthly_opex_usd"] = money(line.monthly_opex_usd, at + "monthly_opex_usd");
-        json["unit_price_per"] = line.offer.kind == OfferKind::rental ? "unit_hour" : "unit";
+        json["unit_price_per"] = is_purchase(line.acquisition) ? "unit" : "unit_hour";
         json["gpus"] = line.gpus;
         json["offer"] = offer(line.offer, at + "offer");
         return json;

@@ -212,3 +212,65 @@ TEST_CASE("plan: the same input gives the same plan", "[plan]") {
         CHECK(first.ranked[i].cost.tco_usd == second.ranked[i].cost.tco_usd);
     }
 }
+
+TEST_CASE("plan: constraints.providers [aws] rents AWS instance types at AWS's instance-hour prices", "[plan][offers]") {
+    // Prices from data/offers.yaml (AWS EC2 on-demand, us-east-1; offers.md §2.4, cross-checked with
+    // vantage.sh 2025-12-21 and datareceipts 2026-11-09): p5.48xlarge $55.04/h for 8 × H100,
+    // p4d.24xlarge $21.957642/h for 8 × A100 40GB, g6e.xlarge $1.861/h for 1 × L40S.
+    const gpusel::Catalog& built_in = catalog();
+    const auto rate = [&](const std::string& id) {
+        const gpusel::Offer* offer = built_in.find_offer(id);
+        REQUIRE(offer != nullptr);
+        for (const gpusel::RegionalRates& rates : offer->rates) {
+            if (rates.region == "us-east-1" && rates.on_demand) {
+                return rates.on_demand->usd;
+            }
+        }
+        FAIL("no us-east-1 on-demand price for " << id);
+        return 0.0;
+    };
+    CHECK(rate("aws/p5.48xlarge") == 55.04);
+    CHECK(built_in.find_offer("aws/p5.48xlarge")->gpus_per_unit == 8);
+    CHECK(rate("aws/p4d.24xlarge") == Approx(21.957642));
+    CHECK(rate("aws/g6e.xlarge") == Approx(1.861));
+    const RolePlan plan = plan_one(load(R"(name: tune
+kind: fine-tuning
+model: {preset: llama-3.1-8b}
+training: {micro_batch: 1, seq_len: 4096, dataset_tokens: 1B, deadline: 14d, lora: {rank: 16}}
+deployment: {target: cloud}
+constraints: {providers: [aws]}
+)"));
+    REQUIRE(plan.winner);
+    REQUIRE(!plan.ranked.empty());
+    for (const Candidate& candidate : plan.ranked) {
+        INFO(candidate.gpu << " " << candidate.cost.offer.id);
+        CHECK(candidate.cost.offer.provider == "aws");
+        CHECK(candidate.cost.offer.kind == gpusel::OfferKind::rental);
+        CHECK(candidate.cost.offer.id.rfind("aws/", 0) == 0);
+        CHECK(candidate.count <= candidate.cost.offer.units * candidate.cost.offer.gpus_per_unit);
+        // Billed per instance-hour: the unit price is the instance's, not a per-GPU figure.
+        const gpusel::Offer* offer = built_in.find_offer(candidate.cost.offer.id);
+        REQUIRE(offer != nullptr);
+        CHECK(candidate.cost.offer.gpus_per_unit == offer->gpus_per_unit);
+    }
+}
+
+TEST_CASE("plan: no example buys a GB200 alone or a fraction of an HGX server", "[plan][offers]") {
+    const RolePlan plan = plan_one(load(R"(name: chat
+kind: inference
+model: {preset: llama-3.1-70b}
+weights: awq
+inference: {requests_per_s: 5, slo: {tpot: 50ms}}
+deployment: {target: on-prem}
+constraints: {allow: [GB200, H100-SXM5, B200]}
+)"));
+    for (const Candidate& candidate : plan.ranked) {
+        INFO(candidate.gpu << " " << candidate.cost.offer.id);
+        const int per_unit = candidate.cost.offer.gpus_per_unit;
+        CHECK(per_unit >= 8);  // HGX servers, the NVL72 rack
+        CHECK(candidate.count + candidate.cost.offer.idle_gpus == candidate.cost.offer.units * per_unit);
+        if (candidate.gpu == "GB200") {
+            CHECK(per_unit == 72);
+        }
+    }
+}

@@ -113,13 +113,16 @@ TEST_CASE("render::plan csv is the procurement table, byte for byte", "[render][
     // quotes; a reason with a comma is quoted; "×" passes as UTF-8.
     const std::string expected =
         "role,gpu,gpu_name,quantity,acquisition,unit_price_usd,total_usd,monthly_opex_usd,tco_usd,horizon_months,"
-        "reason,alternative,alternative_reason\r\n"
+        "reason,alternative,alternative_reason,offer_id,offer,provider,units,gpus_per_unit,gpus,price_per,price_kind,"
+        "price_as_of\r\n"
         "training,A100-80GB-SXM4,\"NVIDIA A100 80GB SXM4, \"\"datacenter\"\"\",4,cloud-on-demand,2.79,0.00,164.58,"
         "3950.00,24,2 days a quarter: renting wins,H100-SXM5 ×2 (cloud on-demand),"
-        "\"H100-SXM5 ×2 cloud on-demand: pays back only if the horizon exceeds 31 months, at $4,310\"\r\n"
+        "\"H100-SXM5 ×2 cloud on-demand: pays back only if the horizon exceeds 31 months, at $4,310\","
+        "lambda/gpu_1x_a100_80gb,gpu_1x_a100_80gb,lambda,4,1,4,unit-hour,list,2026-09\r\n"
         "inference,L40S,NVIDIA L40S,12,buy-new,7500.00,96000.50,1234.57,125629.99,24,"
         "\"'-5 % TCO against L40: P99 TPOT 41 ms at 20 req/s\",A10 ×16 (buy new),"
-        "\"'=1+1 is not a formula; P99 TPOT 63 ms > 50 ms SLO\"\r\n";
+        "\"'=1+1 is not a formula; P99 TPOT 63 ms > 50 ms SLO\",l40s-card,NVIDIA L40S 48GB PCIe card,retail,12,1,12,"
+        "unit,street,2026-09\r\n";
     CHECK(out.str() == expected);
 }
 
@@ -145,7 +148,8 @@ TEST_CASE("render::plan csv of a plan with nothing to buy is the header alone", 
     gpusel::render_plan_csv(report, out);
     CHECK(out.str() ==
           "role,gpu,gpu_name,quantity,acquisition,unit_price_usd,total_usd,monthly_opex_usd,tco_usd,horizon_months,"
-          "reason,alternative,alternative_reason\r\n");
+          "reason,alternative,alternative_reason,offer_id,offer,provider,units,gpus_per_unit,gpus,price_per,"
+          "price_kind,price_as_of\r\n");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -199,7 +203,7 @@ TEST_CASE("render::plan json has the keys and values of cli.md format 1", "[rend
     CHECK(winner["cost"]["break_even_month"].is_null());
     CHECK(winner["cost"]["usd_per_unit"].get<double>() == Approx(1.975));
     CHECK(winner["cost"]["unit"] == "1M tokens");
-    CHECK(winner["cost"]["unit_price_per"] == "gpu_hour");
+    CHECK(winner["cost"]["unit_price_per"] == "unit_hour");
     CHECK(first_keys(winner["bottleneck"], 3) == std::vector<std::string>{"resource", "share", "detail"});
     CHECK(winner["bottleneck"]["resource"] == "compute");
     CHECK(winner["bottleneck"]["share"].get<double>() == Approx(0.71));
@@ -439,13 +443,14 @@ TEST_CASE("render::plan markdown: procurement first, GitHub tables with escaped 
     CHECK(procurement < training);
     CHECK(lines_of(text)[0] == "## gpusel plan: smart-support");
     CHECK(contains_line(text,
-                        "| Role | GPU | Qty | Acquisition | Unit price | Total | Opex / month | TCO (24 mo) | Why | "
-                        "Alternative |"));
-    CHECK(contains_line(text, "| --- | --- | --: | --- | --: | --: | --: | --: | --- | --- |"));
+                        "| Role | GPU | Qty | Acquisition | Unit price | Total | Opex / month | TCO (24 mo) | Order | "
+                        "Why | Alternative |"));
+    CHECK(contains_line(text, "| --- | --- | --: | --- | --: | --: | --: | --: | --- | --- | --- |"));
     // '$' escaped (GitHub renders $…$ as math); the alternative's condition names its GPU already.
     CHECK(contains_line(text,
                         "| training | **A100-80GB-SXM4** | 4 | cloud on-demand | \\$2.79/h | — | \\$165 | \\$3,950 | "
-                        "2 days a quarter: renting wins | H100-SXM5 ×2 cloud on-demand: pays back only if the "
+                        "4 × gpu\\_1x\\_a100\\_80gb (4 × A100-80GB-SXM4), Lambda, on-demand \\$2.79/h (list 2026-09) "
+                        "\\[lambda/gpu\\_1x\\_a100\\_80gb\\] | 2 days a quarter: renting wins | H100-SXM5 ×2 cloud on-demand: pays back only if the "
                         "horizon exceeds 31 months, at \\$4,310 |"));
     CHECK(contains_line(text, "**Totals:** capex \\$96,001 · monthly opex \\$1,399 · 24-month TCO \\$129,580"));
     CHECK(contains_line(text,
