@@ -548,7 +548,8 @@ private:
 
     // The quotes a candidate of `gpu` may be priced with for `acquisition`: every offer the
     // constraints leave (a fixed line: only whole units of the named offer, or of any offer).
-    std::vector<OfferQuote> quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, Miss& miss) {
+    // `together`: GPUs that one job or replica spreads over (training: all; serving: a replica).
+    std::vector<OfferQuote> quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, int together, Miss& miss) {
         std::vector<std::string> excluded;
         std::vector<OfferQuote> found;
         if (m_fixed && m_fixed->offer != nullptr) {
@@ -558,12 +559,30 @@ private:
         } else {
             found = quotes_for(m_catalog, m_workload, gpu, acquisition, &excluded);
         }
+        // A job spread over several units talks between them over the network: more than one
+        // unit only when each unit is a whole node (p5.48xlarge, an HGX server), as the perf
+        // model assumes — never 8 × p5.4xlarge, or 512 one-GPU VMs, for one job. Cards bought
+        // singly are installed together in hosts, so they are exempt.
+        const bool switched = gpu.has_gpu_interconnect() && gpu.interconnect.domain_size >= 8;
+        const int node_gpus = std::max(1, m_workload.constraints.gpus_per_node);
+        const int node = switched ? std::min(gpu.interconnect.domain_size, node_gpus) : node_gpus;
+        std::erase_if(found, [&](const OfferQuote& quote) {
+            const Offer& offer = *quote.offer;
+            const bool applies = offer.kind == OfferKind::rental || (switched && offer.form != UnitForm::card);
+            const bool split = applies && together > offer.gpus_per_unit && offer.gpus_per_unit < node;
+            if (split && m_offer_exclusions.size() < 8) {
+                m_offer_exclusions.push_back(fmt::format("{}: {} GPUs would span {} units of {}, not whole nodes",
+                                                         offer.id, together, units_for(offer, together),
+                                                         offer.gpus_per_unit));
+            }
+            return split;
+        });
         if (m_fixed && !found.empty()) {
             std::erase_if(found, [&](const OfferQuote& quote) { return gpus % quote.offer->gpus_per_unit != 0; });
             m_fixed_units_missed = found.empty();
         }
         if (found.empty() && !excluded.empty()) {
-            m_offer_exclusions.insert(m_offer_exclusions.end(), excluded.begin(), excluded.end());
+            m_offer_exclusions.insert(m_offer_exclusions.begin(), excluded.begin(), excluded.end());
         }
         (void)miss;
         return found;
@@ -575,8 +594,11 @@ private:
         const std::vector<Acquisition> acquisitions =
             m_fixed ? std::vector<Acquisition>{m_fixed->acquisition} : acquisitions_for(m_workload);
         usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
+        const int together = m_workload.is_training()
+                                 ? usage.gpus
+                                 : candidate.layout.tensor_parallel * std::max(1, candidate.layout.pipeline_parallel);
         for (const Acquisition acquisition : acquisitions) {
-            for (const OfferQuote& quote : quotes(gpu, acquisition, usage.gpus, miss)) {
+            for (const OfferQuote& quote : quotes(gpu, acquisition, usage.gpus, together, miss)) {
                 CostEstimate cost =
                     estimate_cost(m_workload, gpu, quote, usage, m_fixed ? m_fixed->unit_price_usd : std::nullopt);
                 if (!cost.available) {
@@ -908,6 +930,16 @@ private:
         if (plan.winner->precision_fallback) {
             lines.push_back(fmt::format("{} has no native {}: it runs {} (check numerics)", plan.winner->gpu,
                                         to_string(m_workload.precision), to_string(plan.winner->precision)));
+        }
+        const OfferUse& offer = plan.winner->cost.offer;
+        if (offer.price_kind == PriceKind::estimate) {
+            lines.push_back(fmt::format("the pick rests on an estimated price (~): {} is not a published price; get a "
+                                        "quote and add it with --catalog before ordering",
+                                        offer.id));
+        } else if (offer.hosts > 0 && offer.host_price_kind == PriceKind::estimate) {
+            lines.push_back(fmt::format("the host of {} ({}) is priced by estimate (~); get a quote for it "
+                                        "before ordering",
+                                        offer.id, offer.host_name));
         }
         lines.push_back("strategy by horizon: " + horizon_strategy(m_workload.deployment.horizon_months));
         return lines;

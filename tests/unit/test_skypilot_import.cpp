@@ -496,3 +496,43 @@ TEST_CASE("skypilot: the command writes -o whole, or nothing on bad input", "[sk
     CHECK(read_text(source) == read_text(fixture("catalogs/v8/aws/vms.csv")));
     std::filesystem::remove_all(directory);
 }
+
+TEST_CASE("skypilot: every imported file loads as a format-2 catalog over the built-in one", "[skypilot][offers]") {
+    struct Fixture {
+        const char* path;
+        const char* provider;
+        const char* version;
+    };
+    for (const Fixture& file : {Fixture{"catalogs/v8/aws/vms.csv", "aws", "v8"},
+                                Fixture{"catalogs/v7/aws/vms.csv", "aws", "v7"},
+                                Fixture{"catalogs/v8/gcp/vms.csv", "gcp", "v8"},
+                                Fixture{"catalogs/v8/lambda/vms.csv", "lambda", "v8"},
+                                Fixture{"catalogs/v8/runpod/vms.csv", "runpod", "v8"}}) {
+        INFO(file.path);
+        const gpusel::SkypilotImportResult result = import_fixture(file.path, file.provider, file.version);
+        gpusel::Catalog catalog = gpusel::test::catalog();
+        gpusel::merge_catalog_text(catalog, result.yaml, "imported.yaml");
+        REQUIRE(!result.offers.empty());
+        for (const gpusel::ImportedOffer& imported : result.offers) {
+            INFO(imported.id);
+            const gpusel::Offer* loaded = catalog.find_offer(imported.id);
+            REQUIRE(loaded != nullptr);
+            CHECK(loaded->kind == gpusel::OfferKind::rental);
+            CHECK(loaded->provider == file.provider);
+            CHECK(loaded->gpu == imported.gpu);
+            CHECK(loaded->gpus_per_unit == imported.gpus);
+            CHECK(loaded->price_kind == gpusel::PriceKind::list);
+            CHECK(loaded->as_of == "2026-11");
+            REQUIRE(loaded->rates.size() == imported.prices.size());
+            for (std::size_t i = 0; i < imported.prices.size(); ++i) {
+                const gpusel::RegionalRates& rates = loaded->rates[i];
+                CHECK(rates.region == imported.prices[i].region);
+                CHECK(rates.on_demand.has_value() == imported.prices[i].on_demand_usd_per_hour.has_value());
+                if (rates.on_demand) {
+                    CHECK(rates.on_demand->usd == Approx(*imported.prices[i].on_demand_usd_per_hour));
+                }
+                CHECK(rates.spot.has_value() == imported.prices[i].spot_usd_per_hour.has_value());
+            }
+        }
+    }
+}
