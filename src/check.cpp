@@ -872,7 +872,9 @@ private:
         const double saving = proposed - alternative;
         const double fraction = saving / alternative;
         const double allowed = m_proposal.policy.max_overspend_fraction;
-        if (fraction <= allowed) {
+        const double min_saving = m_proposal.policy.min_saving_usd;
+        // Both limits: a ratio alone fails CI over a $72 difference on a small bill.
+        if (fraction <= allowed || saving < min_saving) {
             return;
         }
         Finding finding = make(line, FindingSeverity::error, rule, "gpu", line.gpu_position());
@@ -887,6 +889,7 @@ private:
                             number("saving_usd", saving),
                             number("overspend_fraction", fraction),
                             number("max_overspend_fraction", allowed),
+                            number("min_saving_usd", min_saving),
                             number("horizon_months", line.months())};
         finding.fix = fmt::format("gpu: {}, count: {}, acquisition: {} — saves {} over {} ({}; {})", cheapest->gpu,
                                   cheapest->count, to_string(cheapest->acquisition), money(saving),

@@ -278,8 +278,12 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
         } else {
             parts.push_back(fmt::format("P{:g} latency {}", slo.percentile, shown(inference.p99_e2e_s)));
         }
-        parts.push_back(fmt::format("{} replica{} at {:g} req/s", candidate.replicas, candidate.replicas == 1 ? "" : "s",
-                                    workload.inference.requests_per_s));
+        const int serving = candidate.replicas - candidate.spare_replicas;
+        parts.push_back(fmt::format("{} replica{} at {:g} req/s{}", serving, serving == 1 ? "" : "s",
+                                    workload.inference.requests_per_s,
+                                    candidate.spare_replicas > 0
+                                        ? fmt::format(" + {} spare (deployment.redundancy)", candidate.spare_replicas)
+                                        : std::string()));
     }
     parts.push_back(fmt::format("{}/{} per GPU", format_gb(candidate.memory.per_gpu.total_bytes),
                                 format_gb(candidate.memory.capacity_bytes)));
@@ -307,7 +311,10 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
         }
     }
     const double difference = alternative.cost.tco_usd - winner.cost.tco_usd;
-    if (difference > 0) {
+    if (alternative.tied || std::fabs(difference) < 1) {
+        parts.push_back(fmt::format("tied on TCO (within {} or {:.0f} %), ranked by speed, then fewer devices",
+                                    format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100));
+    } else if (difference > 0) {
         parts.push_back(fmt::format("{} more over {:.0f} months", format_usd(difference),
                                     workload.deployment.horizon_months));
     } else if (difference < 0) {
@@ -484,6 +491,7 @@ public:
                 ranked.push_back(std::move(candidate));
             }
         }
+        order_ties(ranked);
         for (Candidate& candidate : ranked) {
             candidate.memory = estimate_memory(variant(candidate.precision, candidate.checkpointing),
                                                *m_catalog.find(candidate.gpu), memory_query(candidate));
@@ -491,9 +499,15 @@ public:
         }
         if (!ranked.empty()) {
             plan.winner = ranked.front();
-            if (ranked.size() > 1) {
-                plan.alternative = ranked[1];
-                plan.alternative_why_not = alternative_condition(m_workload, ranked.front(), ranked[1]);
+            // The alternative is a Pareto neighbour of the pick: faster, or cheaper; never one the
+            // pick beats on both.
+            const auto neighbour = std::find_if(ranked.begin() + 1, ranked.end(), [&](const Candidate& other) {
+                return speed(other) > speed(ranked.front()) || other.cost.tco_usd < ranked.front().cost.tco_usd ||
+                       other.tied;
+            });
+            if (neighbour != ranked.end()) {
+                plan.alternative = *neighbour;
+                plan.alternative_why_not = alternative_condition(m_workload, ranked.front(), *neighbour);
             }
         }
         if (ranked.size() > top) {
@@ -506,6 +520,31 @@ public:
     }
 
 private:
+    // Candidates whose cost is within the tie tolerance of the best are tied with it: among
+    // them the faster ranks first, then the one with fewer devices (docs/cost-model.md).
+    void order_ties(std::vector<Candidate>& ranked) const {
+        if (ranked.size() < 2 || m_objective != Objective::tco) {
+            return;
+        }
+        const double best = ranked.front().cost.tco_usd;
+        const double tolerance = std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(best));
+        const auto end = std::find_if(ranked.begin(), ranked.end(), [&](const Candidate& candidate) {
+            return candidate.cost.tco_usd - best > tolerance;
+        });
+        if (end - ranked.begin() < 2) {
+            return;
+        }
+        std::stable_sort(ranked.begin(), end, [](const Candidate& a, const Candidate& b) {
+            if (speed(a) != speed(b)) {
+                return speed(a) > speed(b);
+            }
+            return a.count < b.count;
+        });
+        for (auto it = ranked.begin() + 1; it != end; ++it) {
+            it->tied = true;
+        }
+    }
+
     MemoryQuery memory_query(const Candidate& candidate) const {
         MemoryQuery query;
         query.layout = candidate.layout;
@@ -685,6 +724,7 @@ private:
         usage.gpus = gpus;
         usage.average_utilization = m_workload.deployment.utilization;
         usage.launches = training.runs;
+        usage.seats = m_workload.role == Role::development ? m_workload.deployment.seats : 1;
         if (perf.time_to_train_s) {
             usage.job_seconds = *perf.time_to_train_s * training.runs;
         } else {
@@ -794,10 +834,19 @@ private:
                 note_miss(miss, 2.0, slo_miss(*single.inference, layout.tensor_parallel));
                 continue;
             }
-            const int replicas =
-                m_fixed ? m_fixed->count / layout.tensor_parallel
-                        : std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity - 1e-9)));
-            const int gpus = replicas * layout.tensor_parallel;
+            // Replicas that carry the load, plus the spare ones deployment.redundancy asks for
+            // (a fixed line: its replicas minus the spares, which carry no load).
+            int replicas = 0;
+            int spares = 0;
+            if (m_fixed) {
+                const int total = m_fixed->count / layout.tensor_parallel;
+                spares = total > 1 ? std::min(total - 1, spare_replicas(total, true)) : 0;
+                replicas = total - spares;
+            } else {
+                replicas = std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity - 1e-9)));
+                spares = spare_replicas(replicas, false);
+            }
+            const int gpus = (replicas + spares) * layout.tensor_parallel;
             if (gpus > max_gpus && !m_fixed) {
                 note_miss(miss, 1.0 + static_cast<double>(gpus) / max_gpus,
                           fmt::format("needs {} GPUs for {:g} req/s > constraints.max_gpus {}", gpus,
@@ -831,7 +880,8 @@ private:
             candidate.gpu = gpu.id;
             candidate.gpu_name = gpu.name;
             candidate.count = gpus;
-            candidate.replicas = replicas;
+            candidate.replicas = replicas + spares;
+            candidate.spare_replicas = spares;
             candidate.layout = perf_query.layout;
             candidate.precision = precision.precision;
             candidate.precision_fallback = precision.fallback;
@@ -842,6 +892,7 @@ private:
             usage.gpus = gpus;
             usage.service = true;
             usage.average_utilization = m_workload.deployment.utilization;
+            usage.min_gpus = std::min(gpus, m_workload.deployment.min_replicas * layout.tensor_parallel);
             const double served_requests =
                 m_workload.inference.requests_per_s * m_workload.deployment.utilization *
                 m_workload.deployment.horizon_months * seconds_per_month;
@@ -854,6 +905,24 @@ private:
             }
             price(gpu, std::move(candidate), usage, out, miss);
         }
+    }
+
+    // Spare replicas deployment.redundancy asks for, given the replicas that carry the load
+    // (`of_total`: given the total instead, for a fixed line).
+    int spare_replicas(int replicas, bool of_total) const {
+        const DeploymentSpec& deployment = m_workload.deployment;
+        switch (deployment.redundancy) {
+        case DeploymentSpec::Redundancy::none:
+            return 0;
+        case DeploymentSpec::Redundancy::n_plus_one:
+            return 1;
+        case DeploymentSpec::Redundancy::fraction: {
+            const double fraction = deployment.redundancy_fraction;
+            const double needed = of_total ? replicas / (1.0 + fraction) : replicas;
+            return std::max(1, static_cast<int>(std::ceil(needed * fraction - 1e-9)));
+        }
+        }
+        return 0;
     }
 
     std::string slo_miss(const InferencePerf& perf, int tensor_parallel) const {
@@ -941,8 +1010,53 @@ private:
                                         "before ordering",
                                         offer.id, offer.host_name));
         }
-        lines.push_back("strategy by horizon: " + horizon_strategy(m_workload.deployment.horizon_months));
+        lines.push_back(strategy_line(plan));
+        const Candidate& winner = *plan.winner;
+        const double horizon = m_workload.deployment.horizon_months;
+        if (is_purchase(winner.acquisition) && winner.cost.break_even_month && *winner.cost.break_even_month > horizon) {
+            lines.push_back(fmt::format(
+                "owning pays back against renting the same GPU-hours on demand only after {:.0f} months, beyond the "
+                "{:g}-month horizon ({} rented vs TCO {}); it is picked because no rental within the constraints "
+                "costs less",
+                *winner.cost.break_even_month, horizon, format_usd(winner.cost.cloud_equivalent_usd),
+                format_usd(winner.cost.tco_usd)));
+        }
+        if (is_purchase(winner.acquisition) && !winner.cost.resale_counted && winner.cost.breakdown.resale_usd > 0) {
+            lines.push_back(fmt::format("expected resale {} at the horizon's end is not subtracted "
+                                        "(deployment.count_resale: true to rank with it)",
+                                        format_usd(winner.cost.breakdown.resale_usd)));
+        } else if (is_purchase(winner.acquisition) && winner.cost.resale_counted) {
+            lines.push_back(fmt::format("the TCO counts an expected resale of {} (deployment.count_resale); without it "
+                                        "the TCO is {}",
+                                        format_usd(winner.cost.breakdown.resale_usd),
+                                        format_usd(winner.cost.tco_usd + winner.cost.breakdown.resale_usd)));
+        }
         return lines;
+    }
+
+    // The practitioners' strategy by horizon, and why the pick follows it or not.
+    std::string strategy_line(const RolePlan& plan) const {
+        const double horizon = m_workload.deployment.horizon_months;
+        std::string line = "strategy by horizon: " + horizon_strategy(horizon);
+        const Candidate& winner = *plan.winner;
+        const bool rents = !is_purchase(winner.acquisition);
+        const bool advises_renting = horizon < 6;
+        const bool advises_owning = horizon > 24;
+        if ((rents && advises_owning) || (!rents && advises_renting)) {
+            const auto other = std::find_if(plan.ranked.begin(), plan.ranked.end(), [&](const Candidate& candidate) {
+                return is_purchase(candidate.acquisition) == rents;
+            });
+            if (other == plan.ranked.end()) {
+                line += fmt::format("; this pick {} because no option that {} meets every constraint",
+                                    rents ? "rents" : "buys", rents ? "buys" : "rents");
+            } else {
+                line += fmt::format("; this pick {}: {} less than the best option that {} ({} ×{})",
+                                    rents ? "rents" : "buys",
+                                    format_usd(other->cost.tco_usd - winner.cost.tco_usd), rents ? "buys" : "rents",
+                                    other->gpu, other->count);
+            }
+        }
+        return line;
     }
 
     struct Fixed {
@@ -1041,11 +1155,14 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             line.gpu = winner.gpu;
             line.gpu_name = winner.gpu_name;
             line.quantity = winner.cost.offer.units + winner.cost.spare_units;
-            line.gpus = winner.count + winner.cost.offer.idle_gpus + winner.cost.spare_gpus;
+            line.gpus = winner.cost.offer.units * winner.cost.offer.gpus_per_unit + winner.cost.spare_gpus;
             line.offer = winner.cost.offer;
             line.acquisition = winner.acquisition;
             line.unit_price_usd = winner.cost.unit_price_usd;
             line.total_usd = winner.cost.capex_usd;
+            line.host_usd = winner.cost.breakdown.servers_usd;
+            line.resale_usd = winner.cost.breakdown.resale_usd;
+            line.resale_counted = winner.cost.resale_counted;
             line.monthly_opex_usd = winner.cost.monthly_opex_usd;
             line.tco_usd = winner.cost.tco_usd;
             line.horizon_months = workload.deployment.horizon_months;

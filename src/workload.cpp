@@ -628,7 +628,9 @@ private:
         reader.number("energy_price", deployment.energy_usd_per_kwh, UnitKind::usd_per_kwh, 0, 10);
         defaulted("energy_price", "0.12USD/kWh");
         reader.number("pue", deployment.pue, UnitKind::plain, 1, 5);
-        defaulted("pue", "1.4");
+        if (!reader.has("pue")) {
+            assume(reader.child_path("pue"), "1.4", "data centre; 1.0 for a desk-side box or an edge device");
+        }
         reader.number("ops_per_gpu_month", deployment.ops_usd_per_gpu_month, UnitKind::usd, 0, 1e6);
         if (!reader.has("ops_per_gpu_month") && deployment.target == DeploymentTarget::edge) {
             // The $150 default is datacenter staff and facility per GPU; an edge device's upkeep
@@ -636,11 +638,17 @@ private:
             deployment.ops_usd_per_gpu_month = 0;
             assume(reader.child_path("ops_per_gpu_month"), "0USD", "edge device: site upkeep not included");
         } else {
-            defaulted("ops_per_gpu_month", "150USD");
+            if (!reader.has("ops_per_gpu_month")) {
+                assume(reader.child_path("ops_per_gpu_month"), "150USD",
+                       "data centre; 0 for a desk-side box, whose upkeep is the office's");
+            }
         }
         reader.choice("interconnect", deployment.interconnect, network_names);
         reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
         reader.boolean("used_market", deployment.used_market);
+        deployment.ops_given = reader.has("ops_per_gpu_month");
+        deployment.pue_given = reader.has("pue");
+        read_money_conventions(reader, deployment);
         Site site = Site::datacenter;
         if (reader.choice("site", site, site_names)) {
             deployment.site = site;
@@ -654,6 +662,47 @@ private:
                                                                : "a desk-side box is allowed");
         }
         reader.finish();
+    }
+
+    // Autoscale, redundancy, seats and resale (docs/cost-model.md).
+    void read_money_conventions(MapReader& reader, DeploymentSpec& deployment) {
+        const bool serving = m_workload.role == Role::inference;
+        reader.boolean("autoscale", deployment.autoscale);
+        if (!reader.has("autoscale") && serving) {
+            assume(reader.child_path("autoscale"), "false", "rented replicas are billed every hour");
+        }
+        reader.integer("min_replicas", deployment.min_replicas, 1, 1 << 20);
+        std::string redundancy;
+        if (reader.text("redundancy", redundancy)) {
+            if (redundancy == "none") {
+                deployment.redundancy = DeploymentSpec::Redundancy::none;
+            } else if (redundancy == "n+1") {
+                deployment.redundancy = DeploymentSpec::Redundancy::n_plus_one;
+            } else if (!redundancy.empty() && redundancy.back() == '%') {
+                double fraction = 0;
+                if (read_number(*reader.node("redundancy"), reader.child_path("redundancy"), m_diagnostics, fraction,
+                                UnitKind::fraction, 0, 10, true)) {
+                    deployment.redundancy = DeploymentSpec::Redundancy::fraction;
+                    deployment.redundancy_fraction = fraction;
+                }
+            } else {
+                reader.error("redundancy", fmt::format("'{}' is not a redundancy; write none, n+1 or a percentage "
+                                                       "such as 25%",
+                                                       redundancy));
+            }
+        } else if (!reader.has("redundancy") && serving && deployment.target != DeploymentTarget::edge) {
+            deployment.redundancy = DeploymentSpec::Redundancy::n_plus_one;
+            assume(reader.child_path("redundancy"), "n+1", "production serving: one replica may fail or be updated");
+        }
+        reader.integer("seats", deployment.seats, 1, 100000);
+        if (reader.has("seats") && m_workload.role != Role::development) {
+            reader.error("seats", "seats count the engineers of a development role; this workload's role is " +
+                                      std::string(to_string(m_workload.role)));
+        }
+        reader.boolean("count_resale", deployment.count_resale);
+        if (!reader.has("count_resale")) {
+            assume(reader.child_path("count_resale"), "false", "expected resale is reported, not subtracted");
+        }
     }
 
     void check_ids(MapReader& reader, std::string_view key, const std::vector<std::string>& ids) {
@@ -1070,6 +1119,7 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
         MapReader reader(*policy, "policy", diagnostics);
         reader.number("memory_headroom", proposal.policy.memory_headroom_fraction, UnitKind::fraction, 0, 0.9);
         reader.number("max_overspend", proposal.policy.max_overspend_fraction, UnitKind::fraction, 0, 100);
+        reader.number("min_saving", proposal.policy.min_saving_usd, UnitKind::usd, 0, 1e12);
         reader.boolean("require_slo", proposal.policy.require_slo);
         reader.boolean("warn_oversize", proposal.policy.warn_oversize);
         reader.finish();

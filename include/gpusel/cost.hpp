@@ -26,6 +26,8 @@ struct UsageProfile {
     // The lowest on-demand price per GPU-hour of this GPU the workload may rent: what renting
     // the same GPU-hours would cost (break-even); 0 = none offered.
     double reference_rent_usd_per_gpu_hour = 0;
+    int seats = 1;                 // development: identical boxes, one per engineer (units × seats)
+    int min_gpus = 0;              // service with autoscale: GPUs that always stay provisioned
 };
 
 // The offer a cost was computed from, as procurement and machine output name it (JSON `offer`).
@@ -63,7 +65,7 @@ struct CostBreakdown {
     double power_usd = 0;         // energy over the horizon incl. PUE
     double operations_usd = 0;    // people and facility, per GPU-month
     double failures_usd = 0;      // expected replacements not covered by spares
-    double resale_usd = 0;        // value recovered at the horizon's end (subtracted)
+    double resale_usd = 0;        // expected value at the horizon's end (subtracted only when counted)
     double rental_usd = 0;        // cloud GPU-hours
     double hidden_usd = 0;        // start-up minutes, data transfer
 };
@@ -78,7 +80,12 @@ struct CostEstimate {
     OfferUse offer;
     double capex_usd = 0;           // bought up front
     double monthly_opex_usd = 0;    // average per month over the horizon
-    double tco_usd = 0;             // capex + opex over the horizon − resale
+    double tco_usd = 0;             // capex + opex over the horizon (− resale when resale_counted)
+    bool resale_counted = false;    // deployment.count_resale: expected resale subtracted from tco_usd
+    int warranty_months = 0;        // purchases: failures within it cost spares and downtime, not GPUs
+    Site site = Site::datacenter;   // where the units run, for power and operations
+    double depreciation_usd_per_month = 0;  // straight-line: (capex − counted resale) / horizon
+    double depreciation_months = 0;         // purchases: the horizon; 0 when rented
     double cloud_equivalent_usd = 0;  // the same GPU-hours rented on demand
     // Buying: break_even_month(capex_usd, monthly_opex_usd, cloud_equivalent_usd / horizon), the
     // month from which owning has cost less than renting the same GPU-hours on demand.
@@ -105,6 +112,15 @@ std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd
 // spot for a service gives available = false with the reason.
 CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
                            const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt);
+
+// The manufacturer's warranty of a unit, in months: 36 for new datacenter and workstation parts
+// and servers, 24 for GeForce cards, 12 for edge modules, 0 for used or refurbished units
+// (sources in docs/cost-model.md).
+int warranty_months(const GpuSpec& gpu, const Offer& offer);
+
+// Where a unit of `offer` runs for `workload`: office when the workload allows a desk-side box
+// and the unit may stand there, edge for edge deployments, else a data centre.
+Site costing_site(const Workload& workload, const Offer& offer);
 
 // The acquisition strategy practitioners use by horizon (formulas.md): rent below 6 months,
 // mix 6–24 months, own beyond.

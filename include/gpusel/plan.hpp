@@ -16,6 +16,11 @@
 
 namespace gpusel {
 
+// Two TCOs closer than the larger of these are a tie (docs/cost-model.md): the cost model's
+// inputs (prices, utilisation, failure rates) are not known to better than a few per cent.
+inline constexpr double tie_tolerance_fraction = 0.02;
+inline constexpr double tie_tolerance_usd = 50;
+
 // The four classes practitioners use to set priorities.
 enum class WorkloadClass { large_training, medium_training, high_concurrency_inference, edge_inference };
 std::string_view to_string(WorkloadClass workload_class);     // "large-model training", ...
@@ -26,7 +31,9 @@ struct Candidate {
     std::string gpu;        // catalog id
     std::string gpu_name;
     int count = 1;          // GPUs in total (all replicas)
-    int replicas = 1;       // inference: copies of the model serving the load
+    int replicas = 1;       // inference: copies of the model, spares included
+    int spare_replicas = 0; // inference: of which kept for redundancy (deployment.redundancy), carrying no load
+    bool tied = false;      // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
     Layout layout;          // tensor and pipeline parallel per replica; inference: data_parallel = replicas
     Precision precision = Precision::bf16;
     bool precision_fallback = false;  // the workload's precision is not native; this one is used
@@ -78,7 +85,10 @@ struct ProcurementLine {
     OfferUse offer;                 // what is ordered, from whom, at what price
     Acquisition acquisition = Acquisition::buy_new;
     double unit_price_usd = 0;      // per unit, or per unit-hour when rented
-    double total_usd = 0;           // purchase total (0 when rented)
+    double total_usd = 0;           // purchase total (0 when rented): quantity × unit_price_usd + host_usd
+    double host_usd = 0;            // hosts that cards and baseboards need (in total_usd)
+    double resale_usd = 0;          // expected resale at the horizon's end (in tco_usd only when counted)
+    bool resale_counted = false;
     double monthly_opex_usd = 0;
     double tco_usd = 0;
     double horizon_months = 0;

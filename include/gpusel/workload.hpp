@@ -139,6 +139,19 @@ struct DeploymentSpec {
     // Extra runtime on spot capacity for interruptions (lost work since the last checkpoint and
     // restarts); see docs/cost-model.md for the basis.
     double spot_overhead_fraction = 0.10;
+    // Rented serving capacity is billed for every provisioned hour; with autoscale, for the busy
+    // share of the hours (utilization), but never fewer than min_replicas replicas.
+    bool autoscale = false;
+    int min_replicas = 1;
+    // Spare serving capacity: none, n+1 (one replica more) or a fraction of the replicas needed.
+    // Default: n+1 for inference roles (production serving), none otherwise.
+    enum class Redundancy { none, n_plus_one, fraction };
+    Redundancy redundancy = Redundancy::none;
+    double redundancy_fraction = 0;
+    int seats = 1;               // development roles: one box per engineer
+    bool count_resale = false;   // subtract expected resale from the TCO that ranks candidates
+    bool ops_given = false;      // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
+    bool pue_given = false;      // pue set in the file (else 1.0 away from a data centre)
 };
 
 // The software the job runs on. Sources for each framework's behaviour: docs/memory-model.md.
@@ -238,6 +251,7 @@ struct ProposedHardware {
 struct ProposalPolicy {
     double memory_headroom_fraction = 0.10;
     double max_overspend_fraction = 0.25;
+    double min_saving_usd = 1000;  // overspend fails only when the cheaper option also saves at least this
     bool require_slo = true;
     bool warn_oversize = true;
 };

@@ -302,7 +302,7 @@ Table read_table(std::string_view text, const std::string& file_name) {
         const CsvRecord& record = records[r];
         if (record.fields.size() != width) {
             const Position position =
-                record.fields.size() < width ? Position{record.line, record.end_column} : record.fields[width].position;
+                record.fields.size() > width ? record.fields[width].position : Position{record.line, record.end_column};
             diagnostics.error(
                 position, "",
                 fmt::format("row has {} fields; the header has {}{}", record.fields.size(), width,

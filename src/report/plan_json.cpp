@@ -189,6 +189,14 @@ public:
         json["unit_price_per"] = is_purchase(cost.acquisition) ? "unit" : "unit_hour";
         json["spare_gpus"] = cost.spare_gpus;
         json["spare_units"] = cost.spare_units;
+        json["resale_counted"] = cost.resale_counted;
+        json["warranty_months"] = cost.warranty_months;
+        json["site"] = to_string(cost.site);
+        Json depreciation;
+        depreciation["method"] = "straight-line";
+        depreciation["months"] = number(cost.depreciation_months, at + "depreciation.months");
+        depreciation["usd_per_month"] = money(cost.depreciation_usd_per_month, at + "depreciation.usd_per_month");
+        json["depreciation"] = std::move(depreciation);
         json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
         const CostBreakdown& parts = cost.breakdown;
         const std::string part = at + "breakdown.";
@@ -340,6 +348,9 @@ public:
         json["monthly_opex_usd"] = money(line.monthly_opex_usd, at + "monthly_opex_usd");
         json["unit_price_per"] = is_purchase(line.acquisition) ? "unit" : "unit_hour";
         json["gpus"] = line.gpus;
+        json["host_usd"] = money(line.host_usd, at + "host_usd");
+        json["resale_usd"] = money(line.resale_usd, at + "resale_usd");
+        json["resale_counted"] = line.resale_counted;
         json["offer"] = offer(line.offer, at + "offer");
         return json;
     }

@@ -178,7 +178,10 @@ void write_role(std::ostream& out, const RolePlan& plan) {
         const Candidate& winner = *plan.winner;
         std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
         if (winner.replicas > 1) {
-            pick += fmt::format(", {} replicas", winner.replicas);
+            pick += winner.spare_replicas > 0 ? fmt::format(", {} replica{} + {} spare", winner.replicas - winner.spare_replicas,
+                                                            winner.replicas - winner.spare_replicas == 1 ? "" : "s",
+                                                            winner.spare_replicas)
+                                              : fmt::format(", {} replicas", winner.replicas);
         }
         out << "**Pick:** " << md(winner.reason.empty() ? pick : pick + " — " + winner.reason) << "  \n";
     } else {

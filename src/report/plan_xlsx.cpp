@@ -138,9 +138,9 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     Sheet sheet(workbook_add_worksheet(workbook, "Procurement"), formats.header);
     sheet.headers({"role", "gpu", "gpu_name", "quantity", "acquisition", "unit_price_usd", "total_usd",
                    "monthly_opex_usd", "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason",
-                   "offer_id", "offer", "provider", "units", "gpus_per_unit", "gpus", "price_per", "price_kind",
-                   "price_as_of"});
-    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60, 30, 40, 14, 8, 13, 8, 11, 11, 12};
+                   "offer", "offer_name", "provider", "units", "gpus_per_unit", "gpus", "price_per", "price_kind",
+                   "price_as_of", "host_usd", "resale_usd"});
+    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60, 30, 40, 14, 8, 13, 8, 11, 11, 12, 14, 14};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
         const bool long_text = column >= 10 && column <= 14;
         sheet.width(column, widths[column], long_text ? formats.wrapped : nullptr);
@@ -148,6 +148,8 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     double total = 0;
     double opex = 0;
     double tco = 0;
+    double host = 0;
+    double resale = 0;
     std::size_t row = 1;
     for (const ProcurementLine& line : report.procurement) {
         sheet.text(row, 0, to_string(line.role));
@@ -165,14 +167,19 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
         sheet.text(row, 12, line.alternative_reason, formats.wrapped);
         const OfferUse& offer = line.offer;
         sheet.text(row, 13, offer.id);
-        sheet.text(row, 14, order_note(offer, line.quantity - offer.units), formats.wrapped);
+        sheet.text(row, 14, offer.kind == OfferKind::rental ? offer.instance_type : offer.name, formats.wrapped);
         sheet.text(row, 15, offer.provider);
         sheet.number(row, 16, static_cast<double>(line.quantity), formats.integer);
         sheet.number(row, 17, static_cast<double>(offer.gpus_per_unit), formats.integer);
         sheet.number(row, 18, static_cast<double>(line.gpus), formats.integer);
-        sheet.text(row, 19, std::string(offer.price_per()));
+        const bool bought = is_purchase(line.acquisition);
+        sheet.text(row, 19, !bought ? "unit-hour" : offer.gpus_per_unit == 1 ? "gpu" : "unit");
         sheet.text(row, 20, std::string(to_string(offer.price_kind)));
         sheet.text(row, 21, offer.as_of);
+        sheet.number(row, 22, bought ? line.host_usd : 0.0, formats.money);
+        sheet.number(row, 23, bought ? line.resale_usd : 0.0, formats.money);
+        host += bought && std::isfinite(line.host_usd) ? line.host_usd : 0;
+        resale += bought && std::isfinite(line.resale_usd) ? line.resale_usd : 0;
         // The cached results of the SUM formulas: what a reader that does not recalculate shows.
         total += std::isfinite(line.total_usd) ? line.total_usd : 0;
         opex += std::isfinite(line.monthly_opex_usd) ? line.monthly_opex_usd : 0;
@@ -188,10 +195,13 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     sheet.formula(row, 6, fmt::format("=SUM(G2:G{})", last), total, formats.money_bold);
     sheet.formula(row, 7, fmt::format("=SUM(H2:H{})", last), opex, formats.money_bold);
     sheet.formula(row, 8, fmt::format("=SUM(I2:I{})", last), tco, formats.money_bold);
+    sheet.formula(row, 22, fmt::format("=SUM(W2:W{})", last), host, formats.money_bold);
+    sheet.formula(row, 23, fmt::format("=SUM(X2:X{})", last), resale, formats.money_bold);
     sheet.text(row + 2, 0,
                "quantity counts units of the offer (offer_id); unit_price_usd is per unit when bought and per "
                "unit-hour when rented (acquisition cloud-*); total_usd is the purchase incl. hosts and spares, 0 "
-               "when rented; price_kind estimate = not published.");
+               "when rented (quantity × unit_price_usd + host_usd); resale_usd is the expected resale, subtracted "
+               "from tco_usd only when the workload counts it; price_kind estimate = not published.");
 }
 
 void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {

@@ -424,7 +424,7 @@ GpuTelemetry parse_prometheus_query_range(std::string_view text, const std::stri
         Labels labels;
         for (const auto& [name, value] : metric->items()) {
             if (!value.is_string()) {
-                json_error(file, metric_at, path + ".metric." + name, "a label value must be a string");
+                json_error(file, metric_at, fmt::format("{}.metric.{}", path, name), "a label value must be a string");
             }
             labels[name] = value.get<std::string>();
         }

@@ -210,6 +210,8 @@ inline PlanReport fixture_plan_report() {
     purchase.alternative_reason = "=1+1 is not a formula; P99 TPOT 63 ms > 50 ms SLO";
     // 12 cards at $7,500 and two 8-slot hosts at an estimated $3,000.25: $96,000.50.
     purchase.gpus = 12;
+    purchase.host_usd = 6000.5;
+    purchase.resale_usd = 40500;  // 12 × $7,500 × 0.45, reported only
     purchase.offer.id = "l40s-card";
     purchase.offer.kind = gpusel::OfferKind::purchase;
     purchase.offer.provider = "retail";

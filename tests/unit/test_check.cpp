@@ -382,6 +382,17 @@ TEST_CASE("check: overspend fires only beyond max_overspend, and names the alter
         CHECK(evidence_text(finding, "alternative") == "1× Y48 cloud-on-demand");
         CHECK(finding.fix.rfind("gpu: Y48, count: 1, acquisition: cloud-on-demand — saves $10,001 over 24 months", 0) ==
               0);
+        CHECK(evidence(finding, "min_saving_usd") == Approx(1000));
+    }
+    SECTION("a saving below policy.min_saving passes, whatever its ratio") {
+        // $90 against $40 is +125 %, but $50 is below the default $1,000.
+        Candidate small = training_candidate("Y48", 1, 30, 48, 5, 10, 40);
+        small.acquisition = Acquisition::cloud_on_demand;
+        assessment.cheapest_feasible = small;
+        assessment.proposed = training_candidate("X80", 2, 30, 80, 3, 10, 90);
+        CHECK(rules_of(gpusel::judge_proposal(proposal, {assessment})).empty());
+        proposal.policy.min_saving_usd = 50;
+        CHECK(rules_of(gpusel::judge_proposal(proposal, {assessment})) == std::vector<std::string>{"overspend"});
     }
 }
 

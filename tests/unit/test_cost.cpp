@@ -99,11 +99,27 @@ TEST_CASE("cost::estimate_cost of buying four GPUs for 24 months", "[cost]") {
     CHECK(cost.energy_kwh == Approx(27490.176));
     CHECK(cost.breakdown.power_usd == Approx(3298.82112));
     CHECK(cost.breakdown.operations_usd == Approx(14400));
-    CHECK(cost.breakdown.failures_usd == Approx(7500));  // 4 × 18.75 % × $10,000
-    CHECK(cost.breakdown.resale_usd == Approx(18000));   // 4 × $10,000 × 0.45
-    CHECK(cost.tco_usd == Approx(55198.82112));
-    CHECK(cost.monthly_opex_usd == Approx(1049.95088));
-    CHECK(cost.usd_per_unit == Approx(551.9882112));
+    // 4 × 18.75 % fail within 24 months, all inside the 3-year warranty: no replacement bought.
+    CHECK(cost.warranty_months == 36);
+    CHECK(cost.breakdown.failures_usd == 0);
+    CHECK(cost.breakdown.resale_usd == Approx(18000));   // 4 × $10,000 × 0.45, reported
+    CHECK_FALSE(cost.resale_counted);                    // ... and not subtracted by default
+    CHECK(cost.tco_usd == Approx(48000 + 3298.82112 + 14400));
+    CHECK(cost.tco_usd >= cost.capex_usd);
+    CHECK(cost.monthly_opex_usd == Approx((3298.82112 + 14400) / 24));
+    CHECK(cost.usd_per_unit == Approx(656.9882112));
+    CHECK(cost.depreciation_usd_per_month == Approx(2000));  // $48,000 straight-line over 24 months
+    // Counting resale (deployment.count_resale) subtracts it, and depreciates the rest.
+    Workload with_resale = workload;
+    with_resale.deployment.count_resale = true;
+    const CostEstimate counted = estimate_cost(with_resale, test_gpu(), Acquisition::buy_new, job(10, 4));
+    CHECK(counted.resale_counted);
+    CHECK(counted.tco_usd == Approx(48000 + 3298.82112 + 14400 - 18000));
+    CHECK(counted.depreciation_usd_per_month == Approx(30000.0 / 24));
+    // Used cards have no warranty: 4 × 18.75 % × $4,000 replacements.
+    const CostEstimate used = estimate_cost(workload, test_gpu(), Acquisition::buy_used, job(10, 4));
+    CHECK(used.warranty_months == 0);
+    CHECK(used.breakdown.failures_usd == Approx(3000));
     // A 10-hour job rents for $80 in all: owning never catches up.
     CHECK(cost.cloud_equivalent_usd == Approx(80));
     CHECK_FALSE(cost.break_even_month.has_value());
@@ -114,11 +130,11 @@ TEST_CASE("cost::estimate_cost break-even of a service against renting on demand
     UsageProfile service = job(0, 4);
     service.service = true;
     const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, service);
-    // renting 4 GPUs 70 % of 24 × 730.5 h at $2 = $98,179.20, i.e. $4,090.80 a month; owning runs
-    // $1,049.95 a month after $48,000 capex
-    CHECK(cost.cloud_equivalent_usd == Approx(98179.2));
+    // Renting 4 GPUs for a service bills every hour: 4 × 24 × 730.5 h at $2 = $140,256, i.e. $5,844
+    // a month; owning runs $737.45 a month (no failures inside the warranty) after $48,000 capex.
+    CHECK(cost.cloud_equivalent_usd == Approx(140256));
     REQUIRE(cost.break_even_month.has_value());
-    CHECK(*cost.break_even_month == Approx(48000.0 / (4090.8 - 1049.95088)));
+    CHECK(*cost.break_even_month == Approx(48000.0 / (5844 - 737.45088)));
 }
 
 TEST_CASE("cost::estimate_cost adds 15 % spares beyond 24 months", "[cost]") {
@@ -127,9 +143,14 @@ TEST_CASE("cost::estimate_cost adds 15 % spares beyond 24 months", "[cost]") {
     const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, job(10, 8));
     CHECK(cost.spare_gpus == 1);  // round(0.15 × 8)
     CHECK(cost.capex_usd == Approx(8 * 12000 + 1 * 10000));
-    // expected failures 8 × 40.75 % = 3.26 GPUs, 1 covered by the spare
+    // expected failures 8 × 40.75 % = 3.26 GPUs, all inside the 36-month warranty
     CHECK(gpusel::expected_failure_fraction(36) == Approx(0.4075));
-    CHECK(cost.breakdown.failures_usd == Approx((8 * 0.4075 - 1) * 10000));
+    CHECK(cost.breakdown.failures_usd == 0);
+    // Over 48 months, 8 × (F(48) − F(36)) = 8 × 12 × 11 %/6 = 1.76 fail after the warranty; one
+    // spare covers one of them.
+    workload.deployment.horizon_months = 48;
+    CHECK(estimate_cost(workload, test_gpu(), Acquisition::buy_new, job(10, 8)).breakdown.failures_usd ==
+          Approx((1.76 - 1) * 10000));
     const CostEstimate single = estimate_cost(workload, test_gpu(), Acquisition::buy_new, job(10, 1));
     CHECK(single.spare_gpus == 0);  // round(0.15): no spare for one GPU
 }
@@ -186,7 +207,7 @@ TEST_CASE("cost::estimate_cost buys and rents whole units of the offer", "[cost]
     CHECK(bought.capex_usd == Approx(80000 + 16000));
     CHECK(bought.breakdown.operations_usd == Approx(8 * 150 * 24));
     CHECK(bought.energy_kwh == Approx(8 * 0.4 * 24 * 730.5 * 0.7 * 1.4));
-    CHECK(bought.breakdown.failures_usd == Approx(8 * gpusel::expected_failure_fraction(24) * 10000));
+    CHECK(bought.breakdown.failures_usd == 0);  // inside the 3-year warranty
     // 9 GPUs: two servers.
     CHECK(gpusel::estimate_cost(workload, gpu, quote, job(10, 9)).capex_usd == Approx(2 * 96000));
     // An 8-GPU instance at $16/h: 4 GPUs for 10 h rent one instance for 10 h.
@@ -197,4 +218,75 @@ TEST_CASE("cost::estimate_cost buys and rents whole units of the offer", "[cost]
     CHECK(rented.offer.idle_gpus == 4);
     CHECK(rented.breakdown.rental_usd == Approx(160));
     CHECK(rented.offer.order == "1 × test.1gpu (8 × TEST), Test, on-demand $16.00/h");
+}
+
+TEST_CASE("cost: rented serving capacity is billed for every provisioned hour", "[cost][money]") {
+    Workload workload;  // 24 months = 17,532 h; utilization 0.7
+    const GpuSpec gpu = test_gpu();
+    UsageProfile service = job(0, 4);
+    service.service = true;
+    service.average_utilization = 0.7;
+    // Around the clock: 4 × 17,532 h × $2, not 70 % of it.
+    CHECK(estimate_cost(workload, gpu, Acquisition::cloud_on_demand, service).breakdown.rental_usd ==
+          Approx(4 * 17532.0 * 2));
+    // deployment.autoscale: the busy share of the hours ...
+    workload.deployment.autoscale = true;
+    CHECK(estimate_cost(workload, gpu, Acquisition::cloud_on_demand, service).breakdown.rental_usd ==
+          Approx(4 * 17532.0 * 0.7 * 2));
+    // ... but never fewer GPUs than min_replicas keep: 4 of 4 always on.
+    service.min_gpus = 4;
+    CHECK(estimate_cost(workload, gpu, Acquisition::cloud_on_demand, service).breakdown.rental_usd ==
+          Approx(4 * 17532.0 * 2));
+    // A training run is billed for its runs only.
+    CHECK(estimate_cost(workload, gpu, Acquisition::cloud_on_demand, job(10, 4)).breakdown.rental_usd == Approx(80));
+}
+
+TEST_CASE("cost: a desk-side box pays neither data-centre PUE nor operations", "[cost][money]") {
+    Workload workload;  // development and training may run in an office
+    workload.role = gpusel::Role::development;
+    GpuSpec gpu = test_gpu();
+    auto quote = *gpusel::test::test_quote(gpu, prices, Acquisition::buy_new);
+    gpusel::Offer desk = *quote.offer;
+    desk.sites = {gpusel::Site::office};
+    quote.offer = &desk;
+    const CostEstimate cost = gpusel::estimate_cost(workload, gpu, quote, job(10, 1));
+    CHECK(cost.site == gpusel::Site::office);
+    CHECK(cost.breakdown.operations_usd == 0);
+    CHECK(cost.energy_kwh == Approx(0.4 * 17532 * 0.7 * 1.0));  // PUE 1.0, not 1.4
+    // Set in the file, they apply anyway.
+    workload.deployment.ops_given = true;
+    CHECK(gpusel::estimate_cost(workload, gpu, quote, job(10, 1)).breakdown.operations_usd == Approx(150 * 24));
+    // The same box serving production is in a data centre: 150 × 24 and PUE 1.4.
+    Workload serving;
+    serving.role = gpusel::Role::inference;
+    desk.sites = {gpusel::Site::datacenter, gpusel::Site::office};
+    const CostEstimate served = gpusel::estimate_cost(serving, gpu, quote, job(10, 1));
+    CHECK(served.site == gpusel::Site::datacenter);
+    CHECK(served.breakdown.operations_usd == Approx(150 * 24));
+}
+
+TEST_CASE("cost: seats buy one box per engineer", "[cost][money]") {
+    Workload workload;
+    UsageProfile usage = job(10, 1);
+    usage.seats = 6;
+    const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, usage);
+    CHECK(cost.offer.units == 6);
+    CHECK(cost.offer.hosts == 6);
+    CHECK(cost.capex_usd == Approx(6 * (10000 + 2000)));
+    CHECK(cost.breakdown.operations_usd == Approx(6 * 150 * 24));
+}
+
+TEST_CASE("cost: warranty terms by product class", "[cost][money]") {
+    gpusel::Offer offer;
+    GpuSpec gpu = test_gpu();
+    gpu.segment = gpusel::Segment::datacenter;
+    CHECK(gpusel::warranty_months(gpu, offer) == 36);
+    gpu.segment = gpusel::Segment::workstation;
+    CHECK(gpusel::warranty_months(gpu, offer) == 36);
+    gpu.segment = gpusel::Segment::consumer;
+    CHECK(gpusel::warranty_months(gpu, offer) == 24);
+    gpu.segment = gpusel::Segment::edge;
+    CHECK(gpusel::warranty_months(gpu, offer) == 12);
+    offer.condition = gpusel::UnitCondition::used;
+    CHECK(gpusel::warranty_months(gpu, offer) == 0);
 }

@@ -92,8 +92,9 @@ TEST_CASE("html_report::buy_versus_rent_break_even_month is the cost model's ove
     const CostEstimate cost =
         gpusel::test::test_cost(workload, gpu, {10000, {}, 2000, 2.0, {}, {}}, Acquisition::buy_new, service);
     REQUIRE(cost.break_even_month.has_value());
-    // $48,000 capex; $4,090.80 a month rented against $1,049.95 owned (tests/unit/test_cost.cpp).
-    CHECK(*cost.break_even_month == Approx(48000.0 / (4090.8 - 1049.95088)));
+    // $48,000 capex; $5,844 a month rented around the clock against $737.45 owned
+    // (tests/unit/test_cost.cpp).
+    CHECK(*cost.break_even_month == Approx(48000.0 / (5844 - 737.45088)));
     CHECK(buy_versus_rent_break_even_month(cost, workload.deployment.horizon_months) == cost.break_even_month);
 }
 

@@ -122,7 +122,7 @@ gpus:
         project.workloads.push_back(gpusel::load_workload_text(
             "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
             "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
-            "deployment: {horizon: " + horizon + ", utilization: 0.9}\n",
+            "deployment: {horizon: " + horizon + ", utilization: 0.9, redundancy: none}\n",
             "w.yaml", gpusel::LoadContext{&priced, &models()}));
         const PlanReport report = gpusel::make_plan(project, priced, efficiency());
         REQUIRE(report.roles.front().winner);
@@ -272,5 +272,75 @@ constraints: {allow: [GB200, H100-SXM5, B200]}
         if (candidate.gpu == "GB200") {
             CHECK(per_unit == 72);
         }
+    }
+}
+
+TEST_CASE("plan: production serving keeps a spare replica (n+1) unless told otherwise", "[plan][money]") {
+    const std::string service = "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
+                                "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
+                                "constraints: {allow: [L40S]}\ndeployment: {horizon: 24mo";
+    const RolePlan spare = plan_one(load(service + "}\n"));
+    const RolePlan bare = plan_one(load(service + ", redundancy: none}\n"));
+    const RolePlan quarter = plan_one(load(service + ", redundancy: 50%}\n"));
+    REQUIRE(spare.winner);
+    REQUIRE(bare.winner);
+    REQUIRE(quarter.winner);
+    const int serving = bare.winner->replicas;
+    CHECK(bare.winner->spare_replicas == 0);
+    CHECK(spare.winner->spare_replicas == 1);
+    CHECK(spare.winner->replicas == serving + 1);
+    CHECK(spare.winner->count == (serving + 1) * spare.winner->layout.tensor_parallel);
+    // 50 % of the serving replicas, rounded up, at least one.
+    CHECK(quarter.winner->spare_replicas == std::max(1, (serving + 1) / 2));
+    // The load is carried by the serving replicas alone: the same latency as without spares.
+    CHECK(spare.winner->perf.inference->p99_tpot_s.value() == Approx(bare.winner->perf.inference->p99_tpot_s.value()));
+}
+
+TEST_CASE("plan: six seats buy six boxes", "[plan][money]") {
+    const std::string dev = "name: dev\nkind: fine-tuning\nrole: development\nmodel: {preset: llama-3.1-8b}\n"
+                            "training: {micro_batch: 1, seq_len: 2048, lora: {rank: 16}, checkpointing: full}\n"
+                            "constraints: {allow: [RTX-4090], max_gpus: 1}\ndeployment: {target: on-prem";
+    const RolePlan one = plan_one(load(dev + "}\n"));
+    const RolePlan six = plan_one(load(dev + ", seats: 6}\n"));
+    REQUIRE(one.winner);
+    REQUIRE(six.winner);
+    CHECK(six.winner->count == one.winner->count);  // per box
+    CHECK(six.winner->cost.offer.units == 6 * one.winner->cost.offer.units);
+    CHECK(six.winner->cost.capex_usd == Approx(6 * one.winner->cost.capex_usd));
+    // A GeForce box runs at a desk: no data-centre operations or PUE.
+    CHECK(six.winner->cost.site == gpusel::Site::office);
+    CHECK(six.winner->cost.breakdown.operations_usd == 0);
+}
+
+TEST_CASE("plan: candidates within the tie tolerance rank by speed; the alternative is a Pareto neighbour",
+          "[plan][money]") {
+    // A short fine-tune whose rentals cost a few dollars: many options tie.
+    const RolePlan plan = plan_one(load(R"(name: classifier
+kind: fine-tuning
+model: {preset: roberta-base}
+precision: fp16
+training: {micro_batch: 32, seq_len: 512, dataset_samples: 1M, epochs: 3, deadline: 2d}
+deployment: {target: cloud}
+)"));
+    REQUIRE(plan.ranked.size() >= 2);
+    const double best = plan.ranked.front().cost.tco_usd;
+    const double tolerance = std::max(gpusel::tie_tolerance_usd, gpusel::tie_tolerance_fraction * best);
+    std::size_t tied = 0;
+    for (std::size_t i = 1; i < plan.ranked.size(); ++i) {
+        if (plan.ranked[i].tied) {
+            ++tied;
+            CHECK(plan.ranked[i].cost.tco_usd - best <= tolerance + 1e-9);
+        }
+    }
+    CHECK(tied >= 1);
+    REQUIRE(plan.alternative);
+    const Candidate& winner = *plan.winner;
+    const Candidate& alternative = *plan.alternative;
+    const bool dominated = alternative.cost.tco_usd >= winner.cost.tco_usd && !alternative.tied &&
+                           alternative.perf.training->tokens_per_s <= winner.perf.training->tokens_per_s;
+    CHECK_FALSE(dominated);
+    CHECK(plan.alternative_why_not.find("$0 more") == std::string::npos);
+    if (alternative.tied) {
+        CHECK(plan.alternative_why_not.find("tied on TCO") != std::string::npos);
     }
 }

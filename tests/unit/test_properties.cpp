@@ -286,7 +286,7 @@ std::vector<std::string> inference_lines(PropertyRng& rng, const ModelSpec& mode
         if (transformer && rng.chance(0.6)) {
             slo.add("tpot", fmt::format("{}ms", rng.pick({10, 30, 50, 100, 500})));
         }
-        if (rng.chance(0.3)) {
+        if (rng.chance(0.45)) {
             slo.add("e2e", fmt::format("{}s", rng.pick({1, 5, 20, 60})));
         }
         if (rng.chance(0.3)) {
@@ -1156,6 +1156,15 @@ std::vector<std::string> business_lines(PropertyRng& rng, const Catalog& plan_ca
     if (rng.chance(0.3)) {
         deployment.add("utilization", fmt::format("{:.2f}", rng.real(0.1, 1.0)));
     }
+    if (rng.chance(0.6)) {
+        deployment.add("redundancy", rng.pick<const char*>({"none", "n+1", "25%"}));
+    }
+    if (rng.chance(0.3)) {
+        deployment.add("autoscale", "true");
+    }
+    if (rng.chance(0.3)) {
+        deployment.add("count_resale", "true");
+    }
     lines.push_back("deployment: " + deployment.str());
     if (rng.chance(0.4)) {
         lines.push_back(fmt::format("objective: {}",
@@ -1433,8 +1442,23 @@ void check_role_plan(const Workload& workload, const Catalog& plan_catalog, cons
     for (const Candidate& candidate : plan.ranked) {
         check_meets_constraints(workload, plan_catalog, candidate);
     }
-    for (std::size_t i = 1; i < plan.ranked.size(); ++i) {
-        CHECK(plan.ranked[i - 1].score <= plan.ranked[i].score);
+    // Ranked by score, except that candidates tied on TCO with the best (within the tie tolerance)
+    // come first, faster first: the group is within tolerance, and every later row scores no less.
+    std::size_t group = 1;
+    while (group < plan.ranked.size() && plan.ranked[group].tied) {
+        ++group;
+    }
+    double best = plan.ranked.empty() ? 0 : plan.ranked.front().score;
+    for (std::size_t i = 0; i < group && i < plan.ranked.size(); ++i) {
+        best = std::min(best, plan.ranked[i].score);
+    }
+    for (std::size_t i = 0; i < group && i < plan.ranked.size(); ++i) {
+        CHECK(plan.ranked[i].score - best <=
+              std::max(gpusel::tie_tolerance_usd, gpusel::tie_tolerance_fraction * std::fabs(best)) + 1e-9);
+    }
+    for (std::size_t i = group; i < plan.ranked.size(); ++i) {
+        CHECK_FALSE(plan.ranked[i].tied);
+        CHECK(plan.ranked[i].score >= (i == group ? best : plan.ranked[i - 1].score));
     }
     for (const std::size_t index : plan.pareto) {
         CHECK(index < plan.ranked.size());
