@@ -357,8 +357,16 @@ public:
     // left to the caller.
     FixedEvaluation evaluate_fixed(const GpuSpec& gpu, int count, Acquisition acquisition,
                                    std::optional<double> unit_price_usd, const Offer* offer) {
-        m_fixed = Fixed{count, acquisition, unit_price_usd, offer};
         FixedEvaluation result;
+        // A development role of several seats buys one box per engineer: the line's count is
+        // seats × the GPUs of one box.
+        const int seats = m_workload.role == Role::development ? std::max(1, m_workload.deployment.seats) : 1;
+        if (count % seats != 0) {
+            result.why_not = fmt::format("{} GPUs are not the same box for each of the {} deployment.seats", count, seats);
+            return result;
+        }
+        count /= seats;
+        m_fixed = Fixed{count, acquisition, unit_price_usd, offer};
         const std::vector<PrecisionChoice> precisions = precision_choices(m_workload, gpu);
         if (precisions.empty()) {
             result.why_not = fmt::format("no {} support", to_string(m_workload.precision));
@@ -1163,6 +1171,7 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             line.host_usd = winner.cost.breakdown.servers_usd;
             line.resale_usd = winner.cost.breakdown.resale_usd;
             line.resale_counted = winner.cost.resale_counted;
+            line.depreciation_usd_per_month = winner.cost.depreciation_usd_per_month;
             line.monthly_opex_usd = winner.cost.monthly_opex_usd;
             line.tco_usd = winner.cost.tco_usd;
             line.horizon_months = workload.deployment.horizon_months;

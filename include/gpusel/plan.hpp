@@ -89,6 +89,7 @@ struct ProcurementLine {
     double host_usd = 0;            // hosts that cards and baseboards need (in total_usd)
     double resale_usd = 0;          // expected resale at the horizon's end (in tco_usd only when counted)
     bool resale_counted = false;
+    double depreciation_usd_per_month = 0;  // straight-line over the horizon (purchases)
     double monthly_opex_usd = 0;
     double tco_usd = 0;
     double horizon_months = 0;

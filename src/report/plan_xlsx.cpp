@@ -139,8 +139,8 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     sheet.headers({"role", "gpu", "gpu_name", "quantity", "acquisition", "unit_price_usd", "total_usd",
                    "monthly_opex_usd", "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason",
                    "offer", "offer_name", "provider", "units", "gpus_per_unit", "gpus", "price_per", "price_kind",
-                   "price_as_of", "host_usd", "resale_usd"});
-    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60, 30, 40, 14, 8, 13, 8, 11, 11, 12, 14, 14};
+                   "price_as_of", "host_usd", "resale_usd", "depreciation_usd_per_month"});
+    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60, 30, 40, 14, 8, 13, 8, 11, 11, 12, 14, 14, 16};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
         const bool long_text = column >= 10 && column <= 14;
         sheet.width(column, widths[column], long_text ? formats.wrapped : nullptr);
@@ -150,6 +150,7 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     double tco = 0;
     double host = 0;
     double resale = 0;
+    double depreciation = 0;
     std::size_t row = 1;
     for (const ProcurementLine& line : report.procurement) {
         sheet.text(row, 0, to_string(line.role));
@@ -178,8 +179,10 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
         sheet.text(row, 21, offer.as_of);
         sheet.number(row, 22, bought ? line.host_usd : 0.0, formats.money);
         sheet.number(row, 23, bought ? line.resale_usd : 0.0, formats.money);
+        sheet.number(row, 24, bought ? line.depreciation_usd_per_month : 0.0, formats.money);
         host += bought && std::isfinite(line.host_usd) ? line.host_usd : 0;
         resale += bought && std::isfinite(line.resale_usd) ? line.resale_usd : 0;
+        depreciation += bought && std::isfinite(line.depreciation_usd_per_month) ? line.depreciation_usd_per_month : 0;
         // The cached results of the SUM formulas: what a reader that does not recalculate shows.
         total += std::isfinite(line.total_usd) ? line.total_usd : 0;
         opex += std::isfinite(line.monthly_opex_usd) ? line.monthly_opex_usd : 0;
@@ -197,11 +200,13 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     sheet.formula(row, 8, fmt::format("=SUM(I2:I{})", last), tco, formats.money_bold);
     sheet.formula(row, 22, fmt::format("=SUM(W2:W{})", last), host, formats.money_bold);
     sheet.formula(row, 23, fmt::format("=SUM(X2:X{})", last), resale, formats.money_bold);
+    sheet.formula(row, 24, fmt::format("=SUM(Y2:Y{})", last), depreciation, formats.money_bold);
     sheet.text(row + 2, 0,
                "quantity counts units of the offer (offer_id); unit_price_usd is per unit when bought and per "
                "unit-hour when rented (acquisition cloud-*); total_usd is the purchase incl. hosts and spares, 0 "
                "when rented (quantity × unit_price_usd + host_usd); resale_usd is the expected resale, subtracted "
-               "from tco_usd only when the workload counts it; price_kind estimate = not published.");
+               "from tco_usd only when the workload counts it; depreciation_usd_per_month is straight-line over the "
+               "horizon; price_kind estimate = not published.");
 }
 
 void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {

@@ -84,7 +84,7 @@ def main():
         # Totals row 4: SUM over rows 2..3 of G (total), H (monthly opex), I (TCO); cached values
         # 0 + 96000.5, 164.58333 + 1234.567 = 1399.15033, 3950 + 125629.99 = 129579.99.
         expected = {"G4": ("SUM(G2:G3)", 96000.5), "H4": ("SUM(H2:H3)", 1399.15033), "I4": ("SUM(I2:I3)", 129579.99),
-                    "W4": ("SUM(W2:W3)", 6000.5), "X4": ("SUM(X2:X3)", 40500)}
+                    "W4": ("SUM(W2:W3)", 6000.5), "X4": ("SUM(X2:X3)", 40500), "Y4": ("SUM(Y2:Y3)", 4000.0208)}
         for reference, (formula, total) in expected.items():
             cell = procurement.get(reference, {})
             check(cell.get("formula") == formula, f"{reference} formula is {cell.get('formula')}")
@@ -92,7 +92,7 @@ def main():
                   f"{reference} cached value is {cell.get('value')}, expected {total}")
             check(cell.get("format") == "$#,##0.00", f"{reference} format is {cell.get('format')}")
         formulas = sorted(reference for reference, cell in procurement.items() if cell["formula"])
-        check(formulas == ["G4", "H4", "I4", "W4", "X4"], f"formula cells are {formulas}")
+        check(formulas == ["G4", "H4", "I4", "W4", "X4", "Y4"], f"formula cells are {formulas}")
         check(procurement["A4"]["value"] == "total", "total row label")
 
         candidates = cells("Candidates")
@@ -114,7 +114,7 @@ def main():
         for failure in failures:
             print("FAIL:", failure)
         return 1
-    print("xlsx ok: 4 sheets, 5 SUM formulas with cached totals, text never a formula")
+    print("xlsx ok: 4 sheets, 6 SUM formulas with cached totals, text never a formula")
     return 0
 
 

@@ -212,6 +212,7 @@ inline PlanReport fixture_plan_report() {
     purchase.gpus = 12;
     purchase.host_usd = 6000.5;
     purchase.resale_usd = 40500;  // 12 × $7,500 × 0.45, reported only
+    purchase.depreciation_usd_per_month = 4000.0208;  // $96,000.50 over 24 months
     purchase.offer.id = "l40s-card";
     purchase.offer.kind = gpusel::OfferKind::purchase;
     purchase.offer.provider = "retail";
