@@ -141,7 +141,11 @@ void register_plan(CLI::App& app, Context& context) {
         "\nDefaults that shaped the answer are listed under Assumptions; set them in the file to change them.\n"
         "Training layouts are searched exhaustively (precision, recompute, tensor/pipeline/data parallel,\n"
         "ZeRO, micro-batch; lists and ranges in the workload widen the search); the output says how many\n"
-        "points were evaluated and how many the provably safe pruning skipped (docs/performance.md).");
+        "points were evaluated and how many the provably safe pruning skipped (docs/performance.md).\n"
+        "GPUs are bought and rented as the catalog's offers sell them: whole units (a card, an 8-GPU server,\n"
+        "a 72-GPU rack, an instance type) with the price's kind and date; ~ marks an estimate. Restrict\n"
+        "them with constraints.providers, tiers, regions, acquisitions, allow_estimates (docs/catalog.md);\n"
+        "the CSV's last row (role total) sums the money columns (docs/cost-model.md).");
     command->callback([flags, &context] { run_plan(*flags, context); });
 }
 
