@@ -654,10 +654,11 @@ private:
             defaulted("output_tokens", generates ? "256" : "0");
         }
         if (!generates && inference.output_tokens > 0 && model.is_transformer()) {
-            reader.error("output_tokens",
-                         fmt::format("a {} model generates no tokens; set output_tokens: 0 (embedding, "
-                                     "classification and reranking read input_tokens only)",
-                                     to_string(model.family)));
+            // An encoder reads its input in one pass: nothing to generate, whatever the file says.
+            assume(reader.child_path("output_tokens"), "0",
+                   fmt::format("{} models generate no tokens; {} ignored", to_string(model.family),
+                               inference.output_tokens));
+            inference.output_tokens = 0;
         }
         // The model's position table bounds a request (BERT: 512 positions).
         if (model.max_context > 0 && inference.input_tokens + inference.output_tokens > model.max_context) {

@@ -108,8 +108,13 @@ std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuS
     ServingMemory s;
     s.engine = runtime.engine;
     s.device_total_bytes = gpu.memory_bytes * driver_visible_fraction;
-    s.memory_fraction =
-        runtime.gpu_memory_utilization > 0 ? runtime.gpu_memory_utilization : default_fraction(workload, layout);
+    // Unless set, the engine's fraction leaves the workload's memory headroom free (the 10 % default
+    // headroom is vLLM's 0.9); TensorRT-LLM's applies to free memory and keeps its default.
+    double fraction = default_fraction(workload, layout);
+    if (runtime.engine != Engine::tensorrt_llm) {
+        fraction = std::min(fraction, 1.0 - workload.constraints.memory_headroom_fraction);
+    }
+    s.memory_fraction = runtime.gpu_memory_utilization > 0 ? runtime.gpu_memory_utilization : fraction;
     s.block_size = runtime.block_size > 0 ? runtime.block_size : default_block_size(runtime.engine);
     const bool large = large_gpu(gpu);
     s.max_num_batched_tokens =
