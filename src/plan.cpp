@@ -182,10 +182,14 @@ void run_in_parallel(const Worker& worker, std::size_t items) {
 // Layouts
 
 std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& gpu, int max_gpus) {
-    const int domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 1;
     const int node = std::max(1, workload.constraints.gpus_per_node);
+    // A replica's tensor parallel stays within one NVLink domain. PCIe-only cards split inside one
+    // host (2, 4, 8 cards: the usual L40S / RTX 6000 Ada / RTX PRO 6000 servers), the all-reduce
+    // priced over PCIe by the perf model (link_for_group); edge modules are one per device.
+    const int domain = gpu.has_gpu_interconnect()     ? gpu.interconnect.domain_size
+                       : gpu.segment == Segment::edge ? 1
+                                                      : node;
     std::vector<Layout> layouts;
-    // A replica's tensor parallel stays within one NVLink domain; over PCIe only 1.
     for (int t = 1; t <= std::min({domain, node, max_gpus, 8}); t *= 2) {
         Layout layout;
         layout.tensor_parallel = t;
@@ -860,7 +864,10 @@ private:
             const double served_requests = m_workload.inference.requests_per_s * m_workload.deployment.utilization *
                                            m_workload.deployment.horizon_months * seconds_per_month;
             if (m_workload.model.is_transformer()) {
-                usage.work_units = served_requests * m_workload.inference.output_tokens / 1e6;
+                // Encoders and prefill-only scoring are priced per 1M input tokens (nothing is generated).
+                const int priced_tokens = m_workload.inference.output_tokens > 0 ? m_workload.inference.output_tokens
+                                                                                 : m_workload.inference.input_tokens;
+                usage.work_units = served_requests * priced_tokens / 1e6;
                 usage.unit = "1M tokens";
             } else {
                 usage.work_units = served_requests / 1e3;
