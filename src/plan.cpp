@@ -12,8 +12,8 @@
 
 #include "gpusel/format.hpp"
 #include "gpusel/offer_selection.hpp"
-#include "gpusel/training_search.hpp"
 #include "gpusel/text.hpp"
+#include "gpusel/training_search.hpp"
 #include "gpusel/units.hpp"
 
 namespace gpusel {
@@ -27,9 +27,9 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 
 WorkloadClass classify(const Workload& workload) {
     const ConstraintSpec& constraints = workload.constraints;
-    const bool edge_only = !constraints.segments.empty() &&
-                           std::all_of(constraints.segments.begin(), constraints.segments.end(),
-                                       [](Segment segment) { return segment == Segment::edge; });
+    const bool edge_only =
+        !constraints.segments.empty() && std::all_of(constraints.segments.begin(), constraints.segments.end(),
+                                                     [](Segment segment) { return segment == Segment::edge; });
     if (workload.kind == WorkloadKind::inference) {
         // Edge: deployed on devices with a power envelope (the Jetson class tops out at 60 W).
         if (workload.deployment.target == DeploymentTarget::edge || edge_only ||
@@ -61,7 +61,8 @@ std::string question(const Workload& workload) {
         if (training.dataset_tokens > 0) {
             parts.push_back(format_count(training.dataset_tokens) + " tokens");
         } else if (training.dataset_samples > 0) {
-            parts.push_back(fmt::format("{} samples × {:g} epochs", format_count(training.dataset_samples), training.epochs));
+            parts.push_back(
+                fmt::format("{} samples × {:g} epochs", format_count(training.dataset_samples), training.epochs));
         }
         if (training.deadline_seconds > 0) {
             parts.push_back("deadline " + format_duration(training.deadline_seconds));
@@ -94,7 +95,8 @@ std::string question(const Workload& workload) {
 std::string static_exclusion(const Workload& workload, const GpuSpec& gpu) {
     const ConstraintSpec& constraints = workload.constraints;
     const auto listed = [&](const std::vector<std::string>& ids) {
-        return std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return equals_ignore_case(id, gpu.id); });
+        return std::any_of(ids.begin(), ids.end(),
+                           [&](const std::string& id) { return equals_ignore_case(id, gpu.id); });
     };
     if (!constraints.allow.empty() && !listed(constraints.allow)) {
         return "not in constraints.allow";
@@ -107,13 +109,12 @@ std::string static_exclusion(const Workload& workload, const GpuSpec& gpu) {
                      [&](const std::string& vendor) { return equals_ignore_case(vendor, gpu.vendor); })) {
         return fmt::format("vendor {} not in constraints.vendor", gpu.vendor);
     }
-    if (!constraints.segments.empty() &&
-        std::find(constraints.segments.begin(), constraints.segments.end(), gpu.segment) == constraints.segments.end()) {
+    if (!constraints.segments.empty() && std::find(constraints.segments.begin(), constraints.segments.end(),
+                                                   gpu.segment) == constraints.segments.end()) {
         return fmt::format("segment {} not allowed", to_string(gpu.segment));
     }
-    if (!constraints.form_factors.empty() &&
-        std::find(constraints.form_factors.begin(), constraints.form_factors.end(), gpu.form_factor) ==
-            constraints.form_factors.end()) {
+    if (!constraints.form_factors.empty() && std::find(constraints.form_factors.begin(), constraints.form_factors.end(),
+                                                       gpu.form_factor) == constraints.form_factors.end()) {
         return fmt::format("form factor {} not allowed", to_string(gpu.form_factor));
     }
     if (constraints.max_power_per_device_watts > 0 && gpu.power_watts > constraints.max_power_per_device_watts) {
@@ -181,10 +182,14 @@ void run_in_parallel(const Worker& worker, std::size_t items) {
 // Layouts
 
 std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& gpu, int max_gpus) {
-    const int domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 1;
     const int node = std::max(1, workload.constraints.gpus_per_node);
+    // A replica's tensor parallel stays within one NVLink domain. PCIe-only cards split inside one
+    // host (2, 4, 8 cards: the usual L40S / RTX 6000 Ada / RTX PRO 6000 servers), the all-reduce
+    // priced over PCIe by the perf model (link_for_group); edge modules are one per device.
+    const int domain = gpu.has_gpu_interconnect()     ? gpu.interconnect.domain_size
+                       : gpu.segment == Segment::edge ? 1
+                                                      : node;
     std::vector<Layout> layouts;
-    // A replica's tensor parallel stays within one NVLink domain; over PCIe only 1.
     for (int t = 1; t <= std::min({domain, node, max_gpus, 8}); t *= 2) {
         Layout layout;
         layout.tensor_parallel = t;
@@ -198,39 +203,40 @@ std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& g
 
 double objective_score(Objective objective, const Candidate& candidate) {
     switch (objective) {
-    case Objective::tco:
-        return candidate.cost.tco_usd;
-    case Objective::time:
-        if (candidate.perf.training) {
-            return candidate.perf.training->time_to_train_s.value_or(candidate.perf.training->step_time_s);
-        }
-        return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s.value_or(infinity) : infinity;
-    case Objective::latency:
-        if (candidate.perf.inference) {
-            const InferencePerf& inference = *candidate.perf.inference;
-            return inference.p99_tpot_s.value_or(0) > 0 ? *inference.p99_tpot_s : inference.p99_e2e_s.value_or(infinity);
-        }
-        return candidate.perf.training ? candidate.perf.training->step_time_s : infinity;
-    case Objective::throughput_per_usd:
-        return candidate.cost.usd_per_unit > 0 ? candidate.cost.usd_per_unit : candidate.cost.tco_usd;
-    case Objective::energy:
-        return candidate.cost.energy_kwh;
+        case Objective::tco:
+            return candidate.cost.tco_usd;
+        case Objective::time:
+            if (candidate.perf.training) {
+                return candidate.perf.training->time_to_train_s.value_or(candidate.perf.training->step_time_s);
+            }
+            return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s.value_or(infinity) : infinity;
+        case Objective::latency:
+            if (candidate.perf.inference) {
+                const InferencePerf& inference = *candidate.perf.inference;
+                return inference.p99_tpot_s.value_or(0) > 0 ? *inference.p99_tpot_s
+                                                            : inference.p99_e2e_s.value_or(infinity);
+            }
+            return candidate.perf.training ? candidate.perf.training->step_time_s : infinity;
+        case Objective::throughput_per_usd:
+            return candidate.cost.usd_per_unit > 0 ? candidate.cost.usd_per_unit : candidate.cost.tco_usd;
+        case Objective::energy:
+            return candidate.cost.energy_kwh;
     }
     return candidate.cost.tco_usd;
 }
 
 std::string objective_words(Objective objective) {
     switch (objective) {
-    case Objective::tco:
-        return "lowest TCO meeting every constraint";
-    case Objective::time:
-        return "shortest time meeting every constraint";
-    case Objective::latency:
-        return "lowest latency meeting every constraint";
-    case Objective::throughput_per_usd:
-        return "lowest cost per unit of work meeting every constraint";
-    case Objective::energy:
-        return "least energy meeting every constraint";
+        case Objective::tco:
+            return "lowest TCO meeting every constraint";
+        case Objective::time:
+            return "shortest time meeting every constraint";
+        case Objective::latency:
+            return "lowest latency meeting every constraint";
+        case Objective::throughput_per_usd:
+            return "lowest cost per unit of work meeting every constraint";
+        case Objective::energy:
+            return "least energy meeting every constraint";
     }
     return "";
 }
@@ -288,7 +294,8 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
     parts.push_back(fmt::format("{}/{} per GPU", format_gb(candidate.memory.per_gpu.total_bytes),
                                 format_gb(candidate.memory.capacity_bytes)));
     if (candidate.precision_fallback) {
-        parts.push_back(fmt::format("no native {}: runs {}", to_string(workload.precision), to_string(candidate.precision)));
+        parts.push_back(
+            fmt::format("no native {}: runs {}", to_string(workload.precision), to_string(candidate.precision)));
     }
     if (objective == Objective::tco && !is_purchase(candidate.acquisition) && candidate.perf.training &&
         candidate.cost.tco_usd > 0) {
@@ -318,8 +325,8 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
         parts.push_back(fmt::format("{} more over {:.0f} months", format_usd(difference),
                                     workload.deployment.horizon_months));
     } else if (difference < 0) {
-        parts.push_back(fmt::format("{} less over {:.0f} months", format_usd(-difference),
-                                    workload.deployment.horizon_months));
+        parts.push_back(
+            fmt::format("{} less over {:.0f} months", format_usd(-difference), workload.deployment.horizon_months));
     }
     // A purchase with lower running cost wins once the horizon is long enough.
     const double capex_gap = alternative.cost.capex_usd - winner.cost.capex_usd;
@@ -348,9 +355,12 @@ constexpr double unsupported = 1e8;
 
 class RolePlanner {
 public:
-    RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency, Objective objective,
-                bool reference = false)
-        : m_workload(workload), m_catalog(catalog), m_efficiency(efficiency), m_objective(objective),
+    RolePlanner(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
+                Objective objective, bool reference = false)
+        : m_workload(workload),
+          m_catalog(catalog),
+          m_efficiency(efficiency),
+          m_objective(objective),
           m_reference(reference) {}
 
     // Fixed mode: one GPU type, one count, one acquisition; constraints other than memory are
@@ -395,8 +405,9 @@ public:
                 evaluate_inference(gpu, precision, found, miss, evaluated);
             }
             if (found.empty() && m_closest_miss) {
-                result.closest_memory = estimate_memory(variant(precisions.front().precision, m_workload.training.checkpointing),
-                                                        gpu, m_closest_miss->query);
+                result.closest_memory =
+                    estimate_memory(variant(precisions.front().precision, m_workload.training.checkpointing), gpu,
+                                    m_closest_miss->query);
                 result.closest_layout = m_closest_miss->query.layout;
             }
         }
@@ -432,7 +443,8 @@ public:
         plan.question = question(m_workload);
         plan.workload_class = classify(m_workload);
         std::vector<Candidate> best_per_configuration;
-        const std::vector<TrainingSearchResult> searches = m_workload.is_training() ? search_catalog() : std::vector<TrainingSearchResult>{};
+        const std::vector<TrainingSearchResult> searches =
+            m_workload.is_training() ? search_catalog() : std::vector<TrainingSearchResult>{};
         std::size_t index = 0;
         for (const GpuSpec& gpu : m_catalog.gpus()) {
             const std::size_t position = index++;
@@ -577,7 +589,8 @@ private:
         std::vector<TrainingSearchResult> results(gpus.size());
         std::vector<std::size_t> work;
         for (std::size_t index = 0; index < gpus.size(); ++index) {
-            if (static_exclusion(m_workload, gpus[index]).empty() && !precision_choices(m_workload, gpus[index]).empty()) {
+            if (static_exclusion(m_workload, gpus[index]).empty() &&
+                !precision_choices(m_workload, gpus[index]).empty()) {
                 work.push_back(index);
             }
         }
@@ -664,8 +677,8 @@ private:
                 }
                 if (!m_fixed && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
                     note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
-                              fmt::format("{}×: {} per month > budget {}", usage.gpus, format_usd(cost.monthly_opex_usd),
-                                          format_usd(budget.monthly_usd)));
+                              fmt::format("{}×: {} per month > budget {}", usage.gpus,
+                                          format_usd(cost.monthly_opex_usd), format_usd(budget.monthly_usd)));
                     continue;
                 }
                 candidate.acquisition = acquisition;
@@ -757,9 +770,9 @@ private:
         const TrainingMiss& nearest = search.miss;
         if (nearest.kind == TrainingMiss::Kind::memory) {
             note_miss(miss, nearest.severity,
-                      fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)", format_gb(nearest.memory_total_bytes),
-                                  nearest.count, nearest.count == 1 ? "" : "s", format_gb(gpu.memory_bytes),
-                                  format_gb(nearest.usable_bytes)));
+                      fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)",
+                                  format_gb(nearest.memory_total_bytes), nearest.count, nearest.count == 1 ? "" : "s",
+                                  format_gb(gpu.memory_bytes), format_gb(nearest.usable_bytes)));
         } else if (nearest.kind == TrainingMiss::Kind::deadline) {
             note_miss(miss, nearest.severity,
                       fmt::format("{} > {} deadline at {} GPUs", format_duration(nearest.time_to_train_s),
@@ -802,14 +815,18 @@ private:
             query.layout = layout;
             query.batch = 1;
             const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
-            const double usable = gpu.memory_bytes * (1.0 - m_workload.constraints.memory_headroom_fraction);
+            const double usable =
+                memory_usable_bytes(workload, gpu, layout, m_workload.constraints.memory_headroom_fraction);
             if (memory.total_bytes > usable) {
                 note_memory_miss(query, memory.total_bytes);
+                const std::optional<ServingMemory> engine = serving_memory(workload, gpu, layout);
                 note_miss(miss, 10.0 + memory.total_bytes / usable,
-                          fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
-                                      format_gb(memory.total_bytes), layout.tensor_parallel,
-                                      layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
-                                      format_gb(usable)));
+                          engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
+                                               layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s", engine->refusal)
+                                 : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
+                                               format_gb(memory.total_bytes), layout.tensor_parallel,
+                                               layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                               format_gb(usable)));
                 continue;
             }
             PerfQuery perf_query;
@@ -873,15 +890,16 @@ private:
                 const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
                 if (used.total_bytes > usable) {
                     note_memory_miss(at_batch, used.total_bytes);
-                    note_miss(miss, 10.0 + used.total_bytes / usable,
-                              fmt::format("needs {} per GPU at batch {}, has {} ({} usable)",
-                                          format_gb(used.total_bytes), perf.inference->batch,
-                                          format_gb(gpu.memory_bytes), format_gb(usable)));
+                    note_miss(
+                        miss, 10.0 + used.total_bytes / usable,
+                        fmt::format("needs {} per GPU at batch {}, has {} ({} usable)", format_gb(used.total_bytes),
+                                    perf.inference->batch, format_gb(gpu.memory_bytes), format_gb(usable)));
                     continue;
                 }
             }
             if (!perf.inference || (!perf.inference->meets_slo && !m_fixed)) {
-                note_miss(miss, 2.0, perf.inference ? slo_miss(*perf.inference, layout.tensor_parallel) : "no estimate");
+                note_miss(miss, 2.0,
+                          perf.inference ? slo_miss(*perf.inference, layout.tensor_parallel) : "no estimate");
                 continue;
             }
             Candidate candidate;
@@ -905,7 +923,10 @@ private:
                 m_workload.inference.requests_per_s * m_workload.deployment.utilization *
                 m_workload.deployment.horizon_months * seconds_per_month;
             if (m_workload.model.is_transformer()) {
-                usage.work_units = served_requests * m_workload.inference.output_tokens / 1e6;
+                // Encoders and prefill-only scoring are priced per 1M input tokens (nothing is generated).
+                const int priced_tokens = m_workload.inference.output_tokens > 0 ? m_workload.inference.output_tokens
+                                                                                 : m_workload.inference.input_tokens;
+                usage.work_units = served_requests * priced_tokens / 1e6;
                 usage.unit = "1M tokens";
             } else {
                 usage.work_units = served_requests / 1e3;
@@ -977,7 +998,8 @@ private:
         for (std::size_t i = 0; i < ranked.size(); ++i) {
             bool dominated = false;
             for (std::size_t j = 0; j < ranked.size() && !dominated; ++j) {
-                dominated = j != i && x(ranked[j]) <= x(ranked[i]) && ranked[j].cost.tco_usd <= ranked[i].cost.tco_usd &&
+                dominated = j != i && x(ranked[j]) <= x(ranked[i]) &&
+                            ranked[j].cost.tco_usd <= ranked[i].cost.tco_usd &&
                             (x(ranked[j]) < x(ranked[i]) || ranked[j].cost.tco_usd < ranked[i].cost.tco_usd);
             }
             if (!dominated) {
@@ -1010,13 +1032,15 @@ private:
         }
         const OfferUse& offer = plan.winner->cost.offer;
         if (offer.price_kind == PriceKind::estimate) {
-            lines.push_back(fmt::format("the pick rests on an estimated price (~): {} is not a published price; get a "
-                                        "quote and add it with --catalog before ordering",
-                                        offer.id));
+            lines.push_back(
+                fmt::format("the pick rests on an estimated price (~): {} is not a published price; get a "
+                            "quote and add it with --catalog before ordering",
+                            offer.id));
         } else if (offer.hosts > 0 && offer.host_price_kind == PriceKind::estimate) {
-            lines.push_back(fmt::format("the host of {} ({}) is priced by estimate (~); get a quote for it "
-                                        "before ordering",
-                                        offer.id, offer.host_name));
+            lines.push_back(
+                fmt::format("the host of {} ({}) is priced by estimate (~); get a quote for it "
+                            "before ordering",
+                            offer.id, offer.host_name));
         }
         lines.push_back(strategy_line(plan));
         const Candidate& winner = *plan.winner;
@@ -1091,34 +1115,36 @@ private:
     std::map<std::string, double> m_reference_rent;
 };
 
-std::string procurement_reason(const RolePlan& plan) { return plan.winner ? plan.winner->reason : ""; }
+std::string procurement_reason(const RolePlan& plan) {
+    return plan.winner ? plan.winner->reason : "";
+}
 
 }  // namespace
 
 std::string_view to_string(WorkloadClass workload_class) {
     switch (workload_class) {
-    case WorkloadClass::large_training:
-        return "large-model training";
-    case WorkloadClass::medium_training:
-        return "medium training/tuning";
-    case WorkloadClass::high_concurrency_inference:
-        return "high-concurrency inference";
-    case WorkloadClass::edge_inference:
-        return "edge inference";
+        case WorkloadClass::large_training:
+            return "large-model training";
+        case WorkloadClass::medium_training:
+            return "medium training/tuning";
+        case WorkloadClass::high_concurrency_inference:
+            return "high-concurrency inference";
+        case WorkloadClass::edge_inference:
+            return "edge inference";
     }
     return "";
 }
 
 std::string_view class_priorities(WorkloadClass workload_class) {
     switch (workload_class) {
-    case WorkloadClass::large_training:
-        return "memory capacity first, then bandwidth and NVLink";
-    case WorkloadClass::medium_training:
-        return "balance memory and bandwidth; stay on one node";
-    case WorkloadClass::high_concurrency_inference:
-        return "latency first: low-precision throughput, bandwidth, host link";
-    case WorkloadClass::edge_inference:
-        return "performance per watt, INT8/INT4, power envelope";
+        case WorkloadClass::large_training:
+            return "memory capacity first, then bandwidth and NVLink";
+        case WorkloadClass::medium_training:
+            return "balance memory and bandwidth; stay on one node";
+        case WorkloadClass::high_concurrency_inference:
+            return "latency first: low-precision throughput, bandwidth, host link";
+        case WorkloadClass::edge_inference:
+            return "performance per watt, INT8/INT4, power envelope";
     }
     return "";
 }
@@ -1177,8 +1203,9 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             line.horizon_months = workload.deployment.horizon_months;
             line.reason = procurement_reason(plan);
             if (plan.alternative) {
-                line.alternative = fmt::format("{} ×{} ({}, {})", plan.alternative->gpu, plan.alternative->count,
-                                               describe(plan.alternative->acquisition), plan.alternative->cost.offer.id);
+                line.alternative =
+                    fmt::format("{} ×{} ({}, {})", plan.alternative->gpu, plan.alternative->count,
+                                describe(plan.alternative->acquisition), plan.alternative->cost.offer.id);
                 line.alternative_reason = plan.alternative_why_not;
             }
             report.total_capex_usd += line.total_usd;

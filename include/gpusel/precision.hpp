@@ -36,7 +36,7 @@ double bits_per_weight(WeightFormat format);
 bool is_quantized(WeightFormat format);
 
 // KV-cache element format.
-enum class KvCacheFormat { fp16, bf16, fp8, int8 };
+enum class KvCacheFormat { fp16, bf16, fp8, int8, fp32 };
 
 std::string_view to_string(KvCacheFormat format);
 std::optional<KvCacheFormat> parse_kv_cache_format(std::string_view name);

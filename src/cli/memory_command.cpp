@@ -29,9 +29,13 @@ struct GpuEstimate {
     MemoryEstimate estimate;
 };
 
-std::string gb2(double bytes) { return fmt::format("{:.2f}", bytes / 1e9); }
+std::string gb2(double bytes) {
+    return fmt::format("{:.2f}", bytes / 1e9);
+}
 
-long long whole_bytes(double bytes) { return std::isfinite(bytes) ? std::llround(bytes) : 0; }
+long long whole_bytes(double bytes) {
+    return std::isfinite(bytes) ? std::llround(bytes) : 0;
+}
 
 // A bar of `width` cells for `fraction` of the whole, in eighths of a cell.
 std::string bar(double fraction, int width) {
@@ -82,6 +86,18 @@ nlohmann::ordered_json estimate_json(const GpuEstimate& item, int count, const W
             json["max_context_tokens"] = nullptr;  // tokens do not apply to this model
         }
     }
+    if (estimate.serving) {
+        // Contract (issue 16): bytes per GPU; tokens and concurrency per replica.
+        const ServingMemory& serving = *estimate.serving;
+        json["serving"] = {{"engine", std::string(to_string(serving.engine))},
+                           {"weights_bytes", whole_bytes(serving.weights_bytes)},
+                           {"activation_peak_bytes", whole_bytes(serving.activation_peak_bytes)},
+                           {"non_torch_bytes", whole_bytes(serving.non_torch_bytes)},
+                           {"kv_cache_bytes", whole_bytes(serving.kv_cache_bytes)},
+                           {"kv_cache_tokens", serving.kv_cache_tokens},
+                           {"max_model_len", serving.max_model_len},
+                           {"max_concurrency", std::round(serving.max_concurrency * 100) / 100}};
+    }
     json["notes"] = estimate.notes;
     return json;
 }
@@ -103,8 +119,9 @@ std::string what_is_estimated(const Workload& workload, const MemoryEstimate& es
                    ? fmt::format("micro-batch {} × seq {}", estimate.micro_batch, workload.training.seq_len)
                    : fmt::format("micro-batch {}", estimate.micro_batch);
     }
-    return workload.model.is_transformer() ? fmt::format("batch {} × {} tokens", estimate.batch, estimate.context_tokens)
-                                           : fmt::format("batch {}", estimate.batch);
+    return workload.model.is_transformer()
+               ? fmt::format("batch {} × {} tokens", estimate.batch, estimate.context_tokens)
+               : fmt::format("batch {}", estimate.batch);
 }
 
 void print_overview(Context& context, const Workload& workload, const std::vector<GpuEstimate>& estimates, int count) {
@@ -124,20 +141,23 @@ void print_overview(Context& context, const Workload& workload, const std::vecto
     for (const GpuEstimate& item : estimates) {
         const MemoryEstimate& estimate = item.estimate;
         const int max_value = workload.is_training() ? estimate.max_micro_batch : estimate.max_batch;
-        table.add_row({item.gpu->id, fmt::format("{} GB", gb2(estimate.capacity_bytes)),
-                       fmt::format("{} GB", gb2(estimate.per_gpu.total_bytes)),
-                       fmt::format("{}–{}", gb2(estimate.per_gpu.total_low_bytes), gb2(estimate.per_gpu.total_high_bytes)),
-                       estimate.fits ? "yes" : "no",
-                       fmt::format("{} GB ({})", gb2(estimate.headroom_bytes),
-                                   format_percent(estimate.headroom_bytes / estimate.capacity_bytes)),
-                       max_value > 0 ? std::to_string(max_value) : "none"});
+        table.add_row(
+            {item.gpu->id, fmt::format("{} GB", gb2(estimate.capacity_bytes)),
+             fmt::format("{} GB", gb2(estimate.per_gpu.total_bytes)),
+             fmt::format("{}–{}", gb2(estimate.per_gpu.total_low_bytes), gb2(estimate.per_gpu.total_high_bytes)),
+             estimate.fits ? "yes" : "no",
+             fmt::format("{} GB ({})", gb2(estimate.headroom_bytes),
+                         format_percent(estimate.headroom_bytes / estimate.capacity_bytes)),
+             max_value > 0 ? std::to_string(max_value) : "none"});
     }
     out << table.render();
     if (!context.quiet) {
-        out << fmt::format("\nestimate = per-GPU device memory at peak (what nvidia-smi shows); fits = estimate ≤ "
-                           "capacity less {} headroom.\n`gpusel memory {} --gpu ID` shows the breakdown and its "
-                           "assumptions.\n",
-                           format_percent(first.headroom_fraction), workload.file.empty() || workload.file == "<stdin>" ? std::string("-") : workload.file);
+        out << fmt::format(
+            "\nestimate = per-GPU device memory at peak (what nvidia-smi shows); fits = estimate ≤ "
+            "capacity less {} headroom.\n`gpusel memory {} --gpu ID` shows the breakdown and its "
+            "assumptions.\n",
+            format_percent(first.headroom_fraction),
+            workload.file.empty() || workload.file == "<stdin>" ? std::string("-") : workload.file);
     }
 }
 
@@ -167,8 +187,9 @@ void print_breakdown(Context& context, const Workload& workload, const GpuEstima
     }
     row("overhead", per_gpu.overhead_bytes);
     table.add_row({"allocated", gb2(per_gpu.allocated_bytes), "", "tensors: torch.cuda.max_memory_allocated()"});
-    table.add_row({"total", gb2(per_gpu.total_bytes), "",
-                   fmt::format("device: nvidia-smi; band {}–{}", gb2(per_gpu.total_low_bytes), gb2(per_gpu.total_high_bytes))});
+    table.add_row(
+        {"total", gb2(per_gpu.total_bytes), "",
+         fmt::format("device: nvidia-smi; band {}–{}", gb2(per_gpu.total_low_bytes), gb2(per_gpu.total_high_bytes))});
     table.add_row({"capacity", gb2(estimate.capacity_bytes), "",
                    fmt::format("{} with {} headroom; {} GB free", estimate.fits ? "fits" : "does not fit",
                                format_percent(estimate.headroom_fraction), gb2(estimate.headroom_bytes))});
@@ -180,13 +201,23 @@ void print_breakdown(Context& context, const Workload& workload, const GpuEstima
     } else {
         const std::string max_batch = estimate.max_batch > 0 ? std::to_string(estimate.max_batch) : "none";
         if (workload.model.is_transformer()) {
-            out << fmt::format("largest batch that fits at {} tokens: {} · largest context at batch {}: {}\n",
-                               estimate.context_tokens, max_batch, estimate.batch,
-                               estimate.max_context_tokens > 0 ? fmt::format("{} tokens", estimate.max_context_tokens)
-                                                               : "none");
+            out << fmt::format(
+                "largest batch that fits at {} tokens: {} · largest context at batch {}: {}\n", estimate.context_tokens,
+                max_batch, estimate.batch,
+                estimate.max_context_tokens > 0 ? fmt::format("{} tokens", estimate.max_context_tokens) : "none");
         } else {
             out << fmt::format("largest batch that fits: {}\n", max_batch);
         }
+    }
+    if (estimate.serving) {
+        const ServingMemory& serving = *estimate.serving;
+        out << fmt::format(
+            "{}: budget {} GB ({:g} × {} GB) · KV cache {} GB = {} tokens · max concurrency at "
+            "max_model_len {}: {:.2f}x{}\n",
+            to_string(serving.engine), gb2(serving.budget_bytes), serving.memory_fraction,
+            gb2(serving.device_total_bytes), gb2(serving.kv_cache_bytes), serving.kv_cache_tokens,
+            serving.max_model_len, serving.max_concurrency,
+            serving.fits ? "" : fmt::format("\nthe engine would not start: {}", serving.refusal));
     }
     if (!context.quiet) {
         out << "\nassumptions:\n";
@@ -207,9 +238,9 @@ void run_memory(Context& context, const MemoryOptions& options) {
         const GpuSpec* gpu = catalog.find(options.gpu);
         if (gpu == nullptr) {
             const std::string suggestion = catalog.suggest(options.gpu);
-            throw UsageError(fmt::format("--gpu: unknown GPU '{}'{}", options.gpu,
-                                         suggestion.empty() ? "; `gpusel catalog list` shows the ids"
-                                                            : ", did you mean '" + suggestion + "'?"));
+            throw UsageError(fmt::format(
+                "--gpu: unknown GPU '{}'{}", options.gpu,
+                suggestion.empty() ? "; `gpusel catalog list` shows the ids" : ", did you mean '" + suggestion + "'?"));
         }
         gpus.push_back(gpu);
     } else {
@@ -223,11 +254,11 @@ void run_memory(Context& context, const MemoryOptions& options) {
     const Workload workload = load_workload_file(options.workload_file, context.load_context());
     const std::optional<Layout> layout = default_layout(workload, count);
     if (!layout) {
-        throw UsageError(fmt::format("--count: {} GPUs cannot hold the workload's fixed tensor_parallel {} × "
-                                     "pipeline_parallel {}; use a multiple of {}",
-                                     count, workload.training.tensor_parallel, workload.training.pipeline_parallel,
-                                     std::max(workload.training.tensor_parallel, 1) *
-                                         std::max(workload.training.pipeline_parallel, 1)));
+        throw UsageError(fmt::format(
+            "--count: {} GPUs cannot hold the workload's fixed tensor_parallel {} × "
+            "pipeline_parallel {}; use a multiple of {}",
+            count, workload.training.tensor_parallel, workload.training.pipeline_parallel,
+            std::max(workload.training.tensor_parallel, 1) * std::max(workload.training.pipeline_parallel, 1)));
     }
     std::vector<GpuEstimate> estimates;
     for (const GpuSpec* gpu : gpus) {
@@ -254,9 +285,10 @@ void register_memory(CLI::App& app, Context& context) {
         ->required()
         ->type_name("WORKLOAD");
     command->add_option("--gpu", options->gpu, "Catalog id: show the full breakdown for this GPU")->type_name("ID");
-    command->add_option("--count", options->count_text,
-                        "GPUs per candidate (default 1): training spreads them data parallel with the workload's "
-                        "sharding; inference splits the model over them (tensor parallel)")
+    command
+        ->add_option("--count", options->count_text,
+                     "GPUs per candidate (default 1): training spreads them data parallel with the workload's "
+                     "sharding; inference splits the model over them (tensor parallel)")
         ->type_name("N");
     command->add_option("--format", options->format, "table (default) or json")->type_name("FORMAT");
     command->footer(

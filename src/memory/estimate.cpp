@@ -21,9 +21,12 @@ using memory_detail::largest_fitting;
 using memory_detail::largest_matrix_params;
 using memory_detail::LoraShape;
 using memory_detail::nccl_bytes_per_communicator;
+using memory_detail::shard_parameters;
+using memory_detail::ShardParams;
+using memory_detail::stored_weight_bytes;
 using memory_detail::trains_with_dropout;
-using memory_detail::uses_per_sample_activations;
 using memory_detail::TransformerWidths;
+using memory_detail::uses_per_sample_activations;
 
 // Context band over GPUs and software versions: 0.3–1.4 GB (formulas.md, HF docs, fms logs).
 constexpr double context_low_bytes = 0.3e9;
@@ -59,39 +62,8 @@ private:
     std::vector<std::string>* m_list;
 };
 
-std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
-
-// Parameters held by the most loaded rank before ZeRO: Megatron's (Ψ_blocks/p + V·h)/t for the
-// first pipeline stage (Megatron-LM theoretical_memory_usage.py), experts further split by EP.
-struct ShardParams {
-    double total = 0;       // parameters on this rank
-    double embedding = 0;   // of which embedding/output (kept 16-bit by weight-only quantizers)
-    double fraction = 1;    // of the model's blocks on this rank (for per-layer quantities)
-};
-
-ShardParams shard_parameters(const ModelSpec& model, const ParameterSplit& split, const Layout& layout) {
-    const double t = std::max(layout.tensor_parallel, 1);
-    const double p = std::max(layout.pipeline_parallel, 1);
-    const double ep = std::max(layout.expert_parallel, 1);
-    ShardParams shard;
-    const double dense_layers = split.layers - split.experts;
-    const double stage_embedding =
-        p == 1 ? split.embedding : std::min(split.embedding, static_cast<double>(model.vocab) * model.hidden);
-    shard.embedding = stage_embedding / t;
-    shard.total = (dense_layers / p + split.experts / (p * ep) + stage_embedding) / t;
-    shard.fraction = 1.0 / (p * t);
-    return shard;
-}
-
-// Stored bytes of the weights held on this rank, with the embedding and output layers in 16-bit
-// for weight-only quantizers (bitsandbytes, AWQ, GPTQ and fp8 serving quantize only the linear
-// layers of the blocks); GGUF bits per weight are whole-file averages that include them.
-double stored_weight_bytes(const ShardParams& shard, WeightFormat format) {
-    const double bytes_per_param = bits_per_weight(format) / 8.0;
-    if (bits_per_weight(format) <= 8.0 && !memory_detail::is_whole_file_format(format)) {
-        return (shard.total - shard.embedding) * bytes_per_param + shard.embedding * 2.0;
-    }
-    return shard.total * bytes_per_param;
+std::string gb(double bytes) {
+    return fmt::format("{:.2f} GB", bytes / 1e9);
 }
 
 // Parameters of the largest single trainable tensor: what a for-loop optimizer step holds a
@@ -108,7 +80,8 @@ double largest_trainable_tensor_params(const ModelSpec& model, const LoraSpec& l
             const std::string lower = to_lower(target);
             return lower == "lm_head" || lower == "output" || lower == "head";
         });
-        return lora.rank * std::max({w.hidden, w.ffn, w.q_width + 2 * w.kv_width, head ? static_cast<double>(model.vocab) : 0.0});
+        return lora.rank *
+               std::max({w.hidden, w.ffn, w.q_width + 2 * w.kv_width, head ? static_cast<double>(model.vocab) : 0.0});
     }
     return std::max(largest_matrix_params(model), static_cast<double>(model.vocab) * model.hidden) / t;
 }
@@ -117,7 +90,7 @@ struct Peak {
     double weights = 0;
     double weights_uncertainty = 0;  // ± bytes (parameter count and non-parameter buffers)
     double states_uncertainty = 0;   // ± fraction of gradients, optimizer states and step temporary
-    double cast_copy = 0;    // 16-bit autocast copy of fp32 weights, alive through forward/backward
+    double cast_copy = 0;            // 16-bit autocast copy of fp32 weights, alive through forward/backward
     double gradients = 0;
     double backward_gradients = 0;  // gradients alive at the start of backward (all when resident)
     double optimizer = 0;
@@ -246,8 +219,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     WeightFormat stored = workload.weights;
     if (!lora && !is_float_format(stored)) {
         if (notes.active()) {
-            notes.add("full training cannot update {} weights; counted as {} (the compute precision)", to_string(stored),
-                      compute_bytes == 4 ? "fp32" : "16-bit");
+            notes.add("full training cannot update {} weights; counted as {} (the compute precision)",
+                      to_string(stored), compute_bytes == 4 ? "fp32" : "16-bit");
         }
         stored = compute_bytes == 4 ? WeightFormat::fp32 : WeightFormat::bf16;
     }
@@ -262,8 +235,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             notes.add("weights: {} = {} parameters × {:g} B{} + gathered layers 2 × {} × {:g} B = {}{}",
                       offload_params ? "offloaded to CPU" : fmt::format("ZeRO-3 shard {}", gb(resident)),
                       format_count(shard.total), weight_element,
-                      offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel), format_count(split.largest_layer),
-                      weight_element, gb(gather),
+                      offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel),
+                      format_count(split.largest_layer), weight_element, gb(gather),
                       split.largest_layer > 0 ? "" : " (layer sizes unknown: gather buffers not counted)");
         }
         weights = resident + gather;
@@ -289,13 +262,15 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         }
         if (!model.is_transformer()) {
             if (notes.active()) {
-                notes.add("LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
-                          "(adapters are typically well under 1 % of the parameters)");
+                notes.add(
+                    "LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
+                    "(adapters are typically well under 1 % of the parameters)");
             }
         }
         if (!lora_terms.unknown.empty()) {
             if (notes.active()) {
-                notes.add("LoRA targets not recognised, counted as hidden→hidden: {}", fmt::join(lora_terms.unknown, ", "));
+                notes.add("LoRA targets not recognised, counted as hidden→hidden: {}",
+                          fmt::join(lora_terms.unknown, ", "));
             }
         }
     }
@@ -304,8 +279,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             notes.add("weights: {} parameters{} × {:g} B ({}) = {}{}", format_count(shard.total),
                       shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(stored) / 8, to_string(stored),
                       gb(stored_weight_bytes(shard, stored)),
-                      lora ? fmt::format(" + LoRA adapters {} × {:g} B = {}", format_count(trainable), trainable_element,
-                                         gb(trainable * trainable_element))
+                      lora ? fmt::format(" + LoRA adapters {} × {:g} B = {}", format_count(trainable),
+                                         trainable_element, gb(trainable * trainable_element))
                            : "");
         }
     }
@@ -317,8 +292,10 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     if (weight_element == 4 && compute_bytes == 2 && !sharded_weights && !offload_params) {
         peak.cast_copy = shard.total * 2.0;
         if (notes.active()) {
-            notes.add("fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
-                      "(6 B/param)", to_string(workload.precision));
+            notes.add(
+                "fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
+                "(6 B/param)",
+                to_string(workload.precision));
         }
     }
 
@@ -354,16 +331,20 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     const bool gradients_resident = accumulating || training.zero_grad == ZeroGrad::zero;
     double output_layer_params = 0;
     // Encoders' vocabulary matrix is the input embedding, whose gradient comes last; their task heads are small.
-    if (model.is_transformer() && model.vocab > 0 && layout.pipeline_parallel <= 1 && model.family != ModelFamily::encoder) {
-        output_layer_params = lora ? memory_detail::lora_shape(model, training.lora).head_params
-                                   : static_cast<double>(model.vocab) * model.hidden / std::max(layout.tensor_parallel, 1);
+    if (model.is_transformer() && model.vocab > 0 && layout.pipeline_parallel <= 1 &&
+        model.family != ModelFamily::encoder) {
+        output_layer_params =
+            lora ? memory_detail::lora_shape(model, training.lora).head_params
+                 : static_cast<double>(model.vocab) * model.hidden / std::max(layout.tensor_parallel, 1);
     }
-    peak.backward_gradients = gradients_resident ? gradients : std::min(gradients, output_layer_params * gradient_element);
+    peak.backward_gradients =
+        gradients_resident ? gradients : std::min(gradients, output_layer_params * gradient_element);
     if (gradients_resident) {
         if (notes.active()) {
             notes.add("gradients resident through backward ({})",
-                      accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
-                                   : "zero_grad keeps them allocated as zeros");
+                      accumulating
+                          ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
+                          : "zero_grad keeps them allocated as zeros");
         }
     } else {
         if (notes.active()) {
@@ -380,42 +361,43 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     double state_bytes_per_param = 0;
     std::string state_text;
     switch (training.optimizer) {
-    case Optimizer::adam:
-    case Optimizer::adamw:
-        state_bytes_per_param = 2 * state_element;
-        if (notes.active()) {
-            state_text = fmt::format("{} m and v {:g} B", state_element == 4 ? "fp32" : "16-bit", 2 * state_element);
+        case Optimizer::adam:
+        case Optimizer::adamw:
+            state_bytes_per_param = 2 * state_element;
+            if (notes.active()) {
+                state_text =
+                    fmt::format("{} m and v {:g} B", state_element == 4 ? "fp32" : "16-bit", 2 * state_element);
+            }
+            break;
+        case Optimizer::sgd:
+            state_text = "no state 0 B";
+            break;
+        case Optimizer::sgd_momentum:
+            state_bytes_per_param = state_element;
+            if (notes.active()) {
+                state_text = fmt::format("momentum {:g} B", state_element);
+            }
+            break;
+        case Optimizer::lion:
+            state_bytes_per_param = state_element;
+            if (notes.active()) {
+                state_text = fmt::format("momentum {:g} B", state_element);
+            }
+            break;
+        case Optimizer::adamw_8bit:
+            // bitsandbytes block-wise 8-bit m and v (Dettmers et al. 2022): 2 B/param.
+            state_bytes_per_param = 2;
+            state_text = "8-bit m and v 2 B";
+            break;
+        case Optimizer::adafactor: {
+            // Factored second moment: rows + cols per matrix instead of rows × cols (Shazeer & Stern 2018).
+            const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
+            state_bytes_per_param = state_element * 2.0 / width;
+            if (notes.active()) {
+                state_text = fmt::format("factored second moment {:.4f} B", state_bytes_per_param);
+            }
+            break;
         }
-        break;
-    case Optimizer::sgd:
-        state_text = "no state 0 B";
-        break;
-    case Optimizer::sgd_momentum:
-        state_bytes_per_param = state_element;
-        if (notes.active()) {
-            state_text = fmt::format("momentum {:g} B", state_element);
-        }
-        break;
-    case Optimizer::lion:
-        state_bytes_per_param = state_element;
-        if (notes.active()) {
-            state_text = fmt::format("momentum {:g} B", state_element);
-        }
-        break;
-    case Optimizer::adamw_8bit:
-        // bitsandbytes block-wise 8-bit m and v (Dettmers et al. 2022): 2 B/param.
-        state_bytes_per_param = 2;
-        state_text = "8-bit m and v 2 B";
-        break;
-    case Optimizer::adafactor: {
-        // Factored second moment: rows + cols per matrix instead of rows × cols (Shazeer & Stern 2018).
-        const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
-        state_bytes_per_param = state_element * 2.0 / width;
-        if (notes.active()) {
-            state_text = fmt::format("factored second moment {:.4f} B", state_bytes_per_param);
-        }
-        break;
-    }
     }
     double optimizer = trainable * (state_bytes_per_param + (master ? 4.0 : 0.0));
     // Adam/AdamW materialise sqrt(v) (+ eps) before the update. PyTorch's foreach kernels (the CUDA
@@ -435,8 +417,9 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         const double largest = std::min(trainable, largest_trainable_tensor_params(model, training.lora, layout));
         step_temporary = largest * state_element;
         if (notes.active()) {
-            step_text = fmt::format("sqrt(v) of the largest tensor, {} × {:g} B (for-loop step){}", format_count(largest),
-                                    state_element, largest > 0 ? "" : "; its size is unknown without the architecture");
+            step_text =
+                fmt::format("sqrt(v) of the largest tensor, {} × {:g} B (for-loop step){}", format_count(largest),
+                            state_element, largest > 0 ? "" : "; its size is unknown without the architecture");
         }
     }
     if (offload_optimizer) {
@@ -455,18 +438,19 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     peak.step_temporary = step_temporary;
     if (!offload_optimizer) {
         if (notes.active()) {
-            notes.add("optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
-                      state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
-                      sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
-                      step_temporary > 0 ? fmt::format("; the step adds a temporary {} = {}", step_text, gb(step_temporary))
-                      : adam_family     ? fmt::format("; {} step: no temporary", to_string(training.optimizer_step))
-                                        : "");
+            notes.add(
+                "optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
+                state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
+                sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
+                step_temporary > 0 ? fmt::format("; the step adds a temporary {} = {}", step_text, gb(step_temporary))
+                : adam_family      ? fmt::format("; {} step: no temporary", to_string(training.optimizer_step))
+                                   : "");
         }
     }
     if (layout.sharding != Sharding::none && d > 1) {
         if (notes.active()) {
             notes.add("{} over {} data-parallel GPUs divides {}", to_string(layout.sharding), layout.data_parallel,
-                      layout.sharding == Sharding::zero1 ? "optimizer states"
+                      layout.sharding == Sharding::zero1   ? "optimizer states"
                       : layout.sharding == Sharding::zero2 ? "optimizer states and gradients"
                                                            : "optimizer states, gradients and weights");
         }
@@ -482,13 +466,15 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         activations = per_sample * b;
         if (model.activation_bytes_per_sample > 0) {
             if (notes.active()) {
-                notes.add("activations: {} per sample (preset, fp32{}) × micro-batch {}", gb(model.activation_bytes_per_sample),
-                          scale != 1.0 ? ", halved for 16-bit" : "", micro_batch);
+                notes.add("activations: {} per sample (preset, fp32{}) × micro-batch {}",
+                          gb(model.activation_bytes_per_sample), scale != 1.0 ? ", halved for 16-bit" : "",
+                          micro_batch);
             }
         } else if (workload.calibration.memory.empty()) {
             if (notes.active()) {
-                notes.add("activations: no per-sample figure in the model and no calibration points; counted as 0 — add "
-                          "activation_per_sample or calibration.memory");
+                notes.add(
+                    "activations: no per-sample figure in the model and no calibration points; counted as 0 — add "
+                    "activation_per_sample or calibration.memory");
             }
         }
     } else {
@@ -508,7 +494,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // LoRA dropout (LitGPT default 0.05) stores each adapted input and its mask.
         double lora_dropout = 0;
         if (lora) {
-            lora_dropout = s * b * memory_detail::lora_shape(model, training.lora).input_width_per_layer * (compute_bytes + 1.0);
+            lora_dropout =
+                s * b * memory_detail::lora_shape(model, training.lora).input_width_per_layer * (compute_bytes + 1.0);
         }
         std::string parts;
         if (training.checkpointing == Checkpointing::full) {
@@ -519,8 +506,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             const double working_layer = transformer_layer_activation_bytes(model, working);
             activations = inputs + working_layer + lora_dropout;
             if (notes.active()) {
-                parts = fmt::format("layer inputs {} × {} tokens × {} × {:g} B = {} + one layer rebuilt {}", model.layers,
-                                    s * b, model.hidden, compute_bytes, gb(inputs), gb(working_layer));
+                parts = fmt::format("layer inputs {} × {} tokens × {} × {:g} B = {} + one layer rebuilt {}",
+                                    model.layers, s * b, model.hidden, compute_bytes, gb(inputs), gb(working_layer));
             }
             if (lora_dropout > 0) {
                 if (notes.active()) {
@@ -540,7 +527,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             if (training.recompute_ffn_activation) {
                 // The recomputed activation of the layer in backward needs one buffer (llm.c fch_gelu scratch).
                 const TransformerWidths w = memory_detail::transformer_widths(model);
-                const double scratch = s * b * w.moe_top_k * w.ffn * compute_bytes / std::max(layout.tensor_parallel, 1);
+                const double scratch =
+                    s * b * w.moe_top_k * w.ffn * compute_bytes / std::max(layout.tensor_parallel, 1);
                 activations += scratch;
                 if (notes.active()) {
                     parts += fmt::format(" + one layer's recomputed FFN activation {}", gb(scratch));
@@ -556,27 +544,29 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // fused_classifier).
         double logits = 0;
         if (layout.pipeline_parallel <= 1 && model.vocab > 0 && model.family != ModelFamily::encoder) {
-            const double per_logit = training.loss == LossKind::standard ? compute_bytes + 4.0
+            const double per_logit = training.loss == LossKind::standard  ? compute_bytes + 4.0
                                      : training.loss == LossKind::chunked ? 2.0 * compute_bytes
                                                                           : compute_bytes;
             logits = s * b * model.vocab * per_logit / std::max(layout.tensor_parallel, 1);
             activations += logits;
             if (notes.active()) {
-                parts += fmt::format(" + logits and {} loss {} tokens × {} vocab × {:g} B = {}", to_string(training.loss), s * b,
-                                     model.vocab, per_logit, gb(logits));
+                parts += fmt::format(" + logits and {} loss {} tokens × {} vocab × {:g} B = {}",
+                                     to_string(training.loss), s * b, model.vocab, per_logit, gb(logits));
             }
         }
         per_sample = b > 0 ? activations / b : 0;
         if (notes.active()) {
-            notes.add("activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
-                      to_string(training.checkpointing), training.seq_len, micro_batch,
-                      training.flash_attention ? "flash attention" : "attention scores stored", model.ffn_gated ? ", gated FFN" : "",
-                      shape.dropout ? ", dropout masks" : "", shape.autocast ? ", fp32 norms/softmax under autocast" : "", parts,
-                      gb(activations));
+            notes.add(
+                "activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
+                to_string(training.checkpointing), training.seq_len, micro_batch,
+                training.flash_attention ? "flash attention" : "attention scores stored",
+                model.ffn_gated ? ", gated FFN" : "", shape.dropout ? ", dropout masks" : "",
+                shape.autocast ? ", fp32 norms/softmax under autocast" : "", parts, gb(activations));
         }
         if (lora) {
             if (notes.active()) {
-                notes.add("LoRA dropout assumed on (LitGPT default): each adapted module keeps its dropped input and mask");
+                notes.add(
+                    "LoRA dropout assumed on (LitGPT default): each adapted module keeps its dropped input and mask");
             }
         }
     }
@@ -593,10 +583,12 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         peak.step_temporary = 0;
         peak.cast_copy = 0;
         if (notes.active()) {
-            notes.add("calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model states",
-                      result.calibration.points, result.calibration.points == 1 ? " (slope from the model)" : "s",
-                      result.calibration.other_gpu ? " from another GPU" : "", gb(result.calibration.intercept_bytes),
-                      gb(result.calibration.slope_bytes));
+            notes.add(
+                "calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model "
+                "states",
+                result.calibration.points, result.calibration.points == 1 ? " (slope from the model)" : "s",
+                result.calibration.other_gpu ? " from another GPU" : "", gb(result.calibration.intercept_bytes),
+                gb(result.calibration.slope_bytes));
         }
     }
     return result;
@@ -615,14 +607,16 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
     const double compute_bytes = activation_element_bytes(workload.precision);
     result.peak.weights = stored_weight_bytes(shard, workload.weights);
     result.peak.weights_uncertainty =
-        result.peak.weights * (is_float_format(workload.weights) ? float_weight_uncertainty : quantized_weight_uncertainty);
+        result.peak.weights *
+        (is_float_format(workload.weights) ? float_weight_uncertainty : quantized_weight_uncertainty);
     if (is_quantized(workload.weights) && !memory_detail::is_whole_file_format(workload.weights)) {
         // Weight-only kernels dequantize one matrix at a time to the compute dtype.
         result.peak.weights += largest_matrix_params(model) * compute_bytes / std::max(layout.tensor_parallel, 1);
     }
     if (notes.active()) {
         notes.add("weights: {} parameters{} × {:g} B ({}){} = {}", format_count(shard.total),
-                  shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8, to_string(workload.weights),
+                  shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8,
+                  to_string(workload.weights),
                   model.is_transformer() && bits_per_weight(workload.weights) <= 8 &&
                           !memory_detail::is_whole_file_format(workload.weights)
                       ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
@@ -642,10 +636,11 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
             result.peak.kv_cache =
                 kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
             if (notes.active()) {
-                notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
-                          model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
-                          batch, kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
-                          gb(result.peak.kv_cache));
+                notes.add(
+                    "KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
+                    model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
+                    batch, kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
+                    gb(result.peak.kv_cache));
             }
         }
         // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
@@ -660,14 +655,17 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         if (notes.active()) {
             notes.add("activation workspace: one layer's {} intermediates for {} tokens × {}{} = {}",
                       encoder ? "forward" : "prefill", static_cast<long long>(prompt), batch,
-                      encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits", gb(result.peak.activations));
+                      encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits",
+                      gb(result.peak.activations));
         }
     } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;
         if (notes.active()) {
-            notes.add("activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
-                      "frees activations layer by layer)", batch, gb(result.peak.activations));
+            notes.add(
+                "activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
+                "frees activations layer by layer)",
+                batch, gb(result.peak.activations));
         }
     } else {
         if (notes.active()) {
@@ -699,9 +697,65 @@ Resolved resolve(const Workload& workload, const MemoryQuery& query) {
     return resolved;
 }
 
+// A paged engine at `batch` sequences of `context` tokens: the weights, the profiled activation
+// peak and non-torch memory, with the KV blocks those sequences occupy (at least one request of
+// max_model_len: the engine's start-up check). Judged against the engine's budget.
+MemoryBreakdown engine_breakdown(const Workload& workload, const ServingMemory& serving, const Resolved& resolved,
+                                 NoteList& notes) {
+    const long long blocks_per_sequence = (resolved.context_tokens + serving.block_size - 1) / serving.block_size;
+    const long long minimum_blocks = (serving.max_model_len + serving.block_size - 1) / serving.block_size;
+    const double blocks = static_cast<double>(std::max(blocks_per_sequence * resolved.batch, minimum_blocks));
+    MemoryBreakdown breakdown;
+    breakdown.weights_bytes = serving.weights_bytes;
+    breakdown.activations_bytes = serving.activation_peak_bytes;
+    breakdown.kv_cache_bytes = blocks * serving.block_size * serving.kv_bytes_per_token;
+    breakdown.overhead_bytes = serving.non_torch_bytes;
+    breakdown.allocated_bytes = breakdown.weights_bytes + breakdown.activations_bytes + breakdown.kv_cache_bytes;
+    breakdown.total_bytes = breakdown.allocated_bytes + breakdown.overhead_bytes;
+    const double spread =
+        (is_float_format(workload.weights) ? float_weight_uncertainty : quantized_weight_uncertainty) *
+            serving.weights_bytes +
+        (activation_high_factor - 1) * serving.activation_peak_bytes;
+    breakdown.allocated_low_bytes = breakdown.allocated_bytes - spread;
+    breakdown.allocated_high_bytes = breakdown.allocated_bytes + spread;
+    breakdown.total_low_bytes = breakdown.total_bytes - spread;
+    breakdown.total_high_bytes = breakdown.total_bytes + spread;
+    if (notes.active()) {
+        notes.add("{} start-up: budget {} = {:g} × {} device total{}", to_string(serving.engine),
+                  gb(serving.budget_bytes), serving.memory_fraction, gb(serving.device_total_bytes),
+                  serving.engine == Engine::sglang ? " (mem_fraction_static for weights + KV; activations outside)"
+                  : serving.engine == Engine::tensorrt_llm
+                      ? " (free_gpu_memory_fraction of what is free after the weights)"
+                      : " (gpu_memory_utilization)");
+        notes.add("weights as loaded {} ({}); no allocator reserve: the engine preallocates its pools",
+                  gb(serving.weights_bytes), to_string(workload.weights));
+        notes.add(
+            "activation peak {}: profiling step of max_num_batched_tokens {} and a sampler pass over {} sequences",
+            gb(serving.activation_peak_bytes), serving.max_num_batched_tokens,
+            std::min(serving.max_num_seqs, serving.max_num_batched_tokens));
+        notes.add("non-torch memory {}{}", gb(serving.non_torch_bytes),
+                  resolved.layout.tensor_parallel > 1 ? " (NCCL and custom all-reduce buffers at TP > 1)" : "");
+        notes.add(
+            "KV cache pool {} = {} blocks × {} tokens = {} tokens ({:.0f} KiB per token on this GPU); {} at "
+            "max_model_len {}: {:.2f}x concurrency",
+            gb(serving.kv_cache_bytes), serving.kv_cache_blocks, serving.block_size, serving.kv_cache_tokens,
+            serving.kv_bytes_per_token / 1024, serving.fits ? "fits" : "refused", serving.max_model_len,
+            serving.max_concurrency);
+        if (workload.runtime.cuda_graphs && serving.engine == Engine::vllm) {
+            notes.add(
+                "CUDA graphs are captured after the KV cache is sized (0.5–1.9 GiB in the vLLM v0.19 logs), outside "
+                "the budget: keep gpu_memory_utilization ≤ 0.95");
+        }
+    }
+    return breakdown;
+}
+
 MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Resolved& resolved,
                         std::vector<std::string>* note_list) {
     NoteList notes(note_list);
+    if (const std::optional<ServingMemory> serving = serving_memory(workload, gpu, resolved.layout)) {
+        return engine_breakdown(workload, *serving, resolved, notes);
+    }
     Peak peak;
     if (workload.is_training()) {
         TrainingResult training = training_terms(workload, gpu, resolved.layout, resolved.micro_batch, notes);
@@ -714,10 +768,11 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     const Allocation high = resolve_peak(peak, activation_high_factor, true, 1.0);
     if (nominal.at_step) {
         if (notes.active()) {
-            notes.add("the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
-                      "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
-                      gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
-                      gb(peak.backward_gradients));
+            notes.add(
+                "the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
+                "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
+                gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
+                gb(peak.backward_gradients));
         }
     }
     MemoryBreakdown breakdown;
@@ -762,14 +817,18 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     return breakdown;
 }
 
-double usable_bytes(const GpuSpec& gpu, double headroom_fraction) {
-    return gpu.memory_bytes * (1.0 - headroom_fraction);
-}
-
 constexpr int max_search_batch = 1 << 16;
 constexpr int max_search_context = 1 << 24;
 
 }  // namespace
+
+double memory_usable_bytes(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
+                           double headroom_fraction) {
+    if (const std::optional<ServingMemory> serving = serving_memory(workload, gpu, layout)) {
+        return serving->budget_bytes;
+    }
+    return gpu.memory_bytes * (1.0 - headroom_fraction);
+}
 
 MemoryBreakdown memory_breakdown(const Workload& workload, const GpuSpec& gpu, const MemoryQuery& query) {
     return compute(workload, gpu, resolve(workload, query), nullptr);
@@ -782,9 +841,32 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
     estimate.capacity_bytes = gpu.memory_bytes;
     estimate.headroom_fraction =
         query.headroom_fraction >= 0 ? query.headroom_fraction : workload.constraints.memory_headroom_fraction;
-    const double usable = usable_bytes(gpu, estimate.headroom_fraction);
+    estimate.serving = serving_memory(workload, gpu, resolved.layout);
+    const double usable = memory_usable_bytes(workload, gpu, resolved.layout, estimate.headroom_fraction);
     estimate.fits = estimate.per_gpu.total_bytes <= usable;
     estimate.headroom_bytes = gpu.memory_bytes - estimate.per_gpu.total_bytes;
+    if (estimate.serving) {
+        const ServingMemory& serving = *estimate.serving;
+        estimate.fits = estimate.fits && serving.fits;
+        estimate.headroom_fraction = 1.0 - serving.budget_bytes / gpu.memory_bytes;
+        estimate.batch = resolved.batch;
+        estimate.context_tokens = resolved.context_tokens;
+        estimate.max_batch = serving_concurrency(serving, resolved.context_tokens);
+        const long long blocks_each = serving.kv_cache_blocks / std::max(resolved.batch, 1);
+        long long context = blocks_each * serving.block_size;
+        if (workload.model.max_context > 0) {
+            context = std::min<long long>(context, workload.model.max_context);
+        }
+        estimate.max_context_tokens =
+            serving.fits ? static_cast<int>(std::min<long long>(context, max_search_context)) : 0;
+        if (!serving.fits) {
+            estimate.notes.push_back(fmt::format("{} would not start: {}", to_string(serving.engine), serving.refusal));
+        }
+        if (estimate.max_batch == serving.max_num_seqs) {
+            estimate.notes.push_back(fmt::format("concurrency capped by max_num_seqs {}", serving.max_num_seqs));
+        }
+        return estimate;
+    }
     if (workload.is_training()) {
         estimate.micro_batch = resolved.micro_batch;
         estimate.max_micro_batch = largest_fitting(max_search_batch, [&](int micro_batch) {
@@ -793,7 +875,8 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
             return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
         });
         if (estimate.max_micro_batch == max_search_batch) {
-            estimate.notes.push_back(fmt::format("the largest micro-batch reached the search limit of {}", max_search_batch));
+            estimate.notes.push_back(
+                fmt::format("the largest micro-batch reached the search limit of {}", max_search_batch));
         }
     } else {
         estimate.batch = resolved.batch;
@@ -814,15 +897,16 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
                 return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
             });
             if (estimate.max_context_tokens == context_limit) {
-                estimate.notes.push_back(fmt::format("the largest context reached {} tokens, {}", context_limit,
-                                                     workload.model.max_context > 0 ? "the model's maximum"
-                                                                                    : "the search limit"));
+                estimate.notes.push_back(
+                    fmt::format("the largest context reached {} tokens, {}", context_limit,
+                                workload.model.max_context > 0 ? "the model's maximum" : "the search limit"));
             }
         }
     }
     if (estimate.headroom_fraction > 0) {
         estimate.notes.push_back(fmt::format("fits means total ≤ {:.0f} % of capacity ({} free required)",
-                                             (1 - estimate.headroom_fraction) * 100, format_percent(estimate.headroom_fraction)));
+                                             (1 - estimate.headroom_fraction) * 100,
+                                             format_percent(estimate.headroom_fraction)));
     }
     return estimate;
 }

@@ -14,8 +14,8 @@ namespace memory_detail {
 TransformerWidths transformer_widths(const ModelSpec& model) {
     TransformerWidths widths;
     widths.hidden = model.hidden;
-    const double head_dim = model.head_dim > 0 ? model.head_dim
-                                               : (model.heads > 0 ? widths.hidden / model.heads : widths.hidden);
+    const double head_dim =
+        model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? widths.hidden / model.heads : widths.hidden);
     const double heads = model.heads > 0 ? model.heads : 1;
     const double kv_heads = model.kv_heads > 0 ? model.kv_heads : heads;
     widths.q_width = heads * head_dim;
@@ -27,6 +27,28 @@ TransformerWidths transformer_widths(const ModelSpec& model) {
         widths.experts = model.experts;
     }
     return widths;
+}
+
+ShardParams shard_parameters(const ModelSpec& model, const ParameterSplit& split, const Layout& layout) {
+    const double t = std::max(layout.tensor_parallel, 1);
+    const double p = std::max(layout.pipeline_parallel, 1);
+    const double ep = std::max(layout.expert_parallel, 1);
+    ShardParams shard;
+    const double dense_layers = split.layers - split.experts;
+    const double stage_embedding =
+        p == 1 ? split.embedding : std::min(split.embedding, static_cast<double>(model.vocab) * model.hidden);
+    shard.embedding = stage_embedding / t;
+    shard.total = (dense_layers / p + split.experts / (p * ep) + stage_embedding) / t;
+    shard.fraction = 1.0 / (p * t);
+    return shard;
+}
+
+double stored_weight_bytes(const ShardParams& shard, WeightFormat format) {
+    const double bytes_per_param = bits_per_weight(format) / 8.0;
+    if (bits_per_weight(format) <= 8.0 && !memory_detail::is_whole_file_format(format)) {
+        return (shard.total - shard.embedding) * bytes_per_param + shard.embedding * 2.0;
+    }
+    return shard.total * bytes_per_param;
 }
 
 bool is_whole_file_format(WeightFormat format) {
@@ -122,8 +144,8 @@ LoraShape lora_shape(const ModelSpec& model, const LoraSpec& lora) {
     std::vector<std::string> targets = lora.targets;
     if (std::find(targets.begin(), targets.end(), "all-linear") != targets.end()) {
         // PEFT's all-linear: every linear layer of the blocks, not the output head.
-        targets = model.ffn_gated ? std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-                                                             "up_proj", "down_proj"}
+        targets = model.ffn_gated ? std::vector<std::string>{"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                                             "gate_proj", "up_proj", "down_proj"}
                                   : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"};
     }
     for (const std::string& target : targets) {
@@ -214,8 +236,8 @@ double transformer_layer_activation_bytes(const ModelSpec& model, const Activati
     if (!shape.flash_attention && !shape.selective_recompute) {
         const double heads = model.heads;
         // Autocast: fp32 softmax output, fp32 dropout output, and the 16-bit copy the next matmul saves.
-        const double per_score = shape.autocast ? 4.0 + (shape.dropout ? 1.0 + 4.0 : 0.0) + 2.0
-                                                : e + (shape.dropout ? e + 1.0 : 0.0);
+        const double per_score =
+            shape.autocast ? 4.0 + (shape.dropout ? 1.0 + 4.0 : 0.0) + 2.0 : e + (shape.dropout ? e + 1.0 : 0.0);
         bytes += heads * shape.seq_len * shape.seq_len * shape.micro_batch * per_score / t;
     }
     return bytes;

@@ -11,10 +11,10 @@ namespace gpusel::memory_detail {
 
 // LoRA adapters of one model, per transformer layer (and once for the output head).
 struct LoraShape {
-    double params_per_layer = 0;        // Σ_targets r·(d_in + d_out)
-    double input_width_per_layer = 0;   // Σ_targets d_in: what LoRA dropout stores per token
-    double head_params = 0;             // lm_head target: r·(h + V), once
-    std::vector<std::string> unknown;   // target names not recognised (counted as h→h)
+    double params_per_layer = 0;       // Σ_targets r·(d_in + d_out)
+    double input_width_per_layer = 0;  // Σ_targets d_in: what LoRA dropout stores per token
+    double head_params = 0;            // lm_head target: r·(h + V), once
+    std::vector<std::string> unknown;  // target names not recognised (counted as h→h)
 };
 LoraShape lora_shape(const ModelSpec& model, const LoraSpec& lora);
 
@@ -28,6 +28,20 @@ struct TransformerWidths {
     double experts = 1;
 };
 TransformerWidths transformer_widths(const ModelSpec& model);
+
+// Parameters held by the most loaded rank before ZeRO: Megatron's (Ψ_blocks/p + V·h)/t for the
+// first pipeline stage (Megatron-LM theoretical_memory_usage.py), experts further split by EP.
+struct ShardParams {
+    double total = 0;      // parameters on this rank
+    double embedding = 0;  // of which embedding/output (kept 16-bit by weight-only quantizers)
+    double fraction = 1;   // of the model's blocks on this rank (for per-layer quantities)
+};
+ShardParams shard_parameters(const ModelSpec& model, const ParameterSplit& split, const Layout& layout);
+
+// Stored bytes of the weights held on this rank, with the embedding and output layers in 16-bit
+// for weight-only quantizers (bitsandbytes, AWQ, GPTQ and fp8 serving quantize only the linear
+// layers of the blocks); GGUF bits per weight are whole-file averages that include them.
+double stored_weight_bytes(const ShardParams& shard, WeightFormat format);
 
 // Weight formats whose bits per weight is a whole-file average (llama.cpp GGUF), i.e. already
 // includes the embedding and output layers.

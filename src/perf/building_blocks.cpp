@@ -92,7 +92,8 @@ LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_
         infiniband = gpu.form_factor == FormFactor::sxm || gpu.form_factor == FormFactor::oam;
     }
     const double network_bytes_per_s =
-        (infiniband ? platform.infiniband_bytes_per_s_per_gpu : platform.ethernet_bytes_per_s_per_gpu) * factors.network;
+        (infiniband ? platform.infiniband_bytes_per_s_per_gpu : platform.ethernet_bytes_per_s_per_gpu) *
+        factors.network;
     // A hierarchical collective is as slow as its slowest hop.
     if (in_node.bytes_per_s < network_bytes_per_s) {
         return LinkTier{in_node.name + "+" + (infiniband ? "infiniband" : "ethernet"), in_node.bytes_per_s,
@@ -129,13 +130,20 @@ ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
     if (requested != ServingStack::automatic) {
         return requested;
     }
-    switch (workload.weights) {
-    case WeightFormat::q4_0:
-    case WeightFormat::q4_k_m:
-    case WeightFormat::q8_0:
+    // The engine named in the workload runs the model.
+    if (workload.runtime.engine == Engine::hf_generate) {
+        return ServingStack::eager;
+    }
+    if (workload.runtime.engine == Engine::llama_cpp) {
         return ServingStack::llama_cpp;
-    default:
-        break;
+    }
+    switch (workload.weights) {
+        case WeightFormat::q4_0:
+        case WeightFormat::q4_k_m:
+        case WeightFormat::q8_0:
+            return ServingStack::llama_cpp;
+        default:
+            break;
     }
     if (workload.kind == WorkloadKind::inference && !workload.model.is_transformer()) {
         return ServingStack::eager;
@@ -145,20 +153,20 @@ ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
 
 std::string_view to_string(Resource resource) {
     switch (resource) {
-    case Resource::compute:
-        return "compute";
-    case Resource::memory_bandwidth:
-        return "memory-bandwidth";
-    case Resource::memory_capacity:
-        return "memory-capacity";
-    case Resource::interconnect:
-        return "communication";
-    case Resource::host_link:
-        return "host-transfer";
-    case Resource::input_pipeline:
-        return "input-pipeline";
-    case Resource::launch_overhead:
-        return "launch-overhead";
+        case Resource::compute:
+            return "compute";
+        case Resource::memory_bandwidth:
+            return "memory-bandwidth";
+        case Resource::memory_capacity:
+            return "memory-capacity";
+        case Resource::interconnect:
+            return "communication";
+        case Resource::host_link:
+            return "host-transfer";
+        case Resource::input_pipeline:
+            return "input-pipeline";
+        case Resource::launch_overhead:
+            return "launch-overhead";
     }
     return "?";
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/memory.hpp"
 #include "gpusel/text.hpp"
 #include "perf/internal.hpp"
 
@@ -27,21 +28,21 @@ struct ReplicaModel {
     int pipeline_parallel = 1;
     int layers = 0;
     double hidden = 0;
-    double attention_width = 0;     // heads × head_dim
-    double flops_per_token = 0;     // 2 × active matmul parameters
-    double dense_weight_bytes = 0;  // read every step (MoE: the shared part)
-    double expert_weight_bytes = 0; // MoE: all experts together
+    double attention_width = 0;            // heads × head_dim
+    double flops_per_token = 0;            // 2 × active matmul parameters
+    double dense_weight_bytes = 0;         // read every step (MoE: the shared part)
+    double expert_weight_bytes = 0;        // MoE: all experts together
     double expert_fraction_per_token = 0;  // top_k / experts
     double kv_bytes_per_token = 0;
-    double activation_bytes = 2;    // element size of activations exchanged between GPUs
-    double peak_flops_per_s = 0;    // per GPU, the GEMM precision's dense peak
-    double peak_fraction = 0;       // of that peak for large GEMMs
+    double activation_bytes = 2;  // element size of activations exchanged between GPUs
+    double peak_flops_per_s = 0;  // per GPU, the GEMM precision's dense peak
+    double peak_fraction = 0;     // of that peak for large GEMMs
     double half_rows = 0;
     double bandwidth_bytes_per_s = 0;  // per GPU, achieved
     double overhead_per_layer_s = 0;
     double request_floor_s = 0;
-    bool dequantize_pass = false;   // llama.cpp prefill of quantized weights
-    double fp16_weight_bytes = 0;   // matmul parameters × 2
+    bool dequantize_pass = false;         // llama.cpp prefill of quantized weights
+    double fp16_weight_bytes = 0;         // matmul parameters × 2
     double forward_flops_per_sample = 0;  // non-transformers
     double flops_per_byte = 0;            // non-transformers: DRAM traffic
     LinkTier tensor_link;
@@ -56,7 +57,9 @@ struct StepTime {
     double communication_s = 0;
     double bytes_per_gpu = 0;
 
-    double total_s() const { return roofline_time_s(compute_s, memory_s) + extra_memory_s + overhead_s + communication_s; }
+    double total_s() const {
+        return roofline_time_s(compute_s, memory_s) + extra_memory_s + overhead_s + communication_s;
+    }
 };
 
 double inference_peak(const Setting& setting, bool& eight_bit) {
@@ -109,7 +112,8 @@ ReplicaModel build_model(const Setting& setting) {
     replica.bandwidth_bytes_per_s = setting.gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
     replica.overhead_per_layer_s = factors.overhead_per_layer_s;
     replica.request_floor_s = factors.request_floor_s;
-    replica.activation_bytes = element_bytes(workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision);
+    replica.activation_bytes =
+        element_bytes(workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision);
     if (!replica.transformer) {
         replica.forward_flops_per_sample = model.flops_per_sample;
         replica.flops_per_byte = factors.cnn_inference_flops_per_byte;
@@ -132,10 +136,9 @@ ReplicaModel build_model(const Setting& setting) {
     replica.dequantize_pass = setting.stack == ServingStack::llama_cpp && is_quantized(workload.weights);
     replica.fp16_weight_bytes = matmul * 2;
     const Layout& layout = setting.layout;
-    replica.tensor_link =
-        link_for_group(workload, setting.gpu, layout.tensor_parallel, factors, setting.platform);
-    replica.pipeline_link =
-        link_for_group(workload, setting.gpu, layout.tensor_parallel * layout.pipeline_parallel, factors, setting.platform);
+    replica.tensor_link = link_for_group(workload, setting.gpu, layout.tensor_parallel, factors, setting.platform);
+    replica.pipeline_link = link_for_group(workload, setting.gpu, layout.tensor_parallel * layout.pipeline_parallel,
+                                           factors, setting.platform);
     return replica;
 }
 
@@ -219,7 +222,8 @@ StepTime prefill(const ReplicaModel& model, double batch, double prompt_tokens, 
     step.memory_s = bytes / model.tensor_parallel / model.bandwidth_bytes_per_s;
     if (model.dequantize_pass) {
         // Read the quantized matrix and write its FP16 copy, once per micro-batch.
-        step.extra_memory_s = passes * (model.dense_weight_bytes + model.expert_weight_bytes + model.fp16_weight_bytes) /
+        step.extra_memory_s = passes *
+                              (model.dense_weight_bytes + model.expert_weight_bytes + model.fp16_weight_bytes) /
                               model.tensor_parallel / model.bandwidth_bytes_per_s;
     }
     step.overhead_s = passes * model.layers * model.overhead_per_layer_s;
@@ -243,7 +247,7 @@ struct Serving {
     double output_tokens;
     double percentile;  // 0.99
     bool llama_cpp;
-    int replicas;       // behind one load balancer that sends each request to a free replica
+    int replicas;  // behind one load balancer that sends each request to a free replica
 
     double mean_context() const { return input_tokens + output_tokens / 2; }
     double prefill_one() const { return prefill(model, 1, input_tokens, llama_cpp).total_s(); }
@@ -398,8 +402,12 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     result.offered_requests_per_s = spec.requests_per_s;
     const ReplicaModel model = build_model(setting);
     const bool llama_cpp = setting.stack == ServingStack::llama_cpp;
-    const Serving serving{model, static_cast<double>(spec.input_tokens), static_cast<double>(spec.output_tokens),
-                          spec.slo.percentile / 100, llama_cpp, result.replicas};
+    const Serving serving{model,
+                          static_cast<double>(spec.input_tokens),
+                          static_cast<double>(spec.output_tokens),
+                          spec.slo.percentile / 100,
+                          llama_cpp,
+                          result.replicas};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
         result.batch = 0;
@@ -409,17 +417,21 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     result.max_batch_memory = inference_batch_capacity(workload, setting.gpu, layout);
     result.fits = result.max_batch_memory > 0;
     if (!result.fits) {
-        setting.notes.push_back(fmt::format("the weights do not fit {} × {} per replica; speeds assume they did",
-                                            shards, setting.gpu.id));
+        setting.notes.push_back(
+            fmt::format("the weights do not fit {} × {} per replica; speeds assume they did", shards, setting.gpu.id));
     }
     const int memory_cap = std::max(1, result.max_batch_memory);
+    // The scheduler's own limit: a paged engine's max_num_seqs, else a typical engine default.
+    const std::optional<ServingMemory> engine = serving_memory(workload, setting.gpu, layout);
+    const int engine_limit = engine ? engine->max_num_seqs : auto_batch_limit;
 
     int batch = batch_override > 0 ? batch_override : spec.batch;
     if (batch > memory_cap && result.fits) {
         // A batch the user fixed is kept: the speed is what they asked about; memory says no.
         result.batch_fits = false;
-        setting.notes.push_back(fmt::format("batch {} needs more KV cache than memory holds ({} sequences of {} tokens)",
-                                            batch, memory_cap, spec.input_tokens + spec.output_tokens));
+        setting.notes.push_back(
+            fmt::format("batch {} needs more KV cache than memory holds ({} sequences of {} tokens)", batch, memory_cap,
+                        spec.input_tokens + spec.output_tokens));
     }
     // Auto: the largest batch (up to memory and the engine default) whose full-batch decode step
     // still meets the TPOT target, so that TPOT holds even when every slot is busy; without a
@@ -445,10 +457,11 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     };
     const bool automatic = batch <= 0;
     if (automatic) {
-        batch = largest_batch_for_tpot(std::min(memory_cap, auto_batch_limit));
-        setting.notes.push_back(fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode step "
-                                            "meets the TPOT target (memory holds {}, engine limit {})",
-                                            batch, result.max_batch_memory, auto_batch_limit));
+        batch = largest_batch_for_tpot(std::min(memory_cap, engine_limit));
+        setting.notes.push_back(
+            fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode step "
+                        "meets the TPOT target ({} {}, engine limit {})",
+                        batch, engine ? "the KV cache holds" : "memory holds", result.max_batch_memory, engine_limit));
     }
     result.batch = batch;
 
@@ -504,7 +517,8 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     } else {
         setting.notes.push_back(fmt::format(
             "the offered load {:g} req/s exceeds what {} replica(s) at batch {} sustain; queues grow without bound, "
-            "so no P{:g} latency", spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
+            "so no P{:g} latency",
+            spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
     }
     result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, model.transformer);
     const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
@@ -547,8 +561,8 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
         result.binding_target = "capacity";
     }
     // Would more memory (a larger batch) raise the load meeting the SLO by 10 % or more?
-    if (automatic && result.fits && batch == memory_cap && memory_cap < auto_batch_limit) {
-        const int unconstrained = largest_batch_for_tpot(auto_batch_limit);
+    if (automatic && result.fits && batch == memory_cap && memory_cap < engine_limit) {
+        const int unconstrained = largest_batch_for_tpot(engine_limit);
         result.memory_limits_load =
             unconstrained > batch && max_load_meeting(serving, spec.slo, unconstrained) > 1.1 * max_load;
     }

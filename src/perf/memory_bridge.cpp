@@ -32,6 +32,10 @@ bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Lay
 }  // namespace perf_detail
 
 int inference_batch_capacity(const Workload& workload, const GpuSpec& gpu, const Layout& layout) {
+    // A paged engine holds as many requests as its KV pool has blocks for, up to max_num_seqs.
+    if (const std::optional<ServingMemory> serving = serving_memory(workload, gpu, layout)) {
+        return serving_concurrency(*serving, workload.inference.input_tokens + workload.inference.output_tokens);
+    }
     const double usable = perf_detail::usable_bytes(workload, gpu);
     const auto fits = [&](int batch) {
         MemoryQuery query;

@@ -2,12 +2,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "gpusel/catalog.hpp"
 #include "gpusel/layout.hpp"
 #include "gpusel/memory.hpp"
+#include "gpusel/models.hpp"
 #include "gpusel/workload.hpp"
 
 using namespace gpusel;
@@ -39,7 +42,9 @@ constexpr const char* llama2_7b_model = R"(model:
   vocab: 32000
 )";
 
-std::string llama_inference(const std::string& weights, int input_tokens, int output_tokens, int batch) {
+// Hugging Face generate unless `runtime` says otherwise (the per-request memory model).
+std::string llama_inference(const std::string& weights, int input_tokens, int output_tokens, int batch,
+                            const std::string& runtime = "{engine: hf-generate}") {
     return fmt::format(R"(format: 1
 name: infer
 kind: inference
@@ -50,8 +55,9 @@ inference:
   input_tokens: {}
   output_tokens: {}
   batch: {}
+runtime: {}
 )",
-                       llama2_7b_model, weights, input_tokens, output_tokens, batch);
+                       llama2_7b_model, weights, input_tokens, output_tokens, batch, runtime);
 }
 
 // A model without transformer fields: 1e9 parameters and 20 GB of fp32 activations per sample,
@@ -365,10 +371,10 @@ TEST_CASE("Korthikanti per-layer activation terms", "[memory]") {
 }
 
 TEST_CASE("full recompute keeps layer inputs and one layer", "[memory]") {
-    const Workload none =
-        workload_from(small_training("none", 1, "  checkpointing: none\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
-    const Workload full =
-        workload_from(small_training("none", 1, "  checkpointing: full\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
+    const Workload none = workload_from(
+        small_training("none", 1, "  checkpointing: none\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
+    const Workload full = workload_from(
+        small_training("none", 1, "  checkpointing: full\n  flash_attention: true\n  zero_grad: zero\n", "sgd"));
     const GpuSpec gpu = test_gpu();
     const MemoryBreakdown b_none = memory_breakdown(none, gpu, MemoryQuery{});
     const MemoryBreakdown b_full = memory_breakdown(full, gpu, MemoryQuery{});
@@ -386,14 +392,16 @@ TEST_CASE("quantized inference keeps embeddings in 16-bit and dequantizes one ma
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     const double embedding = 2.0 * 32000 * 4096;
     const double largest_matrix = 4096.0 * 12288;  // the widest projection counted: fused QKV (3 × 4096)
-    CHECK(b.weights_bytes == Approx((6738415616.0 - embedding) * 4.127 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
+    CHECK(b.weights_bytes ==
+          Approx((6738415616.0 - embedding) * 4.127 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
     // Without double quantization each block of 64 keeps an fp32 absmax: 4 + 32/64 = 4.5 bits.
     const Workload plain = workload_from(llama_inference("nf4", 1, 1, 1));
     CHECK(memory_breakdown(plain, test_gpu(), MemoryQuery{}).weights_bytes ==
           Approx((6738415616.0 - embedding) * 4.5 / 8 + embedding * 2 + largest_matrix * 2).epsilon(1e-12));
     // GGUF bits per weight already average over the whole file.
     const Workload gguf = workload_from(llama_inference("q4_0", 1, 1, 1));
-    CHECK(memory_breakdown(gguf, test_gpu(), MemoryQuery{}).weights_bytes == Approx(6738415616.0 * 4.54 / 8).epsilon(1e-12));
+    CHECK(memory_breakdown(gguf, test_gpu(), MemoryQuery{}).weights_bytes ==
+          Approx(6738415616.0 * 4.54 / 8).epsilon(1e-12));
 }
 
 TEST_CASE("CUDA context by framework, or as measured", "[memory]") {
@@ -490,15 +498,16 @@ TEST_CASE("describe and default_layout", "[memory][layout]") {
 TEST_CASE("gradients exist only from backward to the step without accumulation or in-place zeroing", "[memory]") {
     const GpuSpec gpu = test_gpu();
     // 1e9 parameters, bf16 + fp32 master AdamW: W 2, G 2, S 12, foreach temporary 4, activations 10 GB.
-    const MemoryBreakdown transient = memory_breakdown(workload_from(cnn_training("bf16", "bf16", "adamw", true)), gpu, MemoryQuery{});
+    const MemoryBreakdown transient =
+        memory_breakdown(workload_from(cnn_training("bf16", "bf16", "adamw", true)), gpu, MemoryQuery{});
     // Backward start: W + S + A (no output-layer gradient for a model without a vocabulary) = 24 GB,
     // more than the step's W + S + G + temporary = 20 GB.
     CHECK(transient.gradients_bytes == 0);
     CHECK(transient.activations_bytes == 10e9);
     CHECK(transient.allocated_bytes == 24e9);
     // Accumulating over 4 micro-batches keeps the gradients: W + G + S + A = 26 GB.
-    const MemoryBreakdown accumulated =
-        memory_breakdown(workload_from(cnn_training("bf16", "bf16", "adamw", true, "  global_batch: 4\n")), gpu, MemoryQuery{});
+    const MemoryBreakdown accumulated = memory_breakdown(
+        workload_from(cnn_training("bf16", "bf16", "adamw", true, "  global_batch: 4\n")), gpu, MemoryQuery{});
     CHECK(accumulated.gradients_bytes == 2e9);
     CHECK(accumulated.allocated_bytes == 26e9);
     // A transformer's backward starts with the output layer's gradient: V × h × 2 B = 1000 × 1024 × 2.
@@ -535,7 +544,7 @@ training:
         return memory_breakdown(workload, test_gpu(), MemoryQuery{}).optimizer_bytes;
     };
     // States: fp32 m, v and master copy, 12 B/param.
-    CHECK(optimizer_at_step("foreach") == params * 12 + params * 4);           // sqrt(v) of every parameter
+    CHECK(optimizer_at_step("foreach") == params * 12 + params * 4);          // sqrt(v) of every parameter
     CHECK(optimizer_at_step("for-loop") == params * 12 + 1024.0 * 4096 * 4);  // the largest tensor: h × f
     CHECK(optimizer_at_step("fused") == params * 12);
 }
@@ -543,8 +552,8 @@ training:
 TEST_CASE("the output layer's loss by implementation", "[memory]") {
     // Per logit (s·b·V = 512 × 1000): standard e + 4 = 6 B, chunked 2e = 4 B, fused e = 2 B.
     const auto activations = [&](const std::string& loss) {
-        const Workload workload = workload_from(
-            small_training("none", 1, fmt::format("  zero_grad: zero\n  loss: {}\n", loss), "sgd"));
+        const Workload workload =
+            workload_from(small_training("none", 1, fmt::format("  zero_grad: zero\n  loss: {}\n", loss), "sgd"));
         return memory_breakdown(workload, test_gpu(), MemoryQuery{}).activations_bytes;
     };
     const double logits = 512.0 * 1000;
@@ -570,14 +579,16 @@ TEST_CASE("recomputing the FFN activation drops one f-wide tensor per layer", "[
     // The estimator adds back one layer's recomputed activation: s·b·f·e.
     const auto activations = [&](bool recompute) {
         const Workload workload = workload_from(small_training(
-            "none", 1, fmt::format("  zero_grad: zero\n  recompute_ffn_activation: {}\n", recompute ? "true" : "false"), "sgd"));
+            "none", 1, fmt::format("  zero_grad: zero\n  recompute_ffn_activation: {}\n", recompute ? "true" : "false"),
+            "sgd"));
         return memory_breakdown(workload, test_gpu(), MemoryQuery{}).activations_bytes;
     };
     CHECK(activations(false) - activations(true) == 4 * 512.0 * 4096 * 2 - 512.0 * 4096 * 2);
 }
 
 TEST_CASE("a static allocator keeps no reserve and a measured context is taken as given", "[memory]") {
-    const Workload workload = workload_from(llama_inference("q4_0", 512, 1536, 1) + "runtime: {framework: llama.cpp, cuda_context: 500MiB}\n");
+    const Workload workload =
+        workload_from(llama_inference("q4_0", 512, 1536, 1, "{framework: llama.cpp, cuda_context: 500MiB}"));
     const MemoryBreakdown b = memory_breakdown(workload, test_gpu(), MemoryQuery{});
     const double context = 500.0 * 1024 * 1024;
     CHECK(b.overhead_bytes == context);
@@ -600,4 +611,119 @@ inference: {input_tokens: 128, output_tokens: 1, batch: 8}
     // One layer's forward intermediates for 128 × 8 tokens: residual and normed input (2h) + GeLU input
     // and output (2f), 4 B each.
     CHECK(b.activations_bytes == 1024.0 * (2 * 768 + 2 * 3072) * 4);
+}
+
+// ---------------------------------------------------------------------------------------
+// Paged serving engines (docs/memory-model.md, "Serving engines").
+
+namespace {
+
+Workload preset_workload_from(const std::string& text) {
+    static const ModelLibrary models = builtin_models();
+    const LoadContext context{nullptr, &models};
+    return load_workload_text(text, "test.yaml", context);
+}
+
+Workload serving_workload(const std::string& preset, const std::string& weights, const std::string& runtime) {
+    return preset_workload_from(fmt::format(R"(format: 1
+name: serve
+kind: inference
+model: {{preset: {}}}
+precision: bf16
+weights: {}
+inference:
+  input_tokens: 2048
+  output_tokens: 512
+runtime: {{{}}}
+)",
+                                            preset, weights, runtime));
+}
+
+const GpuSpec& catalog_gpu(const std::string& id) {
+    static const Catalog catalog = builtin_catalog();
+    const GpuSpec* gpu = catalog.find(id);
+    REQUIRE(gpu != nullptr);
+    return *gpu;
+}
+
+}  // namespace
+
+TEST_CASE("LLM serving defaults to vLLM and sizes the KV cache from what is left", "[memory][serving]") {
+    const Workload workload = serving_workload("llama-3.1-8b", "bf16", "");
+    REQUIRE(workload.runtime.engine == Engine::vllm);
+    const GpuSpec& gpu = catalog_gpu("H100-SXM5");
+    const std::optional<ServingMemory> serving = serving_memory(workload, gpu, Layout{});
+    REQUIRE(serving);
+    CHECK(serving->budget_bytes == Approx(0.9 * 0.99 * gpu.memory_bytes));
+    CHECK(serving->kv_cache_bytes <=
+          serving->budget_bytes - serving->weights_bytes - serving->activation_peak_bytes - serving->non_torch_bytes);
+    CHECK(serving->kv_cache_tokens % serving->block_size == 0);
+    // 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 B = 128 KiB per token.
+    CHECK(serving->kv_bytes_per_token == Approx(131072));
+    CHECK(serving->max_model_len == 2560);
+    CHECK(serving->max_concurrency == Approx(static_cast<double>(serving->kv_cache_tokens) / 2560));
+    const MemoryEstimate estimate = estimate_memory(workload, gpu, MemoryQuery{});
+    CHECK(estimate.fits);
+    CHECK(estimate.max_batch == std::min(serving->max_num_seqs, static_cast<int>(serving->kv_cache_blocks / 160)));
+}
+
+TEST_CASE("the engine refuses a max_model_len above its KV capacity", "[memory][serving]") {
+    const Workload workload = serving_workload("llama-3.1-70b", "awq", "max_model_len: 131072");
+    const GpuSpec& gpu = catalog_gpu("L40S");
+    const std::optional<ServingMemory> serving = serving_memory(workload, gpu, Layout{});
+    REQUIRE(serving);
+    CHECK_FALSE(serving->fits);
+    CHECK_THAT(serving->refusal, Catch::Contains("estimated maximum model length"));
+    CHECK_FALSE(estimate_memory(workload, gpu, MemoryQuery{}).fits);
+    // At the default (prompt + output) it starts with a KV cache of more than 10k tokens.
+    const std::optional<ServingMemory> fitting =
+        serving_memory(serving_workload("llama-3.1-70b", "awq", ""), gpu, Layout{});
+    REQUIRE(fitting);
+    CHECK(fitting->fits);
+    CHECK(fitting->kv_cache_tokens > 10000);
+}
+
+TEST_CASE("SGLang and TensorRT-LLM map the memory fraction their own way", "[memory][serving]") {
+    const GpuSpec& gpu = catalog_gpu("H100-SXM5");
+    const auto at = [&](const std::string& runtime) {
+        return *serving_memory(serving_workload("llama-3.1-8b", "bf16", runtime), gpu, Layout{});
+    };
+    const ServingMemory sglang = at("engine: sglang");
+    CHECK(sglang.memory_fraction == Approx(0.88));
+    // mem_fraction_static holds weights + KV; activations and non-torch memory come on top.
+    CHECK(sglang.kv_cache_bytes == Approx(0.88 * sglang.device_total_bytes - sglang.weights_bytes).margin(1e6));
+    CHECK(sglang.block_size == 1);
+    const ServingMemory trt = at("engine: tensorrt-llm");
+    const double fixed = trt.weights_bytes + trt.activation_peak_bytes + trt.non_torch_bytes;
+    CHECK(trt.kv_cache_bytes == Approx(0.9 * (trt.device_total_bytes - fixed)).margin(trt.kv_bytes_per_token * 32));
+}
+
+TEST_CASE("tensor parallelism adds the all-reduce buffers to non-torch memory", "[memory][serving]") {
+    const Workload workload = serving_workload("llama-3.1-8b", "bf16", "");
+    const GpuSpec& gpu = catalog_gpu("H100-SXM5");
+    Layout tp2;
+    tp2.tensor_parallel = 2;
+    const ServingMemory one = *serving_memory(workload, gpu, Layout{});
+    const ServingMemory two = *serving_memory(workload, gpu, tp2);
+    CHECK(two.non_torch_bytes > 5 * one.non_torch_bytes);
+    CHECK(two.weights_bytes == Approx(one.weights_bytes / 2));
+    CHECK(two.kv_cache_tokens > one.kv_cache_tokens);
+}
+
+TEST_CASE("encoders read their input only and keep to their positions", "[memory][serving]") {
+    const Workload embed = preset_workload_from(R"(format: 1
+name: embed
+kind: inference
+model: {preset: bert-base}
+inference: {input_tokens: 256}
+)");
+    CHECK(embed.inference.output_tokens == 0);
+    CHECK_FALSE(uses_serving_engine(embed));
+    CHECK_THROWS_WITH(preset_workload_from(R"(format: 1
+name: embed
+kind: inference
+model: {preset: bert-base}
+inference: {input_tokens: 1024}
+)"),
+                      Catch::Contains("exceeds the model's 512 positions"));
 }

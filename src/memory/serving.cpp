@@ -1,0 +1,184 @@
+// Paged serving engines' start-up memory arithmetic (vLLM, SGLang, TensorRT-LLM).
+// Mechanism and measured cases: ../shared/reference/serving_memory_cases.md §2–3;
+// constants and their basis: docs/memory-model.md, "Serving engines".
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpusel/format.hpp"
+#include "gpusel/memory.hpp"
+#include "memory/terms.hpp"
+
+namespace gpusel {
+
+namespace {
+
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+// cudaMemGetInfo reports about 1 % less than the nominal size as total (79.19 GiB of an 80 GiB
+// H100 80GB HBM3 in every v0.19 log, 79.18 in the v0.11 rows): the engines' fractions apply to it.
+constexpr double driver_visible_fraction = 0.99;
+// Memory outside PyTorch measured in the profiling run (vLLM v0.19 H100 rows D-05…D-52): ≈0.25 GiB
+// on one GPU (context growth, cuBLAS workspace); ≈2.1 GiB with tensor parallelism, NCCL and the
+// custom all-reduce buffers (2.06–2.21 GiB at TP2 and TP4).
+constexpr double non_torch_single_bytes = 0.25 * gib;
+constexpr double non_torch_tensor_parallel_bytes = 2.1 * gib;
+// The profiling run samples one token for each of max_num_seqs dummy requests: fp32 logits and the
+// sampler's fp32 probabilities and sort temporaries, ≈10 B per logit. Calibrated on two rows that
+// differ mostly in vocabulary (D-05 CodeLlama-7b 32k vocab, D-24 Llama-3.1-8B 128k: 8.7 and 10.1 B);
+// every other row is a test.
+constexpr double sampler_bytes_per_logit = 10.0;
+
+// vLLM V1 defaults for the OpenAI server (vllm/engine/arg_utils.py, _set_default_args): GPUs with
+// ≥ 70 GiB other than the A100 get max_num_batched_tokens 8192 and max_num_seqs 1024, others 2048
+// and 256 (the A100 80GB rows D-01…D-04 print 2048; the H100 rows 8192).
+bool large_gpu(const GpuSpec& gpu) {
+    const bool a100 = gpu.id.find("A100") != std::string::npos;
+    return gpu.memory_bytes >= 70 * gib && !a100;
+}
+
+double default_fraction(const Workload& workload, const Layout& layout) {
+    switch (workload.runtime.engine) {
+        case Engine::sglang: {
+            // SGLang server_args.py: mem_fraction_static by tensor-parallel size (0.88 at TP1, 0.87 at
+            // TP2, 0.85 at TP4, 0.81 at TP8): the rest is for activations and CUDA graphs.
+            const int t = layout.tensor_parallel;
+            return t >= 8 ? 0.81 : t >= 4 ? 0.85 : t >= 2 ? 0.87 : 0.88;
+        }
+        case Engine::tensorrt_llm:
+            return 0.9;  // KvCacheConfig.free_gpu_memory_fraction default (of the memory still free)
+        default:
+            return 0.9;  // vLLM --gpu-memory-utilization default
+    }
+}
+
+int default_block_size(Engine engine) {
+    switch (engine) {
+        case Engine::sglang:
+            return 1;  // SGLang's token-to-KV pool: pages of one token (page_size 1)
+        case Engine::tensorrt_llm:
+            return 32;  // KvCacheConfig tokens_per_block default
+        default:
+            return 16;  // vLLM CUDA default --block-size
+    }
+}
+
+// Activation peak of the profiling step: the largest per-layer transient of a batch of
+// max_num_batched_tokens tokens (the FFN's gate/up output and its activation, 3 × ffn wide for
+// gated FFNs, 2 × otherwise, times the experts each token visits), plus the sampler's logits for
+// min(max_num_seqs, tokens) sequences. It does not grow with the layers (freed layer by layer)
+// nor shrink with TP for the sampler (logits are gathered on every rank).
+double activation_peak(const Workload& workload, const Layout& layout, int batched_tokens, int sequences) {
+    const ModelSpec& model = workload.model;
+    const memory_detail::TransformerWidths w = memory_detail::transformer_widths(model);
+    const double compute_bytes = memory_detail::activation_element_bytes(workload.precision);
+    const double ffn_tensors = model.ffn_gated ? 3.0 : 2.0;
+    const double forward = static_cast<double>(batched_tokens) * w.moe_top_k * ffn_tensors * w.ffn /
+                           std::max(layout.tensor_parallel, 1) * compute_bytes;
+    const double sampler =
+        static_cast<double>(std::min(sequences, batched_tokens)) * model.vocab * sampler_bytes_per_logit;
+    return forward + sampler;
+}
+
+// This GPU's share of one token's K and V: its pipeline stage's layers and its KV heads
+// (replicated when there are fewer heads than tensor-parallel ranks).
+double kv_bytes_per_token_per_gpu(const Workload& workload, const Layout& layout) {
+    const ModelSpec& model = workload.model;
+    const memory_detail::TransformerWidths w = memory_detail::transformer_widths(model);
+    const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+    const double head_dim = w.kv_width / kv_heads;
+    const double heads_here = std::ceil(kv_heads / std::max(layout.tensor_parallel, 1));
+    const double layers_here = std::ceil(static_cast<double>(model.layers) / std::max(layout.pipeline_parallel, 1));
+    return 2.0 * layers_here * heads_here * head_dim * element_bytes(workload.kv_cache);
+}
+
+}  // namespace
+
+bool uses_serving_engine(const Workload& workload) {
+    return workload.kind == WorkloadKind::inference && is_paged_engine(workload.runtime.engine) &&
+           workload.model.is_transformer() && workload.model.family != ModelFamily::encoder;
+}
+
+std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuSpec& gpu, const Layout& layout) {
+    if (!uses_serving_engine(workload)) {
+        return std::nullopt;
+    }
+    const RuntimeSpec& runtime = workload.runtime;
+    ServingMemory s;
+    s.engine = runtime.engine;
+    s.device_total_bytes = gpu.memory_bytes * driver_visible_fraction;
+    // Unless set, the engine's fraction leaves the workload's memory headroom free (the 10 % default
+    // headroom is vLLM's 0.9); TensorRT-LLM's applies to free memory and keeps its default.
+    double fraction = default_fraction(workload, layout);
+    if (runtime.engine != Engine::tensorrt_llm) {
+        fraction = std::min(fraction, 1.0 - workload.constraints.memory_headroom_fraction);
+    }
+    s.memory_fraction = runtime.gpu_memory_utilization > 0 ? runtime.gpu_memory_utilization : fraction;
+    s.block_size = runtime.block_size > 0 ? runtime.block_size : default_block_size(runtime.engine);
+    const bool large = large_gpu(gpu);
+    s.max_num_batched_tokens =
+        runtime.max_num_batched_tokens > 0 ? runtime.max_num_batched_tokens : (large ? 8192 : 2048);
+    s.max_num_seqs = runtime.max_num_seqs > 0 ? runtime.max_num_seqs : (large ? 1024 : 256);
+    s.max_model_len = runtime.max_model_len > 0 ? runtime.max_model_len
+                                                : workload.inference.input_tokens + workload.inference.output_tokens;
+
+    // Weights as loaded: no dequantized copy (Marlin/Machete and fp8 kernels read the packed weights).
+    const ParameterSplit split = split_parameters(workload.model);
+    const memory_detail::ShardParams shard = memory_detail::shard_parameters(workload.model, split, layout);
+    s.weights_bytes = memory_detail::stored_weight_bytes(shard, workload.weights);
+    s.activation_peak_bytes = activation_peak(workload, layout, s.max_num_batched_tokens, s.max_num_seqs);
+    s.non_torch_bytes = layout.tensor_parallel > 1 ? non_torch_tensor_parallel_bytes : non_torch_single_bytes;
+    const double fixed = s.weights_bytes + s.activation_peak_bytes + s.non_torch_bytes;
+    switch (s.engine) {
+        case Engine::sglang:
+            // mem_fraction_static covers the weights and the KV pool; activations and graphs use the rest.
+            s.budget_bytes = std::min(s.device_total_bytes, s.memory_fraction * s.device_total_bytes +
+                                                                s.activation_peak_bytes + s.non_torch_bytes);
+            break;
+        case Engine::tensorrt_llm:
+            // The fraction applies to what is still free once the weights and runtime buffers are in place.
+            s.budget_bytes = fixed + s.memory_fraction * std::max(0.0, s.device_total_bytes - fixed);
+            break;
+        default:
+            s.budget_bytes = s.memory_fraction * s.device_total_bytes;
+            break;
+    }
+    s.kv_bytes_per_token = kv_bytes_per_token_per_gpu(workload, layout);
+    const double pool = s.budget_bytes - fixed;
+    if (pool > 0 && s.kv_bytes_per_token > 0) {
+        s.kv_cache_blocks = static_cast<long long>(std::floor(pool / (s.kv_bytes_per_token * s.block_size)));
+        s.kv_cache_tokens = s.kv_cache_blocks * s.block_size;
+        s.kv_cache_bytes = static_cast<double>(s.kv_cache_blocks) * s.block_size * s.kv_bytes_per_token;
+    }
+    s.max_concurrency = static_cast<double>(s.kv_cache_tokens) / std::max(s.max_model_len, 1);
+    s.fits = s.kv_cache_tokens >= s.max_model_len;
+    if (pool <= 0) {
+        // vLLM: "No available memory for the cache blocks. Try increasing `gpu_memory_utilization`".
+        s.refusal = fmt::format(
+            "no available memory for the cache blocks: weights {} + activation peak {} + "
+            "non-torch {} exceed {} ({} × {}); increase gpu_memory_utilization or shard the model",
+            format_gb(s.weights_bytes), format_gb(s.activation_peak_bytes), format_gb(s.non_torch_bytes),
+            format_gb(s.budget_bytes), s.memory_fraction, format_gb(s.device_total_bytes));
+    } else if (!s.fits) {
+        // vLLM kv_cache_utils.check_enough_kv_cache_memory wording, with its estimate.
+        s.refusal = fmt::format(
+            "to serve at least one request with max_model_len ({}), {} KV cache is needed, "
+            "larger than the available KV cache memory ({}); the estimated maximum model length "
+            "is {}: increase gpu_memory_utilization or decrease max_model_len",
+            s.max_model_len, format_gb(s.max_model_len * s.kv_bytes_per_token), format_gb(s.kv_cache_bytes),
+            s.kv_cache_tokens);
+    }
+    return s;
+}
+
+int serving_concurrency(const ServingMemory& serving, int context_tokens) {
+    if (!serving.fits || context_tokens <= 0) {
+        return 0;
+    }
+    const long long blocks_per_request = (context_tokens + serving.block_size - 1) / serving.block_size;
+    const long long requests = serving.kv_cache_blocks / std::max(blocks_per_request, 1LL);
+    return static_cast<int>(std::min<long long>(requests, serving.max_num_seqs));
+}
+
+}  // namespace gpusel
