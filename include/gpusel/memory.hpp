@@ -78,7 +78,8 @@ ParameterSplit split_parameters(const ModelSpec& model);
 double lora_trainable_params(const ModelSpec& model, const LoraSpec& lora,
                              std::vector<std::string>* unknown = nullptr);
 
-// KV cache: 2 (K and V) × layers × kv_heads × head_dim × element bytes × tokens × sequences.
+// KV cache: kv_cache_bytes_per_sequence (models.hpp: K and V per KV head and layer, MLA's latent,
+// sliding windows) × sequences.
 double kv_cache_bytes(const ModelSpec& model, double element_bytes, double tokens_per_sequence,
                       double sequences);
 

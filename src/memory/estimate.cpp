@@ -22,8 +22,8 @@ using memory_detail::largest_matrix_params;
 using memory_detail::LoraShape;
 using memory_detail::nccl_bytes_per_communicator;
 using memory_detail::trains_with_dropout;
-using memory_detail::uses_per_sample_activations;
 using memory_detail::TransformerWidths;
+using memory_detail::uses_per_sample_activations;
 
 // Context band over GPUs and software versions: 0.3–1.4 GB (formulas.md, HF docs, fms logs).
 constexpr double context_low_bytes = 0.3e9;
@@ -59,14 +59,16 @@ private:
     std::vector<std::string>* m_list;
 };
 
-std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
+std::string gb(double bytes) {
+    return fmt::format("{:.2f} GB", bytes / 1e9);
+}
 
 // Parameters held by the most loaded rank before ZeRO: Megatron's (Ψ_blocks/p + V·h)/t for the
 // first pipeline stage (Megatron-LM theoretical_memory_usage.py), experts further split by EP.
 struct ShardParams {
-    double total = 0;       // parameters on this rank
-    double embedding = 0;   // of which embedding/output (kept 16-bit by weight-only quantizers)
-    double fraction = 1;    // of the model's blocks on this rank (for per-layer quantities)
+    double total = 0;      // parameters on this rank
+    double embedding = 0;  // of which embedding/output (kept 16-bit by weight-only quantizers)
+    double fraction = 1;   // of the model's blocks on this rank (for per-layer quantities)
 };
 
 ShardParams shard_parameters(const ModelSpec& model, const ParameterSplit& split, const Layout& layout) {
@@ -108,7 +110,8 @@ double largest_trainable_tensor_params(const ModelSpec& model, const LoraSpec& l
             const std::string lower = to_lower(target);
             return lower == "lm_head" || lower == "output" || lower == "head";
         });
-        return lora.rank * std::max({w.hidden, w.ffn, w.q_width + 2 * w.kv_width, head ? static_cast<double>(model.vocab) : 0.0});
+        return lora.rank *
+               std::max({w.hidden, w.ffn, w.q_width + 2 * w.kv_width, head ? static_cast<double>(model.vocab) : 0.0});
     }
     return std::max(largest_matrix_params(model), static_cast<double>(model.vocab) * model.hidden) / t;
 }
@@ -117,7 +120,7 @@ struct Peak {
     double weights = 0;
     double weights_uncertainty = 0;  // ± bytes (parameter count and non-parameter buffers)
     double states_uncertainty = 0;   // ± fraction of gradients, optimizer states and step temporary
-    double cast_copy = 0;    // 16-bit autocast copy of fp32 weights, alive through forward/backward
+    double cast_copy = 0;            // 16-bit autocast copy of fp32 weights, alive through forward/backward
     double gradients = 0;
     double backward_gradients = 0;  // gradients alive at the start of backward (all when resident)
     double optimizer = 0;
@@ -246,8 +249,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     WeightFormat stored = workload.weights;
     if (!lora && !is_float_format(stored)) {
         if (notes.active()) {
-            notes.add("full training cannot update {} weights; counted as {} (the compute precision)", to_string(stored),
-                      compute_bytes == 4 ? "fp32" : "16-bit");
+            notes.add("full training cannot update {} weights; counted as {} (the compute precision)",
+                      to_string(stored), compute_bytes == 4 ? "fp32" : "16-bit");
         }
         stored = compute_bytes == 4 ? WeightFormat::fp32 : WeightFormat::bf16;
     }
@@ -262,8 +265,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             notes.add("weights: {} = {} parameters × {:g} B{} + gathered layers 2 × {} × {:g} B = {}{}",
                       offload_params ? "offloaded to CPU" : fmt::format("ZeRO-3 shard {}", gb(resident)),
                       format_count(shard.total), weight_element,
-                      offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel), format_count(split.largest_layer),
-                      weight_element, gb(gather),
+                      offload_params ? "" : fmt::format(" / {} GPUs", layout.data_parallel),
+                      format_count(split.largest_layer), weight_element, gb(gather),
                       split.largest_layer > 0 ? "" : " (layer sizes unknown: gather buffers not counted)");
         }
         weights = resident + gather;
@@ -289,13 +292,15 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         }
         if (!model.is_transformer()) {
             if (notes.active()) {
-                notes.add("LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
-                          "(adapters are typically well under 1 % of the parameters)");
+                notes.add(
+                    "LoRA adapters cannot be sized without transformer fields (layers, hidden, heads); counted as 0 "
+                    "(adapters are typically well under 1 % of the parameters)");
             }
         }
         if (!lora_terms.unknown.empty()) {
             if (notes.active()) {
-                notes.add("LoRA targets not recognised, counted as hidden→hidden: {}", fmt::join(lora_terms.unknown, ", "));
+                notes.add("LoRA targets not recognised, counted as hidden→hidden: {}",
+                          fmt::join(lora_terms.unknown, ", "));
             }
         }
     }
@@ -304,8 +309,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             notes.add("weights: {} parameters{} × {:g} B ({}) = {}{}", format_count(shard.total),
                       shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(stored) / 8, to_string(stored),
                       gb(stored_weight_bytes(shard, stored)),
-                      lora ? fmt::format(" + LoRA adapters {} × {:g} B = {}", format_count(trainable), trainable_element,
-                                         gb(trainable * trainable_element))
+                      lora ? fmt::format(" + LoRA adapters {} × {:g} B = {}", format_count(trainable),
+                                         trainable_element, gb(trainable * trainable_element))
                            : "");
         }
     }
@@ -317,8 +322,10 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     if (weight_element == 4 && compute_bytes == 2 && !sharded_weights && !offload_params) {
         peak.cast_copy = shard.total * 2.0;
         if (notes.active()) {
-            notes.add("fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
-                      "(6 B/param)", to_string(workload.precision));
+            notes.add(
+                "fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
+                "(6 B/param)",
+                to_string(workload.precision));
         }
     }
 
@@ -354,16 +361,20 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     const bool gradients_resident = accumulating || training.zero_grad == ZeroGrad::zero;
     double output_layer_params = 0;
     // Encoders' vocabulary matrix is the input embedding, whose gradient comes last; their task heads are small.
-    if (model.is_transformer() && model.vocab > 0 && layout.pipeline_parallel <= 1 && model.family != ModelFamily::encoder) {
-        output_layer_params = lora ? memory_detail::lora_shape(model, training.lora).head_params
-                                   : static_cast<double>(model.vocab) * model.hidden / std::max(layout.tensor_parallel, 1);
+    if (model.is_transformer() && model.vocab > 0 && layout.pipeline_parallel <= 1 &&
+        model.family != ModelFamily::encoder) {
+        output_layer_params =
+            lora ? memory_detail::lora_shape(model, training.lora).head_params
+                 : static_cast<double>(model.vocab) * model.hidden / std::max(layout.tensor_parallel, 1);
     }
-    peak.backward_gradients = gradients_resident ? gradients : std::min(gradients, output_layer_params * gradient_element);
+    peak.backward_gradients =
+        gradients_resident ? gradients : std::min(gradients, output_layer_params * gradient_element);
     if (gradients_resident) {
         if (notes.active()) {
             notes.add("gradients resident through backward ({})",
-                      accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
-                                   : "zero_grad keeps them allocated as zeros");
+                      accumulating
+                          ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
+                          : "zero_grad keeps them allocated as zeros");
         }
     } else {
         if (notes.active()) {
@@ -380,42 +391,43 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     double state_bytes_per_param = 0;
     std::string state_text;
     switch (training.optimizer) {
-    case Optimizer::adam:
-    case Optimizer::adamw:
-        state_bytes_per_param = 2 * state_element;
-        if (notes.active()) {
-            state_text = fmt::format("{} m and v {:g} B", state_element == 4 ? "fp32" : "16-bit", 2 * state_element);
+        case Optimizer::adam:
+        case Optimizer::adamw:
+            state_bytes_per_param = 2 * state_element;
+            if (notes.active()) {
+                state_text =
+                    fmt::format("{} m and v {:g} B", state_element == 4 ? "fp32" : "16-bit", 2 * state_element);
+            }
+            break;
+        case Optimizer::sgd:
+            state_text = "no state 0 B";
+            break;
+        case Optimizer::sgd_momentum:
+            state_bytes_per_param = state_element;
+            if (notes.active()) {
+                state_text = fmt::format("momentum {:g} B", state_element);
+            }
+            break;
+        case Optimizer::lion:
+            state_bytes_per_param = state_element;
+            if (notes.active()) {
+                state_text = fmt::format("momentum {:g} B", state_element);
+            }
+            break;
+        case Optimizer::adamw_8bit:
+            // bitsandbytes block-wise 8-bit m and v (Dettmers et al. 2022): 2 B/param.
+            state_bytes_per_param = 2;
+            state_text = "8-bit m and v 2 B";
+            break;
+        case Optimizer::adafactor: {
+            // Factored second moment: rows + cols per matrix instead of rows × cols (Shazeer & Stern 2018).
+            const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
+            state_bytes_per_param = state_element * 2.0 / width;
+            if (notes.active()) {
+                state_text = fmt::format("factored second moment {:.4f} B", state_bytes_per_param);
+            }
+            break;
         }
-        break;
-    case Optimizer::sgd:
-        state_text = "no state 0 B";
-        break;
-    case Optimizer::sgd_momentum:
-        state_bytes_per_param = state_element;
-        if (notes.active()) {
-            state_text = fmt::format("momentum {:g} B", state_element);
-        }
-        break;
-    case Optimizer::lion:
-        state_bytes_per_param = state_element;
-        if (notes.active()) {
-            state_text = fmt::format("momentum {:g} B", state_element);
-        }
-        break;
-    case Optimizer::adamw_8bit:
-        // bitsandbytes block-wise 8-bit m and v (Dettmers et al. 2022): 2 B/param.
-        state_bytes_per_param = 2;
-        state_text = "8-bit m and v 2 B";
-        break;
-    case Optimizer::adafactor: {
-        // Factored second moment: rows + cols per matrix instead of rows × cols (Shazeer & Stern 2018).
-        const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
-        state_bytes_per_param = state_element * 2.0 / width;
-        if (notes.active()) {
-            state_text = fmt::format("factored second moment {:.4f} B", state_bytes_per_param);
-        }
-        break;
-    }
     }
     double optimizer = trainable * (state_bytes_per_param + (master ? 4.0 : 0.0));
     // Adam/AdamW materialise sqrt(v) (+ eps) before the update. PyTorch's foreach kernels (the CUDA
@@ -435,8 +447,9 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         const double largest = std::min(trainable, largest_trainable_tensor_params(model, training.lora, layout));
         step_temporary = largest * state_element;
         if (notes.active()) {
-            step_text = fmt::format("sqrt(v) of the largest tensor, {} × {:g} B (for-loop step){}", format_count(largest),
-                                    state_element, largest > 0 ? "" : "; its size is unknown without the architecture");
+            step_text =
+                fmt::format("sqrt(v) of the largest tensor, {} × {:g} B (for-loop step){}", format_count(largest),
+                            state_element, largest > 0 ? "" : "; its size is unknown without the architecture");
         }
     }
     if (offload_optimizer) {
@@ -455,18 +468,19 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
     peak.step_temporary = step_temporary;
     if (!offload_optimizer) {
         if (notes.active()) {
-            notes.add("optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
-                      state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
-                      sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
-                      step_temporary > 0 ? fmt::format("; the step adds a temporary {} = {}", step_text, gb(step_temporary))
-                      : adam_family     ? fmt::format("; {} step: no temporary", to_string(training.optimizer_step))
-                                        : "");
+            notes.add(
+                "optimizer {}: {} trainable × ({}{}){} = {}{}", to_string(training.optimizer), format_count(trainable),
+                state_text, master ? " + fp32 master copy 4 B" : (trainable_element < 4 ? ", no fp32 master copy" : ""),
+                sharded_optimizer ? fmt::format(" / {}", layout.data_parallel) : "", gb(optimizer),
+                step_temporary > 0 ? fmt::format("; the step adds a temporary {} = {}", step_text, gb(step_temporary))
+                : adam_family      ? fmt::format("; {} step: no temporary", to_string(training.optimizer_step))
+                                   : "");
         }
     }
     if (layout.sharding != Sharding::none && d > 1) {
         if (notes.active()) {
             notes.add("{} over {} data-parallel GPUs divides {}", to_string(layout.sharding), layout.data_parallel,
-                      layout.sharding == Sharding::zero1 ? "optimizer states"
+                      layout.sharding == Sharding::zero1   ? "optimizer states"
                       : layout.sharding == Sharding::zero2 ? "optimizer states and gradients"
                                                            : "optimizer states, gradients and weights");
         }
@@ -482,13 +496,15 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         activations = per_sample * b;
         if (model.activation_bytes_per_sample > 0) {
             if (notes.active()) {
-                notes.add("activations: {} per sample (preset, fp32{}) × micro-batch {}", gb(model.activation_bytes_per_sample),
-                          scale != 1.0 ? ", halved for 16-bit" : "", micro_batch);
+                notes.add("activations: {} per sample (preset, fp32{}) × micro-batch {}",
+                          gb(model.activation_bytes_per_sample), scale != 1.0 ? ", halved for 16-bit" : "",
+                          micro_batch);
             }
         } else if (workload.calibration.memory.empty()) {
             if (notes.active()) {
-                notes.add("activations: no per-sample figure in the model and no calibration points; counted as 0 — add "
-                          "activation_per_sample or calibration.memory");
+                notes.add(
+                    "activations: no per-sample figure in the model and no calibration points; counted as 0 — add "
+                    "activation_per_sample or calibration.memory");
             }
         }
     } else {
@@ -508,7 +524,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // LoRA dropout (LitGPT default 0.05) stores each adapted input and its mask.
         double lora_dropout = 0;
         if (lora) {
-            lora_dropout = s * b * memory_detail::lora_shape(model, training.lora).input_width_per_layer * (compute_bytes + 1.0);
+            lora_dropout =
+                s * b * memory_detail::lora_shape(model, training.lora).input_width_per_layer * (compute_bytes + 1.0);
         }
         std::string parts;
         if (training.checkpointing == Checkpointing::full) {
@@ -519,8 +536,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             const double working_layer = transformer_layer_activation_bytes(model, working);
             activations = inputs + working_layer + lora_dropout;
             if (notes.active()) {
-                parts = fmt::format("layer inputs {} × {} tokens × {} × {:g} B = {} + one layer rebuilt {}", model.layers,
-                                    s * b, model.hidden, compute_bytes, gb(inputs), gb(working_layer));
+                parts = fmt::format("layer inputs {} × {} tokens × {} × {:g} B = {} + one layer rebuilt {}",
+                                    model.layers, s * b, model.hidden, compute_bytes, gb(inputs), gb(working_layer));
             }
             if (lora_dropout > 0) {
                 if (notes.active()) {
@@ -540,7 +557,8 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
             if (training.recompute_ffn_activation) {
                 // The recomputed activation of the layer in backward needs one buffer (llm.c fch_gelu scratch).
                 const TransformerWidths w = memory_detail::transformer_widths(model);
-                const double scratch = s * b * w.moe_top_k * w.ffn * compute_bytes / std::max(layout.tensor_parallel, 1);
+                const double scratch =
+                    s * b * w.moe_top_k * w.ffn * compute_bytes / std::max(layout.tensor_parallel, 1);
                 activations += scratch;
                 if (notes.active()) {
                     parts += fmt::format(" + one layer's recomputed FFN activation {}", gb(scratch));
@@ -556,27 +574,29 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         // fused_classifier).
         double logits = 0;
         if (layout.pipeline_parallel <= 1 && model.vocab > 0 && model.family != ModelFamily::encoder) {
-            const double per_logit = training.loss == LossKind::standard ? compute_bytes + 4.0
+            const double per_logit = training.loss == LossKind::standard  ? compute_bytes + 4.0
                                      : training.loss == LossKind::chunked ? 2.0 * compute_bytes
                                                                           : compute_bytes;
             logits = s * b * model.vocab * per_logit / std::max(layout.tensor_parallel, 1);
             activations += logits;
             if (notes.active()) {
-                parts += fmt::format(" + logits and {} loss {} tokens × {} vocab × {:g} B = {}", to_string(training.loss), s * b,
-                                     model.vocab, per_logit, gb(logits));
+                parts += fmt::format(" + logits and {} loss {} tokens × {} vocab × {:g} B = {}",
+                                     to_string(training.loss), s * b, model.vocab, per_logit, gb(logits));
             }
         }
         per_sample = b > 0 ? activations / b : 0;
         if (notes.active()) {
-            notes.add("activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
-                      to_string(training.checkpointing), training.seq_len, micro_batch,
-                      training.flash_attention ? "flash attention" : "attention scores stored", model.ffn_gated ? ", gated FFN" : "",
-                      shape.dropout ? ", dropout masks" : "", shape.autocast ? ", fp32 norms/softmax under autocast" : "", parts,
-                      gb(activations));
+            notes.add(
+                "activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
+                to_string(training.checkpointing), training.seq_len, micro_batch,
+                training.flash_attention ? "flash attention" : "attention scores stored",
+                model.ffn_gated ? ", gated FFN" : "", shape.dropout ? ", dropout masks" : "",
+                shape.autocast ? ", fp32 norms/softmax under autocast" : "", parts, gb(activations));
         }
         if (lora) {
             if (notes.active()) {
-                notes.add("LoRA dropout assumed on (LitGPT default): each adapted module keeps its dropped input and mask");
+                notes.add(
+                    "LoRA dropout assumed on (LitGPT default): each adapted module keeps its dropped input and mask");
             }
         }
     }
@@ -593,10 +613,12 @@ TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, cons
         peak.step_temporary = 0;
         peak.cast_copy = 0;
         if (notes.active()) {
-            notes.add("calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model states",
-                      result.calibration.points, result.calibration.points == 1 ? " (slope from the model)" : "s",
-                      result.calibration.other_gpu ? " from another GPU" : "", gb(result.calibration.intercept_bytes),
-                      gb(result.calibration.slope_bytes));
+            notes.add(
+                "calibration: {} measured point{}{} fitted linearly: {} + {} per sample; activations = fit − model "
+                "states",
+                result.calibration.points, result.calibration.points == 1 ? " (slope from the model)" : "s",
+                result.calibration.other_gpu ? " from another GPU" : "", gb(result.calibration.intercept_bytes),
+                gb(result.calibration.slope_bytes));
         }
     }
     return result;
@@ -615,14 +637,16 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
     const double compute_bytes = activation_element_bytes(workload.precision);
     result.peak.weights = stored_weight_bytes(shard, workload.weights);
     result.peak.weights_uncertainty =
-        result.peak.weights * (is_float_format(workload.weights) ? float_weight_uncertainty : quantized_weight_uncertainty);
+        result.peak.weights *
+        (is_float_format(workload.weights) ? float_weight_uncertainty : quantized_weight_uncertainty);
     if (is_quantized(workload.weights) && !memory_detail::is_whole_file_format(workload.weights)) {
         // Weight-only kernels dequantize one matrix at a time to the compute dtype.
         result.peak.weights += largest_matrix_params(model) * compute_bytes / std::max(layout.tensor_parallel, 1);
     }
     if (notes.active()) {
         notes.add("weights: {} parameters{} × {:g} B ({}){} = {}", format_count(shard.total),
-                  shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8, to_string(workload.weights),
+                  shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8,
+                  to_string(workload.weights),
                   model.is_transformer() && bits_per_weight(workload.weights) <= 8 &&
                           !memory_detail::is_whole_file_format(workload.weights)
                       ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
@@ -637,15 +661,33 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         const bool encoder = model.family == ModelFamily::encoder;
         if (!encoder) {
             // KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
+            // MLA's latent is shared by all heads, so every rank holds all of it (vLLM, SGLang).
             const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-            const double kv_share = std::ceil(kv_heads / t) / kv_heads;
+            const double kv_share = model.is_mla() ? 1.0 : std::ceil(kv_heads / t) / kv_heads;
             result.peak.kv_cache =
                 kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
             if (notes.active()) {
-                notes.add("KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
-                          model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
-                          batch, kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
-                          gb(result.peak.kv_cache));
+                const std::string share =
+                    kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "";
+                const std::string window =
+                    model.sliding_window > 0
+                        ? fmt::format(" ({} of them hold at most the {}-token window)",
+                                      model.sliding_layers > 0 ? model.sliding_layers : model.layers,
+                                      model.sliding_window)
+                        : "";
+                if (model.is_mla()) {
+                    notes.add(
+                        "KV cache (MLA latent): {} layers{} × ({} latent + {} RoPE key) × {:g} B × {} tokens × {} "
+                        "sequences{} = {}",
+                        model.layers, window, model.kv_lora_rank, model.qk_rope_head_dim,
+                        element_bytes(workload.kv_cache), context_tokens, batch, share, gb(result.peak.kv_cache));
+                } else {
+                    notes.add(
+                        "KV cache: 2 × {} layers{} × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = "
+                        "{}",
+                        model.layers, window, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache),
+                        context_tokens, batch, share, gb(result.peak.kv_cache));
+                }
             }
         }
         // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
@@ -660,14 +702,17 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         if (notes.active()) {
             notes.add("activation workspace: one layer's {} intermediates for {} tokens × {}{} = {}",
                       encoder ? "forward" : "prefill", static_cast<long long>(prompt), batch,
-                      encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits", gb(result.peak.activations));
+                      encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits",
+                      gb(result.peak.activations));
         }
     } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;
         if (notes.active()) {
-            notes.add("activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
-                      "frees activations layer by layer)", batch, gb(result.peak.activations));
+            notes.add(
+                "activation workspace: the per-sample training figure × batch {} = {}, an upper bound (inference "
+                "frees activations layer by layer)",
+                batch, gb(result.peak.activations));
         }
     } else {
         if (notes.active()) {
@@ -714,10 +759,11 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     const Allocation high = resolve_peak(peak, activation_high_factor, true, 1.0);
     if (nominal.at_step) {
         if (notes.active()) {
-            notes.add("the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
-                      "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
-                      gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
-                      gb(peak.backward_gradients));
+            notes.add(
+                "the peak is at the optimizer step: all gradients ({}) and the step's temporary ({}) outweigh the "
+                "activations ({}) and the gradients alive when backward starts ({}); activations are freed by then",
+                gb(peak.gradients), gb(peak.step_temporary), gb(peak.activations + peak.cast_copy),
+                gb(peak.backward_gradients));
         }
     }
     MemoryBreakdown breakdown;
@@ -793,7 +839,8 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
             return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
         });
         if (estimate.max_micro_batch == max_search_batch) {
-            estimate.notes.push_back(fmt::format("the largest micro-batch reached the search limit of {}", max_search_batch));
+            estimate.notes.push_back(
+                fmt::format("the largest micro-batch reached the search limit of {}", max_search_batch));
         }
     } else {
         estimate.batch = resolved.batch;
@@ -814,15 +861,16 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
                 return compute(workload, gpu, probe, nullptr).total_bytes <= usable;
             });
             if (estimate.max_context_tokens == context_limit) {
-                estimate.notes.push_back(fmt::format("the largest context reached {} tokens, {}", context_limit,
-                                                     workload.model.max_context > 0 ? "the model's maximum"
-                                                                                    : "the search limit"));
+                estimate.notes.push_back(
+                    fmt::format("the largest context reached {} tokens, {}", context_limit,
+                                workload.model.max_context > 0 ? "the model's maximum" : "the search limit"));
             }
         }
     }
     if (estimate.headroom_fraction > 0) {
         estimate.notes.push_back(fmt::format("fits means total ≤ {:.0f} % of capacity ({} free required)",
-                                             (1 - estimate.headroom_fraction) * 100, format_percent(estimate.headroom_fraction)));
+                                             (1 - estimate.headroom_fraction) * 100,
+                                             format_percent(estimate.headroom_fraction)));
     }
     return estimate;
 }

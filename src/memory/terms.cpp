@@ -14,8 +14,8 @@ namespace memory_detail {
 TransformerWidths transformer_widths(const ModelSpec& model) {
     TransformerWidths widths;
     widths.hidden = model.hidden;
-    const double head_dim = model.head_dim > 0 ? model.head_dim
-                                               : (model.heads > 0 ? widths.hidden / model.heads : widths.hidden);
+    const double head_dim =
+        model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? widths.hidden / model.heads : widths.hidden);
     const double heads = model.heads > 0 ? model.heads : 1;
     const double kv_heads = model.kv_heads > 0 ? model.kv_heads : heads;
     widths.q_width = heads * head_dim;
@@ -122,8 +122,8 @@ LoraShape lora_shape(const ModelSpec& model, const LoraSpec& lora) {
     std::vector<std::string> targets = lora.targets;
     if (std::find(targets.begin(), targets.end(), "all-linear") != targets.end()) {
         // PEFT's all-linear: every linear layer of the blocks, not the output head.
-        targets = model.ffn_gated ? std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-                                                             "up_proj", "down_proj"}
+        targets = model.ffn_gated ? std::vector<std::string>{"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                                             "gate_proj", "up_proj", "down_proj"}
                                   : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"};
     }
     for (const std::string& target : targets) {
@@ -181,8 +181,7 @@ double kv_cache_bytes(const ModelSpec& model, double element_bytes, double token
     if (!model.is_transformer()) {
         return 0;
     }
-    const TransformerWidths w = memory_detail::transformer_widths(model);
-    return 2.0 * model.layers * w.kv_width * element_bytes * tokens_per_sequence * sequences;
+    return kv_cache_bytes_per_sequence(model, element_bytes, tokens_per_sequence) * sequences;
 }
 
 double transformer_layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {
@@ -214,8 +213,8 @@ double transformer_layer_activation_bytes(const ModelSpec& model, const Activati
     if (!shape.flash_attention && !shape.selective_recompute) {
         const double heads = model.heads;
         // Autocast: fp32 softmax output, fp32 dropout output, and the 16-bit copy the next matmul saves.
-        const double per_score = shape.autocast ? 4.0 + (shape.dropout ? 1.0 + 4.0 : 0.0) + 2.0
-                                                : e + (shape.dropout ? e + 1.0 : 0.0);
+        const double per_score =
+            shape.autocast ? 4.0 + (shape.dropout ? 1.0 + 4.0 : 0.0) + 2.0 : e + (shape.dropout ? e + 1.0 : 0.0);
         bytes += heads * shape.seq_len * shape.seq_len * shape.micro_batch * per_score / t;
     }
     return bytes;

@@ -92,7 +92,8 @@ LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_
         infiniband = gpu.form_factor == FormFactor::sxm || gpu.form_factor == FormFactor::oam;
     }
     const double network_bytes_per_s =
-        (infiniband ? platform.infiniband_bytes_per_s_per_gpu : platform.ethernet_bytes_per_s_per_gpu) * factors.network;
+        (infiniband ? platform.infiniband_bytes_per_s_per_gpu : platform.ethernet_bytes_per_s_per_gpu) *
+        factors.network;
     // A hierarchical collective is as slow as its slowest hop.
     if (in_node.bytes_per_s < network_bytes_per_s) {
         return LinkTier{in_node.name + "+" + (infiniband ? "infiniband" : "ethernet"), in_node.bytes_per_s,
@@ -120,9 +121,10 @@ double kv_bytes_per_token(const Workload& workload) {
     if (!model.is_transformer()) {
         return 0;
     }
-    const int kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-    const int head_dim = model.head_dim > 0 ? model.head_dim : model.hidden / model.heads;
-    return 2.0 * model.layers * kv_heads * head_dim * element_bytes(workload.kv_cache);
+    // The average over a sequence of the workload's whole context: sliding-window layers stop
+    // growing at the window (models.hpp).
+    const double context = std::max(workload.inference.input_tokens + workload.inference.output_tokens, 1);
+    return kv_cache_bytes_per_sequence(model, element_bytes(workload.kv_cache), context) / context;
 }
 
 ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
@@ -130,12 +132,12 @@ ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
         return requested;
     }
     switch (workload.weights) {
-    case WeightFormat::q4_0:
-    case WeightFormat::q4_k_m:
-    case WeightFormat::q8_0:
-        return ServingStack::llama_cpp;
-    default:
-        break;
+        case WeightFormat::q4_0:
+        case WeightFormat::q4_k_m:
+        case WeightFormat::q8_0:
+            return ServingStack::llama_cpp;
+        default:
+            break;
     }
     if (workload.kind == WorkloadKind::inference && !workload.model.is_transformer()) {
         return ServingStack::eager;
@@ -145,20 +147,20 @@ ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
 
 std::string_view to_string(Resource resource) {
     switch (resource) {
-    case Resource::compute:
-        return "compute";
-    case Resource::memory_bandwidth:
-        return "memory-bandwidth";
-    case Resource::memory_capacity:
-        return "memory-capacity";
-    case Resource::interconnect:
-        return "communication";
-    case Resource::host_link:
-        return "host-transfer";
-    case Resource::input_pipeline:
-        return "input-pipeline";
-    case Resource::launch_overhead:
-        return "launch-overhead";
+        case Resource::compute:
+            return "compute";
+        case Resource::memory_bandwidth:
+            return "memory-bandwidth";
+        case Resource::memory_capacity:
+            return "memory-capacity";
+        case Resource::interconnect:
+            return "communication";
+        case Resource::host_link:
+            return "host-transfer";
+        case Resource::input_pipeline:
+            return "input-pipeline";
+        case Resource::launch_overhead:
+            return "launch-overhead";
     }
     return "?";
 }
