@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/hf_hub.hpp"
 #include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
 #include "gpusel/yaml.hpp"
@@ -18,55 +19,68 @@ void complete_model(ModelSpec& model, MapReader& reader);
 
 namespace {
 
-constexpr std::pair<WorkloadKind, std::string_view> kind_names[] = {
-    {WorkloadKind::training, "training"}, {WorkloadKind::fine_tuning, "fine-tuning"},
-    {WorkloadKind::inference, "inference"}};
+constexpr std::pair<WorkloadKind, std::string_view> kind_names[] = {{WorkloadKind::training, "training"},
+                                                                    {WorkloadKind::fine_tuning, "fine-tuning"},
+                                                                    {WorkloadKind::inference, "inference"}};
 constexpr std::pair<Role, std::string_view> role_names[] = {
     {Role::development, "development"}, {Role::training, "training"}, {Role::inference, "inference"}};
-constexpr std::pair<Optimizer, std::string_view> optimizer_names[] = {
-    {Optimizer::adamw, "adamw"},         {Optimizer::adam, "adam"},
-    {Optimizer::sgd, "sgd"},             {Optimizer::sgd_momentum, "sgd-momentum"},
-    {Optimizer::adamw_8bit, "adamw-8bit"}, {Optimizer::adafactor, "adafactor"},
-    {Optimizer::lion, "lion"}};
+constexpr std::pair<Optimizer, std::string_view> optimizer_names[] = {{Optimizer::adamw, "adamw"},
+                                                                      {Optimizer::adam, "adam"},
+                                                                      {Optimizer::sgd, "sgd"},
+                                                                      {Optimizer::sgd_momentum, "sgd-momentum"},
+                                                                      {Optimizer::adamw_8bit, "adamw-8bit"},
+                                                                      {Optimizer::adafactor, "adafactor"},
+                                                                      {Optimizer::lion, "lion"}};
 constexpr std::pair<Checkpointing, std::string_view> checkpointing_names[] = {
     {Checkpointing::none, "none"}, {Checkpointing::selective, "selective"}, {Checkpointing::full, "full"}};
-constexpr std::pair<Sharding, std::string_view> sharding_names[] = {
-    {Sharding::none, "none"},   {Sharding::zero1, "zero1"}, {Sharding::zero2, "zero2"},
-    {Sharding::zero3, "zero3"}, {Sharding::zero3, "fsdp"}};
+constexpr std::pair<Sharding, std::string_view> sharding_names[] = {{Sharding::none, "none"},
+                                                                    {Sharding::zero1, "zero1"},
+                                                                    {Sharding::zero2, "zero2"},
+                                                                    {Sharding::zero3, "zero3"},
+                                                                    {Sharding::zero3, "fsdp"}};
 constexpr std::pair<Offload, std::string_view> offload_names[] = {
     {Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::optimizer_and_params, "optimizer+params"}};
 constexpr std::pair<LossKind, std::string_view> loss_names[] = {
     {LossKind::standard, "standard"}, {LossKind::chunked, "chunked"}, {LossKind::fused, "fused"}};
 constexpr std::pair<OptimizerStep, std::string_view> optimizer_step_names[] = {
     {OptimizerStep::foreach, "foreach"}, {OptimizerStep::for_loop, "for-loop"}, {OptimizerStep::fused, "fused"}};
-constexpr std::pair<ZeroGrad, std::string_view> zero_grad_names[] = {
-    {ZeroGrad::set_to_none, "set-to-none"}, {ZeroGrad::zero, "zero"}};
-constexpr std::pair<GradientDtype, std::string_view> gradient_dtype_names[] = {
-    {GradientDtype::automatic, "auto"}, {GradientDtype::fp32, "fp32"}};
-constexpr std::pair<Framework, std::string_view> framework_names[] = {
-    {Framework::pytorch, "pytorch"},   {Framework::pytorch_1, "pytorch-1"}, {Framework::megatron, "megatron"},
-    {Framework::llm_c, "llm.c"},       {Framework::llama_cpp, "llama.cpp"}};
-constexpr std::pair<Allocator, std::string_view> allocator_names[] = {
-    {Allocator::caching, "caching"}, {Allocator::static_buffers, "static"}};
+constexpr std::pair<ZeroGrad, std::string_view> zero_grad_names[] = {{ZeroGrad::set_to_none, "set-to-none"},
+                                                                     {ZeroGrad::zero, "zero"}};
+constexpr std::pair<GradientDtype, std::string_view> gradient_dtype_names[] = {{GradientDtype::automatic, "auto"},
+                                                                               {GradientDtype::fp32, "fp32"}};
+constexpr std::pair<Framework, std::string_view> framework_names[] = {{Framework::pytorch, "pytorch"},
+                                                                      {Framework::pytorch_1, "pytorch-1"},
+                                                                      {Framework::megatron, "megatron"},
+                                                                      {Framework::llm_c, "llm.c"},
+                                                                      {Framework::llama_cpp, "llama.cpp"}};
+constexpr std::pair<Allocator, std::string_view> allocator_names[] = {{Allocator::caching, "caching"},
+                                                                      {Allocator::static_buffers, "static"}};
 constexpr std::pair<Decode, std::string_view> decode_names[] = {
     {Decode::none, "none"}, {Decode::cpu, "cpu"}, {Decode::gpu, "gpu"}};
-constexpr std::pair<Storage, std::string_view> storage_names[] = {
-    {Storage::hdd, "hdd"},         {Storage::sata_ssd, "sata-ssd"}, {Storage::nvme, "nvme"},
-    {Storage::network, "network"}, {Storage::ram, "ram"}};
-constexpr std::pair<DeploymentTarget, std::string_view> target_names[] = {
-    {DeploymentTarget::automatic, "auto"}, {DeploymentTarget::on_prem, "on-prem"},
-    {DeploymentTarget::cloud, "cloud"},    {DeploymentTarget::hybrid, "hybrid"},
-    {DeploymentTarget::edge, "edge"}};
-constexpr std::pair<NetworkKind, std::string_view> network_names[] = {
-    {NetworkKind::automatic, "auto"},        {NetworkKind::nvlink, "nvlink"},
-    {NetworkKind::pcie, "pcie"},             {NetworkKind::infiniband, "infiniband"},
-    {NetworkKind::ethernet, "ethernet"}};
+constexpr std::pair<Storage, std::string_view> storage_names[] = {{Storage::hdd, "hdd"},
+                                                                  {Storage::sata_ssd, "sata-ssd"},
+                                                                  {Storage::nvme, "nvme"},
+                                                                  {Storage::network, "network"},
+                                                                  {Storage::ram, "ram"}};
+constexpr std::pair<DeploymentTarget, std::string_view> target_names[] = {{DeploymentTarget::automatic, "auto"},
+                                                                          {DeploymentTarget::on_prem, "on-prem"},
+                                                                          {DeploymentTarget::cloud, "cloud"},
+                                                                          {DeploymentTarget::hybrid, "hybrid"},
+                                                                          {DeploymentTarget::edge, "edge"}};
+constexpr std::pair<NetworkKind, std::string_view> network_names[] = {{NetworkKind::automatic, "auto"},
+                                                                      {NetworkKind::nvlink, "nvlink"},
+                                                                      {NetworkKind::pcie, "pcie"},
+                                                                      {NetworkKind::infiniband, "infiniband"},
+                                                                      {NetworkKind::ethernet, "ethernet"}};
 constexpr std::pair<Objective, std::string_view> objective_names[] = {
-    {Objective::tco, "tco"},         {Objective::time, "time"}, {Objective::latency, "latency"},
-    {Objective::throughput_per_usd, "throughput-per-usd"}, {Objective::energy, "energy"}};
+    {Objective::tco, "tco"},
+    {Objective::time, "time"},
+    {Objective::latency, "latency"},
+    {Objective::throughput_per_usd, "throughput-per-usd"},
+    {Objective::energy, "energy"}};
 constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
-                                                                   {ProviderTier::neocloud, "neocloud"},
-                                                                   {ProviderTier::marketplace, "marketplace"}};
+                                                                    {ProviderTier::neocloud, "neocloud"},
+                                                                    {ProviderTier::marketplace, "marketplace"}};
 constexpr std::pair<Site, std::string_view> site_names[] = {
     {Site::datacenter, "datacenter"}, {Site::office, "office"}, {Site::edge, "edge"}};
 constexpr std::pair<Acquisition, std::string_view> acquisition_names[] = {
@@ -75,12 +89,15 @@ constexpr std::pair<Acquisition, std::string_view> acquisition_names[] = {
     {Acquisition::cloud_on_demand, "cloud-on-demand"},
     {Acquisition::cloud_spot, "cloud-spot"},
     {Acquisition::cloud_reserved, "cloud-reserved"}};
-constexpr std::pair<Segment, std::string_view> segment_names[] = {
-    {Segment::datacenter, "datacenter"}, {Segment::workstation, "workstation"},
-    {Segment::consumer, "consumer"},     {Segment::edge, "edge"}};
-constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
-    {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
-    {FormFactor::module, "module"}, {FormFactor::card, "card"}};
+constexpr std::pair<Segment, std::string_view> segment_names[] = {{Segment::datacenter, "datacenter"},
+                                                                  {Segment::workstation, "workstation"},
+                                                                  {Segment::consumer, "consumer"},
+                                                                  {Segment::edge, "edge"}};
+constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {{FormFactor::sxm, "sxm"},
+                                                                         {FormFactor::pcie, "pcie"},
+                                                                         {FormFactor::oam, "oam"},
+                                                                         {FormFactor::module, "module"},
+                                                                         {FormFactor::card, "card"}};
 
 // Stands in for an absent section so that its defaults are applied and recorded.
 YamlNode empty_mapping(Position position) {
@@ -124,8 +141,11 @@ class WorkloadReader {
 public:
     WorkloadReader(Workload& workload, Diagnostics& diagnostics, const LoadContext& context,
                    std::filesystem::path base_directory, std::string prefix)
-        : m_workload(workload), m_diagnostics(diagnostics), m_context(context),
-          m_base(std::move(base_directory)), m_prefix(std::move(prefix)) {}
+        : m_workload(workload),
+          m_diagnostics(diagnostics),
+          m_context(context),
+          m_base(std::move(base_directory)),
+          m_prefix(std::move(prefix)) {}
 
     void read(const YamlNode& root) {
         MapReader top(root, m_prefix, m_diagnostics);
@@ -151,18 +171,19 @@ public:
         read_runtime(top.node("runtime"), top.child_path("runtime"), top.position());
         const bool training = m_workload.kind != WorkloadKind::inference;
         if (kind_ok && training && m_workload.runtime.framework == Framework::llama_cpp) {
-            top.error("runtime", "runtime.framework llama.cpp is an inference runtime; a training workload needs "
-                                 "pytorch, pytorch-1, megatron or llm.c");
+            top.error("runtime",
+                      "runtime.framework llama.cpp is an inference runtime; a training workload needs "
+                      "pytorch, pytorch-1, megatron or llm.c");
         }
         if (const YamlNode* node = top.node("training")) {
             if (kind_ok && !training) {
-                top.error("training", "a training section in an inference workload; remove it or set kind: fine-tuning");
+                top.error("training",
+                          "a training section in an inference workload; remove it or set kind: fine-tuning");
             } else {
                 read_training(*node, top.child_path("training"));
             }
         } else if (training && kind_ok) {
-            read_training(empty_mapping(top.position()),
-                          top.child_path("training"));
+            read_training(empty_mapping(top.position()), top.child_path("training"));
         }
         if (const YamlNode* node = top.node("inference")) {
             if (kind_ok && training) {
@@ -171,8 +192,7 @@ public:
                 read_inference(*node, top.child_path("inference"));
             }
         } else if (!training && kind_ok) {
-            read_inference(empty_mapping(top.position()),
-                           top.child_path("inference"));
+            read_inference(empty_mapping(top.position()), top.child_path("inference"));
         }
         if (const YamlNode* node = top.node("data")) {
             read_data(*node, top.child_path("data"));
@@ -204,23 +224,47 @@ private:
         ModelSpec& model = m_workload.model;
         std::string preset;
         std::string config;
+        std::string hf_id;
+        std::string revision = "main";
         const bool has_preset = reader.text("preset", preset);
         const bool has_config = reader.text("hf_config", config);
-        if (has_preset && has_config) {
-            reader.error("hf_config", "give either preset or hf_config, not both");
+        const bool has_hf = reader.text("hf", hf_id);
+        const bool has_revision = reader.text("revision", revision);
+        if (int(has_preset) + int(has_config) + int(has_hf) > 1) {
+            reader.error(has_hf ? "hf" : "hf_config", "give one of preset, hf_config and hf");
+        } else if (has_revision && !has_hf) {
+            reader.error("revision", "revision applies to an hf id; add hf: ORG/NAME or remove it");
+        } else if (has_hf) {
+            try {
+                const HfSnapshot snapshot =
+                    resolve_hf_snapshot(hf_hub_settings_from_environment(m_context.hf_offline), hf_id, revision);
+                model = model_from_hf_snapshot(snapshot);
+                m_workload.model_label = hf_id;
+            } catch (const HfHubError& error) {
+                reader.error("hf", error.what());
+            } catch (const InputError& error) {
+                const Diagnostic& first = error.diagnostics().front();
+                reader.error("hf", first.message + " (" + first.file + ")");
+            }
+        } else if (has_preset && looks_like_hf_repo_id(preset) && m_context.models != nullptr &&
+                   m_context.models->find(preset) == nullptr) {
+            reader.error("preset",
+                         fmt::format("'{}' is a Hugging Face id, not a preset; write hf: {}", preset, preset));
         } else if (has_preset) {
             const ModelSpec* found = m_context.models != nullptr ? m_context.models->find(preset) : nullptr;
             if (found == nullptr) {
                 const std::string suggestion = m_context.models != nullptr ? m_context.models->suggest(preset) : "";
-                reader.error("preset", fmt::format("unknown model preset '{}'{}; `gpusel models list` shows them",
-                                                   preset, suggestion.empty() ? "" : ", did you mean '" + suggestion + "'?"));
+                reader.error("preset",
+                             fmt::format("unknown model preset '{}'{}; `gpusel models list` shows them", preset,
+                                         suggestion.empty() ? "" : ", did you mean '" + suggestion + "'?"));
             } else {
                 model = *found;
                 m_workload.model_label = found->name;
             }
         } else if (has_config) {
-            const std::filesystem::path file = std::filesystem::path(config).is_absolute() ? std::filesystem::path(config)
-                                                                                             : (m_base / config).lexically_normal();
+            const std::filesystem::path file = std::filesystem::path(config).is_absolute()
+                                                   ? std::filesystem::path(config)
+                                                   : (m_base / config).lexically_normal();
             try {
                 model = model_from_hf_config_file(file.string());
                 m_workload.model_label = config;
@@ -230,9 +274,10 @@ private:
         }
         read_model_fields(reader, model);
         complete_model(model, reader);
-        if (!has_preset && !has_config && !reader.has("params") && model.params == 0 &&
+        if (!has_preset && !has_config && !has_hf && !reader.has("params") && model.params == 0 &&
             node.kind == YamlNode::Kind::mapping) {
-            reader.error("preset", "the model needs a preset, an hf_config, or params and architecture fields");
+            reader.error("preset",
+                         "the model needs a preset, an hf id, an hf_config, or params and architecture fields");
         }
         if (m_workload.model_label.empty()) {
             m_workload.model_label = model.name.empty() ? "custom model" : model.name;
@@ -244,7 +289,8 @@ private:
     }
 
     void read_precision(MapReader& top) {
-        const auto read_format = [&](std::string_view key, auto parse, auto& into, const std::vector<std::string>& names) {
+        const auto read_format = [&](std::string_view key, auto parse, auto& into,
+                                     const std::vector<std::string>& names) {
             std::string text;
             if (!top.text(key, text)) {
                 return false;
@@ -253,12 +299,13 @@ private:
                 into = *parsed;
                 return true;
             }
-            top.error(key, fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
+            top.error(key,
+                      fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
             return false;
         };
         const std::vector<std::string> precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
-        const std::vector<std::string> weights = {"fp32", "fp16", "bf16", "fp8",  "int8", "int4",
-                                                  "nf4", "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq",  "gptq"};
+        const std::vector<std::string> weights = {"fp32",   "fp16", "bf16",   "fp8",  "int8", "int4", "nf4",
+                                                  "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq",  "gptq"};
         const std::vector<std::string> kv = {"fp16", "bf16", "fp8", "int8"};
         std::string precision_text;
         const YamlNode* precision_node = top.has("precision") ? top.node("precision") : nullptr;
@@ -269,31 +316,40 @@ private:
             const std::optional<Precision> parsed = parse_precision(precision_text);
             if (parsed && (*parsed == Precision::int8 || *parsed == Precision::int4 || *parsed == Precision::fp4)) {
                 top.error("precision", fmt::format("'{}' is a weight format, not a compute precision; set weights: {} "
-                                                   "and precision: fp16 or bf16", precision_text, precision_text));
+                                                   "and precision: fp16 or bf16",
+                                                   precision_text, precision_text));
             } else if (parsed) {
                 m_workload.precision = *parsed;
             } else if (!precision_text.empty()) {
-                top.error("precision", fmt::format("'{}' is not one of {}{}", precision_text, fmt::join(precisions, ", "),
-                                                   did_you_mean(precision_text, precisions)));
+                top.error("precision",
+                          fmt::format("'{}' is not one of {}{}", precision_text, fmt::join(precisions, ", "),
+                                      did_you_mean(precision_text, precisions)));
             }
         } else {
             top.node("precision");
             assume("precision", "bf16");
         }
-        if (!read_format("weights", parse_weight_format, m_workload.weights, weights) && !top.has("weights")) {
+        const std::optional<WeightFormat> checkpoint = parse_weight_format(m_workload.model.checkpoint_weights);
+        if (!read_format("weights", parse_weight_format, m_workload.weights, weights) && !top.has("weights") &&
+            checkpoint) {
+            // A quantized checkpoint's own format, read from its quantization config (models.hpp).
+            m_workload.weights = *checkpoint;
+            assume("weights", to_string(*checkpoint), "model quantization config: " + m_workload.model.quantization);
+        } else if (!top.has("weights") && !checkpoint) {
             switch (m_workload.precision) {
-            case Precision::fp32:
-            case Precision::tf32:
-                m_workload.weights = WeightFormat::fp32;
-                break;
-            case Precision::fp16:
-                m_workload.weights = WeightFormat::fp16;
-                break;
-            case Precision::fp8:
-                m_workload.weights = m_workload.kind == WorkloadKind::inference ? WeightFormat::fp8 : WeightFormat::bf16;
-                break;
-            default:
-                m_workload.weights = WeightFormat::bf16;
+                case Precision::fp32:
+                case Precision::tf32:
+                    m_workload.weights = WeightFormat::fp32;
+                    break;
+                case Precision::fp16:
+                    m_workload.weights = WeightFormat::fp16;
+                    break;
+                case Precision::fp8:
+                    m_workload.weights =
+                        m_workload.kind == WorkloadKind::inference ? WeightFormat::fp8 : WeightFormat::bf16;
+                    break;
+                default:
+                    m_workload.weights = WeightFormat::bf16;
             }
             assume("weights", to_string(m_workload.weights), "from precision");
         }
@@ -314,9 +370,11 @@ private:
             const std::optional<Precision> parsed =
                 item.kind == YamlNode::Kind::scalar ? parse_precision(item.scalar) : std::nullopt;
             if (!parsed || *parsed == Precision::int8 || *parsed == Precision::int4 || *parsed == Precision::fp4) {
-                const std::string text = item.kind == YamlNode::Kind::scalar ? item.scalar : std::string(kind_name(item.kind));
-                m_diagnostics.error(item.position, path,
-                                    fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
+                const std::string text =
+                    item.kind == YamlNode::Kind::scalar ? item.scalar : std::string(kind_name(item.kind));
+                m_diagnostics.error(
+                    item.position, path,
+                    fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
                 continue;
             }
             std::vector<Precision>& options = m_workload.precision_options;
@@ -362,7 +420,8 @@ private:
             constexpr int most_options = 256;
             if (!low || !high || *low < 1 || *high < *low || *high - *low >= most_options) {
                 reader.error("micro_batch", fmt::format("'{}' is not a micro-batch, `auto` or a range A..B with "
-                                                        "1 <= A <= B and at most {} values (e.g. 1..16)", text, most_options));
+                                                        "1 <= A <= B and at most {} values (e.g. 1..16)",
+                                                        text, most_options));
                 return;
             }
             for (int value = *low; value <= *high; ++value) {
@@ -387,7 +446,8 @@ private:
                         parsed = value;
                     }
                 }
-                const std::string text = item.kind == YamlNode::Kind::scalar ? item.scalar : std::string(kind_name(item.kind));
+                const std::string text =
+                    item.kind == YamlNode::Kind::scalar ? item.scalar : std::string(kind_name(item.kind));
                 if (!parsed) {
                     m_diagnostics.error(item.position, reader.child_path("checkpointing"),
                                         fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "),
@@ -434,7 +494,8 @@ private:
         defaulted("optimizer", "adamw");
         const bool low_precision = m_workload.precision != Precision::fp32 && m_workload.precision != Precision::tf32;
         training.master_weights = low_precision;
-        if (!reader.boolean("master_weights", training.master_weights) && !reader.has("master_weights") && low_precision) {
+        if (!reader.boolean("master_weights", training.master_weights) && !reader.has("master_weights") &&
+            low_precision) {
             assume(reader.child_path("master_weights"), "true", "mixed precision");
         }
         read_micro_batch(reader, training);
@@ -459,11 +520,13 @@ private:
             MapReader lora_reader(*lora, reader.child_path("lora"), m_diagnostics);
             lora_reader.require("rank");
             lora_reader.integer("rank", training.lora.rank, 1, 65536);
-            if (const YamlNode* targets = lora_reader.node("targets"); targets != nullptr && targets->kind == YamlNode::Kind::scalar) {
+            if (const YamlNode* targets = lora_reader.node("targets");
+                targets != nullptr && targets->kind == YamlNode::Kind::scalar) {
                 if (targets->scalar == "all-linear") {
                     training.lora.targets = {"all-linear"};
                 } else {
-                    lora_reader.error("targets", fmt::format("'{}' is not a list of modules or all-linear", targets->scalar));
+                    lora_reader.error("targets",
+                                      fmt::format("'{}' is not a list of modules or all-linear", targets->scalar));
                 }
             } else if (!lora_reader.text_list("targets", training.lora.targets) && !lora_reader.has("targets")) {
                 training.lora.targets = {"q_proj", "k_proj", "v_proj", "o_proj"};
@@ -486,7 +549,8 @@ private:
         const bool deadline =
             reader.number("deadline", training.deadline_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true);
         // Without the amount of data there is no time to train, and every candidate would pass.
-        if (deadline && training.deadline_seconds > 0 && !reader.has("dataset_tokens") && !reader.has("dataset_samples")) {
+        if (deadline && training.deadline_seconds > 0 && !reader.has("dataset_tokens") &&
+            !reader.has("dataset_samples")) {
             reader.error("deadline", "a deadline needs dataset_tokens or dataset_samples to judge the time to train");
         }
         reader.finish();
@@ -517,9 +581,8 @@ private:
         // FP8 training in Megatron runs on bf16 parameters (--bf16 with --fp8-format), so it keeps
         // the fp32 main_grad buffers of bf16.
         const bool bf16_parameters = m_workload.precision == Precision::bf16 || m_workload.precision == Precision::fp8;
-        training.gradient_dtype = framework == Framework::megatron && bf16_parameters
-                                      ? GradientDtype::fp32
-                                      : GradientDtype::automatic;
+        training.gradient_dtype =
+            framework == Framework::megatron && bf16_parameters ? GradientDtype::fp32 : GradientDtype::automatic;
         reader.choice("gradient_dtype", training.gradient_dtype, gradient_dtype_names);
         defaulted("gradient_dtype", to_string(training.gradient_dtype));
         training.recompute_ffn_activation = framework == Framework::llm_c;
@@ -553,8 +616,8 @@ private:
     }
 
     void read_parallel(MapReader& reader, std::string_view key, int& into) {
-        if (const YamlNode* node = reader.node(key); node != nullptr && node->kind == YamlNode::Kind::scalar &&
-                                                      node->scalar == "auto") {
+        if (const YamlNode* node = reader.node(key);
+            node != nullptr && node->kind == YamlNode::Kind::scalar && node->scalar == "auto") {
             into = 0;
             return;
         }
@@ -573,6 +636,23 @@ private:
         defaulted("input_tokens", "512");
         reader.integer("output_tokens", inference.output_tokens, 1, 1 << 24);
         defaulted("output_tokens", "256");
+        // A request longer than the model's positions is refused by every server (vLLM
+        // max_model_len, HF position embeddings); an encoder reads the input only.
+        const ModelSpec& model = m_workload.model;
+        if (model.max_context > 0 && model.is_transformer()) {
+            const bool encoder = model.family == ModelFamily::encoder;
+            const long long tokens =
+                static_cast<long long>(inference.input_tokens) + (encoder ? 0 : inference.output_tokens);
+            if (tokens > model.max_context) {
+                reader.error(
+                    reader.has("input_tokens") || !reader.has("output_tokens") ? "input_tokens" : "output_tokens",
+                    encoder ? fmt::format("input_tokens {} exceeds the model's maximum context of {} tokens",
+                                          inference.input_tokens, model.max_context)
+                            : fmt::format("input_tokens {} + output_tokens {} = {} exceeds the model's maximum "
+                                          "context of {} tokens",
+                                          inference.input_tokens, inference.output_tokens, tokens, model.max_context));
+            }
+        }
         if (const YamlNode* batch = reader.node("batch"); batch != nullptr && batch->scalar == "auto") {
             inference.batch = 0;
         } else {
@@ -824,7 +904,9 @@ std::filesystem::path directory_of(const std::string& path) {
     return std::filesystem::path(path).parent_path();
 }
 
-std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+std::string display_name(const std::string& path) {
+    return path == "-" ? "<stdin>" : path;
+}
 
 Workload read_workload_node(const YamlNode& root, Diagnostics& diagnostics, const LoadContext& context,
                             const std::filesystem::path& base, const std::string& prefix, const std::string& file) {
@@ -885,24 +967,52 @@ void read_workload_list(MapReader& top, std::string_view key, Project& project, 
 
 }  // namespace
 
-std::string_view to_string(WorkloadKind kind) { return name_of(kind_names, kind); }
-std::string_view to_string(Role role) { return name_of(role_names, role); }
-std::string_view to_string(Optimizer optimizer) { return name_of(optimizer_names, optimizer); }
-std::string_view to_string(Checkpointing checkpointing) { return name_of(checkpointing_names, checkpointing); }
-std::string_view to_string(Sharding sharding) { return name_of(sharding_names, sharding); }
-std::string_view to_string(Offload offload) { return name_of(offload_names, offload); }
-std::string_view to_string(Objective objective) { return name_of(objective_names, objective); }
-std::string_view to_string(Acquisition acquisition) { return name_of(acquisition_names, acquisition); }
+std::string_view to_string(WorkloadKind kind) {
+    return name_of(kind_names, kind);
+}
+std::string_view to_string(Role role) {
+    return name_of(role_names, role);
+}
+std::string_view to_string(Optimizer optimizer) {
+    return name_of(optimizer_names, optimizer);
+}
+std::string_view to_string(Checkpointing checkpointing) {
+    return name_of(checkpointing_names, checkpointing);
+}
+std::string_view to_string(Sharding sharding) {
+    return name_of(sharding_names, sharding);
+}
+std::string_view to_string(Offload offload) {
+    return name_of(offload_names, offload);
+}
+std::string_view to_string(Objective objective) {
+    return name_of(objective_names, objective);
+}
+std::string_view to_string(Acquisition acquisition) {
+    return name_of(acquisition_names, acquisition);
+}
 
 bool is_purchase(Acquisition acquisition) {
     return acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used;
 }
-std::string_view to_string(LossKind loss) { return name_of(loss_names, loss); }
-std::string_view to_string(OptimizerStep step) { return name_of(optimizer_step_names, step); }
-std::string_view to_string(ZeroGrad zero_grad) { return name_of(zero_grad_names, zero_grad); }
-std::string_view to_string(GradientDtype dtype) { return name_of(gradient_dtype_names, dtype); }
-std::string_view to_string(Framework framework) { return name_of(framework_names, framework); }
-std::string_view to_string(Allocator allocator) { return name_of(allocator_names, allocator); }
+std::string_view to_string(LossKind loss) {
+    return name_of(loss_names, loss);
+}
+std::string_view to_string(OptimizerStep step) {
+    return name_of(optimizer_step_names, step);
+}
+std::string_view to_string(ZeroGrad zero_grad) {
+    return name_of(zero_grad_names, zero_grad);
+}
+std::string_view to_string(GradientDtype dtype) {
+    return name_of(gradient_dtype_names, dtype);
+}
+std::string_view to_string(Framework framework) {
+    return name_of(framework_names, framework);
+}
+std::string_view to_string(Allocator allocator) {
+    return name_of(allocator_names, allocator);
+}
 
 Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context) {
     Diagnostics diagnostics(file_name);
@@ -947,7 +1057,8 @@ Project load_plan_input_file(const std::string& path, const LoadContext& context
     }
     Project project;
     project.file = display_name(path);
-    project.workloads.push_back(read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path)));
+    project.workloads.push_back(
+        read_workload_node(root, diagnostics, context, directory_of(path), "", display_name(path)));
     diagnostics.throw_if_any();
     project.name = project.workloads.front().name;
     return project;
@@ -1009,22 +1120,25 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
                     const Offer* offer = context.catalog->find_offer(item.offer);
                     if (offer == nullptr) {
                         const std::string suggestion = context.catalog->suggest_offer(item.offer);
-                        entry.error("offer", fmt::format("unknown offer '{}'{}", item.offer,
-                                                         suggestion.empty() ? "; `gpusel catalog show GPU` lists a GPU's offers"
-                                                                            : ", did you mean '" + suggestion + "'?"));
+                        entry.error("offer",
+                                    fmt::format("unknown offer '{}'{}", item.offer,
+                                                suggestion.empty() ? "; `gpusel catalog show GPU` lists a GPU's offers"
+                                                                   : ", did you mean '" + suggestion + "'?"));
                     } else {
                         if (!entry.has("gpu")) {
                             item.gpu = offer->gpu;
                         }
                         if (!entry.has("acquisition")) {
-                            item.acquisition = offer->kind == OfferKind::rental
-                                                   ? Acquisition::cloud_on_demand
-                                                   : (offer->condition == UnitCondition::new_unit ? Acquisition::buy_new
-                                                                                                  : Acquisition::buy_used);
+                            item.acquisition =
+                                offer->kind == OfferKind::rental
+                                    ? Acquisition::cloud_on_demand
+                                    : (offer->condition == UnitCondition::new_unit ? Acquisition::buy_new
+                                                                                   : Acquisition::buy_used);
                         }
                     }
                 }
-                if (entry.text("gpu", item.gpu) && context.catalog != nullptr && context.catalog->find(item.gpu) == nullptr) {
+                if (entry.text("gpu", item.gpu) && context.catalog != nullptr &&
+                    context.catalog->find(item.gpu) == nullptr) {
                     const std::string suggestion = context.catalog->suggest(item.gpu);
                     entry.error("gpu", fmt::format("unknown GPU '{}'{}", item.gpu,
                                                    suggestion.empty() ? "; `gpusel catalog list` shows the ids"
@@ -1039,9 +1153,10 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
                                    context.catalog != nullptr ? context.catalog->find_offer(item.offer) : nullptr) {
                         const int gpus = item.units * offer->gpus_per_unit;
                         if (entry.has("count") && item.count != gpus) {
-                            entry.error("count", fmt::format("count {} disagrees with {} unit{} of {} ({} GPUs); give one of them",
-                                                             item.count, item.units, item.units == 1 ? "" : "s",
-                                                             offer->id, gpus));
+                            entry.error(
+                                "count",
+                                fmt::format("count {} disagrees with {} unit{} of {} ({} GPUs); give one of them",
+                                            item.count, item.units, item.units == 1 ? "" : "s", offer->id, gpus));
                         }
                         item.count = gpus;
                     }
@@ -1101,7 +1216,9 @@ DocumentKind detect_document_kind(const std::string& path) {
             return DocumentKind::workload;
         }
     }
-    throw InputError(Diagnostic{display_name(path), root.position, {},
+    throw InputError(Diagnostic{display_name(path),
+                                root.position,
+                                {},
                                 "cannot tell what this file is: expected a workload (name, kind, model), a project "
                                 "(project, workloads), a proposal (proposal, hardware) or a catalog (gpus)"});
 }

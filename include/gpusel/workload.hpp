@@ -56,26 +56,26 @@ std::string_view to_string(Acquisition acquisition);
 bool is_purchase(Acquisition acquisition);
 
 struct Assumption {
-    std::string field;  // e.g. "deployment.pue"
-    std::string value;  // as the user would write it, e.g. "1.4"
-    std::string source; // "default", or why it was derived (e.g. "from kind")
+    std::string field;   // e.g. "deployment.pue"
+    std::string value;   // as the user would write it, e.g. "1.4"
+    std::string source;  // "default", or why it was derived (e.g. "from kind")
 };
 
 struct LoraSpec {
-    int rank = 0;                       // 0 = no LoRA (full fine-tuning)
-    std::vector<std::string> targets;   // module names, e.g. q_proj; or {"all-linear"}
+    int rank = 0;                      // 0 = no LoRA (full fine-tuning)
+    std::vector<std::string> targets;  // module names, e.g. q_proj; or {"all-linear"}
     bool enabled() const { return rank > 0; }
 };
 
 struct TrainingSpec {
     Optimizer optimizer = Optimizer::adamw;
     bool master_weights = true;
-    int micro_batch = 1;          // samples per GPU per forward pass (the first of the options)
+    int micro_batch = 1;  // samples per GPU per forward pass (the first of the options)
     // The micro-batches the planner tries, ascending (`auto`: 1, 2, 4 … 64; `A..B`: every integer);
     // empty = micro_batch only. Single-layout commands use micro_batch.
     std::vector<int> micro_batch_options;
-    int global_batch = 0;         // 0 = micro_batch × data-parallel degree
-    int seq_len = 0;              // tokens per sample (transformers)
+    int global_batch = 0;  // 0 = micro_batch × data-parallel degree
+    int seq_len = 0;       // tokens per sample (transformers)
     Checkpointing checkpointing = Checkpointing::none;
     // Recompute levels the planner tries (`auto`: none, selective, full; or a list); empty =
     // checkpointing only. Single-layout commands use checkpointing (auto: selective).
@@ -84,15 +84,15 @@ struct TrainingSpec {
     Sharding sharding = Sharding::none;
     bool sharding_given = false;  // false: the planner tries none and ZeRO 1-3
     Offload offload = Offload::none;
-    int tensor_parallel = 0;      // 0 = auto
-    int pipeline_parallel = 0;    // 0 = auto
+    int tensor_parallel = 0;    // 0 = auto
+    int pipeline_parallel = 0;  // 0 = auto
     LoraSpec lora;
     // Implementation choices that move the peak (defaults from runtime.framework):
-    LossKind loss = LossKind::standard;                 // how the logits' cross-entropy is taken
-    OptimizerStep optimizer_step = OptimizerStep::foreach;  // Adam/AdamW update kernel: its temporaries
-    ZeroGrad zero_grad = ZeroGrad::set_to_none;         // gradients freed after the step, or kept as zeros
+    LossKind loss = LossKind::standard;                       // how the logits' cross-entropy is taken
+    OptimizerStep optimizer_step = OptimizerStep::foreach;    // Adam/AdamW update kernel: its temporaries
+    ZeroGrad zero_grad = ZeroGrad::set_to_none;               // gradients freed after the step, or kept as zeros
     GradientDtype gradient_dtype = GradientDtype::automatic;  // automatic = the trainable weights' dtype
-    bool recompute_ffn_activation = false;              // FFN activation function recomputed in backward
+    bool recompute_ffn_activation = false;                    // FFN activation function recomputed in backward
     double dataset_tokens = 0;
     double dataset_samples = 0;
     double epochs = 1;
@@ -158,9 +158,9 @@ struct ConstraintSpec {
     int gpus_per_node = 8;
     std::vector<std::string> allow;  // catalog ids; empty = all
     std::vector<std::string> deny;
-    std::vector<Segment> segments;        // empty = all
-    std::vector<FormFactor> form_factors; // empty = all
-    std::vector<std::string> vendors;     // nvidia, amd, intel, google; empty = all
+    std::vector<Segment> segments;          // empty = all
+    std::vector<FormFactor> form_factors;   // empty = all
+    std::vector<std::string> vendors;       // nvidia, amd, intel, google; empty = all
     double max_power_per_device_watts = 0;  // 0 = no limit
     double memory_headroom_fraction = 0.10;
     // Offers (docs/catalog.md): where the GPUs may be bought or rented.
@@ -226,9 +226,9 @@ struct Project {
 struct ProposedHardware {
     Role role = Role::inference;
     std::string gpu;
-    int count = 1;              // GPUs in total; units × the offer's GPUs per unit when units is given
-    std::string offer;          // an offer id; empty = the cheapest offer the count is whole units of
-    int units = 0;              // units of `offer`; 0 = not given
+    int count = 1;      // GPUs in total; units × the offer's GPUs per unit when units is given
+    std::string offer;  // an offer id; empty = the cheapest offer the count is whole units of
+    int units = 0;      // units of `offer`; 0 = not given
     Acquisition acquisition = Acquisition::buy_new;
     std::optional<double> unit_price_usd;
     // Where each field stands in the proposal file, for annotations.
@@ -257,13 +257,14 @@ enum class DocumentKind { workload, project, proposal, catalog, models };
 struct LoadContext {
     const Catalog* catalog = nullptr;      // for id checks (allow/deny, calibration, proposal)
     const ModelLibrary* models = nullptr;  // for presets
+    // model.hf: resolved from the Hugging Face cache, downloaded unless offline (hf_hub.hpp).
+    bool hf_offline = false;
 };
 
 // Loaders. Each throws InputError listing every problem of the file (file:line:col: path:
 // message), and never returns a partially valid value. `path` "-" reads standard input.
 Workload load_workload_file(const std::string& path, const LoadContext& context);
-Workload load_workload_text(std::string_view text, const std::string& file_name,
-                            const LoadContext& context);
+Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context);
 Project load_project_file(const std::string& path, const LoadContext& context);
 // A workload or a project file: a workload becomes a project of one.
 Project load_plan_input_file(const std::string& path, const LoadContext& context);
