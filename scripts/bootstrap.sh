@@ -20,7 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config python3 locales
-          libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2 libxlsxwriter-dev)
+          libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2 libxlsxwriter-dev
+          libcurl4-openssl-dev)
 lint_packages=(cppcheck clang-tidy-14)
 # clang-14 only recommends libclang-rt-14-dev, which holds libFuzzer and the sanitizer runtimes.
 fuzz_packages=(clang-14 libclang-rt-14-dev)

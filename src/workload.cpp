@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gpusel/hf_hub.hpp"
 #include "gpusel/text.hpp"
 #include "gpusel/units.hpp"
 #include "gpusel/yaml.hpp"
@@ -226,10 +227,32 @@ private:
         ModelSpec& model = m_workload.model;
         std::string preset;
         std::string config;
+        std::string hf_id;
+        std::string revision = "main";
         const bool has_preset = reader.text("preset", preset);
         const bool has_config = reader.text("hf_config", config);
-        if (has_preset && has_config) {
-            reader.error("hf_config", "give either preset or hf_config, not both");
+        const bool has_hf = reader.text("hf", hf_id);
+        const bool has_revision = reader.text("revision", revision);
+        if (int(has_preset) + int(has_config) + int(has_hf) > 1) {
+            reader.error(has_hf ? "hf" : "hf_config", "give one of preset, hf_config and hf");
+        } else if (has_revision && !has_hf) {
+            reader.error("revision", "revision applies to an hf id; add hf: ORG/NAME or remove it");
+        } else if (has_hf) {
+            try {
+                const HfSnapshot snapshot =
+                    resolve_hf_snapshot(hf_hub_settings_from_environment(m_context.hf_offline), hf_id, revision);
+                model = model_from_hf_snapshot(snapshot);
+                m_workload.model_label = hf_id;
+            } catch (const HfHubError& error) {
+                reader.error("hf", error.what());
+            } catch (const InputError& error) {
+                const Diagnostic& first = error.diagnostics().front();
+                reader.error("hf", first.message + " (" + first.file + ")");
+            }
+        } else if (has_preset && looks_like_hf_repo_id(preset) && m_context.models != nullptr &&
+                   m_context.models->find(preset) == nullptr) {
+            reader.error("preset",
+                         fmt::format("'{}' is a Hugging Face id, not a preset; write hf: {}", preset, preset));
         } else if (has_preset) {
             const ModelSpec* found = m_context.models != nullptr ? m_context.models->find(preset) : nullptr;
             if (found == nullptr) {
@@ -254,9 +277,10 @@ private:
         }
         read_model_fields(reader, model);
         complete_model(model, reader);
-        if (!has_preset && !has_config && !reader.has("params") && model.params == 0 &&
+        if (!has_preset && !has_config && !has_hf && !reader.has("params") && model.params == 0 &&
             node.kind == YamlNode::Kind::mapping) {
-            reader.error("preset", "the model needs a preset, an hf_config, or params and architecture fields");
+            reader.error("preset",
+                         "the model needs a preset, an hf id, an hf_config, or params and architecture fields");
         }
         if (m_workload.model_label.empty()) {
             m_workload.model_label = model.name.empty() ? "custom model" : model.name;
@@ -308,7 +332,13 @@ private:
             top.node("precision");
             assume("precision", "bf16");
         }
-        if (!read_format("weights", parse_weight_format, m_workload.weights, weights) && !top.has("weights")) {
+        const std::optional<WeightFormat> checkpoint = parse_weight_format(m_workload.model.checkpoint_weights);
+        if (!read_format("weights", parse_weight_format, m_workload.weights, weights) && !top.has("weights") &&
+            checkpoint) {
+            // A quantized checkpoint's own format, read from its quantization config (models.hpp).
+            m_workload.weights = *checkpoint;
+            assume("weights", to_string(*checkpoint), "model quantization config: " + m_workload.model.quantization);
+        } else if (!top.has("weights") && !checkpoint) {
             switch (m_workload.precision) {
                 case Precision::fp32:
                 case Precision::tf32:

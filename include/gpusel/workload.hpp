@@ -288,6 +288,8 @@ enum class DocumentKind { workload, project, proposal, catalog, models };
 struct LoadContext {
     const Catalog* catalog = nullptr;      // for id checks (allow/deny, calibration, proposal)
     const ModelLibrary* models = nullptr;  // for presets
+    // model.hf: resolved from the Hugging Face cache, downloaded unless offline (hf_hub.hpp).
+    bool hf_offline = false;
 };
 
 // Loaders. Each throws InputError listing every problem of the file (file:line:col: path:

@@ -114,6 +114,7 @@ constexpr const char* program_footer =
     "\nExamples:\n"
     "  gpusel catalog list                         the GPUs gpusel knows, with prices\n"
     "  gpusel models show llama-3.1-8b             a model preset's architecture\n"
+    "  gpusel models show Qwen/Qwen3-30B-A3B       a Hugging Face model: its config.json, cached or downloaded\n"
     "  gpusel memory examples/llama-finetune.yaml  will it fit? per-GPU memory on every catalog GPU\n"
     "  gpusel validate examples/*.yaml             check workload, project, proposal or catalog files\n"
     "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40   speed, P99 latency and bottleneck\n"
@@ -139,6 +140,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                    "Extra catalog file (repeatable); later files add entries or override them by id")
         ->type_name("FILE");
     app.add_option("--models", context.models_file, "Extra model presets file")->type_name("FILE");
+    app.add_flag("--offline", context.offline,
+                 "Resolve Hugging Face ids (model: {hf: ORG/NAME}) from the local cache only, as HF_HUB_OFFLINE=1");
     app.add_flag("--no-color", context.no_color, "Never colour the output (NO_COLOR is honoured too)");
     app.add_flag("--quiet", context.quiet, "Print only the result, no assumptions or hints");
     app.add_flag("--force", context.force, "Overwrite an existing -o file");

@@ -31,6 +31,7 @@ struct Context {
     bool no_color = false;
     bool quiet = false;
     bool force = false;
+    bool offline = false;  // --offline: Hugging Face ids from the local cache only
 
     // The exit code a subcommand wants (0 unless it found a failing check).
     int exit_code = 0;
@@ -39,7 +40,7 @@ struct Context {
     const ModelLibrary& models();
     // The files the global options name (--catalog, --models), for OutputTarget::inputs.
     std::vector<std::string> option_input_files() const;
-    LoadContext load_context() { return LoadContext{&catalog(), &models()}; }
+    LoadContext load_context() { return LoadContext{&catalog(), &models(), offline}; }
     bool color() const;
 
 private:

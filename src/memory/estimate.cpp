@@ -631,16 +631,33 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         const bool encoder = model.family == ModelFamily::encoder;
         if (!encoder) {
             // KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
+            // MLA's latent is shared by all heads, so every rank holds all of it (vLLM, SGLang).
             const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-            const double kv_share = std::ceil(kv_heads / t) / kv_heads;
+            const double kv_share = model.is_mla() ? 1.0 : std::ceil(kv_heads / t) / kv_heads;
             result.peak.kv_cache =
                 kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
             if (notes.active()) {
-                notes.add(
-                    "KV cache: 2 × {} layers × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = {}",
-                    model.layers, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
-                    batch, kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "",
-                    gb(result.peak.kv_cache));
+                const std::string share =
+                    kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "";
+                const std::string window =
+                    model.sliding_window > 0
+                        ? fmt::format(" ({} of them hold at most the {}-token window)",
+                                      model.sliding_layers > 0 ? model.sliding_layers : model.layers,
+                                      model.sliding_window)
+                        : "";
+                if (model.is_mla()) {
+                    notes.add(
+                        "KV cache (MLA latent): {} layers{} × ({} latent + {} RoPE key) × {:g} B × {} tokens × {} "
+                        "sequences{} = {}",
+                        model.layers, window, model.kv_lora_rank, model.qk_rope_head_dim,
+                        element_bytes(workload.kv_cache), context_tokens, batch, share, gb(result.peak.kv_cache));
+                } else {
+                    notes.add(
+                        "KV cache: 2 × {} layers{} × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = "
+                        "{}",
+                        model.layers, window, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache),
+                        context_tokens, batch, share, gb(result.peak.kv_cache));
+                }
             }
         }
         // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the

@@ -203,8 +203,7 @@ double kv_cache_bytes(const ModelSpec& model, double element_bytes, double token
     if (!model.is_transformer()) {
         return 0;
     }
-    const TransformerWidths w = memory_detail::transformer_widths(model);
-    return 2.0 * model.layers * w.kv_width * element_bytes * tokens_per_sequence * sequences;
+    return kv_cache_bytes_per_sequence(model, element_bytes, tokens_per_sequence) * sequences;
 }
 
 double transformer_layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {

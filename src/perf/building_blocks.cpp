@@ -121,9 +121,10 @@ double kv_bytes_per_token(const Workload& workload) {
     if (!model.is_transformer()) {
         return 0;
     }
-    const int kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-    const int head_dim = model.head_dim > 0 ? model.head_dim : model.hidden / model.heads;
-    return 2.0 * model.layers * kv_heads * head_dim * element_bytes(workload.kv_cache);
+    // The average over a sequence of the workload's whole context: sliding-window layers stop
+    // growing at the window (models.hpp).
+    const double context = std::max(workload.inference.input_tokens + workload.inference.output_tokens, 1);
+    return kv_cache_bytes_per_sequence(model, element_bytes(workload.kv_cache), context) / context;
 }
 
 ServingStack resolve_stack(const Workload& workload, ServingStack requested) {

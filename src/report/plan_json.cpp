@@ -297,6 +297,11 @@ public:
         Json json;
         json["role"] = to_string(plan.role);
         json["workload"] = plan.workload.name;
+        if (!plan.workload.model.hf_id.empty()) {
+            // The Hugging Face id and the snapshot's commit the plan was computed from.
+            json["model_hf_id"] = plan.workload.model.hf_id;
+            json["model_revision"] = plan.workload.model.revision;
+        }
         json["winner"] = plan.winner ? candidate(*plan.winner, transformer, path + ".winner") : Json(nullptr);
         if (plan.alternative) {
             Json alternative = candidate(*plan.alternative, transformer, path + ".alternative");

@@ -51,7 +51,7 @@ TEST_CASE("models::hf_config imports Mixtral-8x7B as a mixture of experts", "[mo
     CHECK(model.experts == 8);
     CHECK(model.top_k == 2);
     CHECK(model.params == 46702526464.0);         // published 46.7B
-    CHECK(model.active_params == 12878610432.0);  // published 12.9B
+    CHECK(model.active_params == 12879659008.0);  // published 12.9B; with the router h × experts per layer
 }
 
 TEST_CASE("models::hf_config imports BERT-base as an encoder", "[models]") {
