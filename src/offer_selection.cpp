@@ -163,10 +163,9 @@ std::string offer_exclusion(const Workload& workload, const Catalog& catalog, co
                            offer.availability == Availability::capacity_block_only ? "capacity blocks only"
                                                                                    : "reservations only");
     }
+    const HostOffer* host = offer.needs_host.empty() ? nullptr : catalog.find_host(offer.needs_host);
     if (!constraints.allow_estimates && offer.kind == OfferKind::purchase &&
-        (offer.price_kind == PriceKind::estimate ||
-         (!offer.needs_host.empty() && catalog.find_host(offer.needs_host) != nullptr &&
-          catalog.find_host(offer.needs_host)->price.kind == PriceKind::estimate))) {
+        (offer.price_kind == PriceKind::estimate || (host != nullptr && host->price.kind == PriceKind::estimate))) {
         return "estimated price (constraints.allow_estimates: false)";
     }
     if (!catalog.as_of.empty() && !offer.as_of.empty()) {

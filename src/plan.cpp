@@ -609,7 +609,7 @@ private:
     // The quotes a candidate of `gpu` may be priced with for `acquisition`: every offer the
     // constraints leave (a fixed line: only whole units of the named offer, or of any offer).
     // `together`: GPUs that one job or replica spreads over (training: all; serving: a replica).
-    std::vector<OfferQuote> quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, int together, Miss& miss) {
+    std::vector<OfferQuote> quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, int together) {
         std::vector<std::string> excluded;
         std::vector<OfferQuote> found;
         if (m_fixed && m_fixed->offer != nullptr) {
@@ -644,7 +644,6 @@ private:
         if (found.empty() && !excluded.empty()) {
             m_offer_exclusions.insert(m_offer_exclusions.begin(), excluded.begin(), excluded.end());
         }
-        (void)miss;
         return found;
     }
 
@@ -658,7 +657,7 @@ private:
                                  ? usage.gpus
                                  : candidate.layout.tensor_parallel * std::max(1, candidate.layout.pipeline_parallel);
         for (const Acquisition acquisition : acquisitions) {
-            for (const OfferQuote& quote : quotes(gpu, acquisition, usage.gpus, together, miss)) {
+            for (const OfferQuote& quote : quotes(gpu, acquisition, usage.gpus, together)) {
                 CostEstimate cost =
                     estimate_cost(m_workload, gpu, quote, usage, m_fixed ? m_fixed->unit_price_usd : std::nullopt);
                 if (!cost.available) {

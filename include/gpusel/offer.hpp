@@ -94,6 +94,9 @@ struct Offer {
     bool may_run_at(Site site) const;
 };
 
+// True for a month written YYYY-MM (01-12), as every date in a catalog is.
+bool valid_year_month(std::string_view text);
+
 // Glob match of a region pattern ('*' matches any run, '?' one character), case-insensitive.
 // "any" as a region matches every pattern.
 bool region_matches(std::string_view pattern, std::string_view region);

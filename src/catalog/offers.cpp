@@ -308,16 +308,22 @@ bool region_matches(std::string_view pattern, std::string_view region) {
     return p == pattern.size();
 }
 
+bool valid_year_month(std::string_view text) {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (text.size() != 7 || text[4] != '-' || !std::all_of(text.begin(), text.begin() + 4, digit) || !digit(text[5]) ||
+        !digit(text[6])) {
+        return false;
+    }
+    const int month = (text[5] - '0') * 10 + (text[6] - '0');
+    return month >= 1 && month <= 12;
+}
+
 void read_year_month(MapReader& reader, std::string_view key, std::string& into) {
     std::string value;
     if (!reader.text(key, value)) {
         return;
     }
-    const bool digits = value.size() == 7 && value[4] == '-' &&
-                        std::all_of(value.begin(), value.begin() + 4, [](char c) { return c >= '0' && c <= '9'; }) &&
-                        value[5] >= '0' && value[5] <= '1' && value[6] >= '0' && value[6] <= '9';
-    const int month = digits ? (value[5] - '0') * 10 + (value[6] - '0') : 0;
-    if (month >= 1 && month <= 12) {
+    if (valid_year_month(value)) {
         into = value;
     } else {
         reader.error(key, fmt::format("'{}' is not a month; write YYYY-MM, e.g. 2026-09", value));

@@ -202,16 +202,6 @@ struct ImportFlags {
     std::string output;
 };
 
-bool valid_year_month(const std::string& text) {
-    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-    if (text.size() != 7 || text[4] != '-' || !std::all_of(text.begin(), text.begin() + 4, digit) || !digit(text[5]) ||
-        !digit(text[6])) {
-        return false;
-    }
-    const int month = (text[5] - '0') * 10 + (text[6] - '0');
-    return month >= 1 && month <= 12;
-}
-
 // UTC, so that the same file gives the same month on every machine.
 std::string utc_date(std::time_t time, const char* format) {
     std::tm parts{};
