@@ -21,9 +21,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "gpusel/compiled_training.hpp"
-#include "gpusel/plan.hpp"
-#include "gpusel/training_search.hpp"
+#include "plan/plan.hpp"
+#include "search/compiled_training.hpp"
+#include "search/training_search.hpp"
 
 extern char** environ;
 

@@ -11,13 +11,13 @@
 
 #include <unistd.h>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/models.hpp"
-#include "gpusel/telemetry.hpp"
-#include "gpusel/units.hpp"
-#include "gpusel/workload.hpp"
-#include "gpusel/yaml.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/models.hpp"
+#include "inputs/workload.hpp"
+#include "io/yaml.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace gpusel::fuzz {
 

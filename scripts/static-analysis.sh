@@ -19,7 +19,7 @@ status=0
 
 echo "static-analysis: cppcheck $(cppcheck --version | sed 's/^Cppcheck //') over src/ fuzz/"
 if ! cppcheck --enable=warning,performance,portability --std=c++20 --quiet --inline-suppr \
-    -I include -I src --suppress=missingIncludeSystem --error-exitcode=1 src/ fuzz/; then
+    -I src --suppress=missingIncludeSystem --error-exitcode=1 src/ fuzz/; then
   echo "static-analysis: cppcheck FAILED"
   status=1
 fi

@@ -1,2 +1,2 @@
-#include "gpusel/cli.hpp"
+#include "cli/cli.hpp"
 int main(int argc, char** argv) { return gpusel::cli::run(argc, argv); }

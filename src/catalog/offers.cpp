@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
 
 namespace gpusel {
 

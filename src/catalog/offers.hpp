@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/yaml.hpp"
+#include "catalog/catalog.hpp"
+#include "io/yaml.hpp"
 
 namespace gpusel {
 

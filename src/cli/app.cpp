@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "cli/cli.hpp"
 #include "cli/context.hpp"
-#include "gpusel/cli.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/output.hpp"
-#include "gpusel/text.hpp"
-#include "gpusel/units.hpp"
+#include "io/output.hpp"
 
 namespace gpusel::cli {
 

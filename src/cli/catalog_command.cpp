@@ -8,15 +8,15 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
+#include "base/format.hpp"
+#include "base/text.hpp"
+#include "catalog/skypilot_import.hpp"
 #include "cli/context.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/offer_selection.hpp"
-#include "gpusel/text.hpp"
-#include "gpusel/output.hpp"
-#include "gpusel/skypilot_import.hpp"
-#include "gpusel/text_table.hpp"
-#include "gpusel/yaml.hpp"
+#include "cost/offer_selection.hpp"
+#include "io/output.hpp"
+#include "io/yaml.hpp"
+#include "report/text_table.hpp"
 
 namespace gpusel::cli {
 

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
+#include "check/check.hpp"
 #include "cli/context.hpp"
-#include "gpusel/check.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/output.hpp"
-#include "gpusel/perf.hpp"
+#include "io/output.hpp"
+#include "perf/perf.hpp"
 
 namespace gpusel::cli {
 

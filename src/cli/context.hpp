@@ -11,10 +11,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/models.hpp"
-#include "gpusel/output.hpp"
-#include "gpusel/workload.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/models.hpp"
+#include "inputs/workload.hpp"
+#include "io/output.hpp"
 
 namespace gpusel::cli {
 

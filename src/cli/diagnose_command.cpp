@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
+#include "base/format.hpp"
 #include "cli/context.hpp"
-#include "gpusel/diagnose.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/json_output.hpp"
-#include "gpusel/text_table.hpp"
+#include "diagnose/diagnose.hpp"
+#include "io/json_output.hpp"
+#include "report/text_table.hpp"
 
 namespace gpusel::cli {
 

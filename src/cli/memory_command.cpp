@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
+#include "base/format.hpp"
 #include "cli/context.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/json_output.hpp"
-#include "gpusel/memory.hpp"
-#include "gpusel/text_table.hpp"
+#include "io/json_output.hpp"
+#include "memory/memory.hpp"
+#include "report/text_table.hpp"
 
 namespace gpusel::cli {
 

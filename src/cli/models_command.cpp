@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
+#include "base/format.hpp"
 #include "cli/context.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/hf_hub.hpp"
-#include "gpusel/text_table.hpp"
+#include "inputs/hf_hub.hpp"
+#include "report/text_table.hpp"
 
 namespace gpusel::cli {
 

@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
+#include "base/format.hpp"
 #include "cli/context.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/json_output.hpp"
-#include "gpusel/perf.hpp"
+#include "io/json_output.hpp"
+#include "perf/perf.hpp"
 
 namespace gpusel::cli {
 

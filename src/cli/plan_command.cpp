@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/context.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/output.hpp"
-#include "gpusel/plan.hpp"
-#include "gpusel/render.hpp"
-#include "gpusel/text.hpp"
+#include "io/output.hpp"
+#include "plan/plan.hpp"
+#include "report/render.hpp"
 
 namespace gpusel::cli {
 

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "cli/context.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/html_report.hpp"
-#include "gpusel/output.hpp"
-#include "gpusel/plan.hpp"
+#include "io/output.hpp"
+#include "plan/plan.hpp"
+#include "report/html_report.hpp"
 
 namespace gpusel::cli {
 

@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "cli/context.hpp"
-#include "gpusel/json_output.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/text_table.hpp"
-#include "gpusel/verify.hpp"
+#include "io/json_output.hpp"
+#include "report/text_table.hpp"
+#include "verify/verify.hpp"
 
 namespace gpusel::cli {
 

@@ -2,7 +2,7 @@
 // live; each entry carries the reasoning behind its numbers. docs/diagnose.md renders the same
 // content for users.
 
-#include "gpusel/diagnose.hpp"
+#include "diagnose/diagnose.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
-#include "gpusel/error.hpp"
-#include "gpusel/units.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "gpusel/csv.hpp"
+#include "io/csv.hpp"
 
 #include <cmath>
 #include <stdexcept>

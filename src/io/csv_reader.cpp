@@ -1,4 +1,4 @@
-#include "gpusel/csv_reader.hpp"
+#include "io/csv_reader.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "gpusel/json_output.hpp"
+#include "io/json_output.hpp"
 
 #include <array>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "gpusel/output.hpp"
+#include "io/output.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/error.hpp"
+#include "base/error.hpp"
 
 namespace gpusel {
 

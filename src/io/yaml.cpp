@@ -1,4 +1,4 @@
-#include "gpusel/yaml.hpp"
+#include "io/yaml.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +18,7 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
 
 namespace gpusel {
 

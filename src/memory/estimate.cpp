@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/format.hpp"
-#include "gpusel/memory.hpp"
-#include "gpusel/text.hpp"
+#include "base/format.hpp"
+#include "base/text.hpp"
+#include "memory/memory.hpp"
 #include "memory/terms.hpp"
 
 namespace gpusel {

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/format.hpp"
-#include "gpusel/memory.hpp"
+#include "base/format.hpp"
+#include "memory/memory.hpp"
 #include "memory/terms.hpp"
 
 namespace gpusel {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
 
 namespace gpusel {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gpusel/memory.hpp"
+#include "memory/memory.hpp"
 
 namespace gpusel::memory_detail {
 

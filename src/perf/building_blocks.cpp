@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/perf.hpp"
+#include "perf/perf.hpp"
 
 namespace gpusel {
 

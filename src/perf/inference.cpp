@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/memory.hpp"
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
+#include "memory/memory.hpp"
 #include "perf/internal.hpp"
 
 namespace gpusel::perf_detail {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "gpusel/perf.hpp"
+#include "perf/perf.hpp"
 
 namespace gpusel::perf_detail {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "gpusel/memory.hpp"
+#include "memory/memory.hpp"
 #include "memory/terms.hpp"
 #include "perf/internal.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/error.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/text.hpp"
+#include "base/error.hpp"
+#include "base/format.hpp"
+#include "base/text.hpp"
 #include "perf/internal.hpp"
 
 namespace gpusel {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/memory.hpp"
+#include "memory/memory.hpp"
 #include "perf/internal.hpp"
 
 namespace gpusel::perf_detail {

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gpusel/check.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/json_output.hpp"
-#include "gpusel/text.hpp"
+#include "base/format.hpp"
+#include "base/text.hpp"
+#include "check/check.hpp"
+#include "io/json_output.hpp"
 
 namespace gpusel {
 

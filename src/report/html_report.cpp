@@ -1,4 +1,4 @@
-#include "gpusel/html_report.hpp"
+#include "report/html_report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/format.hpp"
-#include "gpusel/text.hpp"
+#include "base/format.hpp"
+#include "base/text.hpp"
 #include "report/plan_common.hpp"
 
 namespace gpusel {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/format.hpp"
+#include "base/format.hpp"
 
 namespace gpusel::plan_text {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpusel/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace gpusel::plan_text {
 

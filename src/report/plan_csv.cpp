@@ -3,7 +3,7 @@
 #include <cmath>
 #include <ostream>
 
-#include "gpusel/render.hpp"
+#include "report/render.hpp"
 
 namespace gpusel {
 

@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gpusel/json_output.hpp"
-#include "gpusel/render.hpp"
+#include "io/json_output.hpp"
 #include "report/plan_common.hpp"
+#include "report/render.hpp"
 
 namespace gpusel {
 

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/format.hpp"
-#include "gpusel/render.hpp"
+#include "base/format.hpp"
 #include "report/plan_common.hpp"
+#include "report/render.hpp"
 
 namespace gpusel {
 

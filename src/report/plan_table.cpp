@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/format.hpp"
-#include "gpusel/render.hpp"
-#include "gpusel/text_table.hpp"
+#include "base/format.hpp"
 #include "report/plan_common.hpp"
+#include "report/render.hpp"
+#include "report/text_table.hpp"
 
 namespace gpusel {
 

@@ -16,10 +16,10 @@
 #include <fmt/format.h>
 #include <xlsxwriter.h>
 
-#include "gpusel/error.hpp"
-#include "gpusel/render.hpp"
-#include "gpusel/text.hpp"
+#include "base/error.hpp"
+#include "base/text.hpp"
 #include "report/plan_common.hpp"
+#include "report/render.hpp"
 
 namespace gpusel {
 

@@ -1,4 +1,4 @@
-#include "gpusel/svg.hpp"
+#include "report/svg.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
 
 namespace gpusel::svg {
 

@@ -1,4 +1,4 @@
-#include "gpusel/text_table.hpp"
+#include "report/text_table.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -2,13 +2,13 @@
 // on the layout computed once. Each block names the function it mirrors; the sources of the
 // formulas are cited there and in docs/memory-model.md and docs/perf-model.md.
 
-#include "gpusel/compiled_training.hpp"
+#include "search/compiled_training.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "gpusel/memory.hpp"
+#include "memory/memory.hpp"
 #include "memory/terms.hpp"
 #include "perf/internal.hpp"
 

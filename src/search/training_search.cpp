@@ -1,13 +1,13 @@
 // Exhaustive search of training layouts on one GPU type; the contract and the pruning rules are in
 // include/gpusel/training_search.hpp, the measurements in docs/performance.md.
 
-#include "gpusel/training_search.hpp"
+#include "search/training_search.hpp"
 
 #include <algorithm>
 #include <map>
 
-#include "gpusel/compiled_training.hpp"
-#include "gpusel/memory.hpp"
+#include "memory/memory.hpp"
+#include "search/compiled_training.hpp"
 
 namespace gpusel {
 

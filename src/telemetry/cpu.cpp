@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/telemetry.hpp"
 #include "telemetry/lines.hpp"
 #include "telemetry/notes.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace gpusel {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gpusel/error.hpp"
-#include "gpusel/telemetry.hpp"
+#include "base/error.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace gpusel::telemetry_detail {
 

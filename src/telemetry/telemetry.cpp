@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "gpusel/telemetry.hpp"
-#include "gpusel/yaml.hpp"
+#include "io/yaml.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace gpusel {
 

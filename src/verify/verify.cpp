@@ -1,13 +1,13 @@
 // Hardware acceptance checks. Every tolerance below is stated with its reason.
 
-#include "gpusel/verify.hpp"
+#include "verify/verify.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
 
 namespace gpusel {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "../support/sample_plan.hpp"
-#include "gpusel/html_report.hpp"
+#include "report/html_report.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 3) {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "../unit/plan_fixture.hpp"
-#include "gpusel/render.hpp"
+#include "report/render.hpp"
 
 int main(int argc, char** argv) {
     const gpusel::PlanReport report = gpusel::test::fixture_plan_report();

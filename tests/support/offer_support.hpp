@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "gpusel/cost.hpp"
+#include "cost/cost.hpp"
 
 namespace gpusel::test {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "gpusel/cost.hpp"
-#include "gpusel/plan.hpp"
+#include "cost/cost.hpp"
 #include "offer_support.hpp"
+#include "plan/plan.hpp"
 
 namespace gpusel::test {
 

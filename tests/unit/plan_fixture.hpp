@@ -4,7 +4,7 @@
 // a GPU name with a comma and a quote, and reasons that start like spreadsheet formulas.
 // Every number is chosen so that its printed form can be worked out by hand.
 
-#include "gpusel/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace gpusel::test {
 

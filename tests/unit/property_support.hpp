@@ -23,8 +23,8 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/models.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/models.hpp"
 
 namespace gpusel::test {
 

@@ -6,8 +6,8 @@
 
 #include <cstddef>
 
-#include "gpusel/layout.hpp"
-#include "gpusel/training_search.hpp"
+#include "inputs/layout.hpp"
+#include "search/training_search.hpp"
 
 namespace gpusel::test {
 

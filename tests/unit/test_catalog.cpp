@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
+#include "catalog/catalog.hpp"
 #include "test_support.hpp"
 
 using gpusel::Catalog;

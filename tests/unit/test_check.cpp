@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gpusel/check.hpp"
-#include "gpusel/cli.hpp"
+#include "check/check.hpp"
+#include "cli/cli.hpp"
 #include "test_support.hpp"
 
 using gpusel::Acquisition;

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/compiled_training.hpp"
-#include "gpusel/memory.hpp"
-#include "gpusel/models.hpp"
+#include "inputs/models.hpp"
+#include "memory/memory.hpp"
+#include "search/compiled_training.hpp"
 #include "test_support.hpp"
 
 // The fast path must give the figures of the full estimators: every transformer preset, random

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "gpusel/cost.hpp"
 #include "../support/offer_support.hpp"
+#include "cost/cost.hpp"
 
 using gpusel::Acquisition;
 using gpusel::CostEstimate;

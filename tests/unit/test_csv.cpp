@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusel/csv.hpp"
+#include "io/csv.hpp"
 
 using gpusel::csv_text_cell;
 using gpusel::CsvWriter;

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "gpusel/diagnose.hpp"
-#include "gpusel/models.hpp"
+#include "diagnose/diagnose.hpp"
+#include "inputs/models.hpp"
 
 using namespace gpusel;
 using Catch::Matchers::WithinAbs;

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "gpusel/hf_hub.hpp"
+#include "inputs/hf_hub.hpp"
 
 namespace {
 

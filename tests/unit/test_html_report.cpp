@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "../support/sample_plan.hpp"
 #include "../support/offer_support.hpp"
-#include "gpusel/format.hpp"
-#include "gpusel/html_report.hpp"
+#include "../support/sample_plan.hpp"
+#include "base/format.hpp"
+#include "report/html_report.hpp"
 
 using namespace gpusel;
 

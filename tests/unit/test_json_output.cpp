@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "gpusel/csv.hpp"
-#include "gpusel/json_output.hpp"
-#include "gpusel/units.hpp"
+#include "base/units.hpp"
+#include "io/csv.hpp"
+#include "io/json_output.hpp"
 
 using gpusel::dump_json;
 using gpusel::finite_or_null;

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/layout.hpp"
-#include "gpusel/memory.hpp"
-#include "gpusel/models.hpp"
-#include "gpusel/workload.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/layout.hpp"
+#include "inputs/models.hpp"
+#include "inputs/workload.hpp"
+#include "memory/memory.hpp"
 
 using namespace gpusel;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "gpusel/models.hpp"
+#include "inputs/models.hpp"
 #include "test_support.hpp"
 
 using gpusel::ModelFamily;

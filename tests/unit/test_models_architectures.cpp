@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpusel/models.hpp"
+#include "inputs/models.hpp"
 #include "test_support.hpp"
 
 using gpusel::kv_cache_bytes_per_sequence;

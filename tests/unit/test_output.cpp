@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpusel/error.hpp"
-#include "gpusel/output.hpp"
+#include "base/error.hpp"
+#include "io/output.hpp"
 
 namespace fs = std::filesystem;
 using gpusel::OutputBatch;

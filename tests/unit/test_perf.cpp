@@ -5,9 +5,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpusel/error.hpp"
-#include "gpusel/perf.hpp"
-#include "gpusel/workload.hpp"
+#include "base/error.hpp"
+#include "inputs/workload.hpp"
+#include "perf/perf.hpp"
 
 using namespace gpusel;
 using Catch::Matchers::Contains;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "gpusel/plan.hpp"
+#include "plan/plan.hpp"
 #include "test_support.hpp"
 
 using gpusel::Candidate;

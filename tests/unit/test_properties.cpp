@@ -19,17 +19,17 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/compiled_training.hpp"
-#include "gpusel/cost.hpp"
-#include "gpusel/html_report.hpp"
-#include "gpusel/memory.hpp"
-#include "gpusel/perf.hpp"
-#include "gpusel/plan.hpp"
-#include "gpusel/render.hpp"
-#include "gpusel/text.hpp"
-#include "gpusel/training_search.hpp"
-#include "gpusel/workload.hpp"
+#include "base/text.hpp"
+#include "cost/cost.hpp"
+#include "inputs/workload.hpp"
+#include "memory/memory.hpp"
+#include "perf/perf.hpp"
+#include "plan/plan.hpp"
 #include "property_support.hpp"
+#include "report/html_report.hpp"
+#include "report/render.hpp"
+#include "search/compiled_training.hpp"
+#include "search/training_search.hpp"
 #include "search_checks.hpp"
 #include "test_support.hpp"
 

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusel/render.hpp"
-#include "gpusel/text_table.hpp"
 #include "plan_fixture.hpp"
+#include "report/render.hpp"
+#include "report/text_table.hpp"
 
 using gpusel::PlanReport;
 using gpusel::test::fixture_plan_report;

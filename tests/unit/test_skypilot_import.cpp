@@ -11,10 +11,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpusel/cli.hpp"
-#include "gpusel/csv_reader.hpp"
-#include "gpusel/skypilot_import.hpp"
-#include "gpusel/yaml.hpp"
+#include "catalog/skypilot_import.hpp"
+#include "cli/cli.hpp"
+#include "io/csv_reader.hpp"
+#include "io/yaml.hpp"
 #include "test_support.hpp"
 
 using gpusel::test::input_errors;

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/error.hpp"
-#include "gpusel/models.hpp"
-#include "gpusel/perf.hpp"
+#include "base/error.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/models.hpp"
+#include "perf/perf.hpp"
 
 namespace gpusel::test {
 

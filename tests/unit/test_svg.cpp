@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gpusel/svg.hpp"
+#include "report/svg.hpp"
 
 using namespace gpusel::svg;
 

@@ -8,8 +8,8 @@
 #include <random>
 #include <sstream>
 
-#include "gpusel/error.hpp"
-#include "gpusel/telemetry.hpp"
+#include "base/error.hpp"
+#include "telemetry/telemetry.hpp"
 
 using namespace gpusel;
 using Catch::Matchers::WithinAbs;

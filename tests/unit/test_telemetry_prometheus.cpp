@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpusel/error.hpp"
-#include "gpusel/telemetry.hpp"
+#include "base/error.hpp"
+#include "telemetry/telemetry.hpp"
 
 using namespace gpusel;
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "gpusel/text.hpp"
+#include "base/text.hpp"
 
 using gpusel::xml_escape;
 using gpusel::XmlContext;

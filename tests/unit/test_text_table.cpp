@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "gpusel/text_table.hpp"
+#include "report/text_table.hpp"
 
 using gpusel::display_width;
 using gpusel::TextTable;

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/plan.hpp"
-#include "gpusel/training_search.hpp"
+#include "plan/plan.hpp"
+#include "search/training_search.hpp"
 #include "search_checks.hpp"
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "gpusel/units.hpp"
+#include "base/units.hpp"
 
 using gpusel::parse_integer;
 using gpusel::parse_quantity;

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "gpusel/verify.hpp"
+#include "verify/verify.hpp"
 
 using namespace gpusel;
 

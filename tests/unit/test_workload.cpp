@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gpusel/workload.hpp"
+#include "inputs/workload.hpp"
 #include "test_support.hpp"
 
 using gpusel::LoadContext;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "gpusel/yaml.hpp"
+#include "io/yaml.hpp"
 #include "test_support.hpp"
 
 using gpusel::parse_yaml_text;

@@ -13,11 +13,11 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/models.hpp"
-#include "gpusel/perf.hpp"
-#include "gpusel/workload.hpp"
-#include "gpusel/yaml.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/models.hpp"
+#include "inputs/workload.hpp"
+#include "io/yaml.hpp"
+#include "perf/perf.hpp"
 
 namespace {
 

@@ -17,13 +17,13 @@
 
 #include <fmt/format.h>
 
-#include "gpusel/catalog.hpp"
-#include "gpusel/layout.hpp"
-#include "gpusel/memory.hpp"
-#include "gpusel/models.hpp"
-#include "gpusel/text_table.hpp"
-#include "gpusel/workload.hpp"
-#include "gpusel/yaml.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/layout.hpp"
+#include "inputs/models.hpp"
+#include "inputs/workload.hpp"
+#include "io/yaml.hpp"
+#include "memory/memory.hpp"
+#include "report/text_table.hpp"
 
 namespace {
 

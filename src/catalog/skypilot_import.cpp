@@ -1,0 +1,1020 @@
+// SkyPilot vms.csv → format-2 rental offers (include/gpusel/skypilot_import.hpp). The rules and
+// the data bugs they work around are in docs/catalog.md, "Importing a SkyPilot catalog".
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "catalog/skypilot_import.hpp"
+#include "io/csv_reader.hpp"
+#include "io/yaml.hpp"
+
+namespace gpusel {
+
+namespace {
+
+// A per-GPU price outside these bounds is a unit slip or a sentinel, not a rate anyone bills
+// (offers.md §6.2: the cheapest real GPU-hour is a few cents, the dearest about $20).
+constexpr double min_usd_per_gpu_hour = 0.01;
+constexpr double max_usd_per_gpu_hour = 100.0;
+// fetch_gcp.py's TPU_V6E_MAX_PRICE: written "so failover goes to regions with precise pricing".
+constexpr double placeholder_usd = 700.0;
+constexpr double memory_tolerance = 0.10;
+constexpr double regional_outlier_ratio = 2.0;
+// More GPUs in one instance than any system sold (GB200 NVL72 is 72): a corrupt cell.
+constexpr double max_gpus_per_instance = 1024;
+
+struct ProviderEntry {
+    std::string_view id;
+    std::string_view name;
+    ProviderTier tier;
+};
+
+// SkyPilot's cloud folders (and a few clouds users add by hand) with gpusel's tier
+// (docs/catalog.md, "Providers"): hyperscalers have SLAs, many regions and commitments;
+// neoclouds run GPU data centres of their own; marketplaces resell third parties' hosts, so
+// their prices move hourly. RunPod is a marketplace as a whole: its Community Cloud is
+// third-party hosts, and an offer has no tier of its own to mark Secure Cloud.
+constexpr ProviderEntry provider_table[] = {
+    {"aws", "Amazon Web Services", ProviderTier::hyperscaler},
+    {"gcp", "Google Cloud", ProviderTier::hyperscaler},
+    {"azure", "Microsoft Azure", ProviderTier::hyperscaler},
+    {"oci", "Oracle Cloud Infrastructure", ProviderTier::hyperscaler},
+    {"ibm", "IBM Cloud", ProviderTier::hyperscaler},
+    {"lambda", "Lambda", ProviderTier::neocloud},
+    {"coreweave", "CoreWeave", ProviderTier::neocloud},
+    {"nebius", "Nebius", ProviderTier::neocloud},
+    {"hyperstack", "Hyperstack", ProviderTier::neocloud},
+    {"verda", "Verda (ex DataCrunch)", ProviderTier::neocloud},
+    {"cudo", "CUDO Compute", ProviderTier::neocloud},
+    {"fluidstack", "Fluidstack", ProviderTier::neocloud},
+    {"paperspace", "Paperspace", ProviderTier::neocloud},
+    {"do", "DigitalOcean", ProviderTier::neocloud},
+    {"scaleway", "Scaleway", ProviderTier::neocloud},
+    {"ovhcloud", "OVHcloud", ProviderTier::neocloud},
+    {"seeweb", "Seeweb", ProviderTier::neocloud},
+    {"mithril", "Mithril", ProviderTier::neocloud},
+    {"jarvislabs", "JarvisLabs", ProviderTier::neocloud},
+    {"hyperbolic", "Hyperbolic", ProviderTier::neocloud},
+    {"daytona", "Daytona", ProviderTier::neocloud},
+    {"yotta", "Yotta", ProviderTier::neocloud},
+    {"runpod", "RunPod", ProviderTier::marketplace},
+    {"vast", "Vast.ai", ProviderTier::marketplace},
+    {"shadeform", "Shadeform", ProviderTier::marketplace},             // resells other clouds' capacity
+    {"primeintellect", "Prime Intellect", ProviderTier::marketplace},  // aggregates other clouds
+    {"lium", "Lium", ProviderTier::marketplace},                       // decentralised hosts
+    {"spheron", "Spheron", ProviderTier::marketplace},                 // decentralised hosts
+};
+
+// ---------------------------------------------------------------------------------------------
+// AcceleratorName → gpusel id. The same name means different parts on different clouds and
+// instance families (offers.md §6.5), so a rule names the provider and the instance type's
+// prefix (and a part of it, for Lambda's suffixes). The first matching rule wins; a rule with
+// no `gpu` skips the row with its reason. A name no rule matches is unknown: listed, never
+// guessed, unless it is itself a catalog id (L4, B200, a GPU the user's catalog adds).
+
+enum class RuleKind { gpu, no_entry, ambiguous };
+
+struct GpuRule {
+    std::string_view accelerator;  // case-insensitive
+    std::string_view provider;     // "" = any
+    std::string_view prefix;       // of the instance type, case-insensitive; "" = any
+    std::string_view contains;     // in the instance type, case-insensitive; "" = anything
+    RuleKind kind;
+    std::string_view gpu_or_reason;
+};
+
+constexpr GpuRule gpu_rules[] = {
+    {"A100", "aws", "p4d.", "", RuleKind::gpu, "A100-40GB-SXM4"},
+    {"A100", "gcp", "a2-highgpu-", "", RuleKind::gpu, "A100-40GB-SXM4"},
+    {"A100", "gcp", "a2-megagpu-", "", RuleKind::gpu, "A100-40GB-SXM4"},
+    {"A100", "azure", "Standard_ND", "", RuleKind::gpu, "A100-40GB-SXM4"},
+    {"A100", "lambda", "gpu_", "_sxm4", RuleKind::gpu, "A100-40GB-SXM4"},
+    {"A100", "lambda", "gpu_", "", RuleKind::ambiguous,
+     "Lambda's A100 types without _sxm4 do not say PCIe or SXM4 (A100-40GB-PCIE or A100-40GB-SXM4)"},
+    {"A100-80GB", "aws", "p4de.", "", RuleKind::gpu, "A100-80GB-SXM4"},
+    {"A100-80GB", "gcp", "a2-ultragpu-", "", RuleKind::gpu, "A100-80GB-SXM4"},
+    {"A100-80GB", "azure", "Standard_ND", "", RuleKind::gpu, "A100-80GB-SXM4"},
+    {"A100-80GB", "azure", "Standard_NC", "", RuleKind::gpu, "A100-80GB-PCIE"},
+    {"A100-80GB", "lambda", "gpu_", "_sxm4", RuleKind::gpu, "A100-80GB-SXM4"},
+    {"A100-80GB", "runpod", "", "", RuleKind::gpu, "A100-80GB-PCIE"},  // GpuInfo names it "A100 PCIe"
+    {"H100", "aws", "p5.", "", RuleKind::gpu, "H100-SXM5"},
+    {"H100", "gcp", "a3-highgpu-", "", RuleKind::gpu, "H100-SXM5"},
+    {"H100", "azure", "Standard_ND", "", RuleKind::gpu, "H100-SXM5"},
+    {"H100", "azure", "Standard_NC", "", RuleKind::gpu, "H100-NVL"},  // NC H100 v5: H100 NVL 94 GB
+    {"H100", "lambda", "gpu_", "_sxm5", RuleKind::gpu, "H100-SXM5"},
+    {"H100", "lambda", "gpu_", "_pcie", RuleKind::gpu, "H100-PCIE"},
+    {"H100-MEGA", "gcp", "a3-megagpu-", "", RuleKind::gpu, "H100-SXM5"},  // a3-mega: more networking, same GPU
+    {"H200", "", "", "", RuleKind::gpu, "H200-SXM"},
+    {"V100", "aws", "p3.", "", RuleKind::gpu, "V100-SXM2-16GB"},
+    {"V100", "azure", "Standard_NC", "", RuleKind::gpu, "V100-PCIE-16GB"},  // NCv3: V100 PCIe
+    {"V100", "lambda", "gpu_", "", RuleKind::gpu, "V100-SXM2-16GB"},
+    {"V100-32GB", "aws", "p3dn.", "", RuleKind::gpu, "V100-SXM2-32GB"},
+    {"V100-32GB", "azure", "Standard_ND", "", RuleKind::gpu, "V100-SXM2-32GB"},
+    {"A6000", "", "", "", RuleKind::gpu, "RTX-A6000"},
+    {"RTX6000", "lambda", "", "", RuleKind::no_entry,
+     "Lambda's RTX6000 is the Quadro RTX 6000 (Turing, 24 GB), which the catalog does not have"},
+    {"RTX PRO Server 6000", "", "", "", RuleKind::no_entry,
+     "the RTX PRO 6000 Server Edition is not the Workstation Edition of RTX-PRO-6000"},
+    {"RTXPRO6000", "", "", "", RuleKind::no_entry,
+     "the RTX PRO 6000 Server Edition is not the Workstation Edition of RTX-PRO-6000"},
+};
+
+// GPUs per instance where the file is known to be wrong (offers.md §2.4: Azure ND96isr H100 v5
+// is listed with 12 H100; it has 8).
+struct KnownCount {
+    std::string_view provider;
+    std::string_view instance_type;
+    int gpus;
+};
+constexpr KnownCount known_counts[] = {
+    {"azure", "Standard_ND96isr_H100_v5", 8},
+};
+
+// GCP sells GPUs as accelerator rows with no instance type; the VM they run in is a host row
+// of the one machine type that count fits (SkyPilot gcp_catalog._ACC_INSTANCE_TYPE_DICTS).
+struct GcpMachine {
+    std::string_view accelerator;
+    int gpus;
+    std::string_view machine_type;
+};
+constexpr GcpMachine gcp_machines[] = {
+    {"A100", 1, "a2-highgpu-1g"},       {"A100", 2, "a2-highgpu-2g"},       {"A100", 4, "a2-highgpu-4g"},
+    {"A100", 8, "a2-highgpu-8g"},       {"A100", 16, "a2-megagpu-16g"},     {"A100-80GB", 1, "a2-ultragpu-1g"},
+    {"A100-80GB", 2, "a2-ultragpu-2g"}, {"A100-80GB", 4, "a2-ultragpu-4g"}, {"A100-80GB", 8, "a2-ultragpu-8g"},
+    {"H100", 1, "a3-highgpu-1g"},       {"H100", 2, "a3-highgpu-2g"},       {"H100", 4, "a3-highgpu-4g"},
+    {"H100", 8, "a3-highgpu-8g"},       {"H100-MEGA", 8, "a3-megagpu-8g"},  {"H200", 8, "a3-ultragpu-8g"},
+    {"B200", 8, "a4-highgpu-8g"},       {"L4", 1, "g2-standard-4"},         {"L4", 2, "g2-standard-24"},
+    {"L4", 4, "g2-standard-48"},        {"L4", 8, "g2-standard-96"},
+};
+// GPUs GCP attaches to any N1 machine type: there is no one host to add.
+constexpr std::string_view gcp_attachable[] = {"T4", "V100", "P100", "P4", "K80"};
+
+bool starts_with_ignore_case(std::string_view text, std::string_view prefix) {
+    return text.size() >= prefix.size() && equals_ignore_case(text.substr(0, prefix.size()), prefix);
+}
+
+bool contains_ignore_case(std::string_view text, std::string_view part) {
+    return to_lower(text).find(to_lower(part)) != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the file.
+
+enum Col : std::size_t {
+    col_instance_type,
+    col_accelerator_name,
+    col_accelerator_count,
+    col_price,
+    col_spot_price,
+    col_region,
+    col_zone,
+    col_gpu_info,
+    col_count
+};
+constexpr std::string_view column_names[col_count] = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price",
+                                                      "SpotPrice",    "Region",          "AvailabilityZone", "GpuInfo"};
+constexpr std::size_t required_columns = col_region + 1;
+// Columns of v7/v8 files gpusel does not need; named so that a typo in a required one is told
+// apart from a column it skips.
+constexpr std::string_view ignored_columns[] = {"vCPUs", "MemoryGiB", "Arch", "Generation", "HostingType"};
+
+struct Cell {
+    std::string text;
+    Position position;
+};
+
+struct Row {
+    int line = 0;
+    Cell cells[col_count];
+    std::optional<double> count;
+    std::optional<double> price;
+    std::optional<double> spot;
+
+    const std::string& text(Col column) const { return cells[column].text; }
+    Position at(Col column) const { return cells[column].position; }
+};
+
+// The first byte that is not UTF-8, as a diagnostic: names and regions are copied into YAML,
+// which must be valid UTF-8.
+void check_utf8(std::string_view text, const std::string& file_name) {
+    int line = 1;
+    int column = 1;
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t length = utf8_character_length(text, at);
+        if (length == 0) {
+            throw InputError(Diagnostic{file_name, Position{line, column}, "",
+                                        fmt::format("invalid UTF-8 (byte \\x{:02X}); SkyPilot catalogs are UTF-8",
+                                                    static_cast<unsigned char>(text[at]))});
+        }
+        if (text[at] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            column += static_cast<int>(length);
+        }
+        at += length;
+    }
+}
+
+std::string quote_cell(std::string_view text) {
+    constexpr std::size_t limit = 40;
+    return text.size() <= limit ? fmt::format("'{}'", text) : fmt::format("'{}…'", text.substr(0, limit));
+}
+
+std::optional<double> read_number(const Cell& cell, std::string_view column, std::string_view expected,
+                                  Diagnostics& diagnostics) {
+    if (cell.text.empty()) {
+        return std::nullopt;
+    }
+    const ParsedNumber parsed = parse_quantity(cell.text, UnitKind::plain);
+    if (!parsed.value) {
+        const bool negative = cell.text.front() == '-';
+        diagnostics.error(cell.position, std::string(column),
+                          fmt::format("{} is {}; expected {}", quote_cell(cell.text),
+                                      negative ? "negative" : "not a number", expected));
+        return std::nullopt;
+    }
+    return parsed.value;
+}
+
+struct Table {
+    std::vector<Row> rows;
+    bool has_zone = false;
+};
+
+Table read_table(std::string_view text, const std::string& file_name) {
+    check_utf8(text, file_name);
+    const std::vector<CsvRecord> records = parse_csv_records(text, file_name);
+    if (records.empty()) {
+        throw InputError(
+            Diagnostic{file_name, Position{1, 1}, "", "empty file; expected a SkyPilot vms.csv with a header line"});
+    }
+    Diagnostics diagnostics(file_name);
+    const CsvRecord& header = records.front();
+    std::optional<std::size_t> index[col_count];
+    std::vector<std::string> header_names;
+    for (std::size_t i = 0; i < header.fields.size(); ++i) {
+        const CsvField& field = header.fields[i];
+        header_names.push_back(field.text);
+        for (std::size_t c = 0; c < col_count; ++c) {
+            // Case-insensitive: the README spells it GPUInfo, the files GpuInfo.
+            if (equals_ignore_case(field.text, column_names[c])) {
+                if (index[c]) {
+                    diagnostics.error(field.position, std::string(column_names[c]),
+                                      fmt::format("duplicate column (also column {})", *index[c] + 1));
+                } else {
+                    index[c] = i;
+                }
+            }
+        }
+    }
+    std::vector<std::string> known_names(std::begin(column_names), std::end(column_names));
+    known_names.insert(known_names.end(), std::begin(ignored_columns), std::end(ignored_columns));
+    for (std::size_t c = 0; c < required_columns; ++c) {
+        if (!index[c]) {
+            // A header cell that is a near miss of the column is the likely culprit.
+            std::string near;
+            for (const std::string& name : header_names) {
+                const bool known = std::any_of(known_names.begin(), known_names.end(),
+                                               [&](const std::string& k) { return equals_ignore_case(k, name); });
+                if (!known && edit_distance(name, column_names[c]) <= 2) {
+                    near = name;
+                }
+            }
+            diagnostics.error(Position{header.line, 1}, std::string(column_names[c]),
+                              near.empty() ? std::string("missing required column")
+                                           : fmt::format("missing required column; is '{}' meant?", near));
+        }
+    }
+    diagnostics.throw_if_any();
+
+    Table table;
+    table.has_zone = index[col_zone].has_value();
+    const std::size_t width = header.fields.size();
+    for (std::size_t r = 1; r < records.size(); ++r) {
+        const CsvRecord& record = records[r];
+        if (record.fields.size() != width) {
+            const Position position =
+                record.fields.size() > width ? record.fields[width].position : Position{record.line, record.end_column};
+            diagnostics.error(
+                position, "",
+                fmt::format("row has {} fields; the header has {}{}", record.fields.size(), width,
+                            record.fields.size() > width ? " (a field with a comma must be quoted)" : ""));
+            continue;
+        }
+        Row row;
+        row.line = record.line;
+        for (std::size_t c = 0; c < col_count; ++c) {
+            if (index[c]) {
+                row.cells[c] = Cell{record.fields[*index[c]].text, record.fields[*index[c]].position};
+            } else {
+                row.cells[c].position = record.fields.front().position;
+            }
+        }
+        row.count = read_number(row.cells[col_accelerator_count], "AcceleratorCount",
+                                "a GPU count such as 8 or 0.125, or an empty cell", diagnostics);
+        row.price = read_number(row.cells[col_price], "Price", "USD per instance-hour such as 3.912, or an empty cell",
+                                diagnostics);
+        row.spot = read_number(row.cells[col_spot_price], "SpotPrice",
+                               "USD per instance-hour such as 1.4134, or an empty cell", diagnostics);
+        table.rows.push_back(std::move(row));
+    }
+    diagnostics.throw_if_any();
+    return table;
+}
+
+// GpuInfo's per-GPU memory: `'MemoryInfo': {'SizeInMiB': N}` of the first GPU. The total
+// (TotalGpuMemoryInMiB) is not used: Lambda writes one GPU's size there.
+std::optional<double> gpu_info_mib(std::string_view gpu_info) {
+    constexpr std::string_view key = "'SizeInMiB':";
+    const std::size_t at = gpu_info.find(key);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    std::size_t from = at + key.size();
+    while (from < gpu_info.size() && gpu_info[from] == ' ') {
+        ++from;
+    }
+    std::size_t to = from;
+    while (to < gpu_info.size() && ((gpu_info[to] >= '0' && gpu_info[to] <= '9') || gpu_info[to] == '.')) {
+        ++to;
+    }
+    const ParsedNumber parsed = parse_quantity(gpu_info.substr(from, to - from), UnitKind::plain);
+    return parsed.value;
+}
+
+// Round a sum of two prices to the 8 decimals SkyPilot's figures fit in, so that 0.73948 +
+// 2.93391 is written 3.67339 and not 3.6733900000000004.
+double round_price(double usd) {
+    return std::round(usd * 1e8) / 1e8;
+}
+
+std::string number_text(double value) {
+    return fmt::format("{}", value);
+}
+
+std::string count_text(double count) {
+    return number_text(count);
+}
+
+// ---------------------------------------------------------------------------------------------
+// YAML output.
+
+// A double-quoted YAML scalar: every string the file names is written this way unless it is
+// plainly an identifier, so that no name can become a number, a boolean or YAML syntax.
+std::string yaml_quoted(std::string_view text) {
+    std::string quoted = "\"";
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            quoted.push_back('\\');
+            quoted.push_back(c);
+        } else if (byte < 0x20 || byte == 0x7F) {
+            quoted += fmt::format("\\x{:02X}", byte);
+        } else {
+            quoted.push_back(c);
+        }
+    }
+    return quoted + "\"";
+}
+
+std::string yaml_scalar(std::string_view text) {
+    static const std::set<std::string> reserved = {"y",  "yes", "n",    "no",  "true", "false",
+                                                   "on", "off", "null", "nan", "inf"};
+    const bool plain = !text.empty() &&
+                       ((text.front() >= 'a' && text.front() <= 'z') || (text.front() >= 'A' && text.front() <= 'Z')) &&
+                       std::all_of(text.begin(), text.end(),
+                                   [](char c) {
+                                       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/';
+                                   }) &&
+                       reserved.count(to_lower(text)) == 0;
+    return plain ? std::string(text) : yaml_quoted(text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building offers.
+
+struct RegionAccumulator {
+    std::string region;
+    std::vector<double> on_demand;  // one per zone row that has one
+    std::optional<double> spot;
+    int zones = 0;
+    int spot_zones = 0;
+    std::vector<std::string> spot_not_below;  // zones whose spot was at or above on-demand
+};
+
+struct OfferAccumulator {
+    ImportedOffer offer;
+    std::string accelerator;  // the SkyPilot name, for conflicts
+    std::string gcp_host;     // the machine type summed in, GCP only
+    std::vector<RegionAccumulator> regions;
+};
+
+// "a4-highgpu-8g B200 × 8: the a4-highgpu-8g row (line 7) has price '0.0'"
+std::string describe(const SkippedRow& row) {
+    std::string text = row.instance_type.empty() ? row.accelerator : row.instance_type + " " + row.accelerator;
+    return row.detail.empty() ? text : text + ": " + row.detail;
+}
+
+class Importer {
+public:
+    Importer(const std::string& file_name, const SkypilotImportOptions& options, const Catalog& catalog)
+        : m_file(file_name),
+          m_options(options),
+          m_catalog(catalog),
+          m_provider(cloud_provider(options.provider)),
+          m_cloud(options.cloud.empty() ? options.provider : options.cloud),
+          m_gcp(m_cloud == "gcp") {}
+
+    SkypilotImportResult run(std::string_view text) {
+        if (!m_options.schema_version.empty() && m_options.schema_version != "v7" && m_options.schema_version != "v8") {
+            throw InputError(
+                Diagnostic{m_file,
+                           {},
+                           "",
+                           fmt::format("SkyPilot catalog schema {} is not supported; gpusel imports schemas v7 and v8 "
+                                       "(~/.sky/catalogs/v8/<cloud>/vms.csv); older schemas lack columns",
+                                       m_options.schema_version)});
+        }
+        const Table table = read_table(text, m_file);
+        m_result.rows = table.rows.size();
+        if (m_gcp) {
+            index_gcp_hosts(table);
+        }
+        for (const Row& row : table.rows) {
+            import_row(row);
+        }
+        if (!m_provider.known) {
+            m_result.warnings.push_back(
+                ImportWarning{0, "",
+                              fmt::format("provider '{}' is not in gpusel's tier table; written as tier "
+                                          "neocloud with its id as name: edit the providers entry if wrong",
+                                          m_provider.id)});
+        }
+        for (OfferAccumulator& accumulator : m_offers) {
+            finish(accumulator);
+            m_result.offers.push_back(std::move(accumulator.offer));
+        }
+        std::sort(m_result.unknown_accelerators.begin(), m_result.unknown_accelerators.end());
+        m_result.unknown_accelerators.erase(
+            std::unique(m_result.unknown_accelerators.begin(), m_result.unknown_accelerators.end()),
+            m_result.unknown_accelerators.end());
+        if (m_result.offers.empty()) {
+            throw_no_offers();
+        }
+        m_result.yaml = render();
+        return m_result;
+    }
+
+private:
+    void skip(const Row& row, Position position, std::string column, std::string instance_type, std::string reason,
+              std::string detail) {
+        m_result.skipped.push_back(SkippedRow{position, std::move(column), std::move(instance_type),
+                                              accelerator_text(row), std::move(reason), std::move(detail)});
+    }
+
+    static std::string accelerator_text(const Row& row) {
+        if (row.text(col_accelerator_name).empty()) {
+            return "";
+        }
+        return row.count ? fmt::format("{} × {}", row.text(col_accelerator_name), count_text(*row.count))
+                         : row.text(col_accelerator_name);
+    }
+
+    void warn(int line, const std::string& offer_id, std::string message) {
+        m_result.warnings.push_back(ImportWarning{line, offer_id, std::move(message)});
+    }
+
+    void index_gcp_hosts(const Table& table) {
+        for (const Row& row : table.rows) {
+            if (row.text(col_accelerator_name).empty() && !row.text(col_instance_type).empty()) {
+                m_gcp_hosts.emplace(
+                    std::make_tuple(row.text(col_instance_type), row.text(col_region), row.text(col_zone)), &row);
+            }
+        }
+    }
+
+    // The gpusel id for this row, or a skip. Returns "" when skipped.
+    std::string map_gpu(const Row& row, const std::string& instance_type) {
+        const std::string& name = row.text(col_accelerator_name);
+        const Position at = row.at(col_accelerator_name);
+        bool name_known = false;
+        for (const GpuRule& rule : gpu_rules) {
+            if (!equals_ignore_case(rule.accelerator, name)) {
+                continue;
+            }
+            name_known = true;
+            if ((!rule.provider.empty() && rule.provider != m_cloud) ||
+                !starts_with_ignore_case(instance_type, rule.prefix) ||
+                (!rule.contains.empty() && !contains_ignore_case(instance_type, rule.contains))) {
+                continue;
+            }
+            switch (rule.kind) {
+                case RuleKind::gpu:
+                    return std::string(rule.gpu_or_reason);
+                case RuleKind::no_entry:
+                    skip(row, at, "AcceleratorName", instance_type, "accelerator without a catalog entry",
+                         std::string(rule.gpu_or_reason));
+                    return "";
+                case RuleKind::ambiguous:
+                    skip(row, at, "AcceleratorName", instance_type, "ambiguous accelerator (not guessed)",
+                         std::string(rule.gpu_or_reason));
+                    return "";
+            }
+        }
+        if (!name_known && m_catalog.find(name) != nullptr) {
+            return m_catalog.find(name)->id;
+        }
+        const std::string listed = name_known ? fmt::format("{} on {} {}", name, m_cloud, instance_type) : name;
+        m_result.unknown_accelerators.push_back(listed);
+        skip(row, at, "AcceleratorName", instance_type, "unknown accelerator name (not guessed)",
+             name_known ? fmt::format("no rule for this name on {} {}", m_cloud, instance_type) : "");
+        return "";
+    }
+
+    void import_row(const Row& row) {
+        const std::string& name = row.text(col_accelerator_name);
+        if (name.empty()) {
+            return;  // a CPU instance, or a GCP host row (joined below)
+        }
+        ++m_result.gpu_rows;
+        if (!row.count || *row.count <= 0) {
+            skip(row, row.at(col_accelerator_count), "AcceleratorCount", row.text(col_instance_type),
+                 "accelerator count empty or 0", "");
+            return;
+        }
+        if (*row.count != std::floor(*row.count) || *row.count > max_gpus_per_instance) {
+            skip(row, row.at(col_accelerator_count), "AcceleratorCount", row.text(col_instance_type),
+                 *row.count > max_gpus_per_instance ? "implausible GPU count"
+                                                    : "fractional GPU count (whole units only)",
+                 "");
+            return;
+        }
+        const int gpus = static_cast<int>(*row.count);
+        if (row.price && *row.price == 0) {
+            skip(row, row.at(col_price), "Price", row.text(col_instance_type),
+                 "price 0 (not a price; an unknown price is an empty cell)", "");
+            return;
+        }
+        if (row.price && *row.price == placeholder_usd) {
+            skip(row, row.at(col_price), "Price", row.text(col_instance_type), "placeholder price 700.0 (not a price)",
+                 "");
+            return;
+        }
+        std::string instance_type = row.text(col_instance_type);
+        if (instance_type.empty()) {
+            if (!m_gcp) {
+                skip(row, row.at(col_instance_type), "InstanceType", "", "no instance type", "");
+                return;
+            }
+            instance_type = gcp_machine_type(name, gpus);
+            if (instance_type.empty()) {
+                const bool attachable = std::any_of(std::begin(gcp_attachable), std::end(gcp_attachable),
+                                                    [&](std::string_view a) { return equals_ignore_case(a, name); });
+                skip(row, row.at(col_accelerator_count), "AcceleratorCount", "",
+                     attachable ? "GCP N1-attachable GPU (no one machine type; not imported)"
+                                : "no GCP machine type for this accelerator and count",
+                     "");
+                return;
+            }
+        }
+        const std::string mapped = map_gpu(row, instance_type);
+        if (mapped.empty()) {
+            return;
+        }
+        const GpuSpec* spec = m_catalog.find(mapped);
+        if (spec == nullptr) {
+            skip(row, row.at(col_accelerator_name), "AcceleratorName", instance_type, "GPU not in the catalog",
+                 "maps to " + mapped);
+            return;
+        }
+        for (const KnownCount& known : known_counts) {
+            if (known.provider == m_cloud && equals_ignore_case(known.instance_type, instance_type) &&
+                known.gpus != gpus) {
+                skip(row, row.at(col_accelerator_count), "AcceleratorCount", instance_type,
+                     "GPU count disagrees with the instance type",
+                     fmt::format("the instance type has {} GPUs", known.gpus));
+                return;
+            }
+        }
+        std::optional<double> on_demand = row.price;
+        std::optional<double> spot = row.spot;
+        const Row* host = nullptr;
+        bool spot_not_below = false;
+        if (row.text(col_instance_type).empty()) {  // GCP accelerator row: add its host
+            const auto found =
+                m_gcp_hosts.find(std::make_tuple(instance_type, row.text(col_region), row.text(col_zone)));
+            if (found == m_gcp_hosts.end()) {
+                skip(row, row.at(col_region), "Region", instance_type, "no GCP host row for the machine type and zone",
+                     fmt::format("no {} row in {} {}", instance_type, row.text(col_region), row.text(col_zone)));
+                return;
+            }
+            host = found->second;
+            if (!host->price || *host->price == 0) {
+                skip(row, row.at(col_price), "Price", instance_type, "GCP host price 0.0 or empty (unknown)",
+                     fmt::format("the {} row (line {}) has price '{}'", instance_type, host->line,
+                                 host->text(col_price)));
+                return;
+            }
+            // The accelerator row's own spot at or above its own on-demand is the data bug
+            // (offers.md §2.4, A100-80GB); the host's share would hide it in the sum.
+            if (spot && on_demand && *spot >= *on_demand) {
+                spot_not_below = true;
+                spot.reset();
+            }
+            if (on_demand) {
+                on_demand = round_price(*on_demand + *host->price);
+            }
+            spot = spot && host->spot && *host->spot > 0 ? std::optional<double>(round_price(*spot + *host->spot))
+                                                         : std::nullopt;
+        }
+        if (on_demand && (*on_demand / gpus < min_usd_per_gpu_hour || *on_demand / gpus > max_usd_per_gpu_hour)) {
+            skip(row, row.at(col_price), "Price", instance_type, "per-GPU price outside $0.01..$100 per hour",
+                 fmt::format("{}/h is {}/GPU-h", number_text(*on_demand), number_text(*on_demand / gpus)));
+            return;
+        }
+        OfferAccumulator* accumulator = offer_for(row, instance_type, spec->id, gpus, host);
+        if (accumulator == nullptr) {
+            return;
+        }
+        const std::string& id = accumulator->offer.id;
+        if (spot && (*spot == 0 || *spot == placeholder_usd || *spot / gpus < min_usd_per_gpu_hour ||
+                     *spot / gpus > max_usd_per_gpu_hour)) {
+            warn(row.line, id,
+                 fmt::format("{} {}: spot {} is not a usable price (0, the 700.0 placeholder or outside "
+                             "$0.01..$100 per GPU-hour); dropped",
+                             row.text(col_region), zone_name(row), row.text(col_spot_price)));
+            spot.reset();
+        }
+        RegionAccumulator& region = region_for(*accumulator, row.text(col_region));
+        ++region.zones;
+        if (on_demand) {
+            region.on_demand.push_back(*on_demand);
+        }
+        if (spot && on_demand && *spot >= *on_demand) {
+            spot_not_below = true;
+            spot.reset();
+        }
+        if (spot_not_below) {
+            region.spot_not_below.push_back(zone_name(row));
+        }
+        if (spot) {
+            ++region.spot_zones;
+            region.spot = region.spot ? std::min(*region.spot, *spot) : *spot;
+        }
+    }
+
+    std::string zone_name(const Row& row) const {
+        return row.text(col_zone).empty() ? row.text(col_region) : row.text(col_zone);
+    }
+
+    static std::string gcp_machine_type(std::string_view accelerator, int gpus) {
+        for (const GcpMachine& machine : gcp_machines) {
+            if (equals_ignore_case(machine.accelerator, accelerator) && machine.gpus == gpus) {
+                return std::string(machine.machine_type);
+            }
+        }
+        return "";
+    }
+
+    OfferAccumulator* offer_for(const Row& row, const std::string& instance_type, const std::string& gpu, int gpus,
+                                const Row* host) {
+        const auto found = m_offer_index.find(instance_type);
+        if (found != m_offer_index.end()) {
+            OfferAccumulator& existing = m_offers[found->second];
+            if (!equals_ignore_case(existing.accelerator, row.text(col_accelerator_name)) ||
+                existing.offer.gpus != gpus) {
+                skip(row, row.at(col_accelerator_name), "AcceleratorName", instance_type,
+                     "conflicting accelerator for the instance type",
+                     fmt::format("line {} says {} × {}", existing.offer.line, existing.accelerator,
+                                 existing.offer.gpus));
+                return nullptr;
+            }
+            return &existing;
+        }
+        OfferAccumulator accumulator;
+        accumulator.accelerator = row.text(col_accelerator_name);
+        accumulator.gcp_host = host != nullptr ? instance_type : "";
+        ImportedOffer& offer = accumulator.offer;
+        offer.id = m_options.provider + "/" + instance_type;
+        offer.instance_type = instance_type;
+        offer.gpu = gpu;
+        offer.gpus = gpus;
+        offer.line = row.line;
+        check_memory(row, accumulator);
+        m_offer_index.emplace(instance_type, m_offers.size());
+        m_offers.push_back(std::move(accumulator));
+        return &m_offers.back();
+    }
+
+    void check_memory(const Row& row, OfferAccumulator& accumulator) {
+        const std::optional<double> mib = gpu_info_mib(row.text(col_gpu_info));
+        const GpuSpec* spec = m_catalog.find(accumulator.offer.gpu);
+        if (!mib || spec == nullptr || spec->memory_bytes <= 0) {
+            return;
+        }
+        const double spec_gib = spec->memory_bytes / bytes_per_gib;
+        const auto close = [&](double gib) { return std::abs(gib - spec_gib) <= memory_tolerance * spec_gib; };
+        // RunPod writes GB into the MiB field (80 for an 80 GB card): read it as GiB.
+        if (close(*mib / 1024.0) || (m_cloud == "runpod" && close(*mib))) {
+            return;
+        }
+        const std::string message = fmt::format(
+            "GpuInfo gives {} MiB ({:.1f} GiB) per GPU, the catalog's {} has {:.0f} GiB; the catalog "
+            "spec is used",
+            number_text(*mib), *mib / 1024.0, spec->id, spec_gib);
+        warn(row.line, accumulator.offer.id, message);
+        accumulator.offer.notes.push_back(message);
+    }
+
+    RegionAccumulator& region_for(OfferAccumulator& accumulator, const std::string& region) {
+        for (RegionAccumulator& existing : accumulator.regions) {
+            if (existing.region == region) {
+                return existing;
+            }
+        }
+        accumulator.regions.push_back(RegionAccumulator{region, {}, {}, 0, 0, {}});
+        return accumulator.regions.back();
+    }
+
+    void finish(OfferAccumulator& accumulator) {
+        ImportedOffer& offer = accumulator.offer;
+        const bool marketplace = m_provider.tier == ProviderTier::marketplace;
+        std::vector<std::string> notes;
+        if (!accumulator.gcp_host.empty()) {
+            notes.push_back(
+                fmt::format("on-demand and spot are the {} host row plus the {} × {} accelerator row "
+                            "(SkyPilot lists them apart)",
+                            accumulator.gcp_host, offer.gpus, accumulator.accelerator));
+        }
+        for (RegionAccumulator& region : accumulator.regions) {
+            ImportedPrice price;
+            price.region = region.region;
+            price.zones = region.zones;
+            price.spot_zones = region.spot_zones;
+            price.spot_usd_per_hour = region.spot;
+            if (!region.on_demand.empty()) {
+                const auto [low, high] = std::minmax_element(region.on_demand.begin(), region.on_demand.end());
+                price.on_demand_usd_per_hour = *low;
+                if (*low != *high && !marketplace) {
+                    warn(0, offer.id,
+                         fmt::format("{}: on-demand differs between zones ({} to {}); the lowest is kept",
+                                     region.region, number_text(*low), number_text(*high)));
+                }
+            }
+            if (!region.spot_not_below.empty()) {
+                warn(0, offer.id,
+                     fmt::format("{}: spot at or above on-demand in {} of {} zone{} ({}); spot dropped there",
+                                 region.region, region.spot_not_below.size(), region.zones,
+                                 region.zones == 1 ? "" : "s", fmt::join(region.spot_not_below, ", ")));
+            }
+            offer.prices.push_back(price);
+        }
+        offer.reservation_only = std::none_of(offer.prices.begin(), offer.prices.end(), [](const ImportedPrice& p) {
+            return p.on_demand_usd_per_hour.has_value();
+        });
+        if (offer.reservation_only) {
+            notes.push_back("no on-demand price in the file: reservations or capacity blocks only");
+        }
+        std::vector<const ImportedPrice*> priced;
+        for (const ImportedPrice& price : offer.prices) {
+            if (price.on_demand_usd_per_hour) {
+                priced.push_back(&price);
+            }
+        }
+        if (priced.size() >= 2) {
+            const auto [low, high] = std::minmax_element(
+                priced.begin(), priced.end(),
+                [](const auto* a, const auto* b) { return *a->on_demand_usd_per_hour < *b->on_demand_usd_per_hour; });
+            if (*(*high)->on_demand_usd_per_hour > regional_outlier_ratio * *(*low)->on_demand_usd_per_hour) {
+                warn(0, offer.id,
+                     fmt::format("on-demand differs more than {:g}× between regions ({} in {}, {} in {}); check "
+                                 "before relying on it",
+                                 regional_outlier_ratio, number_text(*(*low)->on_demand_usd_per_hour), (*low)->region,
+                                 number_text(*(*high)->on_demand_usd_per_hour), (*high)->region));
+            }
+        }
+        const bool any_spot = std::any_of(offer.prices.begin(), offer.prices.end(),
+                                          [](const ImportedPrice& p) { return p.spot_usd_per_hour.has_value(); });
+        const bool one_price = offer.prices.size() >= 2 && priced.size() == offer.prices.size() &&
+                               std::all_of(offer.prices.begin(), offer.prices.end(), [&](const ImportedPrice& p) {
+                                   return *p.on_demand_usd_per_hour == *offer.prices.front().on_demand_usd_per_hour;
+                               });
+        if (one_price && !any_spot) {
+            std::vector<std::string> names;
+            int zones = 0;
+            for (const ImportedPrice& price : offer.prices) {
+                names.push_back(price.region);
+                zones += price.zones;
+            }
+            notes.push_back(fmt::format("the same on-demand price in {} regions, written as region any: {}",
+                                        names.size(), fmt::join(names, ", ")));
+            ImportedPrice any;
+            any.region = "any";
+            any.on_demand_usd_per_hour = offer.prices.front().on_demand_usd_per_hour;
+            any.zones = zones;
+            offer.prices = {any};
+        }
+        if (any_spot) {
+            std::vector<std::string> counts;
+            for (const ImportedPrice& price : offer.prices) {
+                if (price.spot_usd_per_hour) {
+                    counts.push_back(fmt::format("{} {} of {} zone{}", price.region, price.spot_zones, price.zones,
+                                                 price.zones == 1 ? "" : "s"));
+                }
+            }
+            notes.push_back(fmt::format("spot is the lowest over availability zones with a spot price: {}",
+                                        fmt::join(counts, ", ")));
+        }
+        if (marketplace) {
+            notes.push_back("marketplace prices move hourly: re-import before deciding");
+        }
+        notes.insert(notes.end(), offer.notes.begin(), offer.notes.end());  // memory checks last
+        offer.notes = std::move(notes);
+    }
+
+    [[noreturn]] void throw_no_offers() const {
+        std::vector<Diagnostic> diagnostics;
+        for (const SkippedRow& row : m_result.skipped) {
+            diagnostics.push_back(Diagnostic{m_file, row.position, row.column,
+                                             fmt::format("row skipped: {}: {}", row.reason, describe(row))});
+        }
+        if (diagnostics.size() > max_reported_diagnostics) {
+            const std::size_t more = diagnostics.size() - max_reported_diagnostics;
+            diagnostics.resize(max_reported_diagnostics);
+            diagnostics.push_back(Diagnostic{m_file, {}, "", fmt::format("{} more skipped rows not shown", more)});
+        }
+        diagnostics.push_back(Diagnostic{
+            m_file,
+            {},
+            "",
+            m_result.gpu_rows == 0
+                ? fmt::format("no offer imported: none of the {} rows names an accelerator", m_result.rows)
+            : m_result.gpu_rows == 1
+                ? std::string("no offer imported: the one GPU row was skipped; nothing written")
+                : fmt::format("no offer imported: all {} GPU rows were skipped; nothing written", m_result.gpu_rows)});
+        throw InputError(std::move(diagnostics));
+    }
+
+    std::string source_line() const {
+        const std::string cloud = m_options.cloud.empty() ? m_options.provider : m_options.cloud;
+        std::string line = fmt::format("skypilot-catalog {}{}/vms.csv imported {} from {}",
+                                       m_options.schema_version.empty() ? "" : m_options.schema_version + "/", cloud,
+                                       m_options.imported_on, m_options.source_path);
+        if (!m_options.md5.empty()) {
+            line += ", md5 " + m_options.md5;
+        }
+        return line;
+    }
+
+    std::string render() const {
+        std::string out;
+        out += "# Rental offers imported by `gpusel catalog import skypilot` from\n";
+        out += "# " + printable_text(m_options.source_path) + "\n";
+        out += "# Prices are USD per instance-hour, on-demand and spot only: SkyPilot files carry no\n";
+        out += "# commitments. Load with --catalog FILE; import again to refresh (edits here are replaced).\n";
+        out += "format: 2\n";
+        out += fmt::format("as_of: {}\n", m_options.as_of);
+        out += "providers:\n";
+        out += fmt::format("  - {{id: {}, name: {}, kind: cloud, tier: {}}}\n", yaml_scalar(m_provider.id),
+                           yaml_quoted(m_provider.name), to_string(m_provider.tier));
+        out += "rental:\n";
+        const std::string source = yaml_quoted(source_line());
+        for (const ImportedOffer& offer : m_result.offers) {
+            out += fmt::format("  - id: {}\n", yaml_scalar(offer.id));
+            out += fmt::format("    provider: {}\n", yaml_scalar(m_provider.id));
+            out += fmt::format("    instance_type: {}\n", yaml_scalar(offer.instance_type));
+            out += fmt::format("    gpu: {}\n", yaml_scalar(offer.gpu));
+            out += fmt::format("    gpus: {}\n", offer.gpus);
+            out += fmt::format("    availability: {}\n", offer.reservation_only ? "reservation_only" : "on_demand");
+            out += "    price_kind: list\n";
+            out += fmt::format("    as_of: {}\n", m_options.as_of);
+            out += fmt::format("    sources: [{}]\n", source);
+            if (!offer.notes.empty()) {
+                out += fmt::format("    notes: {}\n", yaml_quoted(fmt::format("{}", fmt::join(offer.notes, "; "))));
+            }
+            out += "    prices:\n";
+            for (const ImportedPrice& price : offer.prices) {
+                std::string line = fmt::format("region: {}", yaml_scalar(price.region));
+                if (price.on_demand_usd_per_hour) {
+                    line += ", on_demand: " + number_text(*price.on_demand_usd_per_hour);
+                }
+                if (price.spot_usd_per_hour) {
+                    line += ", spot: " + number_text(*price.spot_usd_per_hour);
+                }
+                out += "      - {" + line + "}\n";
+            }
+        }
+        return out;
+    }
+
+    const std::string& m_file;
+    const SkypilotImportOptions& m_options;
+    const Catalog& m_catalog;
+    CloudProvider m_provider;
+    std::string m_cloud;  // the SkyPilot cloud whose conventions the file follows
+    bool m_gcp = false;
+    std::map<std::tuple<std::string, std::string, std::string>, const Row*> m_gcp_hosts;
+    std::vector<OfferAccumulator> m_offers;
+    std::map<std::string, std::size_t> m_offer_index;
+    SkypilotImportResult m_result;
+};
+
+}  // namespace
+
+CloudProvider cloud_provider(std::string_view id) {
+    for (const ProviderEntry& entry : provider_table) {
+        if (entry.id == id) {
+            return CloudProvider{std::string(entry.id), std::string(entry.name), entry.tier, true};
+        }
+    }
+    return CloudProvider{std::string(id), std::string(id), ProviderTier::neocloud, false};
+}
+
+bool valid_provider_id(std::string_view id) {
+    return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    });
+}
+
+SkypilotPath skypilot_path_parts(std::string_view path) {
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t slash = path.find('/', start);
+        const std::size_t end = slash == std::string_view::npos ? path.size() : slash;
+        if (end > start) {
+            parts.push_back(path.substr(start, end - start));
+        }
+        if (slash == std::string_view::npos) {
+            break;
+        }
+        start = slash + 1;
+    }
+    if (parts.size() < 3 || parts.back() != "vms.csv") {
+        return {};
+    }
+    const std::string_view version = parts[parts.size() - 3];
+    const bool is_version =
+        version.size() >= 2 && version[0] == 'v' &&
+        std::all_of(version.begin() + 1, version.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!is_version) {
+        return {};
+    }
+    return SkypilotPath{std::string(version), std::string(parts[parts.size() - 2])};
+}
+
+SkypilotImportResult import_skypilot_csv(std::string_view csv_text, const std::string& file_name,
+                                         const SkypilotImportOptions& options, const Catalog& catalog) {
+    return Importer(file_name, options, catalog).run(csv_text);
+}
+
+std::string skypilot_import_summary(const SkypilotImportResult& result, const std::string& file_name,
+                                    const std::string& output_name) {
+    std::string out =
+        fmt::format("gpusel: imported {} offer{} from {} rows of {} ({} GPU rows) into {}\n", result.offers.size(),
+                    result.offers.size() == 1 ? "" : "s", result.rows, file_name, result.gpu_rows, output_name);
+    if (!result.skipped.empty()) {
+        out += fmt::format("gpusel: skipped {} GPU row{}:\n", result.skipped.size(),
+                           result.skipped.size() == 1 ? "" : "s");
+        // Groups in order of first appearance, each with its first few rows as examples.
+        std::vector<std::string> reasons;
+        for (const SkippedRow& row : result.skipped) {
+            if (std::find(reasons.begin(), reasons.end(), row.reason) == reasons.end()) {
+                reasons.push_back(row.reason);
+            }
+        }
+        constexpr std::size_t examples = 3;
+        for (const std::string& reason : reasons) {
+            std::vector<std::string> shown;
+            std::size_t count = 0;
+            for (const SkippedRow& row : result.skipped) {
+                if (row.reason != reason) {
+                    continue;
+                }
+                if (++count <= examples) {
+                    shown.push_back(fmt::format("line {} {}", row.position.line, describe(row)));
+                }
+            }
+            out += fmt::format("  {}: {} row{} ({}{})\n", reason, count, count == 1 ? "" : "s", fmt::join(shown, "; "),
+                               count > examples ? "; …" : "");
+        }
+    }
+    if (!result.unknown_accelerators.empty()) {
+        out += fmt::format(
+            "gpusel: unknown accelerator names (not guessed; add the GPU to a --catalog file or map "
+            "it by hand): {}\n",
+            fmt::join(result.unknown_accelerators, ", "));
+    }
+    return out;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,122 @@
+#pragma once
+// Importing a SkyPilot catalog file (`~/.sky/catalogs/v8/<cloud>/vms.csv`) as rental offers of a
+// format-2 user catalog (docs/catalog.md, "Importing a SkyPilot catalog").
+//
+// Contract:
+//  - Pure: CSV text in, YAML text and a report out. The caller reads the file, settles the
+//    provider, the schema version and the dates, and writes the output (whole or nothing).
+//  - Columns are read by header name, never by position: each cloud orders them differently.
+//    Required: InstanceType, AcceleratorName, AcceleratorCount, Price, SpotPrice, Region.
+//    AvailabilityZone and GpuInfo are used when present; other columns are ignored.
+//  - Malformed input (bad quoting, a missing required column, a row of another width than the
+//    header, a cell that is not a number where one is needed) throws InputError listing every
+//    problem as `file:line:col: Column: message`. A schema version other than v7 or v8 is
+//    refused the same way (older schemas lack columns).
+//  - A well-formed row that cannot become an offer is skipped with a reason (fractional GPU,
+//    price 0, the 700.0 placeholder, a per-GPU price outside $0.01..$100/h, an accelerator name
+//    with no gpusel id for its provider and instance family, ...). Nothing is guessed: unknown
+//    names are listed. No offer at all is an InputError (there is nothing to write), which
+//    lists the skipped rows.
+//  - Prices stay USD per instance-hour, as SkyPilot stores them. One offer per instance type,
+//    one `prices` line per region: on-demand is the region's value, spot the lowest over its
+//    availability zones; spot at or above on-demand is dropped with a warning.
+//  - The output is deterministic: offers and regions in file order, numbers in their shortest
+//    round-trip form.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.hpp"
+#include "catalog/catalog.hpp"
+#include "catalog/offer.hpp"
+
+namespace gpusel {
+
+// A cloud as the `providers:` list names it. `known` is false for an id outside gpusel's
+// table: it gets tier neocloud and its id as name, and the import warns.
+struct CloudProvider {
+    std::string id;
+    std::string name;
+    ProviderTier tier = ProviderTier::neocloud;
+    bool known = false;
+};
+CloudProvider cloud_provider(std::string_view id);
+
+// What a path like `~/.sky/catalogs/v8/aws/vms.csv` says: schema "v8", cloud "aws". Both are
+// empty when the path does not end in `<vN>/<cloud>/vms.csv`.
+struct SkypilotPath {
+    std::string schema_version;
+    std::string cloud;
+};
+SkypilotPath skypilot_path_parts(std::string_view path);
+
+// True for a provider id as catalogs spell it: lower-case letters, digits and '-'.
+bool valid_provider_id(std::string_view id);
+
+struct SkypilotImportOptions {
+    std::string provider;        // provider id of the offers (required)
+    std::string schema_version;  // "v7", "v8", or "" when the path does not name it
+    std::string cloud;           // the SkyPilot cloud folder ("" = provider), for the sources line
+    std::string as_of;           // YYYY-MM of the prices (required)
+    std::string imported_on;     // YYYY-MM-DD, for the sources line
+    std::string source_path;     // the file as the user named it, for the sources line
+    std::string md5;             // optional checksum of the file, for the sources line
+};
+
+// One price line of an offer: one region.
+struct ImportedPrice {
+    std::string region;  // "any" when collapsed
+    std::optional<double> on_demand_usd_per_hour;
+    std::optional<double> spot_usd_per_hour;  // the lowest over the zones that have one
+    int zones = 0;                            // rows (availability zones) of this region
+    int spot_zones = 0;                       // of which with a usable spot price
+};
+
+struct ImportedOffer {
+    std::string id;  // provider/instance_type
+    std::string instance_type;
+    std::string gpu;                // a catalog id
+    int gpus = 0;                   // per instance
+    bool reservation_only = false;  // no on-demand price anywhere
+    std::vector<ImportedPrice> prices;
+    std::vector<std::string> notes;
+    int line = 0;  // first row
+};
+
+struct SkippedRow {
+    Position position;   // the cell that decided it (the row start when none did)
+    std::string column;  // its column name, "" for the row
+    std::string instance_type;
+    std::string accelerator;  // "A100 × 8"
+    std::string reason;       // the group it is reported under, e.g. "fractional GPU count (whole units only)"
+    std::string detail;       // what about this row, e.g. "0.125"
+};
+
+struct ImportWarning {
+    int line = 0;  // 0 when about a whole offer
+    std::string offer_id;
+    std::string message;
+};
+
+struct SkypilotImportResult {
+    std::string yaml;
+    std::vector<ImportedOffer> offers;
+    std::size_t rows = 0;                           // data rows in the file
+    std::size_t gpu_rows = 0;                       // rows naming an accelerator (GCP: accelerator rows)
+    std::vector<SkippedRow> skipped;                // file order
+    std::vector<std::string> unknown_accelerators;  // sorted, unique: "Foo", or "A100 on vast 1x-A100"
+    std::vector<ImportWarning> warnings;
+};
+
+// Imports `csv_text` (the content of `file_name`). Throws InputError as described above.
+SkypilotImportResult import_skypilot_csv(std::string_view csv_text, const std::string& file_name,
+                                         const SkypilotImportOptions& options, const Catalog& catalog);
+
+// The summary `catalog import` prints to standard error: offers and rows, skipped rows grouped
+// by reason (a few examples each), unknown names. One line per item, each ending in '\n'.
+std::string skypilot_import_summary(const SkypilotImportResult& result, const std::string& file_name,
+                                    const std::string& output_name);
+
+}  // namespace gpusel

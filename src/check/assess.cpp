@@ -1,0 +1,263 @@
+// The planner's side of `gpusel check`: evaluates each proposed hardware line at its count and
+// at neighbouring counts, the same GPUs acquired the other way, and the cheapest option in the
+// catalog. Kept apart from check.cpp so that the judgement links (and is tested) without the
+// estimators.
+
+#include <algorithm>
+#include <limits>
+
+#include "check/check.hpp"
+#include "cost/cost.hpp"
+
+#include <fmt/format.h>
+
+namespace gpusel {
+
+namespace {
+
+// Counts above `count` to try, ascending, at most `limit`: every count up to 32 more, then
+// powers of two and multiples of 8 (how clusters are built).
+std::vector<int> counts_above(int count, int limit) {
+    std::vector<int> counts;
+    for (int n = count + 1; n <= limit; ++n) {
+        if (n - count <= 32 || (n & (n - 1)) == 0 || n % 8 == 0) {
+            counts.push_back(n);
+        }
+    }
+    return counts;
+}
+
+// Counts below `count`, ascending: every one up to 32, then powers of two and multiples of 8.
+std::vector<int> counts_below(int count) {
+    std::vector<int> counts;
+    for (int n = 1; n < count; ++n) {
+        if (n <= 32 || (n & (n - 1)) == 0 || n % 8 == 0) {
+            counts.push_back(n);
+        }
+    }
+    return counts;
+}
+
+bool meets_target(const Candidate& candidate) {
+    if (candidate.perf.training) {
+        return candidate.perf.training->meets_deadline;
+    }
+    return candidate.perf.inference ? candidate.perf.inference->meets_slo : true;
+}
+
+class Assessor {
+public:
+    Assessor(const Proposal& proposal, const Catalog& catalog, const EfficiencyTable& efficiency)
+        : m_proposal(proposal), m_catalog(catalog), m_efficiency(efficiency) {}
+
+    HardwareAssessment assess(std::size_t index) {
+        const ProposedHardware& hardware = m_proposal.hardware[index];
+        HardwareAssessment assessment;
+        assessment.line = index;
+        if (const GpuSpec* gpu = m_catalog.find(hardware.gpu)) {
+            assessment.gpu = *gpu;
+        } else {
+            assessment.gpu.id = hardware.gpu;
+        }
+        const auto& workloads = m_proposal.project.workloads;
+        const auto found = std::find_if(workloads.begin(), workloads.end(),
+                                        [&](const Workload& workload) { return workload.role == hardware.role; });
+        if (found == workloads.end() || m_catalog.find(hardware.gpu) == nullptr) {
+            return assessment;
+        }
+        assessment.workload = static_cast<std::size_t>(found - workloads.begin());
+        // The proposal's policy sets the memory headroom every evaluation is held to.
+        Workload workload = *found;
+        workload.constraints.memory_headroom_fraction = m_proposal.policy.memory_headroom_fraction;
+        const GpuSpec& gpu = assessment.gpu;
+        const int count = hardware.count;
+        assessment.excluded_by = constraint_exclusion(workload, gpu);
+
+        m_offer = hardware.offer.empty() ? nullptr : m_catalog.find_offer(hardware.offer);
+        record_units(assessment, hardware, gpu);
+        FixedEvaluation at_count = evaluate(workload, gpu, count, hardware.acquisition, hardware.unit_price_usd);
+        if (at_count.candidate) {
+            assessment.proposed = std::move(at_count.candidate);
+        } else if (at_count.closest_memory &&
+                   at_count.closest_memory->per_gpu.total_bytes <= at_count.closest_memory->capacity_bytes) {
+            // It fits, but not with the policy's headroom: evaluate it without, to judge the rest.
+            Workload bare = workload;
+            bare.constraints.memory_headroom_fraction = 0;
+            FixedEvaluation tight = evaluate(bare, gpu, count, hardware.acquisition, hardware.unit_price_usd);
+            if (tight.candidate) {
+                assessment.proposed = std::move(tight.candidate);
+                assessment.meets_headroom = false;
+            }
+        }
+        if (!assessment.proposed) {
+            assessment.why_not = at_count.why_not;
+            assessment.obstacle = obstacle(workload, hardware, gpu, at_count, assessment);
+            if (assessment.obstacle == Obstacle::memory) {
+                assessment.closest_miss = std::move(at_count.closest_memory);
+                assessment.closest_layout = at_count.closest_layout;
+            }
+        }
+        const bool evaluable = assessment.proposed || assessment.obstacle == Obstacle::memory;
+        if (!evaluable) {
+            assessment.cheapest_feasible = cheapest_feasible(workload);
+            return assessment;
+        }
+
+        // More GPUs of the same type: the fewest that fit, and the fewest that also meet the target.
+        const bool short_of_target = assessment.proposed && !meets_target(*assessment.proposed);
+        if (!assessment.proposed || !assessment.meets_headroom || short_of_target) {
+            const int limit = std::max(workload.constraints.max_gpus, count);
+            assessment.max_count_searched = limit;
+            for (const int n : counts_above(count, limit)) {
+                FixedEvaluation more = evaluate(workload, gpu, n, hardware.acquisition, hardware.unit_price_usd);
+                if (!more.candidate) {
+                    continue;
+                }
+                if (!assessment.fewest_fitting) {
+                    assessment.fewest_fitting = more.candidate;
+                }
+                if (meets_target(*more.candidate)) {
+                    assessment.fewest_meeting_target = std::move(more.candidate);
+                    break;
+                }
+            }
+        }
+        // Fewer GPUs of the same type that meet every constraint.
+        if (assessment.proposed && count > 1 && assessment.excluded_by.empty()) {
+            for (const int n : counts_below(count)) {
+                FixedEvaluation fewer = evaluate(workload, gpu, n, hardware.acquisition, hardware.unit_price_usd);
+                if (fewer.candidate && meets_every_constraint(workload, m_proposal.policy, *fewer.candidate)) {
+                    assessment.fewest_meeting_all = std::move(fewer.candidate);
+                    break;
+                }
+            }
+        }
+        // The same GPUs acquired the other way, at catalog prices.
+        if (assessment.proposed) {
+            const Acquisition acquisition = hardware.acquisition;
+            m_offer = nullptr;  // the other way: any offer of the GPU
+            if (acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used) {
+                assessment.same_count_on_demand =
+                    evaluate(workload, gpu, count, Acquisition::cloud_on_demand, std::nullopt).candidate;
+            } else if (acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_reserved) {
+                assessment.same_count_bought = evaluate(workload, gpu, count, Acquisition::buy_new, std::nullopt).candidate;
+            }
+        }
+        assessment.cheapest_feasible = cheapest_feasible(workload);
+        return assessment;
+    }
+
+private:
+    // Whether the line's count is whole units of an offer it can be acquired through, and the
+    // smallest unit there is (the fix of a not-purchasable line).
+    void record_units(HardwareAssessment& assessment, const ProposedHardware& hardware, const GpuSpec& gpu) const {
+        std::vector<const Offer*> offers;
+        if (m_offer != nullptr) {
+            offers.push_back(m_offer);
+        } else {
+            for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
+                const bool purchase = offer->kind == OfferKind::purchase;
+                const bool condition_matches =
+                    !purchase || (hardware.acquisition == Acquisition::buy_new) == (offer->condition == UnitCondition::new_unit);
+                if (purchase == is_purchase(hardware.acquisition) && condition_matches) {
+                    offers.push_back(offer);
+                }
+            }
+        }
+        assessment.offers_available = !offers.empty();
+        const auto& workloads = m_proposal.project.workloads;
+        const auto workload = std::find_if(workloads.begin(), workloads.end(),
+                                           [&](const Workload& entry) { return entry.role == hardware.role; });
+        for (const Offer* offer : offers) {
+            if (hardware.count % offer->gpus_per_unit == 0) {
+                assessment.whole_units = true;
+                if (workload != workloads.end()) {
+                    const std::optional<OfferQuote> quote =
+                        quote_offer(m_catalog, *workload, *offer, hardware.acquisition);
+                    if (quote && (!assessment.catalog_price || quote->price.usd < assessment.catalog_price->usd)) {
+                        assessment.catalog_price = quote->price;
+                        assessment.catalog_offer = offer->id;
+                    }
+                }
+            }
+            if (assessment.smallest_unit_gpus == 0 || offer->gpus_per_unit < assessment.smallest_unit_gpus) {
+                assessment.smallest_unit_gpus = offer->gpus_per_unit;
+                assessment.smallest_unit = offer->kind == OfferKind::rental
+                                               ? fmt::format("{} ({} × {})", offer->id, offer->gpus_per_unit, offer->gpu)
+                                               : fmt::format("{} ({}, {} GPU{})", offer->id, offer->name,
+                                                             offer->gpus_per_unit, offer->gpus_per_unit == 1 ? "" : "s");
+            }
+        }
+    }
+
+    FixedEvaluation evaluate(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
+                             std::optional<double> unit_price_usd) const {
+        return evaluate_fixed(workload, m_catalog, gpu, count, acquisition, unit_price_usd, m_offer, m_efficiency);
+    }
+
+    static Obstacle obstacle(const Workload& workload, const ProposedHardware& hardware, const GpuSpec& gpu,
+                             const FixedEvaluation& evaluation, const HardwareAssessment& assessment) {
+        if (evaluation.closest_memory) {
+            return Obstacle::memory;
+        }
+        if (!runnable_precision(workload, gpu)) {
+            return Obstacle::precision;
+        }
+        if (hardware.acquisition == Acquisition::cloud_spot && !workload.is_training()) {
+            return Obstacle::spot_serving;
+        }
+        if (!assessment.offers_available) {
+            return Obstacle::price;
+        }
+        if (!assessment.whole_units) {
+            return Obstacle::not_purchasable;
+        }
+        if (workload.is_training()) {
+            const int fixed = std::max(1, workload.training.tensor_parallel) *
+                              std::max(1, workload.training.pipeline_parallel);
+            if (hardware.count % fixed != 0) {
+                return Obstacle::layout;
+            }
+        }
+        return Obstacle::other;
+    }
+
+    // The lowest-TCO candidate in the catalog that meets every constraint, by the planner.
+    std::optional<Candidate> cheapest_feasible(const Workload& workload) const {
+        Project project;
+        project.name = workload.name;
+        project.workloads.push_back(workload);
+        PlanOptions options;
+        options.objective = Objective::tco;
+        options.top = std::numeric_limits<std::size_t>::max();
+        const PlanReport plan = make_plan(project, m_catalog, m_efficiency, options);
+        if (plan.roles.empty()) {
+            return std::nullopt;
+        }
+        for (const Candidate& candidate : plan.roles.front().ranked) {
+            if (meets_every_constraint(workload, m_proposal.policy, candidate)) {
+                return candidate;
+            }
+        }
+        return std::nullopt;
+    }
+
+    const Proposal& m_proposal;
+    const Catalog& m_catalog;
+    const EfficiencyTable& m_efficiency;
+    const Offer* m_offer = nullptr;  // the offer the line being assessed names, if any
+};
+
+}  // namespace
+
+std::vector<HardwareAssessment> assess_proposal(const Proposal& proposal, const Catalog& catalog,
+                                                const EfficiencyTable& efficiency) {
+    Assessor assessor(proposal, catalog, efficiency);
+    std::vector<HardwareAssessment> assessments;
+    for (std::size_t index = 0; index < proposal.hardware.size(); ++index) {
+        assessments.push_back(assessor.assess(index));
+    }
+    return assessments;
+}
+
+}  // namespace gpusel

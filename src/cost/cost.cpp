@@ -1,0 +1,277 @@
+#include "cost/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/units.hpp"
+
+namespace gpusel {
+
+namespace {
+
+constexpr double hours_per_month = 365.25 * 24.0 / 12.0;
+
+// Cloud hidden costs (formulas.md, cost section, from a 2026 practitioner article):
+// ≈4 minutes of billed start-up per launch and ≈$0.01 per GB of cross-zone traffic.
+constexpr double startup_hours_per_launch = 4.0 / 60.0;
+constexpr double transfer_usd_per_byte = 0.01 / 1e9;
+
+// Spares: ≈15 % of the fleet, same model, for projects over two years (formulas.md).
+constexpr double spare_fraction = 0.15;
+constexpr double spare_threshold_months = 24.0;
+
+// A one-year reservation is billed for every hour of its term, used or not.
+constexpr double reservation_term_months = 12.0;
+
+// Warranties (docs/cost-model.md): complete servers and datacenter parts 3 years parts and labour
+// (Supermicro standard system warranty, servethehome.com 2012; OEM servers alike); graphics-card
+// makers 2-3 years (techunwrapped.com: Asus and EVGA 3 years; 2 years is the EU legal minimum,
+// taken as the conservative figure); edge modules ESTIMATE 1 year; used parts are sold as-is.
+constexpr int datacenter_warranty_months = 36;
+constexpr int consumer_warranty_months = 24;
+constexpr int edge_warranty_months = 12;
+
+}  // namespace
+
+std::string_view describe(Acquisition acquisition) {
+    switch (acquisition) {
+    case Acquisition::buy_new:
+        return "buy new";
+    case Acquisition::buy_used:
+        return "buy used";
+    case Acquisition::cloud_on_demand:
+        return "cloud on-demand";
+    case Acquisition::cloud_spot:
+        return "cloud spot";
+    case Acquisition::cloud_reserved:
+        return "cloud reserved 1y";
+    }
+    return "";
+}
+
+std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd, double monthly_rent_usd) {
+    if (!(monthly_rent_usd > monthly_opex_usd)) {
+        return std::nullopt;
+    }
+    return capex_usd / (monthly_rent_usd - monthly_opex_usd);
+}
+
+double expected_failure_fraction(double months) {
+    // Monthly hazard: 1.8 %/12 in the first year, 11 %/6 from month 18, linear in between;
+    // integrated in closed form per segment.
+    const double early = 0.018 / 12.0;
+    const double late = 0.11 / 6.0;
+    double failed = early * std::min(months, 12.0);
+    if (months > 12.0) {
+        const double span = std::min(months, 18.0) - 12.0;
+        const double slope = (late - early) / 6.0;
+        failed += early * span + 0.5 * slope * span * span;
+    }
+    if (months > 18.0) {
+        failed += late * (months - 18.0);
+    }
+    return std::min(failed, 1.0);
+}
+
+double residual_value_fraction(double months) { return std::pow(0.45, std::max(months, 0.0) / 24.0); }
+
+int warranty_months(const GpuSpec& gpu, const Offer& offer) {
+    if (offer.condition != UnitCondition::new_unit) {
+        return 0;
+    }
+    switch (gpu.segment) {
+    case Segment::consumer:
+        return consumer_warranty_months;
+    case Segment::edge:
+        return edge_warranty_months;
+    case Segment::datacenter:
+    case Segment::workstation:
+        break;
+    }
+    return datacenter_warranty_months;
+}
+
+Site costing_site(const Workload& workload, const Offer& offer) {
+    if (offer.kind == OfferKind::rental) {
+        return Site::datacenter;
+    }
+    if (workload_may_run_at(workload, Site::edge) && offer.may_run_at(Site::edge)) {
+        return Site::edge;
+    }
+    if (workload_may_run_at(workload, Site::office) && offer.may_run_at(Site::office)) {
+        return Site::office;
+    }
+    return Site::datacenter;
+}
+
+std::string horizon_strategy(double horizon_months) {
+    if (horizon_months < 6) {
+        return "under 6 months: rent";
+    }
+    if (horizon_months <= 24) {
+        return "6-24 months: own the base load, rent peaks";
+    }
+    return "over 24 months: own, with hardware-independent serving";
+}
+
+namespace {
+
+OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, int gpus) {
+    const Offer& offer = *quote.offer;
+    OfferUse use;
+    use.id = offer.id;
+    use.kind = offer.kind;
+    use.provider = offer.provider;
+    use.provider_name = quote.provider_name;
+    use.tier = quote.tier;
+    use.instance_type = offer.instance_type;
+    use.form = offer.form;
+    use.name = offer.name;
+    use.region = quote.region;
+    use.gpus_per_unit = offer.gpus_per_unit;
+    use.units = units;
+    use.idle_gpus = units * offer.gpus_per_unit - gpus;
+    use.price_usd = price_usd;
+    use.price_kind = quote.price.kind;
+    use.as_of = quote.price.as_of;
+    use.sources = quote.price.sources;
+    OfferQuote shown = quote;
+    shown.price.usd = price_usd;
+    use.order = order_text(shown, units);
+    return use;
+}
+
+}  // namespace
+
+CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
+                           const UsageProfile& usage, std::optional<double> unit_price_usd) {
+    CostEstimate cost;
+    const Acquisition acquisition = quote.acquisition;
+    cost.acquisition = acquisition;
+    cost.unit = usage.unit;
+    const DeploymentSpec& deployment = workload.deployment;
+    const double months = deployment.horizon_months;
+    const double horizon_hours = months * hours_per_month;
+    const double busy_hours = usage.service ? horizon_hours * usage.average_utilization : usage.job_seconds / 3600.0;
+    if (acquisition == Acquisition::cloud_spot && usage.service) {
+        // Spot capacity can be reclaimed with 30 s to 2 min notice: not for a serving path.
+        cost.unavailable_reason = "spot capacity can be reclaimed at short notice; not for serving";
+        return cost;
+    }
+    const Offer& offer = *quote.offer;
+    const double price = unit_price_usd.value_or(quote.price.usd);
+    const int units = units_for(offer, usage.gpus);
+    const double per_unit_gpus = offer.gpus_per_unit;
+    cost.available = true;
+    cost.unit_price_usd = price;
+    cost.offer = describe_offer(quote, price, units, usage.gpus);
+    if (unit_price_usd) {
+        cost.offer.price_kind = PriceKind::quote;
+    }
+    // What renting the same GPUs on demand would bill: every hour of a service (unless it
+    // autoscales), the runs of a batch job.
+    const double billed_hours = usage.service && !deployment.autoscale ? horizon_hours : busy_hours;
+    cost.cloud_equivalent_usd =
+        usage.reference_rent_usd_per_gpu_hour * usage.gpus * std::max(1, usage.seats) * billed_hours;
+    CostBreakdown& part = cost.breakdown;
+
+    const int seats = std::max(1, usage.seats);
+    if (seats > 1) {
+        cost.offer.units *= seats;
+        cost.offer.idle_gpus *= seats;
+    }
+    const int all_units = units * seats;
+    if (is_purchase(acquisition)) {
+        const double owned_gpus = all_units * per_unit_gpus;
+        // Spares are bought in the offer's units. Rounded, not ceiled: one spare for a
+        // single-GPU box would double its cost, which no one budgets; 15 % of 4 to 9 cards is one.
+        cost.spare_units =
+            months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * all_units)) : 0;
+        cost.spare_gpus = cost.spare_units * offer.gpus_per_unit;
+        part.gpus_usd = all_units * price;
+        if (quote.host != nullptr) {
+            // Spare cards wait on a shelf: hosts only for the units in service.
+            const int hosts = hosts_for(offer, *quote.host, units) * seats;
+            part.servers_usd = hosts * quote.host->price.usd;
+            cost.offer.host_id = quote.host->id;
+            cost.offer.host_name = quote.host->name;
+            cost.offer.hosts = hosts;
+            cost.offer.host_price_usd = quote.host->price.usd;
+            cost.offer.host_price_kind = quote.host->price.kind;
+        }
+        part.spares_usd = cost.spare_units * price;
+        // Power and operations by where the units run: a data centre's PUE and staff, none of
+        // either for a desk-side box or an edge device unless the file sets them.
+        cost.site = costing_site(workload, offer);
+        const bool datacenter = cost.site == Site::datacenter;
+        const double pue = datacenter || deployment.pue_given ? deployment.pue : 1.0;
+        const double ops = datacenter || deployment.ops_given ? deployment.ops_usd_per_gpu_month : 0.0;
+        const double owned_busy_hours = horizon_hours * deployment.utilization;
+        cost.energy_kwh = owned_gpus * gpu.power_watts / 1000.0 * owned_busy_hours * pue;
+        part.power_usd = cost.energy_kwh * deployment.energy_usd_per_kwh;
+        part.operations_usd = owned_gpus * ops * months;
+        // Failures within the warranty are replaced by the maker (the spares cover the downtime);
+        // only those after it cost a GPU.
+        cost.warranty_months = warranty_months(gpu, offer);
+        const double covered = std::min(months, static_cast<double>(cost.warranty_months));
+        const double failed_after_warranty =
+            owned_gpus * (expected_failure_fraction(months) - expected_failure_fraction(covered));
+        part.failures_usd = std::max(0.0, failed_after_warranty - cost.spare_gpus) * price / per_unit_gpus;
+        part.resale_usd = (all_units + cost.spare_units) * price * residual_value_fraction(months);
+        cost.resale_counted = deployment.count_resale;
+        cost.capex_usd = part.gpus_usd + part.servers_usd + part.spares_usd;
+        const double monthly_running = (part.power_usd + part.operations_usd) / months;
+        cost.monthly_opex_usd = monthly_running + part.failures_usd / months;
+        cost.tco_usd = cost.capex_usd + part.power_usd + part.operations_usd + part.failures_usd -
+                       (cost.resale_counted ? part.resale_usd : 0.0);
+        cost.depreciation_months = months;
+        cost.depreciation_usd_per_month =
+            (cost.capex_usd - (cost.resale_counted ? part.resale_usd : 0.0)) / std::max(months, 1e-9);
+        if (!offer.needs_host.empty() && quote.host == nullptr) {
+            cost.notes.push_back(fmt::format("needs host {}, which the catalog does not price", offer.needs_host));
+        }
+        // Against renting on demand the GPU-hours this workload needs (cloud_equivalent_usd),
+        // spread over the horizon: the month from which owning has cost less in total.
+        cost.break_even_month =
+            break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / months);
+    } else {
+        // A rented instance is billed for every hour it is provisioned: a service around the
+        // clock, unless it scales down when idle (deployment.autoscale), and then never below
+        // its minimum replicas.
+        double rented_hours = usage.job_seconds / 3600.0;
+        if (usage.service) {
+            const double floor_share =
+                usage.min_gpus > 0 ? std::min(1.0, static_cast<double>(usage.min_gpus) / (all_units * per_unit_gpus))
+                                   : 0.0;
+            rented_hours = deployment.autoscale ? horizon_hours * std::max(usage.average_utilization, floor_share)
+                                                : horizon_hours;
+        }
+        if (acquisition == Acquisition::cloud_reserved) {
+            const double committed_months =
+                std::ceil(std::max(months, 1.0) / reservation_term_months) * reservation_term_months;
+            rented_hours = committed_months * hours_per_month;
+        } else if (acquisition == Acquisition::cloud_spot) {
+            rented_hours *= 1.0 + deployment.spot_overhead_fraction;
+        }
+        part.rental_usd = all_units * rented_hours * price;
+        part.hidden_usd = usage.launches * startup_hours_per_launch * all_units * price +
+                          usage.transfer_bytes * transfer_usd_per_byte;
+        cost.tco_usd = part.rental_usd + part.hidden_usd;
+        cost.monthly_opex_usd = cost.tco_usd / months;
+        cost.energy_kwh = usage.gpus * seats * gpu.power_watts / 1000.0 * busy_hours * deployment.pue;
+        if (acquisition == Acquisition::cloud_reserved) {
+            cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not",
+                                             std::ceil(std::max(months, 1.0) / 12.0) * 12.0));
+        }
+    }
+    if (cost.offer.idle_gpus > 0) {
+        cost.notes.push_back(fmt::format("{} of the {} GPUs bought or rented sit idle ({} per unit)", cost.offer.idle_gpus,
+                                         all_units * offer.gpus_per_unit, offer.gpus_per_unit));
+    }
+    cost.usd_per_unit = usage.work_units > 0 ? cost.tco_usd / usage.work_units : 0;
+    return cost;
+}
+
+}  // namespace gpusel

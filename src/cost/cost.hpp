@@ -1,0 +1,137 @@
+#pragma once
+// Cost model: what a candidate costs over the workload's horizon, bought or rented. Pure.
+// Defaults and their sources: docs/cost-model.md (formulas.md, cost section).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "cost/offer_selection.hpp"
+#include "inputs/workload.hpp"
+
+namespace gpusel {
+
+// How much work the candidate must do, from the performance model.
+struct UsageProfile {
+    int gpus = 1;                  // GPUs in service (all replicas)
+    double job_seconds = 0;        // batch work (training): wall-clock of all runs; 0 for a service
+    bool service = false;          // inference: runs for the whole horizon
+    double work_units = 0;         // units of work delivered over the horizon (see unit)
+    std::string unit;              // "1M tokens", "1k requests", "epoch"
+    double average_utilization = 0.7;  // share of wall time the GPUs are busy (owned or rented service)
+    double transfer_bytes = 0;     // data moved into a cloud per run (dataset)
+    int launches = 1;              // cloud instance starts over the horizon
+    // The lowest on-demand price per GPU-hour of this GPU the workload may rent: what renting
+    // the same GPU-hours would cost (break-even); 0 = none offered.
+    double reference_rent_usd_per_gpu_hour = 0;
+    int seats = 1;                 // development: identical boxes, one per engineer (units × seats)
+    int min_gpus = 0;              // service with autoscale: GPUs that always stay provisioned
+};
+
+// The offer a cost was computed from, as procurement and machine output name it (JSON `offer`).
+struct OfferUse {
+    std::string id;
+    OfferKind kind = OfferKind::purchase;
+    std::string provider;       // provider id
+    std::string provider_name;
+    ProviderTier tier = ProviderTier::none;  // rentals
+    std::string instance_type;  // rentals
+    UnitForm form = UnitForm::card;  // purchases
+    std::string name;           // the unit as an order names it
+    std::string region;         // rentals: where the price holds
+    int gpus_per_unit = 1;
+    int units = 0;              // units in service (spares not included)
+    int idle_gpus = 0;          // GPUs of those units the candidate does not use
+    double price_usd = 0;       // per unit, or per unit-hour
+    PriceKind price_kind = PriceKind::estimate;
+    std::string as_of;
+    std::vector<std::string> sources;
+    std::string host_id;        // the host a card or baseboard needs, priced in the capex
+    std::string host_name;
+    int hosts = 0;
+    double host_price_usd = 0;
+    PriceKind host_price_kind = PriceKind::estimate;
+    std::string order;          // "2 × p5.48xlarge (16 × H100-SXM5), AWS us-east-1, on-demand $55.04/h"
+    bool estimated() const { return price_kind == PriceKind::estimate || (hosts > 0 && host_price_kind == PriceKind::estimate); }
+    std::string_view price_per() const { return kind == OfferKind::rental ? "unit-hour" : "unit"; }
+};
+
+struct CostBreakdown {
+    double gpus_usd = 0;          // purchase of GPUs
+    double servers_usd = 0;       // host share
+    double spares_usd = 0;        // spare GPUs of the same model
+    double power_usd = 0;         // energy over the horizon incl. PUE
+    double operations_usd = 0;    // people and facility, per GPU-month
+    double failures_usd = 0;      // expected replacements not covered by spares
+    double resale_usd = 0;        // expected value at the horizon's end (subtracted only when counted)
+    double rental_usd = 0;        // cloud GPU-hours
+    double hidden_usd = 0;        // start-up minutes, data transfer
+};
+
+struct CostEstimate {
+    Acquisition acquisition = Acquisition::buy_new;
+    bool available = false;         // false when the catalog lacks the price this needs
+    std::string unavailable_reason;
+    double unit_price_usd = 0;      // per unit (buy) or per unit-hour (rent) of the offer
+    int spare_gpus = 0;
+    int spare_units = 0;            // spare units of the offer (spare_gpus = spare_units × GPUs per unit)
+    OfferUse offer;
+    double capex_usd = 0;           // bought up front
+    double monthly_opex_usd = 0;    // average per month over the horizon
+    double tco_usd = 0;             // capex + opex over the horizon (− resale when resale_counted)
+    bool resale_counted = false;    // deployment.count_resale: expected resale subtracted from tco_usd
+    int warranty_months = 0;        // purchases: failures within it cost spares and downtime, not GPUs
+    Site site = Site::datacenter;   // where the units run, for power and operations
+    double depreciation_usd_per_month = 0;  // straight-line: (capex − counted resale) / horizon
+    double depreciation_months = 0;         // purchases: the horizon; 0 when rented
+    double cloud_equivalent_usd = 0;  // the same GPU-hours rented on demand
+    // Buying: break_even_month(capex_usd, monthly_opex_usd, cloud_equivalent_usd / horizon), the
+    // month from which owning has cost less than renting the same GPU-hours on demand.
+    std::optional<double> break_even_month;
+    double usd_per_unit = 0;
+    std::string unit;
+    double energy_kwh = 0;
+    CostBreakdown breakdown;
+    std::vector<std::string> notes;
+};
+
+// Words for a reader: "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y".
+// (Files and JSON use to_string's names, workload.hpp.)
+std::string_view describe(Acquisition acquisition);
+
+// The month from which owning has cost less in total than renting the same GPU-hours:
+// capex_usd / (monthly_rent_usd − monthly_opex_usd). May lie beyond the horizon; absent when
+// renting costs no more per month than running the owned GPUs (owning never catches up).
+std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd, double monthly_rent_usd);
+
+// Prices `usage.gpus` GPUs of `gpu` acquired through `quote` (whole units of its offer, plus
+// the hosts cards and baseboards need) for `usage` over the workload's horizon.
+// `unit_price_usd` overrides the offer's price per unit or unit-hour (a quote). Never throws;
+// spot for a service gives available = false with the reason.
+CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
+                           const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt);
+
+// The manufacturer's warranty of a unit, in months: 36 for new datacenter and workstation parts
+// and servers, 24 for GeForce cards, 12 for edge modules, 0 for used or refurbished units
+// (sources in docs/cost-model.md).
+int warranty_months(const GpuSpec& gpu, const Offer& offer);
+
+// Where a unit of `offer` runs for `workload`: office when the workload allows a desk-side box
+// and the unit may stand there, edge for edge deployments, else a data centre.
+Site costing_site(const Workload& workload, const Offer& offer);
+
+// The acquisition strategy practitioners use by horizon (formulas.md): rent below 6 months,
+// mix 6–24 months, own beyond.
+std::string horizon_strategy(double horizon_months);
+
+// Expected share of GPUs failing within `months` of service: ≈1.8 % in the first 12 months,
+// ≈11 % per 6 months from month 18 (formulas.md, cost section), linear in between.
+double expected_failure_fraction(double months);
+
+// Share of the purchase price a GPU keeps after `months`: it loses ≈55 % in two years
+// (formulas.md), i.e. 0.45^(months/24).
+double residual_value_fraction(double months);
+
+}  // namespace gpusel

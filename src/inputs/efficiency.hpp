@@ -1,0 +1,94 @@
+#pragma once
+// Achieved fractions of peak by GPU family, memory class and software stack, loaded from
+// data/efficiency.yaml (every value with its source). Data only: the performance model
+// (perf/perf.hpp) applies them.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "inputs/workload.hpp"
+
+namespace gpusel {
+
+// The software that runs the model. It sets the kernels' achieved fractions of peak and,
+// for llama.cpp, the tensor-core accumulate mode and the dequantization pass.
+//  - optimized: TensorRT-LLM, vLLM, SGLang, lmdeploy (fused kernels, CUDA graphs, paged KV);
+//    for training: Megatron, NeMo, FSDP, DeepSpeed.
+//  - llama_cpp: llama.cpp / GGUF (FP16-accumulate cuBLAS GEMMs on quantized weights that are
+//    first dequantized to FP16, builds up to mid-2024).
+//  - eager: PyTorch eager / Hugging Face without a serving engine.
+enum class ServingStack { automatic, optimized, llama_cpp, eager };
+std::string_view to_string(ServingStack stack);  // "auto", "optimized", "llama.cpp", "eager"
+std::optional<ServingStack> parse_serving_stack(std::string_view name);
+
+// DRAM technology class, from GpuSpec::memory_type ("HBM3" -> hbm, "GDDR6X" -> gddr).
+enum class MemoryClass { hbm, gddr, lpddr, other };
+std::string_view to_string(MemoryClass memory_class);
+MemoryClass memory_class(const GpuSpec& gpu);
+
+// Achieved fractions of peak and fixed overheads for one GPU and stack, resolved from
+// data/efficiency.yaml. Defaults below are the file's `defaults` section; tests compare them.
+struct EfficiencyFactors {
+    // Training.
+    double training_compute = 0.45;       // fraction of dense 16-bit peak on executed FLOPs, transformers
+    double fp8_training_speedup = 1.3;    // end-to-end FP8 step speed-up over BF16 on the same GPU
+    double cnn_flops_per_byte = 27;       // DRAM traffic of CNN training: FLOPs per byte moved
+    double cnn_inference_flops_per_byte = 27;  // the same for CNN inference (fused engines move less)
+    // Inference.
+    double prefill_compute = 0.6;         // fraction of the 16-bit peak for large GEMMs
+    double prefill_compute_8bit = 0.45;   // fraction of the FP8/INT8 peak for large GEMMs
+    double prefill_half_tokens = 66;      // GEMM rows (tokens) at which half of that fraction is reached
+    double decode_bandwidth = 0.84;       // fraction of DRAM bandwidth when streaming weights + KV
+    double overhead_per_layer_s = 67e-6;  // per layer per forward pass (kernel launches, sync)
+    double request_floor_s = 0;           // per request and batch, eager non-transformer inference
+    // Communication.
+    double interconnect = 0.75;           // fraction of unidirectional NVLink bandwidth
+    double host_link = 0.78;              // fraction of nominal PCIe bandwidth (pinned memory)
+    double network = 0.8;                 // fraction of NIC line rate between nodes
+    double nvlink_latency_s = 10e-6;      // per collective
+    double pcie_latency_s = 27e-6;
+    double network_latency_s = 25e-6;
+
+    std::vector<std::string> applied;     // labels of the file entries that set these values
+};
+
+// Everything data/efficiency.yaml holds besides the per-GPU factors.
+struct PlatformFactors {
+    double infiniband_bytes_per_s_per_gpu = 50e9;  // NDR 400 Gb/s, one port per GPU
+    double ethernet_bytes_per_s_per_gpu = 12.5e9;  // 100 GbE per GPU
+    // Sequential read bandwidth of each storage kind, bytes/s.
+    std::map<Storage, double> storage_bytes_per_s;
+    double pageable_copy_fraction = 0.5;           // pageable host memory vs pinned
+};
+
+struct EfficiencyRule {
+    std::string label;                 // e.g. "hopper", "llama.cpp on hbm"
+    std::string family;                // GpuSpec::architecture, lower case; empty = any
+    std::optional<MemoryClass> memory;
+    std::optional<ServingStack> stack;
+    std::map<std::string, double> values;   // factor name -> value
+    std::map<std::string, std::string> sources;
+    int specificity() const;
+};
+
+struct EfficiencyTable {
+    EfficiencyFactors defaults;
+    std::vector<EfficiencyRule> rules;   // in file order
+    PlatformFactors platform;
+
+    // The defaults with every matching rule applied, least specific first, then file order.
+    EfficiencyFactors resolve(const GpuSpec& gpu, ServingStack stack) const;
+    EfficiencyFactors for_gpu(const GpuSpec& gpu) const { return resolve(gpu, ServingStack::optimized); }
+};
+
+// Parses efficiency YAML (format in data/efficiency.yaml's header). Strict: unknown keys,
+// unknown factor names, values out of range and missing sources are InputErrors.
+EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& file_name);
+// The table compiled into the binary from data/efficiency.yaml.
+EfficiencyTable builtin_efficiency();
+
+}  // namespace gpusel

@@ -1,0 +1,308 @@
+#pragma once
+// Workload, project and proposal files (format 1; docs/workload.md). Every field but name,
+// kind and model has a default; each default used is recorded as an Assumption so that
+// reports can print it.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "catalog/catalog.hpp"
+#include "inputs/models.hpp"
+#include "inputs/precision.hpp"
+
+namespace gpusel {
+
+enum class WorkloadKind { training, fine_tuning, inference };
+enum class Role { development, training, inference };
+enum class Optimizer { adamw, adam, sgd, sgd_momentum, adamw_8bit, adafactor, lion };
+enum class Checkpointing { none, selective, full };
+enum class Sharding { none, zero1, zero2, zero3 };  // "fsdp" reads as zero3
+enum class Offload { none, optimizer, optimizer_and_params };
+enum class Decode { none, cpu, gpu };
+enum class Storage { hdd, sata_ssd, nvme, network, ram };
+enum class DeploymentTarget { automatic, on_prem, cloud, hybrid, edge };
+enum class NetworkKind { automatic, nvlink, pcie, infiniband, ethernet };
+enum class Objective { tco, time, latency, throughput_per_usd, energy };
+// What the training software does, where implementations differ in memory (docs/memory-model.md).
+enum class LossKind { standard, chunked, fused };
+enum class OptimizerStep { foreach, for_loop, fused };
+enum class ZeroGrad { set_to_none, zero };
+enum class GradientDtype { automatic, fp32 };
+// The software stack; it sets the defaults of the fields above and of the runtime overheads.
+enum class Framework { pytorch, pytorch_1, megatron, llm_c, llama_cpp };
+enum class Allocator { caching, static_buffers };
+// The serving engine of an inference workload (docs/memory-model.md, "Serving engines"). vLLM,
+// SGLang and TensorRT-LLM size memory as a fraction of the device with a paged KV cache in the
+// rest; llama.cpp and Hugging Face generate allocate per request. `automatic` = no engine model
+// (encoders, non-transformers, training); decoder inference resolves it at load time.
+enum class Engine { automatic, vllm, sglang, tensorrt_llm, llama_cpp, hf_generate };
+
+std::string_view to_string(WorkloadKind kind);
+std::string_view to_string(Role role);
+std::string_view to_string(Optimizer optimizer);
+std::string_view to_string(Checkpointing checkpointing);
+std::string_view to_string(Sharding sharding);
+std::string_view to_string(Offload offload);
+std::string_view to_string(Objective objective);
+std::string_view to_string(LossKind loss);
+std::string_view to_string(OptimizerStep step);
+std::string_view to_string(ZeroGrad zero_grad);
+std::string_view to_string(GradientDtype dtype);
+std::string_view to_string(Framework framework);
+std::string_view to_string(Allocator allocator);
+std::string_view to_string(Engine engine);
+// True for the engines that preallocate a paged KV cache (vLLM, SGLang, TensorRT-LLM).
+bool is_paged_engine(Engine engine);
+
+// A default that shaped the answer, printed under "assumptions".
+enum class Acquisition { buy_new, buy_used, cloud_on_demand, cloud_spot, cloud_reserved };
+std::string_view to_string(Acquisition acquisition);
+// True when `acquisition` buys the GPUs (new or used: capex now, resale at the horizon's end);
+// false for every rental.
+bool is_purchase(Acquisition acquisition);
+
+struct Assumption {
+    std::string field;   // e.g. "deployment.pue"
+    std::string value;   // as the user would write it, e.g. "1.4"
+    std::string source;  // "default", or why it was derived (e.g. "from kind")
+};
+
+struct LoraSpec {
+    int rank = 0;                      // 0 = no LoRA (full fine-tuning)
+    std::vector<std::string> targets;  // module names, e.g. q_proj; or {"all-linear"}
+    bool enabled() const { return rank > 0; }
+};
+
+struct TrainingSpec {
+    Optimizer optimizer = Optimizer::adamw;
+    bool master_weights = true;
+    int micro_batch = 1;  // samples per GPU per forward pass (the first of the options)
+    // The micro-batches the planner tries, ascending (`auto`: 1, 2, 4 … 64; `A..B`: every integer);
+    // empty = micro_batch only. Single-layout commands use micro_batch.
+    std::vector<int> micro_batch_options;
+    int global_batch = 0;  // 0 = micro_batch × data-parallel degree
+    int seq_len = 0;       // tokens per sample (transformers)
+    Checkpointing checkpointing = Checkpointing::none;
+    // Recompute levels the planner tries (`auto`: none, selective, full; or a list); empty =
+    // checkpointing only. Single-layout commands use checkpointing (auto: selective).
+    std::vector<Checkpointing> checkpointing_options;
+    bool flash_attention = true;
+    Sharding sharding = Sharding::none;
+    bool sharding_given = false;  // false: the planner tries none and ZeRO 1-3
+    Offload offload = Offload::none;
+    int tensor_parallel = 0;    // 0 = auto
+    int pipeline_parallel = 0;  // 0 = auto
+    LoraSpec lora;
+    // Implementation choices that move the peak (defaults from runtime.framework):
+    LossKind loss = LossKind::standard;                       // how the logits' cross-entropy is taken
+    OptimizerStep optimizer_step = OptimizerStep::foreach;    // Adam/AdamW update kernel: its temporaries
+    ZeroGrad zero_grad = ZeroGrad::set_to_none;               // gradients freed after the step, or kept as zeros
+    GradientDtype gradient_dtype = GradientDtype::automatic;  // automatic = the trainable weights' dtype
+    bool recompute_ffn_activation = false;                    // FFN activation function recomputed in backward
+    double dataset_tokens = 0;
+    double dataset_samples = 0;
+    double epochs = 1;
+    int runs = 1;                 // times the whole training is run over the horizon
+    double deadline_seconds = 0;  // 0 = none
+};
+
+struct SloSpec {
+    double ttft_seconds = 0;  // 0 = no target
+    double tpot_seconds = 0;
+    double e2e_seconds = 0;
+    double percentile = 99;
+};
+
+struct InferenceSpec {
+    int input_tokens = 512;
+    int output_tokens = 256;
+    int batch = 0;  // 0 = auto
+    double requests_per_s = 1;
+    SloSpec slo;
+};
+
+struct DataSpec {
+    bool given = false;  // true when the workload has a data: section
+    double sample_bytes = 0;
+    Decode decode = Decode::none;
+    int cpu_cores = 16;
+    double cpu_samples_per_s_per_core = 0;  // 0 = not limiting / unknown
+    Storage storage = Storage::nvme;
+    bool pin_memory = true;
+    int loader_workers = 8;
+};
+
+struct DeploymentSpec {
+    DeploymentTarget target = DeploymentTarget::automatic;
+    double horizon_months = 24;
+    double utilization = 0.7;
+    double energy_usd_per_kwh = 0.12;
+    double pue = 1.4;
+    double ops_usd_per_gpu_month = 150;
+    NetworkKind interconnect = NetworkKind::automatic;
+    bool used_market = false;
+    std::optional<Site> site;  // where owned hardware runs; empty = edge for edge targets, else datacenter
+    // Extra runtime on spot capacity for interruptions (lost work since the last checkpoint and
+    // restarts); see docs/cost-model.md for the basis.
+    double spot_overhead_fraction = 0.10;
+    // Rented serving capacity is billed for every provisioned hour; with autoscale, for the busy
+    // share of the hours (utilization), but never fewer than min_replicas replicas.
+    bool autoscale = false;
+    int min_replicas = 1;
+    // Spare serving capacity: none, n+1 (one replica more) or a fraction of the replicas needed.
+    // Default: n+1 for inference roles (production serving), none otherwise.
+    enum class Redundancy { none, n_plus_one, fraction };
+    Redundancy redundancy = Redundancy::none;
+    double redundancy_fraction = 0;
+    int seats = 1;               // development roles: one box per engineer
+    bool count_resale = false;   // subtract expected resale from the TCO that ranks candidates
+    bool ops_given = false;      // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
+    bool pue_given = false;      // pue set in the file (else 1.0 away from a data centre)
+};
+
+// The software the job runs on. Sources for each framework's behaviour: docs/memory-model.md.
+struct RuntimeSpec {
+    Framework framework = Framework::pytorch;
+    double cuda_context_bytes = 0;  // measured context + library kernels; 0 = the framework's figure
+    Allocator allocator = Allocator::caching;
+    // Serving-engine knobs (names as vLLM spells them; docs/workload.md maps SGLang's and
+    // TensorRT-LLM's). 0 = the engine's default for the GPU, resolved by the memory model.
+    Engine engine = Engine::automatic;
+    double gpu_memory_utilization = 0;  // vLLM; SGLang mem_fraction_static; TRT-LLM free_gpu_memory_fraction
+    int max_model_len = 0;              // 0 = the workload's prompt + output tokens
+    int max_num_seqs = 0;
+    int max_num_batched_tokens = 0;
+    int block_size = 0;  // tokens per KV block
+    bool cuda_graphs = true;
+};
+
+struct BudgetSpec {
+    double capex_usd = 0;    // 0 = no limit
+    double monthly_usd = 0;  // 0 = no limit
+};
+
+struct ConstraintSpec {
+    int max_gpus = 64;
+    int gpus_per_node = 8;
+    std::vector<std::string> allow;  // catalog ids; empty = all
+    std::vector<std::string> deny;
+    std::vector<Segment> segments;          // empty = all
+    std::vector<FormFactor> form_factors;   // empty = all
+    std::vector<std::string> vendors;       // nvidia, amd, intel, google; empty = all
+    double max_power_per_device_watts = 0;  // 0 = no limit
+    double memory_headroom_fraction = 0.10;
+    // Offers (docs/catalog.md): where the GPUs may be bought or rented.
+    std::vector<std::string> providers;          // provider ids; empty = all
+    std::vector<std::string> exclude_providers;  // applied after `providers`
+    std::vector<ProviderTier> tiers;             // empty = all (inference roles: hyperscaler, neocloud)
+    std::vector<std::string> regions;            // region globs; empty = all
+    std::vector<Acquisition> acquisitions;       // empty = all the deployment target allows
+    bool allow_estimates = true;                 // false: only published, quoted or reported prices
+    double max_offer_age_months = 36;            // offers dated longer before the catalog are left out
+};
+
+struct MemoryCalibrationPoint {
+    std::string gpu;
+    int micro_batch = 0;
+    double peak_bytes = 0;
+};
+
+struct ThroughputCalibrationPoint {
+    std::string gpu;
+    int batch = 0;
+    double tokens_per_s = 0;
+};
+
+struct CalibrationSpec {
+    std::vector<MemoryCalibrationPoint> memory;
+    std::vector<ThroughputCalibrationPoint> throughput;
+};
+
+struct Workload {
+    std::string name;
+    std::string file;  // where it was read from ("" for inline or stdin)
+    WorkloadKind kind = WorkloadKind::training;
+    Role role = Role::training;
+    ModelSpec model;
+    std::string model_label;  // preset name or config file, for summaries
+    Precision precision = Precision::bf16;
+    // Compute precisions the planner tries where the GPU runs them natively (`precision: [bf16,
+    // fp8]`); empty = precision only. precision is the first; single-layout commands use it.
+    std::vector<Precision> precision_options;
+    WeightFormat weights = WeightFormat::bf16;
+    KvCacheFormat kv_cache = KvCacheFormat::fp16;
+    TrainingSpec training;
+    InferenceSpec inference;
+    DataSpec data;
+    DeploymentSpec deployment;
+    RuntimeSpec runtime;
+    BudgetSpec budget;
+    ConstraintSpec constraints;
+    Objective objective = Objective::tco;
+    CalibrationSpec calibration;
+    std::vector<Assumption> assumptions;
+
+    bool is_training() const { return kind != WorkloadKind::inference; }
+};
+
+struct Project {
+    std::string name;
+    std::string file;
+    std::vector<Workload> workloads;
+};
+
+struct ProposedHardware {
+    Role role = Role::inference;
+    std::string gpu;
+    int count = 1;      // GPUs in total; units × the offer's GPUs per unit when units is given
+    std::string offer;  // an offer id; empty = the cheapest offer the count is whole units of
+    int units = 0;      // units of `offer`; 0 = not given
+    Acquisition acquisition = Acquisition::buy_new;
+    std::optional<double> unit_price_usd;
+    // Where each field stands in the proposal file, for annotations.
+    Position entry_position, gpu_position, count_position, acquisition_position, unit_price_position, offer_position;
+};
+
+struct ProposalPolicy {
+    double memory_headroom_fraction = 0.10;
+    double max_overspend_fraction = 0.25;
+    double min_saving_usd = 1000;  // overspend fails only when the cheaper option also saves at least this
+    bool require_slo = true;
+    bool warn_oversize = true;
+};
+
+struct Proposal {
+    std::string name;
+    std::string file;
+    Project project;  // the workload(s) the proposal is for
+    std::vector<ProposedHardware> hardware;
+    ProposalPolicy policy;
+};
+
+// What a file is, judged by its top-level keys.
+enum class DocumentKind { workload, project, proposal, catalog, models };
+
+// Everything a loader needs besides the file itself.
+struct LoadContext {
+    const Catalog* catalog = nullptr;      // for id checks (allow/deny, calibration, proposal)
+    const ModelLibrary* models = nullptr;  // for presets
+    // model.hf: resolved from the Hugging Face cache, downloaded unless offline (hf_hub.hpp).
+    bool hf_offline = false;
+};
+
+// Loaders. Each throws InputError listing every problem of the file (file:line:col: path:
+// message), and never returns a partially valid value. `path` "-" reads standard input.
+Workload load_workload_file(const std::string& path, const LoadContext& context);
+Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context);
+Project load_project_file(const std::string& path, const LoadContext& context);
+// A workload or a project file: a workload becomes a project of one.
+Project load_plan_input_file(const std::string& path, const LoadContext& context);
+Proposal load_proposal_file(const std::string& path, const LoadContext& context);
+
+// Detects the kind of a file from its top-level keys. Throws InputError when the file
+// cannot be parsed or matches no kind.
+DocumentKind detect_document_kind(const std::string& path);
+
+}  // namespace gpusel

@@ -1,0 +1,153 @@
+#pragma once
+// Performance model: a roofline with measured efficiency, per phase. Pure.
+// Equations and factors with sources: docs/perf-model.md, data/efficiency.yaml.
+//
+// Units: seconds, bytes, FLOPs, per-second rates. Every throughput in TrainingPerf and
+// InferencePerf is for the whole candidate (all of its GPUs), every time is wall-clock.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "inputs/efficiency.hpp"
+#include "inputs/layout.hpp"
+#include "inputs/workload.hpp"
+#include "perf/bottleneck.hpp"
+
+namespace gpusel {
+
+// `automatic` becomes llama.cpp for GGUF weights (q4_0, q4_k_m, q8_0), eager for inference of
+// models that are not transformers, and optimized otherwise. Other values pass through.
+ServingStack resolve_stack(const Workload& workload, ServingStack requested);
+
+// ---------------------------------------------------------------------------------------
+// Building blocks, exposed for tests and for the planner.
+
+// Ring all-reduce of `bytes` over `ranks` GPUs: 2(n−1)/n · B / bw + 2(n−1) · latency.
+double ring_all_reduce_s(double bytes, int ranks, double bytes_per_s, double latency_s = 0);
+// Ring all-gather or reduce-scatter (B = the full, gathered size): (n−1)/n · B / bw + (n−1) · latency.
+double ring_all_gather_s(double bytes, int ranks, double bytes_per_s, double latency_s = 0);
+// Idle share of a pipeline with `stages` stages and `micro_batches` micro-batches per step
+// (GPipe / 1F1B): (p−1) / (m + p − 1).
+double pipeline_bubble_fraction(int stages, int micro_batches);
+// Time of a kernel bound by two resources: sqrt(compute² + memory²), which equals the
+// roofline max() far from the ridge point and is 1.41× max() on it (docs/perf-model.md).
+double roofline_time_s(double compute_s, double memory_s);
+// Fraction of peak reached by GEMMs with `rows` rows (tokens in the batch):
+// peak_fraction · rows / (rows + half_rows).
+double gemm_efficiency(double peak_fraction, double rows, double half_rows);
+// Probability that an arrival waits in an M/M/c queue (Erlang C) with `servers` servers and
+// offered load `load` = λ/μ (Erlangs). 1 when load >= servers.
+double erlang_c_wait_probability(int servers, double load);
+
+// A communication tier: what a collective among a group of GPUs runs over.
+struct LinkTier {
+    std::string name;        // "nvlink4", "pcie4", "infiniband", "ethernet"
+    double bytes_per_s = 0;  // achieved, unidirectional, per GPU
+    double latency_s = 0;    // per collective step
+};
+// The link a group of `group_size` GPUs uses. Groups that fit in one node (gpus_per_node) and
+// one NVLink domain use NVLink; other groups inside a node use PCIe; groups that span nodes
+// are limited by the network (deployment.interconnect; auto = InfiniBand for SXM/OAM parts,
+// Ethernet otherwise).
+LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_size,
+                        const EfficiencyFactors& factors, const PlatformFactors& platform);
+
+// Bytes of weights read per decode step, whole model (bits_per_weight of the stored format).
+double weight_bytes(const Workload& workload);
+// KV-cache bytes per token of context, whole model: 2 · L · kv_heads · head_dim · element size.
+double kv_bytes_per_token(const Workload& workload);
+// Parameters that take part in matrix multiplies for one token: active parameters minus the
+// input embedding table unless it is tied to the output layer.
+double matmul_params(const ModelSpec& model);
+
+// ---------------------------------------------------------------------------------------
+// Results.
+
+struct TrainingPerf {
+    double step_time_s = 0;
+    double tokens_per_s = 0;   // whole candidate (0 for models without tokens)
+    double samples_per_s = 0;
+    double mfu = 0;            // model FLOPs / (time × dense peak of the compute precision × GPUs)
+    std::optional<double> time_to_train_s;  // absent without dataset_tokens / dataset_samples
+    double scaling_efficiency = 1;    // 1 − (exposed communication + pipeline bubble) / step time
+    bool meets_deadline = true;
+    // Per optimizer step, one GPU:
+    double compute_s = 0;             // forward + backward (+ recompute), incl. pipeline bubble
+    double memory_s = 0;              // optimizer update and bandwidth-bound kernels (CNNs)
+    double communication_s = 0;       // exposed (not overlapped) collectives
+    double host_transfer_s = 0;       // offload traffic and input copies over PCIe, exposed
+    double input_s = 0;               // input pipeline wait, exposed
+    double overhead_s = 0;            // kernel launches not hidden (0: large training kernels hide them)
+    double bubble_fraction = 0;
+    double model_flops_per_step = 0;  // whole candidate
+    double input_samples_per_s = 0;   // what the CPUs and storage deliver (0 = not limiting)
+    int micro_batch = 0;
+    int gradient_accumulation = 1;
+    int global_batch = 0;
+};
+
+struct InferencePerf {
+    double ttft_s = 0;                 // one request alone on a replica: its prefill
+    double tpot_s = 0;                 // one request alone: one decode step at its mean context
+    double output_tokens_per_s = 0;    // capacity: full batches of `batch` on every replica
+    double prefill_tokens_per_s = 0;   // prompt tokens/s while prefilling a full batch
+    double requests_per_s = 0;         // capacity in requests/s at `batch`
+    std::optional<double> p99_ttft_s;  // at the offered load; absent when the load exceeds capacity
+    std::optional<double> p99_tpot_s;
+    std::optional<double> p99_e2e_s;
+    double percentile = 99;            // the percentile the p99_* fields hold (slo.percentile)
+    int batch = 0;                     // concurrent sequences per replica
+    int replicas = 1;
+    int max_batch_memory = 0;          // largest batch the memory holds per replica
+    bool fits = true;                  // the weights fit in the replica's memory
+    bool batch_fits = true;            // `batch` sequences' KV cache fits as well
+    bool meets_slo = true;
+    double max_requests_per_s_meeting_slo = 0;  // whole candidate
+    int replicas_needed = 0;           // replicas that would meet the SLO at the offered load (0 = met or never)
+    std::string binding_target;        // what stops a higher load: "ttft", "tpot", "e2e" or "capacity"
+    bool memory_limits_load = false;   // a larger batch than memory holds would raise that load ≥ 10 %
+    double offered_requests_per_s = 0;
+    double mean_concurrency = 0;       // sequences in flight per replica at the offered load
+    // The full-batch step that sets capacity, one replica:
+    double decode_step_s = 0;          // at `batch` sequences and the mean context
+    double decode_compute_s = 0, decode_memory_s = 0, decode_overhead_s = 0, decode_communication_s = 0;
+    double batch_prefill_s = 0;        // prefill of `batch` prompts together
+    double decode_bytes_per_step = 0;  // per GPU
+};
+
+struct PerfEstimate {
+    std::optional<TrainingPerf> training;
+    std::optional<InferencePerf> inference;
+    Bottleneck bottleneck;
+    Layout layout;
+    ServingStack stack = ServingStack::optimized;
+    std::vector<std::string> notes;
+};
+
+struct PerfQuery {
+    Layout layout;
+    int micro_batch = 0;  // 0 = from workload
+    int batch = 0;        // inference batch per replica; 0 = workload or the model's choice
+    ServingStack stack = ServingStack::automatic;
+};
+
+// A layout for `count` GPUs when the caller has none: training takes tensor/pipeline parallel
+// from the workload (auto = 1, raised inside a node until the weights and optimizer state fit)
+// and uses the rest as data parallel; inference shards the weights over the fewest GPUs that
+// hold them (tensor parallel inside an NVLink domain, otherwise tensor parallel over PCIe, or
+// layer split for llama.cpp) and uses the rest as replicas. Throws UsageError when `count`
+// cannot be divided that way.
+Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack);
+
+PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const PerfQuery& query,
+                           const EfficiencyTable& efficiency);
+
+// The largest inference batch per replica that memory holds at the workload's context
+// (prompt + output), 0 when the weights do not fit. The one place the batch cap is computed.
+int inference_batch_capacity(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
+
+}  // namespace gpusel

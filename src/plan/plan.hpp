@@ -1,0 +1,148 @@
+#pragma once
+// The planner: from a project (one workload per role) to a ranked decision per role and a
+// procurement table. Pure: the Report it returns holds everything any renderer prints.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "cost/cost.hpp"
+#include "inputs/layout.hpp"
+#include "inputs/workload.hpp"
+#include "memory/memory.hpp"
+#include "perf/perf.hpp"
+
+namespace gpusel {
+
+// Two TCOs closer than the larger of these are a tie (docs/cost-model.md): the cost model's
+// inputs (prices, utilisation, failure rates) are not known to better than a few per cent.
+inline constexpr double tie_tolerance_fraction = 0.02;
+inline constexpr double tie_tolerance_usd = 50;
+
+// The four classes practitioners use to set priorities.
+enum class WorkloadClass { large_training, medium_training, high_concurrency_inference, edge_inference };
+std::string_view to_string(WorkloadClass workload_class);     // "large-model training", ...
+std::string_view class_priorities(WorkloadClass workload_class);  // "memory capacity first, then ..."
+
+// One evaluated option: GPU × count × layout × precision × acquisition.
+struct Candidate {
+    std::string gpu;        // catalog id
+    std::string gpu_name;
+    int count = 1;          // GPUs in total (all replicas)
+    int replicas = 1;       // inference: copies of the model, spares included
+    int spare_replicas = 0; // inference: of which kept for redundancy (deployment.redundancy), carrying no load
+    bool tied = false;      // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
+    Layout layout;          // tensor and pipeline parallel per replica; inference: data_parallel = replicas
+    Precision precision = Precision::bf16;
+    bool precision_fallback = false;  // the workload's precision is not native; this one is used
+    Acquisition acquisition = Acquisition::buy_new;
+    int micro_batch = 0;    // training
+    Checkpointing checkpointing = Checkpointing::none;  // training: the recompute level
+    int batch = 0;          // inference, per replica
+    MemoryEstimate memory;
+    PerfEstimate perf;
+    CostEstimate cost;
+    double score = 0;       // by the objective; lower is better
+    std::string reason;     // why it ranks where it does, in numbers
+};
+
+// A catalog entry that no candidate of survived, and the closest miss.
+struct Rejection {
+    std::string gpu;
+    int count = 0;
+    std::string why_not;
+    double closeness = 0;  // how far from feasible (1 = at the limit; larger = further); sorts the list
+};
+
+struct RolePlan {
+    Role role = Role::training;
+    Workload workload;
+    std::string question;          // the workload restated in one line
+    WorkloadClass workload_class = WorkloadClass::medium_training;
+    std::vector<Candidate> ranked;  // feasible, best first (top N)
+    std::optional<Candidate> winner;
+    std::optional<Candidate> alternative;  // best of a different GPU type
+    std::string alternative_why_not;       // when the alternative would win
+    std::vector<Rejection> rejected;
+    std::vector<std::size_t> pareto;  // indices into `ranked`: time vs cost (training) or latency vs throughput
+    std::vector<std::string> advice;  // e.g. "input-bound: fix the pipeline before upgrading the GPU"
+    // Training counts layout points (GPU × count × tp × pp × dp × ZeRO × micro-batch × recompute ×
+    // precision), inference tensor-parallel layouts; each point is priced for every acquisition
+    // afterwards (the fastest point per GPU count: see training_search.hpp).
+    std::size_t space = 0;            // points in the search space
+    std::size_t evaluated = 0;        // points estimated (space − evaluated were pruned, provably safely)
+    std::size_t feasible = 0;         // evaluated points that fit and meet the deadline or SLO
+};
+
+struct ProcurementLine {
+    Role role = Role::training;
+    std::string gpu;
+    std::string gpu_name;
+    int quantity = 0;               // units of the offer, incl. spare units when bought
+    int gpus = 0;                   // GPUs in those units (incl. idle and spare)
+    OfferUse offer;                 // what is ordered, from whom, at what price
+    Acquisition acquisition = Acquisition::buy_new;
+    double unit_price_usd = 0;      // per unit, or per unit-hour when rented
+    double total_usd = 0;           // purchase total (0 when rented): quantity × unit_price_usd + host_usd
+    double host_usd = 0;            // hosts that cards and baseboards need (in total_usd)
+    double resale_usd = 0;          // expected resale at the horizon's end (in tco_usd only when counted)
+    bool resale_counted = false;
+    double depreciation_usd_per_month = 0;  // straight-line over the horizon (purchases)
+    double monthly_opex_usd = 0;
+    double tco_usd = 0;
+    double horizon_months = 0;
+    std::string reason;
+    std::string alternative;
+    std::string alternative_reason;
+};
+
+struct PlanOptions {
+    std::optional<Objective> objective;  // overrides each workload's
+    std::size_t top = 5;                 // ranked candidates kept per role
+    // Evaluate every training point with the full estimators and prune nothing: the reference
+    // the fast path is tested against (slow; tests only).
+    bool reference_search = false;
+};
+
+struct PlanReport {
+    std::string project;
+    std::string objective;  // what ranked the candidates, in words
+    std::vector<RolePlan> roles;
+    std::vector<ProcurementLine> procurement;
+    std::vector<Assumption> assumptions;  // defaults applied, across workloads (field prefixed by workload when several)
+    double total_capex_usd = 0;
+    double total_monthly_opex_usd = 0;
+    double total_tco_usd = 0;
+    double horizon_months = 0;
+};
+
+// One fixed piece of hardware (for `gpusel check`): `count` GPUs of `gpu` acquired as
+// `acquisition`, at `unit_price_usd` if given. The best layout at exactly that count is chosen;
+// a missed deadline or SLO and the budget do not exclude it (the caller judges them), only not
+// fitting does, with the reason in why_not.
+struct FixedEvaluation {
+    std::optional<Candidate> candidate;
+    std::string why_not;
+    // When no layout fits: the memory of the one that needs the least per GPU (its `fits` judged
+    // with the workload's headroom), so that the caller can show the breakdown.
+    std::optional<MemoryEstimate> closest_memory;
+    Layout closest_layout;
+};
+
+// Why the workload's lists and limits exclude `gpu` (constraints.allow / deny / vendor / segment /
+// form_factor / max_power_per_device), e.g. "segment datacenter not allowed"; empty when they
+// do not. The first reason found.
+std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu);
+
+// `offer`, when given, is the offer the line names; otherwise the cheapest offer of which
+// `count` is whole units prices it (none: why_not says the smallest unit there is).
+FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
+                               Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
+                               const EfficiencyTable& efficiency);
+
+PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
+                     const PlanOptions& options = {});
+
+}  // namespace gpusel
