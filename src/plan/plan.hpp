@@ -142,6 +142,9 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
                                Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
                                const EfficiencyTable& efficiency);
 
+// The procurement line of a role's pick (an empty line when the role has none).
+ProcurementLine procurement_line(const RolePlan& plan);
+
 PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
                      const PlanOptions& options = {});
 

@@ -1,0 +1,492 @@
+// Candidate evaluation: one GPU type's layouts become priced candidates, or a reason why not.
+// The CandidatePolicy says what the caller fixed (count, acquisition, price, offer) and which
+// constraints are judged here; `make_plan` and `gpusel check` differ only in their policy.
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/format.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "cost/offer_selection.hpp"
+#include "plan/internal.hpp"
+
+namespace gpusel::plan_detail {
+
+namespace {
+
+std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& gpu, int max_gpus) {
+    const int node = std::max(1, workload.constraints.gpus_per_node);
+    // A replica's tensor parallel stays within one NVLink domain. PCIe-only cards split inside one
+    // host (2, 4, 8 cards: the usual L40S / RTX 6000 Ada / RTX PRO 6000 servers), the all-reduce
+    // priced over PCIe by the perf model (link_for_group); edge modules are one per device.
+    const int domain = gpu.has_gpu_interconnect()     ? gpu.interconnect.domain_size
+                       : gpu.segment == Segment::edge ? 1
+                                                      : node;
+    std::vector<Layout> layouts;
+    for (int t = 1; t <= std::min({domain, node, max_gpus, 8}); t *= 2) {
+        Layout layout;
+        layout.tensor_parallel = t;
+        layouts.push_back(layout);
+    }
+    return layouts;
+}
+
+}  // namespace
+
+void note_miss(Miss& miss, double severity, std::string why) {
+    if (severity < miss.severity) {
+        miss.severity = severity;
+        miss.why = std::move(why);
+    }
+}
+
+std::string static_exclusion(const Workload& workload, const GpuSpec& gpu) {
+    const ConstraintSpec& constraints = workload.constraints;
+    const auto listed = [&](const std::vector<std::string>& ids) {
+        return std::any_of(ids.begin(), ids.end(),
+                           [&](const std::string& id) { return equals_ignore_case(id, gpu.id); });
+    };
+    if (!constraints.allow.empty() && !listed(constraints.allow)) {
+        return "not in constraints.allow";
+    }
+    if (listed(constraints.deny)) {
+        return "in constraints.deny";
+    }
+    if (!constraints.vendors.empty() &&
+        std::none_of(constraints.vendors.begin(), constraints.vendors.end(),
+                     [&](const std::string& vendor) { return equals_ignore_case(vendor, gpu.vendor); })) {
+        return fmt::format("vendor {} not in constraints.vendor", gpu.vendor);
+    }
+    if (!constraints.segments.empty() && std::find(constraints.segments.begin(), constraints.segments.end(),
+                                                   gpu.segment) == constraints.segments.end()) {
+        return fmt::format("segment {} not allowed", to_string(gpu.segment));
+    }
+    if (!constraints.form_factors.empty() && std::find(constraints.form_factors.begin(), constraints.form_factors.end(),
+                                                       gpu.form_factor) == constraints.form_factors.end()) {
+        return fmt::format("form factor {} not allowed", to_string(gpu.form_factor));
+    }
+    if (constraints.max_power_per_device_watts > 0 && gpu.power_watts > constraints.max_power_per_device_watts) {
+        return fmt::format("{:.0f} W > {:.0f} W per device", gpu.power_watts, constraints.max_power_per_device_watts);
+    }
+    return {};
+}
+
+std::vector<Acquisition> acquisitions_for(const Workload& workload) {
+    std::vector<Acquisition> options;
+    const DeploymentTarget target = workload.deployment.target;
+    const bool may_buy = target != DeploymentTarget::cloud;
+    const bool may_rent = target != DeploymentTarget::on_prem && target != DeploymentTarget::edge;
+    if (may_buy) {
+        options.push_back(Acquisition::buy_new);
+        if (workload.deployment.used_market) {
+            options.push_back(Acquisition::buy_used);
+        }
+    }
+    if (may_rent) {
+        options.push_back(Acquisition::cloud_on_demand);
+        if (workload.is_training()) {
+            options.push_back(Acquisition::cloud_spot);
+        }
+        options.push_back(Acquisition::cloud_reserved);
+    }
+    return options;
+}
+CandidatePolicy CandidatePolicy::search(const Workload& workload) {
+    CandidatePolicy policy;
+    policy.acquisitions = acquisitions_for(workload);
+    return policy;
+}
+
+CandidatePolicy CandidatePolicy::fixed_line(int count, Acquisition acquisition, std::optional<double> unit_price_usd,
+                                            const Offer* offer) {
+    CandidatePolicy policy;
+    policy.exact_count = count;
+    policy.acquisitions = {acquisition};
+    policy.unit_price_usd = unit_price_usd;
+    policy.offer = offer;
+    policy.enforce_budget = false;
+    policy.require_slo = false;
+    policy.record_closest_memory_miss = true;
+    return policy;
+}
+
+Workload with_choices(const Workload& workload, Precision precision, Checkpointing checkpointing) {
+    Workload chosen = workload;
+    chosen.precision = precision;
+    chosen.training.checkpointing = checkpointing;
+    return chosen;
+}
+
+MemoryQuery memory_query(const Candidate& candidate) {
+    MemoryQuery query;
+    query.layout = candidate.layout;
+    query.micro_batch = candidate.micro_batch;
+    query.batch = candidate.batch;
+    return query;
+}
+
+CandidateEvaluator::CandidateEvaluator(const Workload& workload, const Catalog& catalog,
+                                       const EfficiencyTable& efficiency, CandidatePolicy policy)
+    : m_workload(workload), m_catalog(catalog), m_efficiency(efficiency), m_policy(std::move(policy)) {}
+
+void CandidateEvaluator::begin_gpu() {
+    m_offer_exclusions.clear();
+}
+
+// The quotes a candidate of `gpu` may be priced with for `acquisition`: every offer the
+// constraints leave (a fixed line: only whole units of the named offer, or of any offer).
+// `together`: GPUs that one job or replica spreads over (training: all; serving: a replica).
+std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, int together) {
+    std::vector<std::string> excluded;
+    std::vector<OfferQuote> found;
+    if (m_policy.offer != nullptr) {
+        if (std::optional<OfferQuote> quote = quote_offer(m_catalog, m_workload, *m_policy.offer, acquisition)) {
+            found.push_back(std::move(*quote));
+        }
+    } else {
+        found = quotes_for(m_catalog, m_workload, gpu, acquisition, &excluded);
+    }
+    // A job spread over several units talks between them over the network: more than one
+    // unit only when each unit is a whole node (p5.48xlarge, an HGX server), as the perf
+    // model assumes — never 8 × p5.4xlarge, or 512 one-GPU VMs, for one job. Cards bought
+    // singly are installed together in hosts, so they are exempt.
+    const bool switched = gpu.has_gpu_interconnect() && gpu.interconnect.domain_size >= 8;
+    const int node_gpus = std::max(1, m_workload.constraints.gpus_per_node);
+    const int node = switched ? std::min(gpu.interconnect.domain_size, node_gpus) : node_gpus;
+    std::erase_if(found, [&](const OfferQuote& quote) {
+        const Offer& offer = *quote.offer;
+        const bool applies = offer.kind == OfferKind::rental || (switched && offer.form != UnitForm::card);
+        const bool split = applies && together > offer.gpus_per_unit && offer.gpus_per_unit < node;
+        if (split && m_offer_exclusions.size() < 8) {
+            m_offer_exclusions.push_back(fmt::format("{}: {} GPUs would span {} units of {}, not whole nodes",
+                                                     offer.id, together, units_for(offer, together),
+                                                     offer.gpus_per_unit));
+        }
+        return split;
+    });
+    if (m_policy.exact_count && !found.empty()) {
+        std::erase_if(found, [&](const OfferQuote& quote) { return gpus % quote.offer->gpus_per_unit != 0; });
+        m_units_missed = found.empty();
+    }
+    if (found.empty() && !excluded.empty()) {
+        m_offer_exclusions.insert(m_offer_exclusions.begin(), excluded.begin(), excluded.end());
+    }
+    return found;
+}
+// Adds a feasible (gpu, count, layout) as candidates, once per acquisition and offer.
+void CandidateEvaluator::price(const GpuSpec& gpu, Candidate candidate, UsageProfile usage, std::vector<Candidate>& out, Miss& miss) {
+    bool any = false;
+usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
+    const int together = m_workload.is_training()
+                             ? usage.gpus
+                             : candidate.layout.tensor_parallel * std::max(1, candidate.layout.pipeline_parallel);
+    for (const Acquisition acquisition : m_policy.acquisitions) {
+        for (const OfferQuote& quote : quotes(gpu, acquisition, usage.gpus, together)) {
+            CostEstimate cost =
+                estimate_cost(m_workload, gpu, quote, usage, m_policy.unit_price_usd);
+            if (!cost.available) {
+                if (m_policy.exact_count) {
+                    miss.why = cost.unavailable_reason;
+                }
+                continue;
+            }
+const BudgetSpec& budget = m_workload.budget;
+            if (m_policy.enforce_budget && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
+                note_miss(miss, cost.capex_usd / budget.capex_usd,
+                          fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
+                                      format_usd(budget.capex_usd)));
+                continue;
+            }
+            if (m_policy.enforce_budget && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
+                note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
+                          fmt::format("{}×: {} per month > budget {}", usage.gpus,
+                                      format_usd(cost.monthly_opex_usd), format_usd(budget.monthly_usd)));
+                continue;
+            }
+            candidate.acquisition = acquisition;
+            candidate.cost = std::move(cost);
+            any = true;
+            out.push_back(candidate);
+        }
+    }
+    if (!any && miss.why.empty()) {
+        miss.why = no_offer_reason(gpu, usage.gpus);
+    }
+}
+std::string CandidateEvaluator::no_offer_reason(const GpuSpec& gpu, int gpus) const {
+    if (m_policy.exact_count && !m_units_missed && !m_offer_exclusions.empty()) {
+        return "no offer within the constraints: " + m_offer_exclusions.front();
+    }
+    if (m_policy.exact_count) {
+        const Acquisition acquisition = m_policy.acquisitions.front();
+        std::string smallest;
+        for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
+            if ((offer->kind == OfferKind::purchase) == is_purchase(acquisition)) {
+                smallest = smallest.empty() ? fmt::format("{} ({} GPUs per unit)", offer->id, offer->gpus_per_unit)
+                                            : smallest;
+            }
+        }
+        return smallest.empty() ? fmt::format("no offer to {} {}", describe(acquisition), gpu.id)
+                                : fmt::format("{} × {} is not whole units of an offer: {}", gpus, gpu.id, smallest);
+    }
+    if (!m_offer_exclusions.empty()) {
+        return "no offer within the constraints: " + m_offer_exclusions.front();
+    }
+    return m_catalog.offers_for(gpu.id).empty() ? "nobody sells or rents it (no offer in the catalog)"
+                                                : "no offer for the acquisitions allowed";
+}
+double CandidateEvaluator::reference_rent(const GpuSpec& gpu) {
+    const auto cached = m_reference_rent.find(gpu.id);
+    if (cached != m_reference_rent.end()) {
+        return cached->second;
+    }
+    const double rate = reference_rent_usd_per_gpu_hour(m_catalog, m_workload, gpu).value_or(0);
+    m_reference_rent.emplace(gpu.id, rate);
+    return rate;
+}
+
+void CandidateEvaluator::note_memory_miss(const MemoryQuery& query, double total_bytes) {
+    if (m_policy.record_closest_memory_miss && (!m_closest_miss || total_bytes < m_closest_miss->total_bytes)) {
+        m_closest_miss = MemoryMiss{query, total_bytes};
+    }
+}
+
+
+UsageProfile CandidateEvaluator::training_usage(const TrainingPerf& perf, int gpus) const {
+    const TrainingSpec& training = m_workload.training;
+    UsageProfile usage;
+    usage.gpus = gpus;
+    usage.average_utilization = m_workload.deployment.utilization;
+    usage.launches = training.runs;
+    usage.seats = m_workload.role == Role::development ? m_workload.deployment.seats : 1;
+    if (perf.time_to_train_s) {
+        usage.job_seconds = *perf.time_to_train_s * training.runs;
+    } else {
+        // No dataset size: the GPUs serve the team for the horizon (e.g. development).
+        usage.service = true;
+    }
+    if (training.dataset_tokens > 0) {
+        usage.work_units = training.dataset_tokens * training.epochs * training.runs / 1e6;
+        usage.unit = "1M tokens";
+    } else if (training.dataset_samples > 0) {
+        usage.work_units = training.epochs * training.runs;
+        usage.unit = "epoch";
+        usage.transfer_bytes = m_workload.data.sample_bytes * training.dataset_samples * training.runs;
+    }
+    return usage;
+}
+
+// Prices the fastest point of each GPU count the search found; the search's nearest miss
+// becomes the rejection message when none is left.
+void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search, std::vector<Candidate>& out,
+                       Miss& miss) {
+    const TrainingMiss& nearest = search.miss;
+    if (nearest.kind == TrainingMiss::Kind::memory) {
+        note_miss(miss, nearest.severity,
+                  fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)",
+                              format_gb(nearest.memory_total_bytes), nearest.count, nearest.count == 1 ? "" : "s",
+                              format_gb(gpu.memory_bytes), format_gb(nearest.usable_bytes)));
+    } else if (nearest.kind == TrainingMiss::Kind::deadline) {
+        note_miss(miss, nearest.severity,
+                  fmt::format("{} > {} deadline at {} GPUs", format_duration(nearest.time_to_train_s),
+                              format_duration(m_workload.training.deadline_seconds), nearest.count));
+    }
+    for (const TrainingChoice& choice : search.best_per_count) {
+        const Workload workload = with_choices(m_workload, choice.precision.precision, choice.checkpointing);
+        PerfQuery perf_query;
+        perf_query.layout = choice.layout;
+        perf_query.micro_batch = choice.micro_batch;
+        PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+        if (!perf.training) {
+            continue;
+        }
+        Candidate candidate;
+        candidate.gpu = gpu.id;
+        candidate.gpu_name = gpu.name;
+        candidate.count = choice.layout.gpu_count();
+        candidate.layout = choice.layout;
+        candidate.precision = choice.precision.precision;
+        candidate.precision_fallback = choice.precision.fallback;
+        candidate.checkpointing = choice.checkpointing;
+        candidate.micro_batch = choice.micro_batch;
+        candidate.perf = std::move(perf);
+        const UsageProfile usage = training_usage(*candidate.perf.training, candidate.count);
+        price(gpu, std::move(candidate), usage, out, miss);
+    }
+}
+void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision,
+                                            std::vector<Candidate>& out, Miss& miss, std::size_t& evaluated) {
+    const Workload workload = with_choices(m_workload, precision.precision, m_workload.training.checkpointing);
+    const int max_gpus = m_policy.exact_count.value_or(m_workload.constraints.max_gpus);
+    for (const Layout& layout : inference_layouts(workload, gpu, max_gpus)) {
+        if (m_policy.exact_count && *m_policy.exact_count % layout.tensor_parallel != 0) {
+            continue;
+        }
+        ++evaluated;
+        MemoryQuery query;
+        query.layout = layout;
+        query.batch = 1;
+        const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
+        const double usable =
+            memory_usable_bytes(workload, gpu, layout, m_workload.constraints.memory_headroom_fraction);
+        if (memory.total_bytes > usable) {
+            note_memory_miss(query, memory.total_bytes);
+            const std::optional<ServingMemory> engine = serving_memory(workload, gpu, layout);
+            note_miss(miss, 10.0 + memory.total_bytes / usable,
+                      engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
+                                           layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s", engine->refusal)
+                             : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
+                                           format_gb(memory.total_bytes), layout.tensor_parallel,
+                                           layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                           format_gb(usable)));
+            continue;
+        }
+        PerfQuery perf_query;
+        perf_query.layout = layout;
+        perf_query.batch = m_workload.inference.batch;
+        const std::optional<PerfEstimate> single = single_replica(workload, gpu, query, usable, perf_query);
+        if (!single || !single->inference->fits) {
+            continue;
+        }
+        const double capacity = single->inference->max_requests_per_s_meeting_slo;
+        if (capacity <= 0 && m_policy.require_slo) {
+            note_miss(miss, 2.0, slo_miss(m_workload, *single->inference, layout.tensor_parallel));
+            continue;
+        }
+        const std::optional<Replicas> replicas = replicas_for(capacity, layout.tensor_parallel, max_gpus, miss);
+        if (!replicas) {
+            continue;
+        }
+        const int gpus = (replicas->serving + replicas->spares) * layout.tensor_parallel;
+        // Replicas are the data-parallel dimension of an inference layout; the perf model
+        // spreads the offered load over them.
+        perf_query.layout.data_parallel = replicas->serving;
+        PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+        if (perf.inference) {
+            // The batch served must fit next to the weights and KV cache.
+            MemoryQuery at_batch = query;
+            at_batch.layout = perf_query.layout;
+            at_batch.batch = perf.inference->batch;
+            const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
+            if (used.total_bytes > usable) {
+                note_memory_miss(at_batch, used.total_bytes);
+                note_miss(
+                    miss, 10.0 + used.total_bytes / usable,
+                    fmt::format("needs {} per GPU at batch {}, has {} ({} usable)", format_gb(used.total_bytes),
+                                perf.inference->batch, format_gb(gpu.memory_bytes), format_gb(usable)));
+                continue;
+            }
+        }
+        if (!perf.inference || (!perf.inference->meets_slo && m_policy.require_slo)) {
+            note_miss(miss, 2.0,
+                      perf.inference ? slo_miss(m_workload, *perf.inference, layout.tensor_parallel) : "no estimate");
+            continue;
+        }
+        Candidate candidate;
+        candidate.gpu = gpu.id;
+        candidate.gpu_name = gpu.name;
+        candidate.count = gpus;
+        candidate.replicas = replicas->serving + replicas->spares;
+        candidate.spare_replicas = replicas->spares;
+        candidate.layout = perf_query.layout;
+        candidate.precision = precision.precision;
+        candidate.precision_fallback = precision.fallback;
+        candidate.batch = perf.inference->batch;
+        candidate.perf = std::move(perf);
+        ++m_feasible;
+        price(gpu, std::move(candidate), inference_usage(gpus, layout.tensor_parallel), out, miss);
+    }
+}
+
+std::optional<PerfEstimate> CandidateEvaluator::single_replica(const Workload& workload, const GpuSpec& gpu,
+                                                               const MemoryQuery& query, double usable_bytes,
+                                                               PerfQuery& perf_query) const {
+    PerfEstimate single = estimate_perf(workload, gpu, perf_query, m_efficiency);
+    if (!single.inference) {
+        return std::nullopt;
+    }
+    if (m_workload.inference.batch == 0 && single.inference->batch > 1) {
+        // An automatic batch larger than the memory holds: serve the largest that fits.
+        MemoryQuery at_batch = query;
+        at_batch.batch = single.inference->batch;
+        if (memory_breakdown(workload, gpu, at_batch).total_bytes > usable_bytes) {
+            const MemoryEstimate limits = estimate_memory(workload, gpu, query);
+            if (limits.max_batch >= 1) {
+                perf_query.batch = limits.max_batch;
+                single = estimate_perf(workload, gpu, perf_query, m_efficiency);
+                if (!single.inference) {
+                    return std::nullopt;
+                }
+            }
+        }
+    }
+    return single;
+}
+
+std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(double capacity_requests_per_s,
+                                                                             int tensor_parallel, int max_gpus,
+                                                                             Miss& miss) const {
+    // Replicas that carry the load, plus the spare ones deployment.redundancy asks for (a fixed
+    // line: its replicas minus the spares, which carry no load).
+    Replicas replicas;
+    if (m_policy.exact_count) {
+        const int total = *m_policy.exact_count / tensor_parallel;
+        replicas.spares = total > 1 ? std::min(total - 1, spare_replicas(total, true)) : 0;
+        replicas.serving = total - replicas.spares;
+        return replicas;
+    }
+    replicas.serving = std::max(
+        1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity_requests_per_s - 1e-9)));
+    replicas.spares = spare_replicas(replicas.serving, false);
+    const int gpus = (replicas.serving + replicas.spares) * tensor_parallel;
+    if (gpus > max_gpus) {
+        note_miss(miss, 1.0 + static_cast<double>(gpus) / max_gpus,
+                  fmt::format("needs {} GPUs for {:g} req/s > constraints.max_gpus {}", gpus,
+                              m_workload.inference.requests_per_s, max_gpus));
+        return std::nullopt;
+    }
+    return replicas;
+}
+
+UsageProfile CandidateEvaluator::inference_usage(int gpus, int tensor_parallel) const {
+    UsageProfile usage;
+    usage.gpus = gpus;
+    usage.service = true;
+    usage.average_utilization = m_workload.deployment.utilization;
+    usage.min_gpus = std::min(gpus, m_workload.deployment.min_replicas * tensor_parallel);
+    const double served_requests = m_workload.inference.requests_per_s * m_workload.deployment.utilization *
+                                   m_workload.deployment.horizon_months * seconds_per_month;
+    if (m_workload.model.is_transformer()) {
+        // Encoders and prefill-only scoring are priced per 1M input tokens (nothing is generated).
+        const int priced_tokens = m_workload.inference.output_tokens > 0 ? m_workload.inference.output_tokens
+                                                                         : m_workload.inference.input_tokens;
+        usage.work_units = served_requests * priced_tokens / 1e6;
+        usage.unit = "1M tokens";
+    } else {
+        usage.work_units = served_requests / 1e3;
+        usage.unit = "1k requests";
+    }
+    return usage;
+}
+
+// Spare replicas deployment.redundancy asks for, given the replicas that carry the load
+// (`of_total`: given the total instead, for a fixed line).
+int CandidateEvaluator::spare_replicas(int replicas, bool of_total) const {
+    const DeploymentSpec& deployment = m_workload.deployment;
+    switch (deployment.redundancy) {
+    case DeploymentSpec::Redundancy::none:
+        return 0;
+    case DeploymentSpec::Redundancy::n_plus_one:
+        return 1;
+    case DeploymentSpec::Redundancy::fraction: {
+        const double fraction = deployment.redundancy_fraction;
+        const double needed = of_total ? replicas / (1.0 + fraction) : replicas;
+        return std::max(1, static_cast<int>(std::ceil(needed * fraction - 1e-9)));
+    }
+    }
+    return 0;
+}
+}  // namespace gpusel::plan_detail

@@ -1,0 +1,104 @@
+// `gpusel check`'s evaluation of one proposal line: one GPU type at one count and acquisition,
+// the best layout at exactly that count. The deadline, SLO and budget are the judge's to weigh
+// (check/judge.cpp), so the policy does not reject on them here.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "plan/internal.hpp"
+
+namespace gpusel {
+
+namespace {
+
+using namespace plan_detail;
+
+bool meets_target(const Candidate& candidate) {
+    return candidate.perf.training ? candidate.perf.training->meets_deadline
+                                   : (candidate.perf.inference && candidate.perf.inference->meets_slo);
+}
+
+// No layout fitted: the memory of the one that needs the least per GPU.
+void closest_memory(const Workload& workload, const GpuSpec& gpu, const TrainingSearchResult* search,
+                    const std::vector<PrecisionChoice>& precisions, const CandidateEvaluator& evaluator,
+                    FixedEvaluation& result) {
+    if (search != nullptr) {
+        if (search->least_memory) {
+            const TrainingChoice& least = *search->least_memory;
+            MemoryQuery query;
+            query.layout = least.layout;
+            query.micro_batch = least.micro_batch;
+            result.closest_memory = estimate_memory(
+                with_choices(workload, least.precision.precision, least.checkpointing), gpu, query);
+            result.closest_layout = least.layout;
+        }
+        return;
+    }
+    if (const std::optional<MemoryMiss>& miss = evaluator.closest_memory_miss()) {
+        result.closest_memory = estimate_memory(
+            with_choices(workload, precisions.front().precision, workload.training.checkpointing), gpu, miss->query);
+        result.closest_layout = miss->query.layout;
+    }
+}
+
+}  // namespace
+
+FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
+                               Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
+                               const EfficiencyTable& efficiency) {
+    FixedEvaluation result;
+    // A development role of several seats buys one box per engineer: the line's count is
+    // seats × the GPUs of one box.
+    const int seats = workload.role == Role::development ? std::max(1, workload.deployment.seats) : 1;
+    if (count % seats != 0) {
+        result.why_not = fmt::format("{} GPUs are not the same box for each of the {} deployment.seats", count, seats);
+        return result;
+    }
+    count /= seats;
+    const std::vector<PrecisionChoice> precisions = precision_choices(workload, gpu);
+    if (precisions.empty()) {
+        result.why_not = fmt::format("no {} support", to_string(workload.precision));
+        return result;
+    }
+    CandidateEvaluator evaluator(workload, catalog, efficiency,
+                                 CandidatePolicy::fixed_line(count, acquisition, unit_price_usd, offer));
+    std::vector<Candidate> found;
+    Miss miss;
+    std::size_t evaluated = 0;
+    std::optional<TrainingSearchResult> search;
+    if (workload.is_training()) {
+        TrainingSearchOptions options;
+        options.fixed_count = count;
+        options.require_deadline = false;
+        search = search_training(workload, gpu, efficiency, options);
+        evaluator.evaluate_training(gpu, *search, found, miss);
+    } else {
+        for (const PrecisionChoice& precision : precisions) {
+            evaluator.evaluate_inference(gpu, precision, found, miss, evaluated);
+        }
+    }
+    if (found.empty()) {
+        closest_memory(workload, gpu, search ? &*search : nullptr, precisions, evaluator, result);
+        result.why_not = miss.why.empty() ? evaluator.no_offer_reason(gpu, count) : miss.why;
+        return result;
+    }
+    // Prefer layouts that meet the deadline or SLO, then the objective.
+    for (Candidate& candidate : found) {
+        candidate.score = objective_score(workload.objective, candidate);
+    }
+    std::stable_sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
+        if (meets_target(a) != meets_target(b)) {
+            return meets_target(a);
+        }
+        return a.score < b.score;
+    });
+    Candidate& best = found.front();
+    best.memory =
+        estimate_memory(with_choices(workload, best.precision, best.checkpointing), gpu, memory_query(best));
+    best.reason = winner_reason(workload, best, workload.objective);
+    result.candidate = std::move(best);
+    return result;
+}
+
+}  // namespace gpusel

@@ -1,0 +1,151 @@
+#pragma once
+// The planner's parts, shared by the files of src/plan/ and by nothing else:
+//  - candidates.cpp: turning one GPU type into priced candidates under a CandidatePolicy;
+//  - ranking.cpp:    ordering candidates by the objective, ties, the Pareto front;
+//  - explain.cpp:    every sentence the planner writes (questions, reasons, misses, advice);
+//  - planner.cpp:    the catalog-wide ranking of `make_plan`;
+//  - fixed.cpp:      the one fixed line that `gpusel check` evaluates;
+//  - procurement.cpp: the order line of a role's pick.
+
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+#include "search/training_search.hpp"
+
+namespace gpusel::plan_detail {
+
+inline constexpr double infinity = std::numeric_limits<double>::infinity();
+
+// Rejections the user chose (lists, segments, power) sort after every near miss.
+inline constexpr double excluded_by_choice = 1e9;
+inline constexpr double unsupported = 1e8;
+
+// The closest a GPU type came to being feasible, and why it was not.
+struct Miss {
+    double severity = infinity;  // smaller = closer to feasible
+    std::string why;
+};
+// Keeps the less severe of the two misses.
+void note_miss(Miss& miss, double severity, std::string why);
+
+// ---------------------------------------------------------------------------------------
+// Filters that need no estimate (candidates.cpp)
+
+// Why `gpu` is excluded by the workload's lists and limits; empty when it is not.
+std::string static_exclusion(const Workload& workload, const GpuSpec& gpu);
+// The acquisitions the workload allows, in the order they are priced.
+std::vector<Acquisition> acquisitions_for(const Workload& workload);
+
+// What a candidate may be. `make_plan` searches GPU counts, prices every allowed acquisition
+// and rejects what breaks the budget or SLO; `gpusel check` evaluates one proposal line at its
+// count and acquisition and judges the budget and SLO itself.
+struct CandidatePolicy {
+    std::optional<int> exact_count;        // GPUs per seat of a proposal line; none = search the counts
+    std::vector<Acquisition> acquisitions; // priced, in order
+    std::optional<double> unit_price_usd;  // a proposal's price instead of the offer's
+    const Offer* offer = nullptr;          // the offer a proposal line names; none = every offer allowed
+    bool enforce_budget = true;            // over-budget options are rejected here
+    bool require_slo = true;               // options that miss the SLO are rejected here
+    bool record_closest_memory_miss = false;  // remember the layout that came closest to fitting
+
+    static CandidatePolicy search(const Workload& workload);
+    static CandidatePolicy fixed_line(int count, Acquisition acquisition, std::optional<double> unit_price_usd,
+                                      const Offer* offer);
+};
+
+// The layout that came closest to fitting when none did (a fixed line shows its breakdown).
+struct MemoryMiss {
+    MemoryQuery query;
+    double total_bytes = 0;
+};
+
+// Turns layouts of one GPU type into priced candidates, one per acquisition and offer. Holds
+// per-GPU bookkeeping (offer exclusions, the closest memory miss, reference rents); call
+// `begin_gpu` before each GPU type.
+class CandidateEvaluator {
+public:
+    CandidateEvaluator(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
+                       CandidatePolicy policy);
+
+    void begin_gpu();
+    // Prices the fastest point of each GPU count the search found; the search's nearest miss
+    // becomes `miss` when none is left.
+    void evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search, std::vector<Candidate>& out,
+                           Miss& miss);
+    // Every tensor-parallel layout of one precision: fit, batch, replicas for the load, SLO, price.
+    void evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision, std::vector<Candidate>& out,
+                            Miss& miss, std::size_t& evaluated);
+    // Why no offer priced a GPU: the first exclusion the constraints made, or that none exists.
+    std::string no_offer_reason(const GpuSpec& gpu, int gpus) const;
+
+    std::size_t feasible() const { return m_feasible; }
+    const std::optional<MemoryMiss>& closest_memory_miss() const { return m_closest_miss; }
+
+private:
+    struct Replicas {
+        int serving = 0;  // carry the load
+        int spares = 0;   // deployment.redundancy
+    };
+    std::vector<OfferQuote> quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, int together);
+    void price(const GpuSpec& gpu, Candidate candidate, UsageProfile usage, std::vector<Candidate>& out, Miss& miss);
+    double reference_rent(const GpuSpec& gpu);
+    void note_memory_miss(const MemoryQuery& query, double total_bytes);
+    UsageProfile training_usage(const TrainingPerf& perf, int gpus) const;
+    UsageProfile inference_usage(int gpus, int tensor_parallel) const;
+    // One replica at the workload's batch, or at the largest automatic batch that fits next to
+    // the weights and KV cache (`perf_query.batch` is set to it); none without an estimate.
+    std::optional<PerfEstimate> single_replica(const Workload& workload, const GpuSpec& gpu, const MemoryQuery& query,
+                                               double usable_bytes, PerfQuery& perf_query) const;
+    // Replicas for the offered load at `capacity_requests_per_s` each (a fixed line: its count);
+    // none, with the miss noted, when they need more than `max_gpus`.
+    std::optional<Replicas> replicas_for(double capacity_requests_per_s, int tensor_parallel, int max_gpus,
+                                         Miss& miss) const;
+    int spare_replicas(int replicas, bool of_total) const;
+
+    const Workload& m_workload;
+    const Catalog& m_catalog;
+    const EfficiencyTable& m_efficiency;
+    CandidatePolicy m_policy;
+    std::size_t m_feasible = 0;
+    std::optional<MemoryMiss> m_closest_miss;
+    std::vector<std::string> m_offer_exclusions;  // of the GPU being priced
+    bool m_units_missed = false;  // exact count: offers exist, but not in whole units of it
+    std::map<std::string, double> m_reference_rent;
+};
+
+// The workload as one candidate runs it: its precision and recompute level.
+Workload with_choices(const Workload& workload, Precision precision, Checkpointing checkpointing);
+// The memory query that reproduces a candidate's estimate.
+MemoryQuery memory_query(const Candidate& candidate);
+
+// ---------------------------------------------------------------------------------------
+// Ranking (ranking.cpp)
+
+double objective_score(Objective objective, const Candidate& candidate);
+// The candidate's speed in its own unit (tokens/s, 1/latency): higher is faster.
+double speed(const Candidate& candidate);
+// Sorts by score, then TCO, then fewer GPUs.
+void sort_by_score(std::vector<Candidate>& candidates);
+// Candidates whose cost is within the tie tolerance of the best are tied with it: among them
+// the faster ranks first, then the one with fewer devices (docs/cost-model.md).
+void order_ties(std::vector<Candidate>& ranked, Objective objective);
+// Indices of the candidates no other beats on both time (or latency) and cost.
+std::vector<std::size_t> pareto_indices(const std::vector<Candidate>& ranked);
+
+// ---------------------------------------------------------------------------------------
+// Sentences (explain.cpp)
+
+WorkloadClass classify(const Workload& workload);
+std::string question(const Workload& workload);
+std::string objective_words(Objective objective);
+std::string winner_reason(const Workload& workload, const Candidate& candidate, Objective objective);
+std::string alternative_condition(const Workload& workload, const Candidate& winner, const Candidate& alternative);
+std::string slo_miss(const Workload& workload, const InferencePerf& perf, int tensor_parallel);
+std::vector<std::string> advice(const Workload& workload, const RolePlan& plan);
+
+}  // namespace gpusel::plan_detail

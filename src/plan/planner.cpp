@@ -1,0 +1,223 @@
+// `make_plan`: every catalog GPU through the candidate evaluation, ranked by the objective, one
+// row per GPU type, the pick, its Pareto-neighbour alternative and the advice; the procurement
+// table from the picks.
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "plan/internal.hpp"
+
+namespace gpusel {
+
+namespace {
+
+using namespace plan_detail;
+
+// Runs `worker` on every hardware thread (at most one per item), or inline for one item.
+// The first exception a thread throws is rethrown here once all have stopped.
+template <typename Worker>
+void run_in_parallel(const Worker& worker, std::size_t items) {
+    const std::size_t threads = std::min<std::size_t>(std::max(1U, std::thread::hardware_concurrency()), items);
+    if (threads <= 1) {
+        worker();
+        return;
+    }
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    const auto guarded = [&]() {
+        try {
+            worker();
+        } catch (...) {
+            if (!failed.exchange(true)) {
+                failure = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    for (std::size_t thread = 1; thread < threads; ++thread) {
+        pool.emplace_back(guarded);
+    }
+    guarded();
+    for (std::thread& thread : pool) {
+        thread.join();
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+}
+
+// search is independent and pure; results are merged in catalog order, so the plan does not
+// depend on the scheduling).
+std::vector<TrainingSearchResult> search_catalog(const Workload& workload, const Catalog& catalog,
+                                                 const EfficiencyTable& efficiency, bool reference) {
+    const std::vector<GpuSpec>& gpus = catalog.gpus();
+    std::vector<TrainingSearchResult> results(gpus.size());
+    std::vector<std::size_t> work;
+    for (std::size_t index = 0; index < gpus.size(); ++index) {
+        if (static_exclusion(workload, gpus[index]).empty() &&
+            !precision_choices(workload, gpus[index]).empty()) {
+            work.push_back(index);
+        }
+    }
+    TrainingSearchOptions options;
+    options.reference = reference;
+    std::atomic<std::size_t> next{0};
+    const auto worker = [&]() {
+        for (std::size_t item = next++; item < work.size(); item = next++) {
+            results[work[item]] = search_training(workload, gpus[work[item]], efficiency, options);
+        }
+    };
+    run_in_parallel(worker, work.size());
+    return results;
+}
+
+RolePlan plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
+                   Objective objective, std::size_t top, bool reference) {
+    RolePlan plan;
+    plan.role = workload.role;
+    plan.workload = workload;
+    plan.question = question(workload);
+    plan.workload_class = classify(workload);
+    std::vector<Candidate> best_per_configuration;
+    CandidateEvaluator evaluator(workload, catalog, efficiency, CandidatePolicy::search(workload));
+    const std::vector<TrainingSearchResult> searches =
+        workload.is_training() ? search_catalog(workload, catalog, efficiency, reference) : std::vector<TrainingSearchResult>{};
+    std::size_t index = 0;
+    for (const GpuSpec& gpu : catalog.gpus()) {
+        const std::size_t position = index++;
+        Miss miss;
+        const std::string excluded = static_exclusion(workload, gpu);
+        if (!excluded.empty()) {
+            plan.rejected.push_back({gpu.id, 0, excluded, excluded_by_choice});
+            continue;
+        }
+        const std::vector<PrecisionChoice> precisions = precision_choices(workload, gpu);
+        if (precisions.empty()) {
+            plan.rejected.push_back(
+                {gpu.id, 0, fmt::format("no {} support", to_string(workload.precision)), unsupported});
+            continue;
+        }
+        const std::size_t before = best_per_configuration.size();
+        evaluator.begin_gpu();
+        if (workload.is_training()) {
+            const TrainingSearchResult& search = searches[position];
+            plan.space += search.space;
+            plan.evaluated += search.evaluated;
+            plan.feasible += search.feasible;
+            evaluator.evaluate_training(gpu, search, best_per_configuration, miss);
+        } else {
+            for (const PrecisionChoice& precision : precisions) {
+                evaluator.evaluate_inference(gpu, precision, best_per_configuration, miss, plan.evaluated);
+            }
+        }
+        if (best_per_configuration.size() == before) {
+            std::string why = miss.why.empty() ? evaluator.no_offer_reason(gpu, 0) : miss.why;
+            if (precisions.size() == 1 && precisions.front().fallback) {
+                why = fmt::format("no {} ({} fallback); {}", to_string(workload.precision),
+                                  to_string(precisions.front().precision), why);
+            }
+            plan.rejected.push_back({gpu.id, 0, why, miss.severity});
+        }
+    }
+    if (!workload.is_training()) {
+        plan.space = plan.evaluated;
+        plan.feasible = evaluator.feasible();
+    }
+    // The near misses first: they are the ones worth a second look.
+    std::stable_sort(plan.rejected.begin(), plan.rejected.end(),
+                     [](const Rejection& a, const Rejection& b) { return a.closeness < b.closeness; });
+    for (Candidate& candidate : best_per_configuration) {
+        candidate.score = objective_score(objective, candidate);
+    }
+    std::stable_sort(best_per_configuration.begin(), best_per_configuration.end(),
+                     [](const Candidate& a, const Candidate& b) {
+                         if (a.score != b.score) {
+                             return a.score < b.score;
+                         }
+                         if (a.cost.tco_usd != b.cost.tco_usd) {
+                             return a.cost.tco_usd < b.cost.tco_usd;
+                         }
+                         return a.count < b.count;
+                     });
+    // One row per GPU type in the ranking: the best configuration of each.
+    std::vector<Candidate> ranked;
+    for (Candidate& candidate : best_per_configuration) {
+        const bool seen = std::any_of(ranked.begin(), ranked.end(),
+                                      [&](const Candidate& other) { return other.gpu == candidate.gpu; });
+        if (!seen) {
+            ranked.push_back(std::move(candidate));
+        }
+    }
+    order_ties(ranked, objective);
+    for (Candidate& candidate : ranked) {
+        candidate.memory = estimate_memory(with_choices(workload, candidate.precision, candidate.checkpointing),
+                                           *catalog.find(candidate.gpu), memory_query(candidate));
+        candidate.reason = winner_reason(workload, candidate, objective);
+    }
+    if (!ranked.empty()) {
+        plan.winner = ranked.front();
+        // The alternative is a Pareto neighbour of the pick: faster, or cheaper; never one the
+        // pick beats on both.
+        const auto neighbour = std::find_if(ranked.begin() + 1, ranked.end(), [&](const Candidate& other) {
+            return speed(other) > speed(ranked.front()) || other.cost.tco_usd < ranked.front().cost.tco_usd ||
+                   other.tied;
+        });
+        if (neighbour != ranked.end()) {
+            plan.alternative = *neighbour;
+            plan.alternative_why_not = alternative_condition(workload, ranked.front(), *neighbour);
+        }
+    }
+    if (ranked.size() > top) {
+        ranked.resize(top);
+    }
+    plan.ranked = std::move(ranked);
+    plan.pareto = pareto_indices(plan.ranked);
+    plan.advice = advice(workload, plan);
+    return plan;
+}
+
+}  // namespace
+
+std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu) {
+    return static_exclusion(workload, gpu);
+}
+
+PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
+                     const PlanOptions& options) {
+    PlanReport report;
+    report.project = project.name;
+    const bool several = project.workloads.size() > 1;
+    for (const Workload& workload : project.workloads) {
+        const Objective objective = options.objective.value_or(workload.objective);
+        if (report.objective.empty()) {
+            report.objective = objective_words(objective);
+        } else if (report.objective != objective_words(objective)) {
+            report.objective = "per role (see each role)";
+        }
+        RolePlan plan = plan_role(workload, catalog, efficiency, objective, options.top, options.reference_search);
+        report.horizon_months = std::max(report.horizon_months, workload.deployment.horizon_months);
+        for (const Assumption& assumption : workload.assumptions) {
+            Assumption copy = assumption;
+            if (several) {
+                copy.field = workload.name + ": " + copy.field;
+            }
+            report.assumptions.push_back(std::move(copy));
+        }
+        if (plan.winner) {
+            ProcurementLine line = procurement_line(plan);
+            report.total_capex_usd += line.total_usd;
+            report.total_monthly_opex_usd += line.monthly_opex_usd;
+            report.total_tco_usd += line.tco_usd;
+            report.procurement.push_back(std::move(line));
+        }
+        report.roles.push_back(std::move(plan));
+    }
+    return report;
+}
+
+}  // namespace gpusel

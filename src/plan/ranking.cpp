@@ -1,0 +1,108 @@
+// Ordering candidates: the objective's score, ties on TCO broken by speed, the Pareto front.
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/internal.hpp"
+
+namespace gpusel::plan_detail {
+
+double objective_score(Objective objective, const Candidate& candidate) {
+    switch (objective) {
+        case Objective::tco:
+            return candidate.cost.tco_usd;
+        case Objective::time:
+            if (candidate.perf.training) {
+                return candidate.perf.training->time_to_train_s.value_or(candidate.perf.training->step_time_s);
+            }
+            return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s.value_or(infinity) : infinity;
+        case Objective::latency:
+            if (candidate.perf.inference) {
+                const InferencePerf& inference = *candidate.perf.inference;
+                return inference.p99_tpot_s.value_or(0) > 0 ? *inference.p99_tpot_s
+                                                            : inference.p99_e2e_s.value_or(infinity);
+            }
+            return candidate.perf.training ? candidate.perf.training->step_time_s : infinity;
+        case Objective::throughput_per_usd:
+            return candidate.cost.usd_per_unit > 0 ? candidate.cost.usd_per_unit : candidate.cost.tco_usd;
+        case Objective::energy:
+            return candidate.cost.energy_kwh;
+    }
+    return candidate.cost.tco_usd;
+}
+
+// The speed figure of a candidate where larger is better (for comparisons in words).
+double speed(const Candidate& candidate) {
+    if (candidate.perf.training) {
+        return candidate.perf.training->tokens_per_s > 0 ? candidate.perf.training->tokens_per_s
+                                                         : candidate.perf.training->samples_per_s;
+    }
+    if (candidate.perf.inference && candidate.perf.inference->p99_tpot_s.value_or(0) > 0) {
+        return 1.0 / *candidate.perf.inference->p99_tpot_s;
+    }
+    if (candidate.perf.inference && candidate.perf.inference->p99_e2e_s.value_or(0) > 0) {
+        return 1.0 / *candidate.perf.inference->p99_e2e_s;
+    }
+    return 0;
+}
+
+std::vector<std::size_t> pareto_indices(const std::vector<Candidate>& ranked) {
+    // Training: time vs cost, both minimised. Inference: latency vs cost per unit at the
+    // candidates' own batch.
+    const auto x = [](const Candidate& candidate) {
+        if (candidate.perf.training) {
+            return candidate.perf.training->time_to_train_s.value_or(candidate.perf.training->step_time_s);
+        }
+        return candidate.perf.inference ? candidate.perf.inference->p99_e2e_s.value_or(infinity) : infinity;
+    };
+    std::vector<std::size_t> front;
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+        bool dominated = false;
+        for (std::size_t j = 0; j < ranked.size() && !dominated; ++j) {
+            dominated = j != i && x(ranked[j]) <= x(ranked[i]) &&
+                        ranked[j].cost.tco_usd <= ranked[i].cost.tco_usd &&
+                        (x(ranked[j]) < x(ranked[i]) || ranked[j].cost.tco_usd < ranked[i].cost.tco_usd);
+        }
+        if (!dominated) {
+            front.push_back(i);
+        }
+    }
+    return front;
+}
+
+void sort_by_score(std::vector<Candidate>& candidates) {
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.score != b.score) {
+            return a.score < b.score;
+        }
+        if (a.cost.tco_usd != b.cost.tco_usd) {
+            return a.cost.tco_usd < b.cost.tco_usd;
+        }
+        return a.count < b.count;
+    });
+}
+
+void order_ties(std::vector<Candidate>& ranked, Objective objective) {
+    if (ranked.size() < 2 || objective != Objective::tco) {
+        return;
+    }
+    const double best = ranked.front().cost.tco_usd;
+    const double tolerance = std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(best));
+    const auto end = std::find_if(ranked.begin(), ranked.end(), [&](const Candidate& candidate) {
+        return candidate.cost.tco_usd - best > tolerance;
+    });
+    if (end - ranked.begin() < 2) {
+        return;
+    }
+    std::stable_sort(ranked.begin(), end, [](const Candidate& a, const Candidate& b) {
+        if (speed(a) != speed(b)) {
+            return speed(a) > speed(b);
+        }
+        return a.count < b.count;
+    });
+    for (auto it = ranked.begin() + 1; it != end; ++it) {
+        it->tied = true;
+    }
+}
+
+}  // namespace gpusel::plan_detail
