@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Static analysis with a curated check list: cppcheck (warning, performance, portability) and
+# Static analysis: the include layers of src/ (scripts/check-includes.py), then a curated check
+# list: cppcheck (warning, performance, portability) and
 # clang-tidy (.clang-tidy, warnings are errors) over every source of the core (src/) and of the
 # fuzz harnesses (fuzz/), using the compile commands of a configured build. Exits non-zero on
 # any finding. `scripts/bootstrap.sh test` runs it on the `ci` build; `scripts/bootstrap.sh lint`
@@ -16,6 +17,12 @@ if [ -z "$tidy" ] || ! command -v cppcheck >/dev/null 2>&1; then
 fi
 
 status=0
+
+echo "static-analysis: include layers (scripts/check-includes.py)"
+if ! python3 scripts/check-includes.py; then
+  echo "static-analysis: include layers FAILED"
+  status=1
+fi
 
 echo "static-analysis: cppcheck $(cppcheck --version | sed 's/^Cppcheck //') over src/ fuzz/"
 if ! cppcheck --enable=warning,performance,portability --std=c++20 --quiet --inline-suppr \

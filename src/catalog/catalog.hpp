@@ -12,7 +12,7 @@
 
 #include "base/error.hpp"
 #include "catalog/offer.hpp"
-#include "inputs/precision.hpp"
+#include "catalog/precision.hpp"
 
 namespace gpusel {
 

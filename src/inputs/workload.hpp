@@ -10,7 +10,7 @@
 #include "base/error.hpp"
 #include "catalog/catalog.hpp"
 #include "inputs/models.hpp"
-#include "inputs/precision.hpp"
+#include "catalog/precision.hpp"
 
 namespace gpusel {
 

@@ -1,4 +1,4 @@
-#include "inputs/precision.hpp"
+#include "catalog/precision.hpp"
 
 #include <utility>
 
