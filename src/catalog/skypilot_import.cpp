@@ -20,7 +20,7 @@ namespace gpusel {
 namespace {
 
 // A per-GPU price outside these bounds is a unit slip or a sentinel, not a rate anyone bills
-// (offers.md §6.2: the cheapest real GPU-hour is a few cents, the dearest about $20).
+// (docs/reference/offers.md §6.2: the cheapest real GPU-hour is a few cents, the dearest about $20).
 constexpr double min_usd_per_gpu_hour = 0.01;
 constexpr double max_usd_per_gpu_hour = 100.0;
 // fetch_gcp.py's TPU_V6E_MAX_PRICE: written "so failover goes to regions with precise pricing".
@@ -74,7 +74,7 @@ constexpr ProviderEntry provider_table[] = {
 
 // ---------------------------------------------------------------------------------------------
 // AcceleratorName → gpusel id. The same name means different parts on different clouds and
-// instance families (offers.md §6.5), so a rule names the provider and the instance type's
+// instance families (docs/reference/offers.md §6.5), so a rule names the provider and the instance type's
 // prefix (and a part of it, for Lambda's suffixes). The first matching rule wins; a rule with
 // no `gpu` skips the row with its reason. A name no rule matches is unknown: listed, never
 // guessed, unless it is itself a catalog id (L4, B200, a GPU the user's catalog adds).
@@ -126,7 +126,7 @@ constexpr GpuRule gpu_rules[] = {
      "the RTX PRO 6000 Server Edition is not the Workstation Edition of RTX-PRO-6000"},
 };
 
-// GPUs per instance where the file is known to be wrong (offers.md §2.4: Azure ND96isr H100 v5
+// GPUs per instance where the file is known to be wrong (docs/reference/offers.md §2.4: Azure ND96isr H100 v5
 // is listed with 12 H100; it has 8).
 struct KnownCount {
     std::string_view provider;
@@ -625,7 +625,7 @@ private:
                 return;
             }
             // The accelerator row's own spot at or above its own on-demand is the data bug
-            // (offers.md §2.4, A100-80GB); the host's share would hide it in the sum.
+            // (docs/reference/offers.md §2.4, A100-80GB); the host's share would hide it in the sum.
             if (spot && on_demand && *spot >= *on_demand) {
                 spot_not_below = true;
                 spot.reset();

@@ -56,7 +56,7 @@ const std::vector<std::string_view>& check_rules();
 // Thresholds of the rules that are not policy settings (sources in docs/ci.md).
 inline constexpr double quote_low_ratio = 0.5;    // a quote below half the catalog price
 inline constexpr double quote_high_ratio = 2.0;   // or above twice it: typo or stale quote
-inline constexpr double rent_below_months = 6.0;  // buying for a shorter horizon: rent instead (formulas.md)
+inline constexpr double rent_below_months = 6.0;  // buying for a shorter horizon: rent instead (docs/reference/formulas.md)
 
 // One number or word behind a finding. `key` is snake_case and carries the unit of a number
 // (`_bytes`, `_s`, `_usd`, `_usd_per_hour`, `_fraction`, `_months`, `_per_s`, `_flops_per_s`,
@@ -166,7 +166,7 @@ CheckReport judge_proposal(const Proposal& proposal, const std::vector<HardwareA
 // Rendering. Each returns the whole document; none recomputes.
 
 std::string render_check_text(const CheckReport& report);
-// JSON format 1 (../shared/spec/cli.md `check`): format_version, proposal, passed, findings
+// JSON format 1 (docs/spec/cli.md `check`): format_version, proposal, passed, findings
 // [{severity, rule, role, file, line, column, message, evidence{}, fix, field}], summary.
 std::string render_check_json(const CheckReport& report);
 // GitHub Actions workflow commands: one `::error|warning|notice file=…,line=…,col=…,title=…::`

@@ -231,7 +231,7 @@ int run(int argc, char** argv) {
         args.emplace_back(argv[i]);
     }
     const int code = run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
-    // Whatever a command printed is only delivered once this flush succeeds (pitfalls.md §5:
+    // Whatever a command printed is only delivered once this flush succeeds (docs/reference/pitfalls.md §5:
     // without it, a full disk or a closed stdout exits 0 with the report lost). A lost report
     // is exit 4 also when the command found a failing check (1): the caller saw no findings.
     // Usage, input and internal errors keep their code; 4 has been reported already.

@@ -87,7 +87,7 @@ nlohmann::ordered_json estimate_json(const GpuEstimate& item, int count, const W
         }
     }
     if (estimate.serving) {
-        // Contract (issue 16): bytes per GPU; tokens and concurrency per replica.
+        // Contract (docs/memory-model.md, "Serving engines"): bytes per GPU; tokens and concurrency per replica.
         const ServingMemory& serving = *estimate.serving;
         json["serving"] = {{"engine", std::string(to_string(serving.engine))},
                            {"weights_bytes", whole_bytes(serving.weights_bytes)},

@@ -13,12 +13,12 @@ namespace {
 
 constexpr double hours_per_month = 365.25 * 24.0 / 12.0;
 
-// Cloud hidden costs (formulas.md, cost section, from a 2026 practitioner article):
+// Cloud hidden costs (docs/reference/formulas.md, cost section, from a 2026 practitioner article):
 // ≈4 minutes of billed start-up per launch and ≈$0.01 per GB of cross-zone traffic.
 constexpr double startup_hours_per_launch = 4.0 / 60.0;
 constexpr double transfer_usd_per_byte = 0.01 / 1e9;
 
-// Spares: ≈15 % of the fleet, same model, for projects over two years (formulas.md).
+// Spares: ≈15 % of the fleet, same model, for projects over two years (docs/reference/formulas.md).
 constexpr double spare_fraction = 0.15;
 constexpr double spare_threshold_months = 24.0;
 

@@ -1,6 +1,6 @@
 #pragma once
 // Cost model: what a candidate costs over the workload's horizon, bought or rented. Pure.
-// Defaults and their sources: docs/cost-model.md (formulas.md, cost section).
+// Defaults and their sources: docs/cost-model.md (docs/reference/formulas.md, cost section).
 
 #include <optional>
 #include <string>
@@ -122,16 +122,16 @@ int warranty_months(const GpuSpec& gpu, const Offer& offer);
 // and the unit may stand there, edge for edge deployments, else a data centre.
 Site costing_site(const Workload& workload, const Offer& offer);
 
-// The acquisition strategy practitioners use by horizon (formulas.md): rent below 6 months,
+// The acquisition strategy practitioners use by horizon (docs/reference/formulas.md): rent below 6 months,
 // mix 6–24 months, own beyond.
 std::string horizon_strategy(double horizon_months);
 
 // Expected share of GPUs failing within `months` of service: ≈1.8 % in the first 12 months,
-// ≈11 % per 6 months from month 18 (formulas.md, cost section), linear in between.
+// ≈11 % per 6 months from month 18 (docs/reference/formulas.md, cost section), linear in between.
 double expected_failure_fraction(double months);
 
 // Share of the purchase price a GPU keeps after `months`: it loses ≈55 % in two years
-// (formulas.md), i.e. 0.45^(months/24).
+// (docs/reference/formulas.md), i.e. 0.45^(months/24).
 double residual_value_fraction(double months);
 
 }  // namespace gpusel

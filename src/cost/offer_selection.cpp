@@ -19,7 +19,7 @@ bool listed(const std::vector<std::string>& ids, const std::string& id) {
 }
 
 // The price `acquisition` takes from one region of a rental; spot at or above on-demand is no
-// spot price (offers.md §2.4: some zones report spot = on-demand).
+// spot price (docs/reference/offers.md §2.4: some zones report spot = on-demand).
 const std::optional<PricePoint>& rental_price(const RegionalRates& rates, Acquisition acquisition) {
     static const std::optional<PricePoint> none;
     switch (acquisition) {

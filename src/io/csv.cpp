@@ -58,7 +58,7 @@ std::string format_fixed(double value, int decimals) {
     if (decimals < 0 || decimals > 17) {
         throw std::invalid_argument("format_fixed: decimals out of range");
     }
-    // fmt without the L specifier ignores the locale (pitfalls.md §3.3); 'f' never uses an exponent.
+    // fmt without the L specifier ignores the locale (docs/reference/pitfalls.md §3.3); 'f' never uses an exponent.
     std::string text = fmt::format("{:.{}f}", value, decimals);
     // Values that round to zero (-0.0, -0.001 at two decimals) print as "-0.00"; a spreadsheet
     // would show "-0.00" as a distinct value.

@@ -16,7 +16,7 @@
 //    or `-o out.csv > out.csv`) is written as standard output.
 //  - A target that is the same file as an input (same device and inode, so hard and symbolic
 //    links are caught) is refused even with force: UsageError (exit 2), because the command
-//    line itself is wrong (pitfalls.md §5).
+//    line itself is wrong (docs/reference/pitfalls.md §5).
 //  - A directory target is refused (OutputError), and so are block devices and sockets. An
 //    existing character device or FIFO (/dev/null, a pipe from the shell's >(...)) is written
 //    in place: there is nothing to replace, so no temporary file and no --force are needed.

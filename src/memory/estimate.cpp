@@ -28,7 +28,7 @@ using memory_detail::trains_with_dropout;
 using memory_detail::TransformerWidths;
 using memory_detail::uses_per_sample_activations;
 
-// Context band over GPUs and software versions: 0.3–1.4 GB (formulas.md, HF docs, fms logs).
+// Context band over GPUs and software versions: 0.3–1.4 GB (docs/reference/formulas.md, HF docs, fms logs).
 constexpr double context_low_bytes = 0.3e9;
 constexpr double context_high_bytes = 1.4e9;
 // Activations: the spread between implementations of the same layer (fused vs unfused SwiGLU,

@@ -40,7 +40,7 @@ struct MemoryQuery {
 };
 
 // How a paged serving engine (vLLM, SGLang, TensorRT-LLM) divides one GPU at start-up
-// (docs/memory-model.md, "Serving engines"; ../shared/reference/serving_memory_cases.md §2–3):
+// (docs/memory-model.md, "Serving engines"; docs/reference/serving_memory_cases.md §2–3):
 // the engine may use `budget_bytes`; weights, the profiled activation peak and non-torch memory
 // come first and the rest is the KV-cache pool, in blocks of `block_size` tokens. Bytes per GPU;
 // tokens and concurrency per replica (every GPU of a replica holds the same tokens).

@@ -1,5 +1,5 @@
 // Paged serving engines' start-up memory arithmetic (vLLM, SGLang, TensorRT-LLM).
-// Mechanism and measured cases: ../shared/reference/serving_memory_cases.md §2–3;
+// Mechanism and measured cases: docs/reference/serving_memory_cases.md §2–3;
 // constants and their basis: docs/memory-model.md, "Serving engines".
 
 #include <algorithm>

@@ -252,7 +252,7 @@ double cuda_context_bytes(const RuntimeSpec& runtime) {
         return 1343.0 * 1024 * 1024;
     }
     // CUDA lazy module loading (CUDA >= 11.7, on by default with PyTorch 2.x) loads kernels on first
-    // use: 0.3–0.6 GB (formulas.md); the midpoint. No figure specific to Megatron, llm.c or llama.cpp
+    // use: 0.3–0.6 GB (docs/reference/formulas.md); the midpoint. No figure specific to Megatron, llm.c or llama.cpp
     // was found; they link the same CUDA libraries.
     return 0.45e9;
 }

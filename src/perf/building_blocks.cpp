@@ -16,7 +16,7 @@ double ring_all_reduce_s(double bytes, int ranks, double bytes_per_s, double lat
         return 0;
     }
     // A ring all-reduce is a reduce-scatter plus an all-gather: 2(n−1) steps, each moving B/n
-    // per GPU (formulas.md, "Communication").
+    // per GPU (docs/reference/formulas.md, "Communication").
     const double n = ranks;
     return 2.0 * (n - 1) / n * bytes / bytes_per_s + 2.0 * (n - 1) * latency_s;
 }
@@ -40,7 +40,7 @@ double pipeline_bubble_fraction(int stages, int micro_batches) {
 
 double roofline_time_s(double compute_s, double memory_s) {
     // Near the ridge point kernels reach neither ceiling; the 2-norm matches the max() far
-    // from it and the measured TensorRT-LLM static-batch steps near it (perf_cases.md B1, B7,
+    // from it and the measured TensorRT-LLM static-batch steps near it (docs/reference/perf_cases.md B1, B7,
     // lmdeploy D5), where max() is 18-28 % optimistic.
     // sqrt(a² + b²) rather than std::hypot: the times are far from overflow or underflow, and
     // hypot's scaling made it a tenth of a serving plan's cost; the two differ by an ulp.
@@ -76,7 +76,7 @@ LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_
     const LinkTier pcie{fmt::format("pcie{}", gpu.host_link_generation), pcie_bytes_per_s, factors.pcie_latency_s};
     const NetworkKind requested = workload.deployment.interconnect;
     LinkTier in_node = pcie;
-    // Vendors print NVLink bandwidth bidirectional; one direction carries half (formulas.md).
+    // Vendors print NVLink bandwidth bidirectional; one direction carries half (docs/reference/formulas.md).
     if (gpu.has_gpu_interconnect() && requested != NetworkKind::pcie &&
         std::min(group_size, workload.constraints.gpus_per_node) <= gpu.interconnect.domain_size) {
         in_node = LinkTier{gpu.interconnect.kind, gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.interconnect,

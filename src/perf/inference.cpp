@@ -68,7 +68,7 @@ double inference_peak(const Setting& setting, bool& eight_bit) {
     eight_bit = false;
     if (setting.stack == ServingStack::llama_cpp) {
         // llama.cpp calls cuBLAS with FP16 accumulation; GeForce cards run that at twice the
-        // FP32-accumulate rate the catalog lists (gpu_specs.md §0, formulas.md).
+        // FP32-accumulate rate the catalog lists (docs/reference/gpu_specs.md §0, docs/reference/formulas.md).
         double fp16 = gpu.peak_flops_per_s(Precision::fp16);
         if (fp16 <= 0) {
             return matmul_peak_flops_per_s(gpu, Precision::fp16, setting.notes);

@@ -43,7 +43,7 @@ double optimizer_bytes_per_param(const Workload& workload) {
     switch (training.optimizer) {
     case Optimizer::adamw:
     case Optimizer::adam:
-        state_bytes = 8;  // m and v (formulas.md, "optimizer")
+        state_bytes = 8;  // m and v (docs/reference/formulas.md, "optimizer")
         break;
     case Optimizer::adamw_8bit:
         state_bytes = 2;
@@ -93,7 +93,7 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     result.global_batch = micro_batch * dp * accumulation;
 
     // Compute rate: dense peak of the compute precision × achieved fraction. FP8 is modelled
-    // as BF16 sped up end to end (formulas.md: ≈1.3× on H100), not as the FP8 peak.
+    // as BF16 sped up end to end (docs/reference/formulas.md: ≈1.3× on H100), not as the FP8 peak.
     const bool fp8 = workload.precision == Precision::fp8;
     if (fp8 && !gpu.supports(Precision::fp8)) {
         notes.push_back(fmt::format("{} has no FP8 tensor cores; training runs in BF16", gpu.id));

@@ -1,4 +1,4 @@
-// `gpusel plan --format json`: format 1 of ../shared/spec/cli.md. Keys named there come first
+// `gpusel plan --format json`: format 1 of docs/spec/cli.md. Keys named there come first
 // and in that order; extra keys follow. Nothing here computes: every value is copied from the
 // report, and a value that is not finite becomes null with a note naming where. Numbers are
 // rounded as the `memory` and `perf` commands round them, so that the document is the same on

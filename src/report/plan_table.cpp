@@ -1,4 +1,4 @@
-// The terminal view of a plan: a decision memo read top to bottom (plan-output.md).
+// The terminal view of a plan: a decision memo read top to bottom (docs/spec/plan-output.md).
 
 #include <algorithm>
 #include <ostream>

@@ -2,7 +2,7 @@
 // Renderers of a plan: the terminal view, Markdown, JSON, CSV and XLSX of one PlanReport.
 // Pure functions of the report: they format what make_plan() computed and never recompute,
 // read the environment or the clock (XlsxOptions::created aside). The CLI picks the stream,
-// the width and the colour (docs: ../shared/spec/cli.md, plan-output.md).
+// the width and the colour (docs: docs/spec/cli.md, docs/spec/plan-output.md).
 
 #include <cstddef>
 #include <ctime>
@@ -28,7 +28,7 @@ struct PlanTableOptions {
     bool quiet = false;                // --quiet: no assumptions block, no export hint
 };
 
-// The decision memo (plan-output.md): title, assumptions, per role the restated question,
+// The decision memo (docs/spec/plan-output.md): title, assumptions, per role the restated question,
 // the class and its priorities, ranked candidates, rejected with why, the pick and the
 // alternative, advice; then the procurement table, totals and an export hint. No line is
 // wider than style.width (long text wraps; narrow terminals get a stacked layout).

@@ -214,7 +214,7 @@ TEST_CASE("plan: the same input gives the same plan", "[plan]") {
 }
 
 TEST_CASE("plan: constraints.providers [aws] rents AWS instance types at AWS's instance-hour prices", "[plan][offers]") {
-    // Prices from data/offers.yaml (AWS EC2 on-demand, us-east-1; offers.md §2.4, cross-checked with
+    // Prices from data/offers.yaml (AWS EC2 on-demand, us-east-1; docs/reference/offers.md §2.4, cross-checked with
     // vantage.sh 2025-12-21 and datareceipts 2026-11-09): p5.48xlarge $55.04/h for 8 × H100,
     // p4d.24xlarge $21.957642/h for 8 × A100 40GB, g6e.xlarge $1.861/h for 1 × L40S.
     const gpusel::Catalog& built_in = catalog();

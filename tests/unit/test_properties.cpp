@@ -1,4 +1,4 @@
-// Property tests (issue 9, part 5): invariants of the estimators and the planner over random but
+// Property tests (docs/reliability.md, "Estimates and plans"): invariants of the estimators and the planner over random but
 // seeded workloads. Each property states what the model promises and, where it has an
 // exception, why. Cases come from property_support.hpp: a fixed base seed, so every run checks
 // the same cases; a failure prints the case's seed and its workload as YAML, which `gpusel
@@ -1533,7 +1533,7 @@ TEST_CASE("property: a plan never ranks a candidate that breaks a hard constrain
 }
 
 TEST_CASE("property: the pruned training search keeps the unpruned search's fastest points", "[property]") {
-    // Not one of issue 9's five properties, but the planner's pruning rests on property 2
+    // Not one of the five properties of docs/reliability.md, but the planner's pruning rests on property 2
     // (memory grows with the micro-batch while gradients stay resident; training_search.hpp):
     // over random training workloads, the fast search must find, for every GPU count, the
     // point the reference search (full estimators, no pruning) finds. Small clusters keep the

@@ -1,6 +1,6 @@
 // The SkyPilot vms.csv importer (include/gpusel/skypilot_import.hpp) and its CSV reader
 // (include/gpusel/csv_reader.hpp). Fixtures: tests/data/skypilot/ (synthetic rows in the real
-// column orders of each cloud; prices are the providers' published figures quoted in offers.md).
+// column orders of each cloud; prices are the providers' published figures quoted in docs/reference/offers.md).
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -248,7 +248,7 @@ TEST_CASE("verify: wrong memory size, old driver", "[verify]") {
 }
 
 TEST_CASE("verify: device and driver tables are consistent", "[verify]") {
-    // The fixed catalog ids (shared/spec/names.md) that are NVIDIA discrete parts.
+    // The fixed catalog ids (docs/spec/names.md) that are NVIDIA discrete parts.
     const std::set<std::string> fixed = {"V100-SXM2-16GB", "V100-SXM2-32GB", "V100-PCIE-16GB", "V100-PCIE-32GB",
                                          "T4",             "A10",            "A10G",           "A30",
                                          "A40",            "A100-40GB-SXM4", "A100-80GB-SXM4", "A100-40GB-PCIE",

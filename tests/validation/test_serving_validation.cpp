@@ -1,5 +1,5 @@
 // The serving-engine memory model against vLLM start-up logs (tests/validation/serving/cases.yaml;
-// sources in ../shared/reference/serving_memory_cases.md). Prints one row per case and the
+// sources in docs/reference/serving_memory_cases.md). Prints one row per case and the
 // summary, then asserts the tolerances of docs/memory-model.md ("Serving engines"): weights
 // median |error| ≤ 3 %, worst ≤ 8 %; KV-cache tokens (or GiB where no tokens are printed)
 // median ≤ 5 %, worst ≤ 15 % over the asserted version groups.
