@@ -1,6 +1,6 @@
 // The memory estimator against published measurements (tests/validation/memory/cases.yaml;
 // sources in docs/reference/memory_cases.md). Prints one row per case and the summary,
-// then asserts the targets of issue 3: median |error| <= 10 %, 90th percentile <= 20 %,
+// then asserts the accuracy targets (docs/memory-model.md, "Validation"): median |error| <= 10 %, 90th percentile <= 20 %,
 // every fits/OOM boundary right, measured value inside the predicted band in >= 80 % of cases.
 // Rerun alone: scripts/validate-memory.sh
 

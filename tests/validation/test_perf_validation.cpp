@@ -1,5 +1,5 @@
 // Predicts every published measurement in tests/validation/perf/cases.yaml, prints case,
-// measured, predicted and error, and asserts the targets of issue 4: median absolute error
+// measured, predicted and error, and asserts the accuracy targets (docs/perf-model.md, "Validation"): median absolute error
 // <= 20 %, 90th percentile <= 40 %, and no prediction beyond the physical limit (peak FLOPs,
 // peak bandwidth) of the hardware it ran on.
 
