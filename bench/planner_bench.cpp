@@ -24,23 +24,16 @@
 #include "plan/plan.hpp"
 #include "search/compiled_training.hpp"
 #include "search/training_search.hpp"
+#include "support/test_support.hpp"
 
 extern char** environ;
 
 namespace {
 
-const gpusel::Catalog& catalog() {
-    static const gpusel::Catalog value = gpusel::builtin_catalog();
-    return value;
-}
-const gpusel::ModelLibrary& models() {
-    static const gpusel::ModelLibrary value = gpusel::builtin_models();
-    return value;
-}
-const gpusel::EfficiencyTable& efficiency() {
-    static const gpusel::EfficiencyTable value = gpusel::builtin_efficiency();
-    return value;
-}
+using gpusel::test::catalog;
+using gpusel::test::efficiency;
+using gpusel::test::models;
+
 std::string example(const char* name) { return std::string(GPUSEL_SOURCE_DIR) + "/examples/" + name; }
 gpusel::Workload load(const char* file) { return gpusel::load_workload_file(example(file), {&catalog(), &models()}); }
 

@@ -13,6 +13,8 @@
 #                                       (scripts/fuzz.sh --ci 30)
 #   scripts/bootstrap.sh lint   also install cppcheck and clang-tidy-14 and run
 #                               scripts/static-analysis.sh (curated checks, .clang-tidy)
+#   scripts/bootstrap.sh bench  also install libbenchmark-dev (Google Benchmark), build the `bench`
+#                               preset and run bench/ (docs/performance.md)
 #   scripts/bootstrap.sh fuzz [SECONDS]
 #                               also install clang-14 and libclang-rt-14-dev (libFuzzer), then
 #                               run every fuzz harness for SECONDS (default 30; scripts/fuzz.sh)
@@ -30,6 +32,7 @@ case "${1:-}" in
   test) packages+=(chromium "${lint_packages[@]}" "${fuzz_packages[@]}") ;;
   lint) packages+=("${lint_packages[@]}") ;;
   fuzz) packages+=("${fuzz_packages[@]}") ;;
+  bench) packages+=(libbenchmark-dev) ;;
 esac
 
 sudo_cmd=()
@@ -96,8 +99,13 @@ case "${1:-}" in
   fuzz)
     exec scripts/fuzz.sh "${2:-30}"
     ;;
+  bench)
+    cmake --preset bench >/dev/null
+    cmake --build --preset bench
+    ./build/bench/bench/gpusel_bench
+    ;;
   *)
-    echo "usage: scripts/bootstrap.sh run|test|lint|fuzz [SECONDS]" >&2
+    echo "usage: scripts/bootstrap.sh run|test|lint|bench|fuzz [SECONDS]" >&2
     exit 2
     ;;
 esac

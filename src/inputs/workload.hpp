@@ -9,8 +9,8 @@
 
 #include "base/error.hpp"
 #include "catalog/catalog.hpp"
-#include "inputs/models.hpp"
 #include "catalog/precision.hpp"
+#include "inputs/models.hpp"
 
 namespace gpusel {
 

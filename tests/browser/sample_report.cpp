@@ -6,8 +6,8 @@
 #include <iostream>
 #include <string>
 
-#include "../support/sample_plan.hpp"
 #include "report/html_report.hpp"
+#include "support/sample_plan.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 3) {

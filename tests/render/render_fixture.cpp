@@ -1,5 +1,5 @@
-// Renders the hand-built PlanReport of tests/unit/plan_fixture.hpp in one format, for checks
-// that run outside C++ (tests/render/check_xlsx.py) and for looking at the output by eye:
+// Renders the hand-built PlanReport of tests/support/plan_fixture.hpp in one format, for checks
+// that run outside C++ (tests/render/check_xlsx.py, check_goldens.sh) and for looking at it by eye:
 //   gpusel_render_fixture table [WIDTH] [color] [show-rejected]
 //   gpusel_render_fixture markdown|json|csv
 //   gpusel_render_fixture xlsx FILE
@@ -9,8 +9,8 @@
 #include <iostream>
 #include <string>
 
-#include "../unit/plan_fixture.hpp"
 #include "report/render.hpp"
+#include "support/plan_fixture.hpp"
 
 int main(int argc, char** argv) {
     const gpusel::PlanReport report = gpusel::test::fixture_plan_report();

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cost/cost.hpp"
-#include "offer_support.hpp"
 #include "plan/plan.hpp"
+#include "support/offer_support.hpp"
 
 namespace gpusel::test {
 
@@ -270,27 +270,6 @@ inline RolePlan sample_inference_role(double horizon_months = 24) {
     return plan;
 }
 
-inline ProcurementLine sample_line(const RolePlan& plan) {
-    const Candidate& winner = *plan.winner;
-    ProcurementLine line;
-    line.role = plan.role;
-    line.gpu = winner.gpu;
-    line.gpu_name = winner.gpu_name;
-    line.quantity = winner.count + winner.cost.spare_gpus;
-    line.acquisition = winner.acquisition;
-    line.unit_price_usd = winner.cost.unit_price_usd;
-    line.total_usd = winner.cost.capex_usd;
-    line.monthly_opex_usd = winner.cost.monthly_opex_usd;
-    line.tco_usd = winner.cost.tco_usd;
-    line.horizon_months = plan.workload.deployment.horizon_months;
-    line.reason = winner.reason;
-    if (plan.alternative) {
-        line.alternative = plan.alternative->gpu;
-        line.alternative_reason = plan.alternative_why_not;
-    }
-    return line;
-}
-
 // variant 1: a project of two roles (training and inference) over 24 months; variant 2: one
 // inference role over 36 months (buying breaks even) whose candidates span two orders of
 // magnitude (log axes).
@@ -313,7 +292,7 @@ inline PlanReport sample_plan_report(int variant = 1) {
     }
     report.objective = "lowest TCO meeting every constraint";
     for (const RolePlan& plan : report.roles) {
-        ProcurementLine line = sample_line(plan);
+        ProcurementLine line = procurement_line(plan);
         report.total_capex_usd += line.total_usd;
         report.total_monthly_opex_usd += line.monthly_opex_usd;
         report.total_tco_usd += line.tco_usd;

@@ -4,7 +4,7 @@
 
 #include "base/text.hpp"
 #include "catalog/catalog.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::Catalog;
 using gpusel::Precision;

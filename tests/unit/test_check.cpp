@@ -16,7 +16,7 @@
 
 #include "check/check.hpp"
 #include "cli/cli.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::Acquisition;
 using gpusel::Candidate;
@@ -450,7 +450,7 @@ TEST_CASE("check: acquisition-mismatch for a short purchase and a long rental, w
         const CheckReport report = gpusel::judge_proposal(proposal, {assessment});
         const Finding& finding = only(report, "acquisition-mismatch");
         CHECK(evidence(finding, "break_even_months") == Approx(12.5));
-        CHECK(finding.message.find("buying them breaks even after 12.5 months") != std::string::npos);
+        CHECK_THAT(finding.message, Catch::Matchers::Contains("buying them breaks even after 12.5 months"));
     }
     SECTION("renting for less than the break-even passes") {
         Workload workload = training_workload();
@@ -685,8 +685,8 @@ TEST_CASE("check: junit has one test case per rule per role and counts the failu
     CHECK(out.find(fmt::format("<testsuites name=\"gpusel check\" tests=\"{}\" failures=\"1\" errors=\"0\" "
                                "skipped=\"1\">",
                                rules)) != std::string::npos);
-    CHECK(out.find("<testsuite name=\"q1 &lt;draft&gt;\"") != std::string::npos);
-    CHECK(out.find("<failure type=\"over-budget\" message=\"capex $100,000 is 67 % over\">") != std::string::npos);
+    CHECK_THAT(out, Catch::Matchers::Contains("<testsuite name=\"q1 &lt;draft&gt;\""));
+    CHECK_THAT(out, Catch::Matchers::Contains("<failure type=\"over-budget\" message=\"capex $100,000 is 67 % over\">"));
     // The note is not a failure: it is printed as output of its (passing) test case.
     CHECK(out.find("<system-out>proposals/a,b.yaml: note: training: a\nb [layout]\nfix: count: 1\n</system-out>") !=
           std::string::npos);
@@ -764,7 +764,7 @@ TEST_CASE("check: a bad --format is a usage error", "[check][cli]") {
     std::ostringstream out;
     std::ostringstream err;
     CHECK(gpusel::cli::run({"check", "x.yaml", "--format", "sarif"}, out, err) == 2);
-    CHECK(err.str().find("--format: 'sarif' is not one of text, json, github, junit") != std::string::npos);
+    CHECK_THAT(err.str(), Catch::Matchers::Contains("--format: 'sarif' is not one of text, json, github, junit"));
 }
 
 // ---------------------------------------------------------------------------------------

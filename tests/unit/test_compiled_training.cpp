@@ -10,7 +10,7 @@
 #include "inputs/models.hpp"
 #include "memory/memory.hpp"
 #include "search/compiled_training.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 // The fast path must give the figures of the full estimators: every transformer preset, random
 // settings and layouts, memory and speed compared point by point.

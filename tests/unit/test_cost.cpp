@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "../support/offer_support.hpp"
 #include "cost/cost.hpp"
+#include "support/offer_support.hpp"
 
 using gpusel::Acquisition;
 using gpusel::CostEstimate;

@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "../support/offer_support.hpp"
-#include "../support/sample_plan.hpp"
 #include "base/format.hpp"
 #include "report/html_report.hpp"
+#include "support/offer_support.hpp"
+#include "support/sample_plan.hpp"
 
 using namespace gpusel;
 
@@ -105,10 +105,10 @@ TEST_CASE("html_report::render_plan_html is one self-contained, escaped, printab
     CHECK(page.size() > 20000);
     CHECK(page.find("</html>\n") == page.size() - 8);
     // Self-contained: no scripts, no links, no fetched resources; the only URL is the SVG namespace.
-    CHECK(page.find("<script") == std::string::npos);
-    CHECK(page.find("<link") == std::string::npos);
-    CHECK(page.find("@import") == std::string::npos);
-    CHECK(page.find("src=") == std::string::npos);
+    CHECK_THAT(page, !Catch::Matchers::Contains("<script"));
+    CHECK_THAT(page, !Catch::Matchers::Contains("<link"));
+    CHECK_THAT(page, !Catch::Matchers::Contains("@import"));
+    CHECK_THAT(page, !Catch::Matchers::Contains("src="));
     CHECK(count_of(page, "http") == count_of(page, "http://www.w3.org/2000/svg"));
     CHECK(count_of(page, "url(") == count_of(page, "url(#"));
     // Two roles, each with its three charts, each chart with unique ids.
@@ -119,11 +119,11 @@ TEST_CASE("html_report::render_plan_html is one self-contained, escaped, printab
         CHECK(count_of(page, fmt::format("id=\"{}\"", id)) == 1);
     }
     // Printing: A4, each role on a new page.
-    CHECK(page.find("@page { size: A4; margin: 12mm; }") != std::string::npos);
-    CHECK(page.find("section.role { break-before: page;") != std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("@page { size: A4; margin: 12mm; }"));
+    CHECK_THAT(page, Catch::Matchers::Contains("section.role { break-before: page;"));
     // Escaping of names from the input.
-    CHECK(page.find("Quote &lt;ACME&gt; &amp; &quot;Sons&quot; × 2") != std::string::npos);
-    CHECK(page.find("<ACME>") == std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("Quote &lt;ACME&gt; &amp; &quot;Sons&quot; × 2"));
+    CHECK_THAT(page, !Catch::Matchers::Contains("<ACME>"));
     // Deterministic: the same plan gives the same bytes.
     CHECK(render_plan_html(report) == page);
 }
@@ -132,8 +132,10 @@ TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_repor
     const PlanReport report = test::sample_plan_report(1);
     const std::string page = render_plan_html(report);
     // Procurement totals as the plan holds them.
-    CHECK(page.find(fmt::format("<td class=\"num\">{}</td>", format_usd(report.total_tco_usd))) != std::string::npos);
-    CHECK(page.find(fmt::format("<td class=\"num\">{}</td>", format_usd(report.total_capex_usd))) != std::string::npos);
+    CHECK(report.total_tco_usd == Approx(45059).margin(0.5));
+    CHECK(report.total_capex_usd == Approx(31500).margin(0.5));
+    CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num\">$45,059</td>"));
+    CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num\">$31,500</td>"));
     // Every ranked candidate appears in the table, the scatter, the memory chart; the top three in the cost chart.
     for (const RolePlan& plan : report.roles) {
         for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
@@ -146,15 +148,15 @@ TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_repor
     const Candidate& l40s = report.roles[0].ranked[2];
     REQUIRE(l40s.gpu == "L40S");
     CHECK_FALSE(buy_versus_rent_break_even_month(l40s.cost, 24).has_value());
-    CHECK(page.find("<td class=\"num wrap\">never</td>") != std::string::npos);
-    CHECK(page.find("#3 L40S × 8: buying does not break even against renting within 24 months.") != std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num wrap\">never</td>"));
+    CHECK_THAT(page, Catch::Matchers::Contains("#3 L40S × 8: buying does not break even against renting within 24 months."));
     // The memory bar note: total / capacity of the winner.
-    CHECK(page.find("41.2 / 80 GB") != std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("41.2 / 80 GB"));
     // Assumptions and rejected entries are listed.
     CHECK(page.find("<li><code>deployment.pue</code> = 1.4 <span class=\"muted\">(default)</span></li>") !=
           std::string::npos);
-    CHECK(page.find("<tr><td>no BF16, and 16 GB &lt; 26.4 GB needed</td><td>T4</td></tr>") != std::string::npos);
-    CHECK(page.find("<h3>Rejected (5)</h3>") != std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("<tr><td>no BF16, and 16 GB &lt; 26.4 GB needed</td><td>T4</td></tr>"));
+    CHECK_THAT(page, Catch::Matchers::Contains("<h3>Rejected (5)</h3>"));
 }
 
 TEST_CASE("html_report::render_plan_html marks the break-even month where buying pays off", "[html_report]") {
@@ -175,7 +177,7 @@ TEST_CASE("html_report::render_plan_html marks the break-even month where buying
                   std::string::npos);
         }
     }
-    CHECK(page.find("<title>edge-and-cloud &lt;sample&gt; &amp; co — gpusel report</title>") != std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("<title>edge-and-cloud &lt;sample&gt; &amp; co — gpusel report</title>"));
     // Throughput spans three decades: both scatter axes are logarithmic.
     CHECK(count_of(page, "— log scale") == 2);
 }
@@ -195,14 +197,14 @@ TEST_CASE("html_report::render_plan_html states when nothing is feasible", "[htm
     plan.advice = {"nothing meets every constraint: relax the deadline, SLO or budget, or allow more GPUs"};
     report.roles.push_back(plan);
     const std::string page = render_plan_html(report);
-    CHECK(page.find("No candidate meets every constraint.") != std::string::npos);
-    CHECK(page.find("Nothing to buy or rent") != std::string::npos);
-    CHECK(page.find("<svg") == std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("No candidate meets every constraint."));
+    CHECK_THAT(page, Catch::Matchers::Contains("Nothing to buy or rent"));
+    CHECK_THAT(page, !Catch::Matchers::Contains("<svg"));
     // Same reasons share a row, the rarer reason first.
     const std::size_t needs = page.find("<tr><td>needs 130 GB per GPU at 64 GPUs, has 16 GB</td><td>T4</td></tr>");
     const std::size_t segment = page.find("<tr><td>segment datacenter not allowed</td><td>A10, L4 × 4, A30</td></tr>");
     REQUIRE(needs != std::string::npos);
     REQUIRE(segment != std::string::npos);
     CHECK(needs < segment);
-    CHECK(page.find("<h3>Rejected (4)</h3>") != std::string::npos);
+    CHECK_THAT(page, Catch::Matchers::Contains("<h3>Rejected (4)</h3>"));
 }

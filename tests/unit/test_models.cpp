@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "inputs/models.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::ModelFamily;
 using gpusel::ModelSpec;

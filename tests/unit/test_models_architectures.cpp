@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "inputs/models.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::kv_cache_bytes_per_sequence;
 using gpusel::ModelFamily;
@@ -107,7 +107,7 @@ TEST_CASE("architectures: Gemma-2 and Gemma-3 local/global layers", "[models]") 
     CHECK(gemma3.sliding_window == 1024);
     CHECK(gemma3.sliding_layers == 52);  // 5 local per global: 62 − ⌊62/6⌋
     CHECK(near(gemma3.params, 27.0e9));  // language model; the card's 27B includes ≈0.4B vision
-    CHECK(gemma3.notes.find("vision tower is not modelled") != std::string::npos);
+    CHECK_THAT(gemma3.notes, Catch::Matchers::Contains("vision tower is not modelled"));
     // 2 × 16 × 128 × 2 B = 8,192 B per layer and token; 10 global layers × 131,072 + 52 × 1,024.
     CHECK(kv_cache_bytes_per_sequence(gemma3, 2, 131072) == 8192.0 * (10 * 131072.0 + 52 * 1024.0));
 }
@@ -120,7 +120,7 @@ TEST_CASE("architectures: Phi-3 and Llama-3.1 context", "[models]") {
     CHECK(kv_cache_bytes_per_sequence(phi3, 2, 4096) == 2.0 * 32 * 96 * 32 * 2 * 2047);
     const ModelSpec llama = fixture("hf-config-llama-3.1-8b.json");
     CHECK(llama.max_context == 131072);  // rope scaling llama3 from 8,192 trained positions
-    CHECK(llama.notes.find("llama3") != std::string::npos);
+    CHECK_THAT(llama.notes, Catch::Matchers::Contains("llama3"));
 }
 
 TEST_CASE("architectures: quantized checkpoints from their configs", "[models]") {

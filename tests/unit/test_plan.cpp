@@ -4,7 +4,7 @@
 #include <set>
 
 #include "plan/plan.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::Candidate;
 using gpusel::PlanReport;
@@ -12,26 +12,20 @@ using gpusel::RolePlan;
 using gpusel::Workload;
 
 namespace {
-const gpusel::Catalog& catalog() {
-    static const gpusel::Catalog value = gpusel::builtin_catalog();
-    return value;
-}
-const gpusel::ModelLibrary& models() {
-    static const gpusel::ModelLibrary value = gpusel::builtin_models();
-    return value;
-}
-const gpusel::EfficiencyTable& efficiency() {
-    static const gpusel::EfficiencyTable value = gpusel::builtin_efficiency();
-    return value;
-}
+using gpusel::test::catalog;
+using gpusel::test::efficiency;
+using gpusel::test::models;
+
 Workload load(const std::string& text) {
     return gpusel::load_workload_text(text, "w.yaml", gpusel::LoadContext{&catalog(), &models()});
 }
-RolePlan plan_one(const Workload& workload) {
+RolePlan plan_one(const Workload& workload, std::size_t top = 5) {
     gpusel::Project project;
     project.name = workload.name;
     project.workloads.push_back(workload);
-    PlanReport report = gpusel::make_plan(project, catalog(), efficiency());
+    gpusel::PlanOptions options;
+    options.top = top;
+    PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), options);
     REQUIRE(report.roles.size() == 1);
     return report.roles.front();
 }
@@ -146,21 +140,31 @@ TEST_CASE("plan: an input-bound workload is told to fix the pipeline first", "[p
 }
 
 TEST_CASE("plan: every catalog GPU is either a candidate or rejected with a reason", "[plan]") {
-    const RolePlan plan = plan_one(load(with_horizon("24mo")));
-    std::set<std::string> accounted;
+    // No allow list and a --top as large as the catalog: every GPU type must be shown once,
+    // ranked or rejected (the ranked list is cut at --top, docs/ARCHITECTURE.md).
+    std::string text = with_horizon("24mo");
+    text.erase(text.find("constraints:"));
+    const RolePlan plan = plan_one(load(text), catalog().gpus().size());
+    std::set<std::string> rejected;
     for (const gpusel::Rejection& rejection : plan.rejected) {
         CHECK_FALSE(rejection.why_not.empty());
-        accounted.insert(rejection.gpu);
+        rejected.insert(rejection.gpu);
     }
-    std::set<std::string> with_candidates;
+    std::set<std::string> ranked;
     for (const Candidate& candidate : plan.ranked) {
-        with_candidates.insert(candidate.gpu);
+        ranked.insert(candidate.gpu);
+        CHECK(rejected.count(candidate.gpu) == 0);
     }
-    for (const std::string& gpu : with_candidates) {
-        CHECK(accounted.count(gpu) == 0);
-    }
-    // Three GPUs are allowed; all others are rejected by the allow list.
-    CHECK(accounted.size() + with_candidates.size() >= catalog().gpus().size() - 3 + with_candidates.size());
+    CHECK(ranked.size() == plan.ranked.size());     // one row per GPU type
+    CHECK(rejected.size() == plan.rejected.size());  // one rejection per GPU type
+    // More GPU types fit than the default --top shows, so the cut matters here.
+    CHECK(ranked.size() > 5);
+    CHECK(ranked.size() + rejected.size() == catalog().gpus().size());
+}
+
+TEST_CASE("plan: GPUs outside constraints.allow are rejected for that reason", "[plan]") {
+    const RolePlan plan = plan_one(load(with_horizon("24mo")));
+    REQUIRE(plan.rejected.size() >= catalog().gpus().size() - 3);
     for (const gpusel::Rejection& rejection : plan.rejected) {
         if (rejection.gpu != "A100-80GB-SXM4" && rejection.gpu != "L40S" && rejection.gpu != "H100-SXM5") {
             CHECK(rejection.why_not == "not in constraints.allow");
@@ -175,6 +179,7 @@ TEST_CASE("plan: ranked candidates meet every hard constraint", "[plan]") {
         const Workload workload = gpusel::load_workload_file(gpusel::test::source_path(file),
                                                              gpusel::LoadContext{&catalog(), &models()});
         const RolePlan plan = plan_one(workload);
+        REQUIRE_FALSE(plan.ranked.empty());
         for (const Candidate& candidate : plan.ranked) {
             INFO(candidate.gpu << " x" << candidate.count);
             CHECK(candidate.memory.fits);
@@ -205,6 +210,7 @@ TEST_CASE("plan: the same input gives the same plan", "[plan]") {
     const Workload workload = load(with_horizon("24mo"));
     const RolePlan first = plan_one(workload);
     const RolePlan second = plan_one(workload);
+    REQUIRE_FALSE(first.ranked.empty());
     REQUIRE(first.ranked.size() == second.ranked.size());
     for (std::size_t i = 0; i < first.ranked.size(); ++i) {
         CHECK(first.ranked[i].gpu == second.ranked[i].gpu);
@@ -339,8 +345,8 @@ deployment: {target: cloud}
     const bool dominated = alternative.cost.tco_usd >= winner.cost.tco_usd && !alternative.tied &&
                            alternative.perf.training->tokens_per_s <= winner.perf.training->tokens_per_s;
     CHECK_FALSE(dominated);
-    CHECK(plan.alternative_why_not.find("$0 more") == std::string::npos);
+    CHECK_THAT(plan.alternative_why_not, !Catch::Matchers::Contains("$0 more"));
     if (alternative.tied) {
-        CHECK(plan.alternative_why_not.find("tied on TCO") != std::string::npos);
+        CHECK_THAT(plan.alternative_why_not, Catch::Matchers::Contains("tied on TCO"));
     }
 }

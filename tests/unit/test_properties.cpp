@@ -25,13 +25,13 @@
 #include "memory/memory.hpp"
 #include "perf/perf.hpp"
 #include "plan/plan.hpp"
-#include "property_support.hpp"
 #include "report/html_report.hpp"
 #include "report/render.hpp"
 #include "search/compiled_training.hpp"
 #include "search/training_search.hpp"
-#include "search_checks.hpp"
-#include "test_support.hpp"
+#include "support/property_support.hpp"
+#include "support/search_checks.hpp"
+#include "support/test_support.hpp"
 
 namespace gpusel::test {
 namespace {

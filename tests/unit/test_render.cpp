@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plan_fixture.hpp"
 #include "report/render.hpp"
 #include "report/text_table.hpp"
+#include "support/plan_fixture.hpp"
 
 using gpusel::PlanReport;
 using gpusel::test::fixture_plan_report;
@@ -266,9 +266,9 @@ TEST_CASE("render::plan json writes null with a note for a value that is not fin
     report.roles[0].ranked[1].score = std::numeric_limits<double>::infinity();
     report.procurement[1].tco_usd = -std::numeric_limits<double>::infinity();
     const std::string text = json_text(report);
-    CHECK(text.find("NaN") == std::string::npos);
-    CHECK(text.find("nan,") == std::string::npos);
-    CHECK(text.find("Infinity") == std::string::npos);
+    CHECK_THAT(text, !Catch::Matchers::Contains("NaN"));
+    CHECK_THAT(text, !Catch::Matchers::Contains("nan,"));
+    CHECK_THAT(text, !Catch::Matchers::Contains("Infinity"));
     const Json json = Json::parse(text);
     CHECK(json["roles"][0]["winner"]["cost"]["usd_per_unit"].is_null());
     CHECK(json["roles"][0]["candidates"][1]["score"].is_null());
@@ -336,7 +336,7 @@ TEST_CASE("render::plan table fits the terminal width", "[render][table]") {
         CHECK(strip_ansi(text).find(needed) != std::string::npos);
     }
     // The narrowest terminals fall back to blocks: no line is cut, nothing is lost.
-    CHECK(text.find("\x1b") == std::string::npos);
+    CHECK_THAT(text, !Catch::Matchers::Contains("\x1b"));
 }
 
 TEST_CASE("render::plan table at 100 columns: the lines a reader acts on, exactly", "[render][table]") {
@@ -355,8 +355,8 @@ TEST_CASE("render::plan table at 100 columns: the lines a reader acts on, exactl
     // 96000.5 → $96,001; 164.58333 + 1234.567 = 1399.15 → $1,399; 3950 + 125629.99 → $129,580.
     CHECK(contains_line(text, "Totals: capex $96,001 · monthly opex $1,399 · 24-month TCO $129,580"));
     // Three rejected shown, then the count of the rest.
-    CHECK(text.find("(1 more: --show-rejected)") != std::string::npos);
-    CHECK(text.find("RTX-3060") == std::string::npos);
+    CHECK_THAT(text, Catch::Matchers::Contains("(1 more: --show-rejected)"));
+    CHECK_THAT(text, !Catch::Matchers::Contains("RTX-3060"));
     CHECK(contains_line(text, "   * no native bf16: V100-SXM2-32GB runs fp16"));
     CHECK(contains_line(text, "   alternative: H100-SXM5 ×2 cloud on-demand: 8 % faster, $360 more"));
     CHECK(contains_line(text, "   → strategy by horizon: mix renting and owning (6-24 months)"));
@@ -364,7 +364,7 @@ TEST_CASE("render::plan table at 100 columns: the lines a reader acts on, exactl
 
 TEST_CASE("render::plan table --show-rejected lists every rejected GPU", "[render][table]") {
     const std::string text = table_text(fixture_plan_report(), 100, false, true);
-    CHECK(text.find("more: --show-rejected") == std::string::npos);
+    CHECK_THAT(text, !Catch::Matchers::Contains("more: --show-rejected"));
     CHECK(contains_line(text, "   rejected (4):"));
     CHECK(contains_line(text, "     RTX-3060 ×8 — needs 13.1 GB per GPU at 8 GPUs, has 12 GB"));
     CHECK(contains_line(text, "     V100-SXM2-32GB — no bf16 support"));
@@ -376,7 +376,7 @@ TEST_CASE("render::plan table uses ANSI colour only when asked, without moving a
         const std::string plain = table_text(report, width, false);
         const std::string colored = table_text(report, width, true);
         CHECK(plain.find('\x1b') == std::string::npos);
-        CHECK(colored.find("\x1b[") != std::string::npos);
+        CHECK_THAT(colored, Catch::Matchers::Contains("\x1b["));
         CHECK(strip_ansi(colored) == plain);
     }
 }
@@ -394,7 +394,7 @@ TEST_CASE("render::plan table says when nothing is feasible or nothing was assum
     CHECK(contains_line(text, "   no feasible option: 96 evaluated, none meets every constraint"));
     CHECK(contains_line(text, "Procurement: nothing — no role has a feasible option"));
     CHECK(contains_line(text, "Assumptions: none (every setting was given in the file)"));
-    CHECK(text.find("Totals:") == std::string::npos);
+    CHECK_THAT(text, !Catch::Matchers::Contains("Totals:"));
 }
 
 TEST_CASE("render::plan table --quiet leaves out the assumptions and the export hint", "[render][table]") {
@@ -403,10 +403,10 @@ TEST_CASE("render::plan table --quiet leaves out the assumptions and the export 
     options.quiet = true;
     gpusel::render_plan_table(fixture_plan_report(), out, gpusel::TerminalStyle{}, options);
     const std::string text = out.str();
-    CHECK(text.find("Assumptions") == std::string::npos);
-    CHECK(text.find("Export:") == std::string::npos);
-    CHECK(text.find("Totals: capex $96,001") != std::string::npos);
-    CHECK(text.find("── training: support-bot-finetune") != std::string::npos);
+    CHECK_THAT(text, !Catch::Matchers::Contains("Assumptions"));
+    CHECK_THAT(text, !Catch::Matchers::Contains("Export:"));
+    CHECK_THAT(text, Catch::Matchers::Contains("Totals: capex $96,001"));
+    CHECK_THAT(text, Catch::Matchers::Contains("── training: support-bot-finetune"));
 }
 
 TEST_CASE("render::plan table says a default all workloads share once", "[render][table]") {
@@ -461,7 +461,7 @@ TEST_CASE("render::plan markdown: procurement first, GitHub tables with escaped 
     CHECK(contains_line(text,
                         "| 2 | V100-SXM2-32GB\\* | 16 | buy new | 29.8/32 GB | 6400 tok/s | 48.0 ms | memory bw 62 % | "
                         "\\$140,000 | \\$0.42 |"));
-    CHECK(text.find("<details><summary>Rejected (4)</summary>") != std::string::npos);
+    CHECK_THAT(text, Catch::Matchers::Contains("<details><summary>Rejected (4)</summary>"));
     CHECK(contains_line(text, "| JETSON-AGX-ORIN-64GB |  | 41 d &gt; 14 d deadline at 1 GPUs |"));
     CHECK(contains_line(text, "| chat-api: deployment.energy\\_price | 0.12 USD/kWh | default |"));
 
@@ -487,8 +487,8 @@ TEST_CASE("render::plan markdown escapes text that would break a table or inject
     report.procurement[0].reason = "line one\nline | two";
     const std::string text = markdown_text(report);
     CHECK(lines_of(text)[0] == "## gpusel plan: a\\|b \\*c\\* &lt;script&gt; \\[x\\](y) \\`z\\` \\$1 &amp; \\~d\\~");
-    CHECK(text.find("<script>") == std::string::npos);
-    CHECK(text.find("| line one line \\| two |") != std::string::npos);
+    CHECK_THAT(text, !Catch::Matchers::Contains("<script>"));
+    CHECK_THAT(text, Catch::Matchers::Contains("| line one line \\| two |"));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@
 #include "cli/cli.hpp"
 #include "io/csv_reader.hpp"
 #include "io/yaml.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::test::input_errors;
 
@@ -226,7 +226,7 @@ TEST_CASE("skypilot: AWS v7 has no Arch column; a GpuInfo memory that disagrees 
           std::vector<std::string>{"3 aws/p3dn.24xlarge: GpuInfo gives 16384 MiB (16.0 GiB) per GPU, the catalog's "
                                    "V100-SXM2-32GB has 32 GiB; the catalog spec is used"});
     const auto& notes = offer(result, "aws/p3dn.24xlarge").notes;
-    CHECK(notes.back().find("the catalog spec is used") != std::string::npos);
+    CHECK_THAT(notes.back(), Catch::Matchers::Contains("the catalog spec is used"));
 }
 
 TEST_CASE("skypilot: GCP accelerator rows are summed with their host row", "[skypilot]") {
@@ -300,10 +300,10 @@ TEST_CASE("skypilot: RunPod stores GB in the MiB field; its spot equals on-deman
           std::vector<std::string>{"marketplace prices move hourly: re-import before deciding"});
     CHECK(result.warnings.size() == 4);  // spot = on-demand in every region; no memory warning
     for (const auto& warning : result.warnings) {
-        CHECK(warning.message.find("spot at or above on-demand") != std::string::npos);
+        CHECK_THAT(warning.message, Catch::Matchers::Contains("spot at or above on-demand"));
     }
-    CHECK(result.yaml.find("tier: marketplace") != std::string::npos);
-    CHECK(result.yaml.find("instance_type: \"1x_A100-80GB_SECURE\"") != std::string::npos);
+    CHECK_THAT(result.yaml, Catch::Matchers::Contains("tier: marketplace"));
+    CHECK_THAT(result.yaml, Catch::Matchers::Contains("instance_type: \"1x_A100-80GB_SECURE\""));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -469,8 +469,8 @@ TEST_CASE("skypilot: the command writes -o whole, or nothing on bad input", "[sk
     CHECK(err.str().find(source + ": warning: the file carries no date; as_of 2026-03 is its modification month") == 0);
     CHECK(err.str().find("gpusel: imported 6 offers from 17 rows of " + source) != std::string::npos);
     const std::string written = read_text(target);
-    CHECK(written.find("as_of: 2026-03\n") != std::string::npos);
-    CHECK(written.find("- id: aws/p5.48xlarge\n") != std::string::npos);
+    CHECK_THAT(written, Catch::Matchers::Contains("as_of: 2026-03\n"));
+    CHECK_THAT(written, Catch::Matchers::Contains("- id: aws/p5.48xlarge\n"));
 
     // An existing file is not replaced without --force.
     std::ostringstream out2;

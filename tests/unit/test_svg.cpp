@@ -296,12 +296,12 @@ TEST_CASE("svg::render_scatter is well-formed, escaped, and draws what the layou
     const std::string svg = render_scatter(spec);
     CHECK(tag_balance_error(svg).empty());
     CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"s1\"", 0) == 0);
-    CHECK(svg.find("Latency vs throughput &lt;batch 32&gt; &amp; more") != std::string::npos);
-    CHECK(svg.find("T4 &lt;16 GB&gt; &amp; co") != std::string::npos);
-    CHECK(svg.find("<16 GB>") == std::string::npos);
-    CHECK(svg.find("SLO: P99 TPOT ≤ 50 ms") != std::string::npos);
-    CHECK(svg.find("class=\"pareto-front\"") != std::string::npos);
-    CHECK(svg.find("lost") == std::string::npos);
+    CHECK_THAT(svg, Catch::Matchers::Contains("Latency vs throughput &lt;batch 32&gt; &amp; more"));
+    CHECK_THAT(svg, Catch::Matchers::Contains("T4 &lt;16 GB&gt; &amp; co"));
+    CHECK_THAT(svg, !Catch::Matchers::Contains("<16 GB>"));
+    CHECK_THAT(svg, Catch::Matchers::Contains("SLO: P99 TPOT ≤ 50 ms"));
+    CHECK_THAT(svg, Catch::Matchers::Contains("class=\"pareto-front\""));
+    CHECK_THAT(svg, !Catch::Matchers::Contains("lost"));
     // Every drawn point's position, as written in the SVG, lies in the plot area.
     const std::vector<double> xs = attribute_values(svg, "data-x");
     const std::vector<double> ys = attribute_values(svg, "data-y");
@@ -360,9 +360,9 @@ TEST_CASE("svg::layout_stacked_bars stacks segments from zero and places the cap
     CHECK(layout.segments[0][0].bottom() < layout.segments[1][0].y);
     const std::string svg = render_stacked_bars(spec);
     CHECK(tag_balance_error(svg).empty());
-    CHECK(svg.find("T4 × 8 &amp; more") != std::string::npos);
-    CHECK(svg.find("id=\"m1-fill5\"") != std::string::npos);
-    CHECK(svg.find("url(#m1-fill0)") != std::string::npos);
+    CHECK_THAT(svg, Catch::Matchers::Contains("T4 × 8 &amp; more"));
+    CHECK_THAT(svg, Catch::Matchers::Contains("id=\"m1-fill5\""));
+    CHECK_THAT(svg, Catch::Matchers::Contains("url(#m1-fill0)"));
 }
 
 TEST_CASE("svg::layout_line_chart keeps lines and markers inside the plot area", "[svg]") {
@@ -421,9 +421,9 @@ TEST_CASE("svg::layout_line_chart keeps lines and markers inside the plot area",
     CHECK(layout.plot.contains(layout.marker_pixels[0].x, layout.marker_pixels[0].y));
     const std::string svg = render_line_chart(spec);
     CHECK(tag_balance_error(svg).empty());
-    CHECK(svg.find("stroke-dasharray=\"9 5\"") != std::string::npos);  // the rented line is dashed
-    CHECK(svg.find("break-even: month 17.9") != std::string::npos);
-    CHECK(svg.find("$0 &amp; &lt;none&gt;") != std::string::npos);
+    CHECK_THAT(svg, Catch::Matchers::Contains("stroke-dasharray=\"9 5\""));  // the rented line is dashed
+    CHECK_THAT(svg, Catch::Matchers::Contains("break-even: month 17.9"));
+    CHECK_THAT(svg, Catch::Matchers::Contains("$0 &amp; &lt;none&gt;"));
 }
 
 TEST_CASE("svg::layout_line_chart stacks marker labels that would overlap", "[svg]") {
@@ -452,7 +452,7 @@ TEST_CASE("svg::layout_line_chart stacks marker labels that would overlap", "[sv
     // The two late break-evens are close: the second goes one row up; the early one stays low.
     CHECK(layout.marker_labels[1].y < layout.marker_labels[0].y);
     CHECK(layout.marker_labels[2].y == layout.marker_labels[0].y);
-    CHECK(render_line_chart(spec).find("never drawn") == std::string::npos);
+    CHECK_THAT(render_line_chart(spec), !Catch::Matchers::Contains("never drawn"));
 }
 
 TEST_CASE("svg::first_crossing finds where two lines cross, and only then", "[svg]") {

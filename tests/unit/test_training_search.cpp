@@ -8,8 +8,8 @@
 
 #include "plan/plan.hpp"
 #include "search/training_search.hpp"
-#include "search_checks.hpp"
-#include "test_support.hpp"
+#include "support/search_checks.hpp"
+#include "support/test_support.hpp"
 
 // The pruned, fast search against the unpruned reference (full estimators, every point), and the
 // large-scale scenario's counts against an independent enumeration of its space.

@@ -3,21 +3,15 @@
 #include <algorithm>
 
 #include "inputs/workload.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::LoadContext;
 using gpusel::Workload;
 using gpusel::test::input_errors;
 
 namespace {
-const gpusel::Catalog& catalog() {
-    static const gpusel::Catalog value = gpusel::builtin_catalog();
-    return value;
-}
-const gpusel::ModelLibrary& models() {
-    static const gpusel::ModelLibrary value = gpusel::builtin_models();
-    return value;
-}
+using gpusel::test::catalog;
+using gpusel::test::models;
 LoadContext context() { return LoadContext{&catalog(), &models()}; }
 
 Workload load(const std::string& text) { return gpusel::load_workload_text(text, "w.yaml", context()); }

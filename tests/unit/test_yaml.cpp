@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "io/yaml.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::parse_yaml_text;
 using gpusel::YamlNode;
@@ -84,7 +84,7 @@ TEST_CASE("yaml::parse_yaml_text bounds nesting, size and node count", "[yaml]")
         many += "1,";
     }
     many += "1]";
-    CHECK(parse_errors(many).front().find("more than 200000 values in one file") != std::string::npos);
+    CHECK_THAT(parse_errors(many).front(), Catch::Matchers::Contains("more than 200000 values in one file"));
 }
 
 TEST_CASE("yaml::read_input_file refuses what is not a regular file", "[yaml]") {

@@ -38,6 +38,9 @@ inline void check_pruned_search_matches_reference(const Workload& workload, cons
         CHECK(a.samples_per_s == Approx(b.samples_per_s).epsilon(1e-9));
     }
     if (reference.best_per_count.empty()) {
+        // Nothing kept from a non-empty space: the miss must name why (an empty result with no
+        // miss would pass vacuously). An empty space (no precision the GPU runs) has no miss.
+        CHECK((reference.space == 0) == (reference.miss.kind == TrainingMiss::Kind::none));
         CHECK(fast.miss.kind == reference.miss.kind);
         CHECK(fast.miss.severity == Approx(reference.miss.severity).epsilon(1e-9));
         CHECK(fast.miss.count == reference.miss.count);
