@@ -709,7 +709,9 @@ private:
         const bool generates = model.is_transformer() && model.family != ModelFamily::encoder;
         inference.output_tokens = generates ? 256 : 0;
         reader.integer("input_tokens", inference.input_tokens, 1, 1 << 24);
-        defaulted("input_tokens", "512");
+        if (model.is_transformer()) {
+            defaulted("input_tokens", "512");  // CNNs, recommenders and diffusion read no tokens
+        }
         reader.integer("output_tokens", inference.output_tokens, 0, 1 << 24);
         if (model.is_transformer()) {
             defaulted("output_tokens", generates ? "256" : "0");
@@ -743,6 +745,12 @@ private:
             slo_reader.number("percentile", inference.slo.percentile, UnitKind::plain, 50, 99.99);
             if (!slo_reader.has("percentile")) {
                 assume(slo_reader.child_path("percentile"), "99");
+            }
+            if (inference.slo.tpot_seconds > 0 && m_workload.task() != InferenceTask::generation) {
+                // Nothing is generated, so there is no time per output token to hold.
+                assume(slo_reader.child_path("tpot"), "ignored",
+                       fmt::format("a {} workload generates no tokens", to_string(m_workload.task())));
+                inference.slo.tpot_seconds = 0;
             }
             slo_reader.finish();
         }

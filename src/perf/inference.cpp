@@ -329,11 +329,14 @@ struct Serving {
             point.stable = true;
             const double single = model.transformer ? prefill_one() : batch_time(1);
             point.ttft_s = single;
-            point.tpot_s = model.transformer ? step(1) : 0;
-            point.e2e_s = single + (model.transformer ? (output_tokens - 1) * point.tpot_s : 0);
+            const bool decodes = model.transformer && output_tokens > 0;
+            point.tpot_s = decodes ? step(1) : 0;
+            point.e2e_s = single + (decodes ? (output_tokens - 1) * point.tpot_s : 0);
             return point;
         }
-        if (!model.transformer) {
+        // Encoders and prefill-only scoring are one pass per request too: served by dynamic
+        // batching (Triton, text-embeddings-inference), not by continuous decode batching.
+        if (!model.transformer || output_tokens <= 0) {
             return at_batched_forward(load, batch);
         }
         // Each replica sees its share of the load; the queues are pooled over all replicas.
@@ -385,7 +388,7 @@ struct Serving {
         return point;
     }
 
-    // Models without a decode phase: each batch takes forward(b) and holds the requests that
+    // Workloads without a decode phase: each batch takes forward(b) and holds the requests that
     // arrived during the previous one, b = λ·forward(b); a request waits for the batch in
     // flight and then its own.
     LoadPoint at_batched_forward(double total_load, int batch) const {
@@ -594,7 +597,8 @@ void apply_load(const Setting& setting, const Serving& serving, int batch, Infer
     const LoadPoint loaded = serving.at(spec.requests_per_s, batch);
     if (loaded.stable) {
         result.p99_ttft_s = loaded.ttft_s;
-        result.p99_tpot_s = transformer ? std::optional<double>(loaded.tpot_s) : std::nullopt;
+        result.p99_tpot_s = transformer && serving.output_tokens > 0 ? std::optional<double>(loaded.tpot_s)
+                                                                      : std::nullopt;
         result.p99_e2e_s = loaded.e2e_s;
         result.mean_concurrency = loaded.concurrency;
     } else {
