@@ -639,7 +639,7 @@ private:
             // Encoders, CNNs, recommenders and diffusion pipelines are served compiled; the perf
             // model's optimized stack (docs/perf-model.md) stands for these engines.
             assume(reader.child_path("engine"), "auto",
-                   "an optimised engine (TensorRT, ONNX Runtime, torch.compile); hf-generate = PyTorch eager");
+                   "an optimised engine: TensorRT, ONNX Runtime or torch.compile; hf-generate = PyTorch eager");
         }
         if (runtime.engine == Engine::llama_cpp && runtime.framework != Framework::llama_cpp) {
             runtime.framework = Framework::llama_cpp;  // the engine is the framework: static buffers
