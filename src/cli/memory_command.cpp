@@ -182,8 +182,9 @@ void print_breakdown(Context& context, const Workload& workload, const GpuEstima
         row("optimizer", per_gpu.optimizer_bytes);
     }
     row("activations", per_gpu.activations_bytes);
-    if (!workload.is_training()) {
-        row("kv cache", per_gpu.kv_cache_bytes);
+    if (!workload.is_training() && workload.task() != InferenceTask::diffusion &&
+        workload.task() != InferenceTask::vision && workload.task() != InferenceTask::recommendation) {
+        row("kv cache", per_gpu.kv_cache_bytes);  // encoders keep the row: 0, and the note says why
     }
     row("overhead", per_gpu.overhead_bytes);
     table.add_row({"allocated", gb2(per_gpu.allocated_bytes), "", "tensors: torch.cuda.max_memory_allocated()"});

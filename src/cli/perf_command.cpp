@@ -60,7 +60,15 @@ std::string stack_label(ServingStack stack, const Workload& workload) {
         if (workload.is_training()) {
             return workload.model.is_transformer() ? "Megatron/FSDP-class" : "PyTorch DDP";
         }
-        return workload.model.is_transformer() ? "TensorRT-LLM/vLLM-class" : "TensorRT-class";
+        switch (workload.task()) {
+        case InferenceTask::generation:
+        case InferenceTask::scoring:
+            return "TensorRT-LLM/vLLM-class";
+        case InferenceTask::diffusion:
+            return "TensorRT/torch.compile-class";
+        default:
+            return "TensorRT/ONNX Runtime-class";
+        }
     }
 }
 
@@ -99,9 +107,16 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
     if (estimate.inference) {
         const InferencePerf& inference = *estimate.inference;
         const bool transformer = workload.model.is_transformer();
+        const bool generates = workload.task() == InferenceTask::generation;
         Json object;
         object["ttft_s"] = number(inference.ttft_s, "inference.ttft_s", notes);
-        if (transformer) {
+        if (transformer && !generates) {
+            object["tpot_s"] = nullptr;
+            object["output_tokens_per_s"] = nullptr;
+            object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, "inference.prefill_tokens_per_s", notes);
+            notes.push_back("tpot_s and output_tokens_per_s are null: the workload generates no tokens; ttft_s is the "
+                            "latency of one request, prefill_tokens_per_s the input tokens/s");
+        } else if (transformer) {
             object["tpot_s"] = number(inference.tpot_s, "inference.tpot_s", notes);
             object["output_tokens_per_s"] = number(inference.output_tokens_per_s, "inference.output_tokens_per_s", notes);
             object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, "inference.prefill_tokens_per_s", notes);
@@ -113,6 +128,9 @@ Json render_json(const Workload& workload, const GpuSpec& gpu, int count, const 
                             "tokens; ttft_s is the latency of one request, requests_per_s the samples/s");
         }
         object["requests_per_s"] = number(inference.requests_per_s, "inference.requests_per_s", notes);
+        if (workload.task() == InferenceTask::diffusion) {
+            object["images_per_s"] = number(inference.images_per_s, "inference.images_per_s", notes);
+        }
         object["p99_ttft_s"] = optional_number(inference.p99_ttft_s);
         object["p99_tpot_s"] = optional_number(inference.p99_tpot_s);
         object["p99_e2e_s"] = optional_number(inference.p99_e2e_s);
@@ -188,11 +206,26 @@ void render_table(const Workload& workload, const GpuSpec& gpu, int count, const
         const InferencePerf& inference = *estimate.inference;
         const InferenceSpec& spec = workload.inference;
         const bool transformer = workload.model.is_transformer();
+        const InferenceTask task = workload.task();
+        const bool generates = task == InferenceTask::generation;
         out << fmt::format("  batch       {} per replica × {} replica(s) (memory holds {}){}\n", inference.batch,
                            inference.replicas, inference.max_batch_memory,
-                           transformer ? fmt::format(", {} in / {} out tokens", spec.input_tokens, spec.output_tokens)
-                                       : "");
-        if (transformer) {
+                           generates     ? fmt::format(", {} in / {} out tokens", spec.input_tokens, spec.output_tokens)
+                           : transformer ? fmt::format(", {} input tokens", spec.input_tokens)
+                                         : "");
+        if (task == InferenceTask::diffusion) {
+            out << fmt::format("  latency     {} per image alone ({} steps{}, then the VAE decode)\n",
+                               format_duration(inference.ttft_s), spec.denoising_steps,
+                               spec.classifier_free_guidance ? " with classifier-free guidance" : "");
+            out << fmt::format("  throughput  {} (full batches: denoising step {}, VAE decode {})\n",
+                               format_rate(inference.images_per_s, "images/s"),
+                               format_duration(inference.denoising_step_s), format_duration(inference.vae_decode_s));
+        } else if (transformer && !generates) {
+            out << fmt::format("  latency     {} per request alone\n", format_duration(inference.ttft_s));
+            out << fmt::format("  throughput  {}, {} input (full batches)\n",
+                               format_rate(inference.requests_per_s, "req/s"),
+                               format_rate(inference.prefill_tokens_per_s, "tok/s"));
+        } else if (transformer) {
             out << fmt::format("  latency     TTFT {}, TPOT {} (one request alone)\n", format_duration(inference.ttft_s),
                                format_duration(inference.tpot_s));
             out << fmt::format("  throughput  {} out, {}, prefill {} (full batches)\n",
@@ -207,8 +240,8 @@ void render_table(const Workload& workload, const GpuSpec& gpu, int count, const
         const std::string load = "at " + format_rate(spec.requests_per_s, "req/s");
         if (inference.p99_e2e_s) {
             out << fmt::format("  {:<11} {}{}end-to-end {} ({})\n", percentile,
-                               transformer ? "TTFT " + optional_duration(inference.p99_ttft_s) + ", " : "",
-                               transformer ? "TPOT " + optional_duration(inference.p99_tpot_s) + ", " : "",
+                               generates ? "TTFT " + optional_duration(inference.p99_ttft_s) + ", " : "",
+                               generates ? "TPOT " + optional_duration(inference.p99_tpot_s) + ", " : "",
                                optional_duration(inference.p99_e2e_s), load);
         } else {
             out << fmt::format("  {:<11} none: {} exceeds what {} replica(s) sustain, queues grow without bound\n",
@@ -219,7 +252,7 @@ void render_table(const Workload& workload, const GpuSpec& gpu, int count, const
         if (slo.ttft_seconds > 0) {
             targets.push_back("TTFT ≤ " + format_duration(slo.ttft_seconds));
         }
-        if (slo.tpot_seconds > 0 && transformer) {
+        if (slo.tpot_seconds > 0 && generates) {
             targets.push_back("TPOT ≤ " + format_duration(slo.tpot_seconds));
         }
         if (slo.e2e_seconds > 0) {
@@ -313,8 +346,9 @@ void register_perf(CLI::App& app, Context& context) {
     command->add_option("--count", options->count, "Number of GPUs (default 1)")->type_name("N");
     command->add_option("--format", options->format, "Output format: table (default) or json")->type_name("FORMAT");
     command->add_option("--stack", options->stack,
-                        "Software stack: auto (default: llama.cpp for GGUF weights, PyTorch eager for non-transformer "
-                        "inference, else a TensorRT-LLM/vLLM-class engine), optimized, llama.cpp, eager")
+                        "Software stack: auto (default: llama.cpp for GGUF weights, PyTorch eager for runtime.engine "
+                        "hf-generate, else an optimised engine: TensorRT-LLM/vLLM-class for LLMs, TensorRT/ONNX "
+                        "Runtime/torch.compile-class otherwise), optimized, llama.cpp, eager")
         ->type_name("STACK");
     command->add_option("--batch", options->batch, "Inference: concurrent sequences per replica (overrides the file)")
         ->type_name("N");

@@ -27,7 +27,7 @@ struct FactorField {
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
-constexpr std::array<FactorField, 16> factor_fields = {{
+constexpr std::array<FactorField, 17> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1},
     {"fp8_training_speedup", &EfficiencyFactors::fp8_training_speedup, UnitKind::plain, 0, 4},
     {"cnn_flops_per_byte", &EfficiencyFactors::cnn_flops_per_byte, UnitKind::plain, 0, 1e5},
@@ -38,6 +38,7 @@ constexpr std::array<FactorField, 16> factor_fields = {{
     {"decode_bandwidth", &EfficiencyFactors::decode_bandwidth, UnitKind::fraction, 0, 1},
     {"overhead_per_layer", &EfficiencyFactors::overhead_per_layer_s, UnitKind::seconds, -1, 0.1},
     {"request_floor", &EfficiencyFactors::request_floor_s, UnitKind::seconds, -1, 10},
+    {"diffusion_compute", &EfficiencyFactors::diffusion_compute, UnitKind::fraction, 0, 1},
     {"interconnect", &EfficiencyFactors::interconnect, UnitKind::fraction, 0, 1},
     {"host_link", &EfficiencyFactors::host_link, UnitKind::fraction, 0, 1},
     {"network", &EfficiencyFactors::network, UnitKind::fraction, 0, 1},

@@ -45,6 +45,7 @@ struct EfficiencyFactors {
     double decode_bandwidth = 0.84;       // fraction of DRAM bandwidth when streaming weights + KV
     double overhead_per_layer_s = 67e-6;  // per layer per forward pass (kernel launches, sync)
     double request_floor_s = 0;           // per request and batch, eager non-transformer inference
+    double diffusion_compute = 0.5;       // fraction of the 16-bit peak reached by a diffusion UNet/DiT and VAE
     // Communication.
     double interconnect = 0.75;           // fraction of unidirectional NVLink bandwidth
     double host_link = 0.78;              // fraction of nominal PCIe bandwidth (pinned memory)

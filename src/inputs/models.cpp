@@ -78,6 +78,7 @@ void read_model_fields(MapReader& reader, ModelSpec& model) {
     reader.integer("sliding_layers", model.sliding_layers, 0, max_count);
     reader.number("activation_per_sample", model.activation_bytes_per_sample, UnitKind::bytes, 0, 1e13, true);
     reader.number("flops_per_sample", model.flops_per_sample, UnitKind::flops, 0, 1e18, true);
+    reader.number("decoder_flops_per_sample", model.decoder_flops_per_sample, UnitKind::flops, 0, 1e18, true);
     reader.text("input", model.input);
 }
 

@@ -61,6 +61,8 @@ struct ModelSpec {
     // Non-transformer models: published per-sample figures at the stated input size.
     double activation_bytes_per_sample = 0;  // kept for backward, fp32
     double flops_per_sample = 0;             // forward FLOPs (2 per multiply-add)
+    // Diffusion: FLOPs of the decoder (VAE) run once per image after the denoising loop.
+    double decoder_flops_per_sample = 0;
     std::string input;
     std::string source;
     std::string notes;

@@ -356,8 +356,11 @@ private:
             }
             assume("weights", to_string(m_workload.weights), "from precision");
         }
+        // Only models that keep a KV cache (decoders) are told about its format.
+        const ModelFamily family = m_workload.model.family;
+        const bool caches = m_workload.model.is_transformer() && family != ModelFamily::encoder;
         if (!read_format("kv_cache", parse_kv_cache_format, m_workload.kv_cache, kv) && !top.has("kv_cache") &&
-            m_workload.kind == WorkloadKind::inference) {
+            m_workload.kind == WorkloadKind::inference && caches) {
             assume("kv_cache", "fp16");
         }
     }
@@ -631,6 +634,13 @@ private:
             runtime.engine = runtime.framework == Framework::llama_cpp ? Engine::llama_cpp : Engine::vllm;
             assume(reader.child_path("engine"), to_string(runtime.engine), "LLM serving default");
         }
+        if (runtime.engine == Engine::automatic && m_workload.kind == WorkloadKind::inference && !llm_serving &&
+            !reader.has("engine")) {
+            // Encoders, CNNs, recommenders and diffusion pipelines are served compiled; the perf
+            // model's optimized stack (docs/perf-model.md) stands for these engines.
+            assume(reader.child_path("engine"), "auto",
+                   "an optimised engine: TensorRT, ONNX Runtime or torch.compile; hf-generate = PyTorch eager");
+        }
         if (runtime.engine == Engine::llama_cpp && runtime.framework != Framework::llama_cpp) {
             runtime.framework = Framework::llama_cpp;  // the engine is the framework: static buffers
             runtime.allocator = Allocator::static_buffers;
@@ -664,6 +674,27 @@ private:
         reader.integer(key, into, 1, 4096);
     }
 
+    // Denoising steps and classifier-free guidance: defaults of diffusers'
+    // StableDiffusionXLPipeline (num_inference_steps 50, guidance_scale 5.0 > 1, so CFG runs).
+    template <typename Defaulted>
+    void read_diffusion(MapReader& reader, const Defaulted& defaulted) {
+        InferenceSpec& inference = m_workload.inference;
+        const bool diffusion = m_workload.model.family == ModelFamily::diffusion;
+        for (const std::string_view key : {"steps", "guidance"}) {
+            if (reader.node(key) != nullptr && !diffusion) {
+                reader.error(key, fmt::format("inference.{} applies to diffusion models; {} is a {} model", key,
+                                              m_workload.model_label, to_string(m_workload.model.family)));
+            }
+        }
+        if (!diffusion) {
+            return;
+        }
+        reader.integer("steps", inference.denoising_steps, 1, 10000);
+        defaulted("steps", "50");
+        reader.boolean("guidance", inference.classifier_free_guidance);
+        defaulted("guidance", "true");
+    }
+
     void read_inference(const YamlNode& node, const std::string& path) {
         MapReader reader(node, path, m_diagnostics);
         InferenceSpec& inference = m_workload.inference;
@@ -678,7 +709,9 @@ private:
         const bool generates = model.is_transformer() && model.family != ModelFamily::encoder;
         inference.output_tokens = generates ? 256 : 0;
         reader.integer("input_tokens", inference.input_tokens, 1, 1 << 24);
-        defaulted("input_tokens", "512");
+        if (model.is_transformer()) {
+            defaulted("input_tokens", "512");  // CNNs, recommenders and diffusion read no tokens
+        }
         reader.integer("output_tokens", inference.output_tokens, 0, 1 << 24);
         if (model.is_transformer()) {
             defaulted("output_tokens", generates ? "256" : "0");
@@ -703,6 +736,7 @@ private:
         }
         reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
         defaulted("requests_per_s", "1");
+        read_diffusion(reader, defaulted);
         if (const YamlNode* slo = reader.node("slo")) {
             MapReader slo_reader(*slo, reader.child_path("slo"), m_diagnostics);
             slo_reader.number("ttft", inference.slo.ttft_seconds, UnitKind::seconds, 0, 86400, true);
@@ -711,6 +745,12 @@ private:
             slo_reader.number("percentile", inference.slo.percentile, UnitKind::plain, 50, 99.99);
             if (!slo_reader.has("percentile")) {
                 assume(slo_reader.child_path("percentile"), "99");
+            }
+            if (inference.slo.tpot_seconds > 0 && m_workload.task() != InferenceTask::generation) {
+                // Nothing is generated, so there is no time per output token to hold.
+                assume(slo_reader.child_path("tpot"), "ignored",
+                       fmt::format("a {} workload generates no tokens", to_string(m_workload.task())));
+                inference.slo.tpot_seconds = 0;
             }
             slo_reader.finish();
         }
@@ -1110,6 +1150,44 @@ std::string_view to_string(Engine engine) {
 }
 bool is_paged_engine(Engine engine) {
     return engine == Engine::vllm || engine == Engine::sglang || engine == Engine::tensorrt_llm;
+}
+
+std::string_view to_string(InferenceTask task) {
+    switch (task) {
+    case InferenceTask::generation:
+        return "generation";
+    case InferenceTask::scoring:
+        return "scoring";
+    case InferenceTask::encoder:
+        return "encoder";
+    case InferenceTask::diffusion:
+        return "diffusion";
+    case InferenceTask::vision:
+        return "vision";
+    case InferenceTask::recommendation:
+        return "recommendation";
+    }
+    return "generation";
+}
+
+InferenceTask Workload::task() const {
+    switch (model.family) {
+    case ModelFamily::diffusion:
+        return InferenceTask::diffusion;
+    case ModelFamily::cnn:
+    case ModelFamily::vit:
+        return InferenceTask::vision;
+    case ModelFamily::encoder:
+        return InferenceTask::encoder;
+    case ModelFamily::other:
+        return model.is_transformer() ? InferenceTask::encoder : InferenceTask::recommendation;
+    default:
+        break;
+    }
+    if (!model.is_transformer()) {
+        return InferenceTask::recommendation;
+    }
+    return inference.output_tokens > 0 ? InferenceTask::generation : InferenceTask::scoring;
 }
 
 Workload load_workload_text(std::string_view text, const std::string& file_name, const LoadContext& context) {

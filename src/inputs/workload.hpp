@@ -121,7 +121,21 @@ struct InferenceSpec {
     int batch = 0;  // 0 = auto
     double requests_per_s = 1;
     SloSpec slo;
+    // Diffusion models: denoising steps per image (one request = one image) and whether
+    // classifier-free guidance runs the denoiser on a conditional and an unconditional input.
+    int denoising_steps = 50;
+    bool classifier_free_guidance = true;
 };
+
+// What an inference workload serves; it sets the units and the wording of every report.
+//  - generation: a decoder generates tokens (TTFT, TPOT, $ per 1M output tokens)
+//  - scoring: a decoder reads prompts without generating (prefill only, $ per 1M input tokens)
+//  - encoder: embedding, classification, reranking (requests/s, $ per 1M input tokens)
+//  - diffusion: denoising steps and a VAE decode per image (images/s, $ per 1k images)
+//  - vision: CNNs and ViTs classifying or detecting (requests/s, $ per 1k requests)
+//  - recommendation: embedding tables and MLPs, e.g. DLRM (requests/s, $ per 1k requests)
+enum class InferenceTask { generation, scoring, encoder, diffusion, vision, recommendation };
+std::string_view to_string(InferenceTask task);
 
 struct DataSpec {
     bool given = false;  // true when the workload has a data: section
@@ -245,6 +259,8 @@ struct Workload {
     std::vector<Assumption> assumptions;
 
     bool is_training() const { return kind != WorkloadKind::inference; }
+    // What an inference workload serves, from the model's family and output_tokens.
+    InferenceTask task() const;
 };
 
 struct Project {

@@ -146,9 +146,8 @@ ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
         default:
             break;
     }
-    if (workload.kind == WorkloadKind::inference && !workload.model.is_transformer()) {
-        return ServingStack::eager;
-    }
+    // CNNs, recommenders and diffusion pipelines are served compiled (TensorRT, ONNX Runtime,
+    // torch.compile) like LLMs; eager PyTorch is `--stack eager` or runtime.engine hf-generate.
     return ServingStack::optimized;
 }
 

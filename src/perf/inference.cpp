@@ -1,5 +1,7 @@
 // Inference: prefill (TTFT) and decode (TPOT) as a roofline with measured efficiency, static-batch
-// capacity, and the tail latencies of continuous batching under a Poisson load.
+// capacity, and the tail latencies of continuous batching under a Poisson load; models without
+// tokens (CNNs, recommenders) as one forward pass per batch, diffusion as denoising steps and a
+// VAE decode per batch of images.
 // Equations and sources: docs/perf-model.md, "Inference".
 
 #include <algorithm>
@@ -45,6 +47,14 @@ struct ReplicaModel {
     double fp16_weight_bytes = 0;         // matmul parameters × 2
     double forward_flops_per_sample = 0;  // non-transformers
     double flops_per_byte = 0;            // non-transformers: DRAM traffic
+    // Diffusion: the denoiser runs `denoiser_passes` latents per image (2 with classifier-free
+    // guidance) at every one of `denoising_steps`, reading its weights once per step; the VAE
+    // decoder runs once per image.
+    bool diffusion = false;
+    double denoiser_passes = 1;
+    double denoising_steps = 1;
+    double decoder_flops_per_sample = 0;
+    double denoiser_weight_bytes = 0;
     LinkTier tensor_link;
     LinkTier pipeline_link;
 };
@@ -117,6 +127,16 @@ ReplicaModel build_model(const Setting& setting) {
     if (!replica.transformer) {
         replica.forward_flops_per_sample = model.flops_per_sample;
         replica.flops_per_byte = factors.cnn_inference_flops_per_byte;
+        if (model.family == ModelFamily::diffusion) {
+            // UNet and VAE convolutions and attention at small widths (320 channels at 128×128)
+            // reach a lower fraction of peak than LLM GEMMs: their own factor.
+            replica.diffusion = true;
+            replica.peak_fraction = factors.diffusion_compute;
+            replica.denoiser_passes = workload.inference.classifier_free_guidance ? 2 : 1;
+            replica.denoising_steps = workload.inference.denoising_steps;
+            replica.decoder_flops_per_sample = model.decoder_flops_per_sample;
+            replica.denoiser_weight_bytes = model.params * bits_per_weight(workload.weights) / 8;
+        }
         return replica;
     }
     const double matmul = matmul_params(model);
@@ -178,6 +198,38 @@ StepTime non_transformer_forward(const ReplicaModel& model, double batch) {
     step.memory_s = step.bytes_per_gpu / model.bandwidth_bytes_per_s;
     step.overhead_s = model.request_floor_s;
     return step;
+}
+
+// One denoising step of `batch` images: the whole batch (doubled by classifier-free guidance) in
+// one denoiser call, its weights streamed once.
+StepTime denoising_step(const ReplicaModel& model, double batch) {
+    StepTime step;
+    const double flops = model.denoiser_passes * batch * model.forward_flops_per_sample;
+    step.compute_s = flops / model.tensor_parallel / (model.peak_flops_per_s * model.peak_fraction);
+    step.bytes_per_gpu = model.denoiser_weight_bytes / model.tensor_parallel;
+    step.memory_s = step.bytes_per_gpu / model.bandwidth_bytes_per_s;
+    step.overhead_s = model.request_floor_s;
+    return step;
+}
+
+// The VAE decode of `batch` latents into pixels, once per image after the last step.
+StepTime vae_decode(const ReplicaModel& model, double batch) {
+    StepTime step;
+    if (model.decoder_flops_per_sample <= 0) {
+        return step;
+    }
+    step.compute_s = batch * model.decoder_flops_per_sample / model.tensor_parallel /
+                     (model.peak_flops_per_s * model.peak_fraction);
+    step.overhead_s = model.request_floor_s;
+    return step;
+}
+
+// One batch of a model without a decode phase: a forward pass, or a whole diffusion generation.
+double forward_batch_s(const ReplicaModel& model, double batch) {
+    if (model.diffusion) {
+        return model.denoising_steps * denoising_step(model, batch).total_s() + vae_decode(model, batch).total_s();
+    }
+    return non_transformer_forward(model, batch).total_s();
 }
 
 // One decode step of `batch` sequences whose mean context is `context` tokens.
@@ -256,7 +308,7 @@ struct Serving {
     // Static batch: prefill all prompts together, then decode them together.
     double batch_time(int batch) const {
         if (!model.transformer) {
-            return non_transformer_forward(model, batch).total_s();
+            return forward_batch_s(model, batch);
         }
         return prefill(model, batch, input_tokens, llama_cpp).total_s() + output_tokens * step(batch);
     }
@@ -277,11 +329,14 @@ struct Serving {
             point.stable = true;
             const double single = model.transformer ? prefill_one() : batch_time(1);
             point.ttft_s = single;
-            point.tpot_s = model.transformer ? step(1) : 0;
-            point.e2e_s = single + (model.transformer ? (output_tokens - 1) * point.tpot_s : 0);
+            const bool decodes = model.transformer && output_tokens > 0;
+            point.tpot_s = decodes ? step(1) : 0;
+            point.e2e_s = single + (decodes ? (output_tokens - 1) * point.tpot_s : 0);
             return point;
         }
-        if (!model.transformer) {
+        // Encoders and prefill-only scoring are one pass per request too: served by dynamic
+        // batching (Triton, text-embeddings-inference), not by continuous decode batching.
+        if (!model.transformer || output_tokens <= 0) {
             return at_batched_forward(load, batch);
         }
         // Each replica sees its share of the load; the queues are pooled over all replicas.
@@ -333,7 +388,7 @@ struct Serving {
         return point;
     }
 
-    // Models without a decode phase: each batch takes forward(b) and holds the requests that
+    // Workloads without a decode phase: each batch takes forward(b) and holds the requests that
     // arrived during the previous one, b = λ·forward(b); a request waits for the batch in
     // flight and then its own.
     LoadPoint at_batched_forward(double total_load, int batch) const {
@@ -389,6 +444,178 @@ double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
     return low;
 }
 
+// The batch per replica: the one asked for, or (auto) the largest (up to memory and the engine
+// limit) whose full-batch decode step still meets the TPOT target, so that TPOT holds even when
+// every slot is busy; without a TPOT target, as many as memory holds.
+struct BatchChoice {
+    int memory_cap = 1;
+    int engine_limit = auto_batch_limit;
+    bool engine_known = false;
+
+    int largest_for_tpot(const Serving& serving, const SloSpec& slo, int limit) const {
+        if (slo.tpot_seconds <= 0 || !serving.model.transformer) {
+            return limit;
+        }
+        if (serving.step(1) > slo.tpot_seconds) {
+            return 1;
+        }
+        int low = 1;
+        int high = limit;
+        while (low < high) {
+            const int middle = low + (high - low + 1) / 2;
+            if (serving.step(middle) <= slo.tpot_seconds) {
+                low = middle;
+            } else {
+                high = middle - 1;
+            }
+        }
+        return low;
+    }
+};
+
+int choose_batch(const Setting& setting, const Serving& serving, const BatchChoice& choice, int requested,
+                 InferencePerf& result) {
+    const InferenceSpec& spec = setting.workload.inference;
+    int batch = requested;
+    if (batch > choice.memory_cap && result.fits) {
+        // A batch the user fixed is kept: the speed is what they asked about; memory says no.
+        result.batch_fits = false;
+        const std::string what = serving.model.transformer
+                                     ? fmt::format("more KV cache than memory holds ({} sequences of {} tokens)",
+                                                   choice.memory_cap, spec.input_tokens + spec.output_tokens)
+                                     : fmt::format("more memory than the GPU holds (at most {})", choice.memory_cap);
+        setting.notes.push_back(fmt::format("batch {} needs {}", batch, what));
+    }
+    if (batch > 0) {
+        return batch;
+    }
+    batch = choice.largest_for_tpot(serving, spec.slo, std::min(choice.memory_cap, choice.engine_limit));
+    if (serving.model.transformer && setting.workload.task() == InferenceTask::generation) {
+        setting.notes.push_back(fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode "
+                                            "step meets the TPOT target ({} {}, engine limit {})",
+                                            batch, choice.engine_known ? "the KV cache holds" : "memory holds",
+                                            result.max_batch_memory, choice.engine_limit));
+    } else {
+        setting.notes.push_back(fmt::format("batch auto: {} {} per replica, as many as memory holds (limit {})", batch,
+                                            serving.model.diffusion ? "images" : "requests", choice.engine_limit));
+    }
+    return batch;
+}
+
+// The full-batch step figures that set capacity, and each kernel's time by the resource that bounds it.
+void fill_step_figures(const ReplicaModel& model, const Serving& serving, int batch, InferencePerf& result,
+                       InferenceTimes& times) {
+    times = InferenceTimes{};
+    const auto charge = [](ResourceTimes& into, const StepTime& step, double repeats) {
+        const double kernel_s = roofline_time_s(step.compute_s, step.memory_s);
+        (step.compute_s >= step.memory_s ? into.compute_s : into.memory_bandwidth_s) += repeats * kernel_s;
+        into.memory_bandwidth_s += repeats * step.extra_memory_s;
+        into.launch_overhead_s += repeats * step.overhead_s;
+        into.interconnect_s += repeats * step.communication_s;
+    };
+    const auto report_step = [&](const StepTime& step) {
+        result.decode_step_s = step.total_s();
+        result.decode_compute_s = step.compute_s;
+        result.decode_memory_s = step.memory_s;
+        result.decode_overhead_s = step.overhead_s;
+        result.decode_communication_s = step.communication_s;
+        result.decode_bytes_per_step = step.bytes_per_gpu;
+    };
+    if (model.transformer) {
+        const StepTime full_prefill = prefill(model, batch, serving.input_tokens, serving.llama_cpp);
+        result.batch_prefill_s = full_prefill.total_s();
+        result.prefill_tokens_per_s = result.replicas * batch * serving.input_tokens / result.batch_prefill_s;
+        const StepTime step = decode_step(model, batch, serving.mean_context());
+        report_step(step);
+        charge(times.prefill, full_prefill, 1);
+        charge(times.decode, step, serving.output_tokens);
+    } else if (model.diffusion) {
+        const StepTime step = denoising_step(model, batch);
+        const StepTime decode = vae_decode(model, batch);
+        report_step(step);
+        result.batch_prefill_s = forward_batch_s(model, batch);
+        result.denoising_step_s = step.total_s();
+        result.vae_decode_s = decode.total_s();
+        result.images_per_s = result.requests_per_s;
+        charge(times.decode, step, model.denoising_steps);
+        charge(times.decode, decode, 1);
+    } else {
+        const StepTime forward = non_transformer_forward(model, batch);
+        report_step(forward);
+        result.batch_prefill_s = forward.total_s();
+        charge(times.decode, forward, 1);
+    }
+}
+
+// The fewest replicas that meet the SLO at the offered load: pooling makes more than offered /
+// per-replica maximum unnecessary, so search from below. 0 when none would.
+int replicas_meeting(const Serving& serving, const InferenceSpec& spec, int batch, int from) {
+    const auto meets_with = [&](int replicas) {
+        Serving pooled = serving;
+        pooled.replicas = replicas;
+        return meets(pooled.at(spec.requests_per_s, batch), spec.slo, serving.model.transformer);
+    };
+    int high = from;
+    while (!meets_with(high) && high < (1 << 20)) {
+        high *= 2;
+    }
+    int low = from;
+    while (low < high) {
+        const int middle = low + (high - low) / 2;
+        if (meets_with(middle)) {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    return meets_with(high) ? high : 0;
+}
+
+// Which target stops a higher load: the first to fail just above the largest load meeting them.
+// Within 15 % of full-batch capacity the queues, not one phase, stop the load.
+std::string binding_target(const Serving& serving, const SloSpec& slo, int batch, double max_load, double capacity) {
+    const LoadPoint beyond = serving.at(std::max(max_load * 1.02, 1e-9), batch);
+    if (!beyond.stable || max_load >= 0.85 * capacity) {
+        return "capacity";
+    }
+    if (slo.ttft_seconds > 0 && beyond.ttft_s > slo.ttft_seconds) {
+        return "ttft";
+    }
+    if (slo.tpot_seconds > 0 && serving.model.transformer && beyond.tpot_s > slo.tpot_seconds) {
+        return "tpot";
+    }
+    if (slo.e2e_seconds > 0 && beyond.e2e_s > slo.e2e_seconds) {
+        return "e2e";
+    }
+    return "capacity";
+}
+
+// Latencies at the offered load, the SLO verdict, the largest load meeting it and what binds.
+void apply_load(const Setting& setting, const Serving& serving, int batch, InferencePerf& result) {
+    const InferenceSpec& spec = setting.workload.inference;
+    const bool transformer = serving.model.transformer;
+    const LoadPoint loaded = serving.at(spec.requests_per_s, batch);
+    if (loaded.stable) {
+        result.p99_ttft_s = loaded.ttft_s;
+        result.p99_tpot_s = transformer && serving.output_tokens > 0 ? std::optional<double>(loaded.tpot_s)
+                                                                      : std::nullopt;
+        result.p99_e2e_s = loaded.e2e_s;
+        result.mean_concurrency = loaded.concurrency;
+    } else {
+        setting.notes.push_back(fmt::format(
+            "the offered load {:g} req/s exceeds what {} replica(s) at batch {} sustain; queues grow without bound, "
+            "so no P{:g} latency",
+            spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
+    }
+    result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, transformer);
+    const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
+    result.max_requests_per_s_meeting_slo = max_load;
+    if (!result.meets_slo && result.fits && max_load > 0) {
+        result.replicas_needed = replicas_meeting(serving, spec, batch, result.replicas);
+    }
+    result.binding_target = binding_target(serving, spec.slo, batch, max_load, result.requests_per_s);
+}
+
 }  // namespace
 
 InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times) {
@@ -401,12 +628,11 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     result.percentile = spec.slo.percentile;
     result.offered_requests_per_s = spec.requests_per_s;
     const ReplicaModel model = build_model(setting);
-    const bool llama_cpp = setting.stack == ServingStack::llama_cpp;
     const Serving serving{model,
                           static_cast<double>(spec.input_tokens),
                           static_cast<double>(spec.output_tokens),
                           spec.slo.percentile / 100,
-                          llama_cpp,
+                          setting.stack == ServingStack::llama_cpp,
                           result.replicas};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
@@ -420,151 +646,28 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
         setting.notes.push_back(
             fmt::format("the weights do not fit {} × {} per replica; speeds assume they did", shards, setting.gpu.id));
     }
-    const int memory_cap = std::max(1, result.max_batch_memory);
     // The scheduler's own limit: a paged engine's max_num_seqs, else a typical engine default.
     const std::optional<ServingMemory> engine = serving_memory(workload, setting.gpu, layout);
-    const int engine_limit = engine ? engine->max_num_seqs : auto_batch_limit;
-
-    int batch = batch_override > 0 ? batch_override : spec.batch;
-    if (batch > memory_cap && result.fits) {
-        // A batch the user fixed is kept: the speed is what they asked about; memory says no.
-        result.batch_fits = false;
-        setting.notes.push_back(
-            fmt::format("batch {} needs more KV cache than memory holds ({} sequences of {} tokens)", batch, memory_cap,
-                        spec.input_tokens + spec.output_tokens));
-    }
-    // Auto: the largest batch (up to memory and the engine default) whose full-batch decode step
-    // still meets the TPOT target, so that TPOT holds even when every slot is busy; without a
-    // TPOT target, as many as memory holds.
-    const auto largest_batch_for_tpot = [&](int limit) {
-        if (spec.slo.tpot_seconds <= 0 || !model.transformer) {
-            return limit;
-        }
-        if (serving.step(1) > spec.slo.tpot_seconds) {
-            return 1;
-        }
-        int low = 1;
-        int high = limit;
-        while (low < high) {
-            const int middle = low + (high - low + 1) / 2;
-            if (serving.step(middle) <= spec.slo.tpot_seconds) {
-                low = middle;
-            } else {
-                high = middle - 1;
-            }
-        }
-        return low;
-    };
-    const bool automatic = batch <= 0;
-    if (automatic) {
-        batch = largest_batch_for_tpot(std::min(memory_cap, engine_limit));
-        setting.notes.push_back(
-            fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode step "
-                        "meets the TPOT target ({} {}, engine limit {})",
-                        batch, engine ? "the KV cache holds" : "memory holds", result.max_batch_memory, engine_limit));
-    }
+    BatchChoice choice;
+    choice.memory_cap = std::max(1, result.max_batch_memory);
+    choice.engine_limit = engine ? engine->max_num_seqs : auto_batch_limit;
+    choice.engine_known = engine.has_value();
+    const int requested = batch_override > 0 ? batch_override : spec.batch;
+    const int batch = choose_batch(setting, serving, choice, requested, result);
     result.batch = batch;
 
     const LoadPoint alone = serving.at(0, batch);
     result.ttft_s = alone.ttft_s;
     result.tpot_s = alone.tpot_s;
-    const double batch_s = serving.batch_time(batch);
-    result.requests_per_s = result.replicas * batch / batch_s;
+    result.requests_per_s = result.replicas * batch / serving.batch_time(batch);
     result.output_tokens_per_s = model.transformer ? result.requests_per_s * spec.output_tokens : 0;
-    if (model.transformer) {
-        const StepTime full_prefill = prefill(model, batch, spec.input_tokens, llama_cpp);
-        result.batch_prefill_s = full_prefill.total_s();
-        result.prefill_tokens_per_s = result.replicas * batch * spec.input_tokens / result.batch_prefill_s;
-        const StepTime step = decode_step(model, batch, serving.mean_context());
-        result.decode_step_s = step.total_s();
-        result.decode_compute_s = step.compute_s;
-        result.decode_memory_s = step.memory_s;
-        result.decode_overhead_s = step.overhead_s;
-        result.decode_communication_s = step.communication_s;
-        result.decode_bytes_per_step = step.bytes_per_gpu;
-    } else {
-        const StepTime forward = non_transformer_forward(model, batch);
-        result.batch_prefill_s = forward.total_s();
-        result.decode_step_s = forward.total_s();
-        result.decode_compute_s = forward.compute_s;
-        result.decode_memory_s = forward.memory_s;
-        result.decode_overhead_s = forward.overhead_s;
-        result.decode_bytes_per_step = forward.bytes_per_gpu;
-    }
-
-    // Resource times of one full batch by phase: each kernel's time goes to the resource that bounds it.
-    times = InferenceTimes{};
-    const auto charge = [](ResourceTimes& into, const StepTime& step, double repeats) {
-        const double kernel_s = roofline_time_s(step.compute_s, step.memory_s);
-        (step.compute_s >= step.memory_s ? into.compute_s : into.memory_bandwidth_s) += repeats * kernel_s;
-        into.memory_bandwidth_s += repeats * step.extra_memory_s;
-        into.launch_overhead_s += repeats * step.overhead_s;
-        into.interconnect_s += repeats * step.communication_s;
-    };
-    if (model.transformer) {
-        charge(times.prefill, prefill(model, batch, spec.input_tokens, llama_cpp), 1);
-        charge(times.decode, decode_step(model, batch, serving.mean_context()), spec.output_tokens);
-    } else {
-        charge(times.decode, non_transformer_forward(model, batch), 1);
-    }
-
-    const LoadPoint loaded = serving.at(spec.requests_per_s, batch);
-    if (loaded.stable) {
-        result.p99_ttft_s = loaded.ttft_s;
-        result.p99_tpot_s = model.transformer ? std::optional<double>(loaded.tpot_s) : std::nullopt;
-        result.p99_e2e_s = loaded.e2e_s;
-        result.mean_concurrency = loaded.concurrency;
-    } else {
-        setting.notes.push_back(fmt::format(
-            "the offered load {:g} req/s exceeds what {} replica(s) at batch {} sustain; queues grow without bound, "
-            "so no P{:g} latency",
-            spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
-    }
-    result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, model.transformer);
-    const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
-    result.max_requests_per_s_meeting_slo = max_load;
-    if (!result.meets_slo && result.fits && max_load > 0) {
-        // The fewest replicas that meet the SLO at the offered load: pooling makes more than
-        // offered / per-replica maximum unnecessary, so search from below.
-        const auto meets_with = [&](int replicas) {
-            Serving pooled = serving;
-            pooled.replicas = replicas;
-            return meets(pooled.at(spec.requests_per_s, batch), spec.slo, model.transformer);
-        };
-        int high = result.replicas;
-        while (!meets_with(high) && high < (1 << 20)) {
-            high *= 2;
-        }
-        int low = result.replicas;
-        while (low < high) {
-            const int middle = low + (high - low) / 2;
-            if (meets_with(middle)) {
-                high = middle;
-            } else {
-                low = middle + 1;
-            }
-        }
-        result.replicas_needed = meets_with(high) ? high : 0;
-    }
-    // Which target stops a higher load: the first to fail just above the largest load meeting them.
-    // Within 15 % of full-batch capacity the queues, not one phase, stop the load.
-    const LoadPoint beyond = serving.at(std::max(max_load * 1.02, 1e-9), batch);
-    if (!beyond.stable || max_load >= 0.85 * result.requests_per_s) {
-        result.binding_target = "capacity";
-    } else if (spec.slo.ttft_seconds > 0 && beyond.ttft_s > spec.slo.ttft_seconds) {
-        result.binding_target = "ttft";
-    } else if (spec.slo.tpot_seconds > 0 && model.transformer && beyond.tpot_s > spec.slo.tpot_seconds) {
-        result.binding_target = "tpot";
-    } else if (spec.slo.e2e_seconds > 0 && beyond.e2e_s > spec.slo.e2e_seconds) {
-        result.binding_target = "e2e";
-    } else {
-        result.binding_target = "capacity";
-    }
+    fill_step_figures(model, serving, batch, result, times);
+    apply_load(setting, serving, batch, result);
     // Would more memory (a larger batch) raise the load meeting the SLO by 10 % or more?
-    if (automatic && result.fits && batch == memory_cap && memory_cap < engine_limit) {
-        const int unconstrained = largest_batch_for_tpot(engine_limit);
-        result.memory_limits_load =
-            unconstrained > batch && max_load_meeting(serving, spec.slo, unconstrained) > 1.1 * max_load;
+    if (requested <= 0 && result.fits && batch == choice.memory_cap && choice.memory_cap < choice.engine_limit) {
+        const int unconstrained = choice.largest_for_tpot(serving, spec.slo, choice.engine_limit);
+        result.memory_limits_load = unconstrained > batch && max_load_meeting(serving, spec.slo, unconstrained) >
+                                                                 1.1 * result.max_requests_per_s_meeting_slo;
     }
     return result;
 }

@@ -55,9 +55,114 @@ int next_power_of_two(int value) {
 
 std::string percent(double fraction) { return format_percent(fraction); }
 
+// What one request of a workload that generates no tokens is called, and its model's part that
+// holds the weights, for the wording of its bottlenecks.
+std::string_view request_noun(InferenceTask task) { return task == InferenceTask::diffusion ? "image" : "request"; }
+
+std::string single_pass_capacity_remedy(InferenceTask task) {
+    switch (task) {
+    case InferenceTask::recommendation:
+        return "shard the embedding tables over more GPUs (or keep the cold rows in host memory), 8-bit embeddings, "
+               "or a GPU with more memory";
+    case InferenceTask::diffusion:
+    case InferenceTask::vision:
+        return "8-bit (FP8/INT8) weights, or a GPU with more memory";
+    default:
+        return "8-bit weights, tensor parallel over more GPUs, or a GPU with more memory";
+    }
+}
+
+// Detail and remedy for a workload served in one pass per batch (encoders, prefill-only scoring,
+// CNNs, recommenders) or in denoising steps (diffusion): no decode, no KV-cache remedies.
+void explain_single_pass(const Workload& workload, const GpuSpec& gpu, const InferencePerf& perf, ServingStack stack,
+                         Bottleneck& bottleneck) {
+    const InferenceTask task = workload.task();
+    const std::string noun(request_noun(task));
+    const bool diffusion = task == InferenceTask::diffusion;
+    const std::string pass = diffusion ? fmt::format("denoising step of {} image(s)", perf.batch)
+                                       : fmt::format("forward pass of {} {}s", perf.batch, noun);
+    const double pass_s = diffusion ? perf.denoising_step_s : perf.batch_prefill_s;
+    switch (bottleneck.resource) {
+    case Resource::memory_capacity:
+        if (!perf.fits) {
+            bottleneck.detail = fmt::format("the weights do not fit {}'s {} with {} headroom", gpu.id,
+                                            format_gb(gpu.memory_bytes),
+                                            percent(workload.constraints.memory_headroom_fraction));
+            bottleneck.remedy = single_pass_capacity_remedy(task);
+        } else if (!perf.batch_fits) {
+            bottleneck.detail = fmt::format("batch {} needs more memory than the GPU holds (at most {} {}s per replica)",
+                                            perf.batch, perf.max_batch_memory, noun);
+            bottleneck.remedy = "lower the batch, or a GPU with more memory";
+        } else {
+            bottleneck.detail = fmt::format("memory holds {} {}s per replica; the offered {:g} req/s needs more in flight",
+                                            perf.max_batch_memory, noun, workload.inference.requests_per_s);
+            bottleneck.remedy = "memory-capacity-bound: more replicas or a GPU with more memory raise the batch";
+        }
+        return;
+    case Resource::memory_bandwidth:
+        bottleneck.detail = fmt::format("each {} moves {} per GPU: {} of its {}", pass,
+                                        format_gb(perf.decode_bytes_per_step), format_duration(perf.decode_memory_s),
+                                        format_duration(pass_s));
+        bottleneck.remedy = diffusion ? "memory-bandwidth-bound: a larger batch denoises more images per weight read"
+                            : task == InferenceTask::encoder || task == InferenceTask::scoring
+                                ? "memory-bandwidth-bound: a larger batch reads the weights once for more requests; "
+                                  "8-bit weights cut the bytes per pass"
+                                : "memory-bandwidth-bound: a fused INT8 engine (TensorRT) moves fewer bytes per "
+                                  "layer; a GPU with more memory bandwidth helps, more TFLOPS would not";
+        return;
+    case Resource::compute:
+        bottleneck.detail =
+            diffusion ? fmt::format("the denoiser is bound by tensor throughput: {} steps × {} + VAE decode {} per "
+                                    "batch of {} image(s)",
+                                    workload.inference.denoising_steps, format_duration(perf.denoising_step_s),
+                                    format_duration(perf.vae_decode_s), perf.batch)
+                      : fmt::format("bound by tensor throughput: one {} alone takes {}, a full batch of {} takes {}",
+                                    noun, format_duration(perf.ttft_s), perf.batch, format_duration(pass_s));
+        if (diffusion) {
+            bottleneck.remedy = "compute-bound: fewer denoising steps (a distilled model), an 8-bit denoiser "
+                                "(TensorRT FP8/INT8), more replicas or a GPU with more tensor TFLOPS; more memory "
+                                "bandwidth would not help";
+        } else {
+            // Transformers with 8-bit weights still run 16-bit GEMMs (weight-only); CNNs run INT8 kernels.
+            const bool eight_bit = workload.precision == Precision::fp8 ||
+                                   (!workload.model.is_transformer() && bits_per_weight(workload.weights) <= 8);
+            bottleneck.remedy = !eight_bit && (gpu.supports(Precision::fp8) || gpu.supports(Precision::int8))
+                                    ? "compute-bound: 8-bit GEMMs (TensorRT INT8/FP8) roughly double the tensor rate "
+                                      "on this GPU; more replicas share the load; more memory bandwidth would not help"
+                                    : "compute-bound: more replicas or a GPU with more tensor TFLOPS; more memory "
+                                      "bandwidth would not help";
+        }
+        return;
+    case Resource::launch_overhead:
+        bottleneck.detail = fmt::format("fixed per-pass overhead {} of the {} {}", format_duration(perf.decode_overhead_s),
+                                        format_duration(pass_s), pass);
+        bottleneck.remedy = stack == ServingStack::optimized
+                                ? "launch-bound: a larger batch amortises the fixed per-pass cost; a faster GPU would "
+                                  "not help"
+                                : "launch-bound: a compiled engine (TensorRT, ONNX Runtime, torch.compile with CUDA "
+                                  "graphs) and a larger batch amortise the fixed per-pass cost; a faster GPU would "
+                                  "not help";
+        return;
+    case Resource::interconnect:
+        bottleneck.detail = fmt::format("tensor-parallel traffic {} of the {} {}",
+                                        format_duration(perf.decode_communication_s), format_duration(pass_s), pass);
+        bottleneck.remedy = "communication-bound: run one replica per GPU where the weights fit";
+        return;
+    case Resource::host_link:
+    case Resource::input_pipeline:
+        bottleneck.detail = "host-side time dominates";
+        bottleneck.remedy = "keep inputs on the GPU; pin host memory";
+        return;
+    }
+}
+
 // Detail and remedy for an inference bottleneck.
 void explain_inference(const Workload& workload, const GpuSpec& gpu, const InferencePerf& perf, ServingStack stack,
                        const std::string& phase, Bottleneck& bottleneck) {
+    if (workload.task() != InferenceTask::generation) {
+        explain_single_pass(workload, gpu, perf, stack, bottleneck);
+        return;
+    }
     const double step = perf.decode_step_s;
     switch (bottleneck.resource) {
     case Resource::memory_capacity:
@@ -233,6 +338,24 @@ void explain_training(const Workload& workload, const GpuSpec& gpu, const Traini
     }
 }
 
+// The optimised stack the model assumes for each kind of inference (data/efficiency.yaml, stack
+// optimized); eager PyTorch is --stack eager or runtime.engine hf-generate.
+std::string stack_for_task(InferenceTask task) {
+    switch (task) {
+    case InferenceTask::generation:
+    case InferenceTask::scoring:
+        return "TensorRT-LLM/vLLM-class serving engine";
+    case InferenceTask::encoder:
+        return "TensorRT / ONNX Runtime-class encoder engine (fused kernels)";
+    case InferenceTask::diffusion:
+        return "TensorRT / torch.compile-class diffusion pipeline (eager PyTorch: --stack eager)";
+    case InferenceTask::vision:
+    case InferenceTask::recommendation:
+        return "TensorRT / ONNX Runtime-class engine (fused kernels; eager PyTorch: --stack eager)";
+    }
+    return "optimized";
+}
+
 }  // namespace
 
 Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack) {
@@ -380,12 +503,11 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
     }
 
     const bool transformer = workload.model.is_transformer();
-    const char* stack_text = estimate.stack == ServingStack::llama_cpp ? "llama.cpp (GGUF, FP16-accumulate GEMMs)"
+    const std::string stack_text = estimate.stack == ServingStack::llama_cpp ? "llama.cpp (GGUF, FP16-accumulate GEMMs)"
                              : estimate.stack == ServingStack::eager ? "PyTorch eager"
                              : workload.is_training() ? (transformer ? "Megatron/NeMo/FSDP-class training"
                                                                      : "PyTorch DDP training with AMP")
-                             : transformer            ? "TensorRT-LLM/vLLM-class serving engine"
-                                                      : "TensorRT-class engine (fused kernels)";
+                             : stack_for_task(workload.task());
     estimate.notes.insert(estimate.notes.begin(),
                           fmt::format("assumed software stack: {}; efficiency factors from data/efficiency.yaml: {}",
                                       stack_text, fmt::join(factors.applied, ", ")));

@@ -19,8 +19,9 @@
 
 namespace gpusel {
 
-// `automatic` becomes llama.cpp for GGUF weights (q4_0, q4_k_m, q8_0), eager for inference of
-// models that are not transformers, and optimized otherwise. Other values pass through.
+// `automatic` becomes llama.cpp for GGUF weights (q4_0, q4_k_m, q8_0) or runtime.engine llama.cpp,
+// eager for runtime.engine hf-generate, and optimized otherwise (TensorRT / vLLM / ONNX Runtime /
+// torch.compile class, for every kind of model). Other values pass through.
 ServingStack resolve_stack(const Workload& workload, ServingStack requested);
 
 // ---------------------------------------------------------------------------------------
@@ -117,6 +118,11 @@ struct InferencePerf {
     double decode_compute_s = 0, decode_memory_s = 0, decode_overhead_s = 0, decode_communication_s = 0;
     double batch_prefill_s = 0;        // prefill of `batch` prompts together
     double decode_bytes_per_step = 0;  // per GPU
+    // Diffusion: images/s at `batch` (= requests_per_s, one image per request), one denoising
+    // step of the batch (CFG included) and the VAE decode of the batch.
+    double images_per_s = 0;
+    double denoising_step_s = 0;
+    double vae_decode_s = 0;
 };
 
 struct PerfEstimate {

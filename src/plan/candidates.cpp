@@ -467,7 +467,7 @@ UsageProfile CandidateEvaluator::inference_usage(int gpus, int tensor_parallel) 
         usage.unit = "1M tokens";
     } else {
         usage.work_units = served_requests / 1e3;
-        usage.unit = "1k requests";
+        usage.unit = m_workload.task() == InferenceTask::diffusion ? "1k images" : "1k requests";
     }
     return usage;
 }

@@ -89,8 +89,13 @@ std::string question(const Workload& workload) {
     } else {
         const InferenceSpec& inference = workload.inference;
         parts.emplace_back(to_string(workload.weights));
-        if (workload.model.is_transformer()) {
+        if (workload.task() == InferenceTask::generation) {
             parts.push_back(fmt::format("{} in / {} out", inference.input_tokens, inference.output_tokens));
+        } else if (workload.model.is_transformer()) {
+            parts.push_back(fmt::format("{} input tokens", inference.input_tokens));
+        } else if (workload.task() == InferenceTask::diffusion) {
+            parts.push_back(fmt::format("{} steps{}", inference.denoising_steps,
+                                        inference.classifier_free_guidance ? " with guidance" : ""));
         }
         parts.push_back(fmt::format("{:g} req/s", inference.requests_per_s));
         const std::string percentile = fmt::format("P{:g}", inference.slo.percentile);

@@ -332,6 +332,9 @@ std::string decision_block(const RolePlan& plan) {
 
 std::string ranked_table(const RolePlan& plan) {
     const bool training = plan.workload.is_training();
+    // Workloads that generate no tokens have no TPOT: their latency is the request's end to end.
+    const bool generates = !training && plan.workload.task() == InferenceTask::generation;
+    const bool diffusion = !training && plan.workload.task() == InferenceTask::diffusion;
     std::string out = "<table>\n<thead><tr>" + header_cell("#", true) + header_cell("GPU × count") +
                       header_cell("layout · precision") + header_cell("acquisition") +
                       header_cell("memory / GPU", true);
@@ -339,7 +342,9 @@ std::string ranked_table(const RolePlan& plan) {
         out += header_cell("speed", true) + header_cell("time", true);
     } else {
         out += header_cell("batch", true) + header_cell("output", true) +
-               header_cell(fmt::format("P{:g} TTFT / TPOT", plan.workload.inference.slo.percentile), true);
+               header_cell(generates ? fmt::format("P{:g} TTFT / TPOT", plan.workload.inference.slo.percentile)
+                                     : fmt::format("P{:g} end to end", plan.workload.inference.slo.percentile),
+                           true);
     }
     // The unit of work in the header when all candidates share it, so that cells stay short.
     std::string unit = plan.ranked.empty() ? std::string() : plan.ranked.front().cost.unit;
@@ -378,10 +383,12 @@ std::string ranked_table(const RolePlan& plan) {
             const InferencePerf& perf = *candidate.perf.inference;
             out += table_cell(std::to_string(perf.batch > 0 ? perf.batch : candidate.batch), true) +
                    table_cell(perf.output_tokens_per_s > 0 ? format_rate(perf.output_tokens_per_s, "tok/s")
-                                                            : format_rate(perf.requests_per_s, "req/s"),
+                              : diffusion                  ? format_rate(perf.images_per_s, "images/s")
+                                                           : format_rate(perf.requests_per_s, "req/s"),
                               true) +
-                   table_cell(fmt::format("{} / {}", optional_duration(perf.p99_ttft_s),
-                                          perf.p99_tpot_s ? format_duration(*perf.p99_tpot_s) : "—"),
+                   table_cell(generates ? fmt::format("{} / {}", optional_duration(perf.p99_ttft_s),
+                                                      perf.p99_tpot_s ? format_duration(*perf.p99_tpot_s) : "—")
+                                        : optional_duration(perf.p99_e2e_s),
                               true);
         } else {
             out += table_cell("—", true) + table_cell("—", true) + table_cell("—", true);

@@ -90,10 +90,14 @@ std::string memory_cell(const MemoryEstimate& memory) {
 
 SpeedMetric speed_metric(const RolePlan& plan) {
     if (!plan.workload.is_training()) {
-        if (plan.workload.model.is_transformer()) {
+        switch (plan.workload.task()) {
+        case InferenceTask::generation:
             return {"speed", "tok/s"};
+        case InferenceTask::diffusion:
+            return {"speed", "images/s"};
+        default:
+            return {"speed", "req/s"};
         }
-        return {"speed", "req/s"};
     }
     const bool tokens = std::any_of(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& candidate) {
         return candidate.perf.training && candidate.perf.training->tokens_per_s > 0;
@@ -125,7 +129,7 @@ TimeMetric time_metric(const RolePlan& plan) {
         return any_time ? TimeMetric{Kind::time_to_train, "time"} : TimeMetric{Kind::step_time, "step"};
     }
     // The latency the SLO names is the one the reader cares about; without an SLO, end-to-end
-    // for models that do not generate tokens, TPOT for those that do.
+    // for workloads that generate no tokens, TPOT for those that do.
     // The perf model's p99_* fields hold the SLO's percentile.
     const SloSpec& slo = plan.workload.inference.slo;
     const std::string percentile = fmt::format("P{:g}", slo.percentile);
@@ -135,7 +139,7 @@ TimeMetric time_metric(const RolePlan& plan) {
     if (slo.ttft_seconds > 0) {
         return {Kind::p99_ttft, percentile + " TTFT"};
     }
-    if (slo.e2e_seconds > 0 || !plan.workload.model.is_transformer()) {
+    if (slo.e2e_seconds > 0 || plan.workload.task() != InferenceTask::generation) {
         return {Kind::p99_e2e, percentile + " e2e"};
     }
     return {Kind::p99_tpot, percentile + " TPOT"};

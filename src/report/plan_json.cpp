@@ -102,7 +102,9 @@ public:
 
     // The `perf` command's training and inference objects; the one that does not apply is null,
     // and so are the token rates of a model without tokens (with a note, as `perf` writes it).
-    Json perf(const PerfEstimate& perf, bool transformer, const std::string& path) {
+    Json perf(const PerfEstimate& perf, const Workload& workload, const std::string& path) {
+        const bool transformer = workload.model.is_transformer();
+        const InferenceTask task = workload.task();
         Json json;
         std::vector<std::string> notes = perf.notes;
         if (perf.training) {
@@ -140,7 +142,13 @@ public:
             const std::string at = path + ".inference.";
             Json object;
             object["ttft_s"] = number(inference.ttft_s, at + "ttft_s");
-            if (transformer) {
+            if (transformer && task != InferenceTask::generation) {
+                object["tpot_s"] = nullptr;
+                object["output_tokens_per_s"] = nullptr;
+                object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, at + "prefill_tokens_per_s");
+                notes.push_back("tpot_s and output_tokens_per_s are null: the workload generates no tokens; ttft_s is "
+                                "the latency of one request, prefill_tokens_per_s the input tokens/s");
+            } else if (transformer) {
                 object["tpot_s"] = number(inference.tpot_s, at + "tpot_s");
                 object["output_tokens_per_s"] = number(inference.output_tokens_per_s, at + "output_tokens_per_s");
                 object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, at + "prefill_tokens_per_s");
@@ -153,6 +161,9 @@ public:
                     "ttft_s is the latency of one request, requests_per_s the samples/s");
             }
             object["requests_per_s"] = number(inference.requests_per_s, at + "requests_per_s");
+            if (task == InferenceTask::diffusion) {
+                object["images_per_s"] = number(inference.images_per_s, at + "images_per_s");
+            }
             object["p99_ttft_s"] = optional_number(plan_text::p99_ttft_s(inference), at + "p99_ttft_s");
             object["p99_tpot_s"] = optional_number(plan_text::p99_tpot_s(inference), at + "p99_tpot_s");
             object["p99_e2e_s"] = optional_number(plan_text::p99_e2e_s(inference), at + "p99_e2e_s");
@@ -266,7 +277,7 @@ public:
         return json;
     }
 
-    Json candidate(const Candidate& candidate, bool transformer, const std::string& path) {
+    Json candidate(const Candidate& candidate, const Workload& workload, const std::string& path) {
         Json json;
         json["gpu"] = candidate.gpu;
         json["count"] = candidate.count;
@@ -274,7 +285,7 @@ public:
         json["layout"] = layout(candidate.layout);
         json["score"] = number(candidate.score, path + ".score");
         json["memory"] = memory(candidate.memory, !candidate.perf.inference, path + ".memory");
-        json["perf"] = perf(candidate.perf, transformer, path + ".perf");
+        json["perf"] = perf(candidate.perf, workload, path + ".perf");
         json["cost"] = cost(candidate.cost, path + ".cost");
         json["bottleneck"] = bottleneck(candidate.perf.bottleneck, path + ".bottleneck");
         json["reason"] = candidate.reason;
@@ -293,7 +304,7 @@ public:
     }
 
     Json role(const RolePlan& plan, const std::string& path) {
-        const bool transformer = plan.workload.model.is_transformer();
+        const Workload& workload = plan.workload;
         Json json;
         json["role"] = to_string(plan.role);
         json["workload"] = plan.workload.name;
@@ -302,9 +313,9 @@ public:
             json["model_hf_id"] = plan.workload.model.hf_id;
             json["model_revision"] = plan.workload.model.revision;
         }
-        json["winner"] = plan.winner ? candidate(*plan.winner, transformer, path + ".winner") : Json(nullptr);
+        json["winner"] = plan.winner ? candidate(*plan.winner, workload, path + ".winner") : Json(nullptr);
         if (plan.alternative) {
-            Json alternative = candidate(*plan.alternative, transformer, path + ".alternative");
+            Json alternative = candidate(*plan.alternative, workload, path + ".alternative");
             alternative["why_not"] = plan.alternative_why_not;
             json["alternative"] = std::move(alternative);
         } else {
@@ -312,7 +323,7 @@ public:
         }
         Json candidates = Json::array();
         for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
-            candidates.push_back(candidate(plan.ranked[i], transformer, fmt::format("{}.candidates[{}]", path, i)));
+            candidates.push_back(candidate(plan.ranked[i], workload, fmt::format("{}.candidates[{}]", path, i)));
         }
         json["candidates"] = std::move(candidates);
         Json rejected = Json::array();

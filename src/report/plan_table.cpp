@@ -146,9 +146,10 @@ void write_assumptions(std::ostream& out, const PlanReport& report, const Painte
     }
 }
 
-// "1M tokens" → "1M tok", "1k requests" → "1k req": the header is as wide as the column.
+// "1M tokens" → "1M tok", "1k requests" → "1k req", "1k images" → "1k img": the header is as wide as the column.
 std::string unit_abbreviation(std::string unit) {
-    for (const auto& [word, short_word] : {std::pair<std::string, std::string>{"tokens", "tok"}, {"requests", "req"}}) {
+    for (const auto& [word, short_word] : {std::pair<std::string, std::string>{"tokens", "tok"}, {"requests", "req"},
+                                     {"images", "img"}}) {
         if (const std::size_t at = unit.find(word); at != std::string::npos) {
             unit.replace(at, word.size(), short_word);
         }

@@ -1,5 +1,6 @@
 // Performance model: building blocks and phase times against hand-computed values.
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -324,6 +325,7 @@ defaults:
   decode_bandwidth: {value: 0.84, source: a}
   overhead_per_layer: {value: 0.067ms, source: a}
   request_floor: {value: 0ms, source: a}
+  diffusion_compute: {value: 0.5, source: a}
   interconnect: {value: 0.75, source: a}
   host_link: {value: 0.78, source: a}
   network: {value: 0.8, source: a}
@@ -390,6 +392,7 @@ TEST_CASE("efficiency::the compiled-in table loads and its defaults match the he
     CHECK(table.defaults.decode_bandwidth == header.decode_bandwidth);
     CHECK_THAT(table.defaults.overhead_per_layer_s, WithinRel(header.overhead_per_layer_s, 1e-12));
     CHECK(table.defaults.request_floor_s == header.request_floor_s);
+    CHECK(table.defaults.diffusion_compute == header.diffusion_compute);
     CHECK(table.defaults.interconnect == header.interconnect);
     CHECK(table.defaults.host_link == header.host_link);
     CHECK(table.defaults.network == header.network);
@@ -403,4 +406,123 @@ TEST_CASE("efficiency::the compiled-in table loads and its defaults match the he
     gddr.architecture = "ada";
     CHECK(table.resolve(gddr, ServingStack::llama_cpp).decode_bandwidth == 0.9);
     CHECK(table.resolve(test_gpu(), ServingStack::llama_cpp).decode_bandwidth == 0.6);
+}
+
+namespace {
+
+// A UNet of round numbers: 5 TFLOP per latent, 1B parameters, a 10 TFLOP decoder.
+Workload diffusion_workload(const std::string& inference) {
+    const std::string text = R"(format: 1
+name: d
+kind: inference
+model:
+  family: diffusion
+  params: 1B
+  flops_per_sample: 5TFLOP
+  decoder_flops_per_sample: 10TFLOP
+precision: fp16
+inference:
+)" + inference;
+    return load_workload_text(text, "test.yaml", LoadContext{});
+}
+
+}  // namespace
+
+TEST_CASE("perf::diffusion is steps × the denoiser (doubled by guidance) plus the VAE decode", "[perf][diffusion]") {
+    const GpuSpec gpu = test_gpu();
+    EfficiencyTable table = test_efficiency();
+    table.defaults.diffusion_compute = 0.5;
+    const Workload guided = diffusion_workload("  steps: 20\n  batch: 2\n  requests_per_s: 0.01\n");
+    CHECK(guided.task() == InferenceTask::diffusion);
+    const PerfEstimate estimate = run(guided, gpu, table);
+    REQUIRE(estimate.inference);
+    // Denoising step at batch 2 with CFG: 4 latents × 5 TFLOP / (312 T × 0.5) = 128.205 ms of
+    // compute against 2 GB of fp16 weights / (2039 GB/s × 0.84) = 1.1677 ms, combined as
+    // sqrt(c² + m²); VAE: 2 × 10 TFLOP / 156 T = 128.205 ms.
+    const double compute_s = 4 * 5e12 / (312e12 * 0.5);
+    const double memory_s = 2e9 / (2039e9 * 0.84);
+    const double step_s = std::sqrt(compute_s * compute_s + memory_s * memory_s);
+    const double vae_s = 2 * 10e12 / (312e12 * 0.5);
+    CHECK_THAT(estimate.inference->denoising_step_s, WithinRel(step_s, 1e-9));
+    CHECK_THAT(estimate.inference->vae_decode_s, WithinRel(vae_s, 1e-9));
+    CHECK_THAT(estimate.inference->images_per_s, WithinRel(2 / (20 * step_s + vae_s), 1e-9));
+    CHECK(estimate.inference->images_per_s == estimate.inference->requests_per_s);
+    CHECK(estimate.bottleneck.resource == Resource::compute);
+    CHECK_THAT(estimate.bottleneck.remedy, Contains("denoising steps"));
+    CHECK_THAT(estimate.bottleneck.detail + estimate.bottleneck.remedy,
+               !Contains("decode reads") && !Contains("KV") && !Contains("TPOT") && !Contains("TensorRT-LLM"));
+    // Without guidance the denoiser runs half the latents; the default stack is the optimised one.
+    const Workload unguided = diffusion_workload("  steps: 20\n  guidance: false\n  batch: 2\n  requests_per_s: 0.01\n");
+    const PerfEstimate half = run(unguided, gpu, table);
+    REQUIRE(half.inference);
+    CHECK(half.inference->denoising_step_s < 0.51 * estimate.inference->denoising_step_s);
+    CHECK(estimate.stack == ServingStack::optimized);
+    CHECK_THAT(estimate.notes.front(), Contains("diffusion pipeline"));
+}
+
+TEST_CASE("perf::diffusion defaults: 50 steps with guidance, printed; steps refused for other models",
+          "[perf][diffusion]") {
+    const Workload workload = diffusion_workload("  requests_per_s: 1\n");
+    CHECK(workload.inference.denoising_steps == 50);
+    CHECK(workload.inference.classifier_free_guidance);
+    const auto assumed = [&](const std::string& field) {
+        return std::any_of(workload.assumptions.begin(), workload.assumptions.end(),
+                           [&](const Assumption& assumption) { return assumption.field == field; });
+    };
+    CHECK(assumed("inference.steps"));
+    CHECK(assumed("inference.guidance"));
+    CHECK(assumed("runtime.engine"));
+    CHECK_THROWS_WITH(load_workload_text(R"(format: 1
+name: t
+kind: inference
+model: {family: cnn, params: 25M, flops_per_sample: 8GFLOP}
+inference: {steps: 20}
+)",
+                                         "test.yaml", LoadContext{}),
+                      Contains("inference.steps applies to diffusion models"));
+}
+
+TEST_CASE("perf::CNN serving has no fixed floor: GPUs of different speed serve different req/s", "[perf]") {
+    const Catalog catalog = builtin_catalog();
+    const EfficiencyTable efficiency = builtin_efficiency();
+    const Workload workload = load_workload_text(R"(format: 1
+name: rn50
+kind: inference
+model: {family: cnn, params: 25.6M, flops_per_sample: 8.2GFLOP}
+precision: fp16
+inference: {batch: 8, requests_per_s: 1}
+)",
+                                                 "test.yaml", LoadContext{});
+    CHECK(workload.task() == InferenceTask::vision);
+    CHECK(resolve_stack(workload, ServingStack::automatic) == ServingStack::optimized);
+    const auto speed = [&](const std::string& id) {
+        const GpuSpec* gpu = catalog.find(id);
+        REQUIRE(gpu != nullptr);
+        PerfQuery query;
+        query.layout = default_layout(workload, *gpu, 1, query.stack);
+        const PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
+        REQUIRE(estimate.inference);
+        return estimate.inference->requests_per_s;
+    };
+    // MI210: 181 TFLOPS FP16, 1.6 TB/s; Jetson Orin Nano: about 17 TFLOPS, 68 GB/s.
+    CHECK(speed("MI210") > 5 * speed("JETSON-ORIN-NANO-8GB"));
+}
+
+TEST_CASE("perf::an encoder's bottleneck speaks of requests, not decode steps or TPOT", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const Workload workload = load_workload_text(R"(format: 1
+name: bert
+kind: inference
+model: {family: encoder, params: 110M, layers: 12, hidden: 768, heads: 12, ffn: 3072, vocab: 30522, max_context: 512}
+precision: fp16
+inference: {input_tokens: 128, batch: 64, requests_per_s: 1}
+)",
+                                                 "test.yaml", LoadContext{});
+    CHECK(workload.task() == InferenceTask::encoder);
+    const PerfEstimate estimate = run(workload, gpu, table);
+    REQUIRE(estimate.inference);
+    const std::string text = estimate.bottleneck.detail + " " + estimate.bottleneck.remedy;
+    CHECK_THAT(text, !Contains("decode") && !Contains("TPOT") && !Contains("KV cache") && !Contains("TensorRT-LLM"));
+    CHECK_THAT(estimate.notes.front(), Contains("encoder engine"));
 }

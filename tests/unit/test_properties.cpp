@@ -1334,7 +1334,7 @@ void check_meets_constraints(const Workload& workload, const Catalog& plan_catal
             REQUIRE(perf.p99_ttft_s);
             CHECK(*perf.p99_ttft_s <= slo.ttft_seconds);
         }
-        if (slo.tpot_seconds > 0) {
+        if (slo.tpot_seconds > 0 && workload.task() == InferenceTask::generation) {
             REQUIRE(perf.p99_tpot_s);
             CHECK(*perf.p99_tpot_s <= slo.tpot_seconds);
         }
