@@ -11,12 +11,11 @@
 #include "cli/format_option.hpp"
 #include "io/output.hpp"
 #include "perf/perf.hpp"
+#include "report/check_render.hpp"
 
 namespace gpusel::cli {
 
 namespace {
-
-enum class CheckFormat { text, json, github, junit };
 
 struct CheckOptions {
     std::string proposal_file;

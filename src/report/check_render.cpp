@@ -1,5 +1,4 @@
-// Renderers of a CheckReport: text for people, JSON for scripts, GitHub workflow commands and
-// JUnit XML for CI systems. None recomputes anything.
+#include "report/check_render.hpp"
 
 #include <cmath>
 #include <map>
