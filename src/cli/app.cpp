@@ -48,6 +48,10 @@ std::vector<std::string> Context::option_input_files() const {
     return files;
 }
 
+std::string input_display_name(const std::string& path) {
+    return path == "-" ? "<stdin>" : path;
+}
+
 std::vector<std::string> files_read_by(const Project& project) {
     std::vector<std::string> files;
     const auto add = [&](const std::string& file) {

@@ -8,8 +8,10 @@
 #include "base/error.hpp"
 #include "check/check.hpp"
 #include "cli/context.hpp"
+#include "cli/format_option.hpp"
 #include "io/output.hpp"
 #include "perf/perf.hpp"
+#include "report/check_render.hpp"
 
 namespace gpusel::cli {
 
@@ -17,29 +19,26 @@ namespace {
 
 struct CheckOptions {
     std::string proposal_file;
-    std::string format = "text";
+    CheckFormat format = CheckFormat::text;
     std::string output;
 };
 
-constexpr const char* formats[] = {"text", "json", "github", "junit"};
 
-std::string render(const std::string& format, const CheckReport& report) {
-    if (format == "json") {
+std::string render(CheckFormat format, const CheckReport& report) {
+    switch (format) {
+    case CheckFormat::json:
         return render_check_json(report);
-    }
-    if (format == "github") {
+    case CheckFormat::github:
         return render_check_github(report);
-    }
-    if (format == "junit") {
+    case CheckFormat::junit:
         return render_check_junit(report);
+    case CheckFormat::text:
+        break;
     }
     return render_check_text(report);
 }
 
 void run_check(Context& context, const CheckOptions& options) {
-    if (std::find(std::begin(formats), std::end(formats), options.format) == std::end(formats)) {
-        throw UsageError(fmt::format("--format: '{}' is not one of text, json, github, junit", options.format));
-    }
     OutputTarget target;
     target.path = options.output;
     target.force = context.force;
@@ -55,11 +54,11 @@ void run_check(Context& context, const CheckOptions& options) {
         // CI reads the machine formats: they say what is wrong and where, too. The diagnostics
         // also go to standard error and the exit code is 3 (app.cpp).
         std::string document;
-        if (options.format == "json") {
+        if (options.format == CheckFormat::json) {
             document = render_input_errors_json(options.proposal_file, error.diagnostics());
-        } else if (options.format == "github") {
+        } else if (options.format == CheckFormat::github) {
             document = render_input_errors_github(error.diagnostics());
-        } else if (options.format == "junit") {
+        } else if (options.format == CheckFormat::junit) {
             document = render_input_errors_junit(options.proposal_file, error.diagnostics());
         }
         if (!document.empty()) {
@@ -86,9 +85,12 @@ void register_check(CLI::App& app, Context& context) {
     command->add_option("proposal", options->proposal_file, "Proposal file (format 1: proposal, workload, hardware, policy)")
         ->required()
         ->type_name("PROPOSAL");
-    command->add_option("--format", options->format,
-                        "text (default), json (format_version 1), github (workflow-command annotations) or junit (XML)")
-        ->type_name("FORMAT");
+    add_format_option(command, options->format,
+                      FormatNames<CheckFormat>{{"text", CheckFormat::text},
+                                               {"json", CheckFormat::json},
+                                               {"github", CheckFormat::github},
+                                               {"junit", CheckFormat::junit}},
+                      "text (default), json (format_version 1), github (workflow-command annotations) or junit (XML)");
     command->add_option("-o,--output", options->output, "Write the result to FILE (whole or not at all; --force to replace)")
         ->type_name("FILE");
     command->footer(

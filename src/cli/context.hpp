@@ -61,6 +61,9 @@ std::vector<std::string> files_read_by(const Project& project);
 // so that nothing is planned for an output that will be refused.
 Project load_plan_input_for_output(Context& context, const std::string& file, OutputTarget& target);
 
+// How an input path is named in output and messages: "<stdin>" for '-'.
+std::string input_display_name(const std::string& path);
+
 // Each subcommand lives in its own file and registers itself here.
 void register_validate(CLI::App& app, Context& context);
 void register_catalog(CLI::App& app, Context& context);

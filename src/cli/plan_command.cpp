@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "cli/context.hpp"
+#include "cli/format_option.hpp"
 #include "io/output.hpp"
 #include "plan/plan.hpp"
 #include "report/render.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 struct PlanFlags {
     std::string file;
-    std::string format = "table";
+    PlanFormat format = PlanFormat::table;
     std::string output;
     std::string top = "5";
     std::string objective;
@@ -62,14 +63,14 @@ void run_plan(const PlanFlags& flags, Context& context) {
         options.objective = parse_objective(flags.objective);
     }
     OutputTarget target{flags.output, context.force, {}};
-    if (flags.format == "xlsx" && target.is_standard_output()) {
+    if (flags.format == PlanFormat::xlsx && target.is_standard_output()) {
         throw UsageError("--format xlsx writes a binary workbook: give -o FILE.xlsx");
     }
     const Project project = load_plan_input_for_output(context, flags.file, target);
     const PlanReport report = make_plan(project, context.catalog(), builtin_efficiency(), options);
 
     std::string content;
-    if (flags.format == "xlsx") {
+    if (flags.format == PlanFormat::xlsx) {
         XlsxOptions xlsx_options;
         // Reproducible builds convention: a fixed creation time makes the workbook byte-stable.
         if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch != nullptr) {
@@ -78,7 +79,7 @@ void run_plan(const PlanFlags& flags, Context& context) {
         content = render_plan_xlsx(report, xlsx_options);
     } else {
         std::ostringstream text;
-        if (flags.format == "table") {
+        if (flags.format == PlanFormat::table) {
             TerminalStyle style;
             style.width = terminal_width();
             style.color = context.color() && target.is_standard_output();
@@ -86,9 +87,9 @@ void run_plan(const PlanFlags& flags, Context& context) {
             table_options.show_rejected = flags.show_rejected;
             table_options.quiet = context.quiet;
             render_plan_table(report, text, style, table_options);
-        } else if (flags.format == "markdown") {
+        } else if (flags.format == PlanFormat::markdown) {
             render_plan_markdown(report, text);
-        } else if (flags.format == "json") {
+        } else if (flags.format == PlanFormat::json) {
             render_plan_json(report, text);
         } else {
             CsvOptions csv_options;
@@ -118,9 +119,13 @@ void register_plan(CLI::App& app, Context& context) {
     command->add_option("file", flags->file, "Workload or project file ('-' reads standard input)")
         ->required()
         ->type_name("FILE");
-    command->add_option("--format", flags->format, "table (default), markdown, json, csv or xlsx")
-        ->check(CLI::IsMember({"table", "markdown", "json", "csv", "xlsx"}))
-        ->type_name("FORMAT");
+    add_format_option(command, flags->format,
+                      FormatNames<PlanFormat>{{"table", PlanFormat::table},
+                                              {"markdown", PlanFormat::markdown},
+                                              {"json", PlanFormat::json},
+                                              {"csv", PlanFormat::csv},
+                                              {"xlsx", PlanFormat::xlsx}},
+                      "table (default), markdown, json, csv or xlsx");
     command->add_option("-o,--output", flags->output, "Write to FILE (whole or not at all; --force to replace)")
         ->type_name("FILE");
     command->add_option("--top", flags->top, "Ranked candidates shown per role (default 5)")->type_name("N");

@@ -9,18 +9,57 @@
 
 namespace gpusel {
 
-JsonDocument finite_or_null(double value, std::string_view field, std::vector<std::string>& notes) {
-    if (std::isfinite(value)) {
-        return JsonDocument(value == 0.0 ? 0.0 : value);
-    }
-    notes.push_back(fmt::format("{} could not be computed ({}); written as null", field,
-                                std::isnan(value) ? "NaN" : "infinite"));
-    return JsonDocument(nullptr);
+namespace {
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+    return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-JsonDocument finite_or_null(const std::optional<double>& value, std::string_view field,
-                            std::vector<std::string>& notes) {
-    return value ? finite_or_null(*value, field, notes) : JsonDocument(nullptr);
+std::string_view last_key(std::string_view path) {
+    const std::size_t dot = path.find_last_of('.');
+    return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+}  // namespace
+
+JsonResolution resolution_of(std::string_view path) {
+    const std::string_view key = last_key(path);
+    // Unit prices first: they end in `_usd` too.
+    if (ends_with(key, "price_usd") || key == "usd_per_unit") {
+        return JsonResolution::significant;
+    }
+    if (ends_with(key, "_bytes") || ends_with(key, "_flops_per_s")) {
+        return JsonResolution::whole;
+    }
+    if (ends_with(key, "_usd") || ends_with(key, "_usd_per_hour") || key == "usd_per_month") {
+        return JsonResolution::cents;
+    }
+    return JsonResolution::significant;
+}
+
+JsonDocument json_number(std::string_view path, double value, std::vector<std::string>& notes) {
+    if (!std::isfinite(value)) {
+        notes.push_back(fmt::format("{}: the computed value is not a finite number ({}); written as null", path,
+                                    std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf")));
+        return JsonDocument(nullptr);
+    }
+    switch (resolution_of(path)) {
+    case JsonResolution::whole:
+        // Beyond what a long long holds the double is already whole; keep it as it is.
+        if (std::fabs(value) < 9e18) {
+            return JsonDocument(static_cast<long long>(std::llround(value)));
+        }
+        return JsonDocument(value);
+    case JsonResolution::cents:
+        return JsonDocument(round_to(value, 2));
+    case JsonResolution::significant:
+        break;
+    }
+    return JsonDocument(round_significant(value, 6));
+}
+
+JsonDocument json_number(std::string_view path, const std::optional<double>& value, std::vector<std::string>& notes) {
+    return value ? json_number(path, *value, notes) : JsonDocument(nullptr);
 }
 
 double round_to(double value, int decimals) {

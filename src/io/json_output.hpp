@@ -2,9 +2,10 @@
 // JSON output (io layer; docs/reliability.md, "JSON"). Documents are nlohmann::ordered_json,
 // so keys keep the order in which a renderer adds them (spec/cli.md's order).
 //
-//  - No NaN or Inf ever reaches the text: a value that could not be computed goes through
-//    finite_or_null(), which writes null and records a note saying which field and why;
-//    dump_json() refuses a document that still holds a non-finite number (a programming error,
+//  - One number policy for every JSON document (json_number): the unit suffix of the key
+//    chooses the resolution (whole bytes, cents, six significant digits), and a value that could
+//    not be computed is written as null with one note wording naming its path. dump_json()
+//    refuses a document that still holds a non-finite number (a programming error,
 //    std::invalid_argument) rather than letting nlohmann print it silently as null.
 //  - -0 is written as 0.
 //  - Text: 2-space indent, a trailing newline; invalid UTF-8 in a string (it cannot come from a
@@ -24,12 +25,23 @@ namespace gpusel {
 
 using JsonDocument = nlohmann::ordered_json;
 
-// `value` as a JSON number when finite (-0 as 0); otherwise null, and
-// "<field> could not be computed (<NaN|infinite>); written as null" is appended to `notes`.
-JsonDocument finite_or_null(double value, std::string_view field, std::vector<std::string>& notes);
+// The resolution a key's unit suffix gives its number (docs/reliability.md, "JSON"), matched
+// on the last component of a path ("roles[0].cost.tco_usd" -> "tco_usd"):
+//   whole          `_bytes`, `_flops_per_s`: a count of bytes or FLOP/s is a whole number;
+//   cents          `_usd`, `_usd_per_hour`, `usd_per_month`: an amount of money;
+//   significant    everything else, unit prices (`price_usd`, `usd_per_unit`: $0.104/h or
+//                  $0.0002 per 1M tokens must not round away) included: six significant digits,
+//                  finer than any estimate or measurement deserves.
+enum class JsonResolution { whole, cents, significant };
+JsonResolution resolution_of(std::string_view path);
+
+// `value` rounded to the resolution of `path`'s unit suffix: an integer for `whole`, a double
+// otherwise (so 24.0 stays 24.0); -0 as 0. When `value` is not finite: null, and
+// "<path>: the computed value is not a finite number (nan|inf|-inf); written as null" is
+// appended to `notes`.
+JsonDocument json_number(std::string_view path, double value, std::vector<std::string>& notes);
 // Absent values are null without a note (the renderer says why the field does not apply).
-JsonDocument finite_or_null(const std::optional<double>& value, std::string_view field,
-                            std::vector<std::string>& notes);
+JsonDocument json_number(std::string_view path, const std::optional<double>& value, std::vector<std::string>& notes);
 
 // `value` rounded half away from zero to `decimals` (0..9) digits, e.g. money to cents, so that
 // JSON shows 1234.57 rather than 1234.5678901. Non-finite values are returned unchanged.

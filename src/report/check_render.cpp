@@ -1,5 +1,4 @@
-// Renderers of a CheckReport: text for people, JSON for scripts, GitHub workflow commands and
-// JUnit XML for CI systems. None recomputes anything.
+#include "report/check_render.hpp"
 
 #include <cmath>
 #include <map>
@@ -34,28 +33,15 @@ std::string_view unit_of(std::string_view key) {
     return {};
 }
 
-// A JSON number with the precision its unit deserves: whole bytes, cents, microseconds.
-nlohmann::ordered_json json_number(std::string_view key, double value) {
-    if (!std::isfinite(value)) {
-        return nullptr;
-    }
-    const std::string_view unit = unit_of(key);
-    if (unit == "_bytes" || (unit.empty() && value == std::floor(value) && std::fabs(value) < 9e15)) {
+// An evidence value: a unitless whole value is a count (a batch, a context length) and is written
+// as an integer, since evidence holds every number as a double; any other number follows the
+// JSON number policy of its key's unit.
+nlohmann::ordered_json evidence_number(const std::string& path, std::string_view key, double value,
+                                       std::vector<std::string>& notes) {
+    if (unit_of(key).empty() && std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15) {
         return static_cast<long long>(std::llround(value));
     }
-    if (unit == "_usd" || unit == "_usd_per_hour") {
-        return round_to(value, 2);
-    }
-    if (unit == "_s") {
-        return round_to(value, 6);
-    }
-    if (unit == "_flops_per_s") {
-        return static_cast<long long>(std::llround(value));
-    }
-    if (unit == "_months" || unit == "_per_s") {
-        return round_to(value, 3);
-    }
-    return round_to(value, 4);
+    return json_number(path, value, notes);
 }
 
 nlohmann::ordered_json position_value(int value) {
@@ -245,7 +231,9 @@ std::string render_check_json(const CheckReport& report) {
     document["proposal"] = report.proposal;
     document["passed"] = report.passed();
     document["findings"] = nlohmann::ordered_json::array();
+    std::vector<std::string> notes;
     for (const Finding& finding : report.findings) {
+        const std::string path = fmt::format("findings[{}].evidence.", document["findings"].size());
         nlohmann::ordered_json item;
         item["severity"] = std::string(to_string(finding.severity));
         item["rule"] = finding.rule;
@@ -256,7 +244,8 @@ std::string render_check_json(const CheckReport& report) {
         item["message"] = finding.message;
         nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
         for (const EvidenceItem& entry : finding.evidence) {
-            evidence[entry.key] = entry.number ? json_number(entry.key, *entry.number) : nlohmann::ordered_json(entry.text);
+            evidence[entry.key] = entry.number ? evidence_number(path + entry.key, entry.key, *entry.number, notes)
+                                               : nlohmann::ordered_json(entry.text);
         }
         item["evidence"] = std::move(evidence);
         item["fix"] = finding.fix;
@@ -270,6 +259,9 @@ std::string render_check_json(const CheckReport& report) {
     document["skipped"] = nlohmann::ordered_json::array();
     for (const SkippedCheck& skipped : report.skipped) {
         document["skipped"].push_back({{"role", skipped.role}, {"rule", skipped.rule}, {"reason", skipped.reason}});
+    }
+    if (!notes.empty()) {  // only when a number could not be computed: the usual document has none
+        document["notes"] = notes;
     }
     return dump_json(document);
 }

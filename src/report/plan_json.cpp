@@ -1,11 +1,9 @@
 // `gpusel plan --format json`: format 1 of docs/spec/cli.md. Keys named there come first
 // and in that order; extra keys follow. Nothing here computes: every value is copied from the
-// report, and a value that is not finite becomes null with a note naming where. Numbers are
-// rounded as the `memory` and `perf` commands round them, so that the document is the same on
-// every platform: bytes to whole bytes, money totals to cents, the rest to six significant
-// digits (finer than any estimate deserves).
+// report. Numbers follow the one JSON number policy (io/json_output.hpp, json_number): the unit
+// suffix of the key chooses the resolution, and a value that is not finite becomes null with a
+// note naming where.
 
-#include <cmath>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -23,25 +21,12 @@ using Json = nlohmann::ordered_json;
 
 class JsonBuilder {
 public:
-    // A finite number to six significant digits; otherwise null and a note naming the path.
-    Json number(double value, const std::string& path) {
-        if (std::isfinite(value)) {
-            return round_significant(value, 6);
-        }
-        return not_finite(value, path);
-    }
-
-    // An amount of money to the cent (unit prices and costs per unit keep six digits: a spot
-    // price of $0.104/h or $0.0002 per 1M tokens must not round away).
-    Json money(double usd, const std::string& path) {
-        if (std::isfinite(usd)) {
-            return round_to(usd, 2);
-        }
-        return not_finite(usd, path);
-    }
+    // A number at the resolution of its key's unit (io/json_output.hpp); null and a note
+    // naming the path when it is not finite.
+    Json number(double value, const std::string& path) { return json_number(path, value, m_notes); }
 
     Json optional_number(const std::optional<double>& value, const std::string& path) {
-        return value ? number(*value, path) : Json(nullptr);
+        return json_number(path, value, m_notes);
     }
 
     static Json strings(const std::vector<std::string>& values) {
@@ -63,35 +48,27 @@ public:
         return json;
     }
 
-    // Bytes are whole numbers, as the `memory` command writes them.
-    Json bytes(double value, const std::string& path) {
-        if (std::isfinite(value)) {
-            return std::llround(value);
-        }
-        return number(value, path);
-    }
-
     // The `memory` command's estimate fields (per_gpu, capacity_bytes, fits, headroom_bytes,
     // max_*; the max_* that do not apply to the workload's kind are null, as there).
     Json memory(const MemoryEstimate& memory, bool training, const std::string& path) {
         const MemoryBreakdown& per_gpu = memory.per_gpu;
         const std::string at = path + ".per_gpu.";
         Json breakdown;
-        breakdown["weights_bytes"] = bytes(per_gpu.weights_bytes, at + "weights_bytes");
-        breakdown["gradients_bytes"] = bytes(per_gpu.gradients_bytes, at + "gradients_bytes");
-        breakdown["optimizer_bytes"] = bytes(per_gpu.optimizer_bytes, at + "optimizer_bytes");
-        breakdown["activations_bytes"] = bytes(per_gpu.activations_bytes, at + "activations_bytes");
-        breakdown["kv_cache_bytes"] = bytes(per_gpu.kv_cache_bytes, at + "kv_cache_bytes");
-        breakdown["overhead_bytes"] = bytes(per_gpu.overhead_bytes, at + "overhead_bytes");
-        breakdown["allocated_bytes"] = bytes(per_gpu.allocated_bytes, at + "allocated_bytes");
-        breakdown["total_bytes"] = bytes(per_gpu.total_bytes, at + "total_bytes");
-        breakdown["total_low_bytes"] = bytes(per_gpu.total_low_bytes, at + "total_low_bytes");
-        breakdown["total_high_bytes"] = bytes(per_gpu.total_high_bytes, at + "total_high_bytes");
+        breakdown["weights_bytes"] = number(per_gpu.weights_bytes, at + "weights_bytes");
+        breakdown["gradients_bytes"] = number(per_gpu.gradients_bytes, at + "gradients_bytes");
+        breakdown["optimizer_bytes"] = number(per_gpu.optimizer_bytes, at + "optimizer_bytes");
+        breakdown["activations_bytes"] = number(per_gpu.activations_bytes, at + "activations_bytes");
+        breakdown["kv_cache_bytes"] = number(per_gpu.kv_cache_bytes, at + "kv_cache_bytes");
+        breakdown["overhead_bytes"] = number(per_gpu.overhead_bytes, at + "overhead_bytes");
+        breakdown["allocated_bytes"] = number(per_gpu.allocated_bytes, at + "allocated_bytes");
+        breakdown["total_bytes"] = number(per_gpu.total_bytes, at + "total_bytes");
+        breakdown["total_low_bytes"] = number(per_gpu.total_low_bytes, at + "total_low_bytes");
+        breakdown["total_high_bytes"] = number(per_gpu.total_high_bytes, at + "total_high_bytes");
         Json json;
         json["per_gpu"] = std::move(breakdown);
-        json["capacity_bytes"] = bytes(memory.capacity_bytes, path + ".capacity_bytes");
+        json["capacity_bytes"] = number(memory.capacity_bytes, path + ".capacity_bytes");
         json["fits"] = memory.fits;
-        json["headroom_bytes"] = bytes(memory.headroom_bytes, path + ".headroom_bytes");
+        json["headroom_bytes"] = number(memory.headroom_bytes, path + ".headroom_bytes");
         json["max_micro_batch"] = training ? Json(memory.max_micro_batch) : Json(nullptr);
         json["max_batch"] = training ? Json(nullptr) : Json(memory.max_batch);
         json["max_context_tokens"] = training ? Json(nullptr) : Json(memory.max_context_tokens);
@@ -188,10 +165,10 @@ public:
     Json cost(const CostEstimate& cost, const std::string& path) {
         const std::string at = path + ".";
         Json json;
-        json["capex_usd"] = money(cost.capex_usd, at + "capex_usd");
-        json["monthly_opex_usd"] = money(cost.monthly_opex_usd, at + "monthly_opex_usd");
-        json["tco_usd"] = money(cost.tco_usd, at + "tco_usd");
-        json["cloud_equivalent_usd"] = money(cost.cloud_equivalent_usd, at + "cloud_equivalent_usd");
+        json["capex_usd"] = number(cost.capex_usd, at + "capex_usd");
+        json["monthly_opex_usd"] = number(cost.monthly_opex_usd, at + "monthly_opex_usd");
+        json["tco_usd"] = number(cost.tco_usd, at + "tco_usd");
+        json["cloud_equivalent_usd"] = number(cost.cloud_equivalent_usd, at + "cloud_equivalent_usd");
         json["break_even_month"] = optional_number(cost.break_even_month, at + "break_even_month");
         json["usd_per_unit"] = number(cost.usd_per_unit, at + "usd_per_unit");
         json["unit"] = cost.unit;
@@ -206,21 +183,21 @@ public:
         Json depreciation;
         depreciation["method"] = "straight-line";
         depreciation["months"] = number(cost.depreciation_months, at + "depreciation.months");
-        depreciation["usd_per_month"] = money(cost.depreciation_usd_per_month, at + "depreciation.usd_per_month");
+        depreciation["usd_per_month"] = number(cost.depreciation_usd_per_month, at + "depreciation.usd_per_month");
         json["depreciation"] = std::move(depreciation);
         json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
         const CostBreakdown& parts = cost.breakdown;
         const std::string part = at + "breakdown.";
         Json breakdown;
-        breakdown["gpus_usd"] = money(parts.gpus_usd, part + "gpus_usd");
-        breakdown["servers_usd"] = money(parts.servers_usd, part + "servers_usd");
-        breakdown["spares_usd"] = money(parts.spares_usd, part + "spares_usd");
-        breakdown["power_usd"] = money(parts.power_usd, part + "power_usd");
-        breakdown["operations_usd"] = money(parts.operations_usd, part + "operations_usd");
-        breakdown["failures_usd"] = money(parts.failures_usd, part + "failures_usd");
-        breakdown["resale_usd"] = money(parts.resale_usd, part + "resale_usd");
-        breakdown["rental_usd"] = money(parts.rental_usd, part + "rental_usd");
-        breakdown["hidden_usd"] = money(parts.hidden_usd, part + "hidden_usd");
+        breakdown["gpus_usd"] = number(parts.gpus_usd, part + "gpus_usd");
+        breakdown["servers_usd"] = number(parts.servers_usd, part + "servers_usd");
+        breakdown["spares_usd"] = number(parts.spares_usd, part + "spares_usd");
+        breakdown["power_usd"] = number(parts.power_usd, part + "power_usd");
+        breakdown["operations_usd"] = number(parts.operations_usd, part + "operations_usd");
+        breakdown["failures_usd"] = number(parts.failures_usd, part + "failures_usd");
+        breakdown["resale_usd"] = number(parts.resale_usd, part + "resale_usd");
+        breakdown["rental_usd"] = number(parts.rental_usd, part + "rental_usd");
+        breakdown["hidden_usd"] = number(parts.hidden_usd, part + "hidden_usd");
         json["breakdown"] = std::move(breakdown);
         json["notes"] = strings(cost.notes);
         return json;
@@ -355,17 +332,17 @@ public:
         json["quantity"] = line.quantity;
         json["acquisition"] = to_string(line.acquisition);
         json["unit_price_usd"] = number(line.unit_price_usd, at + "unit_price_usd");
-        json["total_usd"] = money(line.total_usd, at + "total_usd");
-        json["tco_usd"] = money(line.tco_usd, at + "tco_usd");
+        json["total_usd"] = number(line.total_usd, at + "total_usd");
+        json["tco_usd"] = number(line.tco_usd, at + "tco_usd");
         json["horizon_months"] = number(line.horizon_months, at + "horizon_months");
         json["reason"] = line.reason;
         json["alternative"] = line.alternative;
         json["alternative_reason"] = line.alternative_reason;
-        json["monthly_opex_usd"] = money(line.monthly_opex_usd, at + "monthly_opex_usd");
+        json["monthly_opex_usd"] = number(line.monthly_opex_usd, at + "monthly_opex_usd");
         json["unit_price_per"] = is_purchase(line.acquisition) ? "unit" : "unit_hour";
         json["gpus"] = line.gpus;
-        json["host_usd"] = money(line.host_usd, at + "host_usd");
-        json["resale_usd"] = money(line.resale_usd, at + "resale_usd");
+        json["host_usd"] = number(line.host_usd, at + "host_usd");
+        json["resale_usd"] = number(line.resale_usd, at + "resale_usd");
         json["resale_counted"] = line.resale_counted;
         json["offer"] = offer(line.offer, at + "offer");
         return json;
@@ -397,21 +374,15 @@ public:
         json["objective"] = report.objective;
         json["horizon_months"] = number(report.horizon_months, "horizon_months");
         Json totals;
-        totals["capex_usd"] = money(report.total_capex_usd, "totals.capex_usd");
-        totals["monthly_opex_usd"] = money(report.total_monthly_opex_usd, "totals.monthly_opex_usd");
-        totals["tco_usd"] = money(report.total_tco_usd, "totals.tco_usd");
+        totals["capex_usd"] = number(report.total_capex_usd, "totals.capex_usd");
+        totals["monthly_opex_usd"] = number(report.total_monthly_opex_usd, "totals.monthly_opex_usd");
+        totals["tco_usd"] = number(report.total_tco_usd, "totals.tco_usd");
         json["totals"] = std::move(totals);
         json["notes"] = strings(m_notes);  // last: every non-finite value above has been seen
         return json;
     }
 
 private:
-    Json not_finite(double value, const std::string& path) {
-        m_notes.push_back(fmt::format("{}: the computed value is not a finite number ({}); written as null", path,
-                                      std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf")));
-        return nullptr;
-    }
-
     std::vector<std::string> m_notes;
 };
 

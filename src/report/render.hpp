@@ -15,6 +15,8 @@
 
 namespace gpusel {
 
+enum class PlanFormat { table, markdown, json, csv, xlsx };
+
 // How the terminal looks. The CLI sets width from COLUMNS and colour only on a TTY without
 // NO_COLOR / --no-color; the renderer never looks itself.
 struct TerminalStyle {

@@ -478,14 +478,16 @@ std::vector<LegendItem> scatter_legend(const ScatterSpec& spec) {
     return items;
 }
 
-}  // namespace
-
-ScatterLayout layout_scatter(const ScatterSpec& spec) {
-    ScatterLayout layout;
-    const double legend_top = 34;
-    const double legend_bottom = legend_top + legend_height(scatter_legend(spec), spec.width - 24);
+// The values each axis must show: the drawn points, padded, and the reference lines with room.
+struct AxisValues {
     std::vector<double> xs;
     std::vector<double> ys;
+};
+
+AxisValues scatter_axis_values(const ScatterSpec& spec) {
+    AxisValues axis_values;
+    std::vector<double>& xs = axis_values.xs;
+    std::vector<double>& ys = axis_values.ys;
     for (const ScatterPoint& point : spec.points) {
         if (usable(point.x, spec.x_axis.scale) && usable(point.y, spec.y_axis.scale)) {
             xs.push_back(point.x);
@@ -524,18 +526,11 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
     }
     pad(xs, spec.x_axis.scale);
     pad(ys, spec.y_axis.scale);
-    const double top = legend_bottom + 10;
-    const double bottom = spec.height - 50;
-    const int y_max_ticks = std::max(2, static_cast<int>((bottom - top) / 45));
-    // Lay the y axis out once to learn its widest label, then place the plot area.
-    const AxisMap probe = make_axis(spec.y_axis, ys, bottom, top, y_max_ticks);
-    const double left = 36 + widest_tick_label(probe, spec.y_axis.tick_prefix);
-    const double right = spec.width - 24;
-    layout.plot = Rect{left, top, right - left, bottom - top};
-    const int x_max_ticks = std::max(2, static_cast<int>(layout.plot.width / 85));
-    layout.x_axis = make_axis(spec.x_axis, xs, layout.plot.x, layout.plot.right(), x_max_ticks);
-    layout.y_axis = make_axis(spec.y_axis, ys, layout.plot.bottom(), layout.plot.y, y_max_ticks);
+    return axis_values;
+}
 
+// Pixels of the drawn points and, when asked for, the Pareto front and its step path.
+void place_scatter_points(const ScatterSpec& spec, ScatterLayout& layout) {
     std::vector<Point> values;
     for (std::size_t i = 0; i < spec.points.size(); ++i) {
         const ScatterPoint& point = spec.points[i];
@@ -557,15 +552,14 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
             layout.front_path.push_back(Point{layout.x_axis.to_pixel(vertex.x), layout.y_axis.to_pixel(vertex.y)});
         }
     }
+}
 
-    // Labels: greedy placement, best-ranked point first (the caller lists them in rank order).
-    // Each label tries eight positions around its point and takes the first that stays in the
-    // plot area and clears the other labels and markers; failing that, the least overlapping.
+// Boxes a label should not cover: every marker, the front's segments and the reference lines.
+std::vector<Rect> label_obstacles(const ScatterSpec& spec, const ScatterLayout& layout) {
     std::vector<Rect> occupied;
     for (const Point& pixel : layout.pixels) {
         occupied.push_back(Rect{pixel.x - 6, pixel.y - 6, 12, 12});
     }
-    // Lines a label should not sit on: the front's segments and the reference lines.
     for (std::size_t i = 1; i < layout.front_path.size(); ++i) {
         const Point& a = layout.front_path[i - 1];
         const Point& b = layout.front_path[i];
@@ -582,6 +576,14 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
             occupied.push_back(Rect{layout.plot.x, layout.y_axis.to_pixel(reference.value) - 2, layout.plot.width, 4});
         }
     }
+    return occupied;
+}
+
+// Labels: greedy placement, best-ranked point first (the caller lists them in rank order).
+// Each label tries eight positions around its point and takes the first that stays in the
+// plot area and clears the other labels and markers; failing that, the least overlapping.
+void place_scatter_labels(const ScatterSpec& spec, ScatterLayout& layout) {
+    std::vector<Rect> occupied = label_obstacles(spec, layout);
     const double text_height = small_font_px + 2;
     for (std::size_t k = 0; k < layout.drawn.size(); ++k) {
         const Point pixel = layout.pixels[k];
@@ -619,6 +621,28 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
         layout.labels.push_back(best);
         occupied.push_back(best.box());
     }
+}
+
+}  // namespace
+
+ScatterLayout layout_scatter(const ScatterSpec& spec) {
+    ScatterLayout layout;
+    const double legend_top = 34;
+    const double legend_bottom = legend_top + legend_height(scatter_legend(spec), spec.width - 24);
+    const AxisValues values = scatter_axis_values(spec);
+    const double top = legend_bottom + 10;
+    const double bottom = spec.height - 50;
+    const int y_max_ticks = std::max(2, static_cast<int>((bottom - top) / 45));
+    // Lay the y axis out once to learn its widest label, then place the plot area.
+    const AxisMap probe = make_axis(spec.y_axis, values.ys, bottom, top, y_max_ticks);
+    const double left = 36 + widest_tick_label(probe, spec.y_axis.tick_prefix);
+    const double right = spec.width - 24;
+    layout.plot = Rect{left, top, right - left, bottom - top};
+    const int x_max_ticks = std::max(2, static_cast<int>(layout.plot.width / 85));
+    layout.x_axis = make_axis(spec.x_axis, values.xs, layout.plot.x, layout.plot.right(), x_max_ticks);
+    layout.y_axis = make_axis(spec.y_axis, values.ys, layout.plot.bottom(), layout.plot.y, y_max_ticks);
+    place_scatter_points(spec, layout);
+    place_scatter_labels(spec, layout);
     return layout;
 }
 

@@ -199,6 +199,12 @@ std::vector<std::string> wrap_items(const std::vector<std::string>& items, std::
     return lines;
 }
 
+TextTable::TextTable(std::initializer_list<Column> columns) {
+    for (const Column& column : columns) {
+        add_column(column.header, column.align);
+    }
+}
+
 void TextTable::add_column(std::string header, Align align) {
     m_headers.push_back(std::move(header));
     m_aligns.push_back(align);

@@ -9,9 +9,11 @@
 // wrapped below), which fits any width of 24 columns or more.
 
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpusel {
@@ -19,6 +21,15 @@ namespace gpusel {
 class TextTable {
 public:
     enum class Align { left, right };
+    struct Column {
+        Column(std::string header_text, Align alignment = Align::left)  // NOLINT(google-explicit-constructor)
+            : header(std::move(header_text)), align(alignment) {}
+        std::string header;
+        Align align;
+    };
+    TextTable() = default;
+    // A table with these columns, in order: what add_column() would add one by one.
+    TextTable(std::initializer_list<Column> columns);
     void add_column(std::string header, Align align = Align::left);
     // Lets `column` wrap onto continuation lines, down to `min_width` code points (never below
     // its header's width), when render_fitted() needs room. Columns are narrowed in ascending

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/check.hpp"
+#include "report/check_render.hpp"
 #include "cli/cli.hpp"
 #include "support/test_support.hpp"
 

@@ -16,7 +16,9 @@
 #include "io/json_output.hpp"
 
 using gpusel::dump_json;
-using gpusel::finite_or_null;
+using gpusel::json_number;
+using gpusel::JsonResolution;
+using gpusel::resolution_of;
 using gpusel::JsonDocument;
 
 namespace {
@@ -58,8 +60,8 @@ JsonDocument sample_document() {
     document["mfu"] = 0.1 + 0.2;
     document["flops"] = 1e20;
     document["tiny"] = 1.5e-7;
-    document["negative_zero"] = finite_or_null(-0.0, "negative_zero", notes);
-    document["missing"] = finite_or_null(nan_value, "missing", notes);
+    document["negative_zero"] = json_number("negative_zero", -0.0, notes);
+    document["missing"] = json_number("missing", nan_value, notes);
     document["notes"] = notes;
     return document;
 }
@@ -76,26 +78,51 @@ constexpr const char* sample_text =
     "  \"negative_zero\": 0.0,\n"
     "  \"missing\": null,\n"
     "  \"notes\": [\n"
-    "    \"missing could not be computed (NaN); written as null\"\n"
+    "    \"missing: the computed value is not a finite number (nan); written as null\"\n"
     "  ]\n"
     "}\n";
 
 }  // namespace
 
-TEST_CASE("non-finite values become null with a note", "[json]") {
+TEST_CASE("non-finite values become null with a note naming the path", "[json]") {
     std::vector<std::string> notes;
-    CHECK(finite_or_null(1.5, "a", notes) == JsonDocument(1.5));
-    CHECK(finite_or_null(nan_value, "perf.training.mfu", notes).is_null());
-    CHECK(finite_or_null(infinity, "perf.inference.p99_ttft_s", notes).is_null());
-    CHECK(finite_or_null(-infinity, "cost.break_even_month", notes).is_null());
-    CHECK(finite_or_null(std::optional<double>{}, "unit_price_usd", notes).is_null());
-    CHECK(finite_or_null(std::optional<double>{2.0}, "unit_price_usd", notes) == JsonDocument(2.0));
+    CHECK(json_number("a", 1.5, notes) == JsonDocument(1.5));
+    CHECK(json_number("training.mfu", nan_value, notes).is_null());
+    CHECK(json_number("inference.p99_ttft_s", infinity, notes).is_null());
+    CHECK(json_number("cost.break_even_month", -infinity, notes).is_null());
+    CHECK(json_number("unit_price_usd", std::optional<double>{}, notes).is_null());
+    CHECK(json_number("unit_price_usd", std::optional<double>{2.0}, notes) == JsonDocument(2.0));
     CHECK(notes == std::vector<std::string>{
-                       "perf.training.mfu could not be computed (NaN); written as null",
-                       "perf.inference.p99_ttft_s could not be computed (infinite); written as null",
-                       "cost.break_even_month could not be computed (infinite); written as null"});
-    const JsonDocument zero = finite_or_null(-0.0, "x", notes);
+                       "training.mfu: the computed value is not a finite number (nan); written as null",
+                       "inference.p99_ttft_s: the computed value is not a finite number (inf); written as null",
+                       "cost.break_even_month: the computed value is not a finite number (-inf); written as null"});
+    const JsonDocument zero = json_number("x", -0.0, notes);
     CHECK_FALSE(std::signbit(zero.get<double>()));
+    CHECK(json_number("headroom_bytes", -0.0, notes).dump() == "0");
+}
+
+TEST_CASE("the unit suffix of the key chooses the resolution of a number", "[json]") {
+    std::vector<std::string> notes;
+    CHECK(resolution_of("per_gpu.total_bytes") == JsonResolution::whole);
+    CHECK(resolution_of("peak_bf16_flops_per_s") == JsonResolution::whole);
+    CHECK(resolution_of("roles[0].cost.tco_usd") == JsonResolution::cents);
+    CHECK(resolution_of("usd_per_hour") == JsonResolution::significant);  // no `_` before the unit
+    CHECK(resolution_of("on_demand_usd_per_hour") == JsonResolution::cents);
+    CHECK(resolution_of("depreciation.usd_per_month") == JsonResolution::cents);
+    CHECK(resolution_of("unit_price_usd") == JsonResolution::significant);
+    CHECK(resolution_of("host.price_usd") == JsonResolution::significant);
+    CHECK(resolution_of("cost.usd_per_unit") == JsonResolution::significant);
+    CHECK(resolution_of("inference.ttft_s") == JsonResolution::significant);
+    CHECK(resolution_of("mfu") == JsonResolution::significant);
+
+    CHECK(json_number("total_bytes", 23982363289.6, notes).dump() == "23982363290");
+    CHECK(json_number("tco_usd", 206397.6449, notes).dump() == "206397.64");
+    CHECK(json_number("min_saving_usd", 1000.0, notes).dump() == "1000.0");
+    CHECK(json_number("unit_price_usd", 0.0001234567, notes).dump() == "0.000123457");
+    CHECK(json_number("ttft_s", 0.029328571, notes).dump() == "0.0293286");
+    CHECK(json_number("output_tokens_per_s", 8865.3719, notes).dump() == "8865.37");
+    CHECK(json_number("percentile", 99.0, notes).dump() == "99.0");
+    CHECK(notes.empty());
 }
 
 TEST_CASE("documents are dumped with 2-space indent, keys in insertion order, a final newline", "[json]") {

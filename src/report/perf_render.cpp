@@ -1,0 +1,286 @@
+#include "report/perf_render.hpp"
+
+#include <ostream>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/format.hpp"
+#include "inputs/layout.hpp"
+#include "io/json_output.hpp"
+
+namespace gpusel {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string stack_label(ServingStack stack, const Workload& workload) {
+    switch (stack) {
+    case ServingStack::llama_cpp:
+        return "llama.cpp";
+    case ServingStack::eager:
+        return "PyTorch eager";
+    default:
+        if (workload.is_training()) {
+            return workload.model.is_transformer() ? "Megatron/FSDP-class" : "PyTorch DDP";
+        }
+        switch (workload.task()) {
+        case InferenceTask::generation:
+        case InferenceTask::scoring:
+            return "TensorRT-LLM/vLLM-class";
+        case InferenceTask::diffusion:
+            return "TensorRT/torch.compile-class";
+        default:
+            return "TensorRT/ONNX Runtime-class";
+        }
+    }
+}
+
+Json training_json(const Workload& workload, const TrainingPerf& training, std::vector<std::string>& notes) {
+    Json object;
+    object["step_time_s"] = json_number("training.step_time_s", training.step_time_s, notes);
+    if (workload.model.is_transformer()) {
+        object["tokens_per_s"] = json_number("training.tokens_per_s", training.tokens_per_s, notes);
+    } else {
+        object["tokens_per_s"] = nullptr;
+        notes.push_back("training.tokens_per_s is null: the model has no tokens; see samples_per_s");
+    }
+    object["samples_per_s"] = json_number("training.samples_per_s", training.samples_per_s, notes);
+    object["mfu"] = json_number("training.mfu", training.mfu, notes);
+    object["time_to_train_s"] = json_number("training.time_to_train_s", training.time_to_train_s, notes);
+    object["meets_deadline"] = training.meets_deadline;
+    object["scaling_efficiency"] = json_number("training.scaling_efficiency", training.scaling_efficiency, notes);
+    object["micro_batch"] = training.micro_batch;
+    object["gradient_accumulation"] = training.gradient_accumulation;
+    object["global_batch"] = training.global_batch;
+    return object;
+}
+
+Json inference_json(const Workload& workload, const PerfEstimate& estimate, std::vector<std::string>& notes) {
+    const InferencePerf& inference = *estimate.inference;
+    Json object;
+    object["ttft_s"] = json_number("inference.ttft_s", inference.ttft_s, notes);
+    const bool generates = workload.task() == InferenceTask::generation;
+    if (workload.model.is_transformer() && !generates) {
+        object["tpot_s"] = nullptr;
+        object["output_tokens_per_s"] = nullptr;
+        object["prefill_tokens_per_s"] =
+            json_number("inference.prefill_tokens_per_s", inference.prefill_tokens_per_s, notes);
+        notes.push_back("tpot_s and output_tokens_per_s are null: the workload generates no tokens; ttft_s is the "
+                        "latency of one request, prefill_tokens_per_s the input tokens/s");
+    } else if (workload.model.is_transformer()) {
+        object["tpot_s"] = json_number("inference.tpot_s", inference.tpot_s, notes);
+        object["output_tokens_per_s"] = json_number("inference.output_tokens_per_s", inference.output_tokens_per_s, notes);
+        object["prefill_tokens_per_s"] =
+            json_number("inference.prefill_tokens_per_s", inference.prefill_tokens_per_s, notes);
+    } else {
+        object["tpot_s"] = nullptr;
+        object["output_tokens_per_s"] = nullptr;
+        object["prefill_tokens_per_s"] = nullptr;
+        notes.push_back("tpot_s, output_tokens_per_s and prefill_tokens_per_s are null: the model generates no "
+                        "tokens; ttft_s is the latency of one request, requests_per_s the samples/s");
+    }
+    object["requests_per_s"] = json_number("inference.requests_per_s", inference.requests_per_s, notes);
+    if (workload.task() == InferenceTask::diffusion) {
+        object["images_per_s"] = json_number("inference.images_per_s", inference.images_per_s, notes);
+    }
+    object["p99_ttft_s"] = json_number("inference.p99_ttft_s", inference.p99_ttft_s, notes);
+    object["p99_tpot_s"] = json_number("inference.p99_tpot_s", inference.p99_tpot_s, notes);
+    object["p99_e2e_s"] = json_number("inference.p99_e2e_s", inference.p99_e2e_s, notes);
+    object["batch"] = inference.batch;
+    object["percentile"] = json_number("inference.percentile", inference.percentile, notes);
+    object["replicas"] = inference.replicas;
+    object["max_batch_memory"] = inference.max_batch_memory;
+    object["offered_requests_per_s"] =
+        json_number("inference.offered_requests_per_s", inference.offered_requests_per_s, notes);
+    object["meets_slo"] = inference.meets_slo;
+    object["max_requests_per_s_meeting_slo"] =
+        json_number("inference.max_requests_per_s_meeting_slo", inference.max_requests_per_s_meeting_slo, notes);
+    object["binding_target"] = inference.binding_target;
+    if (inference.replicas_needed > 0) {
+        object["gpus_needed_for_slo"] =
+            inference.replicas_needed * estimate.layout.tensor_parallel * estimate.layout.pipeline_parallel;
+    } else {
+        object["gpus_needed_for_slo"] = nullptr;
+    }
+    return object;
+}
+
+std::string optional_duration(const std::optional<double>& value) {
+    return value ? format_duration(*value) : std::string("—");
+}
+
+void training_lines(const PerfResult& result, std::ostream& out) {
+    const TrainingPerf& training = *result.estimate.training;
+    const Layout& layout = result.estimate.layout;
+    out << fmt::format("  step        {} per optimizer step: micro-batch {} × {} accumulation × {} data parallel = "
+                       "{} samples\n",
+                       format_duration(training.step_time_s), training.micro_batch, training.gradient_accumulation,
+                       layout.data_parallel, training.global_batch);
+    if (result.workload.model.is_transformer()) {
+        out << fmt::format("  throughput  {}, {}, MFU {}\n", format_rate(training.tokens_per_s, "tokens/s"),
+                           format_rate(training.samples_per_s, "samples/s"), format_percent(training.mfu));
+    } else {
+        out << fmt::format("  throughput  {}, MFU {}\n", format_rate(training.samples_per_s, "samples/s"),
+                           format_percent(training.mfu));
+    }
+    if (layout.gpu_count() > 1) {
+        out << fmt::format("  scaling     {} of ideal over {} GPUs (communication and pipeline bubble)\n",
+                           format_percent(training.scaling_efficiency), layout.gpu_count());
+    }
+    if (training.time_to_train_s) {
+        const double deadline = result.workload.training.deadline_seconds;
+        out << fmt::format("  time        {} to train{}\n", format_duration(*training.time_to_train_s),
+                           deadline > 0 ? fmt::format(" — deadline {} {}", format_duration(deadline),
+                                                      training.meets_deadline ? "met" : "MISSED")
+                                        : "");
+    }
+}
+
+// The percentile line and, when the workload sets targets, the SLO lines.
+void load_lines(const PerfResult& result, std::ostream& out) {
+    const InferencePerf& inference = *result.estimate.inference;
+    const InferenceSpec& spec = result.workload.inference;
+    const bool generates = result.workload.task() == InferenceTask::generation;
+    const std::string percentile = fmt::format("P{:g}", inference.percentile);
+    const std::string load = "at " + format_rate(spec.requests_per_s, "req/s");
+    if (inference.p99_e2e_s) {
+        out << fmt::format("  {:<11} {}{}end-to-end {} ({})\n", percentile,
+                           generates ? "TTFT " + optional_duration(inference.p99_ttft_s) + ", " : "",
+                           generates ? "TPOT " + optional_duration(inference.p99_tpot_s) + ", " : "",
+                           optional_duration(inference.p99_e2e_s), load);
+    } else {
+        out << fmt::format("  {:<11} none: {} exceeds what {} replica(s) sustain, queues grow without bound\n",
+                           percentile, load, inference.replicas);
+    }
+    const SloSpec& slo = spec.slo;
+    std::vector<std::string> targets;
+    if (slo.ttft_seconds > 0) {
+        targets.push_back("TTFT ≤ " + format_duration(slo.ttft_seconds));
+    }
+    if (slo.tpot_seconds > 0 && generates) {
+        targets.push_back("TPOT ≤ " + format_duration(slo.tpot_seconds));
+    }
+    if (slo.e2e_seconds > 0) {
+        targets.push_back("end-to-end ≤ " + format_duration(slo.e2e_seconds));
+    }
+    if (targets.empty()) {
+        return;
+    }
+    out << fmt::format("  SLO         {} {}: {}; largest load meeting it {}\n", percentile, fmt::join(targets, ", "),
+                       inference.meets_slo ? "met" : "MISSED",
+                       format_rate(inference.max_requests_per_s_meeting_slo, "req/s"));
+    if (inference.replicas_needed > 0) {
+        const Layout& layout = result.estimate.layout;
+        const int per_replica = layout.tensor_parallel * layout.pipeline_parallel;
+        out << fmt::format("              {} needs {} × {} ({} replica(s))\n", load,
+                           inference.replicas_needed * per_replica, result.gpu_id, inference.replicas_needed);
+    }
+}
+
+void inference_lines(const PerfResult& result, std::ostream& out) {
+    const InferencePerf& inference = *result.estimate.inference;
+    const InferenceSpec& spec = result.workload.inference;
+    const bool transformer = result.workload.model.is_transformer();
+    const InferenceTask task = result.workload.task();
+    const bool generates = task == InferenceTask::generation;
+    out << fmt::format("  batch       {} per replica × {} replica(s) (memory holds {}){}\n", inference.batch,
+                       inference.replicas, inference.max_batch_memory,
+                       generates     ? fmt::format(", {} in / {} out tokens", spec.input_tokens, spec.output_tokens)
+                       : transformer ? fmt::format(", {} input tokens", spec.input_tokens)
+                                     : "");
+    if (task == InferenceTask::diffusion) {
+        out << fmt::format("  latency     {} per image alone ({} steps{}, then the VAE decode)\n",
+                           format_duration(inference.ttft_s), spec.denoising_steps,
+                           spec.classifier_free_guidance ? " with classifier-free guidance" : "");
+        out << fmt::format("  throughput  {} (full batches: denoising step {}, VAE decode {})\n",
+                           format_rate(inference.images_per_s, "images/s"), format_duration(inference.denoising_step_s),
+                           format_duration(inference.vae_decode_s));
+    } else if (transformer && !generates) {
+        out << fmt::format("  latency     {} per request alone\n", format_duration(inference.ttft_s));
+        out << fmt::format("  throughput  {}, {} input (full batches)\n", format_rate(inference.requests_per_s, "req/s"),
+                           format_rate(inference.prefill_tokens_per_s, "tok/s"));
+    } else if (transformer) {
+        out << fmt::format("  latency     TTFT {}, TPOT {} (one request alone)\n", format_duration(inference.ttft_s),
+                           format_duration(inference.tpot_s));
+        out << fmt::format("  throughput  {} out, {}, prefill {} (full batches)\n",
+                           format_rate(inference.output_tokens_per_s, "tok/s"),
+                           format_rate(inference.requests_per_s, "req/s"),
+                           format_rate(inference.prefill_tokens_per_s, "tok/s"));
+    } else {
+        out << fmt::format("  latency     {} per request alone\n", format_duration(inference.ttft_s));
+        out << fmt::format("  throughput  {} (full batches)\n", format_rate(inference.requests_per_s, "samples/s"));
+    }
+    load_lines(result, out);
+}
+
+void bottleneck_lines(const PerfEstimate& estimate, std::ostream& out) {
+    const Bottleneck& bottleneck = estimate.bottleneck;
+    if (!estimate.training && !estimate.inference) {
+        out << "  no estimate  " << bottleneck.detail << ": " << bottleneck.remedy << "\n";
+        return;
+    }
+    if (bottleneck.resource == Resource::memory_capacity) {
+        out << fmt::format("  bottleneck  {} (GPU utilisation {})\n", to_string(bottleneck.resource),
+                           format_percent(bottleneck.gpu_utilization));
+    } else {
+        out << fmt::format("  bottleneck  {} ({} of the {} time; GPU utilisation {})\n", to_string(bottleneck.resource),
+                           format_percent(bottleneck.share), bottleneck.phase, format_percent(bottleneck.gpu_utilization));
+    }
+    out << "              " << bottleneck.detail << "\n";
+    out << "  remedy      " << bottleneck.remedy << "\n";
+}
+
+}  // namespace
+
+void render_perf_table(const PerfResult& result, std::ostream& out, const PerfStyle& style) {
+    const PerfEstimate& estimate = result.estimate;
+    out << fmt::format("{} on {} × {} ({}), {}\n", result.workload.name, result.count, result.gpu_id,
+                       describe(estimate.layout), stack_label(estimate.stack, result.workload));
+    if (estimate.training) {
+        training_lines(result, out);
+    }
+    if (estimate.inference) {
+        inference_lines(result, out);
+    }
+    bottleneck_lines(estimate, out);
+    if (!style.quiet && !estimate.notes.empty()) {
+        out << "  notes\n";
+        for (const std::string& note : estimate.notes) {
+            out << "    - " << note << "\n";
+        }
+    }
+}
+
+void render_perf_json(const PerfResult& result, std::ostream& out) {
+    const PerfEstimate& estimate = result.estimate;
+    std::vector<std::string> notes = estimate.notes;
+    Json entry;
+    entry["gpu"] = result.gpu_id;
+    entry["count"] = result.count;
+    entry["layout"] = Json{{"tensor_parallel", estimate.layout.tensor_parallel},
+                           {"pipeline_parallel", estimate.layout.pipeline_parallel},
+                           {"data_parallel", estimate.layout.data_parallel},
+                           {"sharding", std::string(to_string(estimate.layout.sharding))}};
+    entry["stack"] = std::string(to_string(estimate.stack));
+    entry["training"] = estimate.training ? training_json(result.workload, *estimate.training, notes) : Json(nullptr);
+    entry["inference"] = estimate.inference ? inference_json(result.workload, estimate, notes) : Json(nullptr);
+    const Bottleneck& bottleneck = estimate.bottleneck;
+    entry["bottleneck"] = Json{{"resource", std::string(to_string(bottleneck.resource))},
+                               {"phase", bottleneck.phase},
+                               {"share", json_number("bottleneck.share", bottleneck.share, notes)},
+                               {"gpu_utilization",
+                                json_number("bottleneck.gpu_utilization", bottleneck.gpu_utilization, notes)},
+                               {"detail", bottleneck.detail},
+                               {"remedy", bottleneck.remedy}};
+    entry["notes"] = notes;
+    Json document;
+    document["format_version"] = 1;
+    document["workload"] = result.workload.name;
+    document["estimates"] = Json::array({entry});
+    out << dump_json(document);
+}
+
+}  // namespace gpusel
