@@ -14,6 +14,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cost/offer_selection.hpp"
+#include "plan/robustness.hpp"
 #include "search/training_search.hpp"
 
 namespace gpusel {
@@ -502,6 +503,7 @@ public:
                              }
                              return a.count < b.count;
                          });
+        const std::vector<Candidate> pool = robustness_pool(best_per_configuration);
         // One row per GPU type in the ranking: the best configuration of each.
         std::vector<Candidate> ranked;
         for (Candidate& candidate : best_per_configuration) {
@@ -536,6 +538,7 @@ public:
         plan.ranked = std::move(ranked);
         plan.pareto = pareto_indices(plan.ranked);
         plan.advice = advice(plan);
+        plan.uncertainty = analyse_uncertainty(plan, m_workload, m_catalog, m_efficiency, m_objective, pool);
         return plan;
     }
 
@@ -682,6 +685,7 @@ private:
                 }
                 candidate.acquisition = acquisition;
                 candidate.cost = std::move(cost);
+                candidate.usage = usage;
                 any = true;
                 out.push_back(candidate);
             }
