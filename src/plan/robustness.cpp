@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -166,7 +167,8 @@ struct Member {
     double price_usd = 0;
     double price_band = 0;
     SpeedBand speed;
-    std::size_t gpu_slot = 0;    // index of its GPU type among the pool's (shared speed error)
+    std::size_t gpu_slot = 0;    // index of its GPU type among the pool's
+    std::size_t speed_slot = 0;  // index of its speed error: its GPU type's, or the input pipeline's
     std::size_t price_slot = 0;  // index of its price point among the pool's (shared price error)
     double price_slope_usd = 0;  // d TCO / d (price factor)
     double time_slope_usd = 0;   // d TCO / d (time factor), training
@@ -176,7 +178,7 @@ struct Member {
     int spares = 0;
     int replica_gpus = 1;
     double capacity_per_replica = 0;  // req/s within the SLO
-    double capacity_correction = 1;   // applied to a re-estimated capacity (see add_member)
+    double single_capacity = 0;       // one replica's, as the perf model gives it (see capacity_under)
 };
 
 // One input moved: the workload as changed, and factors the workload does not hold.
@@ -256,6 +258,11 @@ private:
         member.price_band = price_band_fraction(member.quote->price.kind);
         member.speed = speed_band(m_workload, candidate);
         member.gpu_slot = slot(m_gpu_slots, candidate.gpu);
+        // An input-bound candidate runs as fast as the host feeds it: one error for all of them
+        // (the data pipeline's), not its GPU's.
+        member.speed_slot = slot(m_speed_slots, candidate.perf.bottleneck.resource == Resource::input_pipeline
+                                                    ? std::string("input pipeline")
+                                                    : candidate.gpu);
         member.price_slot = slot(m_price_slots, member.price_key);
         member.base = base_outcome(candidate);
         member.base.gpu = member.gpu_slot;
@@ -263,22 +270,23 @@ private:
             member.spares = candidate.spare_replicas;
             member.serving = std::max(1, candidate.replicas - candidate.spare_replicas);
             member.replica_gpus = std::max(1, candidate.count / std::max(1, candidate.replicas));
-            member.capacity_per_replica = candidate.perf.inference->max_requests_per_s_meeting_slo /
-                                          std::max(1, candidate.layout.data_parallel);
+            member.capacity_per_replica =
+                candidate.perf.inference->max_requests_per_s_meeting_slo / std::max(1, candidate.layout.data_parallel);
             // The planner sized replicas from one replica's capacity; where the whole
             // candidate's figure per replica gives another count, take the middle of the
             // capacities that give the planner's count, so that the scenario at the estimate is
             // the plan.
             const double rate = m_workload.inference.requests_per_s;
             if (rate > 0 && replicas_for(rate, member.capacity_per_replica) != member.serving) {
-                const double corrected = rate / (member.serving - 0.5);
-                member.capacity_correction = member.capacity_per_replica > 0 ? corrected / member.capacity_per_replica : 1;
-                member.capacity_per_replica = corrected;
+                member.capacity_per_replica = rate / (member.serving - 0.5);
             }
         }
+        if (candidate.perf.inference && m_workload.inference.requests_per_s > 0) {
+            member.single_capacity = single_replica_capacity(member, m_workload);
+        }
         // Slopes from the cost model itself: re-priced at +10 % price and +10 % time.
-        const CostEstimate at_price = estimate_cost(m_workload, *member.gpu, *member.quote, candidate.usage,
-                                                    member.price_usd * 1.1);
+        const CostEstimate at_price =
+            estimate_cost(m_workload, *member.gpu, *member.quote, candidate.usage, member.price_usd * 1.1);
         member.price_slope_usd = at_price.available ? (at_price.tco_usd - candidate.cost.tco_usd) / 0.1 : 0;
         if (candidate.perf.training && candidate.usage.job_seconds > 0) {
             UsageProfile slower = candidate.usage;
@@ -403,8 +411,9 @@ private:
         const Member& member = m_members[m_pick];
         const Candidate& candidate = *member.candidate;
         const MemoryBreakdown& memory = m_plan.winner->memory.per_gpu;
-        const double bytes = memory_t >= 0 ? memory.total_bytes + memory_t * (memory.total_high_bytes - memory.total_bytes)
-                                           : memory.total_bytes + memory_t * (memory.total_bytes - memory.total_low_bytes);
+        const double bytes = memory_t >= 0
+                                 ? memory.total_bytes + memory_t * (memory.total_high_bytes - memory.total_bytes)
+                                 : memory.total_bytes + memory_t * (memory.total_bytes - memory.total_low_bytes);
         if (bytes > m_usable_bytes) {
             return false;
         }
@@ -414,14 +423,16 @@ private:
                 *candidate.perf.training->time_to_train_s / speed > deadline) {
                 return false;
             }
-        } else if (member.capacity_per_replica * speed * member.serving < m_workload.inference.requests_per_s * (1 - 1e-9)) {
+        } else if (member.capacity_per_replica * speed * member.serving <
+                   m_workload.inference.requests_per_s * (1 - 1e-9)) {
             return false;
         }
-        return within_budget(candidate.cost.capex_usd * price,
-                             candidate.cost.monthly_opex_usd *
-                                 (member.base.tco_usd > 0
-                                      ? (member.base.tco_usd + member.price_slope_usd * (price - 1)) / member.base.tco_usd
-                                      : 1));
+        return within_budget(
+            candidate.cost.capex_usd * price,
+            candidate.cost.monthly_opex_usd *
+                (member.base.tco_usd > 0
+                     ? (member.base.tco_usd + member.price_slope_usd * (price - 1)) / member.base.tco_usd
+                     : 1));
     }
 
     void sample(RoleUncertainty& result) {
@@ -438,7 +449,7 @@ private:
         std::vector<std::vector<double>> costs(ranked_members.size());
         std::vector<int> pick_beats(ranked_members.size(), 0);
         Random random(m_options.seed);
-        std::vector<double> gpu_error(m_gpu_slots.size());
+        std::vector<double> gpu_error(m_speed_slots.size());
         std::vector<double> price_error(m_price_slots.size());
         std::vector<Outcome> outcomes(m_members.size());
         int best = 0;
@@ -453,14 +464,14 @@ private:
             }
             for (std::size_t i = 0; i < m_members.size(); ++i) {
                 const Member& member = m_members[i];
-                outcomes[i] = sampled(member, 1 + member.speed.fraction * gpu_error[member.gpu_slot],
+                outcomes[i] = sampled(member, 1 + member.speed.fraction * gpu_error[member.speed_slot],
                                       1 + member.price_band * price_error[member.price_slot]);
             }
             if (winner_of(outcomes, m_objective) == m_pick) {
                 ++best;
             }
             const Member& pick = m_members[m_pick];
-            if (pick_holds(1 + pick.speed.fraction * gpu_error[pick.gpu_slot],
+            if (pick_holds(1 + pick.speed.fraction * gpu_error[pick.speed_slot],
                            1 + pick.price_band * price_error[pick.price_slot], memory_t)) {
                 ++holds;
             }
@@ -492,11 +503,9 @@ private:
                 if (member.candidate->perf.inference) {
                     const double rate = m_workload.inference.requests_per_s;
                     band.replicas_low =
-                        replicas_for(rate, member.capacity_per_replica * (1 + member.speed.fraction)) +
-                        member.spares;
+                        replicas_for(rate, member.capacity_per_replica * (1 + member.speed.fraction)) + member.spares;
                     band.replicas_high =
-                        replicas_for(rate, member.capacity_per_replica * (1 - member.speed.fraction)) +
-                        member.spares;
+                        replicas_for(rate, member.capacity_per_replica * (1 - member.speed.fraction)) + member.spares;
                 }
                 if (index != m_pick && pick_beats[r] < m_options.tie_confidence * samples) {
                     result.tied_with.push_back(static_cast<int>(r + 1));
@@ -562,27 +571,47 @@ private:
     // ------------------------------------------------------------------------------------
     // Sensitivity: exact re-pricing with one input moved
 
-    // The re-sized replicas of a service when the rate or the SLO moves; the capacity per
-    // replica re-estimated only when the SLO moved (it does not depend on the rate).
-    double capacity_under(const Member& member, const Scenario& scenario) const {
+    // The capacity per replica of a service, in req/s within the SLO: as planned, or scaled by
+    // how one replica's capacity moves with the SLO (one replica: the perf model's queueing over
+    // many replicas costs far more and moves alike).
+    double single_replica_capacity(const Member& member, const Workload& workload) const {
+        const Candidate& candidate = *member.candidate;
+        Workload variant_workload = workload;
+        variant_workload.precision = candidate.precision;
+        PerfQuery query;
+        query.layout = candidate.layout;
+        query.layout.data_parallel = 1;
+        query.batch = candidate.batch;
+        const PerfEstimate perf = estimate_perf(variant_workload, *member.gpu, query, m_efficiency);
+        return perf.inference ? perf.inference->max_requests_per_s_meeting_slo : 0;
+    }
+
+    // `ratios`: one scenario's capacity ratios by GPU, layout, batch and precision, which the
+    // acquisitions of one configuration share.
+    double capacity_under(const Member& member, const Scenario& scenario, std::map<std::string, double>& ratios) const {
         if (!scenario.slo_changed) {
             return member.capacity_per_replica;
         }
-        const Candidate& candidate = *member.candidate;
-        Workload workload = scenario.workload;
-        workload.precision = candidate.precision;
-        PerfQuery query;
-        query.layout = candidate.layout;
-        query.batch = candidate.batch;
-        const PerfEstimate perf = estimate_perf(workload, *member.gpu, query, m_efficiency);
-        if (!perf.inference) {
+        if (member.single_capacity <= 0) {
             return 0;
         }
-        return member.capacity_correction * perf.inference->max_requests_per_s_meeting_slo /
-               std::max(1, candidate.layout.data_parallel);
+        const Candidate& candidate = *member.candidate;
+        const std::string key = fmt::format("{}/{}/{}/{}", candidate.gpu, candidate.layout.tensor_parallel,
+                                            candidate.batch, to_string(candidate.precision));
+        auto found = ratios.find(key);
+        if (found == ratios.end()) {
+            found =
+                ratios.emplace(key, single_replica_capacity(member, scenario.workload) / member.single_capacity).first;
+        }
+        return member.capacity_per_replica * found->second;
     }
 
     Outcome exact(const Member& member, const Scenario& scenario) const {
+        std::map<std::string, double> ratios;
+        return exact(member, scenario, ratios);
+    }
+
+    Outcome exact(const Member& member, const Scenario& scenario, std::map<std::string, double>& ratios) const {
         const Candidate& candidate = *member.candidate;
         const Workload& workload = scenario.workload;
         Outcome outcome = member.base;
@@ -605,7 +634,7 @@ private:
             }
         } else if (candidate.perf.inference) {
             const double rate = workload.inference.requests_per_s;
-            const int serving = replicas_for(rate, capacity_under(member, scenario));
+            const int serving = replicas_for(rate, capacity_under(member, scenario, ratios));
             if (serving <= 0) {
                 outcome.feasible = false;
                 return outcome;
@@ -618,7 +647,8 @@ private:
             usage.gpus = outcome.count;
             usage.min_gpus = std::min(outcome.count, candidate.usage.min_gpus);
             const DeploymentSpec& before = m_workload.deployment;
-            const double served_before = m_workload.inference.requests_per_s * before.utilization * before.horizon_months;
+            const double served_before =
+                m_workload.inference.requests_per_s * before.utilization * before.horizon_months;
             const double served = rate * workload.deployment.utilization * workload.deployment.horizon_months;
             usage.work_units *= served_before > 0 ? served / served_before : 1;
         }
@@ -641,11 +671,23 @@ private:
         return outcome;
     }
 
+    // A moved price re-prices only the configurations bought or rented at it; the others keep
+    // their outcome at the inputs as given (m_given).
     std::size_t winner_under(const Scenario& scenario) const {
         std::vector<Outcome> outcomes;
+        if (!scenario.price_key.empty() && m_given.size() == m_members.size()) {
+            outcomes = m_given;
+            for (std::size_t i = 0; i < m_members.size(); ++i) {
+                if (m_members[i].price_key == scenario.price_key) {
+                    outcomes[i] = exact(m_members[i], scenario);
+                }
+            }
+            return winner_of(outcomes, m_objective);
+        }
         outcomes.reserve(m_members.size());
+        std::map<std::string, double> ratios;
         for (const Member& member : m_members) {
-            outcomes.push_back(exact(member, scenario));
+            outcomes.push_back(exact(member, scenario, ratios));
         }
         return winner_of(outcomes, m_objective);
     }
@@ -657,7 +699,7 @@ private:
         std::string label;
         std::string unit;
         double current = 0;
-        double lowest = 0;   // searched
+        double lowest = 0;  // searched
         double highest = 0;
         double swing_low = 0;  // tornado
         double swing_high = 0;
@@ -668,8 +710,8 @@ private:
         std::vector<Input> list;
         const DeploymentSpec& deployment = m_workload.deployment;
         const double horizon = deployment.horizon_months;
-        list.push_back({"horizon_months", "horizon", "months", horizon, std::min(1.0, horizon), std::max(120.0, horizon),
-                        horizon * 0.5, horizon * 1.5,
+        list.push_back({"horizon_months", "horizon", "months", horizon, std::min(1.0, horizon),
+                        std::max(120.0, horizon), horizon * 0.5, horizon * 1.5,
                         [](Scenario& s, double v) { s.workload.deployment.horizon_months = v; }});
         const double utilization = deployment.utilization;
         if (utilization > 0) {
@@ -739,7 +781,7 @@ private:
         }
         const double deadline = training.deadline_seconds;
         if (deadline > 0) {
-            list.push_back({"deadline_s", "deadline", "s", deadline, deadline * 0.2, deadline * 5, deadline * 0.8,
+            list.push_back({"deadline_s", "deadline", "s", deadline, deadline * 0.25, deadline * 4, deadline * 0.8,
                             deadline * 1.25, [](Scenario& s, double v) { s.workload.training.deadline_seconds = v; }});
         }
     }
@@ -753,7 +795,7 @@ private:
         }
         const SloSpec& slo = inference.slo;
         const auto add = [&](const char* id, const char* label, double target, double SloSpec::*field) {
-            list.push_back({id, label, "s", target, target * 0.2, target * 5, target * 0.8, target * 1.25,
+            list.push_back({id, label, "s", target, target * 0.25, target * 4, target * 0.8, target * 1.25,
                             [field](Scenario& s, double v) {
                                 s.workload.inference.slo.*field = v;
                                 s.slo_changed = true;
@@ -775,10 +817,11 @@ private:
     }
 
     // The nearest value between `current` and `bound` at which the winner is no longer the
-    // pick: a grid of 12 steps (geometric when both ends are positive), then 30 halvings of
-    // the first bracket that changes. Absent when the pick wins over the whole span.
+    // pick: a grid of 6 steps (geometric when both ends are positive), then 10 halvings of
+    // the first bracket that changes (a ratio of 20 over 6 steps leaves 0.05 % of the value).
+    // Absent when the pick wins over the whole span.
     std::optional<Sensitivity> break_even(const Input& input, double bound) const {
-        const int steps = 12;
+        const int steps = 6;
         const bool geometric = input.current > 0 && bound > 0;
         const auto at = [&](double a, double b, double t) {
             return geometric ? a * std::pow(b / a, t) : a + (b - a) * t;
@@ -791,7 +834,7 @@ private:
                 continue;
             }
             double changed = value;
-            for (int halving = 0; halving < 30; ++halving) {
+            for (int halving = 0; halving < 10; ++halving) {
                 const double middle = at(same, changed, 0.5);
                 if (winner_under(scenario_at(input, middle)) == m_pick) {
                     same = middle;
@@ -817,12 +860,15 @@ private:
         return std::nullopt;
     }
 
-    void sensitivities(RoleUncertainty& result) const {
+    void sensitivities(RoleUncertainty& result) {
         const Member& pick = m_members[m_pick];
         // Re-priced at the inputs as given, the pool must still pick the pick; where the
         // cost model's re-pricing does not reproduce the plan, a break-even would be noise.
         if (winner_under(Scenario{m_workload, {}, 1, 1, false}) != m_pick) {
             return;
+        }
+        for (const Member& member : m_members) {
+            m_given.push_back(exact(member, Scenario{m_workload, {}, 1, 1, false}));
         }
         for (const Input& input : inputs()) {
             for (const double bound : {input.lowest, input.highest}) {
@@ -861,9 +907,11 @@ private:
     RobustnessOptions m_options;
     std::vector<Member> m_members;
     std::vector<std::string> m_gpu_slots;
+    std::vector<std::string> m_speed_slots;
     std::vector<std::string> m_price_slots;
     std::size_t m_pick = none;
     double m_usable_bytes = infinity;
+    std::vector<Outcome> m_given;  // each configuration re-priced at the inputs as given
 };
 
 }  // namespace
@@ -914,8 +962,8 @@ std::vector<Candidate> robustness_pool(const std::vector<Candidate>& sorted, std
     std::vector<Candidate> pool;
     std::size_t extra = 0;
     for (const Candidate& candidate : sorted) {
-        const bool gpu_seen = std::any_of(pool.begin(), pool.end(),
-                                          [&](const Candidate& other) { return other.gpu == candidate.gpu; });
+        const bool gpu_seen =
+            std::any_of(pool.begin(), pool.end(), [&](const Candidate& other) { return other.gpu == candidate.gpu; });
         const bool pair_seen = std::any_of(pool.begin(), pool.end(), [&](const Candidate& other) {
             return other.gpu == candidate.gpu && other.acquisition == candidate.acquisition;
         });

@@ -330,7 +330,7 @@ std::string input_value_text(const std::string& unit, double value) {
 std::string sensitivity_text(const Sensitivity& sensitivity) {
     const double change = sensitivity.current != 0 ? sensitivity.break_even / sensitivity.current - 1 : 0;
     const std::string winner =
-        sensitivity.new_winner == "none feasible" ? "nothing is feasible" : sensitivity.new_winner + " wins";
+        sensitivity.new_winner == "none feasible" ? "none of the configurations planned here is feasible" : sensitivity.new_winner + " wins";
     return fmt::format("{} {} → {} ({:+.0f} %): {}", sensitivity.label,
                        input_value_text(sensitivity.unit, sensitivity.current),
                        input_value_text(sensitivity.unit, sensitivity.break_even), change * 100, winner);
@@ -348,7 +348,8 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
         uncertainty.p_best * 100, uncertainty.samples, uncertainty.p_feasible * 100,
         uncertainty.speed_band_fraction * 100, uncertainty.speed_phase, uncertainty.price_band_fraction * 100));
     if (uncertainty.tied_with.empty()) {
-        lines.emplace_back("no candidate statistically tied with it");
+        lines.emplace_back(
+            "no single candidate statistically tied with it (it beats each in at least 90 % of scenarios)");
     } else {
         std::vector<std::string> tied;
         for (const int rank : uncertainty.tied_with) {

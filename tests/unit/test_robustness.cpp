@@ -35,7 +35,8 @@ std::string gpu_entry(const std::string& id, const std::string& price_usd, const
     dense_tflops: {fp32: 19.5, tf32: 156, fp16: 312, bf16: 312, int8: 624}
     power: 400W
     host_link: pcie4x16
-    price: {new: )" + price_usd + R"(USD, server_share: 4000USD}
+    price: {new: )" + price_usd +
+                        R"(USD, server_share: 4000USD}
 )";
     if (!rent.empty()) {
         entry += "    cloud: {on_demand: " + rent + "USD/h}\n";
@@ -52,11 +53,12 @@ gpusel::Catalog catalog_of(const std::string& gpus) {
 // A one-GPU-replica chat service: Llama 3.1 8B AWQ at 2 req/s within a 50 ms P99 TPOT.
 RolePlan plan_service(const gpusel::Catalog& catalog, const std::string& horizon) {
     gpusel::Project project;
-    project.workloads.push_back(gpusel::load_workload_text(
-        "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
-        "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
-        "deployment: {horizon: " + horizon + ", utilization: 0.9, redundancy: none}\n",
-        "w.yaml", gpusel::LoadContext{&catalog, &models()}));
+    project.workloads.push_back(
+        gpusel::load_workload_text("name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
+                                   "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
+                                   "deployment: {horizon: " +
+                                       horizon + ", utilization: 0.9, redundancy: none}\n",
+                                   "w.yaml", gpusel::LoadContext{&catalog, &models()}));
     PlanReport report = gpusel::make_plan(project, catalog, efficiency());
     REQUIRE(report.roles.size() == 1);
     return report.roles.front();
@@ -143,8 +145,9 @@ TEST_CASE("robustness: the horizon break-even is the cost model's break-even mon
     // The purchase priced at that horizon: its break-even month is the horizon itself.
     gpusel::Workload workload = plan.workload;
     workload.deployment.horizon_months = horizon->break_even;
-    const gpusel::FixedEvaluation bought = gpusel::evaluate_fixed(
-        workload, catalog, *catalog.find("TEST-A"), 1, gpusel::Acquisition::buy_new, std::nullopt, nullptr, efficiency());
+    const gpusel::FixedEvaluation bought =
+        gpusel::evaluate_fixed(workload, catalog, *catalog.find("TEST-A"), 1, gpusel::Acquisition::buy_new,
+                               std::nullopt, nullptr, efficiency());
     REQUIRE(bought.candidate);
     REQUIRE(bought.candidate->cost.break_even_month);
     CHECK(*bought.candidate->cost.break_even_month == Approx(horizon->break_even).epsilon(0.01));
