@@ -894,6 +894,21 @@ namespace {
 constexpr const char* tornado_low_colour = "#2b5c8a";   // dark: the input at its low value
 constexpr const char* tornado_high_colour = "#9ecae1";  // light: at its high value
 
+// `text` cut at the end, with "…", to at most `max_width` pixels (whole UTF-8 code points).
+std::string fitted(std::string text, double max_width, double font_px) {
+    if (estimated_text_width(text, font_px) <= max_width) {
+        return text;
+    }
+    while (!text.empty() && estimated_text_width(text + "…", font_px) > max_width) {
+        std::size_t end = text.size();
+        do {
+            --end;  // back to the lead byte of the last code point
+        } while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U);
+        text.resize(end);
+    }
+    return text + "…";
+}
+
 std::vector<LegendItem> tornado_legend() {
     return {{fmt::format("<rect x=\"0\" y=\"-6\" width=\"18\" height=\"12\" fill=\"{}\"/>", tornado_low_colour),
              "input at its low value", 18},
@@ -956,13 +971,15 @@ std::string render_tornado(const TornadoSpec& spec) {
         const TornadoBar& bar = spec.bars[b];
         const double text_y = layout.plot.y + static_cast<double>(b) * row_height + 6 + spec.bar_height / 2 + 4;
         out += fmt::format("<g class=\"swing\" data-label=\"{}\">\n", xml_escape(bar.label));
-        out += text_element(layout.plot.x - 8, text_y, bar.label, small_font_px, "text-anchor=\"end\"");
+        // Labels longer than the room left of the plot are cut; the bar's tooltip keeps them whole.
+        out += text_element(layout.plot.x - 8, text_y, fitted(bar.label, layout.plot.x - 14, small_font_px),
+                            small_font_px, "text-anchor=\"end\"");
         // Each half drawn at least 1 px wide, so that an input that moves nothing still shows.
         const auto rect = [&](const Rect& r, const char* colour, double value) {
             return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#333333\" "
                                "stroke-width=\"0.6\"><title>{}</title></rect>\n",
                                number(r.x), number(r.y), number(std::max(1.0, r.width)), number(r.height), colour,
-                               xml_escape(format_tick(value, spec.tick_prefix)));
+                               xml_escape(bar.label + ": " + format_tick(value, spec.tick_prefix)));
         };
         out += rect(layout.low_bars[b], tornado_low_colour, bar.low_output);
         out += rect(layout.high_bars[b], tornado_high_colour, bar.high_output);
