@@ -150,7 +150,11 @@ void register_plan(CLI::App& app, Context& context) {
         "GPUs are bought and rented as the catalog's offers sell them: whole units (a card, an 8-GPU server,\n"
         "a 72-GPU rack, an instance type) with the price's kind and date; ~ marks an estimate. Restrict\n"
         "them with constraints.providers, tiers, regions, acquisitions, allow_estimates (docs/catalog.md);\n"
-        "the CSV's last row (role total) sums the money columns (docs/cost-model.md).");
+        "the CSV's last row (role total) sums the money columns (docs/cost-model.md).\n"
+        "Each role ends with its robustness: the share of 400 seeded scenarios (speed, price and memory\n"
+        "bands) in which the pick stays best and still meets every constraint, the candidates tied with it,\n"
+        "and the values of horizon, utilisation, energy price, prices, load, dataset, runs and SLO at which\n"
+        "another candidate wins (JSON robustness and sensitivity; docs/cost-model.md, Robustness).");
     command->callback([flags, &context] { run_plan(*flags, context); });
 }
 

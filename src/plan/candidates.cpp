@@ -208,6 +208,7 @@ const BudgetSpec& budget = m_workload.budget;
             }
             candidate.acquisition = acquisition;
             candidate.cost = std::move(cost);
+            candidate.usage = usage;
             any = true;
             out.push_back(candidate);
         }

@@ -13,6 +13,7 @@
 #include "inputs/workload.hpp"
 #include "memory/memory.hpp"
 #include "perf/perf.hpp"
+#include "plan/uncertainty.hpp"
 
 namespace gpusel {
 
@@ -44,6 +45,7 @@ struct Candidate {
     MemoryEstimate memory;
     PerfEstimate perf;
     CostEstimate cost;
+    UsageProfile usage;     // what it was priced for (re-priced by plan/robustness.hpp)
     double score = 0;       // by the objective; lower is better
     std::string reason;     // why it ranks where it does, in numbers
 };
@@ -74,6 +76,7 @@ struct RolePlan {
     std::size_t space = 0;            // points in the search space
     std::size_t evaluated = 0;        // points estimated (space − evaluated were pruned, provably safely)
     std::size_t feasible = 0;         // evaluated points that fit and meet the deadline or SLO
+    RoleUncertainty uncertainty;      // bands, robustness of the pick, what flips it (plan/robustness.hpp)
 };
 
 struct ProcurementLine {

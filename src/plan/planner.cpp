@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "plan/internal.hpp"
+#include "plan/robustness.hpp"
 
 namespace gpusel {
 
@@ -134,16 +135,8 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     for (Candidate& candidate : best_per_configuration) {
         candidate.score = objective_score(objective, candidate);
     }
-    std::stable_sort(best_per_configuration.begin(), best_per_configuration.end(),
-                     [](const Candidate& a, const Candidate& b) {
-                         if (a.score != b.score) {
-                             return a.score < b.score;
-                         }
-                         if (a.cost.tco_usd != b.cost.tco_usd) {
-                             return a.cost.tco_usd < b.cost.tco_usd;
-                         }
-                         return a.count < b.count;
-                     });
+    sort_by_score(best_per_configuration);
+    const std::vector<Candidate> pool = robustness_pool(best_per_configuration);
     // One row per GPU type in the ranking: the best configuration of each.
     std::vector<Candidate> ranked;
     for (Candidate& candidate : best_per_configuration) {
@@ -178,6 +171,7 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     plan.ranked = std::move(ranked);
     plan.pareto = pareto_indices(plan.ranked);
     plan.advice = advice(workload, plan);
+    plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
     return plan;
 }
 

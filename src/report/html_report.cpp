@@ -430,6 +430,50 @@ std::string chart_id(std::size_t role_index, std::string_view chart) {
     return fmt::format("role{}-{}", role_index + 1, chart);
 }
 
+// The band of a ranked candidate (plan/uncertainty.hpp), when the robustness analysis sampled it.
+const EstimateBand* band_of(const RolePlan& plan, const Candidate& candidate) {
+    const std::vector<EstimateBand>& bands = plan.uncertainty.bands;
+    for (std::size_t i = 0; i < plan.ranked.size() && i < bands.size(); ++i) {
+        if (&plan.ranked[i] == &candidate) {
+            return bands[i].tco_high_usd > 0 ? &bands[i] : nullptr;
+        }
+    }
+    return nullptr;
+}
+
+// What moves the pick's score: one bar per input over a plausible span (plan/robustness.hpp).
+std::string tornado_chart(const RolePlan& plan, std::size_t role_index) {
+    const RoleUncertainty& uncertainty = plan.uncertainty;
+    if (!uncertainty.computed || uncertainty.tornado.empty()) {
+        return {};
+    }
+    svg::TornadoSpec spec;
+    spec.id_prefix = chart_id(role_index, "tornado");
+    const bool money = uncertainty.score_unit.rfind("USD", 0) == 0;
+    spec.tick_prefix = money ? "$" : "";
+    spec.value_label = fmt::format("Score of the pick ({})", uncertainty.score_unit);
+    spec.base = uncertainty.score;
+    for (const Swing& swing : uncertainty.tornado) {
+        svg::TornadoBar bar;
+        bar.label = fmt::format("{} {}–{}", swing.label, plan_text::input_value_text(swing.unit, swing.low_value),
+                                plan_text::input_value_text(swing.unit, swing.high_value));
+        bar.low_output = swing.low_score;
+        bar.high_output = swing.high_score;
+        bar.note = swing.flips_low && swing.flips_high ? "pick changes at both ends"
+                   : swing.flips_low                   ? "pick changes at the low end"
+                   : swing.flips_high                  ? "pick changes at the high end"
+                                                       : "";
+        spec.bars.push_back(std::move(bar));
+    }
+    spec.title = "What moves the pick's score";
+    spec.description = "For each input the user controls or guesses, the pick's score with that input at the low "
+                       "and at the high end of a plausible span, the others held; largest swing first.";
+    return figure(svg::render_tornado(spec),
+                  "Each bar spans the pick's score as one input moves over the span in its label, the others "
+                  "held; the vertical line is the score at the inputs as given. A note says where another "
+                  "candidate would be picked instead.");
+}
+
 std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
     svg::ScatterSpec spec;
     spec.id_prefix = chart_id(role_index, "scatter");
@@ -459,6 +503,10 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
             const std::size_t index = spec.series.size();
             series_of[candidate.acquisition] = index;
             spec.series.emplace_back(describe(candidate.acquisition));
+        }
+        if (const EstimateBand* band = band_of(plan, candidate)) {
+            spec.error_bars.push_back({spec.points.size(), x * band->time_low_factor, x * band->time_high_factor,
+                                       band->tco_low_usd, band->tco_high_usd});
         }
         spec.points.push_back({x, candidate.cost.tco_usd, gpu_label(candidate), series_of[candidate.acquisition]});
         xs.push_back(x);
@@ -557,6 +605,11 @@ std::string inference_scatter(const RolePlan& plan, std::size_t role_index) {
         std::string label = gpu_label(candidate);
         if (batches.size() > 1) {
             label += fmt::format(" · batch {}", perf.batch > 0 ? perf.batch : candidate.batch);
+        }
+        if (const EstimateBand* band = band_of(plan, candidate)) {
+            // Latency scales as 1 / speed and throughput as speed.
+            spec.error_bars.push_back({spec.points.size(), x * band->time_low_factor, x * band->time_high_factor,
+                                       y / band->time_high_factor, y / band->time_low_factor});
         }
         spec.points.push_back({x, y, label, series_of[candidate.acquisition]});
         xs.push_back(x);
@@ -780,6 +833,13 @@ std::string role_section(const RolePlan& plan, std::size_t role_index) {
             out += "<li>" + html(line) + "</li>\n";
         }
         out += "</ul>\n";
+    }
+    if (const std::vector<std::string> robustness = plan_text::robustness_lines(plan, 5); !robustness.empty()) {
+        out += "<h3>Robustness</h3>\n<ul>\n";
+        for (const std::string& line : robustness) {
+            out += "<li>" + html(line) + "</li>\n";
+        }
+        out += "</ul>\n" + tornado_chart(plan, role_index);
     }
     out += fmt::format("<h3>Rejected ({})</h3>\n", plan.rejected.size()) + rejected_table(plan);
     out += "</section>\n";

@@ -297,3 +297,99 @@ std::optional<double> p99_tpot_s(const InferencePerf& perf) { return perf.p99_tp
 std::optional<double> p99_e2e_s(const InferencePerf& perf) { return perf.p99_e2e_s; }
 
 }  // namespace gpusel::plan_text
+
+namespace gpusel::plan_text {
+
+std::string input_value_text(const std::string& unit, double value) {
+    if (unit == "months") {
+        return fmt::format("{:.3g} months", value);
+    }
+    if (unit == "fraction") {
+        return fmt::format("{:.0f} %", value * 100);
+    }
+    if (unit == "USD/kWh") {
+        return fmt::format("${:.3f}/kWh", value);
+    }
+    if (unit == "USD per unit-hour") {
+        return format_usd_cents(value) + "/h";
+    }
+    if (unit == "USD per unit") {
+        return format_usd(value);
+    }
+    if (unit == "req/s") {
+        return fmt::format("{:.3g} req/s", value);
+    }
+    if (unit == "tokens" || unit == "samples") {
+        return format_count(value) + " " + unit;
+    }
+    if (unit == "runs") {
+        return fmt::format("{:.0f} run{}", value, std::lround(value) == 1 ? "" : "s");
+    }
+    if (unit == "s") {
+        return format_duration(value);
+    }
+    return fmt::format("{:.4g} {}", value, unit);
+}
+
+std::string sensitivity_text(const Sensitivity& sensitivity) {
+    const double change = sensitivity.current != 0 ? sensitivity.break_even / sensitivity.current - 1 : 0;
+    const std::string winner =
+        sensitivity.new_winner == "none feasible" ? "none of the configurations planned here is feasible" : sensitivity.new_winner + " wins";
+    return fmt::format("{} {} → {} ({:+.0f} %): {}", sensitivity.label,
+                       input_value_text(sensitivity.unit, sensitivity.current),
+                       input_value_text(sensitivity.unit, sensitivity.break_even), change * 100, winner);
+}
+
+std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top) {
+    const RoleUncertainty& uncertainty = plan.uncertainty;
+    std::vector<std::string> lines;
+    if (!uncertainty.computed || !plan.winner) {
+        return lines;
+    }
+    lines.push_back(fmt::format(
+        "the pick ranks first in {:.0f} % of {} scenarios and meets every constraint as ordered in {:.0f} % (speed "
+        "±{:.0f} % {}, price ±{:.0f} % by kind, memory band)",
+        uncertainty.p_best * 100, uncertainty.samples, uncertainty.p_feasible * 100,
+        uncertainty.speed_band_fraction * 100, uncertainty.speed_phase, uncertainty.price_band_fraction * 100));
+    if (uncertainty.tied_with.empty()) {
+        lines.emplace_back(
+            "no single candidate statistically tied with it (it beats each in at least 90 % of scenarios)");
+    } else {
+        std::vector<std::string> tied;
+        for (const int rank : uncertainty.tied_with) {
+            const auto index = static_cast<std::size_t>(rank - 1);
+            tied.push_back(index < plan.ranked.size() ? fmt::format("#{} {}", rank, candidate_summary(plan.ranked[index]))
+                                                      : fmt::format("#{}", rank));
+        }
+        lines.push_back(fmt::format("statistically tied with {} (the pick wins fewer than 90 % of scenarios against it)",
+                                    fmt::join(tied, "; ")));
+    }
+    if (!uncertainty.bands.empty()) {
+        const EstimateBand& band = uncertainty.bands.front();
+        const TimeMetric metric = time_metric(plan);
+        std::string text = fmt::format("pick's band (5th–95th percentile): TCO {}–{}", format_usd(band.tco_low_usd),
+                                       format_usd(band.tco_high_usd));
+        if (const std::optional<double> time = time_value(metric, *plan.winner)) {
+            text += fmt::format(", {} {}–{}", metric.header, format_duration(*time * band.time_low_factor),
+                                format_duration(*time * band.time_high_factor));
+        }
+        if (band.replicas_high > 0) {
+            text += band.replicas_low == band.replicas_high
+                        ? fmt::format(", {} replica{}", band.replicas_low, band.replicas_low == 1 ? "" : "s")
+                        : fmt::format(", {}–{} replicas", band.replicas_low, band.replicas_high);
+        }
+        lines.push_back(text);
+    }
+    for (const std::string& warning : uncertainty.warnings) {
+        lines.push_back(warning);
+    }
+    if (uncertainty.sensitivity.empty()) {
+        lines.emplace_back("no input within the searched spans changes the winner");
+    }
+    for (std::size_t i = 0; i < std::min(top, uncertainty.sensitivity.size()); ++i) {
+        lines.push_back("flips if " + sensitivity_text(uncertainty.sensitivity[i]));
+    }
+    return lines;
+}
+
+}  // namespace gpusel::plan_text

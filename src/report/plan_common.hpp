@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "plan/plan.hpp"
 
@@ -85,5 +86,15 @@ std::optional<double> time_to_train_s(const TrainingPerf& perf);
 std::optional<double> p99_ttft_s(const InferencePerf& perf);
 std::optional<double> p99_tpot_s(const InferencePerf& perf);
 std::optional<double> p99_e2e_s(const InferencePerf& perf);
+
+// A value of a sensitivity input in its unit: "31.2 months", "55 %", "$0.180/kWh", "$2.79/h",
+// "$25,000", "12 req/s", "8.03B tokens", "3 runs", "41 ms".
+std::string input_value_text(const std::string& unit, double value);
+// "horizon 24 → 31.2 months (+30 %): H100-SXM5 ×8 buy new wins".
+std::string sensitivity_text(const Sensitivity& sensitivity);
+// The role's robustness, one line each (terminal and Markdown): the odds of the pick, the
+// candidates tied with it, its band, the warnings, and the `top` most decisive break-evens.
+// Empty when the analysis was not computed.
+std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top);
 
 }  // namespace gpusel::plan_text

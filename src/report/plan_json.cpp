@@ -320,7 +320,76 @@ public:
         json["class_priorities"] = class_priorities(plan.workload_class);
         json["pareto"] = plan.pareto;
         json["advice"] = strings(plan.advice);
+        json["robustness"] = robustness(plan.uncertainty, path + ".robustness");
+        json["sensitivity"] = sensitivity(plan.uncertainty, path + ".sensitivity");
         return json;
+    }
+
+    // plan/uncertainty.hpp: null when not computed (no winner).
+    Json robustness(const RoleUncertainty& uncertainty, const std::string& path) {
+        if (!uncertainty.computed) {
+            return nullptr;
+        }
+        const std::string at = path + ".";
+        Json json;
+        json["p_best"] = number(uncertainty.p_best, at + "p_best");
+        json["p_feasible"] = number(uncertainty.p_feasible, at + "p_feasible");
+        json["tied_with"] = uncertainty.tied_with;
+        json["samples"] = uncertainty.samples;
+        json["seed"] = uncertainty.seed;
+        json["speed_phase"] = uncertainty.speed_phase;
+        json["speed_band_fraction"] = number(uncertainty.speed_band_fraction, at + "speed_band_fraction");
+        json["price_band_fraction"] = number(uncertainty.price_band_fraction, at + "price_band_fraction");
+        json["score"] = number(uncertainty.score, at + "score");
+        json["score_unit"] = uncertainty.score_unit;
+        json["warnings"] = strings(uncertainty.warnings);
+        Json bands = Json::array();
+        for (std::size_t i = 0; i < uncertainty.bands.size(); ++i) {
+            const EstimateBand& band = uncertainty.bands[i];
+            const std::string where = fmt::format("{}bands[{}].", at, i);
+            Json entry;
+            entry["time_low_factor"] = number(band.time_low_factor, where + "time_low_factor");
+            entry["time_high_factor"] = number(band.time_high_factor, where + "time_high_factor");
+            entry["tco_low_usd"] = money(band.tco_low_usd, where + "tco_low_usd");
+            entry["tco_high_usd"] = money(band.tco_high_usd, where + "tco_high_usd");
+            entry["replicas_low"] = band.replicas_low;
+            entry["replicas_high"] = band.replicas_high;
+            bands.push_back(std::move(entry));
+        }
+        json["bands"] = std::move(bands);
+        Json tornado = Json::array();
+        for (std::size_t i = 0; i < uncertainty.tornado.size(); ++i) {
+            const Swing& swing = uncertainty.tornado[i];
+            const std::string where = fmt::format("{}tornado[{}].", at, i);
+            Json entry;
+            entry["input"] = swing.input;
+            entry["unit"] = swing.unit;
+            entry["low_value"] = number(swing.low_value, where + "low_value");
+            entry["high_value"] = number(swing.high_value, where + "high_value");
+            entry["low_score"] = number(swing.low_score, where + "low_score");
+            entry["high_score"] = number(swing.high_score, where + "high_score");
+            entry["flips_low"] = swing.flips_low;
+            entry["flips_high"] = swing.flips_high;
+            tornado.push_back(std::move(entry));
+        }
+        json["tornado"] = std::move(tornado);
+        return json;
+    }
+
+    Json sensitivity(const RoleUncertainty& uncertainty, const std::string& path) {
+        Json list = Json::array();
+        for (std::size_t i = 0; i < uncertainty.sensitivity.size(); ++i) {
+            const Sensitivity& entry = uncertainty.sensitivity[i];
+            const std::string where = fmt::format("{}[{}].", path, i);
+            Json json;
+            json["input"] = entry.input;
+            json["current"] = number(entry.current, where + "current");
+            json["break_even"] = number(entry.break_even, where + "break_even");
+            json["new_winner"] = entry.new_winner;
+            json["unit"] = entry.unit;
+            list.push_back(std::move(json));
+        }
+        return list;
     }
 
     Json procurement(const ProcurementLine& line, const std::string& path) {

@@ -204,6 +204,14 @@ void write_role(std::ostream& out, const RolePlan& plan) {
     if (!plan.advice.empty()) {
         out << "\n";
     }
+    const std::vector<std::string> robustness = robustness_lines(plan, 5);
+    if (!robustness.empty()) {
+        out << "#### Robustness\n\n";
+        for (const std::string& line : robustness) {
+            out << "- " << md(line) << "\n";
+        }
+        out << "\n";
+    }
     if (!plan.rejected.empty()) {
         out << fmt::format("<details><summary>Rejected ({})</summary>\n\n", plan.rejected.size());
         table_header(out, {"GPU", "n", "Why not"}, "lrl");

@@ -315,6 +315,13 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
     for (const std::string& advice : plan.advice) {
         write_wrapped(out, indent + paint.yellow("→") + " ", role_indent + 2, advice, width);
     }
+    const std::vector<std::string> robustness = robustness_lines(plan, 3);
+    if (!robustness.empty()) {
+        out << indent << paint.bold("robustness:") << "\n";
+        for (const std::string& line : robustness) {
+            write_wrapped(out, indent + "  · ", role_indent + 4, line, width);
+        }
+    }
 }
 
 TextTable procurement_table(const PlanReport& report, const Painter& paint, bool with_opex, bool short_acquisition) {

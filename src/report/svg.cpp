@@ -494,6 +494,22 @@ AxisValues scatter_axis_values(const ScatterSpec& spec) {
             ys.push_back(point.y);
         }
     }
+    for (const ErrorBar& bar : spec.error_bars) {
+        if (bar.point >= spec.points.size() || !usable(spec.points[bar.point].x, spec.x_axis.scale) ||
+            !usable(spec.points[bar.point].y, spec.y_axis.scale)) {
+            continue;
+        }
+        for (const double end : {bar.x_low, bar.x_high}) {
+            if (usable(end, spec.x_axis.scale)) {
+                xs.push_back(end);
+            }
+        }
+        for (const double end : {bar.y_low, bar.y_high}) {
+            if (usable(end, spec.y_axis.scale)) {
+                ys.push_back(end);
+            }
+        }
+    }
     // Points get some room from the axes (4 % of the span of points and reference lines, never
     // crossing zero), so that no marker sits on an axis line.
     const auto pad = [](std::vector<double>& values, Scale scale) {
@@ -646,6 +662,43 @@ ScatterLayout layout_scatter(const ScatterSpec& spec) {
     return layout;
 }
 
+namespace {
+
+// Whiskers with 4 px caps over a point's band, in its series colour, thinner than the marker.
+std::string error_bars(const ScatterSpec& spec, std::size_t index, const ScatterLayout& layout,
+                       const std::string& colour) {
+    const auto found = std::find_if(spec.error_bars.begin(), spec.error_bars.end(),
+                                    [&](const ErrorBar& bar) { return bar.point == index; });
+    if (found == spec.error_bars.end()) {
+        return {};
+    }
+    const ErrorBar& bar = *found;
+    const ScatterPoint& point = spec.points[index];
+    std::string out;
+    const auto at = [](const AxisMap& axis, double value) {
+        return std::clamp(axis.to_pixel(value), std::min(axis.pixel_start, axis.pixel_end),
+                          std::max(axis.pixel_start, axis.pixel_end));
+    };
+    const double px = layout.x_axis.to_pixel(point.x);
+    const double py = layout.y_axis.to_pixel(point.y);
+    const std::string stroke = fmt::format("stroke=\"{}\" stroke-width=\"1.2\" stroke-opacity=\"0.8\"", colour);
+    if (usable(bar.x_low, spec.x_axis.scale) && usable(bar.x_high, spec.x_axis.scale)) {
+        const double x1 = at(layout.x_axis, bar.x_low);
+        const double x2 = at(layout.x_axis, bar.x_high);
+        out += fmt::format("<path class=\"error-bar\" d=\"M{0} {2}L{1} {2}M{0} {3}L{0} {4}M{1} {3}L{1} {4}\" {5}/>",
+                           number(x1), number(x2), number(py), number(py - 4), number(py + 4), stroke);
+    }
+    if (usable(bar.y_low, spec.y_axis.scale) && usable(bar.y_high, spec.y_axis.scale)) {
+        const double y1 = at(layout.y_axis, bar.y_low);
+        const double y2 = at(layout.y_axis, bar.y_high);
+        out += fmt::format("<path class=\"error-bar\" d=\"M{2} {0}L{2} {1}M{3} {0}L{4} {0}M{3} {1}L{4} {1}\" {5}/>",
+                           number(y1), number(y2), number(px), number(px - 4), number(px + 4), stroke);
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string render_scatter(const ScatterSpec& spec) {
     const ScatterLayout layout = layout_scatter(spec);
     std::string out = svg_open(spec.id_prefix, spec.width, spec.height, spec.title, spec.description);
@@ -691,6 +744,7 @@ std::string render_scatter(const ScatterSpec& spec) {
             out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.2\"/>",
                                number(layout.pixels[k].x), number(layout.pixels[k].y), front_colour);
         }
+        out += error_bars(spec, layout.drawn[k], layout, style.colour);
         out += marker_element(style.marker, layout.pixels[k].x, layout.pixels[k].y, 5.5, style.colour);
         out += "</g>\n";
     }
@@ -853,6 +907,114 @@ std::string render_stacked_bars(const StackedBarSpec& spec) {
         }
         out += "</g>\n";
     }
+    out += "</svg>\n";
+    return out;
+}
+
+// ---- tornado ----------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* tornado_low_colour = "#2b5c8a";   // dark: the input at its low value
+constexpr const char* tornado_high_colour = "#9ecae1";  // light: at its high value
+
+// `text` cut at the end, with "…", to at most `max_width` pixels (whole UTF-8 code points).
+std::string fitted(std::string text, double max_width, double font_px) {
+    if (estimated_text_width(text, font_px) <= max_width) {
+        return text;
+    }
+    while (!text.empty() && estimated_text_width(text + "…", font_px) > max_width) {
+        std::size_t end = text.size();
+        do {
+            --end;  // back to the lead byte of the last code point
+        } while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U);
+        text.resize(end);
+    }
+    return text + "…";
+}
+
+std::vector<LegendItem> tornado_legend() {
+    return {{fmt::format("<rect x=\"0\" y=\"-6\" width=\"18\" height=\"12\" fill=\"{}\"/>", tornado_low_colour),
+             "input at its low value", 18},
+            {fmt::format("<rect x=\"0\" y=\"-6\" width=\"18\" height=\"12\" fill=\"{}\"/>", tornado_high_colour),
+             "input at its high value", 18}};
+}
+
+}  // namespace
+
+TornadoLayout layout_tornado(const TornadoSpec& spec) {
+    TornadoLayout layout;
+    const double legend_bottom = 34 + legend_height(tornado_legend(), spec.width - 24);
+    double widest_label = 0;
+    double widest_note = 0;
+    std::vector<double> extents{spec.base};
+    for (const TornadoBar& bar : spec.bars) {
+        widest_label = std::max(widest_label, estimated_text_width(bar.label, small_font_px));
+        widest_note = std::max(widest_note, estimated_text_width(bar.note, small_font_px));
+        for (const double value : {bar.low_output, bar.high_output}) {
+            if (std::isfinite(value)) {
+                extents.push_back(value);
+            }
+        }
+    }
+    const double left = 16 + std::min(widest_label, spec.width * 0.35);
+    const double right = spec.width - 16 - std::min(widest_note + 8, spec.width * 0.25);
+    const double row_height = spec.bar_height + 12;
+    const double top = legend_bottom + 10;
+    layout.plot = Rect{left, top, right - left,
+                       row_height * static_cast<double>(std::max<std::size_t>(spec.bars.size(), 1))};
+    AxisSpec axis;
+    axis.tick_prefix = spec.tick_prefix;
+    layout.value_axis = make_axis(axis, extents, layout.plot.x, layout.plot.right(),
+                                  std::max(2, static_cast<int>(layout.plot.width / 80)));
+    layout.height = layout.plot.bottom() + 50;
+    layout.base_x = layout.value_axis.to_pixel(spec.base);
+    for (std::size_t b = 0; b < spec.bars.size(); ++b) {
+        const TornadoBar& bar = spec.bars[b];
+        const double y = layout.plot.y + static_cast<double>(b) * row_height + 6;
+        const auto span = [&](double value) {
+            const double x = std::isfinite(value) ? layout.value_axis.to_pixel(value) : layout.base_x;
+            return Rect{std::min(x, layout.base_x), y, std::fabs(x - layout.base_x), spec.bar_height};
+        };
+        layout.low_bars.push_back(span(bar.low_output));
+        layout.high_bars.push_back(span(bar.high_output));
+    }
+    return layout;
+}
+
+std::string render_tornado(const TornadoSpec& spec) {
+    const TornadoLayout layout = layout_tornado(spec);
+    std::string out = svg_open(spec.id_prefix, spec.width, layout.height, spec.title, spec.description);
+    out += render_legend(tornado_legend(), 14, 40, spec.width - 24).first;
+    AxisSpec axis;
+    axis.label = spec.value_label;
+    axis.tick_prefix = spec.tick_prefix;
+    out += render_x_axis(layout.value_axis, layout.plot, axis);
+    const double row_height = spec.bar_height + 12;
+    for (std::size_t b = 0; b < spec.bars.size(); ++b) {
+        const TornadoBar& bar = spec.bars[b];
+        const double text_y = layout.plot.y + static_cast<double>(b) * row_height + 6 + spec.bar_height / 2 + 4;
+        out += fmt::format("<g class=\"swing\" data-label=\"{}\">\n", xml_escape(bar.label));
+        // Labels longer than the room left of the plot are cut; the bar's tooltip keeps them whole.
+        out += text_element(layout.plot.x - 8, text_y, fitted(bar.label, layout.plot.x - 14, small_font_px),
+                            small_font_px, "text-anchor=\"end\"");
+        // Each half drawn at least 1 px wide, so that an input that moves nothing still shows.
+        const auto rect = [&](const Rect& r, const char* colour, double value) {
+            return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#333333\" "
+                               "stroke-width=\"0.6\"><title>{}</title></rect>\n",
+                               number(r.x), number(r.y), number(std::max(1.0, r.width)), number(r.height), colour,
+                               xml_escape(bar.label + ": " + format_tick(value, spec.tick_prefix)));
+        };
+        out += rect(layout.low_bars[b], tornado_low_colour, bar.low_output);
+        out += rect(layout.high_bars[b], tornado_high_colour, bar.high_output);
+        if (!bar.note.empty()) {
+            out += text_element(layout.plot.right() + 8, text_y, bar.note, small_font_px);
+        }
+        out += "</g>\n";
+    }
+    out += fmt::format("<line class=\"base\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#111111\" "
+                       "stroke-width=\"1.5\"/>\n",
+                       number(layout.base_x), number(layout.plot.y), number(layout.plot.bottom()));
     out += "</svg>\n";
     return out;
 }

@@ -123,6 +123,14 @@ struct ScatterPoint {
     std::size_t series = 0;  // index into ScatterSpec::series
 };
 
+// A point's band (the estimate's uncertainty), drawn as whiskers with caps; a non-finite end
+// (NaN: none) leaves that axis's whisker out.
+struct ErrorBar {
+    std::size_t point = 0;  // index into ScatterSpec::points
+    double x_low = 0, x_high = 0;
+    double y_low = 0, y_high = 0;
+};
+
 struct ReferenceLine {
     double value = 0;   // on the axis it belongs to
     std::string label;  // e.g. "SLO 50 ms"
@@ -141,6 +149,7 @@ struct ScatterSpec {
     bool minimise_y = true;
     std::vector<ReferenceLine> x_references;  // vertical lines (e.g. a latency SLO)
     std::vector<ReferenceLine> y_references;  // horizontal lines (e.g. a budget)
+    std::vector<ErrorBar> error_bars;          // at most one per point
     double width = 720;
     double height = 420;
 };
@@ -202,6 +211,41 @@ struct StackedBarLayout {
 
 StackedBarLayout layout_stacked_bars(const StackedBarSpec& spec);
 std::string render_stacked_bars(const StackedBarSpec& spec);
+
+// ---- tornado ----------------------------------------------------------------------------
+
+// One input of a tornado chart: the output at the input's low and high value, drawn as a bar
+// from the base value to each; the bars sorted by the caller (largest swing first).
+struct TornadoBar {
+    std::string label;      // e.g. "horizon 12–36 months"
+    double low_output = 0;  // output with the input at its low value
+    double high_output = 0;
+    std::string note;       // right of the bar, e.g. "winner changes at the high end"
+};
+
+struct TornadoSpec {
+    std::string id_prefix;
+    std::string title;
+    std::string description;
+    std::string value_label;  // with unit, e.g. "TCO of the pick (USD)"
+    std::string tick_prefix;  // "$"
+    double base = 0;          // the output at the current inputs: the bars' common edge
+    std::vector<TornadoBar> bars;
+    double width = 720;
+    double bar_height = 18;
+};
+
+struct TornadoLayout {
+    Rect plot;
+    AxisMap value_axis;
+    double height = 0;
+    double base_x = 0;
+    std::vector<Rect> low_bars;   // from the base to low_output (width 0 when equal)
+    std::vector<Rect> high_bars;
+};
+
+TornadoLayout layout_tornado(const TornadoSpec& spec);
+std::string render_tornado(const TornadoSpec& spec);
 
 // ---- line chart -------------------------------------------------------------------------
 

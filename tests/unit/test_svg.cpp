@@ -469,3 +469,46 @@ TEST_CASE("svg::first_crossing finds where two lines cross, and only then", "[sv
     REQUIRE(late.has_value());
     CHECK(late->x == Approx(7.5));
 }
+
+TEST_CASE("svg::layout_tornado draws each bar from the base to the low and the high output", "[svg]") {
+    TornadoSpec spec;
+    spec.id_prefix = "t";
+    spec.base = 100;
+    spec.bars = {{"horizon 12–36 months", 80, 130, "pick changes at the high end"}, {"energy", 95, 104, ""}};
+    const TornadoLayout layout = layout_tornado(spec);
+    REQUIRE(layout.low_bars.size() == 2);
+    REQUIRE(layout.high_bars.size() == 2);
+    const double per_unit = (layout.value_axis.to_pixel(110) - layout.value_axis.to_pixel(100)) / 10;
+    CHECK(per_unit > 0);
+    CHECK(layout.base_x == Approx(layout.value_axis.to_pixel(100)));
+    // Low output 80: the bar runs left from the base, 20 units wide; high 130: right, 30 wide.
+    CHECK(layout.low_bars[0].right() == Approx(layout.base_x));
+    CHECK(layout.low_bars[0].width == Approx(20 * per_unit));
+    CHECK(layout.high_bars[0].x == Approx(layout.base_x));
+    CHECK(layout.high_bars[0].width == Approx(30 * per_unit));
+    CHECK(layout.low_bars[1].width == Approx(5 * per_unit));
+    CHECK(layout.high_bars[1].y > layout.high_bars[0].y);
+    const std::string svg = render_tornado(spec);
+    CHECK(svg.find("id=\"t\"") != std::string::npos);
+    CHECK(svg.find("pick changes at the high end") != std::string::npos);
+    CHECK(svg.find("class=\"base\"") != std::string::npos);
+}
+
+TEST_CASE("svg::render_scatter draws the error bars it is given, and widens the axes to them", "[svg]") {
+    ScatterSpec spec;
+    spec.id_prefix = "s";
+    spec.points = {{10, 100, "a", 0}, {20, 200, "b", 0}};
+    spec.series = {"one"};
+    spec.error_bars = {{0, 5, 40, 90, 260}};
+    const ScatterLayout layout = layout_scatter(spec);
+    CHECK(layout.x_axis.domain_high() >= 40);
+    CHECK(layout.x_axis.domain_low() <= 5);
+    CHECK(layout.y_axis.domain_high() >= 260);
+    const std::string svg = render_scatter(spec);
+    std::size_t bars = 0;
+    for (std::size_t at = svg.find("class=\"error-bar\""); at != std::string::npos;
+         at = svg.find("class=\"error-bar\"", at + 1)) {
+        ++bars;
+    }
+    CHECK(bars == 2);  // the x and the y whisker of point 0; point 1 has none
+}

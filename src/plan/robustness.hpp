@@ -1,0 +1,48 @@
+#pragma once
+// How firmly a role's pick stands (docs/cost-model.md, "Robustness"). Bands: speed from the perf
+// model's validation errors by phase, price from its kind, memory from the memory model's own
+// band. A seeded Monte Carlo over those bands gives the share of scenarios in which the pick
+// stays best (p_best) and still meets every hard constraint as ordered (p_feasible); break-even
+// values come from re-ranking the planner's configurations with one input moved (grid, then
+// bisection). Pure and deterministic: the same inputs and seed give the same result, bit for bit.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace gpusel {
+
+// ± fraction of a price by its kind: quote, list and MSRP 5 %; reported 10 %; street 15 %;
+// estimate 30 % (docs/cost-model.md, "Price bands").
+double price_band_fraction(PriceKind kind);
+
+// ± fraction of a candidate's speed, by the validation group its binding phase belongs to
+// (docs/perf-model.md, "Validation": 90th-percentile errors): LLM training 20 %, non-LLM
+// training and inference 25 %, prefill (a TTFT-bound serving pick) 35 %, decode 15 %.
+struct SpeedBand {
+    std::string phase;  // "training", "non-LLM", "prefill", "decode"
+    double fraction = 0;
+};
+SpeedBand speed_band(const Workload& workload, const Candidate& candidate);
+
+struct RobustnessOptions {
+    int samples = 400;
+    unsigned long long seed = 0x5eed2026ULL;
+    double tie_confidence = 0.9;  // a candidate the pick beats in fewer scenarios than this is tied with it
+};
+
+// The configurations the analysis re-ranks: of `sorted` (the planner's feasible configurations,
+// best first), the first of each GPU type, and the first of each further acquisition of a GPU
+// type, at most `limit` of those.
+std::vector<Candidate> robustness_pool(const std::vector<Candidate>& sorted, std::size_t limit = 24);
+
+// Bands, robustness, sensitivity and tornado of `plan`'s pick. `pool` as robustness_pool gives
+// it; `plan.ranked` and `plan.winner` as the planner left them. Not computed (computed = false)
+// without a winner.
+RoleUncertainty analyse_uncertainty(const RolePlan& plan, const Workload& workload, const Catalog& catalog,
+                                    const EfficiencyTable& efficiency, Objective objective,
+                                    const std::vector<Candidate>& pool, const RobustnessOptions& options = {});
+
+}  // namespace gpusel

@@ -1,0 +1,181 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "plan/plan.hpp"
+#include "plan/robustness.hpp"
+#include "test_support.hpp"
+
+using gpusel::PlanReport;
+using gpusel::RolePlan;
+
+namespace {
+
+const gpusel::ModelLibrary& models() {
+    static const gpusel::ModelLibrary value = gpusel::builtin_models();
+    return value;
+}
+const gpusel::EfficiencyTable& efficiency() {
+    static const gpusel::EfficiencyTable value = gpusel::builtin_efficiency();
+    return value;
+}
+
+// One GPU entry of a format-1 catalog: an A100-like card bought at `price_usd`, rented on
+// demand at `rent` when given.
+std::string gpu_entry(const std::string& id, const std::string& price_usd, const std::string& rent = "") {
+    std::string entry = "  - id: " + id + R"(
+    name: Test )" + id + R"(
+    vendor: nvidia
+    architecture: ampere
+    segment: datacenter
+    form_factor: sxm
+    memory: 80GB
+    memory_bandwidth: 2039GB/s
+    dense_tflops: {fp32: 19.5, tf32: 156, fp16: 312, bf16: 312, int8: 624}
+    power: 400W
+    host_link: pcie4x16
+    price: {new: )" + price_usd +
+                        R"(USD, server_share: 4000USD}
+)";
+    if (!rent.empty()) {
+        entry += "    cloud: {on_demand: " + rent + "USD/h}\n";
+    }
+    return entry + "    sources: [test]\n";
+}
+
+gpusel::Catalog catalog_of(const std::string& gpus) {
+    gpusel::Catalog catalog;
+    gpusel::merge_catalog_text(catalog, "format: 1\ngpus:\n" + gpus, "test-catalog.yaml");
+    return catalog;
+}
+
+// A one-GPU-replica chat service: Llama 3.1 8B AWQ at 2 req/s within a 50 ms P99 TPOT.
+RolePlan plan_service(const gpusel::Catalog& catalog, const std::string& horizon) {
+    gpusel::Project project;
+    project.workloads.push_back(
+        gpusel::load_workload_text("name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
+                                   "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
+                                   "deployment: {horizon: " +
+                                       horizon + ", utilization: 0.9, redundancy: none}\n",
+                                   "w.yaml", gpusel::LoadContext{&catalog, &models()}));
+    PlanReport report = gpusel::make_plan(project, catalog, efficiency());
+    REQUIRE(report.roles.size() == 1);
+    return report.roles.front();
+}
+
+}  // namespace
+
+TEST_CASE("robustness: bands by price kind and by validation phase", "[robustness]") {
+    CHECK(gpusel::price_band_fraction(gpusel::PriceKind::quote) == 0.05);
+    CHECK(gpusel::price_band_fraction(gpusel::PriceKind::list) == 0.05);
+    CHECK(gpusel::price_band_fraction(gpusel::PriceKind::street) == 0.15);
+    CHECK(gpusel::price_band_fraction(gpusel::PriceKind::estimate) == 0.30);
+    CHECK(gpusel::price_band_fraction(gpusel::PriceKind::estimate) >
+          gpusel::price_band_fraction(gpusel::PriceKind::street));
+}
+
+TEST_CASE("robustness: two GPUs within the bands are tied", "[robustness]") {
+    // Identical cards 2 % apart in price: the price bands (at least ±5 %) and the speed band
+    // (±15 % decode) overlap, so the cheaper one cannot be told apart from the other.
+    const gpusel::Catalog catalog = catalog_of(gpu_entry("TEST-A", "15000") + gpu_entry("TEST-B", "15300"));
+    const RolePlan plan = plan_service(catalog, "36mo");
+    REQUIRE(plan.winner);
+    REQUIRE(plan.ranked.size() == 2);
+    const gpusel::RoleUncertainty& uncertainty = plan.uncertainty;
+    REQUIRE(uncertainty.computed);
+    CHECK(uncertainty.samples == 400);
+    CHECK(uncertainty.tied_with == std::vector<int>{2});
+    CHECK(uncertainty.p_best > 0.2);
+    CHECK(uncertainty.p_best < 0.8);
+    CHECK(uncertainty.speed_phase == "decode");
+    CHECK(uncertainty.speed_band_fraction == 0.15);
+}
+
+TEST_CASE("robustness: a winner far ahead stays the winner", "[robustness]") {
+    // The same cards, the second three times the price: no scenario within the bands flips it.
+    const gpusel::Catalog catalog = catalog_of(gpu_entry("TEST-A", "15000") + gpu_entry("TEST-B", "45000"));
+    const RolePlan plan = plan_service(catalog, "36mo");
+    REQUIRE(plan.winner);
+    CHECK(plan.winner->gpu == "TEST-A");
+    const gpusel::RoleUncertainty& uncertainty = plan.uncertainty;
+    REQUIRE(uncertainty.computed);
+    CHECK(uncertainty.p_best == 1.0);
+    // 2 req/s on one replica that serves many times that within the SLO, 8B AWQ weights on
+    // 80 GB: every scenario fits and meets the SLO as ordered.
+    CHECK(uncertainty.p_feasible == 1.0);
+    CHECK(uncertainty.tied_with.empty());
+    CHECK(uncertainty.warnings.empty());
+    REQUIRE(uncertainty.bands.size() == plan.ranked.size());
+    CHECK(uncertainty.bands.front().tco_low_usd < plan.winner->cost.tco_usd);
+    CHECK(uncertainty.bands.front().tco_high_usd > plan.winner->cost.tco_usd);
+    // Identical cards: the other wins once the prices cross, either way (a tie in TCO and in
+    // speed goes to the cheaper, so the crossing is the break-even).
+    const auto price_entry = [&](double current) {
+        return std::find_if(uncertainty.sensitivity.begin(), uncertainty.sensitivity.end(),
+                            [&](const gpusel::Sensitivity& entry) {
+                                return entry.input.rfind("price:", 0) == 0 && entry.current == current;
+                            });
+    };
+    const auto price_a = price_entry(15000);
+    REQUIRE(price_a != uncertainty.sensitivity.end());
+    CHECK(price_a->new_winner == "TEST-B ×1 buy new");
+    CHECK(price_a->break_even == Approx(45000).epsilon(0.001));
+    const auto price_b = price_entry(45000);
+    REQUIRE(price_b != uncertainty.sensitivity.end());
+    CHECK(price_b->new_winner == "TEST-B ×1 buy new");
+    CHECK(price_b->break_even == Approx(15000).epsilon(0.001));
+}
+
+TEST_CASE("robustness: the horizon break-even is the cost model's break-even month", "[robustness]") {
+    // One card, bought or rented on demand. Renting wins a 3-month service; the horizon at
+    // which owning takes over is where owning and renting the same GPU-hours cost the same,
+    // which is the break-even month the cost model computes for the purchase at that horizon.
+    const gpusel::Catalog catalog = catalog_of(gpu_entry("TEST-A", "15000", "2.79"));
+    const RolePlan plan = plan_service(catalog, "3mo");
+    REQUIRE(plan.winner);
+    REQUIRE(plan.winner->acquisition == gpusel::Acquisition::cloud_on_demand);
+    const std::vector<gpusel::Sensitivity>& sensitivity = plan.uncertainty.sensitivity;
+    const auto horizon = std::find_if(sensitivity.begin(), sensitivity.end(), [](const gpusel::Sensitivity& entry) {
+        return entry.input == "horizon_months" && entry.break_even > entry.current;
+    });
+    REQUIRE(horizon != sensitivity.end());
+    CHECK(horizon->current == 3);
+    CHECK(horizon->new_winner == "TEST-A ×1 buy new");
+    // The purchase priced at that horizon: its break-even month is the horizon itself.
+    gpusel::Workload workload = plan.workload;
+    workload.deployment.horizon_months = horizon->break_even;
+    const gpusel::FixedEvaluation bought =
+        gpusel::evaluate_fixed(workload, catalog, *catalog.find("TEST-A"), 1, gpusel::Acquisition::buy_new,
+                               std::nullopt, nullptr, efficiency());
+    REQUIRE(bought.candidate);
+    REQUIRE(bought.candidate->cost.break_even_month);
+    CHECK(*bought.candidate->cost.break_even_month == Approx(horizon->break_even).epsilon(0.01));
+}
+
+TEST_CASE("robustness: the same seed gives the same result, bit for bit", "[robustness]") {
+    const gpusel::Catalog catalog = catalog_of(gpu_entry("TEST-A", "15000") + gpu_entry("TEST-B", "15300"));
+    const RolePlan first = plan_service(catalog, "36mo");
+    const RolePlan second = plan_service(catalog, "36mo");
+    REQUIRE(first.uncertainty.computed);
+    CHECK(first.uncertainty.p_best == second.uncertainty.p_best);
+    CHECK(first.uncertainty.p_feasible == second.uncertainty.p_feasible);
+    CHECK(first.uncertainty.tied_with == second.uncertainty.tied_with);
+    REQUIRE(first.uncertainty.sensitivity.size() == second.uncertainty.sensitivity.size());
+    for (std::size_t i = 0; i < first.uncertainty.sensitivity.size(); ++i) {
+        CHECK(first.uncertainty.sensitivity[i].input == second.uncertainty.sensitivity[i].input);
+        CHECK(first.uncertainty.sensitivity[i].break_even == second.uncertainty.sensitivity[i].break_even);
+    }
+    // Called again with the plan's ranked candidates as the pool, the analysis depends on the
+    // seed alone.
+    gpusel::RobustnessOptions options;
+    options.seed = 7;
+    const gpusel::RoleUncertainty a = gpusel::analyse_uncertainty(first, first.workload, catalog, efficiency(),
+                                                                  first.workload.objective, first.ranked, options);
+    const gpusel::RoleUncertainty b = gpusel::analyse_uncertainty(first, first.workload, catalog, efficiency(),
+                                                                  first.workload.objective, first.ranked, options);
+    REQUIRE(a.computed);
+    CHECK(a.seed == 7);
+    CHECK(a.p_best == b.p_best);
+    CHECK(a.bands.front().tco_low_usd == b.bands.front().tco_low_usd);
+}
