@@ -710,6 +710,76 @@ struct SteadyState {
     CaptureQuality capture;
 };
 
+// One GPU's busy samples in one input, in capture order: their rows and values.
+struct BusySeries {
+    std::vector<std::size_t> rows;
+    std::vector<double> values;
+};
+
+BusySeries busy_series(const GpuTelemetry& t, int gpu, GpuMetric busy) {
+    BusySeries series;
+    for (std::size_t i = 0; i < t.samples.size(); ++i) {
+        const GpuSample& sample = t.samples[i];
+        if (sample.entity == GpuEntity::gpu && sample.gpu == gpu && sample.value(busy)) {
+            series.rows.push_back(i);
+            series.values.push_back(*sample.value(busy));
+        }
+    }
+    return series;
+}
+
+// Leaves one GPU's warm-up and tail out of `keep`, with a phase note for each; from the first
+// input that has any, the GPU's steady mean and the capture's duration.
+void trim_warm_up_and_tail(const GpuTelemetry& t, int gpu, GpuMetric busy, bool first_input, std::vector<bool>& keep,
+                           CaptureQuality& capture) {
+    const BusySeries series = busy_series(t, gpu, busy);
+    const std::vector<std::size_t>& rows = series.rows;
+    const std::vector<double>& values = series.values;
+    if (values.empty()) {
+        return;
+    }
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    std::size_t first = 0;
+    std::size_t last = values.size();
+    if (median >= 10) {
+        while (first < values.size() && values[first] < median / 2) {
+            ++first;
+        }
+        while (last > first && values[last - 1] < median / 2) {
+            --last;
+        }
+    }
+    const auto phase = [&](const char* name, std::size_t from, std::size_t to) {
+        if (to > from) {
+            capture.phases.push_back(fmt::format(
+                "GPU {}: {} of {} sample{} (lines {}-{}) below half the median utilisation ({:.0f} %), left "
+                "out",
+                gpu, name, to - from, to - from == 1 ? "" : "s", t.samples[rows[from]].line,
+                t.samples[rows[to - 1]].line, median));
+        }
+        for (std::size_t i = from; i < to; ++i) {
+            keep[rows[i]] = false;
+        }
+    };
+    phase("warm-up", 0, first);
+    phase("tail", last, values.size());
+    if (!first_input) {
+        return;
+    }
+    const std::vector<double> kept(values.begin() + static_cast<std::ptrdiff_t>(first),
+                                   values.begin() + static_cast<std::ptrdiff_t>(last));
+    capture.per_gpu.push_back(GpuBusy{gpu, summarize(kept).mean, kept.size()});
+    const std::optional<double> from = seconds_of(t.samples[rows[first]].time);
+    const std::optional<double> to = seconds_of(t.samples[rows[last - 1]].time);
+    if (from && to && last - first > 1) {
+        double span = *to - *from;
+        span += span < 0 ? 86400 : 0;  // past midnight
+        capture.duration_s = std::max(capture.duration_s.value_or(0), span);
+    }
+}
+
 // Warm-up and tail: the leading and trailing samples of a GPU below half the median
 // utilisation of that GPU. A job that starts or stops inside the capture shows them (the
 // dcgmproftester capture of the DCGM User Guide starts with three zero samples); leaving them
@@ -727,57 +797,7 @@ SteadyState find_steady_state(const DiagnoseInputs& in, const std::vector<int>& 
             continue;
         }
         for (const int gpu : job) {
-            std::vector<std::size_t> rows;
-            std::vector<double> values;
-            for (std::size_t i = 0; i < t->samples.size(); ++i) {
-                const GpuSample& sample = t->samples[i];
-                if (sample.entity == GpuEntity::gpu && sample.gpu == gpu && sample.value(*busy)) {
-                    rows.push_back(i);
-                    values.push_back(*sample.value(*busy));
-                }
-            }
-            if (values.empty()) {
-                continue;
-            }
-            std::vector<double> sorted = values;
-            std::sort(sorted.begin(), sorted.end());
-            const double median = sorted[sorted.size() / 2];
-            std::size_t first = 0;
-            std::size_t last = values.size();
-            if (median >= 10) {
-                while (first < values.size() && values[first] < median / 2) {
-                    ++first;
-                }
-                while (last > first && values[last - 1] < median / 2) {
-                    --last;
-                }
-            }
-            const auto phase = [&](const char* name, std::size_t from, std::size_t to) {
-                if (to > from) {
-                    capture.phases.push_back(fmt::format(
-                        "GPU {}: {} of {} sample{} (lines {}-{}) below half the median utilisation ({:.0f} %), left "
-                        "out",
-                        gpu, name, to - from, to - from == 1 ? "" : "s", t->samples[rows[from]].line,
-                        t->samples[rows[to - 1]].line, median));
-                }
-                for (std::size_t i = from; i < to; ++i) {
-                    keep[rows[i]] = false;
-                }
-            };
-            phase("warm-up", 0, first);
-            phase("tail", last, values.size());
-            if (first_input) {
-                const std::vector<double> kept(values.begin() + static_cast<std::ptrdiff_t>(first),
-                                               values.begin() + static_cast<std::ptrdiff_t>(last));
-                capture.per_gpu.push_back(GpuBusy{gpu, summarize(kept).mean, kept.size()});
-                const std::optional<double> from = seconds_of(t->samples[rows[first]].time);
-                const std::optional<double> to = seconds_of(t->samples[rows[last - 1]].time);
-                if (from && to && last - first > 1) {
-                    double span = *to - *from;
-                    span += span < 0 ? 86400 : 0;  // past midnight
-                    capture.duration_s = std::max(capture.duration_s.value_or(0), span);
-                }
-            }
+            trim_warm_up_and_tail(*t, gpu, *busy, first_input, keep, capture);
         }
         first_input = first_input && capture.per_gpu.empty();
     }

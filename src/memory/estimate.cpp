@@ -730,6 +730,67 @@ struct InferenceResult {
     Peak peak;
 };
 
+// KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
+// MLA's latent is shared by all heads, so every rank holds all of it (vLLM, SGLang).
+double inference_kv_cache_bytes(const Workload& workload, const Layout& layout, int batch, int context_tokens,
+                                NoteList& notes) {
+    const ModelSpec& model = workload.model;
+    const double t = std::max(layout.tensor_parallel, 1);
+    const double p = std::max(layout.pipeline_parallel, 1);
+    const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+    const double kv_share = model.is_mla() ? 1.0 : std::ceil(kv_heads / t) / kv_heads;
+    const double kv_cache =
+        kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
+    if (!notes.active()) {
+        return kv_cache;
+    }
+    const std::string share = kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "";
+    const std::string window =
+        model.sliding_window > 0
+            ? fmt::format(" ({} of them hold at most the {}-token window)",
+                          model.sliding_layers > 0 ? model.sliding_layers : model.layers, model.sliding_window)
+            : "";
+    if (model.is_mla()) {
+        notes.add(
+            "KV cache (MLA latent): {} layers{} × ({} latent + {} RoPE key) × {:g} B × {} tokens × {} "
+            "sequences{} = {}",
+            model.layers, window, model.kv_lora_rank, model.qk_rope_head_dim, element_bytes(workload.kv_cache),
+            context_tokens, batch, share, gb(kv_cache));
+    } else {
+        notes.add(
+            "KV cache: 2 × {} layers{} × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = "
+            "{}",
+            model.layers, window, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache), context_tokens,
+            batch, share, gb(kv_cache));
+    }
+    return kv_cache;
+}
+
+// Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
+// whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
+// Encoders (BERT, RoBERTa) encode each input in one pass: their outputs are hidden states for a
+// small task head, not vocabulary logits (as in training).
+double prefill_workspace_bytes(const Workload& workload, const Layout& layout, int batch, int context_tokens,
+                               NoteList& notes) {
+    const ModelSpec& model = workload.model;
+    const bool encoder = model.family == ModelFamily::encoder;
+    const double t = std::max(layout.tensor_parallel, 1);
+    const double compute_bytes = activation_element_bytes(workload.precision);
+    const TransformerWidths w = memory_detail::transformer_widths(model);
+    const double prompt = std::min(workload.inference.input_tokens, context_tokens);
+    const double tokens = prompt * batch;
+    const double ffn_tensors = model.ffn_gated ? 3.0 : 2.0;
+    const double layer = tokens * (2.0 * w.hidden + w.moe_top_k * ffn_tensors * w.ffn / t) * compute_bytes;
+    const double logits = model.vocab > 0 && !encoder ? tokens * model.vocab * compute_bytes / t : 0.0;
+    const double workspace = layer + logits;
+    if (notes.active()) {
+        notes.add("activation workspace: one layer's {} intermediates for {} tokens × {}{} = {}",
+                  encoder ? "forward" : "prefill", static_cast<long long>(prompt), batch,
+                  encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits", gb(workspace));
+    }
+    return workspace;
+}
+
 InferenceResult inference_terms(const Workload& workload, const Layout& layout, int batch, int context_tokens,
                                 NoteList& notes) {
     const ModelSpec& model = workload.model;
@@ -755,58 +816,12 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
                       : "",
                   gb(result.peak.weights));
     }
-    const double t = std::max(layout.tensor_parallel, 1);
-    const double p = std::max(layout.pipeline_parallel, 1);
     if (model.is_transformer()) {
-        // Encoders (BERT, RoBERTa) encode each input in one pass: no KV cache, and their outputs are
-        // hidden states for a small task head, not vocabulary logits (as in training).
-        const bool encoder = model.family == ModelFamily::encoder;
-        if (!encoder) {
-            // KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
-            // MLA's latent is shared by all heads, so every rank holds all of it (vLLM, SGLang).
-            const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-            const double kv_share = model.is_mla() ? 1.0 : std::ceil(kv_heads / t) / kv_heads;
-            result.peak.kv_cache =
-                kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
-            if (notes.active()) {
-                const std::string share =
-                    kv_share < 1 || p > 1 ? fmt::format(", this GPU's share {:.3g}", kv_share / p) : "";
-                const std::string window =
-                    model.sliding_window > 0
-                        ? fmt::format(" ({} of them hold at most the {}-token window)",
-                                      model.sliding_layers > 0 ? model.sliding_layers : model.layers,
-                                      model.sliding_window)
-                        : "";
-                if (model.is_mla()) {
-                    notes.add(
-                        "KV cache (MLA latent): {} layers{} × ({} latent + {} RoPE key) × {:g} B × {} tokens × {} "
-                        "sequences{} = {}",
-                        model.layers, window, model.kv_lora_rank, model.qk_rope_head_dim,
-                        element_bytes(workload.kv_cache), context_tokens, batch, share, gb(result.peak.kv_cache));
-                } else {
-                    notes.add(
-                        "KV cache: 2 × {} layers{} × {} KV heads × {} head dim × {:g} B × {} tokens × {} sequences{} = "
-                        "{}",
-                        model.layers, window, model.kv_heads, model.head_dim, element_bytes(workload.kv_cache),
-                        context_tokens, batch, share, gb(result.peak.kv_cache));
-                }
-            }
+        // Encoders (BERT, RoBERTa) encode each input in one pass: no KV cache.
+        if (model.family != ModelFamily::encoder) {
+            result.peak.kv_cache = inference_kv_cache_bytes(workload, layout, batch, context_tokens, notes);
         }
-        // Prefill workspace: one layer's transient (residual, normed input, FFN intermediates) for the
-        // whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
-        const TransformerWidths w = memory_detail::transformer_widths(model);
-        const double prompt = std::min(workload.inference.input_tokens, context_tokens);
-        const double tokens = prompt * batch;
-        const double ffn_tensors = model.ffn_gated ? 3.0 : 2.0;
-        const double layer = tokens * (2.0 * w.hidden + w.moe_top_k * ffn_tensors * w.ffn / t) * compute_bytes;
-        const double logits = model.vocab > 0 && !encoder ? tokens * model.vocab * compute_bytes / t : 0.0;
-        result.peak.activations = layer + logits;
-        if (notes.active()) {
-            notes.add("activation workspace: one layer's {} intermediates for {} tokens × {}{} = {}",
-                      encoder ? "forward" : "prefill", static_cast<long long>(prompt), batch,
-                      encoder ? " (encoder: no KV cache, no vocabulary logits)" : " + their logits",
-                      gb(result.peak.activations));
-        }
+        result.peak.activations = prefill_workspace_bytes(workload, layout, batch, context_tokens, notes);
     } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;
