@@ -293,6 +293,12 @@ training: {tensor_parallel: 2, pipeline_parallel: 1, micro_batch: 1}
     const Layout& replicas = four.layout;
     CHECK(replicas.tensor_parallel == 1);
     CHECK(replicas.data_parallel == 4);
+    // 13.5 GB of FP16 weights do not fit one 12 GB GPU but do fit two: 3 GPUs are no whole replicas.
+    GpuSpec small = gpu;
+    small.memory_bytes = 12e9;
+    const FittingLayout odd = fitting_layout(inference_workload(512, 128, 1), small, 3, ServingStack::automatic);
+    CHECK(odd.problem == LayoutProblem::replica_does_not_divide);
+    CHECK(odd.replica_gpus == 2);
 }
 
 TEST_CASE("perf::stack resolution", "[perf]") {
