@@ -540,51 +540,155 @@ private:
         return "";
     }
 
-    void import_row(const Row& row) {
-        const std::string& name = row.text(col_accelerator_name);
-        if (name.empty()) {
-            return;  // a CPU instance, or a GCP host row (joined below)
-        }
-        ++m_result.gpu_rows;
+    // The row's whole GPU count, or nullopt when the count or the price rules the row out.
+    std::optional<int> usable_gpu_count(const Row& row) {
         if (!row.count || *row.count <= 0) {
             skip(row, row.at(col_accelerator_count), "AcceleratorCount", row.text(col_instance_type),
                  "accelerator count empty or 0", "");
-            return;
+            return std::nullopt;
         }
         if (*row.count != std::floor(*row.count) || *row.count > max_gpus_per_instance) {
             skip(row, row.at(col_accelerator_count), "AcceleratorCount", row.text(col_instance_type),
                  *row.count > max_gpus_per_instance ? "implausible GPU count"
                                                     : "fractional GPU count (whole units only)",
                  "");
-            return;
+            return std::nullopt;
         }
-        const int gpus = static_cast<int>(*row.count);
         if (row.price && *row.price == 0) {
             skip(row, row.at(col_price), "Price", row.text(col_instance_type),
                  "price 0 (not a price; an unknown price is an empty cell)", "");
-            return;
+            return std::nullopt;
         }
         if (row.price && *row.price == placeholder_usd) {
             skip(row, row.at(col_price), "Price", row.text(col_instance_type), "placeholder price 700.0 (not a price)",
                  "");
+            return std::nullopt;
+        }
+        return static_cast<int>(*row.count);
+    }
+
+    // The row's instance type; for a GCP accelerator row (no instance type) the machine type its
+    // accelerator and count come as. Empty when there is none (the row is skipped).
+    std::string instance_type_of(const Row& row, const std::string& name, int gpus) {
+        std::string instance_type = row.text(col_instance_type);
+        if (!instance_type.empty()) {
+            return instance_type;
+        }
+        if (!m_gcp) {
+            skip(row, row.at(col_instance_type), "InstanceType", "", "no instance type", "");
+            return "";
+        }
+        instance_type = gcp_machine_type(name, gpus);
+        if (instance_type.empty()) {
+            const bool attachable = std::any_of(std::begin(gcp_attachable), std::end(gcp_attachable),
+                                                [&](std::string_view a) { return equals_ignore_case(a, name); });
+            skip(row, row.at(col_accelerator_count), "AcceleratorCount", "",
+                 attachable ? "GCP N1-attachable GPU (no one machine type; not imported)"
+                            : "no GCP machine type for this accelerator and count",
+                 "");
+        }
+        return instance_type;
+    }
+
+    // False (the row is skipped) when a known instance type has another GPU count than the row.
+    bool count_agrees_with_instance(const Row& row, const std::string& instance_type, int gpus) {
+        for (const KnownCount& known : known_counts) {
+            if (known.provider == m_cloud && equals_ignore_case(known.instance_type, instance_type) &&
+                known.gpus != gpus) {
+                skip(row, row.at(col_accelerator_count), "AcceleratorCount", instance_type,
+                     "GPU count disagrees with the instance type",
+                     fmt::format("the instance type has {} GPUs", known.gpus));
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // A row's prices per hour for the whole instance, with the host's added for a GCP
+    // accelerator row.
+    struct RowPrices {
+        std::optional<double> on_demand;
+        std::optional<double> spot;
+        const Row* host = nullptr;
+        bool spot_not_below = false;  // a spot price at or above on-demand was dropped
+    };
+
+    // Adds the GCP host row's prices to an accelerator row's; false (the row is skipped) when the
+    // host row is missing or has no price.
+    bool add_gcp_host(const Row& row, const std::string& instance_type, RowPrices& prices) {
+        const auto found = m_gcp_hosts.find(std::make_tuple(instance_type, row.text(col_region), row.text(col_zone)));
+        if (found == m_gcp_hosts.end()) {
+            skip(row, row.at(col_region), "Region", instance_type, "no GCP host row for the machine type and zone",
+                 fmt::format("no {} row in {} {}", instance_type, row.text(col_region), row.text(col_zone)));
+            return false;
+        }
+        const Row* host = found->second;
+        prices.host = host;
+        if (!host->price || *host->price == 0) {
+            skip(row, row.at(col_price), "Price", instance_type, "GCP host price 0.0 or empty (unknown)",
+                 fmt::format("the {} row (line {}) has price '{}'", instance_type, host->line, host->text(col_price)));
+            return false;
+        }
+        // The accelerator row's own spot at or above its own on-demand is the data bug
+        // (docs/reference/offers.md §2.4, A100-80GB); the host's share would hide it in the sum.
+        std::optional<double>& spot = prices.spot;
+        if (spot && prices.on_demand && *spot >= *prices.on_demand) {
+            prices.spot_not_below = true;
+            spot.reset();
+        }
+        if (prices.on_demand) {
+            prices.on_demand = round_price(*prices.on_demand + *host->price);
+        }
+        spot = spot && host->spot && *host->spot > 0 ? std::optional<double>(round_price(*spot + *host->spot))
+                                                     : std::nullopt;
+        return true;
+    }
+
+    // The row's zone joins its offer's region: its on-demand price and a spot price that is usable
+    // and below on-demand.
+    void add_zone(const Row& row, OfferAccumulator& accumulator, RowPrices prices, int gpus) {
+        std::optional<double>& spot = prices.spot;
+        const std::optional<double>& on_demand = prices.on_demand;
+        if (spot && (*spot == 0 || *spot == placeholder_usd || *spot / gpus < min_usd_per_gpu_hour ||
+                     *spot / gpus > max_usd_per_gpu_hour)) {
+            warn(row.line, accumulator.offer.id,
+                 fmt::format("{} {}: spot {} is not a usable price (0, the 700.0 placeholder or outside "
+                             "$0.01..$100 per GPU-hour); dropped",
+                             row.text(col_region), zone_name(row), row.text(col_spot_price)));
+            spot.reset();
+        }
+        RegionAccumulator& region = region_for(accumulator, row.text(col_region));
+        ++region.zones;
+        if (on_demand) {
+            region.on_demand.push_back(*on_demand);
+        }
+        if (spot && on_demand && *spot >= *on_demand) {
+            prices.spot_not_below = true;
+            spot.reset();
+        }
+        if (prices.spot_not_below) {
+            region.spot_not_below.push_back(zone_name(row));
+        }
+        if (spot) {
+            ++region.spot_zones;
+            region.spot = region.spot ? std::min(*region.spot, *spot) : *spot;
+        }
+    }
+
+    void import_row(const Row& row) {
+        const std::string& name = row.text(col_accelerator_name);
+        if (name.empty()) {
+            return;  // a CPU instance, or a GCP host row (joined below)
+        }
+        ++m_result.gpu_rows;
+        const std::optional<int> count = usable_gpu_count(row);
+        if (!count) {
             return;
         }
-        std::string instance_type = row.text(col_instance_type);
+        const int gpus = *count;
+        const std::string instance_type = instance_type_of(row, name, gpus);
         if (instance_type.empty()) {
-            if (!m_gcp) {
-                skip(row, row.at(col_instance_type), "InstanceType", "", "no instance type", "");
-                return;
-            }
-            instance_type = gcp_machine_type(name, gpus);
-            if (instance_type.empty()) {
-                const bool attachable = std::any_of(std::begin(gcp_attachable), std::end(gcp_attachable),
-                                                    [&](std::string_view a) { return equals_ignore_case(a, name); });
-                skip(row, row.at(col_accelerator_count), "AcceleratorCount", "",
-                     attachable ? "GCP N1-attachable GPU (no one machine type; not imported)"
-                                : "no GCP machine type for this accelerator and count",
-                     "");
-                return;
-            }
+            return;
         }
         const std::string mapped = map_gpu(row, instance_type);
         if (mapped.empty()) {
@@ -596,80 +700,26 @@ private:
                  "maps to " + mapped);
             return;
         }
-        for (const KnownCount& known : known_counts) {
-            if (known.provider == m_cloud && equals_ignore_case(known.instance_type, instance_type) &&
-                known.gpus != gpus) {
-                skip(row, row.at(col_accelerator_count), "AcceleratorCount", instance_type,
-                     "GPU count disagrees with the instance type",
-                     fmt::format("the instance type has {} GPUs", known.gpus));
-                return;
-            }
+        if (!count_agrees_with_instance(row, instance_type, gpus)) {
+            return;
         }
-        std::optional<double> on_demand = row.price;
-        std::optional<double> spot = row.spot;
-        const Row* host = nullptr;
-        bool spot_not_below = false;
-        if (row.text(col_instance_type).empty()) {  // GCP accelerator row: add its host
-            const auto found =
-                m_gcp_hosts.find(std::make_tuple(instance_type, row.text(col_region), row.text(col_zone)));
-            if (found == m_gcp_hosts.end()) {
-                skip(row, row.at(col_region), "Region", instance_type, "no GCP host row for the machine type and zone",
-                     fmt::format("no {} row in {} {}", instance_type, row.text(col_region), row.text(col_zone)));
-                return;
-            }
-            host = found->second;
-            if (!host->price || *host->price == 0) {
-                skip(row, row.at(col_price), "Price", instance_type, "GCP host price 0.0 or empty (unknown)",
-                     fmt::format("the {} row (line {}) has price '{}'", instance_type, host->line,
-                                 host->text(col_price)));
-                return;
-            }
-            // The accelerator row's own spot at or above its own on-demand is the data bug
-            // (docs/reference/offers.md §2.4, A100-80GB); the host's share would hide it in the sum.
-            if (spot && on_demand && *spot >= *on_demand) {
-                spot_not_below = true;
-                spot.reset();
-            }
-            if (on_demand) {
-                on_demand = round_price(*on_demand + *host->price);
-            }
-            spot = spot && host->spot && *host->spot > 0 ? std::optional<double>(round_price(*spot + *host->spot))
-                                                         : std::nullopt;
+        RowPrices prices;
+        prices.on_demand = row.price;
+        prices.spot = row.spot;
+        if (row.text(col_instance_type).empty() && !add_gcp_host(row, instance_type, prices)) {  // GCP accelerator row
+            return;
         }
+        const std::optional<double>& on_demand = prices.on_demand;
         if (on_demand && (*on_demand / gpus < min_usd_per_gpu_hour || *on_demand / gpus > max_usd_per_gpu_hour)) {
             skip(row, row.at(col_price), "Price", instance_type, "per-GPU price outside $0.01..$100 per hour",
                  fmt::format("{}/h is {}/GPU-h", number_text(*on_demand), number_text(*on_demand / gpus)));
             return;
         }
-        OfferAccumulator* accumulator = offer_for(row, instance_type, spec->id, gpus, host);
+        OfferAccumulator* accumulator = offer_for(row, instance_type, spec->id, gpus, prices.host);
         if (accumulator == nullptr) {
             return;
         }
-        const std::string& id = accumulator->offer.id;
-        if (spot && (*spot == 0 || *spot == placeholder_usd || *spot / gpus < min_usd_per_gpu_hour ||
-                     *spot / gpus > max_usd_per_gpu_hour)) {
-            warn(row.line, id,
-                 fmt::format("{} {}: spot {} is not a usable price (0, the 700.0 placeholder or outside "
-                             "$0.01..$100 per GPU-hour); dropped",
-                             row.text(col_region), zone_name(row), row.text(col_spot_price)));
-            spot.reset();
-        }
-        RegionAccumulator& region = region_for(*accumulator, row.text(col_region));
-        ++region.zones;
-        if (on_demand) {
-            region.on_demand.push_back(*on_demand);
-        }
-        if (spot && on_demand && *spot >= *on_demand) {
-            spot_not_below = true;
-            spot.reset();
-        }
-        if (spot_not_below) {
-            region.spot_not_below.push_back(zone_name(row));
-        }
-        if (spot) {
-            ++region.spot_zones;
-            region.spot = region.spot ? std::min(*region.spot, *spot) : *spot;
-        }
+        add_zone(row, *accumulator, prices, gpus);
     }
 
     std::string zone_name(const Row& row) const {

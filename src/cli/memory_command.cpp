@@ -43,7 +43,7 @@ void run_memory(Context& context, const MemoryOptions& options) {
         throw UsageError("the catalog holds no GPUs");
     }
     const Workload workload = load_workload_file(options.workload_file, context.load_context());
-    const std::optional<Layout> layout = default_layout(workload, count);
+    const std::optional<Layout> layout = layout_as_written(workload, count);
     if (!layout) {
         throw UsageError(fmt::format(
             "--count: {} GPUs cannot hold the workload's fixed tensor_parallel {} × "

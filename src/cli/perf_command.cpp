@@ -25,6 +25,23 @@ struct PerfOptions {
     std::string micro_batch;
 };
 
+// The model says why no layout exists; the words name this command's --count flag.
+Layout layout_or_usage_error(const FittingLayout& fitting, int count) {
+    switch (fitting.problem) {
+    case LayoutProblem::none:
+        break;
+    case LayoutProblem::no_gpus:
+        throw UsageError("--count must be at least 1");
+    case LayoutProblem::count_not_multiple_of_split:
+        throw UsageError(fmt::format("--count {} is not a multiple of tensor_parallel {} × pipeline_parallel {}",
+                                     count, fitting.tensor_parallel, fitting.pipeline_parallel));
+    case LayoutProblem::replica_does_not_divide:
+        throw UsageError(fmt::format("--count {}: each replica needs {} GPUs to hold the weights; use a multiple of {}",
+                                     count, fitting.replica_gpus, fitting.replica_gpus));
+    }
+    return fitting.layout;
+}
+
 void run_perf(Context& context, const PerfOptions& options) {
     const std::optional<ServingStack> stack = parse_serving_stack(options.stack);
     if (!stack) {
@@ -53,7 +70,7 @@ void run_perf(Context& context, const PerfOptions& options) {
     if (!options.micro_batch.empty() && !workload.is_training()) {
         throw UsageError("--micro-batch applies to training workloads; use --batch for inference");
     }
-    query.layout = default_layout(workload, *gpu, count, query.stack);
+    query.layout = layout_or_usage_error(fitting_layout(workload, *gpu, count, query.stack), count);
     PerfEstimate estimate = estimate_perf(workload, *gpu, query, builtin_efficiency());
     const PerfResult result{workload, gpu->id, count, std::move(estimate)};
     if (options.format == PerfFormat::json) {

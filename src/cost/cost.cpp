@@ -143,6 +143,118 @@ OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, in
     return use;
 }
 
+// The units bought or rented: `units` per seat (a replica of the workload) at `price_usd` each.
+struct UnitsBought {
+    double price_usd = 0;
+    int units = 0;
+    int seats = 1;
+    int all_units() const { return units * seats; }
+};
+
+// Owning over the horizon: the units, spares and hosts, power and operations by site, failures
+// after the warranty, resale, and the month from which owning costs less than renting.
+void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote, const UnitsBought& bought,
+                       CostEstimate& cost) {
+    const DeploymentSpec& deployment = workload.deployment;
+    const Offer& offer = *quote.offer;
+    const double months = deployment.horizon_months;
+    const double horizon_hours = months * hours_per_month;
+    const double price = bought.price_usd;
+    const int all_units = bought.all_units();
+    const double per_unit_gpus = offer.gpus_per_unit;
+    CostBreakdown& part = cost.breakdown;
+    const double owned_gpus = all_units * per_unit_gpus;
+    // Spares are bought in the offer's units. Rounded, not ceiled: one spare for a
+    // single-GPU box would double its cost, which no one budgets; 15 % of 4 to 9 cards is one.
+    cost.spare_units = months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * all_units)) : 0;
+    cost.spare_gpus = cost.spare_units * offer.gpus_per_unit;
+    part.gpus_usd = all_units * price;
+    if (quote.host != nullptr) {
+        // Spare cards wait on a shelf: hosts only for the units in service.
+        const int hosts = hosts_for(offer, *quote.host, bought.units) * bought.seats;
+        part.servers_usd = hosts * quote.host->price.usd;
+        cost.offer.host_id = quote.host->id;
+        cost.offer.host_name = quote.host->name;
+        cost.offer.hosts = hosts;
+        cost.offer.host_price_usd = quote.host->price.usd;
+        cost.offer.host_price_kind = quote.host->price.kind;
+    }
+    part.spares_usd = cost.spare_units * price;
+    // Power and operations by where the units run: a data centre's PUE and staff, none of
+    // either for a desk-side box or an edge device unless the file sets them.
+    cost.site = costing_site(workload, offer);
+    const bool datacenter = cost.site == Site::datacenter;
+    const double pue = datacenter || deployment.pue_given ? deployment.pue : 1.0;
+    const double ops = datacenter || deployment.ops_given ? deployment.ops_usd_per_gpu_month : 0.0;
+    const double owned_busy_hours = horizon_hours * deployment.utilization;
+    cost.energy_kwh = owned_gpus * gpu.power_watts / 1000.0 * owned_busy_hours * pue;
+    part.power_usd = cost.energy_kwh * deployment.energy_usd_per_kwh;
+    part.operations_usd = owned_gpus * ops * months;
+    // Failures within the warranty are replaced by the maker (the spares cover the downtime);
+    // only those after it cost a GPU.
+    cost.warranty_months = warranty_months(gpu, offer);
+    const double covered = std::min(months, static_cast<double>(cost.warranty_months));
+    const double failed_after_warranty =
+        owned_gpus * (expected_failure_fraction(months) - expected_failure_fraction(covered));
+    part.failures_usd = std::max(0.0, failed_after_warranty - cost.spare_gpus) * price / per_unit_gpus;
+    part.resale_usd = (all_units + cost.spare_units) * price * residual_value_fraction(months);
+    cost.resale_counted = deployment.count_resale;
+    cost.capex_usd = part.gpus_usd + part.servers_usd + part.spares_usd;
+    const double monthly_running = (part.power_usd + part.operations_usd) / months;
+    cost.monthly_opex_usd = monthly_running + part.failures_usd / months;
+    cost.tco_usd = cost.capex_usd + part.power_usd + part.operations_usd + part.failures_usd -
+                   (cost.resale_counted ? part.resale_usd : 0.0);
+    cost.depreciation_months = months;
+    cost.depreciation_usd_per_month =
+        (cost.capex_usd - (cost.resale_counted ? part.resale_usd : 0.0)) / std::max(months, 1e-9);
+    if (!offer.needs_host.empty() && quote.host == nullptr) {
+        cost.notes.push_back(fmt::format("needs host {}, which the catalog does not price", offer.needs_host));
+    }
+    // Against renting on demand the GPU-hours this workload needs (cloud_equivalent_usd),
+    // spread over the horizon: the month from which owning has cost less in total.
+    cost.break_even_month = break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / months);
+}
+
+// Renting: a rented instance is billed for every hour it is provisioned: a service around the
+// clock, unless it scales down when idle (deployment.autoscale), and then never below its
+// minimum replicas; reserved capacity for whole terms; spot with its restart overhead.
+void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote, const UsageProfile& usage,
+                     const UnitsBought& bought, double busy_hours, CostEstimate& cost) {
+    const DeploymentSpec& deployment = workload.deployment;
+    const Acquisition acquisition = quote.acquisition;
+    const double months = deployment.horizon_months;
+    const double horizon_hours = months * hours_per_month;
+    const double price = bought.price_usd;
+    const int all_units = bought.all_units();
+    const double per_unit_gpus = quote.offer->gpus_per_unit;
+    CostBreakdown& part = cost.breakdown;
+    double rented_hours = usage.job_seconds / 3600.0;
+    if (usage.service) {
+        const double floor_share =
+            usage.min_gpus > 0 ? std::min(1.0, static_cast<double>(usage.min_gpus) / (all_units * per_unit_gpus))
+                               : 0.0;
+        rented_hours =
+            deployment.autoscale ? horizon_hours * std::max(usage.average_utilization, floor_share) : horizon_hours;
+    }
+    if (acquisition == Acquisition::cloud_reserved) {
+        const double committed_months =
+            std::ceil(std::max(months, 1.0) / reservation_term_months) * reservation_term_months;
+        rented_hours = committed_months * hours_per_month;
+    } else if (acquisition == Acquisition::cloud_spot) {
+        rented_hours *= 1.0 + deployment.spot_overhead_fraction;
+    }
+    part.rental_usd = all_units * rented_hours * price;
+    part.hidden_usd = usage.launches * startup_hours_per_launch * all_units * price +
+                      usage.transfer_bytes * transfer_usd_per_byte;
+    cost.tco_usd = part.rental_usd + part.hidden_usd;
+    cost.monthly_opex_usd = cost.tco_usd / months;
+    cost.energy_kwh = usage.gpus * bought.seats * gpu.power_watts / 1000.0 * busy_hours * deployment.pue;
+    if (acquisition == Acquisition::cloud_reserved) {
+        cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not",
+                                         std::ceil(std::max(months, 1.0) / 12.0) * 12.0));
+    }
+}
+
 }  // namespace
 
 CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
@@ -161,12 +273,13 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const O
         return cost;
     }
     const Offer& offer = *quote.offer;
-    const double price = unit_price_usd.value_or(quote.price.usd);
-    const int units = units_for(offer, usage.gpus);
-    const double per_unit_gpus = offer.gpus_per_unit;
+    UnitsBought bought;
+    bought.price_usd = unit_price_usd.value_or(quote.price.usd);
+    bought.units = units_for(offer, usage.gpus);
+    bought.seats = std::max(1, usage.seats);
     cost.available = true;
-    cost.unit_price_usd = price;
-    cost.offer = describe_offer(quote, price, units, usage.gpus);
+    cost.unit_price_usd = bought.price_usd;
+    cost.offer = describe_offer(quote, bought.price_usd, bought.units, usage.gpus);
     if (unit_price_usd) {
         cost.offer.price_kind = PriceKind::quote;
     }
@@ -175,100 +288,18 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const O
     const double billed_hours = usage.service && !deployment.autoscale ? horizon_hours : busy_hours;
     cost.cloud_equivalent_usd =
         usage.reference_rent_usd_per_gpu_hour * usage.gpus * std::max(1, usage.seats) * billed_hours;
-    CostBreakdown& part = cost.breakdown;
-
-    const int seats = std::max(1, usage.seats);
-    if (seats > 1) {
-        cost.offer.units *= seats;
-        cost.offer.idle_gpus *= seats;
+    if (bought.seats > 1) {
+        cost.offer.units *= bought.seats;
+        cost.offer.idle_gpus *= bought.seats;
     }
-    const int all_units = units * seats;
     if (is_purchase(acquisition)) {
-        const double owned_gpus = all_units * per_unit_gpus;
-        // Spares are bought in the offer's units. Rounded, not ceiled: one spare for a
-        // single-GPU box would double its cost, which no one budgets; 15 % of 4 to 9 cards is one.
-        cost.spare_units =
-            months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * all_units)) : 0;
-        cost.spare_gpus = cost.spare_units * offer.gpus_per_unit;
-        part.gpus_usd = all_units * price;
-        if (quote.host != nullptr) {
-            // Spare cards wait on a shelf: hosts only for the units in service.
-            const int hosts = hosts_for(offer, *quote.host, units) * seats;
-            part.servers_usd = hosts * quote.host->price.usd;
-            cost.offer.host_id = quote.host->id;
-            cost.offer.host_name = quote.host->name;
-            cost.offer.hosts = hosts;
-            cost.offer.host_price_usd = quote.host->price.usd;
-            cost.offer.host_price_kind = quote.host->price.kind;
-        }
-        part.spares_usd = cost.spare_units * price;
-        // Power and operations by where the units run: a data centre's PUE and staff, none of
-        // either for a desk-side box or an edge device unless the file sets them.
-        cost.site = costing_site(workload, offer);
-        const bool datacenter = cost.site == Site::datacenter;
-        const double pue = datacenter || deployment.pue_given ? deployment.pue : 1.0;
-        const double ops = datacenter || deployment.ops_given ? deployment.ops_usd_per_gpu_month : 0.0;
-        const double owned_busy_hours = horizon_hours * deployment.utilization;
-        cost.energy_kwh = owned_gpus * gpu.power_watts / 1000.0 * owned_busy_hours * pue;
-        part.power_usd = cost.energy_kwh * deployment.energy_usd_per_kwh;
-        part.operations_usd = owned_gpus * ops * months;
-        // Failures within the warranty are replaced by the maker (the spares cover the downtime);
-        // only those after it cost a GPU.
-        cost.warranty_months = warranty_months(gpu, offer);
-        const double covered = std::min(months, static_cast<double>(cost.warranty_months));
-        const double failed_after_warranty =
-            owned_gpus * (expected_failure_fraction(months) - expected_failure_fraction(covered));
-        part.failures_usd = std::max(0.0, failed_after_warranty - cost.spare_gpus) * price / per_unit_gpus;
-        part.resale_usd = (all_units + cost.spare_units) * price * residual_value_fraction(months);
-        cost.resale_counted = deployment.count_resale;
-        cost.capex_usd = part.gpus_usd + part.servers_usd + part.spares_usd;
-        const double monthly_running = (part.power_usd + part.operations_usd) / months;
-        cost.monthly_opex_usd = monthly_running + part.failures_usd / months;
-        cost.tco_usd = cost.capex_usd + part.power_usd + part.operations_usd + part.failures_usd -
-                       (cost.resale_counted ? part.resale_usd : 0.0);
-        cost.depreciation_months = months;
-        cost.depreciation_usd_per_month =
-            (cost.capex_usd - (cost.resale_counted ? part.resale_usd : 0.0)) / std::max(months, 1e-9);
-        if (!offer.needs_host.empty() && quote.host == nullptr) {
-            cost.notes.push_back(fmt::format("needs host {}, which the catalog does not price", offer.needs_host));
-        }
-        // Against renting on demand the GPU-hours this workload needs (cloud_equivalent_usd),
-        // spread over the horizon: the month from which owning has cost less in total.
-        cost.break_even_month =
-            break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / months);
+        add_purchase_cost(workload, gpu, quote, bought, cost);
     } else {
-        // A rented instance is billed for every hour it is provisioned: a service around the
-        // clock, unless it scales down when idle (deployment.autoscale), and then never below
-        // its minimum replicas.
-        double rented_hours = usage.job_seconds / 3600.0;
-        if (usage.service) {
-            const double floor_share =
-                usage.min_gpus > 0 ? std::min(1.0, static_cast<double>(usage.min_gpus) / (all_units * per_unit_gpus))
-                                   : 0.0;
-            rented_hours = deployment.autoscale ? horizon_hours * std::max(usage.average_utilization, floor_share)
-                                                : horizon_hours;
-        }
-        if (acquisition == Acquisition::cloud_reserved) {
-            const double committed_months =
-                std::ceil(std::max(months, 1.0) / reservation_term_months) * reservation_term_months;
-            rented_hours = committed_months * hours_per_month;
-        } else if (acquisition == Acquisition::cloud_spot) {
-            rented_hours *= 1.0 + deployment.spot_overhead_fraction;
-        }
-        part.rental_usd = all_units * rented_hours * price;
-        part.hidden_usd = usage.launches * startup_hours_per_launch * all_units * price +
-                          usage.transfer_bytes * transfer_usd_per_byte;
-        cost.tco_usd = part.rental_usd + part.hidden_usd;
-        cost.monthly_opex_usd = cost.tco_usd / months;
-        cost.energy_kwh = usage.gpus * seats * gpu.power_watts / 1000.0 * busy_hours * deployment.pue;
-        if (acquisition == Acquisition::cloud_reserved) {
-            cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not",
-                                             std::ceil(std::max(months, 1.0) / 12.0) * 12.0));
-        }
+        add_rental_cost(workload, gpu, quote, usage, bought, busy_hours, cost);
     }
     if (cost.offer.idle_gpus > 0) {
         cost.notes.push_back(fmt::format("{} of the {} GPUs bought or rented sit idle ({} per unit)", cost.offer.idle_gpus,
-                                         all_units * offer.gpus_per_unit, offer.gpus_per_unit));
+                                         bought.all_units() * offer.gpus_per_unit, offer.gpus_per_unit));
     }
     cost.usd_per_unit = usage.work_units > 0 ? cost.tco_usd / usage.work_units : 0;
     return cost;

@@ -70,23 +70,42 @@ namespace {
 //   PCIe's TLP headers and flow control take 10-20 % of the wire rate. nccl-tests
 //   (https://github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md) bus bandwidth on NVLink reaches
 //   a similar share of the link's rate. gpusel counts 80 % of the nominal rate as achievable.
-std::vector<DiagnosisRule> build_rules() {
-    std::vector<DiagnosisRule> rules;
-    const RuleSignal cpu_saturated{"cpu_busy_pct", true, 85, 1, "saturated host CPUs prepare the batches too slowly"};
-    const RuleSignal cpu_idle_weak{"cpu_busy_pct", false, 50, 0.5,
-                                   "the host CPUs are mostly idle (weak: one loader thread on a large host still "
-                                   "averages idle)"};
-    const RuleSignal cpu_idle{"cpu_busy_pct", false, 50, 0.5, "the host CPUs are mostly idle: not the input pipeline"};
-    const RuleSignal fb_full{"fb_used_pct", true, 90, 1, "a full framebuffer points at the batch size, not the input"};
-    const RuleSignal link_busy{"pcie_link_use_pct", true, 60, 1,
-                               "the PCIe link is busy: the GPU waits on host transfers"};
-    const RuleSignal gpu_waits{"sm_util_pct", false, 70, 0.5, "the GPU waits a third of the time or more"};
-    const RuleSignal gpu_busy{"sm_util_pct", true, 90, 1, "the GPU is busy anyway: the host work overlaps it"};
-    const RuleSignal peers_via_host{"gpu_pairs_through_host_pct", true, 0, 0.5,
-                                    "GPU pairs talk through the host: waits on collectives look the same"};
-    const RuleSignal numa_split{"numa_nodes_spanned", true, 1, 0.5, "the GPUs span NUMA nodes"};
-    const RuleSignal tensor_busy{"tensor_active_pct", true, 50, 1,
-                                 "the tensor pipes are busy: the tensor-bound verdict is the more specific one"};
+
+// Signals several rules share as supporting or contrary evidence.
+struct SharedSignals {
+    RuleSignal cpu_saturated;
+    RuleSignal cpu_idle_weak;
+    RuleSignal cpu_idle;
+    RuleSignal fb_full;
+    RuleSignal link_busy;
+    RuleSignal gpu_waits;
+    RuleSignal gpu_busy;
+    RuleSignal peers_via_host;
+    RuleSignal numa_split;
+    RuleSignal tensor_busy;
+};
+
+SharedSignals shared_signals() {
+    SharedSignals signals;
+    signals.cpu_saturated = {"cpu_busy_pct", true, 85, 1, "saturated host CPUs prepare the batches too slowly"};
+    signals.cpu_idle_weak = {"cpu_busy_pct", false, 50, 0.5,
+                             "the host CPUs are mostly idle (weak: one loader thread on a large host still "
+                             "averages idle)"};
+    signals.cpu_idle = {"cpu_busy_pct", false, 50, 0.5, "the host CPUs are mostly idle: not the input pipeline"};
+    signals.fb_full = {"fb_used_pct", true, 90, 1, "a full framebuffer points at the batch size, not the input"};
+    signals.link_busy = {"pcie_link_use_pct", true, 60, 1, "the PCIe link is busy: the GPU waits on host transfers"};
+    signals.gpu_waits = {"sm_util_pct", false, 70, 0.5, "the GPU waits a third of the time or more"};
+    signals.gpu_busy = {"sm_util_pct", true, 90, 1, "the GPU is busy anyway: the host work overlaps it"};
+    signals.peers_via_host = {"gpu_pairs_through_host_pct", true, 0, 0.5,
+                              "GPU pairs talk through the host: waits on collectives look the same"};
+    signals.numa_split = {"numa_nodes_spanned", true, 1, 0.5, "the GPUs span NUMA nodes"};
+    signals.tensor_busy = {"tensor_active_pct", true, 50, 1,
+                           "the tensor pipes are busy: the tensor-bound verdict is the more specific one"};
+    return signals;
+}
+
+// The GPU idles, or waits on the host CPUs preparing batches.
+void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "no-job-running",
         "idle",
@@ -135,10 +154,10 @@ std::vector<DiagnosisRule> build_rules() {
         Severity::warning,
         "data loading",
         {{"sm_util_pct", false, 60}, {"dram_active_pct", false, 30}},
-        {cpu_saturated,
+        {signals.cpu_saturated,
          {"cpu_jpeg_decode_pct", true, 20, 0.5, "the profile shows JPEG decoding"},
          {"cpu_copy_mmap_pct", true, 15, 0.5, "the profile shows copies and page faults (storage reads)"}},
-        {cpu_idle_weak, fb_full, link_busy, peers_via_host, numa_split},
+        {signals.cpu_idle_weak, signals.fb_full, signals.link_busy, signals.peers_via_host, signals.numa_split},
         "Below 60 % utilisation the GPU is idle 40 % of the time or more (nvidia-smi --help-query-gpu); with its "
         "memory "
         "interface under 30 % active (DCGM profiling metrics) it is not limited by memory either. An idle GPU with "
@@ -154,13 +173,17 @@ std::vector<DiagnosisRule> build_rules() {
          "CUDA graphs or torch.compile when the step launches many small kernels"},
         false,
         "the GPU already waits most of the time; a faster one would wait longer"});
+}
+
+// Memory capacity and the host side: the PCIe link, JPEG decoding, storage reads.
+void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "gpu-util-low-fb-full",
         "memory-capacity",
         Severity::warning,
         "a model or batch size problem",
         {{"sm_util_pct", false, 60}, {"fb_used_pct", true, 90}},
-        {cpu_idle},
+        {signals.cpu_idle},
         {{"cpu_busy_pct", true, 85, 1, "saturated host CPUs: the input pipeline explains the waiting as well"},
          {"pcie_link_use_pct", true, 85, 0.5, "the PCIe link is near its achievable rate"}},
         "Utilisation under 60 % while more than 90 % of the framebuffer is in use: the batch that "
@@ -200,8 +223,8 @@ std::vector<DiagnosisRule> build_rules() {
                       Severity::error,
                       "JPEG decoding on the CPU",
                       {{"cpu_jpeg_decode_pct", true, 40}},
-                      {gpu_waits, cpu_saturated},
-                      {gpu_busy},
+                      {signals.gpu_waits, signals.cpu_saturated},
+                      {signals.gpu_busy},
                       "More than 40 % of the profiled CPU samples in libjpeg / libturbojpeg / PIL's _imaging: "
                       "image decoding dominates the host work, and the GPU's nvJPEG decoder can take it over "
                       "(NVIDIA DALI).",
@@ -217,8 +240,8 @@ std::vector<DiagnosisRule> build_rules() {
                       Severity::warning,
                       "storage reads (memory copies and page faults)",
                       {{"cpu_copy_mmap_pct", true, 30}},
-                      {gpu_waits},
-                      {gpu_busy},
+                      {signals.gpu_waits},
+                      {signals.gpu_busy},
                       "More than 30 % of the profiled CPU samples in memcpy/memmove, kernel copies to user "
                       "space and page-fault handling of mapped files: the host spends its time moving bytes "
                       "in from storage rather than preparing samples.",
@@ -228,13 +251,17 @@ std::vector<DiagnosisRule> build_rules() {
                        "avoid extra copies: memory-map once and wrap with torch.from_numpy"},
                       false,
                       "a faster GPU would wait on the same storage"});
+}
+
+// Where the GPUs sit and how they talk: host paths, NUMA, NVLink, a straggler.
+void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "gpu-peers-through-host",
         "topology",
         Severity::warning,
         "GPU-to-GPU traffic through the host",
         {{"gpu_pairs_through_host_pct", true, 0}},
-        {gpu_waits},
+        {signals.gpu_waits},
         {},
         "nvidia-smi topo -m shows PHB, NODE or SYS (SOC on old drivers) between GPUs of the job: "
         "their traffic crosses a PCIe host bridge or the link between CPU sockets (the topo -m legend) instead "
@@ -251,7 +278,8 @@ std::vector<DiagnosisRule> build_rules() {
         Severity::warning,
         "GPUs split across NUMA nodes",
         {{"numa_nodes_spanned", true, 1}},
-        {{"gpu_pairs_through_host_pct", true, 0, 0.5, "pairs of the job's GPUs talk over PHB, NODE or SYS"}, gpu_waits},
+        {{"gpu_pairs_through_host_pct", true, 0, 0.5, "pairs of the job's GPUs talk over PHB, NODE or SYS"},
+         signals.gpu_waits},
         {},
         "The job's GPUs sit on more than one NUMA node (nvidia-smi topo -m, NUMA Affinity) while one "
         "node alone has enough GPUs for the job: host memory traffic and GPU peer traffic cross the "
@@ -292,6 +320,10 @@ std::vector<DiagnosisRule> build_rules() {
          "leave the GPU out if it is degraded"},
         false,
         "the others wait for one GPU; replacing all of them does not remove the imbalance"});
+}
+
+// The GPU itself is the limit (memory bandwidth, tensor pipes, compute), or nothing is.
+void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "gpu-bound-memory",
         "memory-bandwidth",
@@ -333,7 +365,7 @@ std::vector<DiagnosisRule> build_rules() {
         "the GPU itself, limited by compute",
         {{"sm_util_pct", true, 90}, {"dram_active_pct", false, 60}},
         {{"sm_active_pct", true, 80, 0.5, "the SMs are active most cycles (DCGM 1002)"}},
-        {tensor_busy},
+        {signals.tensor_busy},
         "A kernel runs more than 90 % of the time (nvidia-smi --help-query-gpu) while the memory interface is active "
         "less "
         "than 60 % of cycles (DCGM profiling metrics): the GPU is the bottleneck and computes more than it moves "
@@ -357,6 +389,15 @@ std::vector<DiagnosisRule> build_rules() {
                        "to check more"},
                       false,
                       "nothing here points at the GPU"});
+}
+
+std::vector<DiagnosisRule> build_rules() {
+    const SharedSignals signals = shared_signals();
+    std::vector<DiagnosisRule> rules;
+    add_idle_and_input_starved_rules(rules, signals);
+    add_host_side_rules(rules, signals);
+    add_topology_rules(rules, signals);
+    add_gpu_bound_rules(rules, signals);
     return rules;
 }
 
@@ -669,6 +710,76 @@ struct SteadyState {
     CaptureQuality capture;
 };
 
+// One GPU's busy samples in one input, in capture order: their rows and values.
+struct BusySeries {
+    std::vector<std::size_t> rows;
+    std::vector<double> values;
+};
+
+BusySeries busy_series(const GpuTelemetry& t, int gpu, GpuMetric busy) {
+    BusySeries series;
+    for (std::size_t i = 0; i < t.samples.size(); ++i) {
+        const GpuSample& sample = t.samples[i];
+        if (sample.entity == GpuEntity::gpu && sample.gpu == gpu && sample.value(busy)) {
+            series.rows.push_back(i);
+            series.values.push_back(*sample.value(busy));
+        }
+    }
+    return series;
+}
+
+// Leaves one GPU's warm-up and tail out of `keep`, with a phase note for each; from the first
+// input that has any, the GPU's steady mean and the capture's duration.
+void trim_warm_up_and_tail(const GpuTelemetry& t, int gpu, GpuMetric busy, bool first_input, std::vector<bool>& keep,
+                           CaptureQuality& capture) {
+    const BusySeries series = busy_series(t, gpu, busy);
+    const std::vector<std::size_t>& rows = series.rows;
+    const std::vector<double>& values = series.values;
+    if (values.empty()) {
+        return;
+    }
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    std::size_t first = 0;
+    std::size_t last = values.size();
+    if (median >= 10) {
+        while (first < values.size() && values[first] < median / 2) {
+            ++first;
+        }
+        while (last > first && values[last - 1] < median / 2) {
+            --last;
+        }
+    }
+    const auto phase = [&](const char* name, std::size_t from, std::size_t to) {
+        if (to > from) {
+            capture.phases.push_back(fmt::format(
+                "GPU {}: {} of {} sample{} (lines {}-{}) below half the median utilisation ({:.0f} %), left "
+                "out",
+                gpu, name, to - from, to - from == 1 ? "" : "s", t.samples[rows[from]].line,
+                t.samples[rows[to - 1]].line, median));
+        }
+        for (std::size_t i = from; i < to; ++i) {
+            keep[rows[i]] = false;
+        }
+    };
+    phase("warm-up", 0, first);
+    phase("tail", last, values.size());
+    if (!first_input) {
+        return;
+    }
+    const std::vector<double> kept(values.begin() + static_cast<std::ptrdiff_t>(first),
+                                   values.begin() + static_cast<std::ptrdiff_t>(last));
+    capture.per_gpu.push_back(GpuBusy{gpu, summarize(kept).mean, kept.size()});
+    const std::optional<double> from = seconds_of(t.samples[rows[first]].time);
+    const std::optional<double> to = seconds_of(t.samples[rows[last - 1]].time);
+    if (from && to && last - first > 1) {
+        double span = *to - *from;
+        span += span < 0 ? 86400 : 0;  // past midnight
+        capture.duration_s = std::max(capture.duration_s.value_or(0), span);
+    }
+}
+
 // Warm-up and tail: the leading and trailing samples of a GPU below half the median
 // utilisation of that GPU. A job that starts or stops inside the capture shows them (the
 // dcgmproftester capture of the DCGM User Guide starts with three zero samples); leaving them
@@ -686,57 +797,7 @@ SteadyState find_steady_state(const DiagnoseInputs& in, const std::vector<int>& 
             continue;
         }
         for (const int gpu : job) {
-            std::vector<std::size_t> rows;
-            std::vector<double> values;
-            for (std::size_t i = 0; i < t->samples.size(); ++i) {
-                const GpuSample& sample = t->samples[i];
-                if (sample.entity == GpuEntity::gpu && sample.gpu == gpu && sample.value(*busy)) {
-                    rows.push_back(i);
-                    values.push_back(*sample.value(*busy));
-                }
-            }
-            if (values.empty()) {
-                continue;
-            }
-            std::vector<double> sorted = values;
-            std::sort(sorted.begin(), sorted.end());
-            const double median = sorted[sorted.size() / 2];
-            std::size_t first = 0;
-            std::size_t last = values.size();
-            if (median >= 10) {
-                while (first < values.size() && values[first] < median / 2) {
-                    ++first;
-                }
-                while (last > first && values[last - 1] < median / 2) {
-                    --last;
-                }
-            }
-            const auto phase = [&](const char* name, std::size_t from, std::size_t to) {
-                if (to > from) {
-                    capture.phases.push_back(fmt::format(
-                        "GPU {}: {} of {} sample{} (lines {}-{}) below half the median utilisation ({:.0f} %), left "
-                        "out",
-                        gpu, name, to - from, to - from == 1 ? "" : "s", t->samples[rows[from]].line,
-                        t->samples[rows[to - 1]].line, median));
-                }
-                for (std::size_t i = from; i < to; ++i) {
-                    keep[rows[i]] = false;
-                }
-            };
-            phase("warm-up", 0, first);
-            phase("tail", last, values.size());
-            if (first_input) {
-                const std::vector<double> kept(values.begin() + static_cast<std::ptrdiff_t>(first),
-                                               values.begin() + static_cast<std::ptrdiff_t>(last));
-                capture.per_gpu.push_back(GpuBusy{gpu, summarize(kept).mean, kept.size()});
-                const std::optional<double> from = seconds_of(t->samples[rows[first]].time);
-                const std::optional<double> to = seconds_of(t->samples[rows[last - 1]].time);
-                if (from && to && last - first > 1) {
-                    double span = *to - *from;
-                    span += span < 0 ? 86400 : 0;  // past midnight
-                    capture.duration_s = std::max(capture.duration_s.value_or(0), span);
-                }
-            }
+            trim_warm_up_and_tail(*t, gpu, *busy, first_input, keep, capture);
         }
         first_input = first_input && capture.per_gpu.empty();
     }
@@ -1348,9 +1409,13 @@ struct Throughput {
 // cannot place the workload there (count not divisible into a layout, nothing fits).
 std::optional<Throughput> unobstructed_throughput(const Workload& workload, const GpuSpec& gpu, int count,
                                                   const EfficiencyTable& efficiency) {
+    const FittingLayout fitting = fitting_layout(workload, gpu, count, ServingStack::automatic);
+    if (!fitting.found()) {
+        return std::nullopt;
+    }
     try {
         PerfQuery query;
-        query.layout = default_layout(workload, gpu, count, ServingStack::automatic);
+        query.layout = fitting.layout;
         const PerfEstimate estimate = estimate_perf(workload, gpu, query, efficiency);
         Throughput result;
         result.busy_share = estimate.bottleneck.gpu_utilization;
@@ -1366,9 +1431,9 @@ std::optional<Throughput> unobstructed_throughput(const Workload& workload, cons
             return std::nullopt;
         }
         return result;
-    } catch (const UsageError&) {
-        return std::nullopt;
     } catch (const InputError&) {
+        // A catalog GPU with no matrix rate the model can use (perf.cpp, matmul_peak_flops_per_s):
+        // a flaw of the catalog, reported where the catalog is used, not a reason to stop diagnosing.
         return std::nullopt;
     }
 }

@@ -19,7 +19,7 @@ std::string describe(const Layout& layout) {
     return text;
 }
 
-std::optional<Layout> default_layout(const Workload& workload, int count) {
+std::optional<Layout> layout_as_written(const Workload& workload, int count) {
     Layout layout;
     if (count < 1) {
         return std::nullopt;

@@ -22,10 +22,12 @@ struct Layout {
 // "tp2 pp1 dp4 zero1", for tables.
 std::string describe(const Layout& layout);
 
-// The layout of `count` GPUs for a workload when nothing else chooses one: training runs data
-// parallel with the workload's sharding and offload, keeping the tensor/pipeline-parallel degree
-// the workload fixes (auto = 1); inference splits one replica over the GPUs by tensor
-// parallelism. nullopt when `count` is not a multiple of the fixed tensor × pipeline degree.
-std::optional<Layout> default_layout(const Workload& workload, int count);
+// The layout of `count` GPUs as the workload writes it, with no memory check (what `memory`
+// evaluates): training runs data parallel with the workload's sharding and offload, keeping the
+// tensor/pipeline-parallel degree the workload fixes (auto = 1); inference splits one replica
+// over all the GPUs by tensor parallelism. Contrast `fitting_layout` (perf/perf.hpp), which
+// shards only as far as memory needs and replicates. nullopt when `count` is below 1 or not a
+// multiple of the fixed tensor × pipeline degree.
+std::optional<Layout> layout_as_written(const Workload& workload, int count);
 
 }  // namespace gpusel

@@ -717,6 +717,37 @@ ModelSpec model_from_hf_config_text(std::string_view json_text_value, const std:
     return model;
 }
 
+namespace {
+
+// compressed-tensors: config_groups.*.weights: {"num_bits": 8, "type": "float"} is FP8; 4-bit
+// ints are W4A16.
+CheckpointQuantization compressed_tensors_quantization(const Json& config) {
+    const auto groups = config.find("config_groups");
+    if (groups != config.end() && groups->is_object()) {
+        for (const auto& [name, group] : groups->items()) {
+            const auto weights = group.find("weights");
+            if (weights == group.end() || !weights->is_object()) {
+                continue;
+            }
+            const auto num_bits = weights->find("num_bits");
+            const int width = num_bits != weights->end() && num_bits->is_number_integer() ? num_bits->get<int>() : 0;
+            const std::string kind = json_text(*weights, "type");
+            if (width == 8 && kind == "float") {
+                return {"fp8", "compressed-tensors FP8"};
+            }
+            if (width == 8) {
+                return {"int8", "compressed-tensors INT8"};
+            }
+            if (width == 4) {
+                return {"int4", "compressed-tensors INT4 (W4A16)"};
+            }
+        }
+    }
+    return {"", "compressed-tensors (format not recognised; weights as the workload says)"};
+}
+
+}  // namespace
+
 CheckpointQuantization quantization_from_config_text(std::string_view json_text_value) {
     const Json parsed = Json::parse(json_text_value, nullptr, false);
     if (!parsed.is_object()) {
@@ -748,30 +779,7 @@ CheckpointQuantization quantization_from_config_text(std::string_view json_text_
                 std::string("bitsandbytes 4-bit") + (double_quant ? " with double quantization" : "")};
     }
     if (method == "compressed-tensors") {
-        // config_groups.*.weights: {"num_bits": 8, "type": "float"} is FP8; 4-bit ints are W4A16.
-        const auto groups = config.find("config_groups");
-        if (groups != config.end() && groups->is_object()) {
-            for (const auto& [name, group] : groups->items()) {
-                const auto weights = group.find("weights");
-                if (weights == group.end() || !weights->is_object()) {
-                    continue;
-                }
-                const auto num_bits = weights->find("num_bits");
-                const int width =
-                    num_bits != weights->end() && num_bits->is_number_integer() ? num_bits->get<int>() : 0;
-                const std::string kind = json_text(*weights, "type");
-                if (width == 8 && kind == "float") {
-                    return {"fp8", "compressed-tensors FP8"};
-                }
-                if (width == 8) {
-                    return {"int8", "compressed-tensors INT8"};
-                }
-                if (width == 4) {
-                    return {"int4", "compressed-tensors INT4 (W4A16)"};
-                }
-            }
-        }
-        return {"", "compressed-tensors (format not recognised; weights as the workload says)"};
+        return compressed_tensors_quantization(config);
     }
     if (!method.empty() || !algo.empty()) {
         return {"", (method.empty() ? algo : method) + " (not recognised; weights as the workload says)"};

@@ -358,11 +358,13 @@ std::string stack_for_task(InferenceTask task) {
 
 }  // namespace
 
-Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack) {
+FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack) {
+    FittingLayout result;
     if (count < 1) {
-        throw UsageError("--count must be at least 1");
+        result.problem = LayoutProblem::no_gpus;
+        return result;
     }
-    Layout layout;
+    Layout& layout = result.layout;
     if (workload.is_training()) {
         const TrainingSpec& spec = workload.training;
         layout.sharding = spec.sharding;
@@ -390,13 +392,15 @@ Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, S
             }
         }
         if (count % (tp * pp) != 0) {
-            throw UsageError(fmt::format("--count {} is not a multiple of tensor_parallel {} × pipeline_parallel {}",
-                                         count, tp, pp));
+            result.problem = LayoutProblem::count_not_multiple_of_split;
+            result.tensor_parallel = tp;
+            result.pipeline_parallel = pp;
+            return result;
         }
         layout.tensor_parallel = tp;
         layout.pipeline_parallel = pp;
         layout.data_parallel = count / (tp * pp);
-        return layout;
+        return result;
     }
     // Inference: the fewest shards whose memory holds the weights and one sequence's KV cache.
     const ServingStack resolved = resolve_stack(workload, stack);
@@ -418,8 +422,9 @@ Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, S
         shards = std::min(next_power_of_two(shards), count);
     }
     if (count % shards != 0) {
-        throw UsageError(fmt::format("--count {}: each replica needs {} GPUs to hold the weights; use a multiple of {}",
-                                     count, shards, shards));
+        result.problem = LayoutProblem::replica_does_not_divide;
+        result.replica_gpus = shards;
+        return result;
     }
     if (resolved == ServingStack::llama_cpp) {
         // llama.cpp splits a model over GPUs by layers (--split-mode layer, the default).
@@ -428,7 +433,7 @@ Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, S
         layout.tensor_parallel = shards;
     }
     layout.data_parallel = count / shards;
-    return layout;
+    return result;
 }
 
 PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const PerfQuery& query,

@@ -141,13 +141,34 @@ struct PerfQuery {
     ServingStack stack = ServingStack::automatic;
 };
 
-// A layout for `count` GPUs when the caller has none: training takes tensor/pipeline parallel
+// Why `fitting_layout` found no layout; the words are the caller's (the CLI names its flags).
+enum class LayoutProblem {
+    none,
+    no_gpus,                     // count < 1
+    count_not_multiple_of_split, // training: count is not a multiple of tensor × pipeline parallel
+    replica_does_not_divide,     // inference: one replica needs replica_gpus, count is not a multiple
+};
+
+struct FittingLayout {
+    Layout layout;  // meaningful when problem == none
+    LayoutProblem problem = LayoutProblem::none;
+    // The split that did not divide `count`: tensor × pipeline parallel (training) or the GPUs one
+    // replica needs (inference, in replica_gpus).
+    int tensor_parallel = 1;
+    int pipeline_parallel = 1;
+    int replica_gpus = 1;
+    bool found() const { return problem == LayoutProblem::none; }
+};
+
+// A layout for `count` GPUs when the caller has none, checked against memory: the smallest model
+// split that holds the workload, replicated over the rest. Training takes tensor/pipeline parallel
 // from the workload (auto = 1, raised inside a node until the weights and optimizer state fit)
 // and uses the rest as data parallel; inference shards the weights over the fewest GPUs that
 // hold them (tensor parallel inside an NVLink domain, otherwise tensor parallel over PCIe, or
-// layer split for llama.cpp) and uses the rest as replicas. Throws UsageError when `count`
-// cannot be divided that way.
-Layout default_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack);
+// layer split for llama.cpp) and uses the rest as replicas. Contrast `layout_as_written`
+// (inputs/layout.hpp), which checks no fit. A problem, not a layout, when `count` cannot be
+// divided that way.
+FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack);
 
 PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const PerfQuery& query,
                            const EfficiencyTable& efficiency);

@@ -33,6 +33,207 @@ double input_elements(const std::string& shape) {
     return any ? product : 0;
 }
 
+// Micro-batch, accumulation steps and the global batch they make.
+struct TrainingBatches {
+    int micro_batch = 1;
+    int accumulation = 1;
+    int global_batch = 1;
+};
+
+TrainingBatches training_batches(const TrainingSpec& spec, int dp, int micro_batch_override,
+                                 std::vector<std::string>& notes) {
+    TrainingBatches batches;
+    const int micro_batch = micro_batch_override > 0 ? micro_batch_override : std::max(1, spec.micro_batch);
+    const int global_batch = spec.global_batch > 0 ? spec.global_batch : micro_batch * dp;
+    const int accumulation = std::max(1, static_cast<int>(std::lround(static_cast<double>(global_batch) / (micro_batch * dp))));
+    if (accumulation * micro_batch * dp != global_batch) {
+        notes.push_back(fmt::format("global batch {} is not a multiple of micro-batch {} × data parallel {}; "
+                                    "using {} accumulation steps", global_batch, micro_batch, dp, accumulation));
+    }
+    batches.micro_batch = micro_batch;
+    batches.accumulation = accumulation;
+    batches.global_batch = micro_batch * dp * accumulation;
+    return batches;
+}
+
+// FLOPs per sample, executed and "model" (MFU convention), and the kernels' DRAM traffic when
+// they are bandwidth-bound (CNNs). `known` is false for a model with neither transformer fields
+// nor flops_per_sample.
+struct SampleWork {
+    bool known = true;
+    double executed_flops = 0;
+    double model_flops = 0;
+    double bytes = 0;
+    double trainable_params = 0;
+    double tokens = 0;  // 0 for models without tokens
+};
+
+SampleWork sample_work(const Workload& workload, const EfficiencyFactors& factors, std::vector<std::string>& notes) {
+    const ModelSpec& model = workload.model;
+    const TrainingSpec& spec = workload.training;
+    SampleWork work;
+    work.trainable_params = model.params;
+    const bool lora = spec.lora.enabled();
+    if (lora) {
+        work.trainable_params = lora_trainable_params(model, spec.lora);
+    }
+    if (model.is_transformer()) {
+        const double seq = std::max(1, spec.seq_len);
+        work.tokens = seq;
+        const double matmul = matmul_params(model);
+        const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
+        const double width = model.heads * head_dim;
+        const bool causal = model.family != ModelFamily::encoder;
+        // Forward attention FLOPs per token: QKᵀ and AV, 4·L·s·width; flash attention skips the
+        // masked half of a causal square, other kernels compute and mask it.
+        const double attention_forward = 4.0 * model.layers * seq * width * (causal && spec.flash_attention ? 0.5 : 1.0);
+        // Frozen base under LoRA: no weight gradients, so 4Ψ instead of 6Ψ (plus the adapters).
+        const double dense_passes = lora ? 4.0 : 6.0;
+        double per_token = dense_passes * matmul + 6 * work.trainable_params * (lora ? 1 : 0) + 3 * attention_forward;
+        if (spec.checkpointing == Checkpointing::full) {
+            per_token += 2 * matmul + attention_forward;  // the forward pass again
+        } else if (spec.checkpointing == Checkpointing::selective) {
+            per_token += attention_forward;  // attention core recomputed (Korthikanti et al. 2022)
+        }
+        work.executed_flops = per_token * seq;
+        // PaLM appendix B: 6N + 12·L·s·width per token, attention not halved.
+        work.model_flops = (dense_passes * matmul + 12.0 * model.layers * seq * width) * seq;
+    } else if (model.flops_per_sample > 0) {
+        work.executed_flops = 3 * model.flops_per_sample;  // backward ≈ 2× forward
+        work.model_flops = work.executed_flops;
+        work.bytes = work.executed_flops / factors.cnn_flops_per_byte;
+    } else {
+        notes.push_back("the model has neither transformer fields nor flops_per_sample; no training speed estimate");
+        work.known = false;
+    }
+    return work;
+}
+
+// Tensor parallel: 2 all-reduces of s·b·h forward and 2 backward per layer (+2 when the forward
+// is recomputed), not overlapped (Megatron); pipeline parallel: one activation send forward and
+// one back per micro-batch.
+double micro_batch_communication_s(const Setting& setting, int tp, int pp, double activation_bytes) {
+    const Workload& workload = setting.workload;
+    const ModelSpec& model = workload.model;
+    double communication_s = 0;
+    if (tp > 1 && model.is_transformer()) {
+        const LinkTier link = link_for_group(workload, setting.gpu, tp, setting.factors, setting.platform);
+        const int all_reduces = 4 + (workload.training.checkpointing == Checkpointing::full ? 2 : 0);
+        communication_s += all_reduces * (static_cast<double>(model.layers) / pp) *
+                           ring_all_reduce_s(activation_bytes, tp, link.bytes_per_s, link.latency_s);
+        if (link.name.rfind("pcie", 0) == 0) {
+            setting.notes.push_back(fmt::format("tensor parallel {} runs over PCIe ({}), not NVLink", tp, link.name));
+        }
+    }
+    if (pp > 1) {
+        const LinkTier link = link_for_group(workload, setting.gpu, tp * pp, setting.factors, setting.platform);
+        communication_s += 2 * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
+    }
+    return communication_s;
+}
+
+// Data parallel: the gradient collectives' time the compute does not hide, per step.
+struct DataParallelSync {
+    double exposed_s = 0;
+    LinkTier link;
+};
+
+DataParallelSync data_parallel_sync(const Setting& setting, int gpus, double gradient_bytes, double micro_kernel_s,
+                                    int accumulation) {
+    const Workload& workload = setting.workload;
+    const Layout& layout = setting.layout;
+    const int tp = std::max(1, layout.tensor_parallel);
+    const int pp = std::max(1, layout.pipeline_parallel);
+    const int dp = std::max(1, layout.data_parallel);
+    DataParallelSync sync;
+    if (dp <= 1) {
+        return sync;
+    }
+    sync.link = link_for_group(workload, setting.gpu, gpus, setting.factors, setting.platform);
+    const LinkTier& link = sync.link;
+    if (layout.sharding == Sharding::zero3) {
+        // FSDP / ZeRO-3: all-gather the weights for forward and again for backward, then
+        // reduce-scatter the gradients, every micro-batch; prefetching overlaps them with
+        // the micro-batch's compute.
+        const double weight_bytes_16 = workload.model.params / (tp * pp) * 2;
+        const double per_micro = 2 * ring_all_gather_s(weight_bytes_16, dp, link.bytes_per_s, link.latency_s) +
+                                 ring_all_gather_s(gradient_bytes, dp, link.bytes_per_s, link.latency_s);
+        sync.exposed_s = accumulation * std::max(0.0, per_micro - micro_kernel_s);
+    } else {
+        // DDP / ZeRO-1/2: one all-reduce (or reduce-scatter + all-gather, the same volume)
+        // per step, bucketed and overlapped with the last micro-batch's backward (≈ 2/3 of it).
+        const double all_reduce = ring_all_reduce_s(gradient_bytes, dp, link.bytes_per_s, link.latency_s);
+        sync.exposed_s = std::max(0.0, all_reduce - micro_kernel_s * 2.0 / 3.0);
+    }
+    return sync;
+}
+
+// The input pipeline against the GPUs' step: what the loaders and storage deliver, the host copy
+// that blocks the training loop, and the wait for samples beyond both.
+struct InputPipeline {
+    double blocking_copy_s = 0;
+    double wait_s = 0;
+    double samples_per_s = 0;  // 0 = not limiting
+};
+
+InputPipeline input_pipeline(const Setting& setting, int gpus, int dp, int global_batch, double gpu_step_s,
+                             double host_link_bytes_per_s) {
+    const Workload& workload = setting.workload;
+    const DataSpec& data = workload.data;
+    InputPipeline pipeline;
+    const int per_node = std::max(1, workload.constraints.gpus_per_node);
+    const int nodes = (gpus + per_node - 1) / per_node;
+    const double node_samples_per_step = static_cast<double>(global_batch) / nodes;
+    double delivery = std::numeric_limits<double>::infinity();
+    if (data.decode == Decode::cpu && data.cpu_samples_per_s_per_core > 0) {
+        // One DataLoader worker is one process on one core.
+        const int workers = std::min(data.cpu_cores, std::max(1, data.loader_workers));
+        delivery = std::min(delivery, workers * data.cpu_samples_per_s_per_core);
+    } else if (data.decode == Decode::cpu) {
+        setting.notes.push_back("data.cpu_samples_per_s_per_core not given: CPU decode assumed not limiting");
+    }
+    if (data.sample_bytes > 0) {
+        const auto storage = setting.platform.storage_bytes_per_s.find(data.storage);
+        if (storage != setting.platform.storage_bytes_per_s.end()) {
+            delivery = std::min(delivery, storage->second / data.sample_bytes);
+        }
+    }
+    const double input_time_s = std::isfinite(delivery) ? node_samples_per_step / delivery : 0;
+    if (std::isfinite(delivery)) {
+        pipeline.samples_per_s = delivery * nodes;
+    }
+    // Host-to-device copy of each GPU's samples: decoded float32 tensors after CPU decode,
+    // the compressed bytes when the GPU decodes.
+    const double elements = input_elements(workload.model.input);
+    const double copy_bytes = data.decode == Decode::cpu && elements > 0 ? elements * 4 : data.sample_bytes;
+    const double copy_s = static_cast<double>(global_batch) / dp * copy_bytes / host_link_bytes_per_s;
+    // Pinned memory copies asynchronously behind compute; pageable copies block the training
+    // loop. Loader workers prefetch in parallel with both, so the step is the slower of the
+    // loop and the loaders.
+    pipeline.blocking_copy_s = data.pin_memory ? std::max(0.0, copy_s - gpu_step_s) : copy_s;
+    pipeline.wait_s = std::max(0.0, input_time_s - gpu_step_s - pipeline.blocking_copy_s);
+    return pipeline;
+}
+
+// Dataset size over throughput, against the deadline.
+void time_to_train(const TrainingSpec& spec, double tokens_per_sample, TrainingPerf& result,
+                   std::vector<std::string>& notes) {
+    double samples_total = 0;
+    if (spec.dataset_tokens > 0 && tokens_per_sample > 0) {
+        samples_total = spec.dataset_tokens / tokens_per_sample;
+    } else if (spec.dataset_samples > 0) {
+        samples_total = spec.dataset_samples;
+    } else if (spec.dataset_tokens > 0) {
+        notes.push_back("dataset_tokens given for a model without tokens; give dataset_samples");
+    }
+    if (samples_total > 0) {
+        result.time_to_train_s = samples_total * spec.epochs / result.samples_per_s;
+        result.meets_deadline = spec.deadline_seconds <= 0 || *result.time_to_train_s <= spec.deadline_seconds;
+    } else {
+        notes.push_back("no dataset size (dataset_tokens or dataset_samples): no time to train");
+    }
+}
+
 }  // namespace
 
 double optimizer_bytes_per_param(const Workload& workload) {
@@ -69,8 +270,6 @@ double optimizer_bytes_per_param(const Workload& workload) {
 
 TrainingPerf estimate_training(const Setting& setting, int micro_batch_override, ResourceTimes& times) {
     const Workload& workload = setting.workload;
-    const ModelSpec& model = workload.model;
-    const TrainingSpec& spec = workload.training;
     const GpuSpec& gpu = setting.gpu;
     const EfficiencyFactors& factors = setting.factors;
     const Layout& layout = setting.layout;
@@ -81,16 +280,11 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const int pp = std::max(1, layout.pipeline_parallel);
     const int dp = std::max(1, layout.data_parallel);
     const int gpus = tp * pp * dp;
-    const int micro_batch = micro_batch_override > 0 ? micro_batch_override : std::max(1, spec.micro_batch);
-    const int global_batch = spec.global_batch > 0 ? spec.global_batch : micro_batch * dp;
-    const int accumulation = std::max(1, static_cast<int>(std::lround(static_cast<double>(global_batch) / (micro_batch * dp))));
-    if (accumulation * micro_batch * dp != global_batch) {
-        notes.push_back(fmt::format("global batch {} is not a multiple of micro-batch {} × data parallel {}; "
-                                    "using {} accumulation steps", global_batch, micro_batch, dp, accumulation));
-    }
-    result.micro_batch = micro_batch;
+    const TrainingBatches batches = training_batches(workload.training, dp, micro_batch_override, notes);
+    const int accumulation = batches.accumulation;
+    result.micro_batch = batches.micro_batch;
     result.gradient_accumulation = accumulation;
-    result.global_batch = micro_batch * dp * accumulation;
+    result.global_batch = batches.global_batch;
 
     // Compute rate: dense peak of the compute precision × achieved fraction. FP8 is modelled
     // as BF16 sped up end to end (docs/reference/formulas.md: ≈1.3× on H100), not as the FP8 peak.
@@ -104,102 +298,31 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const double mfu_peak = fp8 && gpu.supports(Precision::fp8) ? gpu.peak_flops_per_s(Precision::fp8) : base_peak;
     const double bandwidth = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
 
-    // FLOPs per sample, executed and "model" (MFU convention).
-    double executed_flops_per_sample = 0;
-    double model_flops_per_sample = 0;
-    double bytes_per_sample = 0;  // DRAM traffic of the kernels, when bandwidth-bound (CNNs)
-    double trainable_params = model.params;
-    double tokens_per_sample = 0;
-    const bool lora = spec.lora.enabled();
-    if (lora) {
-        trainable_params = lora_trainable_params(model, spec.lora);
-    }
-    if (model.is_transformer()) {
-        const double seq = std::max(1, spec.seq_len);
-        tokens_per_sample = seq;
-        const double matmul = matmul_params(model);
-        const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
-        const double width = model.heads * head_dim;
-        const bool causal = model.family != ModelFamily::encoder;
-        // Forward attention FLOPs per token: QKᵀ and AV, 4·L·s·width; flash attention skips the
-        // masked half of a causal square, other kernels compute and mask it.
-        const double attention_forward = 4.0 * model.layers * seq * width * (causal && spec.flash_attention ? 0.5 : 1.0);
-        // Frozen base under LoRA: no weight gradients, so 4Ψ instead of 6Ψ (plus the adapters).
-        const double dense_passes = lora ? 4.0 : 6.0;
-        double per_token = dense_passes * matmul + 6 * trainable_params * (lora ? 1 : 0) + 3 * attention_forward;
-        if (spec.checkpointing == Checkpointing::full) {
-            per_token += 2 * matmul + attention_forward;  // the forward pass again
-        } else if (spec.checkpointing == Checkpointing::selective) {
-            per_token += attention_forward;  // attention core recomputed (Korthikanti et al. 2022)
-        }
-        executed_flops_per_sample = per_token * seq;
-        // PaLM appendix B: 6N + 12·L·s·width per token, attention not halved.
-        model_flops_per_sample = (dense_passes * matmul + 12.0 * model.layers * seq * width) * seq;
-    } else if (model.flops_per_sample > 0) {
-        executed_flops_per_sample = 3 * model.flops_per_sample;  // backward ≈ 2× forward
-        model_flops_per_sample = executed_flops_per_sample;
-        bytes_per_sample = executed_flops_per_sample / factors.cnn_flops_per_byte;
-    } else {
-        notes.push_back("the model has neither transformer fields nor flops_per_sample; no training speed estimate");
+    const SampleWork work = sample_work(workload, factors, notes);
+    if (!work.known) {
         return result;
     }
 
     // One micro-batch on one GPU.
-    const double samples = micro_batch;
-    const double micro_compute_s = samples * executed_flops_per_sample / (tp * pp) / achieved_flops_per_s;
-    const double micro_memory_s = samples * bytes_per_sample / (tp * pp) / bandwidth;
+    const double samples = batches.micro_batch;
+    const double micro_compute_s = samples * work.executed_flops / (tp * pp) / achieved_flops_per_s;
+    const double micro_memory_s = samples * work.bytes / (tp * pp) / bandwidth;
     const double micro_kernel_s = roofline_time_s(micro_compute_s, micro_memory_s);
     const bool memory_bound_kernels = micro_memory_s > micro_compute_s;
-
-    // Tensor parallel: 2 all-reduces of s·b·h forward and 2 backward per layer (+2 when the
-    // forward is recomputed), not overlapped (Megatron).
-    double micro_communication_s = 0;
-    const double activation_bytes = samples * std::max(1.0, tokens_per_sample) * model.hidden *
+    const double activation_bytes = samples * std::max(1.0, work.tokens) * workload.model.hidden *
                                     element_bytes(fp8 ? Precision::bf16 : workload.precision);
-    if (tp > 1 && model.is_transformer()) {
-        const LinkTier link = link_for_group(workload, gpu, tp, factors, setting.platform);
-        const int all_reduces = 4 + (spec.checkpointing == Checkpointing::full ? 2 : 0);
-        micro_communication_s += all_reduces * (static_cast<double>(model.layers) / pp) *
-                                 ring_all_reduce_s(activation_bytes, tp, link.bytes_per_s, link.latency_s);
-        if (link.name.rfind("pcie", 0) == 0) {
-            notes.push_back(fmt::format("tensor parallel {} runs over PCIe ({}), not NVLink", tp, link.name));
-        }
-    }
-    if (pp > 1) {
-        const LinkTier link = link_for_group(workload, gpu, tp * pp, factors, setting.platform);
-        micro_communication_s += 2 * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
-    }
-    const double micro_s = micro_kernel_s + micro_communication_s;
+    const double micro_s = micro_kernel_s + micro_batch_communication_s(setting, tp, pp, activation_bytes);
 
     // Pipeline: (m + p − 1) micro-batch slots per step.
     result.bubble_fraction = pipeline_bubble_fraction(pp, accumulation);
     const double pipeline_s = (accumulation + pp - 1) * micro_s;
 
-    // Data parallel.
     const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
-    const double gradient_bytes = trainable_params / (tp * pp) * (fp32_training ? 4 : 2);
-    double exposed_communication_s = 0;
-    LinkTier dp_link;
-    if (dp > 1) {
-        dp_link = link_for_group(workload, gpu, gpus, factors, setting.platform);
-        if (layout.sharding == Sharding::zero3) {
-            // FSDP / ZeRO-3: all-gather the weights for forward and again for backward, then
-            // reduce-scatter the gradients, every micro-batch; prefetching overlaps them with
-            // the micro-batch's compute.
-            const double weight_bytes_16 = model.params / (tp * pp) * 2;
-            const double per_micro = 2 * ring_all_gather_s(weight_bytes_16, dp, dp_link.bytes_per_s, dp_link.latency_s) +
-                                     ring_all_gather_s(gradient_bytes, dp, dp_link.bytes_per_s, dp_link.latency_s);
-            exposed_communication_s = accumulation * std::max(0.0, per_micro - micro_kernel_s);
-        } else {
-            // DDP / ZeRO-1/2: one all-reduce (or reduce-scatter + all-gather, the same volume)
-            // per step, bucketed and overlapped with the last micro-batch's backward (≈ 2/3 of it).
-            const double all_reduce = ring_all_reduce_s(gradient_bytes, dp, dp_link.bytes_per_s, dp_link.latency_s);
-            exposed_communication_s = std::max(0.0, all_reduce - micro_kernel_s * 2.0 / 3.0);
-        }
-    }
+    const double gradient_bytes = work.trainable_params / (tp * pp) * (fp32_training ? 4 : 2);
+    const DataParallelSync sync = data_parallel_sync(setting, gpus, gradient_bytes, micro_kernel_s, accumulation);
 
     // Optimizer step: bandwidth-bound over the trainable parameters this GPU owns.
-    const double owned_params = trainable_params / (tp * pp) / (layout.sharding != Sharding::none ? dp : 1);
+    const double owned_params = work.trainable_params / (tp * pp) / (layout.sharding != Sharding::none ? dp : 1);
     double optimizer_s = owned_params * optimizer_bytes_per_param(workload) / bandwidth;
     double host_transfer_s = 0;
     const double host_link_bytes_per_s =
@@ -209,55 +332,25 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
         optimizer_s = 0;
         host_transfer_s += owned_params * ((fp32_training ? 4 : 2) + 2) / host_link_bytes_per_s;
         if (layout.offload == Offload::optimizer_and_params) {
-            host_transfer_s += accumulation * 2 * model.params / (tp * pp) * 2 / host_link_bytes_per_s;
+            host_transfer_s += accumulation * 2 * workload.model.params / (tp * pp) * 2 / host_link_bytes_per_s;
         }
         notes.push_back("offloaded optimizer: the CPU's Adam step is not modelled, only the PCIe traffic");
     }
 
-    const double gpu_step_s = pipeline_s + exposed_communication_s + optimizer_s + host_transfer_s;
-
-    // Input pipeline.
+    const double gpu_step_s = pipeline_s + sync.exposed_s + optimizer_s + host_transfer_s;
     double input_wait_s = 0;
-    const DataSpec& data = workload.data;
-    if (data.given) {
-        const int per_node = std::max(1, workload.constraints.gpus_per_node);
-        const int nodes = (gpus + per_node - 1) / per_node;
-        const double node_samples_per_step = static_cast<double>(result.global_batch) / nodes;
-        double delivery = std::numeric_limits<double>::infinity();
-        if (data.decode == Decode::cpu && data.cpu_samples_per_s_per_core > 0) {
-            // One DataLoader worker is one process on one core.
-            const int workers = std::min(data.cpu_cores, std::max(1, data.loader_workers));
-            delivery = std::min(delivery, workers * data.cpu_samples_per_s_per_core);
-        } else if (data.decode == Decode::cpu) {
-            notes.push_back("data.cpu_samples_per_s_per_core not given: CPU decode assumed not limiting");
-        }
-        if (data.sample_bytes > 0) {
-            const auto storage = setting.platform.storage_bytes_per_s.find(data.storage);
-            if (storage != setting.platform.storage_bytes_per_s.end()) {
-                delivery = std::min(delivery, storage->second / data.sample_bytes);
-            }
-        }
-        const double input_time_s = std::isfinite(delivery) ? node_samples_per_step / delivery : 0;
-        if (std::isfinite(delivery)) {
-            result.input_samples_per_s = delivery * nodes;
-        }
-        // Host-to-device copy of each GPU's samples: decoded float32 tensors after CPU decode,
-        // the compressed bytes when the GPU decodes.
-        const double elements = input_elements(model.input);
-        const double copy_bytes = data.decode == Decode::cpu && elements > 0 ? elements * 4 : data.sample_bytes;
-        const double copy_s = static_cast<double>(result.global_batch) / dp * copy_bytes / host_link_bytes_per_s;
-        // Pinned memory copies asynchronously behind compute; pageable copies block the training
-        // loop. Loader workers prefetch in parallel with both, so the step is the slower of the
-        // loop and the loaders.
-        const double blocking_copy_s = data.pin_memory ? std::max(0.0, copy_s - gpu_step_s) : copy_s;
-        host_transfer_s += blocking_copy_s;
-        input_wait_s = std::max(0.0, input_time_s - gpu_step_s - blocking_copy_s);
+    if (workload.data.given) {
+        const InputPipeline input =
+            input_pipeline(setting, gpus, dp, result.global_batch, gpu_step_s, host_link_bytes_per_s);
+        result.input_samples_per_s = input.samples_per_s;
+        host_transfer_s += input.blocking_copy_s;
+        input_wait_s = input.wait_s;
     }
 
-    result.step_time_s = pipeline_s + exposed_communication_s + optimizer_s + host_transfer_s + input_wait_s;
+    result.step_time_s = pipeline_s + sync.exposed_s + optimizer_s + host_transfer_s + input_wait_s;
     result.samples_per_s = result.global_batch / result.step_time_s;
-    result.tokens_per_s = result.samples_per_s * tokens_per_sample;
-    result.model_flops_per_step = model_flops_per_sample * result.global_batch;
+    result.tokens_per_s = result.samples_per_s * work.tokens;
+    result.model_flops_per_step = work.model_flops * result.global_batch;
     result.mfu = result.model_flops_per_step / (result.step_time_s * mfu_peak * gpus);
 
     const double bubble_s = (pp - 1) * micro_s;
@@ -265,7 +358,7 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const double kernels_s = accumulation * micro_kernel_s;
     result.compute_s = (memory_bound_kernels ? 0 : kernels_s) + bubble_s;
     result.memory_s = (memory_bound_kernels ? kernels_s : 0) + optimizer_s;
-    result.communication_s = micro_batches_s - kernels_s + exposed_communication_s;
+    result.communication_s = micro_batches_s - kernels_s + sync.exposed_s;
     // What the GPUs lose to collectives and the pipeline bubble, against the same work with free
     // communication: the data-parallel scaling efficiency.
     result.scaling_efficiency = std::clamp(1 - (result.communication_s + bubble_s) / result.step_time_s, 0.0, 1.0);
@@ -278,23 +371,10 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     times.host_link_s = host_transfer_s;
     times.input_pipeline_s = input_wait_s;
 
-    double samples_total = 0;
-    if (spec.dataset_tokens > 0 && tokens_per_sample > 0) {
-        samples_total = spec.dataset_tokens / tokens_per_sample;
-    } else if (spec.dataset_samples > 0) {
-        samples_total = spec.dataset_samples;
-    } else if (spec.dataset_tokens > 0) {
-        notes.push_back("dataset_tokens given for a model without tokens; give dataset_samples");
-    }
-    if (samples_total > 0) {
-        result.time_to_train_s = samples_total * spec.epochs / result.samples_per_s;
-        result.meets_deadline = spec.deadline_seconds <= 0 || *result.time_to_train_s <= spec.deadline_seconds;
-    } else {
-        notes.push_back("no dataset size (dataset_tokens or dataset_samples): no time to train");
-    }
+    time_to_train(workload.training, work.tokens, result, notes);
     if (dp > 1) {
-        notes.push_back(fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, dp_link.name,
-                                    dp_link.bytes_per_s / 1e9));
+        notes.push_back(fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, sync.link.name,
+                                    sync.link.bytes_per_s / 1e9));
     }
     return result;
 }

@@ -18,6 +18,32 @@ using memory_detail::activation_element_bytes;
 using memory_detail::is_float_format;
 using memory_detail::nccl_bytes_per_communicator;
 
+namespace {
+
+// Optimizer state per trainable parameter, without the master copy: optimizer_state() in
+// src/memory/estimate.cpp.
+double optimizer_state_bytes_per_param(Optimizer optimizer, const ModelSpec& model, double state_element) {
+    switch (optimizer) {
+    case Optimizer::adam:
+    case Optimizer::adamw:
+        return 2 * state_element;
+    case Optimizer::sgd:
+        return 0;
+    case Optimizer::sgd_momentum:
+    case Optimizer::lion:
+        return state_element;
+    case Optimizer::adamw_8bit:
+        return 2;
+    case Optimizer::adafactor: {
+        const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
+        return state_element * 2.0 / width;
+    }
+    }
+    return 0;
+}
+
+}  // namespace
+
 std::optional<CompiledTraining> CompiledTraining::compile(const Workload& workload, const GpuSpec& gpu,
                                                           const EfficiencyTable& efficiency) {
     const ModelSpec& model = workload.model;
@@ -30,81 +56,73 @@ std::optional<CompiledTraining> CompiledTraining::compile(const Workload& worklo
     CompiledTraining compiled;
     compiled.m_workload = &workload;
     compiled.m_gpu = &gpu;
+    compiled.compile_memory(workload);
+    const ServingStack stack = resolve_stack(workload, ServingStack::automatic);
+    const EfficiencyFactors factors = efficiency.resolve(gpu, stack);
+    compiled.compile_speed(workload, gpu, factors);
+    compiled.compile_links(workload, gpu, factors, efficiency.platform);
+    return compiled;
+}
 
-    // --- memory: training_terms() in src/memory/estimate.cpp
+// --- memory: training_terms() in src/memory/estimate.cpp
+void CompiledTraining::compile_memory(const Workload& workload) {
+    const ModelSpec& model = workload.model;
+    const TrainingSpec& training = workload.training;
     const ParameterSplit split = split_parameters(model);
     const memory_detail::TransformerWidths widths = memory_detail::transformer_widths(model);
-    compiled.m_params = split.total;
-    compiled.m_embedding = split.embedding;
-    compiled.m_vocab_hidden = static_cast<double>(model.vocab) * model.hidden;
-    compiled.m_dense_layer_params = split.layers - split.experts;
-    compiled.m_expert_params = split.experts;
-    compiled.m_largest_layer = split.largest_layer;
-    compiled.m_largest_matrix = memory_detail::largest_matrix_params(model);
-    compiled.m_layers = model.layers;
-    compiled.m_hidden = model.hidden;
-    compiled.m_seq = training.seq_len;
-    compiled.m_vocab = model.vocab;
-    compiled.m_ffn_scratch_per_token = widths.moe_top_k * widths.ffn;
-    compiled.m_experts = model.experts;
-    compiled.m_moe = model.is_moe();
-    compiled.m_logits_on_last_stage = model.vocab > 0 && model.family != ModelFamily::encoder;
+    m_params = split.total;
+    m_embedding = split.embedding;
+    m_vocab_hidden = static_cast<double>(model.vocab) * model.hidden;
+    m_dense_layer_params = split.layers - split.experts;
+    m_expert_params = split.experts;
+    m_largest_layer = split.largest_layer;
+    m_largest_matrix = memory_detail::largest_matrix_params(model);
+    m_layers = model.layers;
+    m_hidden = model.hidden;
+    m_seq = training.seq_len;
+    m_vocab = model.vocab;
+    m_ffn_scratch_per_token = widths.moe_top_k * widths.ffn;
+    m_experts = model.experts;
+    m_moe = model.is_moe();
+    m_logits_on_last_stage = model.vocab > 0 && model.family != ModelFamily::encoder;
 
     const double compute_bytes = activation_element_bytes(workload.precision);
-    compiled.m_compute_bytes = compute_bytes;
+    m_compute_bytes = compute_bytes;
     WeightFormat stored = workload.weights;
     if (!is_float_format(stored)) {
         stored = compute_bytes == 4 ? WeightFormat::fp32 : WeightFormat::bf16;
     }
     const double weight_element = bits_per_weight(stored) / 8.0;
-    compiled.m_weight_element = weight_element;
-    compiled.m_autocast_copy = weight_element == 4 && compute_bytes == 2;
-    compiled.m_gradient_element = training.gradient_dtype == GradientDtype::fp32 ? 4.0 : weight_element;
+    m_weight_element = weight_element;
+    m_autocast_copy = weight_element == 4 && compute_bytes == 2;
+    m_gradient_element = training.gradient_dtype == GradientDtype::fp32 ? 4.0 : weight_element;
     const bool master = training.master_weights && weight_element < 4;
     const double state_element = (master || weight_element >= 4) ? 4.0 : weight_element;
-    compiled.m_state_element = state_element;
-    double state_bytes_per_param = 0;
-    switch (training.optimizer) {
-    case Optimizer::adam:
-    case Optimizer::adamw:
-        state_bytes_per_param = 2 * state_element;
-        break;
-    case Optimizer::sgd:
-        break;
-    case Optimizer::sgd_momentum:
-    case Optimizer::lion:
-        state_bytes_per_param = state_element;
-        break;
-    case Optimizer::adamw_8bit:
-        state_bytes_per_param = 2;
-        break;
-    case Optimizer::adafactor: {
-        const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
-        state_bytes_per_param = state_element * 2.0 / width;
-        break;
-    }
-    }
-    compiled.m_optimizer_bytes_per_param = state_bytes_per_param + (master ? 4.0 : 0.0);
-    compiled.m_adam_family = training.optimizer == Optimizer::adam || training.optimizer == Optimizer::adamw;
-    compiled.m_optimizer_step = training.optimizer_step;
-    compiled.m_zero_grad_keeps = training.zero_grad == ZeroGrad::zero;
-    compiled.m_per_logit_bytes = training.loss == LossKind::standard  ? compute_bytes + 4.0
-                                 : training.loss == LossKind::chunked ? 2.0 * compute_bytes
-                                                                      : compute_bytes;
+    m_state_element = state_element;
+    m_optimizer_bytes_per_param =
+        optimizer_state_bytes_per_param(training.optimizer, model, state_element) + (master ? 4.0 : 0.0);
+    m_adam_family = training.optimizer == Optimizer::adam || training.optimizer == Optimizer::adamw;
+    m_optimizer_step = training.optimizer_step;
+    m_zero_grad_keeps = training.zero_grad == ZeroGrad::zero;
+    m_per_logit_bytes = training.loss == LossKind::standard  ? compute_bytes + 4.0
+                        : training.loss == LossKind::chunked ? 2.0 * compute_bytes
+                                                             : compute_bytes;
     // compute() in src/memory/estimate.cpp: context and the caching allocator's reserve.
-    compiled.m_context_bytes = cuda_context_bytes(workload.runtime);
-    compiled.m_reserve_fraction = workload.runtime.allocator == Allocator::caching ? allocator_reserve_fraction : 0.0;
+    m_context_bytes = cuda_context_bytes(workload.runtime);
+    m_reserve_fraction = workload.runtime.allocator == Allocator::caching ? allocator_reserve_fraction : 0.0;
+}
 
-    // --- speed: estimate_training() in src/perf/training.cpp
-    const ServingStack stack = resolve_stack(workload, ServingStack::automatic);
-    const EfficiencyFactors factors = efficiency.resolve(gpu, stack);
+// --- speed: estimate_training() in src/perf/training.cpp
+void CompiledTraining::compile_speed(const Workload& workload, const GpuSpec& gpu, const EfficiencyFactors& factors) {
+    const ModelSpec& model = workload.model;
+    const TrainingSpec& training = workload.training;
     std::vector<std::string> ignored_notes;
     const bool fp8 = workload.precision == Precision::fp8;
     const double base_peak =
         perf_detail::matmul_peak_flops_per_s(gpu, fp8 ? Precision::bf16 : workload.precision, ignored_notes);
-    compiled.m_achieved_flops_per_s =
+    m_achieved_flops_per_s =
         base_peak * factors.training_compute * (fp8 && gpu.supports(Precision::fp8) ? factors.fp8_training_speedup : 1);
-    compiled.m_bandwidth_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
+    m_bandwidth_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
     const double seq = std::max(1, training.seq_len);
     const double matmul = matmul_params(model);
     const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
@@ -117,31 +135,31 @@ std::optional<CompiledTraining> CompiledTraining::compile(const Workload& worklo
     } else if (training.checkpointing == Checkpointing::selective) {
         per_token += attention_forward;
     }
-    compiled.m_executed_flops_per_sample = per_token * seq;
-    compiled.m_activation_element = element_bytes(fp8 ? Precision::bf16 : workload.precision);
+    m_executed_flops_per_sample = per_token * seq;
+    m_activation_element = element_bytes(fp8 ? Precision::bf16 : workload.precision);
     const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
-    compiled.m_gradient_bytes_per_param = fp32_training ? 4 : 2;
-    compiled.m_optimizer_traffic_per_param = perf_detail::optimizer_bytes_per_param(workload);
-    compiled.m_tensor_all_reduces = 4 + (training.checkpointing == Checkpointing::full ? 2 : 0);
+    m_gradient_bytes_per_param = fp32_training ? 4 : 2;
+    m_optimizer_traffic_per_param = perf_detail::optimizer_bytes_per_param(workload);
+    m_tensor_all_reduces = 4 + (training.checkpointing == Checkpointing::full ? 2 : 0);
     if (training.dataset_tokens > 0) {
-        compiled.m_samples_total = training.dataset_tokens / seq;
+        m_samples_total = training.dataset_tokens / seq;
     } else if (training.dataset_samples > 0) {
-        compiled.m_samples_total = training.dataset_samples;
+        m_samples_total = training.dataset_samples;
     }
-    compiled.m_epochs = training.epochs;
-    compiled.m_deadline_s = training.deadline_seconds;
+    m_epochs = training.epochs;
+    m_deadline_s = training.deadline_seconds;
+}
 
-    // --- link_for_group() in src/perf/building_blocks.cpp, by its three cases.
-    compiled.m_node = workload.constraints.gpus_per_node;
-    compiled.m_domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 0;
-    compiled.m_nvlink = gpu.has_gpu_interconnect() && workload.deployment.interconnect != NetworkKind::pcie;
-    compiled.m_nvlink_tier = {gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.interconnect,
-                              factors.nvlink_latency_s};
-    compiled.m_pcie_tier = {gpu.host_link_bytes_per_s() * factors.host_link, factors.pcie_latency_s};
-    const LinkTier cross =
-        link_for_group(workload, gpu, std::max(1, compiled.m_node) + 1, factors, efficiency.platform);
-    compiled.m_cross_node_tier = {cross.bytes_per_s, cross.latency_s};
-    return compiled;
+// --- link_for_group() in src/perf/building_blocks.cpp, by its three cases.
+void CompiledTraining::compile_links(const Workload& workload, const GpuSpec& gpu, const EfficiencyFactors& factors,
+                                     const PlatformFactors& platform) {
+    m_node = workload.constraints.gpus_per_node;
+    m_domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 0;
+    m_nvlink = gpu.has_gpu_interconnect() && workload.deployment.interconnect != NetworkKind::pcie;
+    m_nvlink_tier = {gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.interconnect, factors.nvlink_latency_s};
+    m_pcie_tier = {gpu.host_link_bytes_per_s() * factors.host_link, factors.pcie_latency_s};
+    const LinkTier cross = link_for_group(workload, gpu, std::max(1, m_node) + 1, factors, platform);
+    m_cross_node_tier = {cross.bytes_per_s, cross.latency_s};
 }
 
 CompiledTraining::Tier CompiledTraining::tier_for_group(int group_size) const {

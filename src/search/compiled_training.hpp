@@ -94,6 +94,11 @@ private:
         double latency_s = 0;
     };
     Tier tier_for_group(int group_size) const;
+    // The three parts of compile(), one per estimator function they mirror.
+    void compile_memory(const Workload& workload);
+    void compile_speed(const Workload& workload, const GpuSpec& gpu, const EfficiencyFactors& factors);
+    void compile_links(const Workload& workload, const GpuSpec& gpu, const EfficiencyFactors& factors,
+                       const PlatformFactors& platform);
 
     const Workload* m_workload = nullptr;
     const GpuSpec* m_gpu = nullptr;

@@ -174,6 +174,27 @@ public:
     }
 
 private:
+    // What stays fixed while one precision × recompute variant is searched.
+    struct Variant {
+        const Workload& workload;
+        const PrecisionChoice& precision;
+        Checkpointing checkpointing;
+        const CompiledTraining* compiled;  // nullptr: the full estimators evaluate every point
+        const ReferenceEvaluator& reference;
+        bool prune;
+        int global_batch;  // 0 = micro-batch × data parallel
+    };
+
+    // One (tp, pp, dp) layout with the micro-batches and shardings it can run.
+    struct Block {
+        int tp = 1;
+        int pp = 1;
+        int dp = 1;
+        int count = 1;
+        std::vector<int> micro_batches;
+        std::vector<Sharding> shardings;
+    };
+
     void search_variant(const Workload& variant, const PrecisionChoice& precision, Checkpointing checkpointing,
                         const Dimensions& dims, int max_count) {
         const std::optional<CompiledTraining> compiled =
@@ -182,113 +203,144 @@ private:
         // Pruning rests on properties of the closed forms (monotone memory, the compute bound); the
         // full estimators' other paths (calibration fits, per-sample figures) are scanned whole.
         const bool prune = !m_options.reference && compiled.has_value();
-        const int global = variant.training.global_batch;
+        const Variant context{variant,   precision, checkpointing, compiled ? &*compiled : nullptr,
+                              reference, prune,     variant.training.global_batch};
+        Block block;  // its vectors are reused from block to block
         for (const int tp : dims.tensor) {
             for (const int pp : dims.pipeline) {
                 if (static_cast<long long>(tp) * pp > max_count) {
                     continue;
                 }
                 for (const int dp : data_parallel_degrees(variant, tp * pp, max_count, m_options.fixed_count)) {
-                    const int count = tp * pp * dp;
-                    std::vector<int> micro_batches;
-                    for (const int micro_batch : dims.micro_batches) {
-                        // A proposal's GPU count is given: when it does not divide the global batch,
-                        // the accumulation steps are rounded (estimate_perf says so in a note).
-                        if (m_options.fixed_count || micro_batch_valid(variant, micro_batch, dp)) {
-                            micro_batches.push_back(micro_batch);
-                        }
-                    }
-                    std::vector<Sharding> shardings;
-                    for (const Sharding sharding : dims.shardings) {
-                        // Sharding over one replica changes nothing: only the unsharded point.
-                        if (dp > 1 || sharding == Sharding::none || variant.training.sharding_given) {
-                            shardings.push_back(sharding);
-                        }
-                    }
-                    const std::size_t block = micro_batches.size() * shardings.size();
-                    m_result.space += block;
-                    if (block == 0) {
+                    fill_block(variant, dims, tp, pp, dp, block);
+                    const std::size_t points = block.micro_batches.size() * block.shardings.size();
+                    m_result.space += points;
+                    if (points == 0 || block_cannot_win(context, block)) {
                         continue;
                     }
-                    if (prune && !m_options.fixed_count) {
-                        // No point of this block can run faster than its compute alone (the bound
-                        // assumes micro-batch × dp divides the global batch: not so at a fixed count).
-                        const auto best = m_best.find(count);
-                        // samples/s = global / step (global = micro-batch × dp when not given).
-                        const double bound = static_cast<double>(global > 0 ? global : dp) /
-                                             compiled->step_time_lower_bound_s(tp, pp, dp);
-                        // The margin keeps a rounding error in the bound from pruning a tie.
-                        if (best != m_best.end() && best->second.samples_per_s >= bound * (1 + 1e-9)) {
-                            continue;
-                        }
-                    }
-                    std::optional<TrainingLayoutTerms> terms;
-                    if (compiled) {
-                        terms = compiled->layout_terms(tp, pp, dp);
-                    }
-                    for (const Sharding sharding : shardings) {
-                        const Layout layout = reference.layout(tp, pp, dp, sharding);
-                        for (std::size_t index = 0; index < micro_batches.size(); ++index) {
-                            const int micro_batch = micro_batches[index];
-                            ++m_result.evaluated;
-                            Evaluation evaluation;
-                            evaluation.memory_total_bytes = compiled ? compiled->memory_total_bytes(*terms, sharding, micro_batch)
-                                                                     : reference.memory(layout, micro_batch);
-                            if (evaluation.memory_total_bytes > m_usable_bytes) {
-                                note_memory_miss(evaluation.memory_total_bytes, count, layout, micro_batch, precision,
-                                                 checkpointing);
-                                if (!prune) {
-                                    continue;
-                                }
-                                // Memory grows with the micro-batch among those that accumulate
-                                // (micro-batch × dp < global batch: the gradients stay resident) and
-                                // among those that do not; the first of the second kind may need less
-                                // (set-to-none frees its gradients between steps): scan on from there.
-                                const bool accumulating =
-                                    global > 0 && static_cast<long long>(micro_batch) * dp < global;
-                                if (accumulating && variant.training.zero_grad != ZeroGrad::zero) {
-                                    std::size_t next = index + 1;
-                                    while (next < micro_batches.size() &&
-                                           static_cast<long long>(micro_batches[next]) * dp < global) {
-                                        ++next;
-                                    }
-                                    if (next < micro_batches.size()) {
-                                        index = next - 1;  // the loop's ++ lands on it
-                                        continue;
-                                    }
-                                }
-                                break;
-                            }
-                            if (compiled) {
-                                const TrainingPointResult point = compiled->evaluate(*terms, sharding, micro_batch);
-                                evaluation.speed = true;
-                                evaluation.samples_per_s = point.samples_per_s;
-                                evaluation.time_to_train_s = point.time_to_train_s;
-                                evaluation.meets_deadline = point.meets_deadline;
-                            } else if (!reference.speed(layout, micro_batch, evaluation)) {
-                                continue;
-                            }
-                            if (!evaluation.meets_deadline && m_options.require_deadline) {
-                                note_miss(TrainingMiss::Kind::deadline,
-                                          1.0 + evaluation.time_to_train_s / variant.training.deadline_seconds,
-                                          evaluation.memory_total_bytes, evaluation.time_to_train_s, count);
-                                continue;
-                            }
-                            ++m_result.feasible;
-                            TrainingChoice& best = m_best[count];
-                            if (evaluation.samples_per_s > best.samples_per_s) {
-                                best.layout = layout;
-                                best.micro_batch = micro_batch;
-                                best.precision = precision;
-                                best.checkpointing = checkpointing;
-                                best.samples_per_s = evaluation.samples_per_s;
-                                best.memory_total_bytes = evaluation.memory_total_bytes;
-                                best.meets_deadline = evaluation.meets_deadline;
-                            }
-                        }
-                    }
+                    search_block(context, block);
                 }
             }
+        }
+    }
+
+    void fill_block(const Workload& variant, const Dimensions& dims, int tp, int pp, int dp, Block& block) const {
+        block.tp = tp;
+        block.pp = pp;
+        block.dp = dp;
+        block.count = tp * pp * dp;
+        block.micro_batches.clear();
+        for (const int micro_batch : dims.micro_batches) {
+            // A proposal's GPU count is given: when it does not divide the global batch,
+            // the accumulation steps are rounded (estimate_perf says so in a note).
+            if (m_options.fixed_count || micro_batch_valid(variant, micro_batch, dp)) {
+                block.micro_batches.push_back(micro_batch);
+            }
+        }
+        block.shardings.clear();
+        for (const Sharding sharding : dims.shardings) {
+            // Sharding over one replica changes nothing: only the unsharded point.
+            if (dp > 1 || sharding == Sharding::none || variant.training.sharding_given) {
+                block.shardings.push_back(sharding);
+            }
+        }
+    }
+
+    // No point of the block can run faster than its compute alone; true when the best point found
+    // at its GPU count already does (the bound assumes micro-batch × dp divides the global batch:
+    // not so at a fixed count).
+    bool block_cannot_win(const Variant& variant, const Block& block) const {
+        if (!variant.prune || m_options.fixed_count) {
+            return false;
+        }
+        const auto best = m_best.find(block.count);
+        // samples/s = global / step (global = micro-batch × dp when not given).
+        const double bound = static_cast<double>(variant.global_batch > 0 ? variant.global_batch : block.dp) /
+                             variant.compiled->step_time_lower_bound_s(block.tp, block.pp, block.dp);
+        // The margin keeps a rounding error in the bound from pruning a tie.
+        return best != m_best.end() && best->second.samples_per_s >= bound * (1 + 1e-9);
+    }
+
+    void search_block(const Variant& variant, const Block& block) {
+        const CompiledTraining* compiled = variant.compiled;
+        std::optional<TrainingLayoutTerms> terms;
+        if (compiled) {
+            terms = compiled->layout_terms(block.tp, block.pp, block.dp);
+        }
+        const std::vector<int>& micro_batches = block.micro_batches;
+        for (const Sharding sharding : block.shardings) {
+            const Layout layout = variant.reference.layout(block.tp, block.pp, block.dp, sharding);
+            for (std::size_t index = 0; index < micro_batches.size(); ++index) {
+                const int micro_batch = micro_batches[index];
+                ++m_result.evaluated;
+                Evaluation evaluation;
+                evaluation.memory_total_bytes = compiled ? compiled->memory_total_bytes(*terms, sharding, micro_batch)
+                                                         : variant.reference.memory(layout, micro_batch);
+                if (evaluation.memory_total_bytes > m_usable_bytes) {
+                    note_memory_miss(evaluation.memory_total_bytes, block.count, layout, micro_batch,
+                                     variant.precision, variant.checkpointing);
+                    if (!variant.prune) {
+                        continue;
+                    }
+                    const std::size_t next = next_micro_batch_after_memory_miss(variant, block, index);
+                    if (next == micro_batches.size()) {
+                        break;
+                    }
+                    index = next - 1;  // the loop's ++ lands on it
+                    continue;
+                }
+                if (compiled) {
+                    const TrainingPointResult point = compiled->evaluate(*terms, sharding, micro_batch);
+                    evaluation.speed = true;
+                    evaluation.samples_per_s = point.samples_per_s;
+                    evaluation.time_to_train_s = point.time_to_train_s;
+                    evaluation.meets_deadline = point.meets_deadline;
+                } else if (!variant.reference.speed(layout, micro_batch, evaluation)) {
+                    continue;
+                }
+                record_point(variant, block.count, layout, micro_batch, evaluation);
+            }
+        }
+    }
+
+    // Memory grows with the micro-batch among those that accumulate (micro-batch × dp < global
+    // batch: the gradients stay resident) and among those that do not; the first of the second
+    // kind may need less (set-to-none frees its gradients between steps): the scan goes on from
+    // there. The index of that micro-batch, or the end when no smaller need is possible.
+    static std::size_t next_micro_batch_after_memory_miss(const Variant& variant, const Block& block,
+                                                          std::size_t index) {
+        const std::vector<int>& micro_batches = block.micro_batches;
+        const int global = variant.global_batch;
+        const long long dp = block.dp;
+        const bool accumulating = global > 0 && micro_batches[index] * dp < global;
+        if (!accumulating || variant.workload.training.zero_grad == ZeroGrad::zero) {
+            return micro_batches.size();
+        }
+        std::size_t next = index + 1;
+        while (next < micro_batches.size() && micro_batches[next] * dp < global) {
+            ++next;
+        }
+        return next;
+    }
+
+    void record_point(const Variant& variant, int count, const Layout& layout, int micro_batch,
+                      const Evaluation& evaluation) {
+        if (!evaluation.meets_deadline && m_options.require_deadline) {
+            note_miss(TrainingMiss::Kind::deadline,
+                      1.0 + evaluation.time_to_train_s / variant.workload.training.deadline_seconds,
+                      evaluation.memory_total_bytes, evaluation.time_to_train_s, count);
+            return;
+        }
+        ++m_result.feasible;
+        TrainingChoice& best = m_best[count];
+        if (evaluation.samples_per_s > best.samples_per_s) {
+            best.layout = layout;
+            best.micro_batch = micro_batch;
+            best.precision = variant.precision;
+            best.checkpointing = variant.checkpointing;
+            best.samples_per_s = evaluation.samples_per_s;
+            best.memory_total_bytes = evaluation.memory_total_bytes;
+            best.meets_deadline = evaluation.meets_deadline;
         }
     }
 

@@ -75,6 +75,114 @@ bool is_mode_marker(std::string_view text) {
     return text.size() == 3 && text[0] == '[' && text[2] == ']' && text[1] != ' ';
 }
 
+// A '#' comment line: "# Samples: N of event '...'" gives the total and the event; a column
+// header ("# Overhead ...", "# Children ...") replaces `columns`. Other comments say nothing.
+void read_comment_line(const Line& line, std::string_view content, const std::string& file, PerfProfile& profile,
+                       std::vector<Column>& columns, bool& saw_header) {
+    const std::string_view body = trim(content.substr(1));
+    if (starts_with(body, "Overhead") || starts_with(body, "Children")) {
+        columns = header_columns(body);
+        saw_header = true;
+        return;
+    }
+    if (!starts_with(body, "Samples:")) {
+        return;
+    }
+    // "# Samples: 56  of event 'syscalls:sys_enter_connect'"
+    const std::vector<Token> tokens = split_whitespace(body);
+    if (tokens.size() >= 2) {
+        // diagnose converts the count to an integer: it must be one perf can hold (u64).
+        const std::optional<double> count = parse_count(tokens[1].text);
+        if (!count || *count < 0 || *count >= max_counter_reading) {
+            throw input_error(file, line.number, static_cast<int>(tokens[1].column + (body.data() - line.text.data())),
+                              fmt::format("'Samples:' {} is not a sample count", quote(tokens[1].text)));
+        }
+        profile.total_samples = count;
+    }
+    const std::size_t quote_open = body.find('\'');
+    const std::size_t quote_close = body.rfind('\'');
+    if (quote_open != std::string_view::npos && quote_close > quote_open) {
+        profile.event = std::string(body.substr(quote_open + 1, quote_close - quote_open - 1));
+    }
+}
+
+// The share and count cells at the front of a row, into `symbol`; returns the index of the first
+// token after them.
+std::size_t read_share_cells(const std::vector<Token>& tokens, const std::vector<Column>& columns, const Line& line,
+                             const std::string& file, PerfSymbol& symbol) {
+    std::size_t at = 0;
+    for (const Column column : columns) {
+        if (!is_numeric_column(column)) {
+            continue;
+        }
+        const Token& cell = tokens[at++];
+        const bool is_count = column == Column::samples || column == Column::period;
+        const std::optional<double> value = is_count ? parse_count(cell.text) : parse_percent(cell.text);
+        if (!value || *value < 0) {
+            throw input_error(file, line.number, cell.column,
+                              fmt::format("{} is not a {}", quote(cell.text), is_count ? "count" : "percentage"));
+        }
+        // perf keeps sample counts and periods in u64 (tools/perf/util/hist.h, struct he_stat).
+        if (is_count && *value >= max_counter_reading) {
+            throw input_error(file, line.number, cell.column,
+                              fmt::format("{} is larger than perf can count (2^64)", quote(cell.text)));
+        }
+        if (!is_count) {
+            checked_share(*value, 100, "", cell.text, file, line.number, cell.column);
+        }
+        switch (column) {
+        case Column::overhead:
+        case Column::self:
+            symbol.self_pct = *value;
+            break;
+        case Column::children:
+            symbol.children_pct = *value;
+            break;
+        case Column::samples:
+            symbol.samples = *value;
+            break;
+        default:
+            break;
+        }
+    }
+    return at;
+}
+
+// The rest of a row from token `at`: command and shared object (single words, except a command
+// with spaces), then "[.]" or "[k]" and the symbol, which may contain spaces
+// ("operator new(unsigned long)").
+void read_names(const std::vector<Token>& tokens, std::size_t at, const std::vector<Column>& columns,
+                const Line& line, PerfSymbol& symbol) {
+    std::optional<std::size_t> marker;
+    for (std::size_t i = at; i < tokens.size(); ++i) {
+        if (is_mode_marker(tokens[i].text)) {
+            marker = i;
+            break;
+        }
+    }
+    const std::size_t words_end = marker.value_or(tokens.size());
+    const bool has_command = std::find(columns.begin(), columns.end(), Column::command) != columns.end();
+    const bool has_object = std::find(columns.begin(), columns.end(), Column::shared_object) != columns.end();
+    std::vector<std::string_view> words;
+    for (std::size_t i = at; i < words_end; ++i) {
+        words.push_back(tokens[i].text);
+    }
+    if (has_object && !words.empty()) {
+        symbol.shared_object = std::string(words.back());
+        words.pop_back();
+    }
+    if (has_command) {
+        for (std::size_t i = 0; i < words.size(); ++i) {
+            symbol.command += (i == 0 ? "" : " ") + std::string(words[i]);
+        }
+    }
+    if (marker) {
+        symbol.mode = tokens[*marker].text[1];
+        const auto offset = static_cast<std::size_t>(tokens[*marker].column) + 2;  // past "[.]"
+        symbol.symbol = offset < line.text.size() ? std::string(trim(std::string_view(line.text).substr(offset))) : "";
+    }
+}
+
 }  // namespace
 
 PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
@@ -90,28 +198,7 @@ PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
             continue;
         }
         if (content.front() == '#') {
-            const std::string_view body = trim(content.substr(1));
-            if (starts_with(body, "Samples:")) {
-                // "# Samples: 56  of event 'syscalls:sys_enter_connect'"
-                const std::vector<Token> tokens = split_whitespace(body);
-                if (tokens.size() >= 2) {
-                    // diagnose converts the count to an integer: it must be one perf can hold (u64).
-                    const std::optional<double> count = parse_count(tokens[1].text);
-                    if (!count || *count < 0 || *count >= max_counter_reading) {
-                        throw input_error(file, line.number, static_cast<int>(tokens[1].column + (body.data() - line.text.data())),
-                                          fmt::format("'Samples:' {} is not a sample count", quote(tokens[1].text)));
-                    }
-                    profile.total_samples = count;
-                }
-                const std::size_t quote_open = body.find('\'');
-                const std::size_t quote_close = body.rfind('\'');
-                if (quote_open != std::string_view::npos && quote_close > quote_open) {
-                    profile.event = std::string(body.substr(quote_open + 1, quote_close - quote_open - 1));
-                }
-            } else if (starts_with(body, "Overhead") || starts_with(body, "Children")) {
-                columns = header_columns(body);
-                saw_header = true;
-            }
+            read_comment_line(line, content, file, profile, columns, saw_header);
             continue;
         }
         const std::vector<Token> tokens = split_whitespace(line.text);
@@ -125,73 +212,8 @@ PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
         }
         PerfSymbol symbol;
         symbol.line = line.number;
-        std::size_t at = 0;
-        for (const Column column : columns) {
-            if (!is_numeric_column(column)) {
-                continue;
-            }
-            const Token& cell = tokens[at++];
-            std::optional<double> value = (column == Column::samples || column == Column::period)
-                                              ? parse_count(cell.text)
-                                              : parse_percent(cell.text);
-            const bool is_count = column == Column::samples || column == Column::period;
-            if (!value || *value < 0) {
-                throw input_error(file, line.number, cell.column,
-                                  fmt::format("{} is not a {}", quote(cell.text), is_count ? "count" : "percentage"));
-            }
-            // perf keeps sample counts and periods in u64 (tools/perf/util/hist.h, struct he_stat).
-            if (is_count && *value >= max_counter_reading) {
-                throw input_error(file, line.number, cell.column,
-                                  fmt::format("{} is larger than perf can count (2^64)", quote(cell.text)));
-            }
-            if (!is_count) {
-                checked_share(*value, 100, "", cell.text, file, line.number, cell.column);
-            }
-            switch (column) {
-            case Column::overhead:
-            case Column::self:
-                symbol.self_pct = *value;
-                break;
-            case Column::children:
-                symbol.children_pct = *value;
-                break;
-            case Column::samples:
-                symbol.samples = *value;
-                break;
-            default:
-                break;
-            }
-        }
-        // The rest: command and shared object (single words, except a command with spaces), then
-        // "[.]" or "[k]" and the symbol, which may contain spaces ("operator new(unsigned long)").
-        std::optional<std::size_t> marker;
-        for (std::size_t i = at; i < tokens.size(); ++i) {
-            if (is_mode_marker(tokens[i].text)) {
-                marker = i;
-                break;
-            }
-        }
-        const std::size_t words_end = marker.value_or(tokens.size());
-        const bool has_command = std::find(columns.begin(), columns.end(), Column::command) != columns.end();
-        const bool has_object = std::find(columns.begin(), columns.end(), Column::shared_object) != columns.end();
-        std::vector<std::string_view> words;
-        for (std::size_t i = at; i < words_end; ++i) {
-            words.push_back(tokens[i].text);
-        }
-        if (has_object && !words.empty()) {
-            symbol.shared_object = std::string(words.back());
-            words.pop_back();
-        }
-        if (has_command) {
-            for (std::size_t i = 0; i < words.size(); ++i) {
-                symbol.command += (i == 0 ? "" : " ") + std::string(words[i]);
-            }
-        }
-        if (marker) {
-            symbol.mode = tokens[*marker].text[1];
-            const auto offset = static_cast<std::size_t>(tokens[*marker].column) + 2;  // past "[.]"
-            symbol.symbol = offset < line.text.size() ? std::string(trim(std::string_view(line.text).substr(offset))) : "";
-        }
+        const std::size_t names_start = read_share_cells(tokens, columns, line, file, symbol);
+        read_names(tokens, names_start, columns, line, symbol);
         profile.symbols.push_back(std::move(symbol));
     }
     if (profile.symbols.empty()) {

@@ -188,29 +188,18 @@ std::optional<double> read_value(const Cell& cell, const std::string& field, dou
     return *value * scale;
 }
 
-}  // namespace
-
-std::vector<std::string> split_query_fields(std::string_view list, const std::string& origin) {
-    std::vector<std::string> fields;
-    for (const Cell& cell : split_csv(list)) {
-        if (cell.text.empty()) {
-            throw InputError(Diagnostic{origin, {}, {}, fmt::format("empty field name in '{}'", list)});
-        }
-        fields.emplace_back(cell.text);
-    }
-    return fields;
-}
-
-GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& file,
-                                    const std::vector<std::string>& fields) {
-    GpuTelemetry telemetry;
-    telemetry.kind = TelemetryKind::nvidia_smi_query;
-    telemetry.file = file;
-    NoteLog notes;
-
+// The field names of a capture, from its header line or from --query-fields when it has none,
+// and the index of its first data line.
+struct QueryHeader {
     std::vector<std::string> columns;  // canonical names
-    std::vector<std::string> header_units;
-    const std::vector<Line> lines = split_lines(text);
+    std::vector<std::string> units;    // from the header ("memory.used [MiB]"), empty otherwise
+    bool present = false;              // the file has a header line
+    std::size_t first_row = 0;
+};
+
+QueryHeader parse_query_header(const std::vector<Line>& lines, const std::string& file,
+                               const std::vector<std::string>& fields) {
+    QueryHeader header;
     std::size_t first = 0;
     while (first < lines.size() && is_blank(lines[first].text)) {
         ++first;
@@ -219,40 +208,55 @@ GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& fi
         throw input_error(file, 1, 1, "empty file; expected `nvidia-smi --query-gpu=... --format=csv` output");
     }
     const std::vector<Cell> head = split_csv(lines[first].text);
-    const bool has_header = std::all_of(head.begin(), head.end(), [](const Cell& c) { return looks_like_field_name(c.text); });
-    if (has_header) {
-        for (const Cell& cell : head) {
-            auto [name, unit] = split_header_cell(cell.text);
-            columns.push_back(std::move(name));
-            header_units.push_back(std::move(unit));
-        }
-        if (!fields.empty()) {
-            std::vector<std::string> wanted;
-            for (const std::string& field : fields) {
-                wanted.push_back(canonical(field));
-            }
-            if (wanted != columns) {
-                throw input_error(file, lines[first].number, 1,
-                                  "the header names other fields than --query-fields; drop --query-fields or make "
-                                  "it match the header");
-            }
-        }
-        ++first;
-    } else {
+    header.present = std::all_of(head.begin(), head.end(), [](const Cell& c) { return looks_like_field_name(c.text); });
+    if (!header.present) {
         if (fields.empty()) {
             throw input_error(file, lines[first].number, 1,
                               "no header line (captured with --format=csv,noheader?); pass the --query-gpu field "
                               "list with --query-fields, e.g. --query-fields index,utilization.gpu,memory.used");
         }
         for (const std::string& field : fields) {
-            columns.push_back(canonical(field));
-            header_units.emplace_back();
+            header.columns.push_back(canonical(field));
+            header.units.emplace_back();
+        }
+        header.first_row = first;
+        return header;
+    }
+    for (const Cell& cell : head) {
+        auto [name, unit] = split_header_cell(cell.text);
+        header.columns.push_back(std::move(name));
+        header.units.push_back(std::move(unit));
+    }
+    if (!fields.empty()) {
+        std::vector<std::string> wanted;
+        for (const std::string& field : fields) {
+            wanted.push_back(canonical(field));
+        }
+        if (wanted != header.columns) {
+            throw input_error(file, lines[first].number, 1,
+                              "the header names other fields than --query-fields; drop --query-fields or make "
+                              "it match the header");
         }
     }
+    header.first_row = first + 1;
+    return header;
+}
 
-    // Which column feeds which metric, with fallbacks for fields the file lacks.
-    std::vector<std::optional<GpuMetric>> metric_of(columns.size());
-    std::vector<double> scale_of(columns.size(), 1);
+// Which column feeds which metric, at which scale, with fallbacks for fields the file lacks; and
+// the columns that identify a row: GPU index, timestamp, uuid or bus id.
+struct QueryColumns {
+    std::vector<std::optional<GpuMetric>> metric_of;
+    std::vector<double> scale_of;
+    std::optional<std::size_t> index;
+    std::optional<std::size_t> time;
+    std::optional<std::size_t> identity;
+};
+
+QueryColumns query_columns(const QueryHeader& header, NoteLog& notes) {
+    const std::vector<std::string>& columns = header.columns;
+    QueryColumns result;
+    result.metric_of.resize(columns.size());
+    result.scale_of.assign(columns.size(), 1);
     std::vector<std::string> ignored;
     for (std::size_t i = 0; i < columns.size(); ++i) {
         std::string target = columns[i];
@@ -262,11 +266,11 @@ GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& fi
             }
         }
         if (const FieldMeaning* meaning = meaning_of(target)) {
-            metric_of[i] = meaning->metric;
-            scale_of[i] = meaning->scale;
-            if (!header_units[i].empty()) {
-                if (const std::optional<double> factor = unit_factor(header_units[i])) {
-                    scale_of[i] = *factor;
+            result.metric_of[i] = meaning->metric;
+            result.scale_of[i] = meaning->scale;
+            if (!header.units[i].empty()) {
+                if (const std::optional<double> factor = unit_factor(header.units[i])) {
+                    result.scale_of[i] = *factor;
                 }
             }
         }
@@ -290,75 +294,119 @@ GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& fi
         }
         return static_cast<std::size_t>(found - columns.begin());
     };
-    const std::optional<std::size_t> index_column = column_of("index");
-    const std::optional<std::size_t> time_column = column_of("timestamp");
-    std::optional<std::size_t> identity_column = column_of("uuid");
-    if (!identity_column) {
-        identity_column = column_of("pci.bus_id");
+    result.index = column_of("index");
+    result.time = column_of("timestamp");
+    result.identity = column_of("uuid");
+    if (!result.identity) {
+        result.identity = column_of("pci.bus_id");
     }
-    if (!index_column && !identity_column) {
+    if (!result.index && !result.identity) {
         notes.add("no index, uuid or pci.bus_id field: every row is counted as GPU 0");
     }
-    std::map<std::string, int> ordinal_of_identity;
+    return result;
+}
 
-    const std::vector<std::string> header_columns = columns;
-    for (std::size_t l = first; l < lines.size(); ++l) {
-        const Line& line = lines[l];
-        const std::string_view content = trim(line.text);
-        if (content.empty()) {
+// The GPU a row belongs to: its index field, else the order in which its uuid / bus id first
+// appeared, else GPU 0.
+int row_gpu(const std::vector<Cell>& cells, const QueryColumns& columns, std::map<std::string, int>& ordinal_of_identity,
+            const std::string& file, int line) {
+    if (columns.index && *columns.index < cells.size()) {
+        const Cell& cell = cells[*columns.index];
+        const std::optional<double> index = read_value(cell, "index", 1, file, line);
+        if (!index || *index < 0 || *index > 100000 || *index != static_cast<double>(static_cast<int>(*index))) {
+            throw input_error(file, line, cell.column, fmt::format("field 'index': {} is not a GPU index", quote(cell.text)));
+        }
+        return static_cast<int>(*index);
+    }
+    if (columns.identity && *columns.identity < cells.size()) {
+        const std::string identity(cells[*columns.identity].text);
+        const auto inserted = ordinal_of_identity.emplace(identity, static_cast<int>(ordinal_of_identity.size()));
+        return inserted.first->second;
+    }
+    return 0;
+}
+
+// One data line as a sample; nullopt for a line that holds none (blank, elided, a repeated header).
+std::optional<GpuSample> parse_query_row(const Line& line, const QueryHeader& header, const QueryColumns& columns,
+                                         std::map<std::string, int>& ordinal_of_identity, const std::string& file,
+                                         NoteLog& notes) {
+    const std::string_view content = trim(line.text);
+    if (content.empty()) {
+        return std::nullopt;
+    }
+    if (content == "[...]" || content == "..." || content == "...." || content == "[…]") {
+        notes.add("skipped an elision line", line.number);
+        return std::nullopt;
+    }
+    const std::vector<Cell> cells = split_csv(line.text);
+    if (header.present && std::all_of(cells.begin(), cells.end(), [](const Cell& c) { return looks_like_field_name(c.text); })) {
+        notes.add("skipped a repeated header line", line.number);
+        return std::nullopt;
+    }
+    const std::size_t width = header.columns.size();
+    if (cells.size() > width) {
+        throw input_error(file, line.number, cells[width].column,
+                          fmt::format("row has {} values but there are {} fields", cells.size(), width));
+    }
+    if (cells.size() < width) {
+        notes.add("row cut short; its missing fields have no value", line.number);
+    }
+    GpuSample sample;
+    sample.line = line.number;
+    sample.gpu = row_gpu(cells, columns, ordinal_of_identity, file, line.number);
+    if (columns.time && *columns.time < cells.size()) {
+        sample.time = std::string(cells[*columns.time].text);
+    }
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        const std::optional<GpuMetric>& metric = columns.metric_of[i];
+        if (!metric) {
             continue;
         }
-        if (content == "[...]" || content == "..." || content == "...." || content == "[…]") {
-            notes.add("skipped an elision line", line.number);
-            continue;
+        const std::optional<double> value =
+            read_value(cells[i], header.columns[i], columns.scale_of[i], file, line.number, metric);
+        if (value && !sample.value(*metric)) {  // a fallback never overwrites
+            sample.set(*metric, *value);
         }
-        const std::vector<Cell> cells = split_csv(line.text);
-        if (has_header && std::all_of(cells.begin(), cells.end(), [](const Cell& c) { return looks_like_field_name(c.text); })) {
-            notes.add("skipped a repeated header line", line.number);
-            continue;
+    }
+    return sample;
+}
+
+}  // namespace
+
+std::vector<std::string> split_query_fields(std::string_view list, const std::string& origin) {
+    std::vector<std::string> fields;
+    for (const Cell& cell : split_csv(list)) {
+        if (cell.text.empty()) {
+            throw InputError(Diagnostic{origin, {}, {}, fmt::format("empty field name in '{}'", list)});
         }
-        if (cells.size() > columns.size()) {
-            throw input_error(file, line.number, cells[columns.size()].column,
-                              fmt::format("row has {} values but there are {} fields", cells.size(), columns.size()));
+        fields.emplace_back(cell.text);
+    }
+    return fields;
+}
+
+GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& file,
+                                    const std::vector<std::string>& fields) {
+    GpuTelemetry telemetry;
+    telemetry.kind = TelemetryKind::nvidia_smi_query;
+    telemetry.file = file;
+    NoteLog notes;
+    const std::vector<Line> lines = split_lines(text);
+    const QueryHeader header = parse_query_header(lines, file, fields);
+    const QueryColumns columns = query_columns(header, notes);
+    std::map<std::string, int> ordinal_of_identity;
+    for (std::size_t l = header.first_row; l < lines.size(); ++l) {
+        if (std::optional<GpuSample> sample =
+                parse_query_row(lines[l], header, columns, ordinal_of_identity, file, notes)) {
+            telemetry.samples.push_back(std::move(*sample));
         }
-        if (cells.size() < columns.size()) {
-            notes.add("row cut short; its missing fields have no value", line.number);
-        }
-        GpuSample sample;
-        sample.line = line.number;
-        if (index_column && *index_column < cells.size()) {
-            const std::optional<double> index = read_value(cells[*index_column], "index", 1, file, line.number);
-            if (!index || *index < 0 || *index > 100000 || *index != static_cast<double>(static_cast<int>(*index))) {
-                throw input_error(file, line.number, cells[*index_column].column,
-                                  fmt::format("field 'index': {} is not a GPU index", quote(cells[*index_column].text)));
-            }
-            sample.gpu = static_cast<int>(*index);
-        } else if (identity_column && *identity_column < cells.size()) {
-            const std::string identity(cells[*identity_column].text);
-            const auto inserted = ordinal_of_identity.emplace(identity, static_cast<int>(ordinal_of_identity.size()));
-            sample.gpu = inserted.first->second;
-        }
-        if (time_column && *time_column < cells.size()) {
-            sample.time = std::string(cells[*time_column].text);
-        }
-        for (std::size_t i = 0; i < cells.size(); ++i) {
-            if (!metric_of[i]) {
-                continue;
-            }
-            const std::optional<double> value = read_value(cells[i], columns[i], scale_of[i], file, line.number, metric_of[i]);
-            if (value && !sample.value(*metric_of[i])) {  // a fallback never overwrites
-                sample.set(*metric_of[i], *value);
-            }
-        }
-        telemetry.samples.push_back(std::move(sample));
     }
     if (telemetry.samples.empty()) {
         throw input_error(file, 1, 1, "no data rows; expected `nvidia-smi --query-gpu=... --format=csv` output");
     }
-    if (!index_column && identity_column) {
+    if (!columns.index && columns.identity) {
         notes.add("no index field: GPUs are numbered in order of first appearance of their uuid / pci.bus_id");
     }
-    telemetry.columns = header_columns;
+    telemetry.columns = header.columns;
     telemetry.notes = notes.finish();
     return telemetry;
 }

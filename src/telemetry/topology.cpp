@@ -56,6 +56,92 @@ TopoLink read_link(std::string_view cell) {
     return link;
 }
 
+// "NIC0: mlx5_0": the NIC's device name, onto the matrix row of that NIC.
+void read_nic_legend_line(const std::vector<Token>& tokens, Topology& topology) {
+    if (tokens.size() != 2 || !ends_with(tokens[0].text, ":")) {
+        return;
+    }
+    const std::string_view nic = tokens[0].text.substr(0, tokens[0].text.size() - 1);
+    for (TopoDevice& device : topology.devices) {
+        if (device.name == nic) {
+            device.nic_name = std::string(tokens[1].text);
+        }
+    }
+}
+
+// The header row: device names (GPU0 GPU1 ... NIC0 ...) then the affinity columns.
+void read_header_row(const std::vector<Token>& tokens, int line, std::vector<std::string>& names,
+                     std::vector<Label>& labels, NoteLog& notes) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string_view word = tokens[i].text;
+        const std::string_view next = i + 1 < tokens.size() ? tokens[i + 1].text : "";
+        const std::string_view after = i + 2 < tokens.size() ? tokens[i + 2].text : "";
+        if (word == "CPU" && next == "Affinity") {
+            labels.push_back(Label::cpu_affinity);
+            ++i;
+        } else if (word == "NUMA" && next == "Affinity") {
+            labels.push_back(Label::numa_affinity);
+            ++i;
+        } else if (word == "GPU" && next == "NUMA" && after == "ID") {
+            labels.push_back(Label::gpu_numa_id);
+            i += 2;
+        } else if (labels.empty()) {
+            names.emplace_back(word);
+        } else {
+            notes.add(fmt::format("header column '{}' after the affinity columns is not read", word), line);
+        }
+    }
+}
+
+// The affinity cells after a row's links, in header order; NIC rows have none (or empty TAB
+// fields).
+void read_affinity_cells(const std::vector<Token>& tokens, std::size_t at, const std::vector<Label>& labels,
+                         const std::string& file, int line, TopoDevice& device) {
+    for (const Label label : labels) {
+        if (at >= tokens.size()) {
+            break;
+        }
+        const std::string_view cell = tokens[at++].text;
+        if (label == Label::cpu_affinity) {
+            device.cpu_affinity = std::string(cell);
+        } else if (label == Label::numa_affinity && !is_missing_value(cell)) {
+            const std::optional<double> node = parse_decimal(cell);
+            if (!node || *node < 0 || *node > 4096) {
+                throw input_error(file, line, tokens[at - 1].column,
+                                  fmt::format("NUMA Affinity {} is not a node number", quote(cell)));
+            }
+            device.numa_node = static_cast<int>(*node);
+        }
+    }
+}
+
+// A matrix row of a named device: its links to every device of the header, then its affinities.
+void read_matrix_row(const std::vector<Token>& tokens, const Line& line, const std::vector<std::string>& names,
+                     const std::vector<Label>& labels, const std::string& file, NoteLog& notes, Topology& topology) {
+    TopoDevice device;
+    device.name = std::string(tokens.front().text);
+    device.line = line.number;
+    if (const std::optional<int> index = gpu_number(device.name)) {
+        device.gpu_index = *index;
+    }
+    std::vector<TopoLink> row;
+    for (std::size_t c = 0; c < names.size(); ++c) {
+        if (1 + c < tokens.size()) {
+            row.push_back(read_link(tokens[1 + c].text));
+            if (row.back().kind == LinkKind::unknown) {
+                notes.add(fmt::format("connection '{}' is not one of X, NV#, PIX, PXB, PHB, NODE, SYS", row.back().text),
+                          line.number);
+            }
+        } else {
+            row.push_back(TopoLink{});
+            notes.add("matrix row cut short; its missing cells are unknown", line.number);
+        }
+    }
+    read_affinity_cells(tokens, 1 + names.size(), labels, file, line.number, device);
+    topology.devices.push_back(std::move(device));
+    topology.links.push_back(std::move(row));
+}
+
 }  // namespace
 
 Topology parse_nvidia_smi_topo(std::string_view text, const std::string& file) {
@@ -82,90 +168,25 @@ Topology parse_nvidia_smi_topo(std::string_view text, const std::string& file) {
         }
         const std::vector<Token> tokens = split_whitespace(content);
         if (in_nic_legend) {
-            // "NIC0: mlx5_0"
-            if (tokens.size() == 2 && ends_with(tokens[0].text, ":")) {
-                const std::string_view nic = tokens[0].text.substr(0, tokens[0].text.size() - 1);
-                for (TopoDevice& device : topology.devices) {
-                    if (device.name == nic) {
-                        device.nic_name = std::string(tokens[1].text);
-                    }
-                }
-            }
+            read_nic_legend_line(tokens, topology);
             continue;
         }
         if (names.empty()) {
             if (tokens.empty() || tokens.front().text != "GPU0") {
                 continue;  // text before the header
             }
-            for (std::size_t i = 0; i < tokens.size(); ++i) {
-                const std::string_view word = tokens[i].text;
-                const std::string_view next = i + 1 < tokens.size() ? tokens[i + 1].text : "";
-                const std::string_view after = i + 2 < tokens.size() ? tokens[i + 2].text : "";
-                if (word == "CPU" && next == "Affinity") {
-                    labels.push_back(Label::cpu_affinity);
-                    ++i;
-                } else if (word == "NUMA" && next == "Affinity") {
-                    labels.push_back(Label::numa_affinity);
-                    ++i;
-                } else if (word == "GPU" && next == "NUMA" && after == "ID") {
-                    labels.push_back(Label::gpu_numa_id);
-                    i += 2;
-                } else if (labels.empty()) {
-                    names.emplace_back(word);
-                } else {
-                    notes.add(fmt::format("header column '{}' after the affinity columns is not read", word), line.number);
-                }
-            }
+            read_header_row(tokens, line.number, names, labels, notes);
             in_matrix = true;
             continue;
         }
         if (!in_matrix) {
             continue;
         }
-        const auto named = std::find(names.begin(), names.end(), tokens.front().text);
-        if (named == names.end()) {
+        if (std::find(names.begin(), names.end(), tokens.front().text) == names.end()) {
             notes.add("skipped a line that is not a matrix row", line.number);
             continue;
         }
-        TopoDevice device;
-        device.name = std::string(tokens.front().text);
-        device.line = line.number;
-        if (const std::optional<int> index = gpu_number(device.name)) {
-            device.gpu_index = *index;
-        }
-        std::vector<TopoLink> row;
-        for (std::size_t c = 0; c < names.size(); ++c) {
-            if (1 + c < tokens.size()) {
-                row.push_back(read_link(tokens[1 + c].text));
-                if (row.back().kind == LinkKind::unknown) {
-                    notes.add(fmt::format("connection '{}' is not one of X, NV#, PIX, PXB, PHB, NODE, SYS", row.back().text),
-                              line.number);
-                }
-            } else {
-                row.push_back(TopoLink{});
-                notes.add("matrix row cut short; its missing cells are unknown", line.number);
-            }
-        }
-        // Affinity cells follow in header order; NIC rows have none (or empty TAB fields).
-        std::size_t at = 1 + names.size();
-        for (const Label label : labels) {
-            if (at >= tokens.size()) {
-                break;
-            }
-            const std::string_view cell = tokens[at++].text;
-            if (label == Label::cpu_affinity) {
-                device.cpu_affinity = std::string(cell);
-            } else if (label == Label::numa_affinity && !is_missing_value(cell)) {
-                const std::optional<double> node = parse_decimal(cell);
-                if (!node || *node < 0 || *node > 4096) {
-                    throw input_error(file, line.number, tokens[at - 1].column,
-                                      fmt::format("NUMA Affinity {} is not a node number", quote(cell)));
-                }
-                device.numa_node = static_cast<int>(*node);
-            }
-        }
-        topology.devices.push_back(std::move(device));
-        topology.links.push_back(std::move(row));
+        read_matrix_row(tokens, line, names, labels, file, notes, topology);
     }
     if (names.empty()) {
         throw input_error(file, 1, 1, "no header row starting with GPU0; expected `nvidia-smi topo -m` output");

@@ -468,7 +468,7 @@ TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's 
     Workload unobstructed = workload;
     unobstructed.data.given = false;
     PerfQuery query;
-    query.layout = default_layout(unobstructed, *h100, 1, ServingStack::automatic);
+    query.layout = fitting_layout(unobstructed, *h100, 1, ServingStack::automatic).layout;
     const PerfEstimate direct = estimate_perf(unobstructed, *h100, query, efficiency);
     REQUIRE(direct.training.has_value());
     CHECK(worth.after_fix_per_s == direct.training->tokens_per_s);

@@ -466,7 +466,7 @@ TEST_CASE("calibration points replace the activation estimate with a least-squar
     CHECK(b.activations_bytes == Approx(50e9 - 16e9).epsilon(1e-12));
 }
 
-TEST_CASE("describe and default_layout", "[memory][layout]") {
+TEST_CASE("describe and layout_as_written", "[memory][layout]") {
     Layout layout;
     layout.tensor_parallel = 2;
     layout.data_parallel = 4;
@@ -475,21 +475,21 @@ TEST_CASE("describe and default_layout", "[memory][layout]") {
     CHECK(describe(Layout{}) == "tp1 pp1 dp1");
 
     const Workload data_parallel = workload_from(small_training("zero2"));
-    const std::optional<Layout> eight = default_layout(data_parallel, 8);
+    const std::optional<Layout> eight = layout_as_written(data_parallel, 8);
     REQUIRE(eight);
     CHECK(eight->data_parallel == 8);
     CHECK(eight->tensor_parallel == 1);
     CHECK(eight->sharding == Sharding::zero2);
 
     const Workload fixed_tp = workload_from(small_training("none", 1, "  tensor_parallel: 2\n"));
-    const std::optional<Layout> split = default_layout(fixed_tp, 8);
+    const std::optional<Layout> split = layout_as_written(fixed_tp, 8);
     REQUIRE(split);
     CHECK(split->tensor_parallel == 2);
     CHECK(split->data_parallel == 4);
-    CHECK_FALSE(default_layout(fixed_tp, 3).has_value());
+    CHECK_FALSE(layout_as_written(fixed_tp, 3).has_value());
 
     const Workload inference = workload_from(llama_inference("bf16", 1, 1, 1));
-    const std::optional<Layout> tensor = default_layout(inference, 4);
+    const std::optional<Layout> tensor = layout_as_written(inference, 4);
     REQUIRE(tensor);
     CHECK(tensor->tensor_parallel == 4);
     CHECK(tensor->data_parallel == 1);

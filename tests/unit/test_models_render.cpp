@@ -6,7 +6,7 @@
 
 #include "report/catalog_render.hpp"
 #include "report/models_render.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 TEST_CASE("render::models list: a dash where a value does not apply", "[render][models]") {
     gpusel::ModelSpec cnn;

@@ -70,7 +70,7 @@ Workload inference_workload(int input_tokens, int output_tokens, double requests
 
 PerfEstimate run(const Workload& workload, const GpuSpec& gpu, const EfficiencyTable& table, int count = 1) {
     PerfQuery query;
-    query.layout = default_layout(workload, gpu, count, ServingStack::automatic);
+    query.layout = fitting_layout(workload, gpu, count, ServingStack::automatic).layout;
     return estimate_perf(workload, gpu, query, table);
 }
 
@@ -278,14 +278,28 @@ model: {family: decoder, layers: 32, hidden: 4096, heads: 32, ffn: 11008, ffn_ga
 training: {tensor_parallel: 2, pipeline_parallel: 1, micro_batch: 1}
 )",
                                                  "test.yaml", LoadContext{});
-    const Layout layout = default_layout(training, gpu, 8, ServingStack::automatic);
+    const FittingLayout eight = fitting_layout(training, gpu, 8, ServingStack::automatic);
+    REQUIRE(eight.found());
+    const Layout& layout = eight.layout;
     CHECK(layout.tensor_parallel == 2);
     CHECK(layout.data_parallel == 4);
-    CHECK_THROWS_AS(default_layout(training, gpu, 3, ServingStack::automatic), UsageError);
+    const FittingLayout three = fitting_layout(training, gpu, 3, ServingStack::automatic);
+    CHECK(three.problem == LayoutProblem::count_not_multiple_of_split);
+    CHECK(three.tensor_parallel == 2);
+    CHECK(three.pipeline_parallel == 1);
+    CHECK(fitting_layout(training, gpu, 0, ServingStack::automatic).problem == LayoutProblem::no_gpus);
     // A 7B FP16 model fits one 80 GB GPU: 4 GPUs are 4 replicas.
-    const Layout replicas = default_layout(inference_workload(512, 128, 1), gpu, 4, ServingStack::automatic);
+    const FittingLayout four = fitting_layout(inference_workload(512, 128, 1), gpu, 4, ServingStack::automatic);
+    REQUIRE(four.found());
+    const Layout& replicas = four.layout;
     CHECK(replicas.tensor_parallel == 1);
     CHECK(replicas.data_parallel == 4);
+    // 13.5 GB of FP16 weights do not fit one 12 GB GPU but do fit two: 3 GPUs are no whole replicas.
+    GpuSpec small = gpu;
+    small.memory_bytes = 12e9;
+    const FittingLayout odd = fitting_layout(inference_workload(512, 128, 1), small, 3, ServingStack::automatic);
+    CHECK(odd.problem == LayoutProblem::replica_does_not_divide);
+    CHECK(odd.replica_gpus == 2);
 }
 
 TEST_CASE("perf::stack resolution", "[perf]") {

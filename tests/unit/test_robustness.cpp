@@ -5,7 +5,7 @@
 
 #include "plan/plan.hpp"
 #include "plan/robustness.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using gpusel::PlanReport;
 using gpusel::RolePlan;

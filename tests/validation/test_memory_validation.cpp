@@ -169,7 +169,7 @@ const ValidationSummary& validation_summary() {
             if (gpu == nullptr) {
                 throw std::runtime_error("case " + item.id + ": unknown GPU " + item.gpu);
             }
-            const std::optional<Layout> layout = default_layout(workload, item.count);
+            const std::optional<Layout> layout = layout_as_written(workload, item.count);
             if (!layout) {
                 throw std::runtime_error("case " + item.id + ": no layout for " + std::to_string(item.count) + " GPUs");
             }

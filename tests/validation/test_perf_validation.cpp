@@ -170,7 +170,9 @@ TEST_CASE("perf model against published measurements", "[validation][perf]") {
             REQUIRE(stack.has_value());
             query.stack = *stack;
         }
-        query.layout = default_layout(workload, *gpu, item.count, query.stack);
+        const FittingLayout fitting = fitting_layout(workload, *gpu, item.count, query.stack);
+        REQUIRE(fitting.found());
+        query.layout = fitting.layout;
         const PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
         REQUIRE((estimate.training.has_value() || estimate.inference.has_value()));
         const Prediction prediction = predict(item, workload, *gpu, estimate);
