@@ -161,12 +161,16 @@ struct LaunchSettings {
     std::optional<int> max_num_seqs;
     std::optional<std::string> kv_cache_dtype;
     std::optional<std::string> quantization;
-    std::optional<int> gpus_per_pod;          // kubernetes: nvidia.com/gpu limit of the GPU container
-    std::optional<int> pods;                  // kubernetes: Deployment replicas, or Job parallelism
-    std::optional<std::string> node_product;  // kubernetes: the nvidia.com/gpu.product selector
+    std::optional<int> gpus_per_pod;           // kubernetes: nvidia.com/gpu limit of the GPU container
+    std::optional<int> pods;                   // kubernetes: Deployment replicas, or Job parallelism
+    std::optional<std::string> node_product;   // kubernetes: the nvidia.com/gpu.product selector
+    std::optional<int> micro_batch;            // --micro-batch-size, --per_device_train_batch_size
+    std::optional<int> gradient_accumulation;  // --gradient_accumulation_steps
+    std::optional<int> global_batch;           // --global-batch-size
 };
 
-// Finds a `vllm serve`, `python -m sglang.launch_server` or `trtllm-serve` command in shell text
+// Finds a `vllm serve`, `python -m sglang.launch_server`, `trtllm-serve`, `torchrun` or
+// `deepspeed` command in shell text
 // (backslash continuations and comments allowed) or a Kubernetes manifest (YAML, documents
 // separated by `---`), and reads the settings above. Throws InputError when neither is found or a
 // value does not parse (file:line: message).

@@ -105,6 +105,9 @@ std::pair<std::size_t, std::string> find_program(const Words& words) {
         if (w == "torchrun" || ends_with(w, "/torchrun")) {
             return {i + 1, "torchrun command line"};
         }
+        if (w == "deepspeed" || ends_with(w, "/deepspeed")) {
+            return {i + 1, "deepspeed command line"};
+        }
     }
     return {std::string::npos, ""};
 }
@@ -166,10 +169,16 @@ void read_options(const Words& words, std::size_t start, LaunchSettings& setting
             settings.kv_cache_dtype = value;
         } else if (flag == "--quantization" || flag == "-q") {
             settings.quantization = value;
-        } else if (flag == "--nproc-per-node") {
+        } else if (flag == "--nproc-per-node" || flag == "--num-gpus") {
             settings.gpus_per_pod = integer_value(at, value, file);
-        } else if (flag == "--nnodes" && value.rfind('$', 0) != 0) {
+        } else if ((flag == "--nnodes" || flag == "--num-nodes") && value.rfind('$', 0) != 0) {
             settings.pods = integer_value(at, value, file);
+        } else if (flag == "--micro-batch-size" || flag == "--per-device-train-batch-size") {
+            settings.micro_batch = integer_value(at, value, file);
+        } else if (flag == "--gradient-accumulation-steps") {
+            settings.gradient_accumulation = integer_value(at, value, file);
+        } else if (flag == "--global-batch-size") {
+            settings.global_batch = integer_value(at, value, file);
         }
     }
 }
@@ -328,7 +337,7 @@ LaunchSettings read_launch_settings(std::string_view text, const std::string& fi
         }
     }
     throw InputError(problem(file_name, Position{},
-                             "no vllm serve, sglang.launch_server, trtllm-serve or torchrun command and no "
+                             "no vllm serve, sglang.launch_server, trtllm-serve, torchrun or deepspeed command and no "
                              "Kubernetes manifest (apiVersion:) found"));
 }
 
@@ -397,6 +406,22 @@ void compare_serving(const LaunchSpec& plan_spec, const LaunchSettings& settings
     }
 }
 
+// The batch settings the memory estimate (micro-batch) and the step time (global batch) assumed.
+void compare_batches(const LaunchSpec& spec, const LaunchSettings& settings, std::vector<std::string>& findings) {
+    if (settings.micro_batch && *settings.micro_batch != spec.micro_batch) {
+        findings.push_back(
+            fmt::format("micro-batch {}; the memory estimate assumed {}", *settings.micro_batch, spec.micro_batch));
+    }
+    if (settings.gradient_accumulation && *settings.gradient_accumulation != spec.gradient_accumulation) {
+        findings.push_back(fmt::format("gradient accumulation {}; the plan assumed {}", *settings.gradient_accumulation,
+                                       spec.gradient_accumulation));
+    }
+    if (settings.global_batch && *settings.global_batch != spec.global_batch) {
+        findings.push_back(
+            fmt::format("global batch {}; the plan assumed {}", *settings.global_batch, spec.global_batch));
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> compare_launch(const LaunchSpec& spec, const LaunchSettings& settings) {
@@ -413,6 +438,8 @@ std::vector<std::string> compare_launch(const LaunchSpec& spec, const LaunchSett
     }
     if (!spec.training) {
         compare_serving(spec, settings, findings);
+    } else {
+        compare_batches(spec, settings, findings);
     }
     const int planned_per_pod = spec.training ? spec.gpus_per_node : spec.gpus_per_replica;
     const int planned_pods = spec.training ? spec.nodes : spec.replicas;

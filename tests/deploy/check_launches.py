@@ -9,8 +9,9 @@ For every role of every example and every target that launches it:
   - every DeepSpeed configuration re-adds (micro-batch x accumulation x data parallel = global
     batch) and has the plan's ZeRO stage;
   - every Slurm script asks for the plan's GPUs (nodes x GPUs per node x array tasks);
-  - `gpusel deploy --verify` agrees with every serving script and manifest, and catches copies
-    edited to another tensor-parallel size, memory fraction, GPU count or replica count.
+  - `gpusel deploy --verify` agrees with every serving script and manifest (and, on three
+    examples, every training script), and catches copies edited to another tensor-parallel size,
+    memory fraction, GPU count or replica count.
 Usage: check_launches.py GPUSEL (from the repository root)."""
 
 import concurrent.futures
@@ -187,7 +188,8 @@ def launch_one(example, role, winner, target, directory):
             check_ds_config(example, winner, path)
         if target == "slurm":
             check_slurm(example, winner, text)
-        if target in SERVING or target == "kubernetes":
+        # Every serving command and manifest is read back; training scripts on the edited examples.
+        if target in SERVING or target == "kubernetes" or (example in EDITED and path.endswith(".sh")):
             verify(example, role, path, True)
     return files
 

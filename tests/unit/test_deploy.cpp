@@ -361,3 +361,28 @@ TEST_CASE("an AMD pick: amd.com/gpu, no GFD node selector, no TensorRT-LLM", "[d
     CHECK(contains(model_mismatch(DeployTarget::tensorrt_llm, spec), "tensorrt-llm runs on NVIDIA GPUs"));
     CHECK(model_mismatch(DeployTarget::vllm, spec).empty());
 }
+
+TEST_CASE("training launches read back: layout, GPUs per node, nodes and batches", "[deploy]") {
+    const LaunchSpec spec = training_spec();
+    for (const DeployTarget target : {DeployTarget::megatron, DeployTarget::slurm, DeployTarget::kubernetes}) {
+        CAPTURE(to_string(target));
+        CHECK(compare_launch(spec, read_launch_settings(render_launch(target, spec)[0].content, "t")).empty());
+    }
+    LaunchSpec zero3 = spec;
+    zero3.layout.tensor_parallel = 1;
+    zero3.layout.data_parallel = 16;
+    const std::string launcher = render_launch(DeployTarget::deepspeed, zero3)[0].content;
+    const LaunchSettings read = read_launch_settings(launcher, "ds.sh");
+    CHECK(read.kind == "deepspeed command line");
+    CHECK(read.gpus_per_pod == 8);
+    CHECK(read.pods == 2);
+    CHECK(compare_launch(zero3, read).empty());
+    const std::vector<std::string> findings = compare_launch(
+        spec, read_launch_settings("torchrun --nnodes 2 --nproc-per-node 4 pretrain_gpt.py "
+                                   "--tensor-model-parallel-size 2 --micro-batch-size 4 --global-batch-size 64\n",
+                                   "edited.sh"));
+    REQUIRE(findings.size() == 3);
+    CHECK(findings[0] == "micro-batch 4; the memory estimate assumed 2");
+    CHECK(findings[1] == "4 GPUs per node; the plan assumed 8");
+    CHECK(findings[2] == "8 GPUs in all; the plan has 16");
+}
