@@ -28,8 +28,11 @@ lint_packages=(cppcheck clang-tidy-14)
 # clang-14 only recommends libclang-rt-14-dev, which holds libFuzzer and the sanitizer runtimes.
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 case "${1:-}" in
-  # chromium: headless, for the report's browser test (tests/browser/).
-  test) packages+=(chromium "${lint_packages[@]}" "${fuzz_packages[@]}") ;;
+  # chromium: headless, for the report's browser test (tests/browser/). nodejs and npm: the
+  # offline Kubernetes schema check of `gpusel deploy` (tests/deploy/), unless a Node.js with npm
+  # is installed already (the machine image's, e.g. from NodeSource, conflicts with Debian's npm).
+  test) packages+=(chromium "${lint_packages[@]}" "${fuzz_packages[@]}")
+        command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm) ;;
   lint) packages+=("${lint_packages[@]}") ;;
   fuzz) packages+=("${fuzz_packages[@]}") ;;
   bench) packages+=(libbenchmark-dev) ;;

@@ -124,6 +124,7 @@ constexpr const char* program_footer =
     "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40   speed, P99 latency and bottleneck\n"
     "  gpusel catalog list --catalog quotes.yaml   with your negotiated prices\n"
     "  gpusel report examples/smart-support.yaml -o r.html   the plan as an HTML page with charts\n"
+    "  gpusel deploy examples/chat-llama2-13b-int4.yaml --target vllm   launch the pick: vllm serve ...\n"
     "\nExit codes: 0 ok, 1 check failed or nothing feasible, 2 usage error, 3 input error,\n"
     "4 output error, 70 internal error. Documentation: docs/ (workload.md, catalog.md).";
 
@@ -158,6 +159,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     register_memory(app, context);
     register_perf(app, context);
     register_check(app, context);
+    register_deploy(app, context);
     register_diagnose(app, context);
     register_verify(app, context);
     register_validate(app, context);

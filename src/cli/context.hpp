@@ -75,6 +75,7 @@ void register_check(CLI::App& app, Context& context);
 void register_diagnose(CLI::App& app, Context& context);
 void register_verify(CLI::App& app, Context& context);
 void register_report(CLI::App& app, Context& context);
+void register_deploy(CLI::App& app, Context& context);
 
 // A catalog file checked the way --catalog uses it: merged over the catalog of this run (the
 // built-in one and earlier --catalog files), so that an override giving only a price is valid.

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""`gpusel deploy` from outside, on every example and target (docs/deploy.md, "How it is tested").
+
+For every role of every example and every target that launches it:
+  - every shell script passes `bash -n` and opens with gpusel's comment;
+  - every serving command line, split with shlex, has the plan's tensor-parallel size
+    (`gpusel plan --format json`) and the max model length and memory fraction of the engine
+    arithmetic (`gpusel memory --gpu G --count TP`, text and JSON);
+  - every DeepSpeed configuration re-adds (micro-batch x accumulation x data parallel = global
+    batch) and has the plan's ZeRO stage;
+  - every Slurm script asks for the plan's GPUs (nodes x GPUs per node x array tasks);
+  - `gpusel deploy --verify` agrees with every serving script and manifest (and, on three
+    examples, every training script), and catches copies edited to another tensor-parallel size,
+    memory fraction, GPU count or replica count.
+Usage: check_launches.py GPUSEL (from the repository root)."""
+
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+
+GPUSEL = sys.argv[1]
+SERVING = ["vllm", "sglang", "tensorrt-llm"]
+TRAINING = ["torchrun", "megatron", "deepspeed"]
+ZERO = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}
+failures = []
+checked = {"scripts": 0, "commands": 0, "ds_configs": 0, "slurm": 0, "verified": 0, "edits": 0}
+
+
+def run(*args):
+    return subprocess.run([GPUSEL, *args], capture_output=True, text=True, check=False)
+
+
+LOCK = threading.Lock()
+
+
+def fail(message):
+    with LOCK:
+        failures.append(message)
+
+
+def count(what):
+    with LOCK:
+        checked[what] += 1
+
+
+def command_words(script):
+    """The words of the `exec`/`srun` command of a generated script (shlex: quotes, continuations)."""
+    text = re.sub(r"\\\n", " ", script)
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        if words and words[0] in ("exec", "srun"):
+            return words[1:]
+    return []
+
+
+def option(words, *names):
+    for i, word in enumerate(words):
+        if word in names and i + 1 < len(words):
+            return words[i + 1]
+    return None
+
+
+def serving_arithmetic(example, gpu, tensor_parallel):
+    """max_model_len from `gpusel memory --format json`, the fraction from its text line."""
+    as_json = run("memory", example, "--gpu", gpu, "--count", str(tensor_parallel), "--format", "json")
+    as_text = run("--quiet", "memory", example, "--gpu", gpu, "--count", str(tensor_parallel))
+    if as_json.returncode != 0 or as_text.returncode != 0:
+        return None
+    serving = json.loads(as_json.stdout).get("serving")
+    match = re.search(r"budget [0-9.]+ GB \(([0-9.]+) ×", as_text.stdout)
+    if serving is None or match is None:
+        return None
+    return serving["max_model_len"], float(match.group(1))
+
+
+def check_serving_script(example, winner, target, script):
+    words = command_words(script)
+    tp_flag = {"vllm": "--tensor-parallel-size", "sglang": "--tp-size", "tensorrt-llm": "--tp_size"}[target]
+    len_flag = {"vllm": "--max-model-len", "sglang": "--context-length", "tensorrt-llm": "--max_seq_len"}[target]
+    frac_flag = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static",
+                 "tensorrt-llm": "--kv_cache_free_gpu_memory_fraction"}[target]
+    tensor_parallel = winner["layout"]["tensor_parallel"]
+    where = f"{example} {target}"
+    if option(words, tp_flag) != str(tensor_parallel):
+        fail(f"{where}: {tp_flag} {option(words, tp_flag)}; the plan's layout has tensor_parallel {tensor_parallel}")
+    # gpusel memory models the workload's own engine (vLLM in the examples); other engines'
+    # settings come from their own arithmetic and are held to it by --verify below.
+    arithmetic = serving_arithmetic(example, winner["gpu"], tensor_parallel) if target == "vllm" else None
+    if arithmetic is not None:
+        max_model_len, fraction = arithmetic
+        if option(words, len_flag) != str(max_model_len):
+            fail(f"{where}: {len_flag} {option(words, len_flag)}; gpusel memory says max_model_len {max_model_len}")
+        if abs(float(option(words, frac_flag) or "nan") - fraction) > 1e-9:
+            fail(f"{where}: {frac_flag} {option(words, frac_flag)}; gpusel memory says {fraction}")
+    count("commands")
+
+
+def check_ds_config(example, winner, path):
+    with open(path, encoding="utf-8") as handle:
+        config = json.load(handle)
+    layout = winner["layout"]
+    product = config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"] * layout["data_parallel"]
+    if product != config["train_batch_size"]:
+        fail(f"{example}: {path}: micro-batch x accumulation x dp = {product} != train_batch_size {config['train_batch_size']}")
+    if config["train_micro_batch_size_per_gpu"] != winner["micro_batch"]:
+        fail(f"{example}: {path}: micro-batch {config['train_micro_batch_size_per_gpu']}; the plan's {winner['micro_batch']}")
+    if config["zero_optimization"]["stage"] != ZERO[layout["sharding"]]:
+        fail(f"{example}: {path}: ZeRO stage {config['zero_optimization']['stage']}; the plan's {layout['sharding']}")
+    count("ds_configs")
+
+
+def check_slurm(example, winner, script):
+    nodes = int(re.search(r"^#SBATCH --nodes=(\d+)$", script, re.M).group(1))
+    per_node = int(re.search(r"^#SBATCH --gpus-per-node=(\d+)$", script, re.M).group(1))
+    array = re.search(r"^#SBATCH --array=0-(\d+)$", script, re.M)
+    tasks = int(array.group(1)) + 1 if array else 1
+    if nodes * per_node * tasks != winner["count"]:
+        fail(f"{example}: slurm asks for {tasks} x {nodes} x {per_node} GPUs; the plan has {winner['count']}")
+    count("slurm")
+
+
+def verify(example, role, path, expect_ok, expect_text=None):
+    result = run("deploy", example, "--role", role, "--verify", path)
+    ok = result.returncode == 0 and "agrees with" in result.stdout
+    if ok != expect_ok or (expect_text and expect_text not in result.stdout):
+        fail(f"{example} {role}: --verify {os.path.basename(path)}: rc {result.returncode}, expected "
+             f"{'agreement' if expect_ok else expect_text!r}:\n{result.stdout}{result.stderr}")
+    count("verified" if expect_ok else "edits")
+
+
+def edited(path, directory, pattern, replacement):
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    changed, count = re.subn(pattern, replacement, text, count=1, flags=re.M)
+    if count != 1:
+        fail(f"{path}: no match for {pattern!r} to edit")
+    copy = os.path.join(directory, "edited-" + os.path.basename(path))
+    with open(copy, "w", encoding="utf-8") as handle:
+        handle.write(changed)
+    return copy
+
+
+def check_edits(example, role, winner, files, directory):
+    tensor_parallel = winner["layout"]["tensor_parallel"]
+    for path in files:
+        name = os.path.basename(path)
+        if name.endswith(".vllm.sh"):
+            verify(example, role, edited(path, directory, r"--tensor-parallel-size \d+",
+                                         f"--tensor-parallel-size {tensor_parallel * 2}"), False, "tensor-parallel size")
+            verify(example, role, edited(path, directory, r"--gpu-memory-utilization [0-9.]+",
+                                         "--gpu-memory-utilization 0.5"), False, "memory fraction 0.5")
+        if name.endswith(".kubernetes.yaml"):
+            verify(example, role, edited(path, directory, r"nvidia\.com/gpu: (\d+)$", "nvidia.com/gpu: 99"),
+                   False, "99 GPUs per")
+            if role == "inference":
+                verify(example, role, edited(path, directory, r"^  replicas: \d+$", "  replicas: 42"),
+                       False, "42 replicas")
+
+
+def launch_one(example, role, winner, target, directory):
+    result = run("--quiet", "deploy", example, "--role", role, "--target", target, "-o", directory)
+    if result.returncode == 2 and ("runs decoder LLMs" in result.stderr or "runs on NVIDIA GPUs" in result.stderr):
+        return []  # a target that cannot run this model or GPU: the golden cases pin the message
+    if result.returncode != 0:
+        fail(f"{example} {role} {target}: rc {result.returncode}: {result.stderr}")
+        return []
+    files = sorted(glob.glob(os.path.join(directory, f"*.{target}.*")) + glob.glob(os.path.join(directory, "*.ds_config.json")))
+    for path in files:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        if path.endswith(".sh"):
+            syntax = subprocess.run(["bash", "-n", path], capture_output=True, text=True, check=False)
+            if syntax.returncode != 0:
+                fail(f"{path}: bash -n: {syntax.stderr}")
+            if "# generated by gpusel" not in text.split("\n", 2)[1]:
+                fail(f"{path}: the second line is not gpusel's comment")
+            count("scripts")
+        if target in SERVING:
+            check_serving_script(example, winner, target, text)
+        if path.endswith(".ds_config.json"):
+            check_ds_config(example, winner, path)
+        if target == "slurm":
+            check_slurm(example, winner, text)
+        # Every serving command and manifest is read back; training scripts on the edited examples.
+        if target in SERVING or target == "kubernetes" or (example in EDITED and path.endswith(".sh")):
+            verify(example, role, path, True)
+    return files
+
+
+# Edited copies are checked on these examples only (each --verify plans again); the rest of the
+# checks run on every example.
+EDITED = {"examples/chat-llama2-13b-int4.yaml", "examples/llama3-70b-finetune.yaml", "examples/smart-support.yaml"}
+
+
+def check_target(example, role, winner, target):
+    with tempfile.TemporaryDirectory() as directory:
+        files = launch_one(example, role, winner, target, directory)
+        if example in EDITED:
+            check_edits(example, role, winner, files, directory)
+
+
+def units_of(example):
+    plan = run("plan", example, "--format", "json", "--top", "1")
+    if plan.returncode != 0:
+        fail(f"{example}: gpusel plan failed: {plan.stderr}")
+        return []
+    units = []
+    for role_plan in json.loads(plan.stdout)["roles"]:
+        winner = role_plan.get("winner")
+        if winner:
+            role = role_plan["role"]
+            for target in (SERVING if role == "inference" else TRAINING) + ["kubernetes", "slurm"]:
+                units.append((example, role_plan["role"], winner, target))
+    return units
+
+
+# Each unit runs gpusel several times; threads overlap those processes on every core.
+with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+    all_units = [unit for units in pool.map(units_of, sorted(glob.glob("examples/*.yaml"))) for unit in units]
+    list(pool.map(lambda unit: check_target(*unit), all_units))
+
+for failure in failures:
+    print("FAIL:", failure)
+print("check_launches: " + ", ".join(f"{count} {what}" for what, count in checked.items()))
+sys.exit(1 if failures or checked["scripts"] == 0 or checked["edits"] == 0 else 0)

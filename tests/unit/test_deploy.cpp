@@ -1,0 +1,388 @@
+// gpusel deploy: launch settings rendered from a hand-built LaunchSpec (not from a plan, so that
+// these tests pin the renderers and not the estimators), read back, and compared. Every expected
+// flag was checked by hand against the tool's documentation (docs/deploy.md, "Flags and sources").
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "deploy/deploy.hpp"
+#include "deploy/launch_text.hpp"
+
+using namespace gpusel;
+
+namespace {
+
+// A 13B chat model on 3 replicas of 2 GPUs (one spare), as a plan would have picked it.
+LaunchSpec serving_spec() {
+    LaunchSpec spec;
+    spec.plan_file = "chat.yaml";
+    spec.project = "chat";
+    spec.workload = "chat-api";
+    spec.gpusel_version = "0.1.0";
+    spec.role = Role::inference;
+    spec.model = "meta-llama/Llama-2-13b-chat-hf";
+    spec.model_label = "llama-2-13b";
+    spec.decoder_llm = true;
+    spec.gpu = "L40S";
+    spec.vendor = "nvidia";
+    spec.node_product = "NVIDIA-L40S";
+    spec.gpus = 6;
+    spec.replicas = 3;
+    spec.spare_replicas = 1;
+    spec.gpus_per_replica = 2;
+    spec.gpus_per_node = 2;
+    spec.layout.tensor_parallel = 2;
+    spec.layout.data_parallel = 3;
+    spec.precision = Precision::fp16;
+    spec.weights = WeightFormat::awq;
+    spec.kv_cache = KvCacheFormat::fp8;
+    spec.engine = Engine::vllm;
+    spec.paged_engine = true;
+    spec.memory_fraction = 0.88;
+    spec.max_model_len = 768;
+    spec.max_num_seqs = 256;
+    spec.max_num_batched_tokens = 2048;
+    spec.block_size = 16;
+    spec.batch = 64;
+    spec.memory_per_gpu_bytes = 40e9;
+    spec.capacity_per_gpu_bytes = 48e9;
+    spec.expected_speed = "5000 tok/s";
+    return spec;
+}
+
+// Llama-2-7B-like pretraining on 2 nodes of 8 GPUs: tp2 pp1 dp8, ZeRO-1, selective recompute.
+LaunchSpec training_spec() {
+    LaunchSpec spec;
+    spec.plan_file = "pretrain.yaml";
+    spec.project = "pretrain";
+    spec.workload = "Pretrain 7B";
+    spec.gpusel_version = "0.1.0";
+    spec.role = Role::training;
+    spec.training = true;
+    spec.model = "llama-2-7b";
+    spec.model_label = "llama-2-7b";
+    spec.decoder_llm = true;
+    spec.architecture.layers = 32;
+    spec.architecture.hidden = 4096;
+    spec.architecture.heads = 32;
+    spec.architecture.kv_heads = 32;
+    spec.architecture.ffn = 11008;
+    spec.architecture.ffn_gated = true;
+    spec.architecture.max_context = 4096;
+    spec.gpu = "H100-SXM5";
+    spec.vendor = "nvidia";
+    spec.node_product = "NVIDIA-H100-80GB-HBM3";
+    spec.gpus = 16;
+    spec.gpus_per_replica = 16;
+    spec.gpus_per_node = 8;
+    spec.nodes = 2;
+    spec.multi_node = true;
+    spec.interconnect = NetworkKind::infiniband;
+    spec.layout.tensor_parallel = 2;
+    spec.layout.data_parallel = 8;
+    spec.layout.sharding = Sharding::zero1;
+    spec.precision = Precision::bf16;
+    spec.micro_batch = 2;
+    spec.gradient_accumulation = 4;
+    spec.global_batch = 64;
+    spec.seq_len = 4096;
+    spec.checkpointing = Checkpointing::selective;
+    spec.train_iterations = 1000;
+    return spec;
+}
+
+std::string body_without_comments(const std::string& text) {
+    std::string body;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const std::size_t end = std::min(text.find('\n', start), text.size());
+        if (text[start] != '#') {
+            body += text.substr(start, end - start + 1);
+        }
+        start = end + 1;
+    }
+    return body;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("deploy targets: names, families and mismatches", "[deploy]") {
+    CHECK(parse_deploy_target("tensorrt-llm") == DeployTarget::tensorrt_llm);
+    CHECK(parse_deploy_target("Kubernetes") == DeployTarget::kubernetes);
+    CHECK_FALSE(parse_deploy_target("k8s"));
+    CHECK(deploy_target_names().size() == 8);
+    CHECK(target_mismatch(DeployTarget::vllm, Role::inference).empty());
+    CHECK(target_mismatch(DeployTarget::slurm, Role::training).empty());
+    CHECK(contains(target_mismatch(DeployTarget::vllm, Role::training),
+                   "vllm serves inference roles, not the training role"));
+    CHECK(contains(target_mismatch(DeployTarget::megatron, Role::inference),
+                   "megatron launches training, not the inference role"));
+    LaunchSpec cnn = serving_spec();
+    cnn.decoder_llm = false;
+    CHECK(contains(model_mismatch(DeployTarget::sglang, cnn), "runs decoder LLMs"));
+    CHECK(model_mismatch(DeployTarget::kubernetes, cnn).empty());
+}
+
+TEST_CASE("GPU product label: known NVML names, else the catalog name as a label value", "[deploy]") {
+    GpuSpec a100;
+    a100.id = "A100-80GB-SXM4";
+    a100.name = "NVIDIA A100 80GB SXM4";
+    CHECK(gpu_product_label(a100).value == "NVIDIA-A100-SXM4-80GB");
+    CHECK(gpu_product_label(a100).known);
+    GpuSpec b200;
+    b200.id = "B200";
+    b200.name = "NVIDIA B200 (HGX, per GPU)";
+    CHECK(gpu_product_label(b200).value == "NVIDIA-B200");
+    CHECK_FALSE(gpu_product_label(b200).known);
+}
+
+TEST_CASE("shell words: plain when safe, single-quoted otherwise", "[deploy]") {
+    using deploy_detail::shell_quote;
+    CHECK(shell_quote("meta-llama/Llama-2-13b-chat-hf") == "meta-llama/Llama-2-13b-chat-hf");
+    CHECK(shell_quote("a b") == "'a b'");
+    CHECK(shell_quote("it's") == "'it'\\''s'");
+    CHECK(shell_quote("$LR") == "'$LR'");
+    CHECK(shell_quote("$LR", true) == "\"$LR\"");
+    CHECK(deploy_detail::yaml_string("no") == "\"no\"");
+    CHECK(deploy_detail::yaml_string("8000") == "\"8000\"");
+    CHECK(deploy_detail::yaml_string("vllm") == "vllm");
+}
+
+TEST_CASE("vllm serve carries the memory model's settings", "[deploy]") {
+    const std::vector<Artefact> files = render_launch(DeployTarget::vllm, serving_spec());
+    REQUIRE(files.size() == 1);
+    CHECK(files[0].name == "chat-api-inference.vllm.sh");
+    CHECK(files[0].content.rfind("#!/usr/bin/env bash\n# generated by gpusel 0.1.0 (gpusel deploy --target vllm) "
+                                 "from chat.yaml\n",
+                                 0) == 0);
+    CHECK(contains(files[0].content, "# estimate: 40.0 GB of 48.0 GB per GPU; 5000 tok/s\n"));
+    CHECK(body_without_comments(files[0].content) ==
+          "set -euo pipefail\n"
+          "exec vllm serve meta-llama/Llama-2-13b-chat-hf \\\n"
+          "  --tensor-parallel-size 2 \\\n"
+          "  --dtype float16 \\\n"
+          "  --quantization awq \\\n"
+          "  --max-model-len 768 \\\n"
+          "  --max-num-seqs 256 \\\n"
+          "  --max-num-batched-tokens 2048 \\\n"
+          "  --gpu-memory-utilization 0.88 \\\n"
+          "  --block-size 16 \\\n"
+          "  --kv-cache-dtype fp8 \\\n"
+          "  --port 8000\n");
+}
+
+TEST_CASE("SGLang and trtllm-serve spell the same settings their way", "[deploy]") {
+    const std::string sglang = body_without_comments(render_launch(DeployTarget::sglang, serving_spec())[0].content);
+    CHECK(contains(sglang,
+                   "exec python3 -m sglang.launch_server \\\n  --model-path meta-llama/Llama-2-13b-chat-hf \\\n"
+                   "  --tp-size 2 \\\n"));
+    CHECK(contains(sglang,
+                   "  --context-length 768 \\\n  --max-running-requests 256 \\\n  --chunked-prefill-size 2048 \\\n"
+                   "  --mem-fraction-static 0.88 \\\n  --kv-cache-dtype fp8_e4m3 \\\n"));
+    const std::vector<Artefact> trt = render_launch(DeployTarget::tensorrt_llm, serving_spec());
+    const std::string body = body_without_comments(trt[0].content);
+    CHECK(contains(body,
+                   "exec trtllm-serve meta-llama/Llama-2-13b-chat-hf \\\n  --backend pytorch \\\n  --tp_size 2 \\\n"
+                   "  --pp_size 1 \\\n  --max_seq_len 768 \\\n  --max_batch_size 256 \\\n  --max_num_tokens 2048 \\\n"
+                   "  --kv_cache_free_gpu_memory_fraction 0.88 \\\n"));
+    // The plan modelled vLLM, and TensorRT-LLM takes an fp8 KV cache only in its YAML options.
+    CHECK(contains(trt[0].content,
+                   "# assumption: engine = tensorrt-llm: the plan's estimate modelled vllm (runtime.engine)"));
+    CHECK(
+        contains(trt[0].content, "# assumption: KV cache = fp8: trtllm-serve takes it in the --extra_llm_api_options"));
+}
+
+TEST_CASE("a target engine other than the plan's takes its own start-up settings", "[deploy]") {
+    LaunchSpec spec = serving_spec();
+    // SGLang's default mem_fraction_static at TP2 is 0.87 (memory/serving.cpp); its pool has pages of one token.
+    spec.engine_settings.push_back({Engine::sglang, 0.87, 768, 256, 8192, 1, true, ""});
+    const std::string sglang = render_launch(DeployTarget::sglang, spec)[0].content;
+    CHECK(contains(sglang, "  --chunked-prefill-size 8192 \\\n  --mem-fraction-static 0.87 \\\n"));
+    const std::string vllm = render_launch(DeployTarget::vllm, spec)[0].content;
+    CHECK(contains(vllm, "  --gpu-memory-utilization 0.88 \\\n"));
+    // Read back, each is held to its own engine's settings.
+    CHECK(compare_launch(spec, read_launch_settings(sglang, "s.sh")).empty());
+    CHECK(compare_launch(spec, read_launch_settings(vllm, "v.sh")).empty());
+}
+
+TEST_CASE("DeepSpeed configuration: batch sizes multiply out, ZeRO stage and precision", "[deploy]") {
+    LaunchSpec spec = training_spec();
+    spec.layout.tensor_parallel = 1;
+    spec.layout.data_parallel = 16;
+    spec.layout.sharding = Sharding::zero3;
+    spec.layout.offload = Offload::optimizer;
+    spec.global_batch = 128;  // 2 × 4 × 16
+    CHECK(deploy_detail::deepspeed_config_json(spec) ==
+          "{\n"
+          "  \"train_batch_size\": 128,\n"
+          "  \"train_micro_batch_size_per_gpu\": 2,\n"
+          "  \"gradient_accumulation_steps\": 4,\n"
+          "  \"bf16\": {\n    \"enabled\": true\n  },\n"
+          "  \"fp16\": {\n    \"enabled\": false\n  },\n"
+          "  \"zero_optimization\": {\n"
+          "    \"stage\": 3,\n"
+          "    \"offload_optimizer\": {\n      \"device\": \"cpu\",\n      \"pin_memory\": true\n    }\n"
+          "  }\n"
+          "}\n");
+    const std::vector<Artefact> files = render_launch(DeployTarget::deepspeed, spec);
+    REQUIRE(files.size() == 2);
+    CHECK(files[1].name == "pretrain-7b-training.ds_config.json");
+    const std::string body = body_without_comments(files[0].content);
+    CHECK(contains(body, "export NCCL_IB_DISABLE=0\n"));
+    CHECK(contains(body,
+                   "exec deepspeed \\\n  --num_nodes 2 \\\n  --num_gpus 8 \\\n  --hostfile hostfile \\\n"
+                   "  --master_port 29500 \\\n  train.py \\\n"));
+    CHECK(contains(body,
+                   "  --deepspeed pretrain-7b-training.ds_config.json \\\n  --per_device_train_batch_size 2 \\\n"
+                   "  --gradient_accumulation_steps 4 \\\n  --bf16\n"));
+}
+
+TEST_CASE("Megatron-LM: layout, batch, recompute and the model's shape as flags", "[deploy]") {
+    const std::vector<Artefact> files = render_launch(DeployTarget::megatron, training_spec());
+    REQUIRE(files.size() == 1);
+    const std::string body = body_without_comments(files[0].content);
+    CHECK(contains(body,
+                   "exec torchrun \\\n  --nnodes 2 \\\n  --nproc-per-node 8 \\\n  --rdzv-backend c10d \\\n"
+                   "  --rdzv-endpoint \"$MASTER_ADDR:29500\" \\\n"));
+    for (const char* part :
+         {"  --tensor-model-parallel-size 2 \\\n  --pipeline-model-parallel-size 1 \\\n",
+          "  --num-layers 32 \\\n  --hidden-size 4096 \\\n  --ffn-hidden-size 11008 \\\n  --num-attention-heads 32 \\\n"
+          "  --swiglu \\\n  --position-embedding-type rope \\\n  --normalization RMSNorm \\\n  --disable-bias-linear "
+          "\\\n"
+          "  --untie-embeddings-and-output-weights \\\n  --seq-length 4096 \\\n  --max-position-embeddings 4096 \\\n",
+          "  --micro-batch-size 2 \\\n  --global-batch-size 64 \\\n  --bf16 \\\n  --recompute-granularity selective "
+          "\\\n"
+          "  --use-distributed-optimizer \\\n  --train-iters 1000 \\\n"}) {
+        CHECK(contains(body, part));
+    }
+    CHECK_FALSE(contains(body, "--group-query-attention"));  // 32 KV heads = 32 heads: plain MHA
+}
+
+TEST_CASE("Kubernetes: GPU limits, node selector, replicas; an indexed Job across nodes", "[deploy]") {
+    const std::string serving = render_launch(DeployTarget::kubernetes, serving_spec())[0].content;
+    CHECK(contains(serving, "kind: Deployment\n"));
+    CHECK(contains(serving, "spec:\n  replicas: 3\n"));
+    CHECK(contains(serving, "      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-L40S\n"));
+    CHECK(contains(serving, "              nvidia.com/gpu: 2\n"));
+    CHECK(contains(serving,
+                   "          command:\n            - vllm\n            - serve\n"
+                   "            - meta-llama/Llama-2-13b-chat-hf\n"));
+    CHECK(contains(serving, "          emptyDir:\n            medium: Memory\n"));
+    const std::string training = render_launch(DeployTarget::kubernetes, training_spec())[0].content;
+    CHECK(contains(training, "kind: Service\n"));
+    CHECK(contains(training, "  clusterIP: None\n"));
+    CHECK(contains(training, "  completions: 2\n  parallelism: 2\n  completionMode: Indexed\n"));
+    CHECK(contains(training, "            - \"$(JOB_COMPLETION_INDEX)\"\n"));
+    CHECK(contains(training, "            - \"$(LR)\"\n"));  // Kubernetes expands $(NAME), not $NAME
+    CHECK(contains(training, "              nvidia.com/gpu: 8\n"));
+}
+
+TEST_CASE("Slurm: nodes, GPUs per node, one torchrun per node", "[deploy]") {
+    const std::string script = render_launch(DeployTarget::slurm, training_spec())[0].content;
+    CHECK(contains(script, "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"));
+    CHECK(contains(script, "srun torchrun \\\n  --nnodes \"$SLURM_NNODES\" \\\n  --nproc-per-node 8 \\\n"));
+    const std::string serving = render_launch(DeployTarget::slurm, serving_spec())[0].content;
+    CHECK(contains(serving, "#SBATCH --array=0-2\n#SBATCH --nodes=1\n"));
+}
+
+TEST_CASE("a vllm command read back from shell text", "[deploy]") {
+    const std::string text =
+        "#!/bin/sh\n# --tensor-parallel-size 8 in a comment is not read\n"
+        "CUDA_VISIBLE_DEVICES=0,1 vllm serve 'my model' \\\n"
+        "    --tensor-parallel-size=2 --gpu_memory_utilization 0.8 \\\n"
+        "    --max-model-len \"4096\" --kv-cache-dtype auto -q awq_marlin\n";
+    const LaunchSettings settings = read_launch_settings(text, "serve.sh");
+    CHECK(settings.kind == "vllm command line");
+    CHECK(settings.tensor_parallel == 2);
+    CHECK(settings.memory_fraction == Approx(0.8));
+    CHECK(settings.max_model_len == 4096);
+    CHECK(settings.kv_cache_dtype == "auto");
+    CHECK(settings.quantization == "awq_marlin");
+    CHECK_FALSE(settings.max_num_seqs);
+
+    LaunchSpec spec = serving_spec();
+    spec.kv_cache = KvCacheFormat::fp16;
+    const std::vector<std::string> findings = compare_launch(spec, settings);
+    REQUIRE(findings.size() == 2);
+    CHECK(findings[0] ==
+          "memory fraction 0.8; the estimate assumed 0.88: a smaller KV-cache pool holds fewer "
+          "sequences than estimated");
+    CHECK(findings[1] == "max model length 4096; the estimate assumed 768");
+}
+
+TEST_CASE("bad launch files: an error with the line", "[deploy]") {
+    CHECK_THROWS_AS(read_launch_settings("echo hello\n", "x.sh"), InputError);
+    try {
+        read_launch_settings("vllm serve m \\\n  --tensor-parallel-size two\n", "x.sh");
+        FAIL("expected an InputError");
+    } catch (const InputError& error) {
+        CHECK(format_diagnostic(error.diagnostics().front()) ==
+              "x.sh:2:3: --tensor-parallel-size: 'two' is not a count");
+    }
+}
+
+TEST_CASE("every rendered launch reads back as agreeing; an edited one does not", "[deploy]") {
+    for (const DeployTarget target : {DeployTarget::vllm, DeployTarget::sglang, DeployTarget::kubernetes}) {
+        CAPTURE(to_string(target));
+        LaunchSpec spec = serving_spec();
+        spec.engine = target == DeployTarget::sglang ? Engine::sglang : Engine::vllm;
+        const std::string text = render_launch(target, spec)[0].content;
+        CHECK(compare_launch(spec, read_launch_settings(text, "launch")).empty());
+    }
+    const LaunchSpec spec = serving_spec();
+    std::string manifest = render_launch(DeployTarget::kubernetes, spec)[0].content;
+    manifest.replace(manifest.find("nvidia.com/gpu: 2"), 17, "nvidia.com/gpu: 1");
+    manifest.replace(manifest.find("replicas: 3"), 11, "replicas: 2");
+    const std::vector<std::string> findings = compare_launch(spec, read_launch_settings(manifest, "k8s.yaml"));
+    REQUIRE(findings.size() == 3);
+    CHECK(findings[0] == "1 GPUs per replica; the plan assumed 2");
+    CHECK(findings[1] == "2 replicas; the plan assumed 3 (1 spare)");
+    CHECK(findings[2] == "2 GPUs in all; the plan has 6");
+    const std::string training = render_launch(DeployTarget::kubernetes, training_spec())[0].content;
+    CHECK(compare_launch(training_spec(), read_launch_settings(training, "job.yaml")).empty());
+}
+
+TEST_CASE("an AMD pick: amd.com/gpu, no GFD node selector, no TensorRT-LLM", "[deploy]") {
+    LaunchSpec spec = serving_spec();
+    spec.gpu = "MI300X";
+    spec.vendor = "amd";
+    spec.gpu_resource = "amd.com/gpu";
+    const std::string manifest = render_launch(DeployTarget::kubernetes, spec)[0].content;
+    CHECK(contains(manifest, "              amd.com/gpu: 2\n"));
+    CHECK(contains(manifest, "        - key: amd.com/gpu\n"));
+    CHECK_FALSE(contains(manifest, "nodeSelector"));
+    CHECK(compare_launch(spec, read_launch_settings(manifest, "amd.yaml")).empty());
+    CHECK(contains(model_mismatch(DeployTarget::tensorrt_llm, spec), "tensorrt-llm runs on NVIDIA GPUs"));
+    CHECK(model_mismatch(DeployTarget::vllm, spec).empty());
+}
+
+TEST_CASE("training launches read back: layout, GPUs per node, nodes and batches", "[deploy]") {
+    const LaunchSpec spec = training_spec();
+    for (const DeployTarget target : {DeployTarget::megatron, DeployTarget::slurm, DeployTarget::kubernetes}) {
+        CAPTURE(to_string(target));
+        CHECK(compare_launch(spec, read_launch_settings(render_launch(target, spec)[0].content, "t")).empty());
+    }
+    LaunchSpec zero3 = spec;
+    zero3.layout.tensor_parallel = 1;
+    zero3.layout.data_parallel = 16;
+    const std::string launcher = render_launch(DeployTarget::deepspeed, zero3)[0].content;
+    const LaunchSettings read = read_launch_settings(launcher, "ds.sh");
+    CHECK(read.kind == "deepspeed command line");
+    CHECK(read.gpus_per_pod == 8);
+    CHECK(read.pods == 2);
+    CHECK(compare_launch(zero3, read).empty());
+    const std::vector<std::string> findings = compare_launch(
+        spec, read_launch_settings("torchrun --nnodes 2 --nproc-per-node 4 pretrain_gpt.py "
+                                   "--tensor-model-parallel-size 2 --micro-batch-size 4 --global-batch-size 64\n",
+                                   "edited.sh"));
+    REQUIRE(findings.size() == 3);
+    CHECK(findings[0] == "micro-batch 4; the memory estimate assumed 2");
+    CHECK(findings[1] == "4 GPUs per node; the plan assumed 8");
+    CHECK(findings[2] == "8 GPUs in all; the plan has 16");
+}
