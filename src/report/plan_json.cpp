@@ -350,8 +350,8 @@ public:
             Json entry;
             entry["time_low_factor"] = number(band.time_low_factor, where + "time_low_factor");
             entry["time_high_factor"] = number(band.time_high_factor, where + "time_high_factor");
-            entry["tco_low_usd"] = money(band.tco_low_usd, where + "tco_low_usd");
-            entry["tco_high_usd"] = money(band.tco_high_usd, where + "tco_high_usd");
+            entry["tco_low_usd"] = number(band.tco_low_usd, where + "tco_low_usd");
+            entry["tco_high_usd"] = number(band.tco_high_usd, where + "tco_high_usd");
             entry["replicas_low"] = band.replicas_low;
             entry["replicas_high"] = band.replicas_high;
             bands.push_back(std::move(entry));

@@ -513,7 +513,9 @@ inference: {batch: 8, requests_per_s: 1}
         const GpuSpec* gpu = catalog.find(id);
         REQUIRE(gpu != nullptr);
         PerfQuery query;
-        query.layout = default_layout(workload, *gpu, 1, query.stack);
+        const FittingLayout fitting = fitting_layout(workload, *gpu, 1, query.stack);
+        REQUIRE(fitting.problem == LayoutProblem::none);
+        query.layout = fitting.layout;
         const PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
         REQUIRE(estimate.inference);
         return estimate.inference->requests_per_s;

@@ -97,7 +97,9 @@ TEST_CASE("non-LLM serving against published measurements", "[validation][perf][
             REQUIRE(stack.has_value());
             query.stack = *stack;
         }
-        query.layout = default_layout(workload, *gpu, item.count, query.stack);
+        const FittingLayout fitting = fitting_layout(workload, *gpu, item.count, query.stack);
+        REQUIRE(fitting.problem == LayoutProblem::none);
+        query.layout = fitting.layout;
         const PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
         REQUIRE(estimate.inference.has_value());
         double predicted = 0;
@@ -159,7 +161,9 @@ TEST_CASE("SDXL on an A100 lands inside the published range", "[validation][perf
     const GpuSpec* gpu = catalog.find("A100-80GB-SXM4");
     REQUIRE(gpu != nullptr);
     PerfQuery query;
-    query.layout = default_layout(workload, *gpu, 1, query.stack);
+    const FittingLayout fitting = fitting_layout(workload, *gpu, 1, query.stack);
+    REQUIRE(fitting.problem == LayoutProblem::none);
+    query.layout = fitting.layout;
     const PerfEstimate estimate = estimate_perf(workload, *gpu, query, builtin_efficiency());
     REQUIRE(estimate.inference);
     // fal-ai/stable-diffusion-benchmarks (commit 0490f69, 2023), 1024x1024, 50 steps: TensorRT 9.0
