@@ -48,7 +48,7 @@ Json per_gpu_json(const MemoryBreakdown& per_gpu, std::vector<std::string>& note
     return json;
 }
 
-// Contract (issue 16): bytes per GPU; tokens and concurrency per replica.
+// Contract (docs/memory-model.md, "Serving engines"): bytes per GPU; tokens and concurrency per replica.
 Json serving_json(const ServingMemory& serving, std::vector<std::string>& notes) {
     Json json;
     json["engine"] = std::string(to_string(serving.engine));
