@@ -141,8 +141,9 @@ void check_workload(const Workload& workload) {
     for (const MemoryCalibrationPoint& point : workload.calibration.memory) {
         check_quantity(point.peak_bytes, "calibration.memory.peak");
     }
-    for (const ThroughputCalibrationPoint& point : workload.calibration.throughput) {
-        check_quantity(point.tokens_per_s, "calibration.throughput.tokens_per_s");
+    for (const SpeedCalibrationPoint& point : workload.calibration.speed) {
+        check_quantity(point.measured, "calibration.speed.measured");
+        require(point.count >= 1, "calibration.speed.count below 1");
     }
 }
 

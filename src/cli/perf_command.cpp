@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "cli/context.hpp"
 #include "cli/format_option.hpp"
+#include "perf/calibration.hpp"
 #include "perf/perf.hpp"
 #include "report/perf_render.hpp"
 
@@ -71,8 +72,14 @@ void run_perf(Context& context, const PerfOptions& options) {
         throw UsageError("--micro-batch applies to training workloads; use --batch for inference");
     }
     query.layout = layout_or_usage_error(fitting_layout(workload, *gpu, count, query.stack), count);
-    PerfEstimate estimate = estimate_perf(workload, *gpu, query, builtin_efficiency());
-    const PerfResult result{workload, gpu->id, count, std::move(estimate)};
+    const EfficiencyTable uncalibrated = builtin_efficiency();
+    SpeedCalibration calibration = calibrate_speed(workload, context.catalog(), uncalibrated);
+    const EfficiencyTable efficiency = calibrated_efficiency(uncalibrated, calibration);
+    PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
+    const std::string group(speed_band_group(workload));
+    const auto band = efficiency.speed_bands.find(group);
+    const PerfResult result{workload, gpu->id, count, std::move(estimate), std::move(calibration), group,
+                            band != efficiency.speed_bands.end() ? band->second : SpeedBandFactors{}};
     if (options.format == PerfFormat::json) {
         render_perf_json(result, context.out);
     } else {

@@ -18,33 +18,39 @@ namespace gpusel {
 
 namespace {
 
+// How a speed calibration (EfficiencyTable::speed_scale) moves a factor: achieved fractions and
+// FLOPs per byte grow with it, fixed times shrink, link figures stay (a measurement of one job's
+// speed says nothing about the network).
+enum class SpeedRole { efficiency, overhead, none };
+
 struct FactorField {
     std::string_view name;
     double EfficiencyFactors::*member;
     UnitKind unit;
     double min;  // exclusive
     double max;
+    SpeedRole role;
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
 constexpr std::array<FactorField, 17> factor_fields = {{
-    {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1},
-    {"fp8_training_speedup", &EfficiencyFactors::fp8_training_speedup, UnitKind::plain, 0, 4},
-    {"cnn_flops_per_byte", &EfficiencyFactors::cnn_flops_per_byte, UnitKind::plain, 0, 1e5},
-    {"cnn_inference_flops_per_byte", &EfficiencyFactors::cnn_inference_flops_per_byte, UnitKind::plain, 0, 1e5},
-    {"prefill_compute", &EfficiencyFactors::prefill_compute, UnitKind::fraction, 0, 1},
-    {"prefill_compute_8bit", &EfficiencyFactors::prefill_compute_8bit, UnitKind::fraction, 0, 1},
-    {"prefill_half_tokens", &EfficiencyFactors::prefill_half_tokens, UnitKind::plain, 0, 1e6},
-    {"decode_bandwidth", &EfficiencyFactors::decode_bandwidth, UnitKind::fraction, 0, 1},
-    {"overhead_per_layer", &EfficiencyFactors::overhead_per_layer_s, UnitKind::seconds, -1, 0.1},
-    {"request_floor", &EfficiencyFactors::request_floor_s, UnitKind::seconds, -1, 10},
-    {"diffusion_compute", &EfficiencyFactors::diffusion_compute, UnitKind::fraction, 0, 1},
-    {"interconnect", &EfficiencyFactors::interconnect, UnitKind::fraction, 0, 1},
-    {"host_link", &EfficiencyFactors::host_link, UnitKind::fraction, 0, 1},
-    {"network", &EfficiencyFactors::network, UnitKind::fraction, 0, 1},
-    {"nvlink_latency", &EfficiencyFactors::nvlink_latency_s, UnitKind::seconds, -1, 0.01},
-    {"pcie_latency", &EfficiencyFactors::pcie_latency_s, UnitKind::seconds, -1, 0.01},
-    {"network_latency", &EfficiencyFactors::network_latency_s, UnitKind::seconds, -1, 0.01},
+    {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
+    {"fp8_training_speedup", &EfficiencyFactors::fp8_training_speedup, UnitKind::plain, 0, 4, SpeedRole::none},
+    {"cnn_flops_per_byte", &EfficiencyFactors::cnn_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
+    {"cnn_inference_flops_per_byte", &EfficiencyFactors::cnn_inference_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
+    {"prefill_compute", &EfficiencyFactors::prefill_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
+    {"prefill_compute_8bit", &EfficiencyFactors::prefill_compute_8bit, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
+    {"prefill_half_tokens", &EfficiencyFactors::prefill_half_tokens, UnitKind::plain, 0, 1e6, SpeedRole::none},
+    {"decode_bandwidth", &EfficiencyFactors::decode_bandwidth, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
+    {"overhead_per_layer", &EfficiencyFactors::overhead_per_layer_s, UnitKind::seconds, -1, 0.1, SpeedRole::overhead},
+    {"request_floor", &EfficiencyFactors::request_floor_s, UnitKind::seconds, -1, 10, SpeedRole::overhead},
+    {"diffusion_compute", &EfficiencyFactors::diffusion_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
+    {"interconnect", &EfficiencyFactors::interconnect, UnitKind::fraction, 0, 1, SpeedRole::none},
+    {"host_link", &EfficiencyFactors::host_link, UnitKind::fraction, 0, 1, SpeedRole::none},
+    {"network", &EfficiencyFactors::network, UnitKind::fraction, 0, 1, SpeedRole::none},
+    {"nvlink_latency", &EfficiencyFactors::nvlink_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
+    {"pcie_latency", &EfficiencyFactors::pcie_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
+    {"network_latency", &EfficiencyFactors::network_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
 }};
 
 constexpr std::pair<MemoryClass, std::string_view> memory_class_names[] = {
@@ -60,9 +66,10 @@ constexpr std::pair<Storage, std::string_view> storage_names[] = {
     {Storage::hdd, "hdd"}, {Storage::sata_ssd, "sata-ssd"}, {Storage::nvme, "nvme"},
     {Storage::network, "network"}, {Storage::ram, "ram"}};
 
-// Reads `{value: X, source: "..."}` at `key`; returns true and sets `value` / `source`.
+// Reads `{value: X, source: "...", fitted_on: [case ids]}` at `key`; returns true and sets
+// `value` / `source` (and `fitted_on` when given a list to fill).
 bool read_sourced(MapReader& parent, std::string_view key, UnitKind unit, double min, double max, double& value,
-                  std::string& source) {
+                  std::string& source, std::vector<std::string>* fitted_on = nullptr) {
     const YamlNode* node = parent.node(key);
     if (node == nullptr) {
         return false;
@@ -77,20 +84,44 @@ bool read_sourced(MapReader& parent, std::string_view key, UnitKind unit, double
     if (has_source && source.empty()) {
         entry.error("source", "a source is required (URL or document, and the row it comes from)");
     }
+    if (fitted_on != nullptr) {
+        entry.text_list("fitted_on", *fitted_on);
+    }
     entry.finish();
     return ok && has_source && !source.empty();
 }
 
-void read_factors(MapReader& reader, std::map<std::string, double>& values, std::map<std::string, std::string>& sources) {
+void read_factors(MapReader& reader, std::map<std::string, double>& values, std::map<std::string, std::string>& sources,
+                  std::map<std::string, std::vector<std::string>>& fitted_on) {
     for (const FactorField& field : factor_fields) {
         double value = 0;
         std::string source;
-        if (read_sourced(reader, field.name, field.unit, field.min, field.max, value, source)) {
+        std::vector<std::string> cases;
+        if (read_sourced(reader, field.name, field.unit, field.min, field.max, value, source, &cases)) {
             values[std::string(field.name)] = value;
             sources[std::string(field.name)] = source;
+            if (!cases.empty()) {
+                fitted_on[std::string(field.name)] = std::move(cases);
+            }
         }
     }
     reader.finish();
+}
+
+// A calibration's speed multiplier on one set of factors. Fractions of peak stay below 1: a
+// measurement faster than the peak allows is absorbed by the fixed times instead.
+void apply_speed_scale(EfficiencyFactors& factors, double scale) {
+    for (const FactorField& field : factor_fields) {
+        double& value = factors.*(field.member);
+        if (field.role == SpeedRole::efficiency) {
+            value *= scale;
+            if (field.unit == UnitKind::fraction) {
+                value = std::min(value, 0.98);
+            }
+        } else if (field.role == SpeedRole::overhead) {
+            value /= scale;
+        }
+    }
 }
 
 void apply_values(EfficiencyFactors& factors, const std::map<std::string, double>& values) {
@@ -167,7 +198,38 @@ EfficiencyFactors EfficiencyTable::resolve(const GpuSpec& gpu, ServingStack stac
         apply_values(factors, rule->values);
         factors.applied.push_back(rule->label);
     }
+    if (speed_scale != 1) {
+        apply_speed_scale(factors, speed_scale);
+        factors.applied.push_back("calibration");
+    }
     return factors;
+}
+
+std::vector<std::string_view> efficiency_factor_names() {
+    std::vector<std::string_view> names;
+    for (const FactorField& field : factor_fields) {
+        names.push_back(field.name);
+    }
+    return names;
+}
+
+bool set_efficiency_factor(EfficiencyFactors& factors, std::string_view name, double value) {
+    for (const FactorField& field : factor_fields) {
+        if (field.name == name) {
+            factors.*(field.member) = value;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::optional<double> efficiency_factor(const EfficiencyFactors& factors, std::string_view name) {
+    for (const FactorField& field : factor_fields) {
+        if (field.name == name) {
+            return factors.*(field.member);
+        }
+    }
+    return std::nullopt;
 }
 
 EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& file_name) {
@@ -188,7 +250,7 @@ EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& 
         for (const FactorField& field : factor_fields) {
             reader.require(field.name);
         }
-        read_factors(reader, values, sources);
+        read_factors(reader, values, sources, table.defaults_fitted_on);
         apply_values(table.defaults, values);
     }
     if (const YamlNode* node = top.node("rules")) {
@@ -222,12 +284,33 @@ EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& 
                 }
                 if (const YamlNode* factors = reader.node("factors")) {
                     MapReader factor_reader(*factors, reader.child_path("factors"), diagnostics);
-                    read_factors(factor_reader, rule.values, rule.sources);
+                    read_factors(factor_reader, rule.values, rule.sources, rule.fitted_on);
                 }
                 reader.finish();
                 table.rules.push_back(std::move(rule));
             }
         }
+    }
+    if (const YamlNode* node = top.node("speed_bands")) {
+        MapReader reader(*node, "speed_bands", diagnostics);
+        for (const std::string_view group : speed_band_groups) {
+            reader.require(group);
+            const YamlNode* band_node = reader.node(group);
+            if (band_node == nullptr) {
+                continue;
+            }
+            MapReader band_reader(*band_node, reader.child_path(group), diagnostics);
+            SpeedBandFactors band;
+            band_reader.require("low");
+            band_reader.require("high");
+            band_reader.require("source");
+            band_reader.number("low", band.low, UnitKind::plain, 0, 1);
+            band_reader.number("high", band.high, UnitKind::plain, 1, 10);
+            band_reader.text("source", band.source);
+            band_reader.finish();
+            table.speed_bands[std::string(group)] = band;
+        }
+        reader.finish();
     }
     if (const YamlNode* node = top.node("platform")) {
         MapReader reader(*node, "platform", diagnostics);

@@ -66,6 +66,17 @@ struct PlatformFactors {
     double pageable_copy_fraction = 0.5;           // pageable host memory vs pinned
 };
 
+// The spread of measured / predicted speed over the validation set, out of sample (the
+// leave-one-publication-out cross-validation of tests/validation/test_perf_cross_validation.cpp):
+// a prediction v stands for a speed between low·v and high·v (10th and 90th percentiles).
+struct SpeedBandFactors {
+    double low = 1;
+    double high = 1;
+    std::string source;
+};
+// The validation groups a speed figure belongs to.
+inline constexpr std::string_view speed_band_groups[] = {"training", "prefill", "decode", "non-llm"};
+
 struct EfficiencyRule {
     std::string label;                 // e.g. "hopper", "llama.cpp on hbm"
     std::string family;                // GpuSpec::architecture, lower case; empty = any
@@ -73,18 +84,34 @@ struct EfficiencyRule {
     std::optional<ServingStack> stack;
     std::map<std::string, double> values;   // factor name -> value
     std::map<std::string, std::string> sources;
+    // Factor name -> ids of the validation cases (tests/validation/perf/cases.yaml) the value was
+    // fitted on; absent for published ranges. The cross-validation refits exactly these.
+    std::map<std::string, std::vector<std::string>> fitted_on;
     int specificity() const;
 };
 
 struct EfficiencyTable {
     EfficiencyFactors defaults;
+    std::map<std::string, std::vector<std::string>> defaults_fitted_on;  // as EfficiencyRule::fitted_on
     std::vector<EfficiencyRule> rules;   // in file order
     PlatformFactors platform;
+    std::map<std::string, SpeedBandFactors, std::less<>> speed_bands;  // by speed_band_groups
+    // A measured speed's multiplier on the stack (perf/calibration.hpp), 1 = none: achieved
+    // fractions of peak × scale (capped at 0.98), fixed per-layer and per-request times ÷ scale;
+    // link figures unchanged. Applied last by resolve(), so every estimator sees it.
+    double speed_scale = 1;
 
-    // The defaults with every matching rule applied, least specific first, then file order.
+    // The defaults with every matching rule applied, least specific first, then file order, then
+    // speed_scale.
     EfficiencyFactors resolve(const GpuSpec& gpu, ServingStack stack) const;
     EfficiencyFactors for_gpu(const GpuSpec& gpu) const { return resolve(gpu, ServingStack::optimized); }
 };
+
+// Every factor name the file may set, in the file's order.
+std::vector<std::string_view> efficiency_factor_names();
+// Reads or writes one factor by its file name; false / nullopt for an unknown name.
+bool set_efficiency_factor(EfficiencyFactors& factors, std::string_view name, double value);
+std::optional<double> efficiency_factor(const EfficiencyFactors& factors, std::string_view name);
 
 // Parses efficiency YAML (format in data/efficiency.yaml's header). Strict: unknown keys,
 // unknown factor names, values out of range and missing sources are InputErrors.

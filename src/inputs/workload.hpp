@@ -223,15 +223,36 @@ struct MemoryCalibrationPoint {
     double peak_bytes = 0;
 };
 
-struct ThroughputCalibrationPoint {
+// A speed figure a measurement gives (calibration.speed[].metric). Rates are for all the GPUs
+// measured together; ttft and tpot are seconds of one request alone on a replica.
+enum class MeasuredMetric {
+    training_tokens_per_s,
+    samples_per_s,          // training samples/s, or inference requests/s at the batch
+    output_tokens_per_s,    // inference: full batches of `batch` sequences per replica
+    decode_tokens_per_s,    // 1 / TPOT of one request
+    prefill_tokens_per_s,
+    images_per_s,
+    ttft,
+    tpot,
+};
+std::string_view to_string(MeasuredMetric metric);
+std::optional<MeasuredMetric> parse_measured_metric(std::string_view name);
+
+// One measured speed of this workload (docs/workload.md, `calibration`): typed in, or read from a
+// vLLM benchmark result (`vllm_benchmark: FILE`, its output_throughput at max_concurrency).
+struct SpeedCalibrationPoint {
     std::string gpu;
-    int batch = 0;
-    double tokens_per_s = 0;
+    int count = 1;        // GPUs measured together
+    MeasuredMetric metric = MeasuredMetric::training_tokens_per_s;
+    double measured = 0;  // per second, or seconds for ttft / tpot
+    int batch = 0;        // inference batch per replica or training micro-batch; 0 = the workload's
+    std::string from;     // the file the figure was read from, "" when typed
+    Diagnostic where;     // file, position and path of the point, for errors found later
 };
 
 struct CalibrationSpec {
     std::vector<MemoryCalibrationPoint> memory;
-    std::vector<ThroughputCalibrationPoint> throughput;
+    std::vector<SpeedCalibrationPoint> speed;  // also `throughput: [{gpu, batch, tokens_per_s}]`
 };
 
 struct Workload {

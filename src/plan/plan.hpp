@@ -12,6 +12,7 @@
 #include "inputs/layout.hpp"
 #include "inputs/workload.hpp"
 #include "memory/memory.hpp"
+#include "perf/calibration.hpp"
 #include "perf/perf.hpp"
 #include "plan/uncertainty.hpp"
 
@@ -77,6 +78,7 @@ struct RolePlan {
     std::size_t evaluated = 0;        // points estimated (space − evaluated were pruned, provably safely)
     std::size_t feasible = 0;         // evaluated points that fit and meet the deadline or SLO
     RoleUncertainty uncertainty;      // bands, robustness of the pick, what flips it (plan/robustness.hpp)
+    SpeedCalibration calibration;     // the workload's measured speeds and the stack factor they set
 };
 
 struct ProcurementLine {

@@ -77,9 +77,12 @@ std::vector<TrainingSearchResult> search_catalog(const Workload& workload, const
     return results;
 }
 
-RolePlan plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
+RolePlan plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& uncalibrated,
                    Objective objective, std::size_t top, bool reference) {
     RolePlan plan;
+    // Measured speeds move every candidate's stack factor alike (perf/calibration.hpp).
+    plan.calibration = calibrate_speed(workload, catalog, uncalibrated);
+    const EfficiencyTable efficiency = calibrated_efficiency(uncalibrated, plan.calibration);
     plan.role = workload.role;
     plan.workload = workload;
     plan.question = question(workload);
@@ -171,6 +174,10 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     plan.ranked = std::move(ranked);
     plan.pareto = pareto_indices(plan.ranked);
     plan.advice = advice(workload, plan);
+    if (plan.calibration.applied) {
+        plan.advice.insert(plan.advice.begin(), describe_calibration(plan.calibration));
+        plan.advice.insert(plan.advice.begin() + 1, plan.calibration.notes.begin(), plan.calibration.notes.end());
+    }
     plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
     return plan;
 }

@@ -248,7 +248,7 @@ private:
         member.price_key = fmt::format("{}:{}", candidate.cost.offer.id, to_string(candidate.acquisition));
         member.price_usd = member.quote->price.usd;
         member.price_band = price_band_fraction(member.quote->price.kind);
-        member.speed = speed_band(m_workload, candidate);
+        member.speed = speed_band(m_workload, m_efficiency);
         member.gpu_slot = slot(m_gpu_slots, candidate.gpu);
         // An input-bound candidate runs as fast as the host feeds it: one error for all of them
         // (the data pipeline's), not its GPU's.
@@ -927,25 +927,13 @@ double price_band_fraction(PriceKind kind) {
     return 0.30;
 }
 
-SpeedBand speed_band(const Workload& workload, const Candidate& candidate) {
-    // 90th-percentile errors by validation group (docs/perf-model.md, "Validation"): LLM
-    // training −20 … 0 %; ResNet-50 −27 … +16 % and BERT ±25 % (non-LLM); llama.cpp prefill
-    // −37 … +61 % with optimized-engine TTFT within 15 % (prefill 35 %); decode −7 … +23 %
-    // and lmdeploy/TensorRT-LLM within 15 % (decode 15 %). In-sample until the out-of-sample
-    // errors land, so these understate the error on a new workload.
-    if (!workload.model.is_transformer()) {
-        return {"non-LLM", 0.25};
+SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency) {
+    const std::string_view group = speed_band_group(workload);
+    SpeedBand band{group == "non-llm" ? "non-LLM" : std::string(group), 0};
+    if (const auto found = efficiency.speed_bands.find(group); found != efficiency.speed_bands.end()) {
+        band.fraction = std::max(1 - found->second.low, found->second.high - 1);
     }
-    if (candidate.perf.training) {
-        return {"training", 0.20};
-    }
-    const SloSpec& slo = workload.inference.slo;
-    const bool ttft_bound = slo.tpot_seconds <= 0 && slo.ttft_seconds > 0;
-    const bool prefill_only = workload.inference.output_tokens <= 0;
-    if (ttft_bound || prefill_only) {
-        return {"prefill", 0.35};
-    }
-    return {"decode", 0.15};
+    return band;
 }
 
 std::vector<Candidate> robustness_pool(const std::vector<Candidate>& sorted, std::size_t limit) {

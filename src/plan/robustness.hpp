@@ -18,14 +18,14 @@ namespace gpusel {
 // estimate 30 % (docs/cost-model.md, "Price bands").
 double price_band_fraction(PriceKind kind);
 
-// ± fraction of a candidate's speed, by the validation group its binding phase belongs to
-// (docs/perf-model.md, "Validation": 90th-percentile errors): LLM training 20 %, non-LLM
-// training and inference 25 %, prefill (a TTFT-bound serving pick) 35 %, decode 15 %.
+// ± fraction of a candidate's speed, by the validation group its speed belongs to
+// (speed_band_group): the wider side of the group's out-of-sample band in data/efficiency.yaml
+// (`speed_bands`, docs/perf-model.md "Validation").
 struct SpeedBand {
     std::string phase;  // "training", "non-LLM", "prefill", "decode"
     double fraction = 0;
 };
-SpeedBand speed_band(const Workload& workload, const Candidate& candidate);
+SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency);
 
 struct RobustnessOptions {
     int samples = 400;

@@ -108,6 +108,42 @@ Json inference_json(const Workload& workload, const PerfEstimate& estimate, std:
     return object;
 }
 
+// Every speed figure of the entry with its band: a rate v lies in [low·v, high·v], a time t in
+// [t/high, t/low].
+Json band_json(const PerfResult& result, const Json& training, const Json& inference, std::vector<std::string>& notes) {
+    Json figures = Json::object();
+    const auto add = [&](const Json& section, std::string_view section_name, std::string_view key, bool time) {
+        const auto found = section.find(key);
+        if (found == section.end() || !found->is_number()) {
+            return;
+        }
+        const double value = found->get<double>();
+        const std::string name = fmt::format("{}.{}", section_name, key);
+        const double low = time ? value / result.band.high : value * result.band.low;
+        const double high = time ? value / result.band.low : value * result.band.high;
+        figures[name] = Json{{"low", json_number(std::string(key), low, notes)},
+                             {"high", json_number(std::string(key), high, notes)}};
+    };
+    if (training.is_object()) {
+        add(training, "training", "step_time_s", true);
+        add(training, "training", "tokens_per_s", false);
+        add(training, "training", "samples_per_s", false);
+        add(training, "training", "time_to_train_s", true);
+    }
+    if (inference.is_object()) {
+        for (const char* key : {"ttft_s", "tpot_s"}) {
+            add(inference, "inference", key, true);
+        }
+        for (const char* key : {"output_tokens_per_s", "prefill_tokens_per_s", "requests_per_s", "images_per_s"}) {
+            add(inference, "inference", key, false);
+        }
+    }
+    return Json{{"group", result.band_group},
+                {"low_factor", json_number("band.low_factor", result.band.low, notes)},
+                {"high_factor", json_number("band.high_factor", result.band.high, notes)},
+                {"figures", std::move(figures)}};
+}
+
 std::string optional_duration(const std::optional<double>& value) {
     return value ? format_duration(*value) : std::string("—");
 }
@@ -216,6 +252,49 @@ void inference_lines(const PerfResult& result, std::ostream& out) {
     load_lines(result, out);
 }
 
+std::string metric_unit(MeasuredMetric metric) {
+    switch (metric) {
+    case MeasuredMetric::training_tokens_per_s:
+        return "tokens/s";
+    case MeasuredMetric::samples_per_s:
+        return "samples/s";
+    case MeasuredMetric::output_tokens_per_s:
+        return "output tok/s";
+    case MeasuredMetric::decode_tokens_per_s:
+        return "tok/s decode";
+    case MeasuredMetric::prefill_tokens_per_s:
+        return "tok/s prefill";
+    case MeasuredMetric::images_per_s:
+        return "images/s";
+    case MeasuredMetric::ttft:
+    case MeasuredMetric::tpot:
+        break;
+    }
+    return "";
+}
+
+void calibration_lines(const SpeedCalibration& calibration, std::ostream& out) {
+    if (!calibration.applied) {
+        return;
+    }
+    for (const CalibratedPoint& point : calibration.points) {
+        const bool time = !higher_is_faster(point.point.metric);
+        const auto show = [&](double value) {
+            return time ? fmt::format("{} {}", to_string(point.point.metric), format_duration(value))
+                        : format_rate(value, metric_unit(point.point.metric));
+        };
+        out << fmt::format("  calibrated  {} × {} measured {}{}: the model said {}, now {}\n", point.point.count,
+                           point.point.gpu, show(point.point.measured),
+                           point.point.from.empty() ? "" : " (" + point.point.from + ")", show(point.predicted_before),
+                           show(point.predicted_after));
+    }
+    out << fmt::format("              stack factor {:.3g}× on every GPU's achieved fractions of peak\n",
+                       calibration.scale);
+    for (const std::string& note : calibration.notes) {
+        out << "              " << note << "\n";
+    }
+}
+
 void bottleneck_lines(const PerfEstimate& estimate, std::ostream& out) {
     const Bottleneck& bottleneck = estimate.bottleneck;
     if (!estimate.training && !estimate.inference) {
@@ -235,6 +314,25 @@ void bottleneck_lines(const PerfEstimate& estimate, std::ostream& out) {
 
 }  // namespace
 
+Json speed_calibration_json(const SpeedCalibration& calibration, std::vector<std::string>& notes) {
+    if (!calibration.applied) {
+        return nullptr;
+    }
+    Json points = Json::array();
+    for (const CalibratedPoint& point : calibration.points) {
+        const bool time = !higher_is_faster(point.point.metric);
+        const std::string unit = time ? "_s" : "";
+        points.push_back(Json{{"gpu", point.point.gpu},
+                              {"count", point.point.count},
+                              {"metric", std::string(to_string(point.point.metric))},
+                              {"measured", json_number("measured" + unit, point.point.measured, notes)},
+                              {"predicted_before", json_number("predicted_before" + unit, point.predicted_before, notes)},
+                              {"predicted_after", json_number("predicted_after" + unit, point.predicted_after, notes)},
+                              {"from", point.point.from.empty() ? Json(nullptr) : Json(point.point.from)}});
+    }
+    return Json{{"scale", json_number("calibration.scale", calibration.scale, notes)}, {"points", std::move(points)}};
+}
+
 void render_perf_table(const PerfResult& result, std::ostream& out, const PerfStyle& style) {
     const PerfEstimate& estimate = result.estimate;
     out << fmt::format("{} on {} × {} ({}), {}\n", result.workload.name, result.count, result.gpu_id,
@@ -245,6 +343,12 @@ void render_perf_table(const PerfResult& result, std::ostream& out, const PerfSt
     if (estimate.inference) {
         inference_lines(result, out);
     }
+    if ((estimate.training || estimate.inference) && !result.band_group.empty()) {
+        out << fmt::format("  band        {:.2f}–{:.2f}× these speeds (10th–90th percentile of measured / predicted, "
+                           "{} runs out of sample)\n",
+                           result.band.low, result.band.high, result.band_group);
+    }
+    calibration_lines(result.calibration, out);
     bottleneck_lines(estimate, out);
     if (!style.quiet && !estimate.notes.empty()) {
         out << "  notes\n";
@@ -267,6 +371,8 @@ void render_perf_json(const PerfResult& result, std::ostream& out) {
     entry["stack"] = std::string(to_string(estimate.stack));
     entry["training"] = estimate.training ? training_json(result.workload, *estimate.training, notes) : Json(nullptr);
     entry["inference"] = estimate.inference ? inference_json(result.workload, estimate, notes) : Json(nullptr);
+    entry["band"] = band_json(result, entry["training"], entry["inference"], notes);
+    entry["calibration"] = speed_calibration_json(result.calibration, notes);
     const Bottleneck& bottleneck = estimate.bottleneck;
     entry["bottleneck"] = Json{{"resource", std::string(to_string(bottleneck.resource))},
                                {"phase", bottleneck.phase},

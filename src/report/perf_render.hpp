@@ -4,8 +4,12 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "inputs/workload.hpp"
+#include "perf/calibration.hpp"
 #include "perf/perf.hpp"
 
 namespace gpusel {
@@ -18,6 +22,9 @@ struct PerfResult {
     std::string gpu_id;
     int count = 1;
     PerfEstimate estimate;
+    SpeedCalibration calibration;  // measured speeds the estimate was calibrated on (applied: false = none)
+    std::string band_group;        // speed_band_group(workload)
+    SpeedBandFactors band;         // measured / predicted speed, 10th–90th percentile out of sample
 };
 
 struct PerfStyle {
@@ -29,9 +36,15 @@ struct PerfStyle {
 // the bottleneck with its detail and remedy, and the estimate's notes unless quiet.
 void render_perf_table(const PerfResult& result, std::ostream& out, const PerfStyle& style);
 
-// JSON format 1: {format_version, workload, estimates: [one entry]}. Numbers follow the one
+// JSON format 1: {format_version, workload, estimates: [one entry]}. Each entry's `band` gives
+// low/high for every speed figure (times divide by the band's factors), and `calibration` the
+// measured points with the model's figure before and after (null without calibration). Numbers follow the one
 // JSON number policy (io/json_output.hpp); token rates of a model without tokens are null with
 // a note saying why.
 void render_perf_json(const PerfResult& result, std::ostream& out);
+
+// {scale, points: [{gpu, count, metric, measured, predicted_before, predicted_after, from}]}, or
+// null when no calibration was applied; shared by perf and plan JSON.
+nlohmann::ordered_json speed_calibration_json(const SpeedCalibration& calibration, std::vector<std::string>& notes);
 
 }  // namespace gpusel

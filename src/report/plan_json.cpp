@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_output.hpp"
+#include "report/perf_render.hpp"
 #include "report/plan_common.hpp"
 #include "report/render.hpp"
 
@@ -320,6 +321,7 @@ public:
         json["class_priorities"] = class_priorities(plan.workload_class);
         json["pareto"] = plan.pareto;
         json["advice"] = strings(plan.advice);
+        json["calibration"] = speed_calibration_json(plan.calibration, m_notes);
         json["robustness"] = robustness(plan.uncertainty, path + ".robustness");
         json["sensitivity"] = sensitivity(plan.uncertainty, path + ".sensitivity");
         return json;

@@ -1,0 +1,58 @@
+#pragma once
+// Calibration from a measurement (docs/perf-model.md, "Calibration"): a user who ran the workload
+// on the GPU they have gives its measured speed; one multiplier on the stack's efficiency factors
+// (EfficiencyTable::speed_scale) is fitted so that the model reproduces it, and every other GPU's
+// prediction moves by the same stack factor. Pure.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "inputs/efficiency.hpp"
+#include "inputs/workload.hpp"
+#include "perf/perf.hpp"
+
+namespace gpusel {
+
+// Whether a larger value is faster (rates) or slower (times).
+bool higher_is_faster(MeasuredMetric metric);
+// The figure of `estimate` the metric names; 0 when the estimate has no such figure.
+double speed_metric_value(const PerfEstimate& estimate, MeasuredMetric metric);
+
+// The validation group whose out-of-sample error bands a workload's speed (the keys of
+// EfficiencyTable::speed_bands): "non-llm" for models without tokens, "training", "prefill" for
+// inference bound by its TTFT target or without output tokens, otherwise "decode".
+std::string_view speed_band_group(const Workload& workload);
+
+// One measured point against the model, before and after the fit.
+struct CalibratedPoint {
+    SpeedCalibrationPoint point;
+    MeasuredMetric metric = MeasuredMetric::training_tokens_per_s;
+    double predicted_before = 0;
+    double predicted_after = 0;
+    double point_scale = 1;  // the multiplier this point alone asks for
+};
+
+struct SpeedCalibration {
+    bool applied = false;    // false: no speed points in the workload
+    double scale = 1;        // geometric mean of the points' multipliers, within [0.2, 5]
+    std::vector<CalibratedPoint> points;
+    std::vector<std::string> notes;  // a multiplier at its bound, fractions capped at 0.98
+};
+
+// The speed_scale that makes the model reproduce the workload's calibration.speed points (each on
+// its GPU, count and batch, laid out by fitting_layout), combined as a geometric mean. Points on a
+// GPU the catalog lacks, or that no layout holds, are InputErrors (their file position is in the
+// message). `efficiency` is the table before calibration.
+SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency);
+
+// One sentence for a plan: the points, what the model said and the factor every GPU now carries.
+// Empty when not applied.
+std::string describe_calibration(const SpeedCalibration& calibration);
+
+// `efficiency` with the calibration applied (speed_scale multiplied in).
+EfficiencyTable calibrated_efficiency(const EfficiencyTable& efficiency, const SpeedCalibration& calibration);
+
+}  // namespace gpusel

@@ -1,0 +1,339 @@
+// Out-of-sample accuracy of the performance model (docs/perf-model.md, "Validation"): every factor
+// of data/efficiency.yaml that was fitted to validation rows (its `fitted_on` list) is refitted
+// without the rows of one publication at a time, and that publication's rows are predicted with
+// the refitted table (leave-one-publication-out cross-validation). Printed and asserted:
+//  - the absolute error of those predictions, overall, by workload group and by GPU vendor, next
+//    to the in-sample error of the shipped table;
+//  - the error of predicted speed ratios between GPU types for the same workload;
+//  - how much calibrating on one GPU's measurement (perf/calibration.hpp, the user's feature)
+//    reduces the error on the other GPUs;
+//  - the out-of-sample speed bands per group against data/efficiency.yaml's `speed_bands`.
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "perf/calibration.hpp"
+#include "support/validation_cases.hpp"
+
+namespace {
+
+using namespace gpusel;
+using namespace gpusel::validation;
+
+// One fitted value: a factor of the defaults (rule == -1) or of one rule.
+struct FittedFactor {
+    int rule = -1;
+    std::string factor;
+    std::vector<std::string> cases;
+    double value = 0;
+};
+
+std::vector<FittedFactor> fitted_factors(const EfficiencyTable& table) {
+    std::vector<FittedFactor> fitted;
+    for (const auto& [factor, cases] : table.defaults_fitted_on) {
+        fitted.push_back({-1, factor, cases, *efficiency_factor(table.defaults, factor)});
+    }
+    for (std::size_t i = 0; i < table.rules.size(); ++i) {
+        for (const auto& [factor, cases] : table.rules[i].fitted_on) {
+            fitted.push_back({static_cast<int>(i), factor, cases, table.rules[i].values.at(factor)});
+        }
+    }
+    return fitted;
+}
+
+std::string label_of(const EfficiencyTable& table, const FittedFactor& fitted) {
+    return fmt::format("{}.{}", fitted.rule < 0 ? std::string("defaults") : table.rules[static_cast<std::size_t>(fitted.rule)].label,
+                       fitted.factor);
+}
+
+void set_value(EfficiencyTable& table, const FittedFactor& fitted, double value) {
+    if (fitted.rule < 0) {
+        set_efficiency_factor(table.defaults, fitted.factor, value);
+    } else {
+        table.rules[static_cast<std::size_t>(fitted.rule)].values[fitted.factor] = value;
+    }
+}
+
+void remove_value(EfficiencyTable& table, const FittedFactor& fitted) {
+    if (fitted.rule >= 0) {
+        table.rules[static_cast<std::size_t>(fitted.rule)].values.erase(fitted.factor);
+    }
+}
+
+bool is_fraction(const std::string& factor) {
+    return factor.find("compute") != std::string::npos || factor.find("bandwidth") != std::string::npos ||
+           factor == "interconnect" || factor == "host_link" || factor == "network";
+}
+
+// The median |log(predicted / measured)| over `rows`: the fit's objective (robust to one outlier).
+double fit_loss(const std::vector<const PreparedCase*>& rows, const EfficiencyTable& table) {
+    std::vector<double> losses;
+    for (const PreparedCase* row : rows) {
+        const Prediction prediction = predict(*row, table);
+        losses.push_back(prediction.valid ? std::abs(std::log(prediction.value / row->item.measured)) : 10.0);
+    }
+    // The mean of the two middle values for an even count, so that two rows can both pull.
+    std::sort(losses.begin(), losses.end());
+    const std::size_t n = losses.size();
+    return n % 2 == 1 ? losses[n / 2] : (losses[n / 2 - 1] + losses[n / 2]) / 2;
+}
+
+// Golden-section search in log space over [value / 3, value × 3] (fractions at most 0.98).
+double refit(EfficiencyTable& table, const FittedFactor& fitted, const std::vector<const PreparedCase*>& rows) {
+    double low = std::log(fitted.value / 3);
+    double high = std::log(is_fraction(fitted.factor) ? std::min(0.98, fitted.value * 3) : fitted.value * 3);
+    const double ratio = (std::sqrt(5.0) - 1) / 2;
+    const auto loss_at = [&](double log_value) {
+        set_value(table, fitted, std::exp(log_value));
+        return fit_loss(rows, table);
+    };
+    double a = high - ratio * (high - low);
+    double b = low + ratio * (high - low);
+    double loss_a = loss_at(a);
+    double loss_b = loss_at(b);
+    for (int iteration = 0; iteration < 18; ++iteration) {
+        if (loss_a <= loss_b) {
+            high = b;
+            b = a;
+            loss_b = loss_a;
+            a = high - ratio * (high - low);
+            loss_a = loss_at(a);
+        } else {
+            low = a;
+            a = b;
+            loss_a = loss_b;
+            b = low + ratio * (high - low);
+            loss_b = loss_at(b);
+        }
+    }
+    const double best = std::exp((low + high) / 2);
+    set_value(table, fitted, best);
+    return best;
+}
+
+struct Outcome {
+    const PreparedCase* entry = nullptr;
+    Prediction in_sample;
+    Prediction out_of_sample;
+    EfficiencyTable fold_table;  // the table the out-of-sample prediction used
+};
+
+struct Summary {
+    std::size_t count = 0;
+    double median = 0;
+    double p90 = 0;
+};
+
+Summary summarise(const std::vector<double>& errors) {
+    return {errors.size(), percentile_of(errors, 0.5), percentile_of(errors, 0.9)};
+}
+
+std::string summary_text(const Summary& summary) {
+    return fmt::format("{:>4} rows  median {:>5.1f} %  p90 {:>5.1f} %", summary.count, 100 * summary.median,
+                       100 * summary.p90);
+}
+
+// A case whose metric a calibration point can carry, with its workload's identity.
+bool comparable(const Outcome& a, const Outcome& b) {
+    return a.entry->item.file == b.entry->item.file && a.entry->item.metric == b.entry->item.metric &&
+           a.entry->item.stack == b.entry->item.stack && a.entry->item.gpu != b.entry->item.gpu;
+}
+
+}  // namespace
+
+TEST_CASE("perf model out of sample: leave one publication out", "[validation][perf][cross-validation]") {
+    const Catalog catalog = builtin_catalog();
+    const ModelLibrary models = builtin_models();
+    const EfficiencyTable shipped = builtin_efficiency();
+    const std::vector<PreparedCase> cases = prepare(all_cases(), catalog, models);
+    REQUIRE(cases.size() >= 80);
+    std::map<std::string, const PreparedCase*> by_id;
+    for (const PreparedCase& entry : cases) {
+        REQUIRE(by_id.emplace(entry.item.id, &entry).second);  // ids are unique across both files
+    }
+    const std::vector<FittedFactor> fitted = fitted_factors(shipped);
+    for (const FittedFactor& factor : fitted) {
+        for (const std::string& id : factor.cases) {
+            INFO(label_of(shipped, factor) << " fitted_on " << id);
+            CHECK(by_id.count(id) == 1);  // every fitted_on id names a validation case
+        }
+    }
+
+    // The shipped values are what the fit gives on all their rows (within 10 %), so the folds
+    // refit the same procedure that produced the file. Each factor alone, the rest as shipped.
+    std::string fit_table = "fitted factor                                   shipped   refit on all rows  rows\n";
+    for (const FittedFactor& factor : fitted) {
+        std::vector<const PreparedCase*> rows;
+        for (const std::string& id : factor.cases) {
+            if (by_id.count(id) == 1) {
+                rows.push_back(by_id.at(id));
+            }
+        }
+        EfficiencyTable trial = shipped;
+        const double value = rows.empty() ? factor.value : refit(trial, factor, rows);
+        fit_table += fmt::format("{:<46} {:>9.4g} {:>12.4g} {:>10}\n", label_of(shipped, factor), factor.value, value,
+                                 rows.size());
+        INFO(label_of(shipped, factor));
+        CHECK(std::abs(value / factor.value - 1) <= 0.10);
+    }
+    std::cout << fit_table << "\n";
+
+    // Folds.
+    std::set<std::string> publications;
+    for (const PreparedCase& entry : cases) {
+        publications.insert(entry.item.publication);
+    }
+    std::vector<Outcome> outcomes;
+    std::string fold_table = "publication (fold)                      rows  refitted factors\n";
+    for (const std::string& publication : publications) {
+        EfficiencyTable table = shipped;
+        std::vector<std::string> refitted;
+        for (const FittedFactor& factor : fitted) {
+            std::vector<const PreparedCase*> rows;  // the factor's rows from other publications
+            bool from_this = false;
+            for (const std::string& id : factor.cases) {
+                if (by_id.count(id) == 0) {
+                    continue;
+                }
+                const PreparedCase* row = by_id.at(id);
+                if (row->item.publication == publication) {
+                    from_this = true;
+                } else {
+                    rows.push_back(row);
+                }
+            }
+            if (!from_this) {
+                continue;
+            }
+            if (rows.empty()) {
+                // Nothing else to fit on: the rule goes; a default falls back to its value (a
+                // published range) and says so.
+                remove_value(table, factor);
+                refitted.push_back(label_of(shipped, factor) + (factor.rule < 0 ? " (kept: no rows left)" : " (dropped)"));
+            } else {
+                const double value = refit(table, factor, rows);
+                refitted.push_back(fmt::format("{} {:.3g}→{:.3g}", label_of(shipped, factor), factor.value, value));
+            }
+        }
+        std::size_t rows_in_fold = 0;
+        for (const PreparedCase& entry : cases) {
+            if (entry.item.publication != publication) {
+                continue;
+            }
+            ++rows_in_fold;
+            outcomes.push_back({&entry, predict(entry, shipped), predict(entry, table), table});
+        }
+        fold_table += fmt::format("{:<38} {:>5}  {}\n", publication, rows_in_fold,
+                                  refitted.empty() ? std::string("none") : fmt::format("{}", fmt::join(refitted, "; ")));
+    }
+    std::cout << fold_table << "\n";
+
+    // Errors by group and vendor.
+    std::vector<double> in_sample, out_of_sample;
+    std::map<std::string, std::vector<double>> by_group_in, by_group_out, by_vendor_out;
+    std::map<std::string, std::vector<double>> ratios_by_group;  // measured / predicted, out of sample
+    std::string rows_table = fmt::format("{:<34} {:<18} {:<9} {:<8} {:>11} {:>11} {:>8} {:>8}\n", "case", "gpu", "group",
+                                         "vendor", "measured", "predicted", "in", "out");
+    for (const Outcome& outcome : outcomes) {
+        const ValidationCase& item = outcome.entry->item;
+        INFO("case " << item.id);
+        REQUIRE(outcome.in_sample.valid);
+        REQUIRE(outcome.out_of_sample.valid);
+        CHECK(within_physical_limit(outcome.out_of_sample));
+        const double error_in = signed_error(outcome.in_sample, item);
+        const double error_out = signed_error(outcome.out_of_sample, item);
+        in_sample.push_back(std::abs(error_in));
+        out_of_sample.push_back(std::abs(error_out));
+        by_group_in[outcome.entry->group].push_back(std::abs(error_in));
+        by_group_out[outcome.entry->group].push_back(std::abs(error_out));
+        by_vendor_out[outcome.entry->vendor].push_back(std::abs(error_out));
+        const double speed_ratio = outcome.out_of_sample.lower_is_better ? outcome.out_of_sample.value / item.measured
+                                                                         : item.measured / outcome.out_of_sample.value;
+        ratios_by_group[outcome.entry->group].push_back(speed_ratio);
+        rows_table += fmt::format("{:<34} {:<18} {:<9} {:<8} {:>11.5g} {:>11.5g} {:>+7.1f}% {:>+7.1f}%\n", item.id,
+                                  item.gpu, outcome.entry->group, outcome.entry->vendor, item.measured,
+                                  outcome.out_of_sample.value, 100 * error_in, 100 * error_out);
+    }
+    std::cout << rows_table << "\n";
+
+    // Speed ratios between GPU types for the same workload, out of sample.
+    std::vector<double> ratio_errors;
+    // Calibration on one GPU, then the other GPU's prediction (the user's path: calibrate_speed on
+    // the fold's table with the first case's measurement as a calibration point).
+    std::vector<double> before_calibration, after_calibration;
+    for (const Outcome& a : outcomes) {
+        for (const Outcome& b : outcomes) {
+            if (&a == &b || !comparable(a, b)) {
+                continue;
+            }
+            if (a.entry->item.id < b.entry->item.id) {
+                const double measured_ratio = a.entry->item.measured / b.entry->item.measured;
+                const double predicted_ratio = a.out_of_sample.value / b.out_of_sample.value;
+                ratio_errors.push_back(std::abs(predicted_ratio / measured_ratio - 1));
+            }
+            if (!a.out_of_sample.speed_metric || b.entry->item.publication != a.entry->item.publication) {
+                continue;  // the calibration point and the predicted run come from one fold
+            }
+            Workload calibrated = b.entry->workload;
+            SpeedCalibrationPoint point;
+            point.gpu = a.entry->item.gpu;
+            point.count = a.entry->item.count;
+            point.metric = *a.out_of_sample.speed_metric;
+            point.measured = a.entry->item.measured / a.out_of_sample.speed_metric_scale;
+            calibrated.calibration.speed = {point};
+            const SpeedCalibration calibration = calibrate_speed(calibrated, catalog, b.fold_table);
+            const Prediction after = predict(*b.entry, calibrated_efficiency(b.fold_table, calibration));
+            REQUIRE(after.valid);
+            before_calibration.push_back(std::abs(signed_error(b.out_of_sample, b.entry->item)));
+            after_calibration.push_back(std::abs(signed_error(after, b.entry->item)));
+        }
+    }
+
+    const Summary overall_in = summarise(in_sample);
+    const Summary overall_out = summarise(out_of_sample);
+    const Summary ratios = summarise(ratio_errors);
+    const Summary before = summarise(before_calibration);
+    const Summary after = summarise(after_calibration);
+    std::string summary = fmt::format("{:<22} {:<44} {}\n", "", "in sample (shipped table)", "out of sample (cross-validated)");
+    summary += fmt::format("{:<22} {:<44} {}\n", "all", summary_text(overall_in), summary_text(overall_out));
+    for (const auto& [group, errors] : by_group_out) {
+        summary += fmt::format("{:<22} {:<44} {}\n", "group " + group, summary_text(summarise(by_group_in[group])),
+                               summary_text(summarise(errors)));
+    }
+    for (const auto& [vendor, errors] : by_vendor_out) {
+        summary += fmt::format("{:<22} {:<44} {}\n", "vendor " + vendor, "", summary_text(summarise(errors)));
+    }
+    summary += fmt::format("\nspeed ratio between GPU types, same workload (out of sample): {} pairs, median {:.1f} %, "
+                           "p90 {:.1f} %\n",
+                           ratios.count, 100 * ratios.median, 100 * ratios.p90);
+    summary += fmt::format("calibrated on one GPU's measurement, error on another GPU of the same workload: {} pairs, "
+                           "median {:.1f} % → {:.1f} %, p90 {:.1f} % → {:.1f} %\n",
+                           before.count, 100 * before.median, 100 * after.median, 100 * before.p90, 100 * after.p90);
+    summary += "\nspeed bands (measured / predicted, 10th–90th percentile, out of sample) against data/efficiency.yaml:\n";
+    for (const std::string_view group : speed_band_groups) {
+        const auto found = ratios_by_group.find(std::string(group));
+        REQUIRE(found != ratios_by_group.end());
+        const double low = percentile_of(found->second, 0.1);
+        const double high = percentile_of(found->second, 0.9);
+        const SpeedBandFactors& shipped_band = shipped.speed_bands.at(std::string(group));
+        summary += fmt::format("  {:<9} low {:.2f} high {:.2f}   (data: {:.2f} {:.2f})\n", group, low, high,
+                               shipped_band.low, shipped_band.high);
+        INFO("speed band " << group);
+        CHECK(std::abs(shipped_band.low - std::min(low, 0.99)) <= 0.02);
+        CHECK(std::abs(shipped_band.high - std::max(high, 1.01)) <= 0.02);
+    }
+    std::cout << summary << std::flush;
+
+    CHECK(overall_out.median <= 0.15);
+    CHECK(overall_out.p90 <= 0.35);
+    CHECK(ratios.median <= 0.10);
+    CHECK(after.median < before.median);
+}
