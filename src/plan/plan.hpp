@@ -79,6 +79,8 @@ struct RolePlan {
     std::size_t feasible = 0;         // evaluated points that fit and meet the deadline or SLO
     RoleUncertainty uncertainty;      // bands, robustness of the pick, what flips it (plan/robustness.hpp)
     SpeedCalibration calibration;     // the workload's measured speeds and the stack factor they set
+    std::string speed_band_group;     // speed_band_group(workload)
+    SpeedBandFactors speed_band;      // its out-of-sample band (data/efficiency.yaml speed_bands)
 };
 
 struct ProcurementLine {

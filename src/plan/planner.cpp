@@ -83,6 +83,10 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     // Measured speeds move every candidate's stack factor alike (perf/calibration.hpp).
     plan.calibration = calibrate_speed(workload, catalog, uncalibrated);
     const EfficiencyTable efficiency = calibrated_efficiency(uncalibrated, plan.calibration);
+    plan.speed_band_group = speed_band_group(workload);
+    if (const auto band = efficiency.speed_bands.find(plan.speed_band_group); band != efficiency.speed_bands.end()) {
+        plan.speed_band = band->second;
+    }
     plan.role = workload.role;
     plan.workload = workload;
     plan.question = question(workload);

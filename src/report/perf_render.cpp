@@ -108,42 +108,6 @@ Json inference_json(const Workload& workload, const PerfEstimate& estimate, std:
     return object;
 }
 
-// Every speed figure of the entry with its band: a rate v lies in [low·v, high·v], a time t in
-// [t/high, t/low].
-Json band_json(const PerfResult& result, const Json& training, const Json& inference, std::vector<std::string>& notes) {
-    Json figures = Json::object();
-    const auto add = [&](const Json& section, std::string_view section_name, std::string_view key, bool time) {
-        const auto found = section.find(key);
-        if (found == section.end() || !found->is_number()) {
-            return;
-        }
-        const double value = found->get<double>();
-        const std::string name = fmt::format("{}.{}", section_name, key);
-        const double low = time ? value / result.band.high : value * result.band.low;
-        const double high = time ? value / result.band.low : value * result.band.high;
-        figures[name] = Json{{"low", json_number(std::string(key), low, notes)},
-                             {"high", json_number(std::string(key), high, notes)}};
-    };
-    if (training.is_object()) {
-        add(training, "training", "step_time_s", true);
-        add(training, "training", "tokens_per_s", false);
-        add(training, "training", "samples_per_s", false);
-        add(training, "training", "time_to_train_s", true);
-    }
-    if (inference.is_object()) {
-        for (const char* key : {"ttft_s", "tpot_s"}) {
-            add(inference, "inference", key, true);
-        }
-        for (const char* key : {"output_tokens_per_s", "prefill_tokens_per_s", "requests_per_s", "images_per_s"}) {
-            add(inference, "inference", key, false);
-        }
-    }
-    return Json{{"group", result.band_group},
-                {"low_factor", json_number("band.low_factor", result.band.low, notes)},
-                {"high_factor", json_number("band.high_factor", result.band.high, notes)},
-                {"figures", std::move(figures)}};
-}
-
 std::string optional_duration(const std::optional<double>& value) {
     return value ? format_duration(*value) : std::string("—");
 }
@@ -314,6 +278,43 @@ void bottleneck_lines(const PerfEstimate& estimate, std::ostream& out) {
 
 }  // namespace
 
+// Every speed figure of the entry with its band: a rate v lies in [low·v, high·v], a time t in
+// [t/high, t/low].
+Json speed_band_json(std::string_view group, const SpeedBandFactors& band, const Json& training, const Json& inference,
+                     std::vector<std::string>& notes) {
+    Json figures = Json::object();
+    const auto add = [&](const Json& section, std::string_view section_name, std::string_view key, bool time) {
+        const auto found = section.find(key);
+        if (found == section.end() || !found->is_number()) {
+            return;
+        }
+        const double value = found->get<double>();
+        const std::string name = fmt::format("{}.{}", section_name, key);
+        const double low = time ? value / band.high : value * band.low;
+        const double high = time ? value / band.low : value * band.high;
+        figures[name] = Json{{"low", json_number(std::string(key), low, notes)},
+                             {"high", json_number(std::string(key), high, notes)}};
+    };
+    if (training.is_object()) {
+        add(training, "training", "step_time_s", true);
+        add(training, "training", "tokens_per_s", false);
+        add(training, "training", "samples_per_s", false);
+        add(training, "training", "time_to_train_s", true);
+    }
+    if (inference.is_object()) {
+        for (const char* key : {"ttft_s", "tpot_s"}) {
+            add(inference, "inference", key, true);
+        }
+        for (const char* key : {"output_tokens_per_s", "prefill_tokens_per_s", "requests_per_s", "images_per_s"}) {
+            add(inference, "inference", key, false);
+        }
+    }
+    return Json{{"group", std::string(group)},
+                {"low_factor", json_number("band.low_factor", band.low, notes)},
+                {"high_factor", json_number("band.high_factor", band.high, notes)},
+                {"figures", std::move(figures)}};
+}
+
 Json speed_calibration_json(const SpeedCalibration& calibration, std::vector<std::string>& notes) {
     if (!calibration.applied) {
         return nullptr;
@@ -371,7 +372,7 @@ void render_perf_json(const PerfResult& result, std::ostream& out) {
     entry["stack"] = std::string(to_string(estimate.stack));
     entry["training"] = estimate.training ? training_json(result.workload, *estimate.training, notes) : Json(nullptr);
     entry["inference"] = estimate.inference ? inference_json(result.workload, estimate, notes) : Json(nullptr);
-    entry["band"] = band_json(result, entry["training"], entry["inference"], notes);
+    entry["band"] = speed_band_json(result.band_group, result.band, entry["training"], entry["inference"], notes);
     entry["calibration"] = speed_calibration_json(result.calibration, notes);
     const Bottleneck& bottleneck = estimate.bottleneck;
     entry["bottleneck"] = Json{{"resource", std::string(to_string(bottleneck.resource))},

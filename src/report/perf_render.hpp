@@ -4,6 +4,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,13 @@ void render_perf_table(const PerfResult& result, std::ostream& out, const PerfSt
 // JSON number policy (io/json_output.hpp); token rates of a model without tokens are null with
 // a note saying why.
 void render_perf_json(const PerfResult& result, std::ostream& out);
+
+// {group, low_factor, high_factor, figures: {"training.tokens_per_s": {low, high}, ...}}: the band
+// of every speed figure present in the `training` and `inference` objects (rates × the factors,
+// times ÷ them); shared by perf and plan JSON (`perf.band`).
+nlohmann::ordered_json speed_band_json(std::string_view group, const SpeedBandFactors& band,
+                                       const nlohmann::ordered_json& training, const nlohmann::ordered_json& inference,
+                                       std::vector<std::string>& notes);
 
 // {scale, points: [{gpu, count, metric, measured, predicted_before, predicted_after, from}]}, or
 // null when no calibration was applied; shared by perf and plan JSON.

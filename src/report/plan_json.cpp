@@ -159,6 +159,12 @@ public:
         } else {
             json["inference"] = nullptr;
         }
+        if (m_role == nullptr || m_role->speed_band_group.empty()) {
+            json["band"] = nullptr;
+        } else {
+            json["band"] = speed_band_json(m_role->speed_band_group, m_role->speed_band, json["training"],
+                                           json["inference"], m_notes);
+        }
         json["notes"] = strings(notes);
         return json;
     }
@@ -283,6 +289,7 @@ public:
 
     Json role(const RolePlan& plan, const std::string& path) {
         const Workload& workload = plan.workload;
+        m_role = &plan;
         Json json;
         json["role"] = to_string(plan.role);
         json["workload"] = plan.workload.name;
@@ -455,6 +462,7 @@ public:
 
 private:
     std::vector<std::string> m_notes;
+    const RolePlan* m_role = nullptr;  // the role being written (its speed band)
 };
 
 }  // namespace
