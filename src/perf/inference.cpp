@@ -155,7 +155,10 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
     replica.attention_fraction = factors.attention_compute;
     replica.kernel_floor_s = factors.kernel_floor_s;
     replica.elementwise_kernels = factors.elementwise_kernels;
-    replica.step_floor_s = factors.step_floor_s;
+    // The step floor is a serving engine's scheduler and sampler; encoders and prefill-only scoring
+    // have neither, only the per-call cost of their engine (request_floor).
+    replica.step_floor_s =
+        setting.workload.task() == InferenceTask::generation ? factors.step_floor_s : factors.request_floor_s;
     // A KV head is read at most once per query head of its group.
     replica.kv_read_factor = std::clamp(factors.kv_read_factor, 1.0, std::max(1.0, model.heads / kv_heads));
     // Tensor parallel inside an NVLink/Infinity Fabric domain: measured NCCL/custom all-reduce,
