@@ -44,9 +44,16 @@ Layout layout_or_usage_error(const FittingLayout& fitting, int count) {
 }
 
 void run_perf(Context& context, const PerfOptions& options) {
-    const std::optional<ServingStack> stack = parse_serving_stack(options.stack);
+    // A stack class, or an engine (and era) whose efficiency rules apply (docs/perf-model.md).
+    std::optional<ServingStack> stack = parse_serving_stack(options.stack);
+    std::string engine;
+    if (!stack && is_known_engine(options.stack)) {
+        stack = stack_of_engine(options.stack);
+        engine = options.stack;
+    }
     if (!stack) {
-        throw UsageError(fmt::format("--stack: '{}' is not one of auto, optimized, llama.cpp, eager", options.stack));
+        throw UsageError(fmt::format("--stack: '{}' is not one of auto, optimized, llama.cpp, eager or an engine ({})",
+                                     options.stack, fmt::join(known_engine_names(), ", ")));
     }
     const int count = parse_count_flag(options.count, "--count", 1, 1 << 20);
     const GpuSpec* gpu = context.catalog().find(options.gpu);
@@ -58,6 +65,7 @@ void run_perf(Context& context, const PerfOptions& options) {
     }
     PerfQuery query;
     query.stack = *stack;
+    query.engine = engine;
     if (!options.batch.empty()) {
         query.batch = parse_count_flag(options.batch, "--batch", 1, 1 << 20);
     }
@@ -105,7 +113,9 @@ void register_perf(CLI::App& app, Context& context) {
     command->add_option("--stack", options->stack,
                         "Software stack: auto (default: llama.cpp for GGUF weights, PyTorch eager for runtime.engine "
                         "hf-generate, else an optimised engine: TensorRT-LLM/vLLM-class for LLMs, TensorRT/ONNX "
-                        "Runtime/torch.compile-class otherwise), optimized, llama.cpp, eager")
+                        "Runtime/torch.compile-class otherwise), optimized, llama.cpp, eager; or an engine whose efficiency "
+                        "rules apply: tensorrt-llm, vllm, sglang, lmdeploy, tensorrt, torch-compile, vllm-rocm, "
+                        "synapseai, llama.cpp, hf-generate")
         ->type_name("STACK");
     command->add_option("--batch", options->batch, "Inference: concurrent sequences per replica (overrides the file)")
         ->type_name("N");

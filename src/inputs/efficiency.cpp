@@ -30,10 +30,11 @@ struct FactorField {
     double min;  // exclusive
     double max;
     SpeedRole role;
+    bool required = true;  // in `defaults`; the per-operator factors added later default to the header
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
-constexpr std::array<FactorField, 17> factor_fields = {{
+constexpr std::array<FactorField, 25> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"fp8_training_speedup", &EfficiencyFactors::fp8_training_speedup, UnitKind::plain, 0, 4, SpeedRole::none},
     {"cnn_flops_per_byte", &EfficiencyFactors::cnn_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
@@ -51,7 +52,25 @@ constexpr std::array<FactorField, 17> factor_fields = {{
     {"nvlink_latency", &EfficiencyFactors::nvlink_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
     {"pcie_latency", &EfficiencyFactors::pcie_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
     {"network_latency", &EfficiencyFactors::network_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
+    {"gemm_half_work", &EfficiencyFactors::gemm_half_work_s, UnitKind::seconds, 0, 0.01, SpeedRole::none, false},
+    {"kernel_floor", &EfficiencyFactors::kernel_floor_s, UnitKind::seconds, -1, 0.01, SpeedRole::overhead, false},
+    {"elementwise_kernels", &EfficiencyFactors::elementwise_kernels, UnitKind::plain, -1, 100, SpeedRole::none, false},
+    {"step_floor", &EfficiencyFactors::step_floor_s, UnitKind::seconds, -1, 1, SpeedRole::overhead, false},
+    {"kv_read_factor", &EfficiencyFactors::kv_read_factor, UnitKind::plain, 0, 64, SpeedRole::none, false},
+    {"attention_compute", &EfficiencyFactors::attention_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
+    {"tp_allreduce_latency", &EfficiencyFactors::tp_allreduce_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none, false},
+    {"tp_allreduce_bandwidth", &EfficiencyFactors::tp_allreduce_bandwidth, UnitKind::plain, 0, 4, SpeedRole::none, false},
 }};
+
+// Engine names rules match with `engine:` (docs/perf-model.md, "Software stacks"), and the stack
+// class each runs as.
+constexpr std::pair<std::string_view, ServingStack> engine_stacks[] = {
+    {"tensorrt-llm", ServingStack::optimized}, {"vllm", ServingStack::optimized},
+    {"sglang", ServingStack::optimized},       {"lmdeploy", ServingStack::optimized},
+    {"tensorrt", ServingStack::optimized},     {"torch-compile", ServingStack::optimized},
+    {"vllm-rocm", ServingStack::optimized},    {"synapseai", ServingStack::optimized},
+    {"llama.cpp", ServingStack::llama_cpp},    {"hf-generate", ServingStack::eager},
+};
 
 constexpr std::pair<MemoryClass, std::string_view> memory_class_names[] = {
     {MemoryClass::hbm, "hbm"}, {MemoryClass::gddr, "gddr"}, {MemoryClass::lpddr, "lpddr"}, {MemoryClass::other, "other"}};
@@ -66,8 +85,8 @@ constexpr std::pair<Storage, std::string_view> storage_names[] = {
     {Storage::hdd, "hdd"}, {Storage::sata_ssd, "sata-ssd"}, {Storage::nvme, "nvme"},
     {Storage::network, "network"}, {Storage::ram, "ram"}};
 
-// Reads `{value: X, source: "...", fitted_on: [case ids]}` at `key`; returns true and sets
-// `value` / `source` (and `fitted_on` when given a list to fill).
+// Reads `{value: X, source: "...", fitted_on: [case ids]}` at `key` (fitted_on optional: the
+// validation cases a fitted value was fitted to); returns true and sets `value` / `source`.
 bool read_sourced(MapReader& parent, std::string_view key, UnitKind unit, double min, double max, double& value,
                   std::string& source, std::vector<std::string>* fitted_on = nullptr) {
     const YamlNode* node = parent.node(key);
@@ -152,6 +171,31 @@ std::optional<ServingStack> parse_serving_stack(std::string_view name) {
     return std::nullopt;
 }
 
+const std::vector<std::string_view>& known_engine_names() {
+    static const std::vector<std::string_view> names = [] {
+        std::vector<std::string_view> list;
+        for (const auto& [name, stack] : engine_stacks) {
+            list.push_back(name);
+        }
+        return list;
+    }();
+    return names;
+}
+
+bool is_known_engine(std::string_view engine) {
+    return std::any_of(std::begin(engine_stacks), std::end(engine_stacks),
+                       [&](const auto& entry) { return equals_ignore_case(entry.first, engine); });
+}
+
+ServingStack stack_of_engine(std::string_view engine) {
+    for (const auto& [name, stack] : engine_stacks) {
+        if (equals_ignore_case(name, engine)) {
+            return stack;
+        }
+    }
+    return ServingStack::optimized;
+}
+
 std::string_view to_string(MemoryClass memory) {
     for (const auto& [value, name] : memory_class_names) {
         if (value == memory) {
@@ -176,10 +220,10 @@ MemoryClass memory_class(const GpuSpec& gpu) {
 }
 
 int EfficiencyRule::specificity() const {
-    return (family.empty() ? 0 : 1) + (memory ? 1 : 0) + (stack ? 1 : 0);
+    return (family.empty() ? 0 : 1) + (memory ? 1 : 0) + (stack ? 1 : 0) + (engine.empty() ? 0 : 1);
 }
 
-EfficiencyFactors EfficiencyTable::resolve(const GpuSpec& gpu, ServingStack stack) const {
+EfficiencyFactors EfficiencyTable::resolve(const GpuSpec& gpu, ServingStack stack, std::string_view engine) const {
     EfficiencyFactors factors = defaults;
     factors.applied = {"defaults"};
     const std::string family = to_lower(gpu.architecture);
@@ -187,7 +231,7 @@ EfficiencyFactors EfficiencyTable::resolve(const GpuSpec& gpu, ServingStack stac
     std::vector<const EfficiencyRule*> matching;
     for (const EfficiencyRule& rule : rules) {
         if ((rule.family.empty() || rule.family == family) && (!rule.memory || *rule.memory == memory) &&
-            (!rule.stack || *rule.stack == stack)) {
+            (!rule.stack || *rule.stack == stack) && (rule.engine.empty() || equals_ignore_case(rule.engine, engine))) {
             matching.push_back(&rule);
         }
     }
@@ -248,7 +292,9 @@ EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& 
         std::map<std::string, double> values;
         std::map<std::string, std::string> sources;
         for (const FactorField& field : factor_fields) {
-            reader.require(field.name);
+            if (field.required) {
+                reader.require(field.name);
+            }
         }
         read_factors(reader, values, sources, table.defaults_fitted_on);
         apply_values(table.defaults, values);
@@ -280,6 +326,11 @@ EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& 
                         }
                         rule.stack = stack;
                     }
+                    if (match_reader.text("engine", rule.engine) && !is_known_engine(rule.engine)) {
+                        match_reader.error("engine", fmt::format("unknown engine '{}'; known: {}", rule.engine,
+                                                                 fmt::join(known_engine_names(), ", ")));
+                    }
+                    rule.engine = to_lower(rule.engine);
                     match_reader.finish();
                 }
                 if (const YamlNode* factors = reader.node("factors")) {

@@ -25,6 +25,15 @@ enum class ServingStack { automatic, optimized, llama_cpp, eager };
 std::string_view to_string(ServingStack stack);  // "auto", "optimized", "llama.cpp", "eager"
 std::optional<ServingStack> parse_serving_stack(std::string_view name);
 
+// Engines (and eras) efficiency rules can match with `engine:`, besides the stack class above:
+// the workload's runtime.engine names (tensorrt-llm, vllm, sglang, llama.cpp, hf-generate) and
+// the stacks only the performance model distinguishes (lmdeploy, torch-compile, tensorrt,
+// synapseai, vllm-rocm, tensorrt-llm-0.5 ...). docs/perf-model.md, "Software stacks".
+const std::vector<std::string_view>& known_engine_names();
+// The stack class an engine name runs as: llama.cpp, eager (hf-generate) or optimized.
+ServingStack stack_of_engine(std::string_view engine);
+bool is_known_engine(std::string_view engine);
+
 // DRAM technology class, from GpuSpec::memory_type ("HBM3" -> hbm, "GDDR6X" -> gddr).
 enum class MemoryClass { hbm, gddr, lpddr, other };
 std::string_view to_string(MemoryClass memory_class);
@@ -53,6 +62,15 @@ struct EfficiencyFactors {
     double nvlink_latency_s = 10e-6;      // per collective
     double pcie_latency_s = 27e-6;
     double network_latency_s = 25e-6;
+    // Per-operator inference (docs/perf-model.md, "Inference").
+    double gemm_half_work_s = 7.8e-6;     // GEMM work (seconds at the dense peak) at half the plateau
+    double kernel_floor_s = 5e-6;         // fixed time of one GPU kernel
+    double elementwise_kernels = 6;       // memory-bound kernels per layer (norms, activation, residual, RoPE)
+    double step_floor_s = 1e-3;           // per decode step and per prefill: scheduler, sampling, host
+    double kv_read_factor = 1;            // KV bytes decode attention reads per byte stored
+    double attention_compute = 0.5;       // fraction of the 16-bit peak flash attention reaches
+    double tp_allreduce_latency_s = 37e-6;  // one tensor-parallel all-reduce, small message
+    double tp_allreduce_bandwidth = 0.95;   // bus bandwidth over the unidirectional link bandwidth
 
     std::vector<std::string> applied;     // labels of the file entries that set these values
 };
@@ -82,6 +100,7 @@ struct EfficiencyRule {
     std::string family;                // GpuSpec::architecture, lower case; empty = any
     std::optional<MemoryClass> memory;
     std::optional<ServingStack> stack;
+    std::string engine;                // a known_engine_names() entry; empty = any
     std::map<std::string, double> values;   // factor name -> value
     std::map<std::string, std::string> sources;
     // Factor name -> ids of the validation cases (tests/validation/perf/cases.yaml) the value was
@@ -102,8 +121,8 @@ struct EfficiencyTable {
     double speed_scale = 1;
 
     // The defaults with every matching rule applied, least specific first, then file order, then
-    // speed_scale.
-    EfficiencyFactors resolve(const GpuSpec& gpu, ServingStack stack) const;
+    // speed_scale. `engine` (known_engine_names(), "" = none) also selects the rules that match it.
+    EfficiencyFactors resolve(const GpuSpec& gpu, ServingStack stack, std::string_view engine = {}) const;
     EfficiencyFactors for_gpu(const GpuSpec& gpu) const { return resolve(gpu, ServingStack::optimized); }
 };
 

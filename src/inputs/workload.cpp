@@ -744,6 +744,12 @@ private:
         } else {
             reader.integer("batch", inference.batch, 1, 1 << 20);
         }
+        // The tensor-parallel degree of one replica, as deployed or measured; auto = the fewest GPUs that hold it.
+        if (const YamlNode* tp = reader.node("tensor_parallel"); tp != nullptr && tp->scalar == "auto") {
+            inference.tensor_parallel = 0;
+        } else {
+            reader.integer("tensor_parallel", inference.tensor_parallel, 1, 1024);
+        }
         reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
         defaulted("requests_per_s", "1");
         read_diffusion(reader, defaulted);

@@ -119,6 +119,7 @@ struct InferenceSpec {
     int input_tokens = 512;
     int output_tokens = 256;
     int batch = 0;  // 0 = auto
+    int tensor_parallel = 0;  // GPUs one replica is split over; 0 = auto (the fewest that hold it)
     double requests_per_s = 1;
     SloSpec slo;
     // Diffusion models: denoising steps per image (one request = one image) and whether

@@ -7,9 +7,16 @@
 
 #include <fmt/format.h>
 
+#include "base/text.hpp"
 #include "perf/perf.hpp"
 
 namespace gpusel {
+
+namespace {
+// Rows at which a GEMM is half a tensor-core tile kernel (tiles of 64-128 rows) and half a
+// GEMV/split-K kernel; docs/perf-model.md, "Per-operator steps".
+constexpr double skinny_rows = 32;
+}  // namespace
 
 double ring_all_reduce_s(double bytes, int ranks, double bytes_per_s, double latency_s) {
     if (ranks <= 1 || bytes <= 0) {
@@ -52,6 +59,38 @@ double gemm_efficiency(double peak_fraction, double rows, double half_rows) {
         return 0;
     }
     return peak_fraction * rows / (rows + std::max(0.0, half_rows));
+}
+
+double gemm_efficiency(double rows, double columns, double inner, const GemmRates& rates) {
+    if (rows <= 0 || columns <= 0 || inner <= 0) {
+        return 0;
+    }
+    // docs/reference/perf_modelling.md §1.2 (Vidur mlp.csv, FP16 up/gate GEMMs): large GEMMs
+    // plateau at 0.68-0.79 of the dense peak on A40, A100 and H100 alike, and a small one (512
+    // tokens × 2,752 columns × 4,096) reaches 0.64 on A40/A100 but 0.43 on H100: the half point
+    // grows with the peak, 7.8 µs of peak work from the H100 reading, which gives 0.60 on A100 and
+    // 0.65 on A40.
+    // Skinny GEMMs (decode: a few rows) run as GEMV / split-K kernels that spread K over the SMs
+    // instead of filling output tiles, so the unfilled-wave penalty fades below ~32 rows: at 8
+    // tokens all three GPUs of §1.2 run at the weight stream (0.48-0.92 of DRAM bandwidth).
+    const double tile_share = rows / (rows + skinny_rows);
+    const double flops = 2 * rows * columns * inner;
+    const double half = std::max(0.0, rates.half_work_s) * rates.peak_flops_per_s * tile_share;
+    return rates.plateau * flops / (flops + half);
+}
+
+double gemm_time_s(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates) {
+    if (rows <= 0 || columns <= 0 || inner <= 0) {
+        return 0;
+    }
+    const double compute_s =
+        2 * rows * columns * inner / (rates.peak_flops_per_s * gemm_efficiency(rows, columns, inner, rates));
+    // Skinny (decode) GEMMs stream the weight: bytes / bandwidth plus a kernel floor reproduces
+    // 0.45-0.55 of DRAM bandwidth at ~20 MB and 0.8-0.92 at >= 100 MB (§1.2 readings (c)).
+    const double memory_s = weight_bytes / rates.bandwidth_bytes_per_s + rates.kernel_floor_s;
+    // The cube norm: max() far from the ridge point, 1.26 × max() on it (A100 128-token GEMMs of
+    // §1.2 sit there and run 1.2-1.4 × slower than either bound).
+    return std::cbrt(compute_s * compute_s * compute_s + memory_s * memory_s * memory_s);
 }
 
 double erlang_c_wait_probability(int servers, double load) {
@@ -125,6 +164,23 @@ double kv_bytes_per_token(const Workload& workload) {
     // growing at the window (models.hpp).
     const double context = std::max(workload.inference.input_tokens + workload.inference.output_tokens, 1);
     return kv_cache_bytes_per_sequence(model, element_bytes(workload.kv_cache), context) / context;
+}
+
+std::string resolve_engine(const Workload& workload, ServingStack stack, std::string_view requested) {
+    if (!requested.empty()) {
+        return to_lower(std::string(requested));
+    }
+    if (stack == ServingStack::llama_cpp) {
+        return "llama.cpp";
+    }
+    if (stack == ServingStack::eager) {
+        return "hf-generate";
+    }
+    if (workload.runtime.engine == Engine::automatic || workload.runtime.engine == Engine::llama_cpp ||
+        workload.runtime.engine == Engine::hf_generate) {
+        return "";
+    }
+    return std::string(to_string(workload.runtime.engine));
 }
 
 ServingStack resolve_stack(const Workload& workload, ServingStack requested) {

@@ -20,6 +20,8 @@ namespace {
 // llama.cpp processes prompts in micro-batches of 512 tokens (n_ubatch default) and dequantizes
 // each weight matrix to FP16 once per micro-batch before the cuBLAS GEMM.
 constexpr double llama_cpp_ubatch_tokens = 512;
+// The element-wise kernels of an unfused layer: two norms, two residual adds, the activation, RoPE.
+constexpr double unfused_elementwise_kernels = 6;
 // vLLM's default max_num_seqs: the largest batch `batch: auto` considers.
 constexpr int auto_batch_limit = 256;
 
@@ -39,7 +41,6 @@ struct ReplicaModel {
     double activation_bytes = 2;  // element size of activations exchanged between GPUs
     double peak_flops_per_s = 0;  // per GPU, the GEMM precision's dense peak
     double peak_fraction = 0;     // of that peak for large GEMMs
-    double half_rows = 0;
     double bandwidth_bytes_per_s = 0;  // per GPU, achieved
     double overhead_per_layer_s = 0;
     double request_floor_s = 0;
@@ -57,6 +58,25 @@ struct ReplicaModel {
     double denoiser_weight_bytes = 0;
     LinkTier tensor_link;
     LinkTier pipeline_link;
+    // Per-operator model (docs/perf-model.md, "Inference"): one layer's GEMM widths, whole model
+    // (tensor parallel divides them), and the rates its kernels reach on this GPU.
+    double qkv_width = 0;            // (heads + 2 kv_heads) × head_dim
+    double kv_width = 0;             // kv_heads × head_dim
+    double ffn_width = 0;            // FFN width a token passes through (MoE: its top_k experts)
+    bool ffn_gated = false;
+    double vocab = 0;
+    double attention_weight_bytes = 0;  // per layer: QKV and output projections
+    double logits_weight_bytes = 0;     // the output layer
+    GemmRates gemm;
+    double attention_peak_flops_per_s = 0;  // flash attention runs at the 16-bit peak
+    double attention_fraction = 0.5;
+    double kernel_floor_s = 0;
+    double elementwise_kernels = 0;
+    double step_floor_s = 0;
+    double kv_read_factor = 1;
+    double allreduce_latency_s = 0;
+    double allreduce_bytes_per_s = 0;   // bus bandwidth of the tensor-parallel all-reduce
+    bool allreduce_measured = false;    // NVLink-class link: latency + bus bandwidth (§1.2)
 };
 
 struct StepTime {
@@ -66,10 +86,12 @@ struct StepTime {
     double overhead_s = 0;
     double communication_s = 0;
     double bytes_per_gpu = 0;
+    // Per-operator steps: compute_s and memory_s are sums of kernels, each charged to the bound
+    // it ran at, so they add; single-kernel steps (CNNs, diffusion) combine them as a roofline.
+    bool summed = false;
 
-    double total_s() const {
-        return roofline_time_s(compute_s, memory_s) + extra_memory_s + overhead_s + communication_s;
-    }
+    double kernels_s() const { return summed ? compute_s + memory_s : roofline_time_s(compute_s, memory_s); }
+    double total_s() const { return kernels_s() + extra_memory_s + overhead_s + communication_s; }
 };
 
 double inference_peak(const Setting& setting, bool& eight_bit) {
@@ -103,6 +125,52 @@ double inference_peak(const Setting& setting, bool& eight_bit) {
     return matmul_peak_flops_per_s(gpu, precision, setting.notes);
 }
 
+// The per-operator shapes of one layer and the rates of this GPU's kernels. The GEMM widths
+// come from the model's fields; the FFN width is what the model's matmul parameters leave after
+// attention and the output layer, so the operators add up to the model's FLOPs and bytes (MoE:
+// the top_k experts a token visits; MLA and odd layers fold in the same way).
+void fill_operators(const Setting& setting, double matmul, double bytes_per_param, ReplicaModel& replica) {
+    const ModelSpec& model = setting.workload.model;
+    const EfficiencyFactors& factors = setting.factors;
+    const double head_dim = model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? model.hidden / model.heads : 0);
+    const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+    replica.kv_width = kv_heads * head_dim;
+    replica.qkv_width = replica.attention_width + 2 * replica.kv_width;
+    replica.vocab = model.vocab;
+    replica.ffn_gated = model.ffn_gated;
+    const double layers = std::max(1, model.layers);
+    const double attention_params = replica.hidden * (replica.qkv_width + replica.attention_width);
+    const double logits_params = replica.vocab * replica.hidden;
+    const double ffn_params = std::max(0.0, matmul - layers * attention_params - logits_params) / layers;
+    replica.ffn_width = replica.hidden > 0 ? ffn_params / (replica.hidden * (replica.ffn_gated ? 3 : 2)) : 0;
+    replica.attention_weight_bytes = attention_params * bytes_per_param;
+    replica.logits_weight_bytes = logits_params * bytes_per_param;
+    replica.gemm.peak_flops_per_s = replica.peak_flops_per_s;
+    replica.gemm.plateau = replica.peak_fraction;
+    replica.gemm.half_work_s = factors.gemm_half_work_s;
+    replica.gemm.bandwidth_bytes_per_s = replica.bandwidth_bytes_per_s;
+    replica.gemm.kernel_floor_s = factors.kernel_floor_s;
+    const Precision sixteen = setting.workload.precision == Precision::fp32 ? Precision::fp32 : Precision::bf16;
+    replica.attention_peak_flops_per_s = matmul_peak_flops_per_s(setting.gpu, sixteen, setting.notes);
+    replica.attention_fraction = factors.attention_compute;
+    replica.kernel_floor_s = factors.kernel_floor_s;
+    replica.elementwise_kernels = factors.elementwise_kernels;
+    // The step floor is a serving engine's scheduler and sampler; encoders and prefill-only scoring
+    // have neither, only the per-call cost of their engine (request_floor).
+    replica.step_floor_s =
+        setting.workload.task() == InferenceTask::generation ? factors.step_floor_s : factors.request_floor_s;
+    // A KV head is read at most once per query head of its group.
+    replica.kv_read_factor = std::clamp(factors.kv_read_factor, 1.0, std::max(1.0, model.heads / kv_heads));
+    // Tensor parallel inside an NVLink/Infinity Fabric domain: measured NCCL/custom all-reduce,
+    // latency + bus bandwidth (docs/reference/perf_modelling.md §1.2, Vidur all_reduce.csv); over
+    // PCIe and networks, the ring formula of communication_s.
+    const LinkTier& link = replica.tensor_link;
+    replica.allreduce_measured = setting.gpu.has_gpu_interconnect() && link.name == setting.gpu.interconnect.kind;
+    replica.allreduce_latency_s = factors.tp_allreduce_latency_s;
+    replica.allreduce_bytes_per_s =
+        setting.gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.tp_allreduce_bandwidth;
+}
+
 ReplicaModel build_model(const Setting& setting) {
     const Workload& workload = setting.workload;
     const ModelSpec& model = workload.model;
@@ -118,7 +186,6 @@ ReplicaModel build_model(const Setting& setting) {
     bool eight_bit = false;
     replica.peak_flops_per_s = inference_peak(setting, eight_bit);
     replica.peak_fraction = eight_bit ? factors.prefill_compute_8bit : factors.prefill_compute;
-    replica.half_rows = factors.prefill_half_tokens;
     replica.bandwidth_bytes_per_s = setting.gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
     replica.overhead_per_layer_s = factors.overhead_per_layer_s;
     replica.request_floor_s = factors.request_floor_s;
@@ -159,6 +226,7 @@ ReplicaModel build_model(const Setting& setting) {
     replica.tensor_link = link_for_group(workload, setting.gpu, layout.tensor_parallel, factors, setting.platform);
     replica.pipeline_link = link_for_group(workload, setting.gpu, layout.tensor_parallel * layout.pipeline_parallel,
                                            factors, setting.platform);
+    fill_operators(setting, matmul, bytes_per_param, replica);
     return replica;
 }
 
@@ -177,9 +245,15 @@ double communication_s(const ReplicaModel& model, double rows) {
     const double activation_bytes = rows * model.hidden * model.activation_bytes;
     if (model.tensor_parallel > 1) {
         // Megatron tensor parallelism: two all-reduces of the activations per layer.
-        seconds += 2.0 * model.layers *
-                   ring_all_reduce_s(activation_bytes, model.tensor_parallel, model.tensor_link.bytes_per_s,
-                                     model.tensor_link.latency_s);
+        if (model.allreduce_measured) {
+            const double n = model.tensor_parallel;
+            seconds += 2.0 * model.layers *
+                       (model.allreduce_latency_s + 2 * (n - 1) / n * activation_bytes / model.allreduce_bytes_per_s);
+        } else {
+            seconds += 2.0 * model.layers *
+                       ring_all_reduce_s(activation_bytes, model.tensor_parallel, model.tensor_link.bytes_per_s,
+                                         model.tensor_link.latency_s);
+        }
     }
     if (model.pipeline_parallel > 1) {
         seconds += (model.pipeline_parallel - 1) *
@@ -232,53 +306,154 @@ double forward_batch_s(const ReplicaModel& model, double batch) {
     return non_transformer_forward(model, batch).total_s();
 }
 
-// One decode step of `batch` sequences whose mean context is `context` tokens.
+// Charges one kernel of `compute_s` and `memory_s` (its floor included) to the bound it runs at.
+void add_kernel(StepTime& step, double compute_s, double memory_s, double kernel_s) {
+    (compute_s >= memory_s ? step.compute_s : step.memory_s) += kernel_s;
+}
+
+// One layer's GEMMs (QKV, attention output, FFN up/gate, down) for `rows` tokens on one GPU of
+// the tensor-parallel group, the weights read being `ffn_weight_bytes` for the FFN (MoE: the
+// experts touched) and the attention projections'. Column-parallel GEMMs split N, row-parallel K.
+void add_layer_gemms(const ReplicaModel& model, double rows, double ffn_weight_bytes, double weight_scale,
+                     StepTime& step) {
+    const double t = model.tensor_parallel;
+    const double q = model.attention_width;
+    const double h = model.hidden;
+    const double f = model.ffn_width;
+    const double attention_bytes = model.attention_weight_bytes * weight_scale / t;
+    const double qkv_share = model.qkv_width / (model.qkv_width + q);
+    const double up_share = model.ffn_gated ? 2.0 / 3 : 0.5;
+    struct Gemm {
+        double columns, inner, bytes;
+    };
+    const Gemm gemms[] = {
+        {model.qkv_width / t, h, attention_bytes * qkv_share},
+        {h, q / t, attention_bytes * (1 - qkv_share)},
+        {(model.ffn_gated ? 2 : 1) * f / t, h, ffn_weight_bytes / t * up_share},
+        {h, f / t, ffn_weight_bytes / t * (1 - up_share)},
+    };
+    for (const Gemm& gemm : gemms) {
+        if (gemm.columns <= 0 || gemm.inner <= 0) {
+            continue;
+        }
+        const double time = gemm_time_s(rows, gemm.columns, gemm.inner, gemm.bytes, model.gemm);
+        const double compute = 2 * rows * gemm.columns * gemm.inner /
+                               (model.gemm.peak_flops_per_s * gemm_efficiency(rows, gemm.columns, gemm.inner, model.gemm));
+        add_kernel(step, compute, gemm.bytes / model.gemm.bandwidth_bytes_per_s, time);
+    }
+}
+
+// One layer's memory-bound element-wise kernels (two norms, two residual adds, the activation,
+// RoPE) for `rows` tokens: their bytes at the weight-stream bandwidth, plus a floor per kernel
+// (Vidur: 2-8 µs at 8 tokens on every GPU, docs/reference/perf_modelling.md §1.2 (d)). Fused
+// engines run fewer kernels (elementwise_kernels).
+void add_layer_elementwise(const ReplicaModel& model, double rows, StepTime& step) {
+    const double t = model.tensor_parallel;
+    const double a = model.activation_bytes;
+    const double per_row = a * (2 * 2 * model.hidden + 2 * 3 * model.hidden +
+                                (model.ffn_gated ? 3 : 2) * model.ffn_width / t + 2 * model.qkv_width / t);
+    // A fused engine folds kernels into its neighbours (residual add into the norm, the activation
+    // into the GEMM epilogue): their traffic goes with them.
+    const double bytes = rows * per_row * model.elementwise_kernels / unfused_elementwise_kernels;
+    step.memory_s += bytes / model.bandwidth_bytes_per_s + model.elementwise_kernels * model.kernel_floor_s;
+    step.bytes_per_gpu += bytes;
+}
+
+// The output layer for `sequences` rows (one token per sequence: the last prompt token in
+// prefill), vocabulary split over the tensor-parallel group.
+void add_logits(const ReplicaModel& model, double sequences, double weight_scale, StepTime& step) {
+    if (model.vocab <= 0) {
+        return;
+    }
+    const double bytes = model.logits_weight_bytes * weight_scale / model.tensor_parallel;
+    const double columns = model.vocab / model.tensor_parallel;
+    const double time = gemm_time_s(sequences, columns, model.hidden, bytes, model.gemm);
+    const double compute = 2 * sequences * columns * model.hidden /
+                           (model.gemm.peak_flops_per_s * gemm_efficiency(sequences, columns, model.hidden, model.gemm));
+    add_kernel(step, compute, bytes / model.gemm.bandwidth_bytes_per_s, time);
+    step.bytes_per_gpu += bytes;
+}
+
+// FFN weight bytes of one layer a step of `rows` tokens reads (MoE: the experts they touch).
+double ffn_layer_bytes(const ReplicaModel& model, double rows, double weight_scale) {
+    const double layers = std::max(1, model.layers);
+    const double total = decode_weight_bytes(model, rows) * weight_scale;
+    const double logits = model.logits_weight_bytes * weight_scale;
+    return std::max(0.0, total - logits - layers * model.attention_weight_bytes * weight_scale) / layers;
+}
+
+// One decode step of `batch` sequences whose mean context is `context` tokens: per layer the
+// GEMMs, paged decode attention (reads the KV cache, kv_read_factor times with old GQA kernels),
+// the element-wise kernels and two all-reduces; then the logits and the step floor.
 StepTime decode_step(const ReplicaModel& model, double batch, double context) {
     if (!model.transformer) {
         return non_transformer_forward(model, batch);
     }
     StepTime step;
-    const double shards = model.tensor_parallel * model.pipeline_parallel;
-    const double attention_flops = 4.0 * model.layers * context * model.attention_width;  // QKᵀ and AV, one query
-    const double flops = batch * (model.flops_per_token + attention_flops);
-    // Pipeline stages run one after another for a single batch, so the replica's time is the
-    // whole model's work over one stage's tensor-parallel group. Small decode batches run as
-    // GEMV/split-K kernels bound by the weight stream, which the memory term already holds, so
-    // no small-problem discount here (it would count the weight stream twice).
-    step.compute_s = flops / model.tensor_parallel / (model.peak_flops_per_s * model.peak_fraction);
-    const double bytes = decode_weight_bytes(model, batch) + batch * context * model.kv_bytes_per_token;
-    step.bytes_per_gpu = bytes / shards;
-    step.memory_s = bytes / model.tensor_parallel / model.bandwidth_bytes_per_s;
-    step.overhead_s = model.layers * model.overhead_per_layer_s;
+    step.summed = true;
+    const double t = model.tensor_parallel;
+    const double layers = model.layers;
+    StepTime layer;
+    layer.summed = true;
+    const double ffn_bytes = ffn_layer_bytes(model, batch, 1);
+    add_layer_gemms(model, batch, ffn_bytes, 1, layer);
+    const double kv_bytes = batch * context * model.kv_bytes_per_token / std::max(1.0, layers) / t;
+    const double attention_flops = 4.0 * batch * context * model.attention_width / t;  // QKᵀ and AV, one query
+    const double attention_compute = attention_flops / (model.attention_peak_flops_per_s * model.attention_fraction);
+    const double attention_memory = kv_bytes * model.kv_read_factor / model.bandwidth_bytes_per_s;
+    add_kernel(layer, attention_compute, attention_memory,
+               std::max(attention_compute, attention_memory) + model.kernel_floor_s);
+    add_layer_elementwise(model, batch, layer);
+    step.compute_s = layers * layer.compute_s;
+    step.memory_s = layers * layer.memory_s;
+    add_logits(model, batch, 1, step);
+    const double weights = decode_weight_bytes(model, batch);
+    step.bytes_per_gpu = (weights + batch * context * model.kv_bytes_per_token) / (t * model.pipeline_parallel);
+    step.overhead_s = layers * model.overhead_per_layer_s + model.step_floor_s;
     step.communication_s = communication_s(model, batch);
     return step;
 }
 
-// Prefill of `batch` prompts of `prompt_tokens` tokens together.
+// Prefill of `batch` prompts of `prompt_tokens` tokens together: per layer the GEMMs on all
+// prompt tokens, causal flash attention, the element-wise kernels and the KV write; the logits
+// for each prompt's last token; llama.cpp in micro-batches of 512 tokens on FP16 copies of
+// quantized weights.
 StepTime prefill(const ReplicaModel& model, double batch, double prompt_tokens, bool llama_cpp) {
     if (!model.transformer) {
         return non_transformer_forward(model, batch);
     }
     StepTime step;
+    step.summed = true;
+    const double t = model.tensor_parallel;
+    const double layers = model.layers;
     const double rows = batch * prompt_tokens;
-    // Causal attention: QKᵀ and AV over the lower triangle, 2·L·s²·width per sequence.
-    const double attention_flops = batch * 2.0 * model.layers * prompt_tokens * prompt_tokens * model.attention_width;
-    const double flops = rows * model.flops_per_token + attention_flops;
     const double passes = llama_cpp ? std::ceil(rows / llama_cpp_ubatch_tokens) : 1.0;
     const double gemm_rows = llama_cpp ? std::min(rows, llama_cpp_ubatch_tokens) : rows;
-    const double efficiency = gemm_efficiency(model.peak_fraction, gemm_rows, model.half_rows);
-    step.compute_s = flops / model.tensor_parallel / (model.peak_flops_per_s * efficiency);
+    // llama.cpp multiplies the dequantized FP16 copy: its bytes, not the stored format's.
+    const double stored = model.dense_weight_bytes + model.expert_weight_bytes;
+    const double weight_scale = model.dequantize_pass && stored > 0 ? model.fp16_weight_bytes / stored : 1;
+    StepTime layer;
+    layer.summed = true;
+    add_layer_gemms(model, gemm_rows, ffn_layer_bytes(model, gemm_rows, weight_scale), weight_scale, layer);
+    add_layer_elementwise(model, gemm_rows, layer);
+    // Causal attention: QKᵀ and AV over the lower triangle, 2·s²·width per sequence and layer.
+    const double attention_flops = batch * 2.0 * prompt_tokens * prompt_tokens * model.attention_width / t / passes;
+    const double attention_compute = attention_flops / (model.attention_peak_flops_per_s * model.attention_fraction);
+    const double kv_write = gemm_rows * model.kv_bytes_per_token / std::max(1.0, layers) / t;
+    const double attention_memory = kv_write / model.bandwidth_bytes_per_s;
+    add_kernel(layer, attention_compute, attention_memory,
+               std::max(attention_compute, attention_memory) + model.kernel_floor_s);
+    step.compute_s = passes * layers * layer.compute_s;
+    step.memory_s = passes * layers * layer.memory_s;
+    add_logits(model, batch, weight_scale, step);
     const double weight_read = model.dequantize_pass ? model.fp16_weight_bytes : decode_weight_bytes(model, rows);
     const double bytes = passes * weight_read + rows * model.kv_bytes_per_token;
-    step.bytes_per_gpu = bytes / (model.tensor_parallel * model.pipeline_parallel);
-    step.memory_s = bytes / model.tensor_parallel / model.bandwidth_bytes_per_s;
+    step.bytes_per_gpu = bytes / (t * model.pipeline_parallel);
     if (model.dequantize_pass) {
         // Read the quantized matrix and write its FP16 copy, once per micro-batch.
-        step.extra_memory_s = passes *
-                              (model.dense_weight_bytes + model.expert_weight_bytes + model.fp16_weight_bytes) /
-                              model.tensor_parallel / model.bandwidth_bytes_per_s;
+        step.extra_memory_s = passes * (stored + model.fp16_weight_bytes) / t / model.bandwidth_bytes_per_s;
     }
-    step.overhead_s = passes * model.layers * model.overhead_per_layer_s;
+    step.overhead_s = passes * layers * model.overhead_per_layer_s + model.step_floor_s;
     step.communication_s = communication_s(model, rows);
     return step;
 }
@@ -507,8 +682,13 @@ void fill_step_figures(const ReplicaModel& model, const Serving& serving, int ba
                        InferenceTimes& times) {
     times = InferenceTimes{};
     const auto charge = [](ResourceTimes& into, const StepTime& step, double repeats) {
-        const double kernel_s = roofline_time_s(step.compute_s, step.memory_s);
-        (step.compute_s >= step.memory_s ? into.compute_s : into.memory_bandwidth_s) += repeats * kernel_s;
+        if (step.summed) {
+            into.compute_s += repeats * step.compute_s;
+            into.memory_bandwidth_s += repeats * step.memory_s;
+        } else {
+            const double kernel_s = roofline_time_s(step.compute_s, step.memory_s);
+            (step.compute_s >= step.memory_s ? into.compute_s : into.memory_bandwidth_s) += repeats * kernel_s;
+        }
         into.memory_bandwidth_s += repeats * step.extra_memory_s;
         into.launch_overhead_s += repeats * step.overhead_s;
         into.interconnect_s += repeats * step.communication_s;

@@ -414,12 +414,19 @@ FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int c
         }
         return inference_batch_capacity(workload, gpu, trial) >= 1;
     };
-    while (!holds(shards) && shards < count) {
-        shards = std::min(count, shards + 1);
-    }
-    if (resolved != ServingStack::llama_cpp && shards > 1) {
-        // Tensor parallel splits the attention heads evenly: powers of two in practice.
-        shards = std::min(next_power_of_two(shards), count);
+    const int given_tp = workload.inference.tensor_parallel;
+    if (given_tp > 0 && resolved != ServingStack::llama_cpp) {
+        // The workload states the split (a deployment, or the layout a measurement used): keep it,
+        // whether or not fewer GPUs would hold the weights.
+        shards = given_tp;
+    } else {
+        while (!holds(shards) && shards < count) {
+            shards = std::min(count, shards + 1);
+        }
+        if (resolved != ServingStack::llama_cpp && shards > 1) {
+            // Tensor parallel splits the attention heads evenly: powers of two in practice.
+            shards = std::min(next_power_of_two(shards), count);
+        }
     }
     if (count % shards != 0) {
         result.problem = LayoutProblem::replica_does_not_divide;
@@ -439,9 +446,12 @@ FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int c
 PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const PerfQuery& query,
                            const EfficiencyTable& efficiency) {
     PerfEstimate estimate;
-    estimate.stack = resolve_stack(workload, query.stack);
+    const ServingStack requested =
+        query.stack == ServingStack::automatic && !query.engine.empty() ? stack_of_engine(query.engine) : query.stack;
+    estimate.stack = resolve_stack(workload, requested);
     estimate.layout = query.layout;
-    const EfficiencyFactors factors = efficiency.resolve(gpu, estimate.stack);
+    const std::string engine = workload.is_training() ? query.engine : resolve_engine(workload, estimate.stack, query.engine);
+    const EfficiencyFactors factors = efficiency.resolve(gpu, estimate.stack, engine);
     Setting setting{workload, gpu, factors, efficiency.platform, estimate.layout, estimate.stack, estimate.notes};
     if (workload.is_training()) {
         ResourceTimes times;
@@ -513,9 +523,12 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
                              : workload.is_training() ? (transformer ? "Megatron/NeMo/FSDP-class training"
                                                                      : "PyTorch DDP training with AMP")
                              : stack_for_task(workload.task());
+    const std::string engine_text = engine.empty() || engine == "llama.cpp" || engine == "hf-generate"
+                                        ? std::string()
+                                        : fmt::format(" (engine {})", engine);
     estimate.notes.insert(estimate.notes.begin(),
-                          fmt::format("assumed software stack: {}; efficiency factors from data/efficiency.yaml: {}",
-                                      stack_text, fmt::join(factors.applied, ", ")));
+                          fmt::format("assumed software stack: {}{}; efficiency factors from data/efficiency.yaml: {}",
+                                      stack_text, engine_text, fmt::join(factors.applied, ", ")));
     return estimate;
 }
 

@@ -24,6 +24,11 @@ namespace gpusel {
 // torch.compile class, for every kind of model). Other values pass through.
 ServingStack resolve_stack(const Workload& workload, ServingStack requested);
 
+// The engine name efficiency rules match (`engine:` in data/efficiency.yaml): `requested` when
+// given (a name of known_engine_names(), from --stack or a validation case), else llama.cpp for the
+// llama.cpp stack, hf-generate for eager, else the workload's runtime.engine ("" for auto).
+std::string resolve_engine(const Workload& workload, ServingStack stack, std::string_view requested);
+
 // ---------------------------------------------------------------------------------------
 // Building blocks, exposed for tests and for the planner.
 
@@ -40,6 +45,26 @@ double roofline_time_s(double compute_s, double memory_s);
 // Fraction of peak reached by GEMMs with `rows` rows (tokens in the batch):
 // peak_fraction · rows / (rows + half_rows).
 double gemm_efficiency(double peak_fraction, double rows, double half_rows);
+
+// What one GPU's GEMM kernels reach (docs/perf-model.md, "Inference"; anchors in
+// docs/reference/perf_modelling.md §1.2).
+struct GemmRates {
+    double peak_flops_per_s = 0;        // dense peak of the GEMM's precision, FLOP/s
+    double plateau = 0.7;               // fraction of that peak large GEMMs reach
+    double half_work_s = 7.8e-6;        // GEMM work, in seconds at the dense peak, at which half the
+                                        // plateau is reached (the half point in FLOPs grows with the peak)
+    double bandwidth_bytes_per_s = 0;   // DRAM bandwidth reached streaming the weight, bytes/s
+    double kernel_floor_s = 0;          // fixed time of any kernel, seconds
+};
+// Fraction of peak reached by a GEMM of F = 2·rows·columns·inner FLOPs (rows = tokens, columns =
+// the weight's output width on this GPU): plateau · F / (F + half_work_s · peak). A faster GPU needs
+// more work to fill its SMs, so it reaches the plateau later; compute time is F / (peak · plateau)
+// + half_work_s / plateau.
+double gemm_efficiency(double rows, double columns, double inner, const GemmRates& rates);
+// Seconds of one GEMM (rows × inner) · (inner × columns) whose weight is `weight_bytes`:
+// compute = 2·rows·columns·inner / (peak · gemm_efficiency), memory = weight_bytes / bandwidth
+// + the kernel floor, combined as (compute³ + memory³)^(1/3) (max() far from the ridge).
+double gemm_time_s(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates);
 // Probability that an arrival waits in an M/M/c queue (Erlang C) with `servers` servers and
 // offered load `load` = λ/μ (Erlangs). 1 when load >= servers.
 double erlang_c_wait_probability(int servers, double load);
@@ -139,6 +164,7 @@ struct PerfQuery {
     int micro_batch = 0;  // 0 = from workload
     int batch = 0;        // inference batch per replica; 0 = workload or the model's choice
     ServingStack stack = ServingStack::automatic;
+    std::string engine;  // an engine of known_engine_names() the rules match; "" = resolve_engine's choice
 };
 
 // Why `fitting_layout` found no layout; the words are the caller's (the CLI names its flags).

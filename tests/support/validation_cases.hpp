@@ -33,6 +33,7 @@ struct ValidationCase {
     std::string stack;        // "" = the workload's
     std::string publication;  // the cross-validation fold: one publication (paper, doc, results round)
     bool fitted = false;      // nonllm: a factor or workload field was fitted on it
+    bool set_b = false;       // one of docs/reference/perf_modelling.md §2 (Set B), added to validate on
 };
 
 // Loads one cases file; `folder` is tests/validation/<name>/. Files resolve against the folder.
@@ -60,6 +61,7 @@ inline std::vector<ValidationCase> load_cases(const std::string& folder) {
             reader.text("metric", item.metric);
             reader.number("measured", item.measured, UnitKind::plain, 0, 1e12, true);
             reader.text("source", item.source);
+            item.set_b = item.source.find("perf_modelling.md §2") != std::string::npos;
             reader.text("publication", item.publication);
             reader.boolean("fitted", item.fitted);
             std::string note;
@@ -111,7 +113,8 @@ struct Prediction {
 };
 
 // The case's figure from an estimate, with the physical limit of the hardware it ran on.
-// Metrics: decode_tokens_per_s (1 / TPOT of one request), prefill_tokens_per_s, ttft_s,
+// Metrics: decode_tokens_per_s (1 / TPOT of one request), tpot_s (one decode step at the
+// workload's batch), prefill_tokens_per_s, ttft_s,
 // output_tokens_per_s, training_tokens_per_s, training_tokens_per_s_per_gpu, samples_per_s
 // (training, or inference requests/s at the batch), samples_per_s_per_gpu, latency_s (one request
 // alone), images_per_s_per_gpu, mfu.
@@ -130,7 +133,12 @@ inline Prediction read_prediction(const ValidationCase& item, const Workload& wo
     if (estimate.inference) {
         const InferencePerf& inference = *estimate.inference;
         const double batch = inference.batch;
-        if (item.metric == "decode_tokens_per_s") {
+        if (item.metric == "tpot_s") {
+            // One decode step of the workload's batch (closed-loop concurrency) at its mean context.
+            result.value = inference.decode_step_s;
+            result.physical_limit = weights / (shards * bandwidth);
+            result.lower_is_better = true;
+        } else if (item.metric == "decode_tokens_per_s") {
             result.value = 1 / inference.tpot_s;
             result.physical_limit = shards * bandwidth / weights;
             result.speed_metric = MeasuredMetric::decode_tokens_per_s;
@@ -247,11 +255,15 @@ inline std::vector<PreparedCase> prepare(const std::vector<ValidationCase>& case
             throw std::runtime_error("case " + item.id + ": unknown GPU " + item.gpu);
         }
         if (!item.stack.empty()) {
-            const std::optional<ServingStack> stack = parse_serving_stack(item.stack);
-            if (!stack) {
+            // A stack class (optimized, llama.cpp, eager) or an engine name (tensorrt-llm, vllm-rocm, ...).
+            if (const std::optional<ServingStack> stack = parse_serving_stack(item.stack)) {
+                entry.query.stack = *stack;
+            } else if (is_known_engine(item.stack)) {
+                entry.query.stack = stack_of_engine(item.stack);
+                entry.query.engine = item.stack;
+            } else {
                 throw std::runtime_error("case " + item.id + ": unknown stack " + item.stack);
             }
-            entry.query.stack = *stack;
         }
         const FittingLayout fitting = fitting_layout(entry.workload, *entry.gpu, item.count, entry.query.stack);
         if (!fitting.found()) {
