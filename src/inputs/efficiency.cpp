@@ -27,9 +27,14 @@ struct FactorField {
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
-constexpr std::array<FactorField, 17> factor_fields = {{
+constexpr std::array<FactorField, 24> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1},
-    {"fp8_training_speedup", &EfficiencyFactors::fp8_training_speedup, UnitKind::plain, 0, 4},
+    {"training_gemm", &EfficiencyFactors::training_gemm, UnitKind::fraction, 0, 1},
+    {"training_gemm_fp8", &EfficiencyFactors::training_gemm_fp8, UnitKind::fraction, 0, 1},
+    {"gemm_half_time", &EfficiencyFactors::gemm_half_time_s, UnitKind::seconds, -1, 0.01},
+    {"kernel_floor", &EfficiencyFactors::kernel_floor_s, UnitKind::seconds, -1, 0.01},
+    {"attention_compute", &EfficiencyFactors::attention_compute, UnitKind::fraction, 0, 1},
+    {"tp_comm_overlap", &EfficiencyFactors::tp_comm_overlap, UnitKind::fraction, -1, 1},
     {"cnn_flops_per_byte", &EfficiencyFactors::cnn_flops_per_byte, UnitKind::plain, 0, 1e5},
     {"cnn_inference_flops_per_byte", &EfficiencyFactors::cnn_inference_flops_per_byte, UnitKind::plain, 0, 1e5},
     {"prefill_compute", &EfficiencyFactors::prefill_compute, UnitKind::fraction, 0, 1},
@@ -45,6 +50,8 @@ constexpr std::array<FactorField, 17> factor_fields = {{
     {"nvlink_latency", &EfficiencyFactors::nvlink_latency_s, UnitKind::seconds, -1, 0.01},
     {"pcie_latency", &EfficiencyFactors::pcie_latency_s, UnitKind::seconds, -1, 0.01},
     {"network_latency", &EfficiencyFactors::network_latency_s, UnitKind::seconds, -1, 0.01},
+    {"collective_bus", &EfficiencyFactors::collective_bus, UnitKind::plain, 0, 4},
+    {"collective_latency", &EfficiencyFactors::collective_latency_s, UnitKind::seconds, -1, 0.01},
 }};
 
 constexpr std::pair<MemoryClass, std::string_view> memory_class_names[] = {
@@ -77,6 +84,9 @@ bool read_sourced(MapReader& parent, std::string_view key, UnitKind unit, double
     if (has_source && source.empty()) {
         entry.error("source", "a source is required (URL or document, and the row it comes from)");
     }
+    // Validation case ids a fitted value was fitted on (read for the file's checks, kept nowhere).
+    std::vector<std::string> fitted_on;
+    entry.text_list("fitted_on", fitted_on);
     entry.finish();
     return ok && has_source && !source.empty();
 }

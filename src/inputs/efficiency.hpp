@@ -34,8 +34,13 @@ MemoryClass memory_class(const GpuSpec& gpu);
 // data/efficiency.yaml. Defaults below are the file's `defaults` section; tests compare them.
 struct EfficiencyFactors {
     // Training.
-    double training_compute = 0.45;       // fraction of dense 16-bit peak on executed FLOPs, transformers
-    double fp8_training_speedup = 1.3;    // end-to-end FP8 step speed-up over BF16 on the same GPU
+    double training_compute = 0.45;       // fraction of dense 16-bit peak on executed FLOPs, CNNs
+    double training_gemm = 0.6;           // plateau fraction of the dense peak, large training GEMMs
+    double training_gemm_fp8 = 0.45;      // the same for FP8 GEMMs, of the FP8 dense peak
+    double gemm_half_time_s = 8e-6;       // GEMM size (as peak × time) at half the plateau
+    double kernel_floor_s = 4e-6;         // shortest kernel (launch and tail)
+    double attention_compute = 0.5;       // fraction of the 16-bit dense peak, flash attention
+    double tp_comm_overlap = 0.8;         // share of tensor-parallel collectives hidden (Megatron/NeMo)
     double cnn_flops_per_byte = 27;       // DRAM traffic of CNN training: FLOPs per byte moved
     double cnn_inference_flops_per_byte = 27;  // the same for CNN inference (fused engines move less)
     // Inference.
@@ -53,6 +58,8 @@ struct EfficiencyFactors {
     double nvlink_latency_s = 10e-6;      // per collective
     double pcie_latency_s = 27e-6;
     double network_latency_s = 25e-6;
+    double collective_bus = 1.12;          // NCCL all-reduce bus bandwidth / unidirectional NVLink
+    double collective_latency_s = 61e-6;   // small-message all-reduce floor inside an NVLink domain
 
     std::vector<std::string> applied;     // labels of the file entries that set these values
 };
