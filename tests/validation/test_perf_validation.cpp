@@ -26,7 +26,7 @@ using namespace gpusel;
 const std::string perf_dir = std::string(GPUSEL_SOURCE_DIR) + "/tests/validation/perf/";
 
 struct Case {
-    std::string id, file, gpu, metric, source, stack;
+    std::string id, file, gpu, metric, source, stack, publication;
     int count = 1;
     double measured = 0;
 };
@@ -54,6 +54,7 @@ std::vector<Case> load_cases() {
             reader.text("metric", item.metric);
             reader.number("measured", item.measured, UnitKind::plain, 0, 1e12, true);
             reader.text("source", item.source);
+            reader.text("publication", item.publication);
             std::string note;
             reader.text("note", note);
             reader.finish();
