@@ -1,6 +1,8 @@
-// Training: FLOPs of forward, backward and recompute over the achieved fraction of peak, the
-// optimizer's memory traffic, collectives over the tier in use, the pipeline bubble and the
-// input pipeline. Equations and sources: docs/perf-model.md, "Training".
+// Training: transformers per operator (each GEMM on a size-dependent efficiency curve, flash
+// attention, element-wise kernels by their bytes; forward, backward and recompute), other models
+// FLOPs over the achieved fraction of peak against their traffic; the optimizer's memory traffic,
+// measured collectives over the tier in use with their overlap, the (interleaved) pipeline bubble
+// and the input pipeline. Equations and sources: docs/perf-model.md, "Training" and "Links".
 
 #include <algorithm>
 #include <cmath>
