@@ -112,6 +112,39 @@ SampleWork sample_work(const Workload& workload, const EfficiencyFactors& factor
     return work;
 }
 
+// One micro-batch's kernels on one GPU: per operator for transformers; other models their FLOPs
+// at the achieved rate against their DRAM traffic, hypot(compute, memory).
+struct MicroBatchKernels {
+    MicroBatchTimes times;
+    double total_s = 0;
+};
+
+MicroBatchKernels micro_batch_kernels(const TransformerTrainingOps& ops, const SampleWork& work, int tp, int pp,
+                                      int micro_batch, double achieved_flops_per_s, double bandwidth) {
+    MicroBatchKernels kernels;
+    if (ops.valid) {
+        kernels.times = transformer_micro_batch_times(ops, tp, pp, micro_batch);
+        kernels.total_s = kernels.times.compute_s + kernels.times.memory_s;
+        return kernels;
+    }
+    const double model_parallel = static_cast<double>(tp) * pp;
+    kernels.times.compute_s = micro_batch * work.executed_flops / model_parallel / achieved_flops_per_s;
+    kernels.times.memory_s = micro_batch * work.bytes / model_parallel / bandwidth;
+    kernels.total_s = roofline_time_s(kernels.times.compute_s, kernels.times.memory_s);
+    return kernels;
+}
+
+// effective_virtual_stages(), with a note when the workload's cannot be scheduled.
+int scheduled_virtual_stages(const Workload& workload, int pp, std::vector<std::string>& notes) {
+    const int virtual_stages = effective_virtual_stages(workload, pp);
+    if (virtual_stages != workload.training.virtual_stages && pp > 1) {
+        notes.push_back(fmt::format("virtual_stages {}: {} layers are fewer than {} stages × {} chunks; "
+                                    "plain 1F1B schedule", workload.training.virtual_stages, workload.model.layers, pp,
+                                    workload.training.virtual_stages));
+    }
+    return virtual_stages;
+}
+
 // Tensor parallel: 2 all-reduces of s·b·h forward and 2 backward per layer (+2 when the forward
 // is recomputed; with sequence parallel the same volume as all-gathers and reduce-scatters),
 // the share Megatron's overlap leaves exposed; pipeline parallel: one activation send forward and
@@ -455,31 +488,18 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
 
     // One micro-batch on one GPU.
     const double samples = batches.micro_batch;
-    double micro_kernel_s = 0;
-    double micro_compute_s = 0;
-    double micro_memory_s = 0;
-    if (ops.valid) {
-        const MicroBatchTimes micro = transformer_micro_batch_times(ops, tp, pp, batches.micro_batch);
-        micro_compute_s = micro.compute_s;
-        micro_memory_s = micro.memory_s;
-        micro_kernel_s = micro.compute_s + micro.memory_s;
-    } else {
-        micro_compute_s = samples * work.executed_flops / (tp * pp) / (base_peak * factors.training_compute);
-        micro_memory_s = samples * work.bytes / (tp * pp) / bandwidth;
-        micro_kernel_s = roofline_time_s(micro_compute_s, micro_memory_s);
-    }
+    const MicroBatchKernels kernels = micro_batch_kernels(ops, work, tp, pp, batches.micro_batch,
+                                                          base_peak * factors.training_compute, bandwidth);
+    const double micro_compute_s = kernels.times.compute_s;
+    const double micro_memory_s = kernels.times.memory_s;
+    const double micro_kernel_s = kernels.total_s;
     const bool memory_bound_kernels = micro_memory_s > micro_compute_s;
     const double activation_bytes = samples * std::max(1.0, work.tokens) * workload.model.hidden *
                                     element_bytes(workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision);
     const double micro_s = micro_kernel_s + micro_batch_communication_s(setting, tp, pp, activation_bytes);
 
     // Pipeline: m + (p − 1)/v micro-batch slots per step (v = 1 without interleaving).
-    const int virtual_stages = effective_virtual_stages(workload, pp);
-    if (virtual_stages != workload.training.virtual_stages && pp > 1) {
-        notes.push_back(fmt::format("virtual_stages {}: {} layers are fewer than {} stages × {} chunks; "
-                                    "plain 1F1B schedule", workload.training.virtual_stages, workload.model.layers, pp,
-                                    workload.training.virtual_stages));
-    }
+    const int virtual_stages = scheduled_virtual_stages(workload, pp, notes);
     result.bubble_fraction = pipeline_bubble_fraction(pp, accumulation, virtual_stages);
     const double bubble_slots = (pp - 1.0) / virtual_stages;
     const double pipeline_s = (accumulation + bubble_slots) * micro_s;
