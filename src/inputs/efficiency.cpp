@@ -34,9 +34,14 @@ struct FactorField {
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
-constexpr std::array<FactorField, 25> factor_fields = {{
+constexpr std::array<FactorField, 27> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
-    {"fp8_training_speedup", &EfficiencyFactors::fp8_training_speedup, UnitKind::plain, 0, 4, SpeedRole::none},
+    {"training_gemm", &EfficiencyFactors::training_gemm, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
+    {"training_gemm_fp8", &EfficiencyFactors::training_gemm_fp8, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
+    {"gemm_half_work", &EfficiencyFactors::gemm_half_work_s, UnitKind::seconds, 0, 0.01, SpeedRole::none, false},
+    {"kernel_floor", &EfficiencyFactors::kernel_floor_s, UnitKind::seconds, -1, 0.01, SpeedRole::overhead, false},
+    {"attention_compute", &EfficiencyFactors::attention_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
+    {"tp_comm_overlap", &EfficiencyFactors::tp_comm_overlap, UnitKind::fraction, -1, 1, SpeedRole::none, false},
     {"cnn_flops_per_byte", &EfficiencyFactors::cnn_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
     {"cnn_inference_flops_per_byte", &EfficiencyFactors::cnn_inference_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
     {"prefill_compute", &EfficiencyFactors::prefill_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
@@ -52,14 +57,11 @@ constexpr std::array<FactorField, 25> factor_fields = {{
     {"nvlink_latency", &EfficiencyFactors::nvlink_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
     {"pcie_latency", &EfficiencyFactors::pcie_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
     {"network_latency", &EfficiencyFactors::network_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
-    {"gemm_half_work", &EfficiencyFactors::gemm_half_work_s, UnitKind::seconds, 0, 0.01, SpeedRole::none, false},
-    {"kernel_floor", &EfficiencyFactors::kernel_floor_s, UnitKind::seconds, -1, 0.01, SpeedRole::overhead, false},
     {"elementwise_kernels", &EfficiencyFactors::elementwise_kernels, UnitKind::plain, -1, 100, SpeedRole::none, false},
     {"step_floor", &EfficiencyFactors::step_floor_s, UnitKind::seconds, -1, 1, SpeedRole::overhead, false},
     {"kv_read_factor", &EfficiencyFactors::kv_read_factor, UnitKind::plain, 0, 64, SpeedRole::none, false},
-    {"attention_compute", &EfficiencyFactors::attention_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
-    {"tp_allreduce_latency", &EfficiencyFactors::tp_allreduce_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none, false},
-    {"tp_allreduce_bandwidth", &EfficiencyFactors::tp_allreduce_bandwidth, UnitKind::plain, 0, 4, SpeedRole::none, false},
+    {"collective_bus", &EfficiencyFactors::collective_bus, UnitKind::plain, 0, 4, SpeedRole::none, false},
+    {"collective_latency", &EfficiencyFactors::collective_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none, false},
 }};
 
 // Engine names rules match with `engine:` (docs/perf-model.md, "Software stacks"), and the stack

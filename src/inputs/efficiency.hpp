@@ -43,8 +43,13 @@ MemoryClass memory_class(const GpuSpec& gpu);
 // data/efficiency.yaml. Defaults below are the file's `defaults` section; tests compare them.
 struct EfficiencyFactors {
     // Training.
-    double training_compute = 0.45;       // fraction of dense 16-bit peak on executed FLOPs, transformers
-    double fp8_training_speedup = 1.3;    // end-to-end FP8 step speed-up over BF16 on the same GPU
+    double training_compute = 0.45;       // fraction of dense 16-bit peak on executed FLOPs, CNNs
+    double training_gemm = 0.6;           // plateau fraction of the dense peak, large training GEMMs
+    double training_gemm_fp8 = 0.45;      // the same for FP8 GEMMs, of the FP8 dense peak
+    double gemm_half_work_s = 7.8e-6;     // GEMM work (seconds at the dense peak) at half the plateau
+    double kernel_floor_s = 5e-6;         // fixed time of one GPU kernel (launch and tail)
+    double attention_compute = 0.5;       // fraction of the 16-bit dense peak flash attention reaches
+    double tp_comm_overlap = 0.8;         // share of tensor-parallel collectives hidden (Megatron/NeMo)
     double cnn_flops_per_byte = 27;       // DRAM traffic of CNN training: FLOPs per byte moved
     double cnn_inference_flops_per_byte = 27;  // the same for CNN inference (fused engines move less)
     // Inference.
@@ -63,14 +68,12 @@ struct EfficiencyFactors {
     double pcie_latency_s = 27e-6;
     double network_latency_s = 25e-6;
     // Per-operator inference (docs/perf-model.md, "Inference").
-    double gemm_half_work_s = 7.8e-6;     // GEMM work (seconds at the dense peak) at half the plateau
-    double kernel_floor_s = 5e-6;         // fixed time of one GPU kernel
     double elementwise_kernels = 6;       // memory-bound kernels per layer (norms, activation, residual, RoPE)
     double step_floor_s = 1e-3;           // per decode step and per prefill: scheduler, sampling, host
     double kv_read_factor = 1;            // KV bytes decode attention reads per byte stored
-    double attention_compute = 0.5;       // fraction of the 16-bit peak flash attention reaches
-    double tp_allreduce_latency_s = 37e-6;  // one tensor-parallel all-reduce, small message
-    double tp_allreduce_bandwidth = 0.95;   // bus bandwidth over the unidirectional link bandwidth
+    // Collectives inside an NVLink domain (training and tensor-parallel serving).
+    double collective_bus = 1.12;          // NCCL all-reduce bus bandwidth / unidirectional NVLink
+    double collective_latency_s = 61e-6;   // small-message all-reduce floor (engines with custom all-reduce: less)
 
     std::vector<std::string> applied;     // labels of the file entries that set these values
 };

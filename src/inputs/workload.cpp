@@ -532,6 +532,7 @@ private:
         reader.choice("offload", training.offload, offload_names);
         read_parallel(reader, "tensor_parallel", training.tensor_parallel);
         read_parallel(reader, "pipeline_parallel", training.pipeline_parallel);
+        reader.integer("virtual_stages", training.virtual_stages, 1, 1024);
         if (const YamlNode* lora = reader.node("lora")) {
             MapReader lora_reader(*lora, reader.child_path("lora"), m_diagnostics);
             lora_reader.require("rank");

@@ -94,6 +94,9 @@ struct TrainingSpec {
     Offload offload = Offload::none;
     int tensor_parallel = 0;    // 0 = auto
     int pipeline_parallel = 0;  // 0 = auto
+    // Model chunks per pipeline stage (interleaved 1F1B, Narayanan et al. 2021): the bubble is
+    // (p − 1)/v micro-batch slots at v× the point-to-point messages. 1 = plain 1F1B.
+    int virtual_stages = 1;
     LoraSpec lora;
     // Implementation choices that move the peak (defaults from runtime.framework):
     LossKind loss = LossKind::standard;                       // how the logits' cross-entropy is taken

@@ -74,9 +74,7 @@ struct ReplicaModel {
     double elementwise_kernels = 0;
     double step_floor_s = 0;
     double kv_read_factor = 1;
-    double allreduce_latency_s = 0;
-    double allreduce_bytes_per_s = 0;   // bus bandwidth of the tensor-parallel all-reduce
-    bool allreduce_measured = false;    // NVLink-class link: latency + bus bandwidth (§1.2)
+    CollectiveLink tensor_collective;   // the tensor-parallel all-reduce's link
 };
 
 struct StepTime {
@@ -161,14 +159,11 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
         setting.workload.task() == InferenceTask::generation ? factors.step_floor_s : factors.request_floor_s;
     // A KV head is read at most once per query head of its group.
     replica.kv_read_factor = std::clamp(factors.kv_read_factor, 1.0, std::max(1.0, model.heads / kv_heads));
-    // Tensor parallel inside an NVLink/Infinity Fabric domain: measured NCCL/custom all-reduce,
-    // latency + bus bandwidth (docs/reference/perf_modelling.md §1.2, Vidur all_reduce.csv); over
-    // PCIe and networks, the ring formula of communication_s.
-    const LinkTier& link = replica.tensor_link;
-    replica.allreduce_measured = setting.gpu.has_gpu_interconnect() && link.name == setting.gpu.interconnect.kind;
-    replica.allreduce_latency_s = factors.tp_allreduce_latency_s;
-    replica.allreduce_bytes_per_s =
-        setting.gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.tp_allreduce_bandwidth;
+    // Tensor parallel inside an NVLink/Infinity Fabric domain: the measured NCCL all-reduce (bus
+    // bandwidth and small-message floor, docs/reference/perf_modelling.md §1.2, Vidur
+    // all_reduce.csv), the same collectives training uses; engines with their own all-reduce
+    // kernels (TensorRT-LLM, vLLM) lower the floor by rule. Over PCIe and networks, the ring.
+    replica.tensor_collective = collective_link(replica.tensor_link, setting.gpu, factors);
 }
 
 ReplicaModel build_model(const Setting& setting) {
@@ -245,15 +240,7 @@ double communication_s(const ReplicaModel& model, double rows) {
     const double activation_bytes = rows * model.hidden * model.activation_bytes;
     if (model.tensor_parallel > 1) {
         // Megatron tensor parallelism: two all-reduces of the activations per layer.
-        if (model.allreduce_measured) {
-            const double n = model.tensor_parallel;
-            seconds += 2.0 * model.layers *
-                       (model.allreduce_latency_s + 2 * (n - 1) / n * activation_bytes / model.allreduce_bytes_per_s);
-        } else {
-            seconds += 2.0 * model.layers *
-                       ring_all_reduce_s(activation_bytes, model.tensor_parallel, model.tensor_link.bytes_per_s,
-                                         model.tensor_link.latency_s);
-        }
+        seconds += 2.0 * model.layers * all_reduce_s(activation_bytes, model.tensor_parallel, model.tensor_collective);
     }
     if (model.pipeline_parallel > 1) {
         seconds += (model.pipeline_parallel - 1) *

@@ -265,10 +265,11 @@ void explain_training(const Workload& workload, const GpuSpec& gpu, const Traini
                                         to_string(workload.precision), percent(perf.bubble_fraction));
         if (perf.bubble_fraction > 0.15) {
             bottleneck.remedy = fmt::format("compute-bound with a {} pipeline bubble: more micro-batches per step "
-                                            "(gradient accumulation) or fewer pipeline stages",
+                                            "(gradient accumulation), an interleaved schedule "
+                                            "(training.virtual_stages) or fewer pipeline stages",
                                             percent(perf.bubble_fraction));
         } else if (gpu.supports(Precision::fp8) && workload.precision != Precision::fp8) {
-            bottleneck.remedy = "compute-bound, as training should be: FP8 (Transformer Engine, ≈1.3× end to end) or "
+            bottleneck.remedy = "compute-bound, as training should be: FP8 (Transformer Engine GEMMs on the FP8 peak) or "
                                 "more GPUs shorten the run";
         } else {
             bottleneck.remedy = "compute-bound, as training should be: a GPU with more tensor TFLOPS or more GPUs "

@@ -37,8 +37,9 @@ double ring_all_reduce_s(double bytes, int ranks, double bytes_per_s, double lat
 // Ring all-gather or reduce-scatter (B = the full, gathered size): (n−1)/n · B / bw + (n−1) · latency.
 double ring_all_gather_s(double bytes, int ranks, double bytes_per_s, double latency_s = 0);
 // Idle share of a pipeline with `stages` stages and `micro_batches` micro-batches per step
-// (GPipe / 1F1B): (p−1) / (m + p − 1).
-double pipeline_bubble_fraction(int stages, int micro_batches);
+// (GPipe / 1F1B): (p−1) / (m + p − 1); with `virtual_stages` v model chunks per stage
+// (interleaved 1F1B, Narayanan et al. 2021) the bubble is (p−1)/v slots: ((p−1)/v) / (m + (p−1)/v).
+double pipeline_bubble_fraction(int stages, int micro_batches, int virtual_stages = 1);
 // Time of a kernel bound by two resources: sqrt(compute² + memory²), which equals the
 // roofline max() far from the ridge point and is 1.41× max() on it (docs/perf-model.md).
 double roofline_time_s(double compute_s, double memory_s);
@@ -65,6 +66,42 @@ double gemm_efficiency(double rows, double columns, double inner, const GemmRate
 // compute = 2·rows·columns·inner / (peak · gemm_efficiency), memory = weight_bytes / bandwidth
 // + the kernel floor, combined as (compute³ + memory³)^(1/3) (max() far from the ridge).
 double gemm_time_s(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates);
+// The training GEMM model (docs/perf-model.md, "Training"): the fraction of `peak_flops_per_s`
+// a GEMM of m×n×k (2·m·n·k FLOPs = F) reaches, plateau · F / (F + peak · half_time_s). Large
+// GEMMs approach the plateau; small and tensor-parallel-split ones fall short; a faster GPU
+// needs a proportionally larger GEMM (F_half = peak · half_time) to reach the same fraction.
+// Equivalently the GEMM costs F / (peak · plateau) plus a fixed half_time / plateau.
+double gemm_efficiency_for_shape(double m, double n, double k, double peak_flops_per_s, double plateau,
+                                 double half_time_s);
+// What one training GEMM runs at: the peak of its precision, the curve above, the DRAM bandwidth
+// its operands cross and the kernel floor.
+struct TrainingGemmRates {
+    double peak_flops_per_s = 0;
+    double plateau = 0;
+    double half_time_s = 0;
+    double bytes_per_s = 0;     // achieved DRAM bandwidth
+    double element_bytes = 2;   // operand element size
+    double floor_s = 0;         // shortest kernel
+};
+// max(F / (peak · gemm_efficiency_for_shape), (m·k + k·n + m·n) · element / bandwidth, floor):
+// a training GEMM reads and writes its activations as well as its weight (serving's gemm_time_s
+// streams the weight alone, which is what decode steps are bound by).
+double training_gemm_time_s(double m, double n, double k, const TrainingGemmRates& rates);
+
+// A collective's cost on one tier, measured NCCL style: bus bandwidth (nccl-tests busbw), a
+// small-message floor of the whole collective and a latency per ring step (tiers whose floor
+// is not measured).
+struct CollectiveLink {
+    double bus_bytes_per_s = 0;
+    double floor_s = 0;         // reached from 4 ranks on; (n−1)/3 of it below
+    double step_latency_s = 0;  // per ring step
+};
+// All-reduce: 2(n−1)/n · B / busbw + floor · min(1, (n−1)/3) + 2(n−1) · step latency.
+double all_reduce_s(double bytes, int ranks, const CollectiveLink& link);
+// All-gather or reduce-scatter (B = the full, gathered size): (n−1)/n · B / busbw + floor ·
+// min(1, (n−1)/3) + (n−1) · step latency.
+double all_gather_s(double bytes, int ranks, const CollectiveLink& link);
+
 // Probability that an arrival waits in an M/M/c queue (Erlang C) with `servers` servers and
 // offered load `load` = λ/μ (Erlangs). 1 when load >= servers.
 double erlang_c_wait_probability(int servers, double load);
@@ -74,6 +111,8 @@ struct LinkTier {
     std::string name;        // "nvlink4", "pcie4", "infiniband", "ethernet"
     double bytes_per_s = 0;  // achieved, unidirectional, per GPU
     double latency_s = 0;    // per collective step
+    bool nvlink = false;     // the GPUs' own NVLink/Infinity Fabric domain, no other hop
+    bool network = false;    // across nodes, limited by the NICs (not by a slower in-node hop)
 };
 // The link a group of `group_size` GPUs uses. Groups that fit in one node (gpus_per_node) and
 // one NVLink domain use NVLink; other groups inside a node use PCIe; groups that span nodes
@@ -81,6 +120,15 @@ struct LinkTier {
 // Ethernet otherwise).
 LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_size,
                         const EfficiencyFactors& factors, const PlatformFactors& platform);
+// The collective cost of a tier for training: inside an NVLink domain the measured NCCL bus
+// bandwidth (unidirectional link × `collective_bus`) and floor (`collective_latency`); other
+// tiers their achieved bandwidth and per-step latency (docs/perf-model.md, "Links").
+CollectiveLink collective_link(const LinkTier& link, const GpuSpec& gpu, const EfficiencyFactors& factors);
+// A group's GPUs in one node (`ranks_per_node`) run one ring per NIC: across nodes each ring
+// crosses the network once per node, so the node's NICs together carry the ring's data and the
+// per-GPU bus bandwidth of a network tier is ranks_per_node × one NIC's (NCCL rail-optimised
+// rings; DGX/HGX give every GPU its own NIC). Other tiers are returned unchanged.
+CollectiveLink spread_over_nics(CollectiveLink collective, const LinkTier& link, int ranks_per_node);
 
 // Bytes of weights read per decode step, whole model (bits_per_weight of the stored format).
 double weight_bytes(const Workload& workload);

@@ -1,6 +1,8 @@
-// Training: FLOPs of forward, backward and recompute over the achieved fraction of peak, the
-// optimizer's memory traffic, collectives over the tier in use, the pipeline bubble and the
-// input pipeline. Equations and sources: docs/perf-model.md, "Training".
+// Training: transformers per operator (each GEMM on a size-dependent efficiency curve, flash
+// attention, element-wise kernels by their bytes; forward, backward and recompute), other models
+// FLOPs over the achieved fraction of peak against their traffic; the optimizer's memory traffic,
+// measured collectives over the tier in use with their overlap, the (interleaved) pipeline bubble
+// and the input pipeline. Equations and sources: docs/perf-model.md, "Training" and "Links".
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "memory/memory.hpp"
+#include "memory/terms.hpp"
 #include "perf/internal.hpp"
 
 namespace gpusel::perf_detail {
@@ -109,25 +112,60 @@ SampleWork sample_work(const Workload& workload, const EfficiencyFactors& factor
     return work;
 }
 
+// One micro-batch's kernels on one GPU: per operator for transformers; other models their FLOPs
+// at the achieved rate against their DRAM traffic, hypot(compute, memory).
+struct MicroBatchKernels {
+    MicroBatchTimes times;
+    double total_s = 0;
+};
+
+MicroBatchKernels micro_batch_kernels(const TransformerTrainingOps& ops, const SampleWork& work, int tp, int pp,
+                                      int micro_batch, double achieved_flops_per_s, double bandwidth) {
+    MicroBatchKernels kernels;
+    if (ops.valid) {
+        kernels.times = transformer_micro_batch_times(ops, tp, pp, micro_batch);
+        kernels.total_s = kernels.times.compute_s + kernels.times.memory_s;
+        return kernels;
+    }
+    const double model_parallel = static_cast<double>(tp) * pp;
+    kernels.times.compute_s = micro_batch * work.executed_flops / model_parallel / achieved_flops_per_s;
+    kernels.times.memory_s = micro_batch * work.bytes / model_parallel / bandwidth;
+    kernels.total_s = roofline_time_s(kernels.times.compute_s, kernels.times.memory_s);
+    return kernels;
+}
+
+// effective_virtual_stages(), with a note when the workload's cannot be scheduled.
+int scheduled_virtual_stages(const Workload& workload, int pp, std::vector<std::string>& notes) {
+    const int virtual_stages = effective_virtual_stages(workload, pp);
+    if (virtual_stages != workload.training.virtual_stages && pp > 1) {
+        notes.push_back(fmt::format("virtual_stages {}: {} layers are fewer than {} stages × {} chunks; "
+                                    "plain 1F1B schedule", workload.training.virtual_stages, workload.model.layers, pp,
+                                    workload.training.virtual_stages));
+    }
+    return virtual_stages;
+}
+
 // Tensor parallel: 2 all-reduces of s·b·h forward and 2 backward per layer (+2 when the forward
-// is recomputed), not overlapped (Megatron); pipeline parallel: one activation send forward and
-// one back per micro-batch.
+// is recomputed; with sequence parallel the same volume as all-gathers and reduce-scatters),
+// the share Megatron's overlap leaves exposed; pipeline parallel: one activation send forward and
+// one back per micro-batch and model chunk (v chunks per stage when interleaved).
 double micro_batch_communication_s(const Setting& setting, int tp, int pp, double activation_bytes) {
     const Workload& workload = setting.workload;
     const ModelSpec& model = workload.model;
     double communication_s = 0;
     if (tp > 1 && model.is_transformer()) {
         const LinkTier link = link_for_group(workload, setting.gpu, tp, setting.factors, setting.platform);
+        const CollectiveLink collective = collective_link(link, setting.gpu, setting.factors);
         const int all_reduces = 4 + (workload.training.checkpointing == Checkpointing::full ? 2 : 0);
-        communication_s += all_reduces * (static_cast<double>(model.layers) / pp) *
-                           ring_all_reduce_s(activation_bytes, tp, link.bytes_per_s, link.latency_s);
+        communication_s += exposed_tensor_share(workload, setting.factors) * all_reduces *
+                           (static_cast<double>(model.layers) / pp) * all_reduce_s(activation_bytes, tp, collective);
         if (link.name.rfind("pcie", 0) == 0) {
             setting.notes.push_back(fmt::format("tensor parallel {} runs over PCIe ({}), not NVLink", tp, link.name));
         }
     }
     if (pp > 1) {
         const LinkTier link = link_for_group(workload, setting.gpu, tp * pp, setting.factors, setting.platform);
-        communication_s += 2 * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
+        communication_s += 2.0 * effective_virtual_stages(workload, pp) * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
     }
     return communication_s;
 }
@@ -150,20 +188,33 @@ DataParallelSync data_parallel_sync(const Setting& setting, int gpus, double gra
         return sync;
     }
     sync.link = link_for_group(workload, setting.gpu, gpus, setting.factors, setting.platform);
-    const LinkTier& link = sync.link;
+    const CollectiveLink collective =
+        spread_over_nics(collective_link(sync.link, setting.gpu, setting.factors), sync.link,
+                         data_parallel_ranks_per_node(workload.constraints.gpus_per_node, tp, dp));
+    // Collectives are bucketed by layer: at least one layer's chunk stays exposed (Megatron-Bridge
+    // docs, "Communication Overlap").
+    const double layers_per_stage = static_cast<double>(workload.model.layers) / pp;
     if (layout.sharding == Sharding::zero3) {
         // FSDP / ZeRO-3: all-gather the weights for forward and again for backward, then
         // reduce-scatter the gradients, every micro-batch; prefetching overlaps them with
         // the micro-batch's compute.
         const double weight_bytes_16 = workload.model.params / (tp * pp) * 2;
-        const double per_micro = 2 * ring_all_gather_s(weight_bytes_16, dp, link.bytes_per_s, link.latency_s) +
-                                 ring_all_gather_s(gradient_bytes, dp, link.bytes_per_s, link.latency_s);
-        sync.exposed_s = accumulation * std::max(0.0, per_micro - micro_kernel_s);
+        const double per_micro = 2 * all_gather_s(weight_bytes_16, dp, collective) +
+                                 all_gather_s(gradient_bytes, dp, collective);
+        sync.exposed_s = accumulation * exposed_after_overlap(per_micro, micro_kernel_s, layers_per_stage);
+    } else if (layout.sharding == Sharding::none) {
+        // DDP: one all-reduce per step, bucketed and overlapped with the last micro-batch's
+        // backward (≈ 2/3 of it).
+        const double all_reduce = all_reduce_s(gradient_bytes, dp, collective);
+        sync.exposed_s = exposed_after_overlap(all_reduce, micro_kernel_s * 2.0 / 3.0, layers_per_stage);
     } else {
-        // DDP / ZeRO-1/2: one all-reduce (or reduce-scatter + all-gather, the same volume)
-        // per step, bucketed and overlapped with the last micro-batch's backward (≈ 2/3 of it).
-        const double all_reduce = ring_all_reduce_s(gradient_bytes, dp, link.bytes_per_s, link.latency_s);
-        sync.exposed_s = std::max(0.0, all_reduce - micro_kernel_s * 2.0 / 3.0);
+        // Distributed optimizer (ZeRO-1/2): the gradients' reduce-scatter overlaps the last
+        // micro-batch's backward, the updated weights' all-gather the next step's first forward
+        // (Megatron overlap_grad_reduce / overlap_param_gather).
+        const double scatter = all_gather_s(gradient_bytes, dp, collective);
+        const double gather = all_gather_s(gradient_bytes, dp, collective);
+        sync.exposed_s = exposed_after_overlap(scatter, micro_kernel_s * 2.0 / 3.0, layers_per_stage) +
+                         exposed_after_overlap(gather, micro_kernel_s / 3.0, layers_per_stage);
     }
     return sync;
 }
@@ -236,6 +287,141 @@ void time_to_train(const TrainingSpec& spec, double tokens_per_sample, TrainingP
 
 }  // namespace
 
+TransformerTrainingOps transformer_training_ops(const Workload& workload, const GpuSpec& gpu,
+                                                const EfficiencyFactors& factors, std::vector<std::string>& notes) {
+    const ModelSpec& model = workload.model;
+    const TrainingSpec& spec = workload.training;
+    TransformerTrainingOps ops;
+    if (!model.is_transformer() || model.layers <= 0 || model.heads <= 0 || model.hidden <= 0) {
+        return ops;
+    }
+    ops.valid = true;
+    const double h = model.hidden;
+    const double layers = model.layers;
+    const double head_dim = model.head_dim > 0 ? model.head_dim : h / model.heads;
+    const double width = model.heads * head_dim;
+    const double kv_width = (model.kv_heads > 0 ? model.kv_heads : model.heads) * head_dim;
+    ops.layers = layers;
+    ops.seq = std::max(1, spec.seq_len);
+    ops.hidden = h;
+    ops.qkv_width = width + 2 * kv_width;
+    ops.attention_width = width;
+    // The FFN is what the matrix-multiply parameters leave after attention and the logits, so
+    // that the GEMM FLOPs add up to 2·Ψ_mm per token forward (MoE: the active experts).
+    const double matmul = matmul_params(model);
+    ops.vocab = model.vocab > 0 ? model.vocab : 0;
+    const double attention_params = h * ops.qkv_width + width * h;
+    const double ffn_params = std::max(0.0, matmul - ops.vocab * h - layers * attention_params) / layers;
+    ops.ffn_width = ffn_params / ((model.ffn_gated ? 3.0 : 2.0) * h);
+    ops.ffn_in_width = ops.ffn_width * (model.ffn_gated ? 2.0 : 1.0);
+    const bool causal = model.family != ModelFamily::encoder;
+    // QKᵀ and AV, 2·s·width FLOPs each per token; flash attention skips the masked half of a
+    // causal square, other kernels compute and mask it.
+    ops.attention_flops_per_token = 4.0 * ops.seq * width * (causal && spec.flash_attention ? 0.5 : 1.0);
+    // Element-wise kernels of one layer, forward, in elements read + written per token:
+    // two norms (read, write), two residual adds (2 reads, a write), the activation (gated: two
+    // reads, a write), dropout after attention and FFN (read, write, a 1-byte mask) when the
+    // model trains with it, rotary embedding of q and k for gated (Llama-family) decoders, and
+    // without flash attention the scores' softmax (read, write; + dropout). Biases are fused
+    // into the GEMM epilogues.
+    double elements = 2 * 2 * h + 2 * 3 * h + (model.ffn_gated ? 3.0 : 2.0) * ops.ffn_width;
+    double kernels = 5;
+    const bool dropout = memory_detail::trains_with_dropout(model);
+    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    ops.activation_bytes = fp32_training ? 4 : 2;
+    if (dropout) {
+        elements += 2 * (2 * h + h / ops.activation_bytes);
+        kernels += 2;
+    }
+    if (model.ffn_gated && causal) {
+        elements += 2 * (width + kv_width);
+        kernels += 1;
+    }
+    if (!spec.flash_attention) {
+        elements += (dropout ? 4.0 : 2.0) * model.heads * ops.seq;
+        kernels += dropout ? 2 : 1;
+    }
+    ops.elementwise_elements_per_token = elements;
+    ops.elementwise_kernels = kernels;
+    ops.gemm_passes = spec.lora.enabled() ? 2 : 3;  // a frozen base has no weight gradients
+    ops.gemm_recompute = spec.checkpointing == Checkpointing::full ? 1 : 0;
+    ops.attention_recompute = spec.checkpointing == Checkpointing::none ? 0 : 1;
+
+    // Rates: FP8 GEMMs on the FP8 peak at their own plateau; attention and element-wise stay
+    // 16-bit (Transformer Engine recipes).
+    const bool fp8 = workload.precision == Precision::fp8 && gpu.supports(Precision::fp8);
+    if (workload.precision == Precision::fp8 && !fp8) {
+        notes.push_back(fmt::format("{} has no FP8 tensor cores; training runs in BF16", gpu.id));
+    }
+    const Precision wide = workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision;
+    const double wide_peak = matmul_peak_flops_per_s(gpu, wide, notes);
+    ops.bandwidth_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
+    ops.floor_s = factors.kernel_floor_s;
+    ops.gemm.peak_flops_per_s = fp8 ? gpu.peak_flops_per_s(Precision::fp8) : wide_peak;
+    ops.gemm.plateau = fp8 ? factors.training_gemm_fp8 : factors.training_gemm;
+    ops.gemm.half_time_s = factors.gemm_half_work_s;
+    ops.gemm.bytes_per_s = ops.bandwidth_bytes_per_s;
+    ops.gemm.element_bytes = fp8 ? 1 : ops.activation_bytes;
+    ops.gemm.floor_s = factors.kernel_floor_s;
+    ops.attention_flops_per_s = wide_peak * factors.attention_compute;
+    // A sample's GEMM and attention FLOPs at their ceilings: no kernel runs faster.
+    const double logits_params = ops.vocab * h;
+    const double gemm_flops_per_token = 2 * std::max(0.0, matmul - logits_params) * (ops.gemm_passes + ops.gemm_recompute) +
+                                        2 * logits_params * ops.gemm_passes;
+    const double attention_flops_per_token = layers * ops.attention_flops_per_token * (3 + ops.attention_recompute);
+    ops.lower_bound_sample_s = ops.seq * (gemm_flops_per_token / (ops.gemm.peak_flops_per_s * ops.gemm.plateau) +
+                                          attention_flops_per_token / ops.attention_flops_per_s);
+    return ops;
+}
+
+MicroBatchTimes transformer_micro_batch_times(const TransformerTrainingOps& ops, int tp, int pp, int micro_batch) {
+    const double t = std::max(1, tp);
+    const double tokens = static_cast<double>(std::max(1, micro_batch)) * ops.seq;
+    const double h = ops.hidden;
+    // One layer's four GEMMs, forward, on this GPU's shard (column- then row-parallel).
+    const double layer_gemms_s = training_gemm_time_s(tokens, ops.qkv_width / t, h, ops.gemm) +
+                                 training_gemm_time_s(tokens, h, ops.attention_width / t, ops.gemm) +
+                                 training_gemm_time_s(tokens, ops.ffn_in_width / t, h, ops.gemm) +
+                                 training_gemm_time_s(tokens, h, ops.ffn_width / t, ops.gemm);
+    const double logits_s = ops.vocab > 0 ? training_gemm_time_s(tokens, ops.vocab / t, h, ops.gemm) : 0.0;
+    const double attention_s =
+        std::max(tokens * ops.attention_flops_per_token / t / ops.attention_flops_per_s, ops.floor_s);
+    // Element-wise kernels (sequence parallel splits the norms, adds and dropout over t too).
+    const double elementwise_s = std::max(tokens * ops.elementwise_elements_per_token * ops.activation_bytes / t /
+                                              ops.bandwidth_bytes_per_s,
+                                          ops.elementwise_kernels * ops.floor_s);
+    // Backward: two GEMMs per forward GEMM (one under LoRA), attention backward ≈ 2× forward,
+    // element-wise backward ≈ 2× the forward bytes (gradient in and out plus the saved input).
+    const double layer_compute_s = layer_gemms_s * (ops.gemm_passes + ops.gemm_recompute) +
+                                   attention_s * (3 + ops.attention_recompute);
+    const double layer_memory_s = elementwise_s * (3 + ops.gemm_recompute);
+    MicroBatchTimes times;
+    times.compute_s = (ops.layers * layer_compute_s + ops.gemm_passes * logits_s) / pp;
+    times.memory_s = ops.layers * layer_memory_s / pp;
+    return times;
+}
+
+int effective_virtual_stages(const Workload& workload, int pp) {
+    const int v = std::max(1, workload.training.virtual_stages);
+    if (pp <= 1 || v <= 1 || workload.model.layers < pp * v) {
+        return 1;
+    }
+    return v;
+}
+
+double exposed_tensor_share(const Workload& workload, const EfficiencyFactors& factors) {
+    return workload.runtime.framework == Framework::megatron ? 1 - factors.tp_comm_overlap : 1.0;
+}
+
+int data_parallel_ranks_per_node(int gpus_per_node, int tp, int dp) {
+    return std::clamp(gpus_per_node / std::max(1, tp), 1, std::max(1, dp));
+}
+
+double exposed_after_overlap(double comm_s, double hiding_s, double layers_per_stage) {
+    const double chunk_s = layers_per_stage >= 1 ? comm_s / layers_per_stage : comm_s;
+    return std::max(comm_s - hiding_s, chunk_s);
+}
+
 double optimizer_bytes_per_param(const Workload& workload) {
     const TrainingSpec& training = workload.training;
     const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
@@ -286,16 +472,13 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     result.gradient_accumulation = accumulation;
     result.global_batch = batches.global_batch;
 
-    // Compute rate: dense peak of the compute precision × achieved fraction. FP8 is modelled
-    // as BF16 sped up end to end (docs/reference/formulas.md: ≈1.3× on H100), not as the FP8 peak.
-    const bool fp8 = workload.precision == Precision::fp8;
-    if (fp8 && !gpu.supports(Precision::fp8)) {
-        notes.push_back(fmt::format("{} has no FP8 tensor cores; training runs in BF16", gpu.id));
-    }
-    const double base_peak = matmul_peak_flops_per_s(gpu, fp8 ? Precision::bf16 : workload.precision, notes);
-    const double achieved_flops_per_s =
-        base_peak * factors.training_compute * (fp8 && gpu.supports(Precision::fp8) ? factors.fp8_training_speedup : 1);
-    const double mfu_peak = fp8 && gpu.supports(Precision::fp8) ? gpu.peak_flops_per_s(Precision::fp8) : base_peak;
+    // Transformers: per-operator kernels (docs/perf-model.md, "Training"); other models: FLOPs at
+    // the achieved fraction of the dense peak against their DRAM traffic.
+    const bool fp8 = workload.precision == Precision::fp8 && gpu.supports(Precision::fp8);
+    const TransformerTrainingOps ops = transformer_training_ops(workload, gpu, factors, notes);
+    const double base_peak =
+        matmul_peak_flops_per_s(gpu, workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision, notes);
+    const double mfu_peak = fp8 ? gpu.peak_flops_per_s(Precision::fp8) : base_peak;
     const double bandwidth = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
 
     const SampleWork work = sample_work(workload, factors, notes);
@@ -305,17 +488,21 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
 
     // One micro-batch on one GPU.
     const double samples = batches.micro_batch;
-    const double micro_compute_s = samples * work.executed_flops / (tp * pp) / achieved_flops_per_s;
-    const double micro_memory_s = samples * work.bytes / (tp * pp) / bandwidth;
-    const double micro_kernel_s = roofline_time_s(micro_compute_s, micro_memory_s);
+    const MicroBatchKernels kernels = micro_batch_kernels(ops, work, tp, pp, batches.micro_batch,
+                                                          base_peak * factors.training_compute, bandwidth);
+    const double micro_compute_s = kernels.times.compute_s;
+    const double micro_memory_s = kernels.times.memory_s;
+    const double micro_kernel_s = kernels.total_s;
     const bool memory_bound_kernels = micro_memory_s > micro_compute_s;
     const double activation_bytes = samples * std::max(1.0, work.tokens) * workload.model.hidden *
-                                    element_bytes(fp8 ? Precision::bf16 : workload.precision);
+                                    element_bytes(workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision);
     const double micro_s = micro_kernel_s + micro_batch_communication_s(setting, tp, pp, activation_bytes);
 
-    // Pipeline: (m + p − 1) micro-batch slots per step.
-    result.bubble_fraction = pipeline_bubble_fraction(pp, accumulation);
-    const double pipeline_s = (accumulation + pp - 1) * micro_s;
+    // Pipeline: m + (p − 1)/v micro-batch slots per step (v = 1 without interleaving).
+    const int virtual_stages = scheduled_virtual_stages(workload, pp, notes);
+    result.bubble_fraction = pipeline_bubble_fraction(pp, accumulation, virtual_stages);
+    const double bubble_slots = (pp - 1.0) / virtual_stages;
+    const double pipeline_s = (accumulation + bubble_slots) * micro_s;
 
     const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
     const double gradient_bytes = work.trainable_params / (tp * pp) * (fp32_training ? 4 : 2);
@@ -353,11 +540,17 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     result.model_flops_per_step = work.model_flops * result.global_batch;
     result.mfu = result.model_flops_per_step / (result.step_time_s * mfu_peak * gpus);
 
-    const double bubble_s = (pp - 1) * micro_s;
+    const double bubble_s = bubble_slots * micro_s;
     const double micro_batches_s = accumulation * micro_s;
     const double kernels_s = accumulation * micro_kernel_s;
-    result.compute_s = (memory_bound_kernels ? 0 : kernels_s) + bubble_s;
-    result.memory_s = (memory_bound_kernels ? kernels_s : 0) + optimizer_s;
+    if (ops.valid) {
+        // Per-operator: GEMMs and attention are compute, element-wise kernels memory.
+        result.compute_s = accumulation * micro_compute_s + bubble_s;
+        result.memory_s = accumulation * micro_memory_s + optimizer_s;
+    } else {
+        result.compute_s = (memory_bound_kernels ? 0 : kernels_s) + bubble_s;
+        result.memory_s = (memory_bound_kernels ? kernels_s : 0) + optimizer_s;
+    }
     result.communication_s = micro_batches_s - kernels_s + sync.exposed_s;
     // What the GPUs lose to collectives and the pipeline bubble, against the same work with free
     // communication: the data-parallel scaling efficiency.

@@ -114,28 +114,13 @@ void CompiledTraining::compile_memory(const Workload& workload) {
 
 // --- speed: estimate_training() in src/perf/training.cpp
 void CompiledTraining::compile_speed(const Workload& workload, const GpuSpec& gpu, const EfficiencyFactors& factors) {
-    const ModelSpec& model = workload.model;
     const TrainingSpec& training = workload.training;
     std::vector<std::string> ignored_notes;
-    const bool fp8 = workload.precision == Precision::fp8;
-    const double base_peak =
-        perf_detail::matmul_peak_flops_per_s(gpu, fp8 ? Precision::bf16 : workload.precision, ignored_notes);
-    m_achieved_flops_per_s =
-        base_peak * factors.training_compute * (fp8 && gpu.supports(Precision::fp8) ? factors.fp8_training_speedup : 1);
+    m_ops = perf_detail::transformer_training_ops(workload, gpu, factors, ignored_notes);
+    m_tensor_share = perf_detail::exposed_tensor_share(workload, factors);
     m_bandwidth_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
     const double seq = std::max(1, training.seq_len);
-    const double matmul = matmul_params(model);
-    const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
-    const double width = model.heads * head_dim;
-    const bool causal = model.family != ModelFamily::encoder;
-    const double attention_forward = 4.0 * model.layers * seq * width * (causal && training.flash_attention ? 0.5 : 1.0);
-    double per_token = 6.0 * matmul + 3 * attention_forward;
-    if (training.checkpointing == Checkpointing::full) {
-        per_token += 2 * matmul + attention_forward;
-    } else if (training.checkpointing == Checkpointing::selective) {
-        per_token += attention_forward;
-    }
-    m_executed_flops_per_sample = per_token * seq;
+    const bool fp8 = workload.precision == Precision::fp8;
     m_activation_element = element_bytes(fp8 ? Precision::bf16 : workload.precision);
     const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
     m_gradient_bytes_per_param = fp32_training ? 4 : 2;
@@ -156,10 +141,14 @@ void CompiledTraining::compile_links(const Workload& workload, const GpuSpec& gp
     m_node = workload.constraints.gpus_per_node;
     m_domain = gpu.has_gpu_interconnect() ? gpu.interconnect.domain_size : 0;
     m_nvlink = gpu.has_gpu_interconnect() && workload.deployment.interconnect != NetworkKind::pcie;
-    m_nvlink_tier = {gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.interconnect, factors.nvlink_latency_s};
-    m_pcie_tier = {gpu.host_link_bytes_per_s() * factors.host_link, factors.pcie_latency_s};
+    LinkTier nvlink{"", gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.interconnect, factors.nvlink_latency_s,
+                    true};
+    m_nvlink_tier = {nvlink.bytes_per_s, nvlink.latency_s, collective_link(nvlink, gpu, factors)};
+    const LinkTier pcie{"", gpu.host_link_bytes_per_s() * factors.host_link, factors.pcie_latency_s};
+    m_pcie_tier = {pcie.bytes_per_s, pcie.latency_s, collective_link(pcie, gpu, factors)};
     const LinkTier cross = link_for_group(workload, gpu, std::max(1, m_node) + 1, factors, platform);
-    m_cross_node_tier = {cross.bytes_per_s, cross.latency_s};
+    m_cross_node_tier = {cross.bytes_per_s, cross.latency_s, collective_link(cross, gpu, factors)};
+    m_cross_node_link = cross;
 }
 
 CompiledTraining::Tier CompiledTraining::tier_for_group(int group_size) const {
@@ -233,6 +222,14 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
     terms.pipeline_link_latency_s = pipeline.latency_s;
     terms.data_link_bytes_per_s = data.bytes_per_s;
     terms.data_link_latency_s = data.latency_s;
+    terms.tensor_collective = tensor.collective;
+    const int data_group = terms.tensor_parallel * terms.pipeline_parallel * terms.data_parallel;
+    terms.data_collective =
+        data_group > m_node ? spread_over_nics(data.collective, m_cross_node_link,
+                                               perf_detail::data_parallel_ranks_per_node(m_node, terms.tensor_parallel,
+                                                                                         terms.data_parallel))
+                            : data.collective;
+    terms.virtual_stages = perf_detail::effective_virtual_stages(*m_workload, terms.pipeline_parallel);
     return terms;
 }
 
@@ -293,34 +290,41 @@ TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms,
     const int accumulation =
         std::max(1, static_cast<int>(std::lround(static_cast<double>(global) / (micro_batch * dp))));
 
-    const double micro_kernel_s = micro_batch * m_executed_flops_per_sample / model_parallel / m_achieved_flops_per_s;
+    const perf_detail::MicroBatchTimes kernels = perf_detail::transformer_micro_batch_times(m_ops, tp, pp, micro_batch);
+    const double micro_kernel_s = kernels.compute_s + kernels.memory_s;
     double micro_communication_s = 0;
     const double activation_bytes = micro_batch * std::max(1.0, m_seq) * m_hidden * m_activation_element;
     if (tp > 1) {
-        micro_communication_s += m_tensor_all_reduces * (m_layers / pp) *
-                                 ring_all_reduce_s(activation_bytes, tp, terms.tensor_link_bytes_per_s,
-                                                   terms.tensor_link_latency_s);
+        micro_communication_s +=
+            m_tensor_share * m_tensor_all_reduces * (m_layers / pp) * all_reduce_s(activation_bytes, tp, terms.tensor_collective);
     }
     if (pp > 1) {
-        micro_communication_s +=
-            2 * (activation_bytes / tp / terms.pipeline_link_bytes_per_s + terms.pipeline_link_latency_s);
+        micro_communication_s += 2.0 * terms.virtual_stages *
+                                 (activation_bytes / tp / terms.pipeline_link_bytes_per_s + terms.pipeline_link_latency_s);
     }
     const double micro_s = micro_kernel_s + micro_communication_s;
-    const double pipeline_s = (accumulation + pp - 1) * micro_s;
+    const double pipeline_s = (accumulation + (pp - 1.0) / terms.virtual_stages) * micro_s;
 
     const double gradient_bytes = m_params / model_parallel * m_gradient_bytes_per_param;
     double exposed_communication_s = 0;
     if (dp > 1) {
-        const double bytes_per_s = terms.data_link_bytes_per_s;
-        const double latency_s = terms.data_link_latency_s;
+        const CollectiveLink& link = terms.data_collective;
+        const double layers_per_stage = m_layers / pp;
         if (sharding == Sharding::zero3) {
             const double weight_bytes_16 = m_params / model_parallel * 2;
-            const double per_micro = 2 * ring_all_gather_s(weight_bytes_16, dp, bytes_per_s, latency_s) +
-                                     ring_all_gather_s(gradient_bytes, dp, bytes_per_s, latency_s);
-            exposed_communication_s = accumulation * std::max(0.0, per_micro - micro_kernel_s);
+            const double per_micro = 2 * all_gather_s(weight_bytes_16, dp, link) + all_gather_s(gradient_bytes, dp, link);
+            exposed_communication_s =
+                accumulation * perf_detail::exposed_after_overlap(per_micro, micro_kernel_s, layers_per_stage);
+        } else if (sharding == Sharding::none) {
+            const double all_reduce = all_reduce_s(gradient_bytes, dp, link);
+            exposed_communication_s =
+                perf_detail::exposed_after_overlap(all_reduce, micro_kernel_s * 2.0 / 3.0, layers_per_stage);
         } else {
-            const double all_reduce = ring_all_reduce_s(gradient_bytes, dp, bytes_per_s, latency_s);
-            exposed_communication_s = std::max(0.0, all_reduce - micro_kernel_s * 2.0 / 3.0);
+            const double scatter = all_gather_s(gradient_bytes, dp, link);
+            const double gather = all_gather_s(gradient_bytes, dp, link);
+            exposed_communication_s =
+                perf_detail::exposed_after_overlap(scatter, micro_kernel_s * 2.0 / 3.0, layers_per_stage) +
+                perf_detail::exposed_after_overlap(gather, micro_kernel_s / 3.0, layers_per_stage);
         }
     }
     const double owned_params = m_params / model_parallel / (sharding != Sharding::none ? dp : 1);
@@ -336,14 +340,16 @@ TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms,
 }
 
 double CompiledTraining::step_time_lower_bound_s(int tensor_parallel, int pipeline_parallel, int data_parallel) const {
-    // pipeline_s = (m + p − 1) × micro_s with m = global / (b·dp) and micro_s ≥ b × F / (tp·pp):
-    // (global/dp + (p − 1)·b) × F / (tp·pp) ≥ (global/dp + p − 1) × F / (tp·pp) for b ≥ 1. When the
-    // global batch is b × dp (not given), m = 1 and the pipeline is p × b × F / (tp·pp) ≥ p × F / (tp·pp).
-    const double model_parallel = static_cast<double>(std::max(1, tensor_parallel)) * std::max(1, pipeline_parallel);
+    // pipeline_s = (m + (p − 1)/v) × micro_s with m = global / (b·dp) and micro_s ≥ b × S / (tp·pp)
+    // (S: a sample's GEMM and attention FLOPs at their plateau rates on one GPU, which no kernel
+    // beats): (global/dp + (p − 1)/v · b) × S / (tp·pp) ≥ (global/dp + (p − 1)/v) × S / (tp·pp) for
+    // b ≥ 1. When the global batch is b × dp (not given), m = 1: ≥ (1 + (p − 1)/v) × b × S / (tp·pp).
+    const int pp = std::max(1, pipeline_parallel);
+    const double model_parallel = static_cast<double>(std::max(1, tensor_parallel)) * pp;
+    const double bubble = (pp - 1.0) / perf_detail::effective_virtual_stages(*m_workload, pp);
     const double given = m_workload->training.global_batch;
-    const double slots = given > 0 ? given / std::max(1, data_parallel) + (pipeline_parallel - 1)
-                                   : std::max(1, pipeline_parallel);
-    return slots * m_executed_flops_per_sample / model_parallel / m_achieved_flops_per_s;
+    const double slots = given > 0 ? given / std::max(1, data_parallel) + bubble : 1 + bubble;
+    return slots * m_ops.lower_bound_sample_s / model_parallel;
 }
 
 }  // namespace gpusel

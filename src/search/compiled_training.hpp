@@ -15,6 +15,7 @@
 #include "catalog/catalog.hpp"
 #include "inputs/layout.hpp"
 #include "inputs/workload.hpp"
+#include "perf/internal.hpp"
 #include "perf/perf.hpp"
 
 namespace gpusel {
@@ -49,6 +50,9 @@ struct TrainingLayoutTerms {
     double pipeline_link_latency_s = 0;
     double data_link_bytes_per_s = 0;
     double data_link_latency_s = 0;
+    CollectiveLink tensor_collective;  // collective_link() of the tensor and data groups' tiers
+    CollectiveLink data_collective;
+    int virtual_stages = 1;            // effective_virtual_stages() of this pipeline degree
 };
 
 struct TrainingPointResult {
@@ -77,10 +81,11 @@ public:
     TrainingPointResult evaluate(const TrainingLayoutTerms& terms, Sharding sharding, int micro_batch) const;
 
     // A lower bound on the step time of any sharding and micro-batch b of this (tp, pp, dp) with
-    // b × dp dividing the global batch: the pipeline's compute alone, (global/dp + pp − 1) × one
-    // sample's FLOPs / (tp·pp) / achieved rate, without communication and the optimizer step.
-    // Without a global batch (global = b × dp), the bound for b = 1: pp × FLOPs / (tp·pp) / rate;
-    // the step of micro-batch b is at least b times that. A bound for pruning.
+    // b × dp dividing the global batch: the pipeline's compute alone, (global/dp + (pp − 1)/v) ×
+    // one sample's GEMM and attention FLOPs at their plateau rates / (tp·pp), without element-wise
+    // kernels, communication and the optimizer step. Without a global batch (global = b × dp),
+    // the bound for b = 1: (1 + (pp − 1)/v) × that; the step of micro-batch b is at least b times
+    // that. A bound for pruning.
     double step_time_lower_bound_s(int tensor_parallel, int pipeline_parallel, int data_parallel) const;
 
     // The global batch a point runs (0 in the workload = micro-batch × data parallel).
@@ -92,6 +97,7 @@ private:
     struct Tier {
         double bytes_per_s = 0;
         double latency_s = 0;
+        CollectiveLink collective;
     };
     Tier tier_for_group(int group_size) const;
     // The three parts of compile(), one per estimator function they mirror.
@@ -132,8 +138,8 @@ private:
     double m_context_bytes = 0;
     double m_reserve_fraction = 0;
     // Speed constants.
-    double m_executed_flops_per_sample = 0;
-    double m_achieved_flops_per_s = 0;
+    perf_detail::TransformerTrainingOps m_ops;  // the per-operator model, as estimate_training builds it
+    double m_tensor_share = 1;                   // exposed_tensor_share()
     double m_activation_element = 2;  // bytes of an activation exchanged by tensor/pipeline parallel
     double m_gradient_bytes_per_param = 2;
     double m_optimizer_traffic_per_param = 0;
@@ -149,6 +155,7 @@ private:
     Tier m_nvlink_tier;
     Tier m_pcie_tier;
     Tier m_cross_node_tier;
+    LinkTier m_cross_node_link;  // for spread_over_nics()
 };
 
 }  // namespace gpusel

@@ -145,8 +145,8 @@ TEST_CASE("training search: the scale scenarios search their whole space", "[tra
         std::string winner;
     };
     const std::vector<Scenario> scenarios = {
-        {"examples/scale/llama-405b-pretrain.yaml", 193181, "B200x8192 tp8 pp1 dp1024 zero3 mb2 full bf16"},
-        {"examples/scale/gpt-1t-pretrain.yaml", 199083, "B200x384 tp4 pp32 dp3 zero2 mb1 none fp8"},
+        {"examples/scale/llama-405b-pretrain.yaml", 190547, "B200x4096 tp2 pp1 dp2048 zero3 mb1 full fp8"},
+        {"examples/scale/gpt-1t-pretrain.yaml", 184749, "B200x256 tp8 pp16 dp2 zero2 mb1 none fp8"},
     };
     for (const Scenario& scenario : scenarios) {
         Project project;
