@@ -34,7 +34,7 @@ struct FactorField {
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
-constexpr std::array<FactorField, 27> factor_fields = {{
+constexpr std::array<FactorField, 26> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"training_gemm", &EfficiencyFactors::training_gemm, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
     {"training_gemm_fp8", &EfficiencyFactors::training_gemm_fp8, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
@@ -46,7 +46,6 @@ constexpr std::array<FactorField, 27> factor_fields = {{
     {"cnn_inference_flops_per_byte", &EfficiencyFactors::cnn_inference_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
     {"prefill_compute", &EfficiencyFactors::prefill_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"prefill_compute_8bit", &EfficiencyFactors::prefill_compute_8bit, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
-    {"prefill_half_tokens", &EfficiencyFactors::prefill_half_tokens, UnitKind::plain, 0, 1e6, SpeedRole::none},
     {"decode_bandwidth", &EfficiencyFactors::decode_bandwidth, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"overhead_per_layer", &EfficiencyFactors::overhead_per_layer_s, UnitKind::seconds, -1, 0.1, SpeedRole::overhead},
     {"request_floor", &EfficiencyFactors::request_floor_s, UnitKind::seconds, -1, 10, SpeedRole::overhead},

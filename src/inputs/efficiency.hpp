@@ -55,7 +55,6 @@ struct EfficiencyFactors {
     // Inference.
     double prefill_compute = 0.6;         // fraction of the 16-bit peak for large GEMMs
     double prefill_compute_8bit = 0.45;   // fraction of the FP8/INT8 peak for large GEMMs
-    double prefill_half_tokens = 66;      // GEMM rows (tokens) at which half of that fraction is reached
     double decode_bandwidth = 0.84;       // fraction of DRAM bandwidth when streaming weights + KV
     double overhead_per_layer_s = 67e-6;  // per layer per forward pass (kernel launches, sync)
     double request_floor_s = 0;           // per request and batch, eager non-transformer inference

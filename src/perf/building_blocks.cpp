@@ -116,13 +116,6 @@ double roofline_time_s(double compute_s, double memory_s) {
     return std::sqrt(compute_s * compute_s + memory_s * memory_s);
 }
 
-double gemm_efficiency(double peak_fraction, double rows, double half_rows) {
-    if (rows <= 0) {
-        return 0;
-    }
-    return peak_fraction * rows / (rows + std::max(0.0, half_rows));
-}
-
 double gemm_efficiency(double rows, double columns, double inner, const GemmRates& rates) {
     if (rows <= 0 || columns <= 0 || inner <= 0) {
         return 0;

@@ -43,9 +43,6 @@ double pipeline_bubble_fraction(int stages, int micro_batches, int virtual_stage
 // Time of a kernel bound by two resources: sqrt(compute² + memory²), which equals the
 // roofline max() far from the ridge point and is 1.41× max() on it (docs/perf-model.md).
 double roofline_time_s(double compute_s, double memory_s);
-// Fraction of peak reached by GEMMs with `rows` rows (tokens in the batch):
-// peak_fraction · rows / (rows + half_rows).
-double gemm_efficiency(double peak_fraction, double rows, double half_rows);
 
 // What one GPU's GEMM kernels reach (docs/perf-model.md, "Inference"; anchors in
 // docs/reference/perf_modelling.md §1.2).

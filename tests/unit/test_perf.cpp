@@ -41,7 +41,6 @@ EfficiencyTable test_efficiency() {
     table.defaults.decode_bandwidth = 0.84;
     table.defaults.overhead_per_layer_s = 67e-6;
     table.defaults.prefill_compute = 0.73;
-    table.defaults.prefill_half_tokens = 66;
     table.defaults.training_compute = 0.5;
     table.defaults.request_floor_s = 0;
     table.platform.storage_bytes_per_s = {{Storage::nvme, 3.5e9}, {Storage::hdd, 0.2e9}};
@@ -139,10 +138,9 @@ TEST_CASE("perf::pipeline bubble is (p-1)/(m+p-1)", "[perf]") {
     CHECK_THAT(pipeline_bubble_fraction(8, 16, 4), WithinRel(1.75 / 17.75, 1e-12));
 }
 
-TEST_CASE("perf::roofline, GEMM efficiency and Erlang C", "[perf]") {
+TEST_CASE("perf::roofline and Erlang C", "[perf]") {
     CHECK(roofline_time_s(3, 4) == 5);
     CHECK(roofline_time_s(2, 0) == 2);
-    CHECK_THAT(gemm_efficiency(0.6, 120, 120), WithinRel(0.3, 1e-12));
     // One server: the probability of waiting is the utilisation.
     CHECK_THAT(erlang_c_wait_probability(1, 0.3), WithinRel(0.3, 1e-12));
     // Two servers, one Erlang: B = 0.2, C = 2·0.2 / (2 − 1·0.8) = 1/3.
@@ -431,7 +429,6 @@ defaults:
   cnn_inference_flops_per_byte: {value: 27, source: a}
   prefill_compute: {value: 0.6, source: a}
   prefill_compute_8bit: {value: 0.45, source: a}
-  prefill_half_tokens: {value: 66, source: a}
   decode_bandwidth: {value: 0.84, source: a}
   overhead_per_layer: {value: 0.067ms, source: a}
   request_floor: {value: 0ms, source: a}
@@ -527,7 +524,6 @@ TEST_CASE("efficiency::the compiled-in table loads and its defaults match the he
     CHECK(table.defaults.cnn_inference_flops_per_byte == header.cnn_inference_flops_per_byte);
     CHECK(table.defaults.prefill_compute == header.prefill_compute);
     CHECK(table.defaults.prefill_compute_8bit == header.prefill_compute_8bit);
-    CHECK(table.defaults.prefill_half_tokens == header.prefill_half_tokens);
     CHECK(table.defaults.decode_bandwidth == header.decode_bandwidth);
     CHECK_THAT(table.defaults.overhead_per_layer_s, WithinRel(header.overhead_per_layer_s, 1e-12));
     CHECK(table.defaults.request_floor_s == header.request_floor_s);
