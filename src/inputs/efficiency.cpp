@@ -152,6 +152,29 @@ void apply_values(EfficiencyFactors& factors, const std::map<std::string, double
     }
 }
 
+// speed_bands: {training|prefill|decode|non-llm: {low, high, source}}, every group required.
+void read_speed_bands(const YamlNode& node, Diagnostics& diagnostics, EfficiencyTable& table) {
+    MapReader reader(node, "speed_bands", diagnostics);
+    for (const std::string_view group : speed_band_groups) {
+        reader.require(group);
+        const YamlNode* band_node = reader.node(group);
+        if (band_node == nullptr) {
+            continue;
+        }
+        MapReader band_reader(*band_node, reader.child_path(group), diagnostics);
+        SpeedBandFactors band;
+        band_reader.require("low");
+        band_reader.require("high");
+        band_reader.require("source");
+        band_reader.number("low", band.low, UnitKind::plain, 0, 1);
+        band_reader.number("high", band.high, UnitKind::plain, 1, 10);
+        band_reader.text("source", band.source);
+        band_reader.finish();
+        table.speed_bands[std::string(group)] = band;
+    }
+    reader.finish();
+}
+
 }  // namespace
 
 std::string_view to_string(ServingStack stack) {
@@ -344,25 +367,7 @@ EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& 
         }
     }
     if (const YamlNode* node = top.node("speed_bands")) {
-        MapReader reader(*node, "speed_bands", diagnostics);
-        for (const std::string_view group : speed_band_groups) {
-            reader.require(group);
-            const YamlNode* band_node = reader.node(group);
-            if (band_node == nullptr) {
-                continue;
-            }
-            MapReader band_reader(*band_node, reader.child_path(group), diagnostics);
-            SpeedBandFactors band;
-            band_reader.require("low");
-            band_reader.require("high");
-            band_reader.require("source");
-            band_reader.number("low", band.low, UnitKind::plain, 0, 1);
-            band_reader.number("high", band.high, UnitKind::plain, 1, 10);
-            band_reader.text("source", band.source);
-            band_reader.finish();
-            table.speed_bands[std::string(group)] = band;
-        }
-        reader.finish();
+        read_speed_bands(*node, diagnostics, table);
     }
     if (const YamlNode* node = top.node("platform")) {
         MapReader reader(*node, "platform", diagnostics);
