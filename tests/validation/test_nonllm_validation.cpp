@@ -4,10 +4,8 @@
 // ("Validation of non-LLM serving"): median absolute error <= 20 %, worst <= 40 %, over all rows
 // and over the out-of-sample rows alone. Rows marked `fitted` set a factor or a workload field.
 
-#include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +15,6 @@
 #include "catalog/catalog.hpp"
 #include "inputs/models.hpp"
 #include "inputs/workload.hpp"
-#include "io/yaml.hpp"
 #include "perf/perf.hpp"
 #include "support/validation_cases.hpp"
 

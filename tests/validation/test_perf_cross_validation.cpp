@@ -142,7 +142,7 @@ std::string summary_text(const Summary& summary) {
                        100 * summary.p90);
 }
 
-// A case whose metric a calibration point can carry, with its workload's identity.
+// Two runs of the same workload, metric and stack on different GPUs: a speed ratio to compare.
 bool comparable(const Outcome& a, const Outcome& b) {
     return a.entry->item.file == b.entry->item.file && a.entry->item.metric == b.entry->item.metric &&
            a.entry->item.stack == b.entry->item.stack && a.entry->item.gpu != b.entry->item.gpu;

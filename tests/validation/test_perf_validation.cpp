@@ -3,11 +3,9 @@
 // <= 20 %, 90th percentile <= 40 %, and no prediction beyond the physical limit (peak FLOPs,
 // peak bandwidth) of the hardware it ran on.
 
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +15,6 @@
 #include "catalog/catalog.hpp"
 #include "inputs/models.hpp"
 #include "inputs/workload.hpp"
-#include "io/yaml.hpp"
 #include "perf/perf.hpp"
 #include "support/validation_cases.hpp"
 
