@@ -34,7 +34,7 @@ struct FactorField {
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
-constexpr std::array<FactorField, 26> factor_fields = {{
+constexpr std::array<FactorField, 27> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"training_gemm", &EfficiencyFactors::training_gemm, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
     {"training_gemm_fp8", &EfficiencyFactors::training_gemm_fp8, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
@@ -59,6 +59,7 @@ constexpr std::array<FactorField, 26> factor_fields = {{
     {"elementwise_kernels", &EfficiencyFactors::elementwise_kernels, UnitKind::plain, -1, 100, SpeedRole::none, false},
     {"step_floor", &EfficiencyFactors::step_floor_s, UnitKind::seconds, -1, 1, SpeedRole::overhead, false},
     {"kv_read_factor", &EfficiencyFactors::kv_read_factor, UnitKind::plain, 0, 64, SpeedRole::none, false},
+    {"attention_score_bytes", &EfficiencyFactors::attention_score_bytes, UnitKind::plain, -1, 64, SpeedRole::none, false},
     {"collective_bus", &EfficiencyFactors::collective_bus, UnitKind::plain, 0, 4, SpeedRole::none, false},
     {"collective_latency", &EfficiencyFactors::collective_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none, false},
 }};

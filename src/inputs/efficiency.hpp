@@ -70,6 +70,8 @@ struct EfficiencyFactors {
     double elementwise_kernels = 6;       // memory-bound kernels per layer (norms, activation, residual, RoPE)
     double step_floor_s = 1e-3;           // per decode step and per prefill: scheduler, sampling, host
     double kv_read_factor = 1;            // KV bytes decode attention reads per byte stored
+    double attention_score_bytes = 0;     // bytes moved per attention score by kernels that materialize
+                                          // the scores (0: flash attention keeps them on chip)
     // Collectives inside an NVLink domain (training and tensor-parallel serving).
     double collective_bus = 1.12;          // NCCL all-reduce bus bandwidth / unidirectional NVLink
     double collective_latency_s = 61e-6;   // small-message all-reduce floor (engines with custom all-reduce: less)

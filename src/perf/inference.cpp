@@ -74,6 +74,8 @@ struct ReplicaModel {
     double elementwise_kernels = 0;
     double step_floor_s = 0;
     double kv_read_factor = 1;
+    double attention_heads = 0;         // query heads
+    double attention_score_bytes = 0;   // per score, when the attention kernels materialize them
     CollectiveLink tensor_collective;   // the tensor-parallel all-reduce's link
 };
 
@@ -159,6 +161,8 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
         setting.workload.task() == InferenceTask::generation ? factors.step_floor_s : factors.request_floor_s;
     // A KV head is read at most once per query head of its group.
     replica.kv_read_factor = std::clamp(factors.kv_read_factor, 1.0, std::max(1.0, model.heads / kv_heads));
+    replica.attention_heads = model.heads;
+    replica.attention_score_bytes = factors.attention_score_bytes;
     // Tensor parallel inside an NVLink/Infinity Fabric domain: the measured NCCL all-reduce (bus
     // bandwidth and small-message floor, docs/reference/perf_modelling.md §1.2, Vidur
     // all_reduce.csv), the same collectives training uses; engines with their own all-reduce
@@ -387,7 +391,9 @@ StepTime decode_step(const ReplicaModel& model, double batch, double context) {
     const double kv_bytes = batch * context * model.kv_bytes_per_token / std::max(1.0, layers) / t;
     const double attention_flops = 4.0 * batch * context * model.attention_width / t;  // QKᵀ and AV, one query
     const double attention_compute = attention_flops / (model.attention_peak_flops_per_s * model.attention_fraction);
-    const double attention_memory = kv_bytes * model.kv_read_factor / model.bandwidth_bytes_per_s;
+    // Without flash attention every query head's scores over the context go through DRAM.
+    const double score_bytes = batch * model.attention_heads * context * model.attention_score_bytes / t;
+    const double attention_memory = (kv_bytes * model.kv_read_factor + score_bytes) / model.bandwidth_bytes_per_s;
     add_kernel(layer, attention_compute, attention_memory,
                std::max(attention_compute, attention_memory) + model.kernel_floor_s);
     add_layer_elementwise(model, batch, layer);
@@ -427,7 +433,11 @@ StepTime prefill(const ReplicaModel& model, double batch, double prompt_tokens, 
     const double attention_flops = batch * 2.0 * prompt_tokens * prompt_tokens * model.attention_width / t / passes;
     const double attention_compute = attention_flops / (model.attention_peak_flops_per_s * model.attention_fraction);
     const double kv_write = gemm_rows * model.kv_bytes_per_token / std::max(1.0, layers) / t;
-    const double attention_memory = kv_write / model.bandwidth_bytes_per_s;
+    // Kernels that materialize the scores (no flash attention) write and read them per query head:
+    // a micro-batch of `chunk` tokens scores the whole cache so far, s·(s + chunk)/2 per sequence.
+    const double chunk = std::min(prompt_tokens, gemm_rows);
+    const double scores = batch * model.attention_heads * prompt_tokens * (prompt_tokens + chunk) / 2 / t / passes;
+    const double attention_memory = (kv_write + scores * model.attention_score_bytes) / model.bandwidth_bytes_per_s;
     add_kernel(layer, attention_compute, attention_memory,
                std::max(attention_compute, attention_memory) + model.kernel_floor_s);
     step.compute_s = passes * layers * layer.compute_s;

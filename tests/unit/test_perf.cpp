@@ -208,6 +208,31 @@ TEST_CASE("perf::prefill of a 2048-token prompt: GEMMs on the size-dependent cur
     CHECK_THAT(estimate.inference->prefill_tokens_per_s, WithinRel(2048 / estimate.inference->ttft_s, 1e-9));
 }
 
+TEST_CASE("perf::attention without flash attention moves every score through DRAM", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable flash = test_efficiency();
+    EfficiencyTable materialized = test_efficiency();
+    materialized.defaults.attention_score_bytes = 16;
+    const double bandwidth = 2039e9 * 0.84;
+    // Prefill of 2048 tokens in one pass: 32 heads score 2048 × 2048 keys in each of 32 layers, 16 B
+    // per score = 68.72 GB. The attention kernel becomes memory-bound: its time goes from the flash
+    // compute (2·32·2048²·4096 FLOPs over 312e12 × 0.5 = 7.05 ms) to scores plus the 33.5 MB per layer
+    // KV write over the bandwidth (40.74 ms).
+    const Workload prompt = inference_workload(2048, 1, 0.001);
+    const double scores_bytes = 32.0 * 32 * 2048 * 2048 * 16;
+    const double kv_write_bytes = 2048.0 * 524288;
+    const double flash_attention_s = 2.0 * 32 * 2048.0 * 2048 * 4096 / (312e12 * 0.5);
+    const double prefill_added_s = (scores_bytes + kv_write_bytes) / bandwidth - flash_attention_s;
+    CHECK_THAT(run(prompt, gpu, materialized).inference->ttft_s - run(prompt, gpu, flash).inference->ttft_s,
+               WithinRel(prefill_added_s, 1e-6));
+    // Decode at batch 1 is memory-bound with or without them: each step adds 32 layers × 32 heads ×
+    // the mean context (1 prompt token + 128 / 2 output tokens = 65) × 16 B.
+    const Workload chat = inference_workload(1, 128, 0.001);
+    const double decode_added_s = 32.0 * 32 * 65 * 16 / bandwidth;
+    CHECK_THAT(run(chat, gpu, materialized).inference->tpot_s - run(chat, gpu, flash).inference->tpot_s,
+               WithinRel(decode_added_s, 1e-6));
+}
+
 TEST_CASE("perf::GEMM curve: plateau, a half point that grows with the peak, weight stream and floor", "[perf]") {
     // docs/reference/perf_modelling.md §1.2: Llama-2-7B TP8 up/gate (K 4096, N 2752), 512 tokens:
     // 0.43 of peak on H100, 0.65 on A100, 0.64 on A40 (plateau ~0.72).

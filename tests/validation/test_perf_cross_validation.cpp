@@ -351,15 +351,17 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     std::cout << summary << std::flush;
 
     // Issue 17's targets are out-of-sample median <= 15 %, p90 <= 35 % and a speed-ratio median
-    // <= 10 %. Calibration that helps is met and asserted; the three error targets are not met yet
-    // (15.3 %, 51.6 %, 15.5 %; docs/perf-model.md "Validation" says where the tail comes from), so
+    // <= 10 %. The median is met and asserted at its target. The p90 (35.4 %) and the ratio median
+    // (15.2 %) are not met yet (docs/perf-model.md "Validation" says where the tail comes from), so
     // they are held just above where they stand today, against regressions, and printed against
-    // their targets.
-    CHECK(overall_out.median <= 0.16);
+    // their targets. Calibrating on one GPU lowers the median error on the others; it does not
+    // lower the tail, which after calibration is the ratio error (two llama.cpp publications
+    // disagree by 1.7x on the A100 against the RTX 3090), so the tail is held, not asserted lower.
+    CHECK(overall_out.median <= 0.15);
     CHECK(after.median < before.median);
-    CHECK(after.p90 < before.p90);
-    CHECK(overall_out.p90 <= 0.55);
-    CHECK(ratios.median <= 0.17);
+    CHECK(after.p90 <= 0.46);
+    CHECK(overall_out.p90 <= 0.36);
+    CHECK(ratios.median <= 0.16);
     std::cout << fmt::format("targets: out-of-sample median {:.1f} % (<= 15 %: {}), p90 {:.1f} % (<= 35 %: {}), "
                              "speed-ratio median {:.1f} % (<= 10 %: {})\n",
                              100 * overall_out.median, overall_out.median <= 0.15 ? "met" : "NOT MET",
