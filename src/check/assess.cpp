@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "check/check.hpp"
 #include "cost/cost.hpp"
+#include "perf/calibration.hpp"
 
 #include <fmt/format.h>
 
@@ -191,8 +193,21 @@ private:
     }
 
     FixedEvaluation evaluate(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
-                             std::optional<double> unit_price_usd) const {
-        return evaluate_fixed(workload, m_catalog, gpu, count, acquisition, unit_price_usd, m_offer, m_efficiency);
+                             std::optional<double> unit_price_usd) {
+        return evaluate_fixed(workload, m_catalog, gpu, count, acquisition, unit_price_usd, m_offer,
+                              calibrated_for(workload));
+    }
+
+    // A workload's speed calibration is fitted once, whichever lines and alternatives use it.
+    const EfficiencyTable& calibrated_for(const Workload& workload) {
+        auto found = m_calibrated.find(&workload);
+        if (found == m_calibrated.end()) {
+            found = m_calibrated
+                        .emplace(&workload, calibrated_efficiency(m_efficiency,
+                                                                  calibrate_speed(workload, m_catalog, m_efficiency)))
+                        .first;
+        }
+        return found->second;
     }
 
     static Obstacle obstacle(const Workload& workload, const ProposedHardware& hardware, const GpuSpec& gpu,
@@ -245,6 +260,7 @@ private:
     const Proposal& m_proposal;
     const Catalog& m_catalog;
     const EfficiencyTable& m_efficiency;
+    std::map<const Workload*, EfficiencyTable> m_calibrated;
     const Offer* m_offer = nullptr;  // the offer the line being assessed names, if any
 };
 

@@ -81,7 +81,9 @@ void run_perf(Context& context, const PerfOptions& options) {
     }
     query.layout = layout_or_usage_error(fitting_layout(workload, *gpu, count, query.stack), count);
     const EfficiencyTable uncalibrated = builtin_efficiency();
-    SpeedCalibration calibration = calibrate_speed(workload, context.catalog(), uncalibrated);
+    // The measurement ran on the stack the prediction is asked for.
+    SpeedCalibration calibration =
+        calibrate_speed(workload, context.catalog(), uncalibrated, CalibrationStack{query.stack, query.engine});
     const EfficiencyTable efficiency = calibrated_efficiency(uncalibrated, calibration);
     PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
     const std::string group(speed_band_group(workload));

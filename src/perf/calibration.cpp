@@ -29,8 +29,8 @@ constexpr double max_scale = 5;
 }
 
 double predict_point(const Workload& workload, const GpuSpec& gpu, const SpeedCalibrationPoint& point,
-                     const EfficiencyTable& efficiency) {
-    const FittingLayout fitting = fitting_layout(workload, gpu, point.count, ServingStack::automatic);
+                     const EfficiencyTable& efficiency, const CalibrationStack& stack) {
+    const FittingLayout fitting = fitting_layout(workload, gpu, point.count, stack.stack);
     if (!fitting.found()) {
         point_error(point, fmt::format("no layout of {} × {} holds this workload; calibrate on a measurement the "
                                        "model can lay out",
@@ -38,6 +38,8 @@ double predict_point(const Workload& workload, const GpuSpec& gpu, const SpeedCa
     }
     PerfQuery query;
     query.layout = fitting.layout;
+    query.stack = stack.stack;
+    query.engine = stack.engine;
     if (workload.is_training()) {
         query.micro_batch = point.batch;
     } else {
@@ -104,7 +106,8 @@ double speed_metric_value(const PerfEstimate& estimate, MeasuredMetric metric) {
     return 0;
 }
 
-SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency) {
+SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
+                                 const CalibrationStack& stack) {
     SpeedCalibration result;
     if (workload.calibration.speed.empty()) {
         return result;
@@ -115,7 +118,7 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
         if (gpu == nullptr) {
             point_error(point, fmt::format("unknown GPU '{}'", point.gpu));
         }
-        const double before = predict_point(workload, *gpu, point, efficiency);
+        const double before = predict_point(workload, *gpu, point, efficiency, stack);
         if (!(before > 0)) {
             point_error(point, fmt::format("the model gives no {} for this workload; use a metric it predicts",
                                            to_string(point.metric)));
@@ -125,7 +128,7 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
         const auto faster_than_measured = [&](double scale) {
             EfficiencyTable trial = efficiency;
             trial.speed_scale = efficiency.speed_scale * scale;
-            const double value = predict_point(workload, *gpu, point, trial);
+            const double value = predict_point(workload, *gpu, point, trial, stack);
             return higher_is_faster(point.metric) ? value > point.measured : value < point.measured;
         };
         double low = std::log(min_scale);
@@ -145,7 +148,8 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
     result.scale = std::exp(log_sum / static_cast<double>(result.points.size()));
     const EfficiencyTable calibrated = calibrated_efficiency(efficiency, result);
     for (CalibratedPoint& point : result.points) {
-        point.predicted_after = predict_point(workload, *catalog.find(point.point.gpu), point.point, calibrated);
+        point.predicted_after =
+            predict_point(workload, *catalog.find(point.point.gpu), point.point, calibrated, stack);
         // Several points pull apart, or one asks for more than the peaks allow (fractions are
         // capped, the factor bounded): say so rather than pretend the fit holds.
         if (std::abs(point.predicted_after / point.point.measured - 1) > 0.05) {

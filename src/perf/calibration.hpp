@@ -42,11 +42,19 @@ struct SpeedCalibration {
     std::vector<std::string> notes;  // a multiplier at its bound, fractions capped at 0.98
 };
 
+// The software stack the points ran on: `perf --stack` when given (a class, or an engine whose
+// rules apply), else what the workload implies.
+struct CalibrationStack {
+    ServingStack stack = ServingStack::automatic;
+    std::string engine;  // empty: the workload's runtime.engine
+};
+
 // The speed_scale that makes the model reproduce the workload's calibration.speed points (each on
-// its GPU, count and batch, laid out by fitting_layout), combined as a geometric mean. Points on a
-// GPU the catalog lacks, or that no layout holds, are InputErrors (their file position is in the
-// message). `efficiency` is the table before calibration.
-SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency);
+// its GPU, count and batch, laid out by fitting_layout, predicted on `stack`), combined as a
+// geometric mean. Points on a GPU the catalog lacks, or that no layout holds, are InputErrors
+// (their file position is in the message). `efficiency` is the table before calibration.
+SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
+                                 const CalibrationStack& stack = {});
 
 // One sentence for a plan: the points, what the model said and the factor every GPU now carries.
 // Empty when not applied.

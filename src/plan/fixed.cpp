@@ -46,10 +46,8 @@ void closest_memory(const Workload& workload, const GpuSpec& gpu, const Training
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
                                Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
-                               const EfficiencyTable& uncalibrated) {
+                               const EfficiencyTable& efficiency) {
     FixedEvaluation result;
-    const EfficiencyTable efficiency =
-        calibrated_efficiency(uncalibrated, calibrate_speed(workload, catalog, uncalibrated));
     // A development role of several seats buys one box per engineer: the line's count is
     // seats × the GPUs of one box.
     const int seats = workload.role == Role::development ? std::max(1, workload.deployment.seats) : 1;

@@ -144,7 +144,8 @@ struct FixedEvaluation {
 std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu);
 
 // `offer`, when given, is the offer the line names; otherwise the cheapest offer of which
-// `count` is whole units prices it (none: why_not says the smallest unit there is).
+// `count` is whole units prices it (none: why_not says the smallest unit there is). `efficiency`
+// carries the workload's speed calibration (calibrated_efficiency), fitted once by the caller.
 FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
                                Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
                                const EfficiencyTable& efficiency);

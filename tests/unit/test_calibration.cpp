@@ -77,6 +77,33 @@ TEST_CASE("calibration: the fitted factor reproduces the measurement and moves o
     CHECK_THAT(describe_calibration(calibration), Contains("1 × A100-80GB-SXM4 measured output_tokens_per_s"));
 }
 
+TEST_CASE("calibration: the points are predicted on the stack the estimate is asked for", "[calibration]") {
+    const GpuSpec& gpu = *test::catalog().find("RTX-4090");
+    const Workload plain = load(chat_workload);
+    PerfQuery query;
+    query.layout = fitting_layout(plain, gpu, 1, ServingStack::llama_cpp).layout;
+    query.stack = ServingStack::llama_cpp;
+    query.engine = "llama.cpp";
+    const double llama_cpp =
+        speed_metric_value(estimate_perf(plain, gpu, query, test::efficiency()), MeasuredMetric::output_tokens_per_s);
+    const double automatic = predicted_output(plain, "RTX-4090", test::efficiency());
+    REQUIRE(llama_cpp > 0);
+    REQUIRE(std::abs(llama_cpp / automatic - 1) > 0.05);
+    const Workload workload = load(std::string(chat_workload) +
+                                   "calibration:\n  speed:\n    - {gpu: RTX-4090, metric: output_tokens_per_s, "
+                                   "measured: " + std::to_string(llama_cpp) + "}\n");
+    // Measured exactly what the llama.cpp model says: on llama.cpp nothing moves; read as the
+    // workload's own (optimised) stack, the same number asks for a different factor.
+    const SpeedCalibration on_llama_cpp =
+        calibrate_speed(workload, test::catalog(), test::efficiency(), CalibrationStack{ServingStack::llama_cpp, "llama.cpp"});
+    REQUIRE(on_llama_cpp.points.size() == 1);
+    CHECK(on_llama_cpp.points[0].predicted_before == Approx(llama_cpp).epsilon(1e-9));
+    CHECK(on_llama_cpp.scale == Approx(1).epsilon(0.001));
+    const SpeedCalibration on_default = calibrate_speed(workload, test::catalog(), test::efficiency());
+    CHECK(on_default.points[0].predicted_before == Approx(automatic).epsilon(1e-9));
+    CHECK(std::abs(on_default.scale - 1) > 0.04);
+}
+
 TEST_CASE("calibration: speed_scale multiplies fractions, caps them and divides fixed times", "[calibration]") {
     EfficiencyTable table = test::efficiency();
     const GpuSpec& gpu = *test::catalog().find("A100-80GB-SXM4");
