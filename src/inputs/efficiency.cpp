@@ -301,6 +301,11 @@ std::optional<double> efficiency_factor(const EfficiencyFactors& factors, std::s
     return std::nullopt;
 }
 
+bool efficiency_factor_is_fraction(std::string_view name) {
+    return std::any_of(factor_fields.begin(), factor_fields.end(),
+                       [&](const FactorField& field) { return field.name == name && field.unit == UnitKind::fraction; });
+}
+
 EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& file_name) {
     const YamlNode root = parse_yaml_text(text, file_name);
     Diagnostics diagnostics(file_name);

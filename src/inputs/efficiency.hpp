@@ -135,6 +135,8 @@ std::vector<std::string_view> efficiency_factor_names();
 // Reads or writes one factor by its file name; false / nullopt for an unknown name.
 bool set_efficiency_factor(EfficiencyFactors& factors, std::string_view name, double value);
 std::optional<double> efficiency_factor(const EfficiencyFactors& factors, std::string_view name);
+// Whether the factor is a fraction of a peak or line rate (at most 1); false for an unknown name.
+bool efficiency_factor_is_fraction(std::string_view name);
 
 // Parses efficiency YAML (format in data/efficiency.yaml's header). Strict: unknown keys,
 // unknown factor names, values out of range and missing sources are InputErrors.
