@@ -780,10 +780,13 @@ private:
             finding.message = fmt::format("{} misses the SLO at {:g} req/s: {}", line.what(), offered,
                                           fmt::join(misses, ", "));
         } else if (overloaded) {
-            finding.message = fmt::format("{} cannot serve {:g} req/s: the capacity is {:.3g} req/s ({} replica{} at "
-                                          "batch {}), so the queue grows without bound",
-                                          line.what(), offered, inference.requests_per_s, candidate.replicas,
-                                          candidate.replicas == 1 ? "" : "s", inference.batch);
+            // Spare replicas (deployment.redundancy) carry no load, so the capacity is the others'.
+            const int serving = std::max(1, candidate.replicas - candidate.spare_replicas);
+            finding.message = fmt::format(
+                "{} cannot serve {:g} req/s: the capacity is {:.3g} req/s ({} serving replica{} at batch {}{}), so the "
+                "queue grows without bound",
+                line.what(), offered, inference.requests_per_s, serving, serving == 1 ? "" : "s", inference.batch,
+                candidate.spare_replicas > 0 ? fmt::format(" + {} spare", candidate.spare_replicas) : std::string());
         } else {
             finding.message = fmt::format("{} misses the SLO at {:g} req/s", line.what(), offered);
         }
