@@ -120,6 +120,19 @@ void full_candidate(benchmark::State& state, const char* file, const char* gpu_i
     gpusel::Layout layout;
     layout.data_parallel = count;
     layout.sharding = gpusel::Sharding::zero1;
+    std::vector<gpusel::OfferQuote> quotes;
+    for (const gpusel::Acquisition acquisition :
+         {gpusel::Acquisition::buy_new, gpusel::Acquisition::buy_used, gpusel::Acquisition::cloud_on_demand}) {
+        quotes = gpusel::quotes_for(catalog(), workload, gpu, acquisition);
+        if (!quotes.empty()) {
+            state.SetLabel(std::string(gpusel::to_string(acquisition)));
+            break;
+        }
+    }
+    if (quotes.empty()) {
+        state.SkipWithError("no quote");
+        return;
+    }
     for (auto _ : state) {
         gpusel::MemoryQuery memory_query;
         memory_query.layout = layout;
@@ -130,7 +143,7 @@ void full_candidate(benchmark::State& state, const char* file, const char* gpu_i
         gpusel::UsageProfile usage;
         usage.gpus = count;
         usage.job_seconds = perf.training ? perf.training->time_to_train_s.value_or(3600) : 3600;
-        benchmark::DoNotOptimize(gpusel::estimate_cost(workload, gpu, gpusel::Acquisition::buy_new, usage));
+        benchmark::DoNotOptimize(gpusel::estimate_cost(workload, gpu, quotes.front(), usage));
     }
     state.SetItemsProcessed(state.iterations());
 }

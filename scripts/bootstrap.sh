@@ -31,7 +31,8 @@ case "${1:-}" in
   # chromium: headless, for the report's browser test (tests/browser/). nodejs and npm: the
   # offline Kubernetes schema check of `gpusel deploy` (tests/deploy/), unless a Node.js with npm
   # is installed already (the machine image's, e.g. from NodeSource, conflicts with Debian's npm).
-  test) packages+=(chromium "${lint_packages[@]}" "${fuzz_packages[@]}")
+  # libbenchmark-dev: the ci preset compiles bench/ (not run) so that it cannot rot unseen.
+  test) packages+=(chromium libbenchmark-dev "${lint_packages[@]}" "${fuzz_packages[@]}")
         command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm) ;;
   lint) packages+=("${lint_packages[@]}") ;;
   fuzz) packages+=("${fuzz_packages[@]}") ;;

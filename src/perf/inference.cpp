@@ -495,7 +495,10 @@ struct Serving {
         return mean_wait / wait_probability * std::log(wait_probability / miss);
     }
 
-    LoadPoint at(double load, int batch) const {
+    // `start` is a concurrency at or below this load's (that of a lower load): the decode phase's
+    // fixed point is reached by iterating up from it, so a search over loads need not climb from
+    // one sequence each time (the limit is the same).
+    LoadPoint at(double load, int batch, double start = 0) const {
         LoadPoint point;
         if (load <= 0) {
             point.stable = true;
@@ -519,7 +522,7 @@ struct Serving {
             return point;
         }
         // Little's law over the decode phase: n = λ · S_out · TPOT, TPOT = step(n) / (1 − ρ_prefill).
-        double concurrency = replica_load * output_tokens * step(1) / (1 - prefill_busy);
+        double concurrency = std::max(start, replica_load * output_tokens * step(1) / (1 - prefill_busy));
         for (int iteration = 0; iteration < 200; ++iteration) {
             const double next = replica_load * output_tokens * step(std::max(1.0, concurrency)) / (1 - prefill_busy);
             if (next > batch) {
@@ -603,12 +606,15 @@ double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
     }
     double low = 0;
     double high = 2 * capacity;
+    double low_concurrency = 0;  // the decode concurrency at `low`: the fixed point at a higher load is above it
     // 40 halvings leave 2^-39 of the capacity (2e-12 relative): far below the three significant
     // figures reported, and each step solves the queue's fixed point (the planner's inner loop).
     for (int iteration = 0; iteration < 40; ++iteration) {
         const double middle = (low + high) / 2;
-        if (meets(serving.at(middle, batch), slo, serving.model.transformer)) {
+        const LoadPoint point = serving.at(middle, batch, low_concurrency);
+        if (meets(point, slo, serving.model.transformer)) {
             low = middle;
+            low_concurrency = point.concurrency;
         } else {
             high = middle;
         }
