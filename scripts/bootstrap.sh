@@ -34,7 +34,7 @@ case "${1:-}" in
   # libbenchmark-dev: the ci preset compiles bench/ (not run) so that it cannot rot unseen.
   test) packages+=(chromium libbenchmark-dev "${lint_packages[@]}" "${fuzz_packages[@]}")
         command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm) ;;
-  lint) packages+=("${lint_packages[@]}") ;;
+  lint) packages+=("${lint_packages[@]}" libbenchmark-dev) ;;  # it configures the ci preset, which compiles bench/
   fuzz) packages+=("${fuzz_packages[@]}") ;;
   bench) packages+=(libbenchmark-dev) ;;
 esac
