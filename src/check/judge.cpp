@@ -781,7 +781,7 @@ private:
                                           fmt::join(misses, ", "));
         } else if (overloaded) {
             // Spare replicas (deployment.redundancy) carry no load, so the capacity is the others'.
-            const int serving = std::max(1, candidate.replicas - candidate.spare_replicas);
+            const int serving = candidate.serving_replicas();
             finding.message = fmt::format(
                 "{} cannot serve {:g} req/s: the capacity is {:.3g} req/s ({} serving replica{} at batch {}{}), so the "
                 "queue grows without bound",

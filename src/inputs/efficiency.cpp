@@ -137,7 +137,7 @@ void apply_speed_scale(EfficiencyFactors& factors, double scale) {
         if (field.role == SpeedRole::efficiency) {
             value *= scale;
             if (field.unit == UnitKind::fraction) {
-                value = std::min(value, 0.98);
+                value = std::min(value, max_achieved_fraction);
             }
         } else if (field.role == SpeedRole::overhead) {
             value /= scale;

@@ -135,6 +135,9 @@ std::vector<std::string_view> efficiency_factor_names();
 // Reads or writes one factor by its file name; false / nullopt for an unknown name.
 bool set_efficiency_factor(EfficiencyFactors& factors, std::string_view name, double value);
 std::optional<double> efficiency_factor(const EfficiencyFactors& factors, std::string_view name);
+// The most of a peak an achieved fraction may reach once scaled (calibration, refits): a
+// measurement faster than that is absorbed by the fixed times instead.
+constexpr double max_achieved_fraction = 0.98;
 // Whether the factor is a fraction of a peak or line rate (at most 1); false for an unknown name.
 bool efficiency_factor_is_fraction(std::string_view name);
 

@@ -156,7 +156,7 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
         } else {
             parts.push_back(fmt::format("P{:g} latency {}", slo.percentile, shown(inference.p99_e2e_s)));
         }
-        const int serving = candidate.replicas - candidate.spare_replicas;
+        const int serving = candidate.serving_replicas();
         parts.push_back(fmt::format("{} replica{} at {:g} req/s{}", serving, serving == 1 ? "" : "s",
                                     workload.inference.requests_per_s,
                                     candidate.spare_replicas > 0

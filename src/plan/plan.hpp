@@ -2,6 +2,7 @@
 // The planner: from a project (one workload per role) to a ranked decision per role and a
 // procurement table. Pure: the Report it returns holds everything any renderer prints.
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -36,7 +37,7 @@ struct Candidate {
     int replicas = 1;       // inference: copies of the model, spares included
     int spare_replicas = 0; // inference: of which kept for redundancy (deployment.redundancy), carrying no load
     bool tied = false;      // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
-    Layout layout;          // tensor and pipeline parallel per replica; inference: data_parallel = replicas
+    Layout layout;          // tensor and pipeline parallel per replica; inference: data_parallel = serving replicas
     Precision precision = Precision::bf16;
     bool precision_fallback = false;  // the workload's precision is not native; this one is used
     Acquisition acquisition = Acquisition::buy_new;
@@ -49,6 +50,9 @@ struct Candidate {
     UsageProfile usage;     // what it was priced for (re-priced by plan/robustness.hpp)
     double score = 0;       // by the objective; lower is better
     std::string reason;     // why it ranks where it does, in numbers
+
+    // Inference: the replicas that carry the load (at least 1).
+    int serving_replicas() const { return std::max(1, replicas - spare_replicas); }
 };
 
 // A catalog entry that no candidate of survived, and the closest miss.

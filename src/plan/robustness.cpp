@@ -260,7 +260,7 @@ private:
         member.base.gpu = member.gpu_slot;
         if (candidate.perf.inference) {
             member.spares = candidate.spare_replicas;
-            member.serving = std::max(1, candidate.replicas - candidate.spare_replicas);
+            member.serving = candidate.serving_replicas();
             member.replica_gpus = std::max(1, candidate.count / std::max(1, candidate.replicas));
             member.capacity_per_replica =
                 candidate.perf.inference->max_requests_per_s_meeting_slo / std::max(1, candidate.layout.data_parallel);

@@ -178,8 +178,8 @@ void write_role(std::ostream& out, const RolePlan& plan) {
         const Candidate& winner = *plan.winner;
         std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
         if (winner.replicas > 1) {
-            pick += winner.spare_replicas > 0 ? fmt::format(", {} replica{} + {} spare", winner.replicas - winner.spare_replicas,
-                                                            winner.replicas - winner.spare_replicas == 1 ? "" : "s",
+            pick += winner.spare_replicas > 0 ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
+                                                            winner.serving_replicas() == 1 ? "" : "s",
                                                             winner.spare_replicas)
                                               : fmt::format(", {} replicas", winner.replicas);
         }

@@ -84,7 +84,7 @@ double fit_loss(const std::vector<const PreparedCase*>& rows, const EfficiencyTa
 // Golden-section search in log space over [value / 3, value × 3] (fractions at most 0.98).
 double refit(EfficiencyTable& table, const FittedFactor& fitted, const std::vector<const PreparedCase*>& rows) {
     double low = std::log(fitted.value / 3);
-    double high = std::log(efficiency_factor_is_fraction(fitted.factor) ? std::min(0.98, fitted.value * 3) : fitted.value * 3);
+    double high = std::log(efficiency_factor_is_fraction(fitted.factor) ? std::min(max_achieved_fraction, fitted.value * 3) : fitted.value * 3);
     const double ratio = (std::sqrt(5.0) - 1) / 2;
     const auto loss_at = [&](double log_value) {
         set_value(table, fitted, std::exp(log_value));
