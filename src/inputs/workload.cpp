@@ -533,6 +533,19 @@ private:
         read_parallel(reader, "tensor_parallel", training.tensor_parallel);
         read_parallel(reader, "pipeline_parallel", training.pipeline_parallel);
         reader.integer("virtual_stages", training.virtual_stages, 1, 1024);
+        if (reader.integer("context_parallel", training.context_parallel, 1, 1024) && training.context_parallel > 1) {
+            // Megatron-Core splits each sequence into 2·cp chunks and gives each rank a chunk from
+            // each end, so the causal work balances (docs/perf-model.md, "Context parallelism").
+            if (!transformer) {
+                reader.error("context_parallel", "context parallelism splits a transformer's sequence; this model has none");
+            } else if (training.seq_len % (2 * training.context_parallel) != 0) {
+                reader.error("context_parallel", fmt::format("seq_len {} must be a multiple of 2 × context_parallel ({})",
+                                                             training.seq_len, 2 * training.context_parallel));
+            } else if (!training.flash_attention) {
+                reader.error("context_parallel", "ring attention runs on the fused attention kernels: "
+                                                 "set flash_attention: true");
+            }
+        }
         if (const YamlNode* lora = reader.node("lora")) {
             MapReader lora_reader(*lora, reader.child_path("lora"), m_diagnostics);
             lora_reader.require("rank");

@@ -97,6 +97,10 @@ struct TrainingSpec {
     // Model chunks per pipeline stage (interleaved 1F1B, Narayanan et al. 2021): the bubble is
     // (p − 1)/v micro-batch slots at v× the point-to-point messages. 1 = plain 1F1B.
     int virtual_stages = 1;
+    // GPUs one sequence is split over (context parallelism, ring attention: Megatron-Core
+    // --context-parallel-size). They hold the same weights, so they count in the layout's
+    // data-parallel degree: dp = sequence replicas × context_parallel. 1 = off.
+    int context_parallel = 1;
     LoraSpec lora;
     // Implementation choices that move the peak (defaults from runtime.framework):
     LossKind loss = LossKind::standard;                       // how the logits' cross-entropy is taken

@@ -384,8 +384,10 @@ void gradients_term(const TrainingSetup& setup, const TrainableParams& trainable
     // place (PyTorch < 2.0 zero_grad, Megatron's and llm.c's persistent buffers); with
     // zero_grad(set_to_none=True), the PyTorch 2.0 default, they exist only from backward to the step,
     // and the first produced in backward are the output layer's.
-    const double global_batch = training.global_batch > 0 ? training.global_batch : micro_batch * d;
-    const bool accumulating = global_batch > static_cast<double>(micro_batch) * d;
+    // Context parallelism: the data-parallel GPUs hold dp / cp sequence replicas.
+    const double replicas = std::max(1, layout.data_parallel / std::max(1, training.context_parallel));
+    const double global_batch = training.global_batch > 0 ? training.global_batch : micro_batch * replicas;
+    const bool accumulating = global_batch > static_cast<double>(micro_batch) * replicas;
     const bool gradients_resident = accumulating || training.zero_grad == ZeroGrad::zero;
     double output_layer_params = 0;
     // Encoders' vocabulary matrix is the input embedding, whose gradient comes last; their task heads are small.
@@ -402,7 +404,7 @@ void gradients_term(const TrainingSetup& setup, const TrainableParams& trainable
     }
     if (gradients_resident) {
         notes.add("gradients resident through backward ({})",
-                  accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * d))
+                  accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * replicas))
                                : "zero_grad keeps them allocated as zeros");
     } else {
         notes.add("gradients exist from backward to the step only (zero_grad set-to-none, no accumulation){}",
@@ -653,7 +655,9 @@ ActivationTerm transformer_activations(const TrainingSetup& setup, double stored
     const ModelSpec& model = setup.model;
     const TrainingSpec& training = setup.training;
     const double b = micro_batch;
-    const double s = training.seq_len;
+    // Under context parallelism each GPU holds 1/cp of every sequence's tokens (with flash
+    // attention, which the loader requires, nothing scales with the whole sequence).
+    const double s = static_cast<double>(training.seq_len) / std::max(1, training.context_parallel);
     ActivationShape shape;
     shape.seq_len = s;
     shape.micro_batch = b;
@@ -671,8 +675,10 @@ ActivationTerm transformer_activations(const TrainingSetup& setup, double stored
     term.per_sample = b > 0 ? term.bytes / b : 0;
     if (notes.active()) {
         notes.add(
-            "activations ({} recompute; Korthikanti et al. 2022 terms, seq {} × micro-batch {}, {}{}{}{}): {} = {}",
-            to_string(training.checkpointing), training.seq_len, micro_batch,
+            "activations ({} recompute; Korthikanti et al. 2022 terms, seq {}{} × micro-batch {}, {}{}{}{}): {} = {}",
+            to_string(training.checkpointing), training.seq_len,
+            training.context_parallel > 1 ? fmt::format(" / context parallel {}", training.context_parallel) : "",
+            micro_batch,
             training.flash_attention ? "flash attention" : "attention scores stored",
             model.ffn_gated ? ", gated FFN" : "", shape.dropout ? ", dropout masks" : "",
             shape.autocast ? ", fp32 norms/softmax under autocast" : "", stack.parts, gb(term.bytes));

@@ -33,8 +33,11 @@ double optimizer_bytes_per_param(const Workload& workload);
 struct TransformerTrainingOps {
     bool valid = false;
     double layers = 0;
-    double seq = 0;
+    double seq = 0;              // tokens a token attends over: the whole sequence
+    double context_parallel = 1; // GPUs one sequence is split over
+    double sequence_tokens = 0;  // tokens of one sequence on one GPU: seq / context_parallel
     double hidden = 0;
+    double kv_width = 0;         // kv_heads · head_dim: what the ring exchange sends per K or V
     double qkv_width = 0;        // N of the fused QKV projection
     double attention_width = 0;  // heads · head_dim: K of the attention output projection
     double ffn_in_width = 0;     // N of the FFN up (and gate) projection
@@ -62,6 +65,14 @@ struct MicroBatchTimes {
     double memory_s = 0;
 };
 MicroBatchTimes transformer_micro_batch_times(const TransformerTrainingOps& ops, int tp, int pp, int micro_batch);
+// Context parallelism's ring exchange of K and V per micro-batch that the attention kernels do not
+// hide, seconds: each of the cp − 1 ring steps sends a chunk over `link` while the attention of
+// the chunk in hand runs (Megatron-Core / Transformer Engine ring attention, P2P). 0 when cp = 1.
+double context_parallel_exchange_s(const TransformerTrainingOps& ops, int tp, int pp, int micro_batch,
+                                   double link_bytes_per_s, double link_latency_s);
+// Sequence replicas of a data-parallel degree: dp / context_parallel (at least 1); the global
+// batch is micro-batch × this × accumulation steps.
+int sequence_replicas(const Workload& workload, int dp);
 // The virtual stages the schedule runs: the workload's when there are at least pp × v layers
 // (uneven chunks allowed, as Megatron's first/last-stage options allow), else 1.
 int effective_virtual_stages(const Workload& workload, int pp);

@@ -149,10 +149,17 @@ int scheduled_virtual_stages(const Workload& workload, int pp, std::vector<std::
 // is recomputed; with sequence parallel the same volume as all-gathers and reduce-scatters),
 // the share Megatron's overlap leaves exposed; pipeline parallel: one activation send forward and
 // one back per micro-batch and model chunk (v chunks per stage when interleaved).
-double micro_batch_communication_s(const Setting& setting, int tp, int pp, double activation_bytes) {
+double micro_batch_communication_s(const Setting& setting, const TransformerTrainingOps& ops, int tp, int pp,
+                                   int micro_batch, double activation_bytes) {
     const Workload& workload = setting.workload;
     const ModelSpec& model = workload.model;
     double communication_s = 0;
+    if (ops.context_parallel > 1) {
+        // Megatron's rank order (tp, cp, dp, pp): a context-parallel group spans tp × cp GPUs.
+        const LinkTier link = link_for_group(workload, setting.gpu, tp * static_cast<int>(ops.context_parallel),
+                                             setting.factors, setting.platform);
+        communication_s += context_parallel_exchange_s(ops, tp, pp, micro_batch, link.bytes_per_s, link.latency_s);
+    }
     if (tp > 1 && model.is_transformer()) {
         const LinkTier link = link_for_group(workload, setting.gpu, tp, setting.factors, setting.platform);
         const CollectiveLink collective = collective_link(link, setting.gpu, setting.factors);
@@ -168,6 +175,36 @@ double micro_batch_communication_s(const Setting& setting, int tp, int pp, doubl
         communication_s += 2.0 * effective_virtual_stages(workload, pp) * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
     }
     return communication_s;
+}
+
+// sequence_replicas(), with a note when dp is not a multiple of context_parallel (a layout the
+// planner never proposes, but `perf --count` can ask for).
+int checked_sequence_replicas(const Workload& workload, int dp, std::vector<std::string>& notes) {
+    const int context_parallel = std::max(1, workload.training.context_parallel);
+    if (dp % context_parallel != 0) {
+        notes.push_back(fmt::format("data parallel {} is not a multiple of context_parallel {}: {} sequence replicas",
+                                    dp, context_parallel, sequence_replicas(workload, dp)));
+    }
+    return sequence_replicas(workload, dp);
+}
+
+// What context parallelism does to this layout, for the notes (nothing without it).
+void add_context_parallel_note(const Setting& setting, const TransformerTrainingOps& ops, int micro_batch) {
+    if (!ops.valid || ops.context_parallel <= 1) {
+        return;
+    }
+    const Layout& layout = setting.layout;
+    const int tp = std::max(1, layout.tensor_parallel);
+    const int pp = std::max(1, layout.pipeline_parallel);
+    const int dp = std::max(1, layout.data_parallel);
+    const int context_parallel = static_cast<int>(ops.context_parallel);
+    const LinkTier link =
+        link_for_group(setting.workload, setting.gpu, tp * context_parallel, setting.factors, setting.platform);
+    const double exchange_s = context_parallel_exchange_s(ops, tp, pp, micro_batch, link.bytes_per_s, link.latency_s);
+    setting.notes.push_back(fmt::format("context parallel {}: each sequence's {:g} tokens split over {} GPUs (ring attention over {}, "
+                       "{:.2f} ms per micro-batch not hidden by attention); data parallel {} = {} sequence replicas × {}",
+                       context_parallel, ops.seq, context_parallel, link.name, exchange_s * 1e3, dp,
+                       sequence_replicas(setting.workload, dp), context_parallel));
 }
 
 // Data parallel: the gradient collectives' time the compute does not hide, per step.
@@ -303,7 +340,10 @@ TransformerTrainingOps transformer_training_ops(const Workload& workload, const 
     const double kv_width = (model.kv_heads > 0 ? model.kv_heads : model.heads) * head_dim;
     ops.layers = layers;
     ops.seq = std::max(1, spec.seq_len);
+    ops.context_parallel = std::max(1, spec.context_parallel);
+    ops.sequence_tokens = ops.seq / ops.context_parallel;
     ops.hidden = h;
+    ops.kv_width = kv_width;
     ops.qkv_width = width + 2 * kv_width;
     ops.attention_width = width;
     // The FFN is what the matrix-multiply parameters leave after attention and the logits, so
@@ -376,7 +416,7 @@ TransformerTrainingOps transformer_training_ops(const Workload& workload, const 
 
 MicroBatchTimes transformer_micro_batch_times(const TransformerTrainingOps& ops, int tp, int pp, int micro_batch) {
     const double t = std::max(1, tp);
-    const double tokens = static_cast<double>(std::max(1, micro_batch)) * ops.seq;
+    const double tokens = static_cast<double>(std::max(1, micro_batch)) * ops.sequence_tokens;
     const double h = ops.hidden;
     // One layer's four GEMMs, forward, on this GPU's shard (column- then row-parallel).
     const double layer_gemms_s = training_gemm_time_s(tokens, ops.qkv_width / t, h, ops.gemm) +
@@ -399,6 +439,29 @@ MicroBatchTimes transformer_micro_batch_times(const TransformerTrainingOps& ops,
     times.compute_s = (ops.layers * layer_compute_s + ops.gemm_passes * logits_s) / pp;
     times.memory_s = ops.layers * layer_memory_s / pp;
     return times;
+}
+
+double context_parallel_exchange_s(const TransformerTrainingOps& ops, int tp, int pp, int micro_batch,
+                                   double link_bytes_per_s, double link_latency_s) {
+    if (!ops.valid || ops.context_parallel <= 1) {
+        return 0;
+    }
+    const double t = std::max(1, tp);
+    const double tokens = static_cast<double>(std::max(1, micro_batch)) * ops.sequence_tokens;
+    // One ring step forward: this rank's K and V chunk (kv heads split over t) to the next rank,
+    // while the attention of the chunk it holds runs: 1/cp of its attention (load-balanced
+    // chunks, so every step has equal causal work). Backward sends K, V and their gradients
+    // against twice the attention work: twice both; a recomputed forward repeats the forward.
+    const double step_bytes = 2 * tokens * ops.kv_width / t * ops.activation_bytes;
+    const double step_s = step_bytes / link_bytes_per_s + link_latency_s;
+    const double attention_s =
+        std::max(tokens * ops.attention_flops_per_token / t / ops.attention_flops_per_s, ops.floor_s);
+    const double exposed_step_s = std::max(0.0, step_s - attention_s / ops.context_parallel);
+    return ops.layers / std::max(1, pp) * (3 + ops.attention_recompute) * (ops.context_parallel - 1) * exposed_step_s;
+}
+
+int sequence_replicas(const Workload& workload, int dp) {
+    return std::max(1, dp / std::max(1, workload.training.context_parallel));
 }
 
 int effective_virtual_stages(const Workload& workload, int pp) {
@@ -466,7 +529,8 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const int pp = std::max(1, layout.pipeline_parallel);
     const int dp = std::max(1, layout.data_parallel);
     const int gpus = tp * pp * dp;
-    const TrainingBatches batches = training_batches(workload.training, dp, micro_batch_override, notes);
+    const TrainingBatches batches =
+        training_batches(workload.training, checked_sequence_replicas(workload, dp, notes), micro_batch_override, notes);
     const int accumulation = batches.accumulation;
     result.micro_batch = batches.micro_batch;
     result.gradient_accumulation = accumulation;
@@ -475,9 +539,9 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     // Transformers: per-operator kernels (docs/perf-model.md, "Training"); other models: FLOPs at
     // the achieved fraction of the dense peak against their DRAM traffic.
     const bool fp8 = workload.precision == Precision::fp8 && gpu.supports(Precision::fp8);
+    const Precision wide = workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision;
     const TransformerTrainingOps ops = transformer_training_ops(workload, gpu, factors, notes);
-    const double base_peak =
-        matmul_peak_flops_per_s(gpu, workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision, notes);
+    const double base_peak = matmul_peak_flops_per_s(gpu, wide, notes);
     const double mfu_peak = fp8 ? gpu.peak_flops_per_s(Precision::fp8) : base_peak;
     const double bandwidth = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
 
@@ -494,9 +558,11 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const double micro_memory_s = kernels.times.memory_s;
     const double micro_kernel_s = kernels.total_s;
     const bool memory_bound_kernels = micro_memory_s > micro_compute_s;
-    const double activation_bytes = samples * std::max(1.0, work.tokens) * workload.model.hidden *
-                                    element_bytes(workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision);
-    const double micro_s = micro_kernel_s + micro_batch_communication_s(setting, tp, pp, activation_bytes);
+    // A micro-batch's activations on this GPU (its share of each sequence under context parallelism).
+    const double activation_bytes = samples * std::max(1.0, work.tokens) / std::max(1, workload.training.context_parallel) *
+                                    workload.model.hidden * element_bytes(wide);
+    const double micro_s =
+        micro_kernel_s + micro_batch_communication_s(setting, ops, tp, pp, batches.micro_batch, activation_bytes);
 
     // Pipeline: m + (p − 1)/v micro-batch slots per step (v = 1 without interleaving).
     const int virtual_stages = scheduled_virtual_stages(workload, pp, notes);
@@ -565,6 +631,7 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     times.input_pipeline_s = input_wait_s;
 
     time_to_train(workload.training, work.tokens, result, notes);
+    add_context_parallel_note(setting, ops, batches.micro_batch);
     if (dp > 1) {
         notes.push_back(fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, sync.link.name,
                                     sync.link.bytes_per_s / 1e9));

@@ -115,10 +115,14 @@ std::string optional_duration(const std::optional<double>& value) {
 void training_lines(const PerfResult& result, std::ostream& out) {
     const TrainingPerf& training = *result.estimate.training;
     const Layout& layout = result.estimate.layout;
-    out << fmt::format("  step        {} per optimizer step: micro-batch {} × {} accumulation × {} data parallel = "
-                       "{} samples\n",
+    const int context_parallel = std::max(1, result.workload.training.context_parallel);
+    const std::string replicas =
+        context_parallel > 1 ? fmt::format("{} sequence replicas (data parallel {} / context parallel {})",
+                                           layout.data_parallel / context_parallel, layout.data_parallel, context_parallel)
+                             : fmt::format("{} data parallel", layout.data_parallel);
+    out << fmt::format("  step        {} per optimizer step: micro-batch {} × {} accumulation × {} = {} samples\n",
                        format_duration(training.step_time_s), training.micro_batch, training.gradient_accumulation,
-                       layout.data_parallel, training.global_batch);
+                       replicas, training.global_batch);
     if (result.workload.model.is_transformer()) {
         out << fmt::format("  throughput  {}, {}, MFU {}\n", format_rate(training.tokens_per_s, "tokens/s"),
                            format_rate(training.samples_per_s, "samples/s"), format_percent(training.mfu));

@@ -80,6 +80,8 @@ void CompiledTraining::compile_memory(const Workload& workload) {
     m_layers = model.layers;
     m_hidden = model.hidden;
     m_seq = training.seq_len;
+    m_context_parallel = std::max(1, training.context_parallel);
+    m_sequence_tokens = m_seq / m_context_parallel;
     m_vocab = model.vocab;
     m_ffn_scratch_per_token = widths.moe_top_k * widths.ffn;
     m_experts = model.experts;
@@ -160,7 +162,7 @@ CompiledTraining::Tier CompiledTraining::tier_for_group(int group_size) const {
 
 int CompiledTraining::global_batch(int micro_batch, int data_parallel) const {
     const int given = m_workload->training.global_batch;
-    return given > 0 ? given : micro_batch * data_parallel;
+    return given > 0 ? given : micro_batch * perf_detail::sequence_replicas(*m_workload, data_parallel);
 }
 
 TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipeline_parallel, int data_parallel) const {
@@ -183,7 +185,7 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
 
     // Activations at micro-batch 1 by the same layer function the estimator calls.
     ActivationShape shape;
-    shape.seq_len = m_seq;
+    shape.seq_len = m_sequence_tokens;
     shape.micro_batch = 1;
     shape.element_bytes = m_compute_bytes;
     shape.dropout = memory_detail::trains_with_dropout(m_workload->model);
@@ -196,16 +198,16 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
     if (training.checkpointing == Checkpointing::full) {
         ActivationShape working = shape;
         working.selective_recompute = false;
-        per_sample = m_layers * m_seq * m_hidden * m_compute_bytes +
+        per_sample = m_layers * m_sequence_tokens * m_hidden * m_compute_bytes +
                      transformer_layer_activation_bytes(m_workload->model, working);
     } else {
         per_sample = m_layers * transformer_layer_activation_bytes(m_workload->model, shape);
         if (training.recompute_ffn_activation) {
-            per_sample += m_seq * m_ffn_scratch_per_token * m_compute_bytes / t;
+            per_sample += m_sequence_tokens * m_ffn_scratch_per_token * m_compute_bytes / t;
         }
     }
     if (p <= 1 && m_logits_on_last_stage) {
-        per_sample += m_seq * m_vocab * m_per_logit_bytes / t;
+        per_sample += m_sequence_tokens * m_vocab * m_per_logit_bytes / t;
     }
     terms.activation_bytes_per_sample = per_sample;
 
@@ -230,6 +232,9 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
                                                                                          terms.data_parallel))
                             : data.collective;
     terms.virtual_stages = perf_detail::effective_virtual_stages(*m_workload, terms.pipeline_parallel);
+    const Tier context = tier_for_group(terms.tensor_parallel * m_context_parallel);
+    terms.context_link_bytes_per_s = context.bytes_per_s;
+    terms.context_link_latency_s = context.latency_s;
     return terms;
 }
 
@@ -251,7 +256,8 @@ double CompiledTraining::memory_total_bytes(const TrainingLayoutTerms& terms, Sh
         gradients /= d;
     }
     const double global = global_batch(micro_batch, terms.data_parallel);
-    const bool accumulating = global > static_cast<double>(micro_batch) * d;
+    const bool accumulating =
+        global > static_cast<double>(micro_batch) * perf_detail::sequence_replicas(*m_workload, terms.data_parallel);
     const double backward_gradients = accumulating || m_zero_grad_keeps
                                           ? gradients
                                           : std::min(gradients, terms.output_layer_params * m_gradient_element);
@@ -287,13 +293,16 @@ TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms,
     const int dp = terms.data_parallel;
     const double model_parallel = static_cast<double>(tp) * pp;
     const int global = global_batch(micro_batch, dp);
+    const int replicas = perf_detail::sequence_replicas(*m_workload, dp);
     const int accumulation =
-        std::max(1, static_cast<int>(std::lround(static_cast<double>(global) / (micro_batch * dp))));
+        std::max(1, static_cast<int>(std::lround(static_cast<double>(global) / (micro_batch * replicas))));
 
     const perf_detail::MicroBatchTimes kernels = perf_detail::transformer_micro_batch_times(m_ops, tp, pp, micro_batch);
     const double micro_kernel_s = kernels.compute_s + kernels.memory_s;
-    double micro_communication_s = 0;
-    const double activation_bytes = micro_batch * std::max(1.0, m_seq) * m_hidden * m_activation_element;
+    double micro_communication_s = perf_detail::context_parallel_exchange_s(
+        m_ops, tp, pp, micro_batch, terms.context_link_bytes_per_s, terms.context_link_latency_s);
+    const double activation_bytes =
+        micro_batch * std::max(1.0, m_seq) / m_context_parallel * m_hidden * m_activation_element;
     if (tp > 1) {
         micro_communication_s +=
             m_tensor_share * m_tensor_all_reduces * (m_layers / pp) * all_reduce_s(activation_bytes, tp, terms.tensor_collective);
@@ -331,7 +340,7 @@ TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms,
     const double optimizer_s = owned_params * m_optimizer_traffic_per_param / m_bandwidth_bytes_per_s;
 
     result.step_time_s = pipeline_s + exposed_communication_s + optimizer_s;
-    result.samples_per_s = static_cast<double>(micro_batch) * dp * accumulation / result.step_time_s;
+    result.samples_per_s = static_cast<double>(micro_batch) * replicas * accumulation / result.step_time_s;
     if (m_samples_total > 0) {
         result.time_to_train_s = m_samples_total * m_epochs / result.samples_per_s;
         result.meets_deadline = m_deadline_s <= 0 || result.time_to_train_s <= m_deadline_s;
@@ -347,9 +356,11 @@ double CompiledTraining::step_time_lower_bound_s(int tensor_parallel, int pipeli
     const int pp = std::max(1, pipeline_parallel);
     const double model_parallel = static_cast<double>(std::max(1, tensor_parallel)) * pp;
     const double bubble = (pp - 1.0) / perf_detail::effective_virtual_stages(*m_workload, pp);
+    // Context parallelism: m = global / (b · dp/cp) micro-batches of 1/cp of a sample each.
     const double given = m_workload->training.global_batch;
-    const double slots = given > 0 ? given / std::max(1, data_parallel) + bubble : 1 + bubble;
-    return slots * m_ops.lower_bound_sample_s / model_parallel;
+    const double replicas = perf_detail::sequence_replicas(*m_workload, data_parallel);
+    const double slots = given > 0 ? given / replicas + bubble : 1 + bubble;
+    return slots * m_ops.lower_bound_sample_s / (model_parallel * m_context_parallel);
 }
 
 }  // namespace gpusel

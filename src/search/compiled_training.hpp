@@ -53,6 +53,8 @@ struct TrainingLayoutTerms {
     CollectiveLink tensor_collective;  // collective_link() of the tensor and data groups' tiers
     CollectiveLink data_collective;
     int virtual_stages = 1;            // effective_virtual_stages() of this pipeline degree
+    double context_link_bytes_per_s = 0;  // the tp × cp group's tier (context parallelism's ring)
+    double context_link_latency_s = 0;
 };
 
 struct TrainingPointResult {
@@ -88,7 +90,8 @@ public:
     // that. A bound for pruning.
     double step_time_lower_bound_s(int tensor_parallel, int pipeline_parallel, int data_parallel) const;
 
-    // The global batch a point runs (0 in the workload = micro-batch × data parallel).
+    // The global batch a point runs (0 in the workload = micro-batch × sequence replicas, the
+    // data parallel degree over context_parallel).
     int global_batch(int micro_batch, int data_parallel) const;
 
 private:
@@ -119,6 +122,8 @@ private:
     double m_layers = 0;
     double m_hidden = 0;
     double m_seq = 0;
+    double m_sequence_tokens = 0;  // of one sequence on one GPU: seq / context_parallel
+    int m_context_parallel = 1;
     double m_vocab = 0;
     double m_ffn_scratch_per_token = 0;  // top_k · ffn (recomputed FFN activation's buffer, before /t)
     int m_experts = 0;

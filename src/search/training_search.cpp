@@ -58,13 +58,15 @@ Dimensions dimensions(const Workload& workload, const GpuSpec& gpu, int max_coun
 }
 
 // The data-parallel degrees of a (tp, pp) pair. With a global batch, Megatron's rule: it must be
-// micro-batch × dp × accumulation steps, so dp divides it. Without one, the cluster sizes are
-// powers of two (a global batch of micro-batch × dp grows with them).
+// micro-batch × sequence replicas × accumulation steps, so the replicas (dp / context_parallel)
+// divide it. Without one, the cluster sizes are powers of two (a global batch of micro-batch ×
+// replicas grows with them). Under context parallelism dp is a multiple of it.
 std::vector<int> data_parallel_degrees(const Workload& workload, int model_parallel, int max_count,
                                        const std::optional<int>& fixed_count) {
+    const int context_parallel = std::max(1, workload.training.context_parallel);
     std::vector<int> degrees;
     if (fixed_count) {
-        if (*fixed_count % model_parallel == 0) {
+        if (*fixed_count % model_parallel == 0 && (*fixed_count / model_parallel) % context_parallel == 0) {
             degrees.push_back(*fixed_count / model_parallel);
         }
         return degrees;
@@ -72,15 +74,15 @@ std::vector<int> data_parallel_degrees(const Workload& workload, int model_paral
     const int global = workload.training.global_batch;
     const int most = max_count / model_parallel;
     if (global > 0) {
-        for (int dp = 1; dp <= std::min(most, global); ++dp) {
-            if (global % dp == 0) {
-                degrees.push_back(dp);
+        for (int replicas = 1; replicas <= std::min(most / context_parallel, global); ++replicas) {
+            if (global % replicas == 0) {
+                degrees.push_back(replicas * context_parallel);
             }
         }
         return degrees;
     }
     for (long long count = 1; count <= max_count; count *= 2) {
-        if (count % model_parallel == 0) {
+        if (count % model_parallel == 0 && (count / model_parallel) % context_parallel == 0) {
             degrees.push_back(static_cast<int>(count / model_parallel));
         }
     }
@@ -90,7 +92,8 @@ std::vector<int> data_parallel_degrees(const Workload& workload, int model_paral
 // The micro-batches that run a whole number of accumulation steps at `dp`.
 bool micro_batch_valid(const Workload& workload, int micro_batch, int data_parallel) {
     const long long global = workload.training.global_batch;
-    return global <= 0 || global % (static_cast<long long>(micro_batch) * data_parallel) == 0;
+    const long long replicas = perf_detail::sequence_replicas(workload, data_parallel);
+    return global <= 0 || global % (static_cast<long long>(micro_batch) * replicas) == 0;
 }
 
 struct Evaluation {

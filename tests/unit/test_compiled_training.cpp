@@ -45,7 +45,11 @@ std::string random_workload(std::mt19937_64& random, const std::string& preset) 
     text += fmt::format("  master_weights: {}\n", pick(random, std::vector<std::string>{"true", "false"}));
     text += fmt::format("  seq_len: {}\n", pick(random, std::vector<int>{128, 512, 2048, 4096}));
     text += fmt::format("  checkpointing: {}\n", pick(random, std::vector<std::string>{"none", "selective", "full"}));
-    text += fmt::format("  flash_attention: {}\n", pick(random, std::vector<std::string>{"true", "false"}));
+    const std::string flash_attention = pick(random, std::vector<std::string>{"true", "false"});
+    text += fmt::format("  flash_attention: {}\n", flash_attention);
+    if (flash_attention == "true") {  // ring attention needs the fused kernels; every seq_len above splits 2·4 ways
+        text += fmt::format("  context_parallel: {}\n", pick(random, std::vector<int>{1, 1, 2, 4}));
+    }
     text += fmt::format("  optimizer_step: {}\n", pick(random, std::vector<std::string>{"foreach", "for-loop", "fused"}));
     text += fmt::format("  zero_grad: {}\n", pick(random, std::vector<std::string>{"set-to-none", "zero"}));
     text += fmt::format("  gradient_dtype: {}\n", pick(random, std::vector<std::string>{"auto", "fp32"}));
@@ -131,10 +135,12 @@ TEST_CASE("compiled training: same memory and speed as the full estimators", "[c
                 CHECK(close(fast.samples_per_s, reference.training->samples_per_s));
                 CHECK(close(fast.time_to_train_s, reference.training->time_to_train_s.value_or(0)));
                 CHECK(fast.meets_deadline == reference.training->meets_deadline);
-                // The pruning bound is a bound wherever the search uses it (micro-batch × dp divides
-                // the global batch).
+                // The pruning bound is a bound wherever the search uses it (micro-batch × sequence
+                // replicas divides the global batch, and dp is a multiple of context_parallel).
                 const int global = workload.training.global_batch;
-                if (global <= 0 || global % (micro_batch * dp) == 0) {
+                const int context_parallel = workload.training.context_parallel;
+                if (dp % context_parallel == 0 &&
+                    (global <= 0 || global % (micro_batch * (dp / context_parallel)) == 0)) {
                     CHECK(compiled->step_time_lower_bound_s(tp, pp, dp) * micro_batch /
                           (workload.training.global_batch > 0 ? micro_batch : 1) <=
                           fast.step_time_s * (1 + 1e-12));

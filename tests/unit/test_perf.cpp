@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "inputs/workload.hpp"
+#include "perf/internal.hpp"
 #include "perf/perf.hpp"
 
 using namespace gpusel;
@@ -337,6 +338,62 @@ training:
     REQUIRE(estimate.training->time_to_train_s);
     CHECK_THAT(*estimate.training->time_to_train_s, WithinRel(1e9 / (8192 / 0.02705785612288), 1e-9));
     CHECK(estimate.bottleneck.resource == Resource::compute);
+}
+
+TEST_CASE("perf::context parallelism exchanges K and V in a ring behind the attention", "[perf]") {
+    perf_detail::TransformerTrainingOps ops;
+    ops.valid = true;
+    ops.layers = 2;
+    ops.context_parallel = 2;
+    ops.sequence_tokens = 512;                         // a 1024-token sequence over 2 GPUs
+    ops.kv_width = 1024;                               // 8 KV heads of 128
+    ops.activation_bytes = 2;
+    ops.attention_flops_per_token = 4.0 * 1024 * 1024 * 0.5;  // causal flash attention over 1024 tokens
+    ops.attention_flops_per_s = 50e12;
+    ops.floor_s = 4e-6;
+    // A ring step sends K and V of 512 tokens: 2 · 512 · 1024 · 2 B = 2,097,152 B, at 10 GB/s + 10 µs
+    // = 219.7152 µs, against half the attention of the chunk: 512 · 2,097,152 FLOP / 50 TFLOP/s / 2
+    // = 10.737418 µs. Exposed 208.977782 µs per step, 1 step (cp − 1), forward + 2× backward, 2 layers.
+    CHECK_THAT(perf_detail::context_parallel_exchange_s(ops, 1, 1, 1, 10e9, 10e-6),
+               WithinRel(2 * 3 * (219.7152e-6 - 512 * 2097152.0 / 50e12 / 2), 1e-12));
+    // Tensor parallel 2 halves both the bytes and the attention; 2 pipeline stages hold 1 layer each.
+    CHECK_THAT(perf_detail::context_parallel_exchange_s(ops, 2, 2, 1, 10e9, 10e-6),
+               WithinRel(3 * (1048576.0 / 10e9 + 10e-6 - 512 * 2097152.0 / 50e12 / 2 / 2), 1e-12));
+    // NVLink-class links hide the exchange entirely; cp = 1 has none.
+    CHECK(perf_detail::context_parallel_exchange_s(ops, 1, 1, 1, 900e9, 1e-6) == 0);
+    ops.context_parallel = 1;
+    CHECK(perf_detail::context_parallel_exchange_s(ops, 1, 1, 1, 10e9, 10e-6) == 0);
+}
+
+TEST_CASE("perf::context parallelism counts sequence replicas, not GPUs, in the global batch", "[perf]") {
+    const GpuSpec gpu = test_gpu();
+    // The two-layer decoder of "perf::training step of a small transformer on one GPU".
+    const auto workload = [&](int context_parallel) {
+        return load_workload_text("format: 1\nname: cp\nkind: training\nmodel: {family: decoder, layers: 2, "
+                                  "hidden: 1024, heads: 8, ffn: 4096, vocab: 1000}\nprecision: bf16\ntraining:\n"
+                                  "  micro_batch: 1\n  global_batch: 8\n  seq_len: 1024\n  context_parallel: " +
+                                      std::to_string(context_parallel) + "\n",
+                                  "test.yaml", LoadContext{});
+    };
+    PerfQuery query;
+    query.layout.data_parallel = 4;
+    const PerfEstimate split = estimate_perf(workload(2), gpu, query, test_efficiency());
+    const PerfEstimate replicated = estimate_perf(workload(1), gpu, query, test_efficiency());
+    REQUIRE(split.training);
+    REQUIRE(replicated.training);
+    // dp 4 = 2 sequence replicas × cp 2: 8 / (1 · 2) = 4 accumulation steps of half-sequences,
+    // against 8 / (1 · 4) = 2 of whole ones.
+    CHECK(split.training->gradient_accumulation == 4);
+    CHECK(replicated.training->gradient_accumulation == 2);
+    CHECK(split.training->global_batch == 8);
+    CHECK(std::any_of(split.notes.begin(), split.notes.end(), [](const std::string& note) {
+        return note.find("context parallel 2: each sequence's 1024 tokens split over 2 GPUs") == 0 &&
+               note.find("data parallel 4 = 2 sequence replicas × 2") != std::string::npos;
+    }));
+    // The same tokens per step in twice the micro-batches of half the rows: these GEMMs are below
+    // their half-plateau size, so splitting the sequence costs speed on a model this small.
+    CHECK_THAT(split.training->tokens_per_s, WithinRel(8 * 1024 / split.training->step_time_s, 1e-12));
+    CHECK(split.training->tokens_per_s < replicated.training->tokens_per_s);
 }
 
 TEST_CASE("perf::input-bound CNN training names the input pipeline and the loader workers it needs", "[perf]") {

@@ -163,3 +163,22 @@ TEST_CASE("training search: the scale scenarios search their whole space", "[tra
                           to_string(plan.winner->precision)) == scenario.winner);
     }
 }
+
+TEST_CASE("training search: context parallelism keeps whole sequence replicas", "[training_search]") {
+    // The scale scenario with each 8192-token sequence split over 2 GPUs: every layout's data-parallel
+    // degree is replicas × 2, the replicas divide the global batch, and the pruned search still
+    // finds the reference's winners.
+    Workload llama = reduced(load_example("examples/scale/llama-405b-pretrain.yaml"), 256);
+    llama.training.context_parallel = 2;
+    TrainingSearchOptions options;
+    options.require_deadline = false;
+    const TrainingSearchResult result = search_training(llama, *catalog().find("H100-SXM5"), efficiency(), options);
+    REQUIRE(!result.best_per_count.empty());
+    for (const TrainingChoice& choice : result.best_per_count) {
+        INFO(describe(choice.layout));
+        CHECK(choice.layout.data_parallel % 2 == 0);
+        CHECK(llama.training.global_batch % (choice.micro_batch * choice.layout.data_parallel / 2) == 0);
+    }
+    check_same_choices(llama, "H100-SXM5");
+    check_same_choices(llama, "H100-SXM5", 128);
+}

@@ -326,3 +326,24 @@ training:
   micro_batch: 1..1000
 )").size() == 1);
 }
+
+TEST_CASE("workload::load checks context_parallel against the sequence and the attention kernels", "[workload]") {
+    const auto training = [](const std::string& model, const std::string& fields) {
+        return "format: 1\nname: cp\nkind: training\nmodel: " + model + "\ntraining:\n" + fields;
+    };
+    const Workload split = load(training("{preset: llama-2-7b}", "  seq_len: 8192\n  context_parallel: 2\n"));
+    CHECK(split.training.context_parallel == 2);
+    CHECK(load(training("{preset: llama-2-7b}", "  seq_len: 8192\n")).training.context_parallel == 1);
+    // Megatron-Core's load balancing cuts each sequence into 2·cp chunks.
+    CHECK(errors(training("{preset: llama-2-7b}", "  seq_len: 1000\n  context_parallel: 8\n")) ==
+          std::vector<std::string>{"w.yaml:7:21: training.context_parallel: seq_len 1000 must be a multiple of "
+                                   "2 × context_parallel (16)"});
+    CHECK(errors(training("{preset: llama-2-7b}",
+                          "  seq_len: 4096\n  flash_attention: false\n  context_parallel: 2\n")) ==
+          std::vector<std::string>{"w.yaml:8:21: training.context_parallel: ring attention runs on the fused attention "
+                                   "kernels: set flash_attention: true"});
+    CHECK(errors(training("{family: cnn, params: 25.6M, flops_per_sample: 8.2GFLOP}", "  context_parallel: 2\n")) ==
+          std::vector<std::string>{"w.yaml:6:21: training.context_parallel: context parallelism splits a transformer's "
+                                   "sequence; this model has none"});
+    CHECK(errors(training("{preset: llama-2-7b}", "  context_parallel: 0\n")).size() == 1);
+}
