@@ -156,9 +156,11 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
             result.notes.push_back(fmt::format(
                 "the calibrated model gives {:.4g} for the {} measured on {} × {} ({:.4g}): {}", point.predicted_after,
                 to_string(point.point.metric), point.point.count, point.point.gpu, point.point.measured,
-                result.points.size() > 1 ? "the points disagree, their geometric mean is used"
-                                         : "beyond what the peaks allow (stack factor within 0.2–5×, fractions of "
-                                           "peak at most 0.98); check that the measurement is of this workload"));
+                result.points.size() > 1
+                    ? std::string("the points disagree, their geometric mean is used")
+                    : fmt::format("beyond what the peaks allow (stack factor within {:g}–{:g}×, fractions of peak at "
+                                  "most {:g}); check that the measurement is of this workload",
+                                  min_scale, max_scale, max_achieved_fraction)));
         }
     }
     return result;

@@ -77,6 +77,22 @@ TEST_CASE("calibration: the fitted factor reproduces the measurement and moves o
     CHECK_THAT(describe_calibration(calibration), Contains("1 × A100-80GB-SXM4 measured output_tokens_per_s"));
 }
 
+TEST_CASE("calibration: a point beyond the bounds says which bounds held it back", "[calibration]") {
+    const Workload plain = load(chat_workload);
+    const double before = predicted_output(plain, "A100-80GB-SXM4", test::efficiency());
+    // Twenty times the model's speed: no stack factor within 0.2–5× and no fraction of peak up to
+    // 0.98 reaches it, so the fit stops short and the note names the bounds.
+    const Workload workload = load(std::string(chat_workload) +
+                                   "calibration:\n  speed:\n    - {gpu: A100-80GB-SXM4, metric: output_tokens_per_s, "
+                                   "measured: " + std::to_string(20 * before) + "}\n");
+    const SpeedCalibration calibration = calibrate_speed(workload, test::catalog(), test::efficiency());
+    REQUIRE(calibration.applied);
+    CHECK(calibration.scale <= 5);
+    REQUIRE(calibration.notes.size() == 1);
+    CHECK_THAT(calibration.notes[0], Contains("beyond what the peaks allow (stack factor within 0.2–5×, fractions of "
+                                              "peak at most 0.98); check that the measurement is of this workload"));
+}
+
 TEST_CASE("calibration: the points are predicted on the stack the estimate is asked for", "[calibration]") {
     const GpuSpec& gpu = *test::catalog().find("RTX-4090");
     const Workload plain = load(chat_workload);
