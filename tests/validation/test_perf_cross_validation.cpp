@@ -267,6 +267,9 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
 
     // Speed ratios between GPU types for the same workload, out of sample.
     std::vector<double> ratio_errors;
+    // The pairs whose two runs come from one publication (one harness and software release): what
+    // is left of the ratio error once software drift between publications is taken out.
+    std::vector<double> same_publication_ratio_errors;
     std::map<std::string, std::vector<double>> ratio_errors_by_workload;
     // Calibration on one GPU, then the other GPU's prediction (the user's path: calibrate_speed on
     // the fold's table with the first case's measurement as a calibration point).
@@ -280,6 +283,9 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
                 const double measured_ratio = a.entry->item.measured / b.entry->item.measured;
                 const double predicted_ratio = a.out_of_sample.value / b.out_of_sample.value;
                 ratio_errors.push_back(std::abs(predicted_ratio / measured_ratio - 1));
+                if (a.entry->item.publication == b.entry->item.publication) {
+                    same_publication_ratio_errors.push_back(ratio_errors.back());
+                }
                 const std::string& file = a.entry->item.file;
                 ratio_errors_by_workload[file.substr(file.find("/tests/validation/") + 18) + " " + a.entry->item.metric]
                     .push_back(ratio_errors.back());
@@ -319,6 +325,9 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     summary += fmt::format("\nspeed ratio between GPU types, same workload (out of sample): {} pairs, median {:.1f} %, "
                            "p90 {:.1f} %\n",
                            ratios.count, 100 * ratios.median, 100 * ratios.p90);
+    const Summary same_publication = summarise(same_publication_ratio_errors);
+    summary += fmt::format("  of which both runs from one publication: {} pairs, median {:.1f} %, p90 {:.1f} %\n",
+                           same_publication.count, 100 * same_publication.median, 100 * same_publication.p90);
     for (const auto& [workload, errors] : ratio_errors_by_workload) {
         summary += fmt::format("  {:<70} {:>3} pairs, median {:>5.1f} %\n", workload, errors.size(),
                                100 * percentile_of(errors, 0.5));
@@ -357,6 +366,9 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     CHECK(after.p90 <= 0.46);
     CHECK(overall_out.p90 <= 0.36);
     CHECK(ratios.median <= 0.16);
+    // Same-publication pairs (13.8 % today) are not much better: the ratio gap is the model's,
+    // not mainly software drift between publications. Held, like the two above.
+    CHECK(same_publication.median <= 0.145);
     std::cout << fmt::format("targets: out-of-sample median {:.1f} % (<= 15 %: {}), p90 {:.1f} % (<= 35 %: {}), "
                              "speed-ratio median {:.1f} % (<= 10 %: {})\n",
                              100 * overall_out.median, overall_out.median <= 0.15 ? "met" : "NOT MET",
