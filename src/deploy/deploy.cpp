@@ -150,6 +150,7 @@ void fill_training(LaunchSpec& spec, const Candidate& pick, const Workload& work
     spec.micro_batch = pick.micro_batch;
     spec.checkpointing = pick.checkpointing;
     spec.seq_len = workload.training.seq_len;
+    spec.context_parallel = workload.training.context_parallel;
     if (pick.perf.training) {
         spec.gradient_accumulation = pick.perf.training->gradient_accumulation;
         spec.global_batch = pick.perf.training->global_batch;

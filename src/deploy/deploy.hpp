@@ -84,6 +84,7 @@ struct LaunchSpec {
     int gradient_accumulation = 1;
     int global_batch = 0;
     int seq_len = 0;
+    int context_parallel = 1;  // training.context_parallel: GPUs of the data-parallel degree one sequence spans
     Checkpointing checkpointing = Checkpointing::none;
     long long train_iterations = 0;  // optimizer steps of one run (dataset × epochs / global batch); 0 = unknown
     int lora_rank = 0;               // 0 = full fine-tuning

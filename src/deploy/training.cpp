@@ -10,7 +10,7 @@
 //   Hugging Face TrainingArguments: --deepspeed, --per_device_train_batch_size,
 //     --gradient_accumulation_steps, --bf16, --fp16, --gradient_checkpointing;
 //   Megatron-LM arguments: --tensor-model-parallel-size, --pipeline-model-parallel-size,
-//     --micro-batch-size, --global-batch-size, --seq-length, --recompute-granularity,
+//     --context-parallel-size, --micro-batch-size, --global-batch-size, --seq-length, --recompute-granularity,
 //     --recompute-method, --recompute-num-layers, --bf16, --fp8-format, --use-distributed-optimizer.
 
 #include <fmt/format.h>
@@ -182,13 +182,17 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
 }
 
 bool uses_megatron(const LaunchSpec& spec) {
-    return spec.layout.tensor_parallel > 1 || spec.layout.pipeline_parallel > 1;
+    return spec.layout.tensor_parallel > 1 || spec.layout.pipeline_parallel > 1 || spec.context_parallel > 1;
 }
 
 CommandLine megatron_command(const LaunchSpec& spec, const Options& torchrun) {
     CommandLine command = under_torchrun(torchrun, "pretrain_gpt.py");
     command.add("--tensor-model-parallel-size", std::to_string(spec.layout.tensor_parallel));
     command.add("--pipeline-model-parallel-size", std::to_string(spec.layout.pipeline_parallel));
+    if (spec.context_parallel > 1) {
+        // Megatron derives data parallel as world / (tp · pp · cp): the plan's dp includes cp.
+        command.add("--context-parallel-size", std::to_string(spec.context_parallel));
+    }
     if (spec.architecture.is_moe() && spec.layout.expert_parallel > 1) {
         command.add("--expert-model-parallel-size", std::to_string(spec.layout.expert_parallel));
     }

@@ -262,6 +262,19 @@ TEST_CASE("Megatron-LM: layout, batch, recompute and the model's shape as flags"
         CHECK(contains(body, part));
     }
     CHECK_FALSE(contains(body, "--group-query-attention"));  // 32 KV heads = 32 heads: plain MHA
+    CHECK_FALSE(contains(body, "--context-parallel-size"));
+}
+
+TEST_CASE("Megatron-LM: context parallelism is a flag, and alone it still needs Megatron", "[deploy]") {
+    LaunchSpec spec = training_spec();
+    spec.context_parallel = 2;
+    const std::string body = body_without_comments(render_launch(DeployTarget::megatron, spec)[0].content);
+    CHECK(contains(body, "  --pipeline-model-parallel-size 1 \\\n  --context-parallel-size 2 \\\n"));
+    // No tensor or pipeline split: DeepSpeed has no ring attention, so the automatic target is Megatron.
+    spec.layout.tensor_parallel = 1;
+    CHECK(deploy_detail::uses_megatron(spec));
+    spec.context_parallel = 1;
+    CHECK_FALSE(deploy_detail::uses_megatron(spec));
 }
 
 TEST_CASE("Kubernetes: GPU limits, node selector, replicas; an indexed Job across nodes", "[deploy]") {
