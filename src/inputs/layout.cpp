@@ -10,6 +10,9 @@ std::string describe(const Layout& layout) {
     if (layout.expert_parallel > 1) {
         text += fmt::format(" ep{}", layout.expert_parallel);
     }
+    if (layout.context_parallel > 1) {
+        text += fmt::format(" cp{}", layout.context_parallel);
+    }
     if (layout.sharding != Sharding::none) {
         text += fmt::format(" {}", to_string(layout.sharding));
     }
@@ -38,6 +41,7 @@ std::optional<Layout> layout_as_written(const Workload& workload, int count) {
     layout.data_parallel = count / model_parallel;
     layout.sharding = training.sharding;
     layout.offload = training.offload;
+    layout.context_parallel = training.context_parallel;
     return layout;
 }
 

@@ -13,13 +13,16 @@ struct Layout {
     int pipeline_parallel = 1;
     int data_parallel = 1;
     int expert_parallel = 1;  // MoE experts spread over this many GPUs (within data parallel)
+    // GPUs of data_parallel that split each sequence (within it, like expert_parallel): the
+    // workload's training.context_parallel, copied here for tables and JSON.
+    int context_parallel = 1;
     Sharding sharding = Sharding::none;
     Offload offload = Offload::none;
 
     int gpu_count() const { return tensor_parallel * pipeline_parallel * data_parallel; }
 };
 
-// "tp2 pp1 dp4 zero1", for tables.
+// "tp2 pp1 dp4 zero1" ("tp8 pp8 dp16 cp2 zero1" under context parallelism), for tables.
 std::string describe(const Layout& layout);
 
 // The layout of `count` GPUs as the workload writes it, with no memory check (what `memory`

@@ -401,6 +401,7 @@ FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int c
         layout.tensor_parallel = tp;
         layout.pipeline_parallel = pp;
         layout.data_parallel = count / (tp * pp);
+        layout.context_parallel = spec.context_parallel;
         return result;
     }
     // Inference: the fewest shards whose memory holds the weights and one sequence's KV cache.

@@ -113,6 +113,9 @@ std::string layout_words(const Layout& layout, bool include_data_parallel = true
     if (layout.expert_parallel > 1) {
         parts.push_back(fmt::format("EP{}", layout.expert_parallel));
     }
+    if (layout.context_parallel > 1) {
+        parts.push_back(fmt::format("CP{}", layout.context_parallel));
+    }
     switch (layout.sharding) {
     case Sharding::zero1:
         parts.emplace_back("ZeRO-1");

@@ -45,6 +45,7 @@ public:
         json["data_parallel"] = layout.data_parallel;
         json["sharding"] = to_string(layout.sharding);
         json["expert_parallel"] = layout.expert_parallel;
+        json["context_parallel"] = layout.context_parallel;
         json["offload"] = to_string(layout.offload);
         return json;
     }

@@ -118,6 +118,7 @@ public:
         layout.data_parallel = dp;
         layout.sharding = sharding;
         layout.offload = m_workload.training.offload;
+        layout.context_parallel = m_workload.training.context_parallel;
         if (m_workload.model.is_moe()) {
             layout.expert_parallel = std::min(dp, m_workload.model.experts);
         }

@@ -473,6 +473,8 @@ TEST_CASE("describe and layout_as_written", "[memory][layout]") {
     layout.sharding = Sharding::zero1;
     CHECK(describe(layout) == "tp2 pp1 dp4 zero1");
     CHECK(describe(Layout{}) == "tp1 pp1 dp1");
+    layout.context_parallel = 2;  // inside dp, like ep
+    CHECK(describe(layout) == "tp2 pp1 dp4 cp2 zero1");
 
     const Workload data_parallel = workload_from(small_training("zero2"));
     const std::optional<Layout> eight = layout_as_written(data_parallel, 8);

@@ -177,6 +177,7 @@ TEST_CASE("training search: context parallelism keeps whole sequence replicas", 
     for (const TrainingChoice& choice : result.best_per_count) {
         INFO(describe(choice.layout));
         CHECK(choice.layout.data_parallel % 2 == 0);
+        CHECK(choice.layout.context_parallel == 2);
         CHECK(llama.training.global_batch % (choice.micro_batch * choice.layout.data_parallel / 2) == 0);
     }
     check_same_choices(llama, "H100-SXM5");
