@@ -537,13 +537,16 @@ private:
             // Megatron-Core splits each sequence into 2·cp chunks and gives each rank a chunk from
             // each end, so the causal work balances (docs/perf-model.md, "Context parallelism").
             if (!transformer) {
-                reader.error("context_parallel", "context parallelism splits a transformer's sequence; this model has none");
+                reader.error("context_parallel",
+                             "context parallelism splits a transformer's sequence; this model has none");
             } else if (training.seq_len % (2 * training.context_parallel) != 0) {
-                reader.error("context_parallel", fmt::format("seq_len {} must be a multiple of 2 × context_parallel ({})",
-                                                             training.seq_len, 2 * training.context_parallel));
+                reader.error("context_parallel",
+                             fmt::format("seq_len {} must be a multiple of 2 × context_parallel ({})", training.seq_len,
+                                         2 * training.context_parallel));
             } else if (!training.flash_attention) {
-                reader.error("context_parallel", "ring attention runs on the fused attention kernels: "
-                                                 "set flash_attention: true");
+                reader.error("context_parallel",
+                             "ring attention runs on the fused attention kernels: "
+                             "set flash_attention: true");
             }
         }
         if (const YamlNode* lora = reader.node("lora")) {

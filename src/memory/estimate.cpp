@@ -404,8 +404,9 @@ void gradients_term(const TrainingSetup& setup, const TrainableParams& trainable
     }
     if (gradients_resident) {
         notes.add("gradients resident through backward ({})",
-                  accumulating ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * replicas))
-                               : "zero_grad keeps them allocated as zeros");
+                  accumulating
+                      ? fmt::format("accumulated over {:g} micro-batches", global_batch / (micro_batch * replicas))
+                      : "zero_grad keeps them allocated as zeros");
     } else {
         notes.add("gradients exist from backward to the step only (zero_grad set-to-none, no accumulation){}",
                   peak.backward_gradients > 0
@@ -678,8 +679,7 @@ ActivationTerm transformer_activations(const TrainingSetup& setup, double stored
             "activations ({} recompute; Korthikanti et al. 2022 terms, seq {}{} × micro-batch {}, {}{}{}{}): {} = {}",
             to_string(training.checkpointing), training.seq_len,
             training.context_parallel > 1 ? fmt::format(" / context parallel {}", training.context_parallel) : "",
-            micro_batch,
-            training.flash_attention ? "flash attention" : "attention scores stored",
+            micro_batch, training.flash_attention ? "flash attention" : "attention scores stored",
             model.ffn_gated ? ", gated FFN" : "", shape.dropout ? ", dropout masks" : "",
             shape.autocast ? ", fp32 norms/softmax under autocast" : "", stack.parts, gb(term.bytes));
         if (setup.lora) {

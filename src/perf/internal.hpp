@@ -33,9 +33,9 @@ double optimizer_bytes_per_param(const Workload& workload);
 struct TransformerTrainingOps {
     bool valid = false;
     double layers = 0;
-    double seq = 0;              // tokens a token attends over: the whole sequence
-    double context_parallel = 1; // GPUs one sequence is split over
-    double sequence_tokens = 0;  // tokens of one sequence on one GPU: seq / context_parallel
+    double seq = 0;               // tokens a token attends over: the whole sequence
+    double context_parallel = 1;  // GPUs one sequence is split over
+    double sequence_tokens = 0;   // tokens of one sequence on one GPU: seq / context_parallel
     double hidden = 0;
     double kv_width = 0;         // kv_heads · head_dim: what the ring exchange sends per K or V
     double qkv_width = 0;        // N of the fused QKV projection

@@ -201,10 +201,11 @@ void add_context_parallel_note(const Setting& setting, const TransformerTraining
     const LinkTier link =
         link_for_group(setting.workload, setting.gpu, tp * context_parallel, setting.factors, setting.platform);
     const double exchange_s = context_parallel_exchange_s(ops, tp, pp, micro_batch, link.bytes_per_s, link.latency_s);
-    setting.notes.push_back(fmt::format("context parallel {}: each sequence's {:g} tokens split over {} GPUs (ring attention over {}, "
-                       "{:.2f} ms per micro-batch not hidden by attention); data parallel {} = {} sequence replicas × {}",
-                       context_parallel, ops.seq, context_parallel, link.name, exchange_s * 1e3, dp,
-                       sequence_replicas(setting.workload, dp), context_parallel));
+    setting.notes.push_back(
+        fmt::format("context parallel {}: each sequence's {:g} tokens split over {} GPUs (ring attention over {}, "
+                    "{:.2f} ms per micro-batch not hidden by attention); data parallel {} = {} sequence replicas × {}",
+                    context_parallel, ops.seq, context_parallel, link.name, exchange_s * 1e3, dp,
+                    sequence_replicas(setting.workload, dp), context_parallel));
 }
 
 // Data parallel: the gradient collectives' time the compute does not hide, per step.
@@ -529,8 +530,8 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const int pp = std::max(1, layout.pipeline_parallel);
     const int dp = std::max(1, layout.data_parallel);
     const int gpus = tp * pp * dp;
-    const TrainingBatches batches =
-        training_batches(workload.training, checked_sequence_replicas(workload, dp, notes), micro_batch_override, notes);
+    const TrainingBatches batches = training_batches(workload.training, checked_sequence_replicas(workload, dp, notes),
+                                                     micro_batch_override, notes);
     const int accumulation = batches.accumulation;
     result.micro_batch = batches.micro_batch;
     result.gradient_accumulation = accumulation;
@@ -559,8 +560,9 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const double micro_kernel_s = kernels.total_s;
     const bool memory_bound_kernels = micro_memory_s > micro_compute_s;
     // A micro-batch's activations on this GPU (its share of each sequence under context parallelism).
-    const double activation_bytes = samples * std::max(1.0, work.tokens) / std::max(1, workload.training.context_parallel) *
-                                    workload.model.hidden * element_bytes(wide);
+    const double activation_bytes = samples * std::max(1.0, work.tokens) /
+                                    std::max(1, workload.training.context_parallel) * workload.model.hidden *
+                                    element_bytes(wide);
     const double micro_s =
         micro_kernel_s + micro_batch_communication_s(setting, ops, tp, pp, batches.micro_batch, activation_bytes);
 

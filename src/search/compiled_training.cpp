@@ -256,8 +256,7 @@ double CompiledTraining::memory_total_bytes(const TrainingLayoutTerms& terms, Sh
         gradients /= d;
     }
     const double global = global_batch(micro_batch, terms.data_parallel);
-    const bool accumulating =
-        global > static_cast<double>(micro_batch) * sequence_replicas(terms.data_parallel);
+    const bool accumulating = global > static_cast<double>(micro_batch) * sequence_replicas(terms.data_parallel);
     const double backward_gradients = accumulating || m_zero_grad_keeps
                                           ? gradients
                                           : std::min(gradients, terms.output_layer_params * m_gradient_element);

@@ -84,7 +84,8 @@ TEST_CASE("calibration: a point beyond the bounds says which bounds held it back
     // 0.98 reaches it, so the fit stops short and the note names the bounds.
     const Workload workload = load(std::string(chat_workload) +
                                    "calibration:\n  speed:\n    - {gpu: A100-80GB-SXM4, metric: output_tokens_per_s, "
-                                   "measured: " + std::to_string(20 * before) + "}\n");
+                                   "measured: " +
+                                   std::to_string(20 * before) + "}\n");
     const SpeedCalibration calibration = calibrate_speed(workload, test::catalog(), test::efficiency());
     REQUIRE(calibration.applied);
     CHECK(calibration.scale <= 5);

@@ -732,10 +732,11 @@ inference: {input_tokens: 1024}
 
 TEST_CASE("memory::context parallelism keeps a 1/cp share of each sequence's activations", "[memory]") {
     const auto workload = [](int seq_len, int context_parallel) {
-        return preset_workload_from(fmt::format("format: 1\nname: cp\nkind: training\nmodel: {{preset: llama-2-7b}}\n"
-                                                "precision: bf16\ntraining:\n  micro_batch: 1\n  seq_len: {}\n"
-                                                "  checkpointing: none\n  context_parallel: {}\n",
-                                                seq_len, context_parallel));
+        return preset_workload_from(
+            fmt::format("format: 1\nname: cp\nkind: training\nmodel: {{preset: llama-2-7b}}\n"
+                        "precision: bf16\ntraining:\n  micro_batch: 1\n  seq_len: {}\n"
+                        "  checkpointing: none\n  context_parallel: {}\n",
+                        seq_len, context_parallel));
     };
     MemoryQuery query;
     query.layout.data_parallel = 4;

@@ -345,8 +345,8 @@ TEST_CASE("perf::context parallelism exchanges K and V in a ring behind the atte
     ops.valid = true;
     ops.layers = 2;
     ops.context_parallel = 2;
-    ops.sequence_tokens = 512;                         // a 1024-token sequence over 2 GPUs
-    ops.kv_width = 1024;                               // 8 KV heads of 128
+    ops.sequence_tokens = 512;  // a 1024-token sequence over 2 GPUs
+    ops.kv_width = 1024;        // 8 KV heads of 128
     ops.activation_bytes = 2;
     ops.attention_flops_per_token = 4.0 * 1024 * 1024 * 0.5;  // causal flash attention over 1024 tokens
     ops.attention_flops_per_s = 50e12;
@@ -369,11 +369,12 @@ TEST_CASE("perf::context parallelism counts sequence replicas, not GPUs, in the 
     const GpuSpec gpu = test_gpu();
     // The two-layer decoder of "perf::training step of a small transformer on one GPU".
     const auto workload = [&](int context_parallel) {
-        return load_workload_text("format: 1\nname: cp\nkind: training\nmodel: {family: decoder, layers: 2, "
-                                  "hidden: 1024, heads: 8, ffn: 4096, vocab: 1000}\nprecision: bf16\ntraining:\n"
-                                  "  micro_batch: 1\n  global_batch: 8\n  seq_len: 1024\n  context_parallel: " +
-                                      std::to_string(context_parallel) + "\n",
-                                  "test.yaml", LoadContext{});
+        return load_workload_text(
+            "format: 1\nname: cp\nkind: training\nmodel: {family: decoder, layers: 2, "
+            "hidden: 1024, heads: 8, ffn: 4096, vocab: 1000}\nprecision: bf16\ntraining:\n"
+            "  micro_batch: 1\n  global_batch: 8\n  seq_len: 1024\n  context_parallel: " +
+                std::to_string(context_parallel) + "\n",
+            "test.yaml", LoadContext{});
     };
     PerfQuery query;
     query.layout.data_parallel = 4;

@@ -338,8 +338,8 @@ TEST_CASE("workload::load checks context_parallel against the sequence and the a
     CHECK(errors(training("{preset: llama-2-7b}", "  seq_len: 1000\n  context_parallel: 8\n")) ==
           std::vector<std::string>{"w.yaml:7:21: training.context_parallel: seq_len 1000 must be a multiple of "
                                    "2 × context_parallel (16)"});
-    CHECK(errors(training("{preset: llama-2-7b}",
-                          "  seq_len: 4096\n  flash_attention: false\n  context_parallel: 2\n")) ==
+    CHECK(errors(
+              training("{preset: llama-2-7b}", "  seq_len: 4096\n  flash_attention: false\n  context_parallel: 2\n")) ==
           std::vector<std::string>{"w.yaml:8:21: training.context_parallel: ring attention runs on the fused attention "
                                    "kernels: set flash_attention: true"});
     CHECK(errors(training("{family: cnn, params: 25.6M, flops_per_sample: 8.2GFLOP}", "  context_parallel: 2\n")) ==
