@@ -97,6 +97,16 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
 
 // Whether the training state (memory_breakdown's total) fits the layout under the headroom.
 bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
+// What one GPU of a training layout holds against what it may use, bytes: the weights, gradients
+// and optimizer state; the activations of the workload's micro-batch; the overheads (CUDA
+// context, NCCL buffers, the allocator's reserve, which grows with both), to say what overflows.
+struct TrainingMemoryUse {
+    double states_bytes = 0;
+    double activations_bytes = 0;
+    double overhead_bytes = 0;
+    double usable_bytes = 0;
+};
+TrainingMemoryUse training_memory_use(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
 
 // Quantile of the standard normal distribution for probability p in (0.5, 1).
 double normal_quantile(double p);

@@ -23,6 +23,15 @@ double usable_bytes(const Workload& workload, const GpuSpec& gpu) {
 
 }  // namespace
 
+TrainingMemoryUse training_memory_use(const Workload& workload, const GpuSpec& gpu, const Layout& layout) {
+    MemoryQuery query;
+    query.layout = layout;
+    const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
+    const double states = memory.weights_bytes + memory.gradients_bytes + memory.optimizer_bytes;
+    return {states, memory.activations_bytes, memory.total_bytes - states - memory.activations_bytes,
+            usable_bytes(workload, gpu)};
+}
+
 bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Layout& layout) {
     MemoryQuery query;
     query.layout = layout;

@@ -328,10 +328,24 @@ void explain_training(const Workload& workload, const GpuSpec& gpu, const Traini
         }
         return;
     }
-    case Resource::memory_capacity:
-        bottleneck.detail = "weights, gradients and optimizer state do not fit this layout";
-        bottleneck.remedy = "shard the optimizer state (ZeRO-1/2, FSDP), recompute activations, or use more GPUs";
+    case Resource::memory_capacity: {
+        const perf_detail::TrainingMemoryUse use = perf_detail::training_memory_use(workload, gpu, layout);
+        if (use.states_bytes > use.usable_bytes) {
+            bottleneck.detail = fmt::format("weights, gradients and optimizer state alone need {} of {} usable per GPU",
+                                            format_gb(use.states_bytes), format_gb(use.usable_bytes));
+            bottleneck.remedy = "shard the optimizer state (ZeRO-1/2, FSDP), split the model further, or use more GPUs";
+        } else {
+            bottleneck.detail = fmt::format(
+                "the micro-batch's activations ({}) and the overheads ({}) do not fit "
+                "beside the weights, gradients and optimizer state ({}) in {} usable per GPU",
+                format_gb(use.activations_bytes), format_gb(use.overhead_bytes), format_gb(use.states_bytes),
+                format_gb(use.usable_bytes));
+            bottleneck.remedy =
+                "recompute activations (training.checkpointing), a smaller micro-batch, or more "
+                "tensor, pipeline or context parallelism";
+        }
         return;
+    }
     case Resource::launch_overhead:
         bottleneck.detail = "kernel launch gaps";
         bottleneck.remedy = "a larger micro-batch or torch.compile / CUDA graphs";

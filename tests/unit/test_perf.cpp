@@ -397,6 +397,34 @@ TEST_CASE("perf::context parallelism counts sequence replicas, not GPUs, in the 
     CHECK(split.training->tokens_per_s < replicated.training->tokens_per_s);
 }
 
+TEST_CASE("perf::a training layout that does not fit says whether the states or the activations overflow", "[perf]") {
+    const GpuSpec gpu = test_gpu();  // 80 GB: 72 GB usable under the default 10 % headroom
+    const auto training = [&](const std::string& fields) {
+        return load_workload_text("format: 1\nname: fit\nkind: training\n" + llama2_7b_model +
+                                      "precision: bf16\ntraining:\n  optimizer: adamw\n" + fields,
+                                  "test.yaml", LoadContext{});
+    };
+    // Llama 2 7B with AdamW and fp32 master weights on one GPU: at least 2 + 2 + 12 bytes per
+    // parameter, 108 GB, before any activation.
+    const PerfEstimate states = run(training("  micro_batch: 1\n  seq_len: 128\n"), gpu, test_efficiency());
+    CHECK(states.bottleneck.resource == Resource::memory_capacity);
+    CHECK_THAT(states.bottleneck.detail,
+               Catch::Matchers::StartsWith("weights, gradients and optimizer state alone need ") &&
+                   Catch::Matchers::EndsWith(" of 72.0 GB usable per GPU"));
+    // The same model sharded over 64 GPUs (ZeRO-3: 108 GB / 64 of states) with 64 sequences of 4096
+    // tokens per micro-batch and nothing recomputed: the activations overflow.
+    PerfQuery query;
+    query.layout.data_parallel = 64;
+    query.layout.sharding = Sharding::zero3;
+    const PerfEstimate activations =
+        estimate_perf(training("  micro_batch: 64\n  seq_len: 4096\n  checkpointing: none\n  sharding: zero3\n"), gpu,
+                      query, test_efficiency());
+    CHECK(activations.bottleneck.resource == Resource::memory_capacity);
+    CHECK_THAT(activations.bottleneck.detail, Catch::Matchers::StartsWith("the micro-batch's activations (") &&
+                                                  Catch::Matchers::EndsWith(" in 72.0 GB usable per GPU"));
+    CHECK_THAT(activations.bottleneck.remedy, Catch::Matchers::StartsWith("recompute activations"));
+}
+
 TEST_CASE("perf::input-bound CNN training names the input pipeline and the loader workers it needs", "[perf]") {
     const GpuSpec gpu = test_gpu();
     const EfficiencyTable table = test_efficiency();
