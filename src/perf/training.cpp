@@ -177,6 +177,14 @@ double micro_batch_communication_s(const Setting& setting, const TransformerTrai
     return communication_s;
 }
 
+// The activations one micro-batch hands between stages or tensor-parallel ranks on one GPU,
+// bytes: its share of each sequence under context parallelism (1 token for models without).
+double micro_batch_activation_bytes(const Workload& workload, int micro_batch, double tokens, Precision wide) {
+    const double samples = micro_batch;
+    return samples * std::max(1.0, tokens) / std::max(1, workload.training.context_parallel) * workload.model.hidden *
+           element_bytes(wide);
+}
+
 // sequence_replicas(), with a note when dp is not a multiple of context_parallel (a layout the
 // planner never proposes, but `perf --count` can ask for).
 int checked_sequence_replicas(const Workload& workload, int dp, std::vector<std::string>& notes) {
@@ -552,17 +560,13 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     }
 
     // One micro-batch on one GPU.
-    const double samples = batches.micro_batch;
     const MicroBatchKernels kernels = micro_batch_kernels(ops, work, tp, pp, batches.micro_batch,
                                                           base_peak * factors.training_compute, bandwidth);
     const double micro_compute_s = kernels.times.compute_s;
     const double micro_memory_s = kernels.times.memory_s;
     const double micro_kernel_s = kernels.total_s;
     const bool memory_bound_kernels = micro_memory_s > micro_compute_s;
-    // A micro-batch's activations on this GPU (its share of each sequence under context parallelism).
-    const double activation_bytes = samples * std::max(1.0, work.tokens) /
-                                    std::max(1, workload.training.context_parallel) * workload.model.hidden *
-                                    element_bytes(wide);
+    const double activation_bytes = micro_batch_activation_bytes(workload, batches.micro_batch, work.tokens, wide);
     const double micro_s =
         micro_kernel_s + micro_batch_communication_s(setting, ops, tp, pp, batches.micro_batch, activation_bytes);
 
