@@ -3,6 +3,7 @@
 // kind and model has a default; each default used is recorded as an Assumption so that
 // reports can print it.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +102,11 @@ struct TrainingSpec {
     // --context-parallel-size). They hold the same weights, so they count in the layout's
     // data-parallel degree: dp = sequence replicas × context_parallel. 1 = off.
     int context_parallel = 1;
+    // Sequence replicas of a data-parallel degree: dp / context_parallel, at least 1. The global
+    // batch is micro-batch × this × accumulation steps.
+    int sequence_replicas(int data_parallel) const {
+        return std::max(1, data_parallel / std::max(1, context_parallel));
+    }
     LoraSpec lora;
     // Implementation choices that move the peak (defaults from runtime.framework):
     LossKind loss = LossKind::standard;                       // how the logits' cross-entropy is taken

@@ -385,7 +385,7 @@ void gradients_term(const TrainingSetup& setup, const TrainableParams& trainable
     // zero_grad(set_to_none=True), the PyTorch 2.0 default, they exist only from backward to the step,
     // and the first produced in backward are the output layer's.
     // Context parallelism: the data-parallel GPUs hold dp / cp sequence replicas.
-    const double replicas = std::max(1, layout.data_parallel / std::max(1, training.context_parallel));
+    const double replicas = training.sequence_replicas(layout.data_parallel);
     const double global_batch = training.global_batch > 0 ? training.global_batch : micro_batch * replicas;
     const bool accumulating = global_batch > static_cast<double>(micro_batch) * replicas;
     const bool gradients_resident = accumulating || training.zero_grad == ZeroGrad::zero;

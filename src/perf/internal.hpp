@@ -70,9 +70,6 @@ MicroBatchTimes transformer_micro_batch_times(const TransformerTrainingOps& ops,
 // the chunk in hand runs (Megatron-Core / Transformer Engine ring attention, P2P). 0 when cp = 1.
 double context_parallel_exchange_s(const TransformerTrainingOps& ops, int tp, int pp, int micro_batch,
                                    double link_bytes_per_s, double link_latency_s);
-// Sequence replicas of a data-parallel degree: dp / context_parallel (at least 1); the global
-// batch is micro-batch × this × accumulation steps.
-int sequence_replicas(const Workload& workload, int dp);
 // The virtual stages the schedule runs: the workload's when there are at least pp × v layers
 // (uneven chunks allowed, as Megatron's first/last-stage options allow), else 1.
 int effective_virtual_stages(const Workload& workload, int pp);

@@ -149,15 +149,20 @@ int scheduled_virtual_stages(const Workload& workload, int pp, std::vector<std::
 // is recomputed; with sequence parallel the same volume as all-gathers and reduce-scatters),
 // the share Megatron's overlap leaves exposed; pipeline parallel: one activation send forward and
 // one back per micro-batch and model chunk (v chunks per stage when interleaved).
+// The link a context-parallel group runs its ring over: Megatron's rank order (tp, cp, dp, pp)
+// makes the group span tp × cp GPUs.
+LinkTier context_parallel_link(const Setting& setting, const TransformerTrainingOps& ops, int tp) {
+    return link_for_group(setting.workload, setting.gpu, tp * static_cast<int>(ops.context_parallel), setting.factors,
+                          setting.platform);
+}
+
 double micro_batch_communication_s(const Setting& setting, const TransformerTrainingOps& ops, int tp, int pp,
                                    int micro_batch, double activation_bytes) {
     const Workload& workload = setting.workload;
     const ModelSpec& model = workload.model;
     double communication_s = 0;
     if (ops.context_parallel > 1) {
-        // Megatron's rank order (tp, cp, dp, pp): a context-parallel group spans tp × cp GPUs.
-        const LinkTier link = link_for_group(workload, setting.gpu, tp * static_cast<int>(ops.context_parallel),
-                                             setting.factors, setting.platform);
+        const LinkTier link = context_parallel_link(setting, ops, tp);
         communication_s += context_parallel_exchange_s(ops, tp, pp, micro_batch, link.bytes_per_s, link.latency_s);
     }
     if (tp > 1 && model.is_transformer()) {
@@ -185,15 +190,15 @@ double micro_batch_activation_bytes(const Workload& workload, int micro_batch, d
            element_bytes(wide);
 }
 
-// sequence_replicas(), with a note when dp is not a multiple of context_parallel (a layout the
-// planner never proposes, but `perf --count` can ask for).
-int checked_sequence_replicas(const Workload& workload, int dp, std::vector<std::string>& notes) {
-    const int context_parallel = std::max(1, workload.training.context_parallel);
-    if (dp % context_parallel != 0) {
+// TrainingSpec::sequence_replicas(), with a note when dp is not a multiple of context_parallel (a
+// layout the planner never proposes, but `perf --count` can ask for).
+int checked_sequence_replicas(const TrainingSpec& training, int dp, std::vector<std::string>& notes) {
+    const int replicas = training.sequence_replicas(dp);
+    if (dp % std::max(1, training.context_parallel) != 0) {
         notes.push_back(fmt::format("data parallel {} is not a multiple of context_parallel {}: {} sequence replicas",
-                                    dp, context_parallel, sequence_replicas(workload, dp)));
+                                    dp, training.context_parallel, replicas));
     }
-    return sequence_replicas(workload, dp);
+    return replicas;
 }
 
 // What context parallelism does to this layout, for the notes (nothing without it).
@@ -206,14 +211,13 @@ void add_context_parallel_note(const Setting& setting, const TransformerTraining
     const int pp = std::max(1, layout.pipeline_parallel);
     const int dp = std::max(1, layout.data_parallel);
     const int context_parallel = static_cast<int>(ops.context_parallel);
-    const LinkTier link =
-        link_for_group(setting.workload, setting.gpu, tp * context_parallel, setting.factors, setting.platform);
+    const LinkTier link = context_parallel_link(setting, ops, tp);
     const double exchange_s = context_parallel_exchange_s(ops, tp, pp, micro_batch, link.bytes_per_s, link.latency_s);
     setting.notes.push_back(
         fmt::format("context parallel {}: each sequence's {:g} tokens split over {} GPUs (ring attention over {}, "
                     "{:.2f} ms per micro-batch not hidden by attention); data parallel {} = {} sequence replicas × {}",
                     context_parallel, ops.seq, context_parallel, link.name, exchange_s * 1e3, dp,
-                    sequence_replicas(setting.workload, dp), context_parallel));
+                    setting.workload.training.sequence_replicas(dp), context_parallel));
 }
 
 // Data parallel: the gradient collectives' time the compute does not hide, per step.
@@ -469,10 +473,6 @@ double context_parallel_exchange_s(const TransformerTrainingOps& ops, int tp, in
     return ops.layers / std::max(1, pp) * (3 + ops.attention_recompute) * (ops.context_parallel - 1) * exposed_step_s;
 }
 
-int sequence_replicas(const Workload& workload, int dp) {
-    return std::max(1, dp / std::max(1, workload.training.context_parallel));
-}
-
 int effective_virtual_stages(const Workload& workload, int pp) {
     const int v = std::max(1, workload.training.virtual_stages);
     if (pp <= 1 || v <= 1 || workload.model.layers < pp * v) {
@@ -538,8 +538,8 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const int pp = std::max(1, layout.pipeline_parallel);
     const int dp = std::max(1, layout.data_parallel);
     const int gpus = tp * pp * dp;
-    const TrainingBatches batches = training_batches(workload.training, checked_sequence_replicas(workload, dp, notes),
-                                                     micro_batch_override, notes);
+    const TrainingBatches batches = training_batches(
+        workload.training, checked_sequence_replicas(workload.training, dp, notes), micro_batch_override, notes);
     const int accumulation = batches.accumulation;
     result.micro_batch = batches.micro_batch;
     result.gradient_accumulation = accumulation;

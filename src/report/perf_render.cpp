@@ -117,11 +117,11 @@ void training_lines(const PerfResult& result, std::ostream& out) {
     const TrainingPerf& training = *result.estimate.training;
     const Layout& layout = result.estimate.layout;
     const int context_parallel = std::max(1, result.workload.training.context_parallel);
-    const std::string replicas =
-        context_parallel > 1
-            ? fmt::format("{} sequence replicas (data parallel {} / context parallel {})",
-                          std::max(1, layout.data_parallel / context_parallel), layout.data_parallel, context_parallel)
-            : fmt::format("{} data parallel", layout.data_parallel);
+    const std::string replicas = context_parallel > 1
+                                     ? fmt::format("{} sequence replicas (data parallel {} / context parallel {})",
+                                                   result.workload.training.sequence_replicas(layout.data_parallel),
+                                                   layout.data_parallel, context_parallel)
+                                     : fmt::format("{} data parallel", layout.data_parallel);
     out << fmt::format("  step        {} per optimizer step: micro-batch {} × {} accumulation × {} = {} samples\n",
                        format_duration(training.step_time_s), training.micro_batch, training.gradient_accumulation,
                        replicas, training.global_batch);

@@ -162,7 +162,7 @@ CompiledTraining::Tier CompiledTraining::tier_for_group(int group_size) const {
 
 int CompiledTraining::global_batch(int micro_batch, int data_parallel) const {
     const int given = m_workload->training.global_batch;
-    return given > 0 ? given : micro_batch * sequence_replicas(data_parallel);
+    return given > 0 ? given : micro_batch * m_workload->training.sequence_replicas(data_parallel);
 }
 
 TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipeline_parallel, int data_parallel) const {
@@ -256,7 +256,8 @@ double CompiledTraining::memory_total_bytes(const TrainingLayoutTerms& terms, Sh
         gradients /= d;
     }
     const double global = global_batch(micro_batch, terms.data_parallel);
-    const bool accumulating = global > static_cast<double>(micro_batch) * sequence_replicas(terms.data_parallel);
+    const bool accumulating =
+        global > static_cast<double>(micro_batch) * m_workload->training.sequence_replicas(terms.data_parallel);
     const double backward_gradients = accumulating || m_zero_grad_keeps
                                           ? gradients
                                           : std::min(gradients, terms.output_layer_params * m_gradient_element);
@@ -292,7 +293,7 @@ TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms,
     const int dp = terms.data_parallel;
     const double model_parallel = static_cast<double>(tp) * pp;
     const int global = global_batch(micro_batch, dp);
-    const int replicas = sequence_replicas(dp);
+    const int replicas = m_workload->training.sequence_replicas(dp);
     const int accumulation =
         std::max(1, static_cast<int>(std::lround(static_cast<double>(global) / (micro_batch * replicas))));
 
@@ -360,7 +361,7 @@ double CompiledTraining::step_time_lower_bound_s(int tensor_parallel, int pipeli
     const double bubble = (pp - 1.0) / perf_detail::effective_virtual_stages(*m_workload, pp);
     // Context parallelism: m = global / (b · dp/cp) micro-batches of 1/cp of a sample each.
     const double given = m_workload->training.global_batch;
-    const double replicas = sequence_replicas(data_parallel);
+    const double replicas = m_workload->training.sequence_replicas(data_parallel);
     const double slots = given > 0 ? given / replicas + bubble : 1 + bubble;
     return slots * m_ops.lower_bound_sample_s / (model_parallel * m_context_parallel);
 }

@@ -10,7 +10,6 @@
 // difference ≤ 1e-9) over every transformer preset and random layouts: a change to either
 // estimator that is not mirrored here fails that test.
 
-#include <algorithm>
 #include <optional>
 
 #include "catalog/catalog.hpp"
@@ -104,10 +103,6 @@ private:
         CollectiveLink collective;
     };
     Tier tier_for_group(int group_size) const;
-    // perf_detail::sequence_replicas(), inline for the per-point path.
-    int sequence_replicas(int data_parallel) const {
-        return m_context_parallel == 1 ? std::max(1, data_parallel) : std::max(1, data_parallel / m_context_parallel);
-    }
     // The three parts of compile(), one per estimator function they mirror.
     void compile_memory(const Workload& workload);
     void compile_speed(const Workload& workload, const GpuSpec& gpu, const EfficiencyFactors& factors);

@@ -92,7 +92,7 @@ std::vector<int> data_parallel_degrees(const Workload& workload, int model_paral
 // The micro-batches that run a whole number of accumulation steps at `dp`.
 bool micro_batch_valid(const Workload& workload, int micro_batch, int data_parallel) {
     const long long global = workload.training.global_batch;
-    const long long replicas = std::max(1, data_parallel / std::max(1, workload.training.context_parallel));
+    const long long replicas = workload.training.sequence_replicas(data_parallel);
     return global <= 0 || global % (static_cast<long long>(micro_batch) * replicas) == 0;
 }
 
