@@ -10,7 +10,10 @@
 //   Hugging Face TrainingArguments: --deepspeed, --per_device_train_batch_size,
 //     --gradient_accumulation_steps, --bf16, --fp16, --gradient_checkpointing;
 //   Megatron-LM arguments: --tensor-model-parallel-size, --pipeline-model-parallel-size,
-//     --context-parallel-size, --micro-batch-size, --global-batch-size, --seq-length, --recompute-granularity,
+//     --context-parallel-size, --num-layers-per-virtual-pipeline-stage,
+//     --num-virtual-stages-per-pipeline-rank, --account-for-embedding-in-pipeline-split,
+//     --account-for-loss-in-pipeline-split, --micro-batch-size, --global-batch-size, --seq-length,
+//     --recompute-granularity,
 //     --recompute-method, --recompute-num-layers, --bf16, --fp8-format, --use-distributed-optimizer.
 
 #include <fmt/format.h>
@@ -120,6 +123,38 @@ CommandLine launcher_command(const LaunchSpec& spec, const std::string& config_p
     return command;
 }
 
+// How the interleaved schedule's model chunks split the layers, Megatron-LM's three ways: evenly
+// (layers per chunk, the flag older and current Megatron-LM both read); evenly once the input
+// embedding and the loss count as a layer each (NeMo and Megatron-Bridge large-model recipes set
+// both: Llama 3.1 405B's 126 + 2 layers in 8 stages × 8 chunks); otherwise unevenly, which the
+// user must spell out.
+enum class ChunkSplit { even, with_embedding_and_loss, uneven };
+
+ChunkSplit chunk_split(const LaunchSpec& spec) {
+    const int chunks = spec.layout.pipeline_parallel * spec.virtual_stages;
+    if (spec.architecture.layers % chunks == 0) {
+        return ChunkSplit::even;
+    }
+    return (spec.architecture.layers + 2) % chunks == 0 ? ChunkSplit::with_embedding_and_loss : ChunkSplit::uneven;
+}
+
+void add_megatron_virtual_stages(CommandLine& command, const LaunchSpec& spec) {
+    if (spec.virtual_stages <= 1) {
+        return;
+    }
+    const ChunkSplit split = chunk_split(spec);
+    if (split == ChunkSplit::even) {
+        command.add("--num-layers-per-virtual-pipeline-stage",
+                    std::to_string(spec.architecture.layers / (spec.layout.pipeline_parallel * spec.virtual_stages)));
+        return;
+    }
+    command.add("--num-virtual-stages-per-pipeline-rank", std::to_string(spec.virtual_stages));
+    if (split == ChunkSplit::with_embedding_and_loss) {
+        command.add_flag("--account-for-embedding-in-pipeline-split");
+        command.add_flag("--account-for-loss-in-pipeline-split");
+    }
+}
+
 std::string launch_script(const LaunchSpec& spec, std::string_view target, const CommandLine& command) {
     std::string text = "#!/usr/bin/env bash\n" + header_comment(spec, target);
     if (spec.multi_node && target == "deepspeed") {
@@ -148,6 +183,13 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
         if (spec.layout.sharding == Sharding::zero3) {
             spec.assumptions.push_back(
                 {"ZeRO-3", "--use-torch-fsdp2", "Megatron-LM shards parameters through PyTorch FSDP2"});
+        }
+        if (spec.virtual_stages > 1 && chunk_split(spec) == ChunkSplit::uneven) {
+            spec.assumptions.push_back(
+                {"interleaved pipeline", fmt::format("{} model chunks per stage", spec.virtual_stages),
+                 fmt::format("{} layers do not split evenly into {} stages × {} chunks; give Megatron-LM the uneven "
+                             "split (--decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers)",
+                             spec.architecture.layers, spec.layout.pipeline_parallel, spec.virtual_stages)});
         }
         if (spec.lora_rank > 0) {
             spec.assumptions.push_back({"LoRA", fmt::format("rank {} on {}", spec.lora_rank, spec.lora_targets),
@@ -193,6 +235,7 @@ CommandLine megatron_command(const LaunchSpec& spec, const Options& torchrun) {
         // Megatron derives data parallel as world / (tp · pp · cp): the plan's dp includes cp.
         command.add("--context-parallel-size", std::to_string(spec.context_parallel));
     }
+    add_megatron_virtual_stages(command, spec);
     if (spec.architecture.is_moe() && spec.layout.expert_parallel > 1) {
         command.add("--expert-model-parallel-size", std::to_string(spec.layout.expert_parallel));
     }

@@ -277,6 +277,37 @@ TEST_CASE("Megatron-LM: context parallelism is a flag, and alone it still needs 
     CHECK_FALSE(deploy_detail::uses_megatron(spec));
 }
 
+TEST_CASE("Megatron-LM: the interleaved schedule's model chunks, split the three ways Megatron-LM knows", "[deploy]") {
+    LaunchSpec spec = training_spec();  // 32 layers
+    spec.layout.pipeline_parallel = 4;
+    spec.virtual_stages = 2;
+    const auto body = [&spec] { return body_without_comments(render_launch(DeployTarget::megatron, spec)[0].content); };
+    const auto interleaving_assumed = [&spec] {
+        const std::string text = render_launch(DeployTarget::megatron, spec)[0].content;
+        return contains(text, "# assumption: interleaved pipeline = ");
+    };
+    // 32 layers / (4 stages × 2 chunks) = 4 layers per chunk.
+    CHECK(contains(body(), "  --pipeline-model-parallel-size 4 \\\n  --num-layers-per-virtual-pipeline-stage 4 \\\n"));
+    CHECK_FALSE(contains(body(), "--num-virtual-stages-per-pipeline-rank"));
+    CHECK_FALSE(interleaving_assumed());
+    // 30 layers + embedding + loss = 32 = 4 × 2 × 4: NeMo's 405B way (126 + 2 = 8 × 8 × 2).
+    spec.architecture.layers = 30;
+    CHECK(contains(body(),
+                   "  --num-virtual-stages-per-pipeline-rank 2 \\\n  --account-for-embedding-in-pipeline-split "
+                   "\\\n  --account-for-loss-in-pipeline-split \\\n"));
+    CHECK_FALSE(interleaving_assumed());
+    // 29 layers split neither way: the chunk count, and the uneven split left to the user, said.
+    spec.architecture.layers = 29;
+    CHECK(contains(body(), "  --num-virtual-stages-per-pipeline-rank 2 \\\n  --num-layers 29 \\\n"));
+    CHECK(contains(render_launch(DeployTarget::megatron, spec)[0].content,
+                   "# assumption: interleaved pipeline = 2 model chunks per stage: 29 layers do not split evenly into "
+                   "4 stages × 2 chunks; give Megatron-LM the uneven split (--decoder-first-pipeline-num-layers, "
+                   "--decoder-last-pipeline-num-layers)\n"));
+    // One chunk per stage: the plain 1F1B schedule, no flag.
+    spec.virtual_stages = 1;
+    CHECK_FALSE(contains(body(), "virtual"));
+}
+
 TEST_CASE("Kubernetes: GPU limits, node selector, replicas; an indexed Job across nodes", "[deploy]") {
     const std::string serving = render_launch(DeployTarget::kubernetes, serving_spec())[0].content;
     CHECK(contains(serving, "kind: Deployment\n"));
