@@ -9,6 +9,7 @@
 
 #include "base/format.hpp"
 #include "io/json_output.hpp"
+#include "report/perf_render.hpp"
 #include "report/text_table.hpp"
 
 namespace gpusel {
@@ -69,10 +70,7 @@ Json candidate_json(const MemoryCandidate& candidate, const MemoryResult& result
     Json json;
     json["gpu"] = candidate.gpu_id;
     json["count"] = result.count;
-    json["layout"] = {{"tensor_parallel", candidate.layout.tensor_parallel},
-                      {"pipeline_parallel", candidate.layout.pipeline_parallel},
-                      {"data_parallel", candidate.layout.data_parallel},
-                      {"sharding", std::string(to_string(candidate.layout.sharding))}};
+    json["layout"] = layout_json(candidate.layout);
     json["per_gpu"] = per_gpu_json(estimate.per_gpu, notes);
     json["capacity_bytes"] = json_number("capacity_bytes", estimate.capacity_bytes, notes);
     json["fits"] = estimate.fits;

@@ -365,16 +365,25 @@ void render_perf_table(const PerfResult& result, std::ostream& out, const PerfSt
     }
 }
 
+Json layout_json(const Layout& layout) {
+    Json json;
+    json["tensor_parallel"] = layout.tensor_parallel;
+    json["pipeline_parallel"] = layout.pipeline_parallel;
+    json["data_parallel"] = layout.data_parallel;
+    json["sharding"] = to_string(layout.sharding);
+    json["expert_parallel"] = layout.expert_parallel;
+    json["context_parallel"] = layout.context_parallel;
+    json["offload"] = to_string(layout.offload);
+    return json;
+}
+
 void render_perf_json(const PerfResult& result, std::ostream& out) {
     const PerfEstimate& estimate = result.estimate;
     std::vector<std::string> notes = estimate.notes;
     Json entry;
     entry["gpu"] = result.gpu_id;
     entry["count"] = result.count;
-    entry["layout"] = Json{{"tensor_parallel", estimate.layout.tensor_parallel},
-                           {"pipeline_parallel", estimate.layout.pipeline_parallel},
-                           {"data_parallel", estimate.layout.data_parallel},
-                           {"sharding", std::string(to_string(estimate.layout.sharding))}};
+    entry["layout"] = layout_json(estimate.layout);
     entry["stack"] = std::string(to_string(estimate.stack));
     entry["training"] = estimate.training ? training_json(result.workload, *estimate.training, notes) : Json(nullptr);
     entry["inference"] = estimate.inference ? inference_json(result.workload, estimate, notes) : Json(nullptr);

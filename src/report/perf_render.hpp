@@ -51,6 +51,10 @@ nlohmann::ordered_json speed_band_json(std::string_view group, const SpeedBandFa
                                        const nlohmann::ordered_json& training, const nlohmann::ordered_json& inference,
                                        std::vector<std::string>& notes);
 
+// {tensor_parallel, pipeline_parallel, data_parallel, sharding, expert_parallel, context_parallel,
+// offload}: one layout as perf, memory and plan JSON print it.
+nlohmann::ordered_json layout_json(const Layout& layout);
+
 // {scale, points: [{gpu, count, metric, measured, predicted_before, predicted_after, from}]}, or
 // null when no calibration was applied; shared by perf and plan JSON.
 nlohmann::ordered_json speed_calibration_json(const SpeedCalibration& calibration, std::vector<std::string>& notes);

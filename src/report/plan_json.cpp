@@ -38,18 +38,6 @@ public:
         return array;
     }
 
-    Json layout(const Layout& layout) {
-        Json json;
-        json["tensor_parallel"] = layout.tensor_parallel;
-        json["pipeline_parallel"] = layout.pipeline_parallel;
-        json["data_parallel"] = layout.data_parallel;
-        json["sharding"] = to_string(layout.sharding);
-        json["expert_parallel"] = layout.expert_parallel;
-        json["context_parallel"] = layout.context_parallel;
-        json["offload"] = to_string(layout.offload);
-        return json;
-    }
-
     // The `memory` command's estimate fields (per_gpu, capacity_bytes, fits, headroom_bytes,
     // max_*; the max_* that do not apply to the workload's kind are null, as there).
     Json memory(const MemoryEstimate& memory, bool training, const std::string& path) {
@@ -267,7 +255,7 @@ public:
         json["gpu"] = candidate.gpu;
         json["count"] = candidate.count;
         json["acquisition"] = to_string(candidate.acquisition);
-        json["layout"] = layout(candidate.layout);
+        json["layout"] = layout_json(candidate.layout);
         json["score"] = number(candidate.score, path + ".score");
         json["memory"] = memory(candidate.memory, !candidate.perf.inference, path + ".memory");
         json["perf"] = perf(candidate.perf, workload, path + ".perf");
