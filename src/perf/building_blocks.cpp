@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -145,6 +147,99 @@ double gemm_time_s(double rows, double columns, double inner, double weight_byte
     // The cube norm: max() far from the ridge point, 1.26 × max() on it (A100 128-token GEMMs of
     // §1.2 sit there and run 1.2-1.4 × slower than either bound).
     return std::cbrt(compute_s * compute_s * compute_s + memory_s * memory_s * memory_s);
+}
+
+namespace {
+// The root of map(x) − x between `low` (residual > 0) and `high` (residual <= 0), by regula falsi
+// with the Illinois halving of a stale end; returned as map(root) (plain iteration's convention).
+double bracketed_fixed_point(const std::function<double(double)>& map, double low, double low_residual, double high,
+                             double high_residual) {
+    int last_moved = 0;  // +1: low moved last, −1: high moved last
+    for (int iteration = 0; iteration < 100 && high_residual < 0; ++iteration) {
+        double x = high - high_residual * (high - low) / (high_residual - low_residual);
+        if (!(x > low && x < high)) {
+            x = (low + high) / 2;
+        }
+        const double residual = map(x) - x;
+        if (std::abs(residual) <= 1e-12 * std::max(1.0, x) || high - low <= 1e-12 * std::max(1.0, high)) {
+            return x + residual;
+        }
+        if (residual > 0) {
+            low = x;
+            low_residual = residual;
+            high_residual /= last_moved == 1 ? 2 : 1;
+            last_moved = 1;
+        } else {
+            high = x;
+            high_residual = residual;
+            low_residual /= last_moved == -1 ? 2 : 1;
+            last_moved = -1;
+        }
+    }
+    return high;
+}
+}  // namespace
+
+std::optional<double> smallest_fixed_point(const std::function<double(double)>& map, double from, double limit) {
+    // An increasing map iterated from below its smallest fixed point x* climbs to x* (never past
+    // it: x <= x* gives map(x) <= x*), but slowly when map's slope is near 1, as the serving queue's
+    // is near capacity (about 25 decode steps per load). Aitken's Δ² on three iterates
+    // extrapolates towards x*. Where map(estimate) <= estimate, a crossing lies between the last
+    // iterate and the estimate, and regula falsi closes in on it. Where map(estimate) > estimate,
+    // the estimate is below x* (always, for a convex map such as a sum of roofline norms) and the
+    // climb goes on from there; should it then leave `limit` behind, the estimate may have jumped
+    // an unstable second crossing, so plain iteration from the last iterate decides, as the
+    // definition does.
+    const auto converged = [](double x, double next) { return std::abs(next - x) <= 1e-9 * std::max(1.0, next); };
+    double x = from;
+    double next = map(x);
+    double below = x;  // the last point reached by plain iteration: at or below x*
+    double below_next = next;
+    bool jumped = false;
+    bool accelerate = true;
+    for (int iteration = 0; iteration < 400; ++iteration) {
+        if (next > limit || (jumped && iteration >= 200)) {
+            if (!jumped) {
+                return std::nullopt;
+            }
+            x = below;
+            next = below_next;
+            jumped = false;
+            accelerate = false;
+            continue;
+        }
+        if (converged(x, next)) {
+            return next;
+        }
+        const double after = map(next);
+        const double rise = next - x;
+        const double second_rise = after - next;
+        if (accelerate && after <= limit && rise > 0 && second_rise > 0 && second_rise < rise &&
+            !converged(next, after)) {
+            const double extrapolated = after + second_rise * second_rise / (rise - second_rise);
+            const double estimate = std::min(extrapolated, limit);
+            const double at_estimate = map(estimate);
+            if (at_estimate <= estimate) {
+                return bracketed_fixed_point(map, next, second_rise, estimate, at_estimate - estimate);
+            }
+            if (extrapolated <= limit) {
+                below = next;
+                below_next = after;
+                jumped = true;
+                x = estimate;
+                next = at_estimate;
+                continue;
+            }
+            accelerate = false;
+        }
+        x = next;
+        next = after;
+        if (!jumped) {
+            below = x;
+            below_next = next;
+        }
+    }
+    return next;
 }
 
 double erlang_c_wait_probability(int servers, double load) {

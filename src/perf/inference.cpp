@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -522,18 +523,14 @@ struct Serving {
             return point;
         }
         // Little's law over the decode phase: n = λ · S_out · TPOT, TPOT = step(n) / (1 − ρ_prefill).
-        double concurrency = std::max(start, replica_load * output_tokens * step(1) / (1 - prefill_busy));
-        for (int iteration = 0; iteration < 200; ++iteration) {
-            const double next = replica_load * output_tokens * step(std::max(1.0, concurrency)) / (1 - prefill_busy);
-            if (next > batch) {
-                return point;
-            }
-            const bool converged = std::abs(next - concurrency) <= 1e-9 * std::max(1.0, next);
-            concurrency = next;
-            if (converged) {
-                break;
-            }
+        const double scale = replica_load * output_tokens / (1 - prefill_busy);
+        const auto concurrency_for = [&](double n) { return scale * step(std::max(1.0, n)); };
+        const std::optional<double> fixed_point =
+            smallest_fixed_point(concurrency_for, std::max(start, concurrency_for(1)), batch);
+        if (!fixed_point) {
+            return point;
         }
+        const double concurrency = *fixed_point;
         const double decode_step_s = step(std::max(1.0, concurrency));
         const double mean_tpot = decode_step_s / (1 - prefill_busy);
         // Prefills that arrive on the same replica during a request's decoding stall it; their

@@ -5,6 +5,7 @@
 // Units: seconds, bytes, FLOPs, per-second rates. Every throughput in TrainingPerf and
 // InferencePerf is for the whole candidate (all of its GPUs), every time is wall-clock.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -102,6 +103,13 @@ double all_gather_s(double bytes, int ranks, const CollectiveLink& link);
 // Probability that an arrival waits in an M/M/c queue (Erlang C) with `servers` servers and
 // offered load `load` = λ/μ (Erlangs). 1 when load >= servers.
 double erlang_c_wait_probability(int servers, double load);
+
+// The smallest fixed point x = map(x) at or above `from`, for an increasing `map` with
+// map(from) >= from (the serving queue's decode concurrency: map(n) = λ·S_out·step(n)/(1 − ρ)),
+// to 1e-9 relative; nullopt when it lies above `limit` or there is none. Plain iteration
+// from `from` climbs to it (the definition); this reaches the same point in a few evaluations
+// of `map` instead of tens.
+std::optional<double> smallest_fixed_point(const std::function<double(double)>& map, double from, double limit);
 
 // A communication tier: what a collective among a group of GPUs runs over.
 struct LinkTier {

@@ -150,6 +150,90 @@ TEST_CASE("perf::roofline and Erlang C", "[perf]") {
     CHECK(erlang_c_wait_probability(4, 0) == 0);
 }
 
+namespace {
+// The definition smallest_fixed_point must agree with: plain iteration from below, as the
+// serving queue solved it before (stop at a 1e-9 relative step; above `limit`: none).
+std::optional<double> plain_fixed_point(const std::function<double(double)>& map, double from, double limit) {
+    double x = from;
+    for (int iteration = 0; iteration < 100000; ++iteration) {
+        const double next = map(x);
+        if (next > limit) {
+            return std::nullopt;
+        }
+        if (std::abs(next - x) <= 1e-9 * std::max(1.0, next)) {
+            return next;
+        }
+        x = next;
+    }
+    return x;
+}
+}  // namespace
+
+TEST_CASE("perf::smallest fixed point: the plain iteration's point in a few evaluations", "[perf]") {
+    int evaluations = 0;
+    // Linear, slope 0.98 (a queue near capacity): x* = 2 / 0.02 = 100 exactly.
+    const std::function<double(double)> linear = [&evaluations](double x) {
+        ++evaluations;
+        return 2 + 0.98 * x;
+    };
+    const std::optional<double> solved = smallest_fixed_point(linear, 0, 1000);
+    REQUIRE(solved);
+    CHECK_THAT(*solved, WithinRel(100.0, 1e-12));
+    CHECK(evaluations <= 6);
+    evaluations = 0;
+    REQUIRE(plain_fixed_point(linear, 0, 1000));
+    CHECK(evaluations > 800);  // what the plain iteration costs there: 2 · 0.98^k <= 1e-9 · 100 at k = 834
+    CHECK_FALSE(smallest_fixed_point(linear, 0, 99));  // x* above the limit
+
+    // Shaped like a decode step: weights streamed (flat) until the GEMMs turn compute-bound, in
+    // the cube norm, at loads up to just below instability; each load from the previous one's point.
+    for (const double load : {0.05, 0.5, 2.0, 5.0, 8.0, 9.0, 9.5}) {
+        const std::function<double(double)> queue = [load](double n) {
+            const double compute_s = 1e-4 * n;
+            const double memory_s = 0.02 + 5e-5 * n;
+            return load * std::cbrt(compute_s * compute_s * compute_s + memory_s * memory_s * memory_s) / 0.002;
+        };
+        const std::optional<double> expected = plain_fixed_point(queue, 0, 4096);
+        const std::optional<double> got = smallest_fixed_point(queue, 0, 4096);
+        INFO("load " << load);
+        REQUIRE(expected.has_value() == got.has_value());
+        if (expected) {
+            CHECK_THAT(*got, WithinRel(*expected, 2e-8));  // both within 1e-9 of x*, times 1/(1 − slope)
+        }
+    }
+
+    // Two crossings, 0.5 + 0.2x + 0.01x² = x at 0.630 (stable) and 79.4 (unstable): the first.
+    const std::function<double(double)> convex = [](double x) { return 0.5 + 0.2 * x + 0.01 * x * x; };
+    REQUIRE(smallest_fixed_point(convex, 0, 1000));
+    CHECK_THAT(*smallest_fixed_point(convex, 0, 1000), WithinRel((0.8 - std::sqrt(0.62)) / 0.02, 1e-8));
+    // 4 + 0.9x + 0.0005x² crosses at 55.3 (stable) and 144.7: below a limit of 100 or 60, 55.3; a
+    // limit of 50 is below it.
+    const std::function<double(double)> steep = [](double x) { return 4 + 0.9 * x + 0.0005 * x * x; };
+    const double stable = (0.1 - std::sqrt(0.002)) / 0.001;
+    CHECK_THAT(*smallest_fixed_point(steep, 0, 100), WithinRel(stable, 1e-8));
+    CHECK_THAT(*smallest_fixed_point(steep, 0, 60), WithinRel(stable, 1e-8));
+    CHECK_FALSE(smallest_fixed_point(steep, 0, 50));
+    // Not convex: slope 0.99 at first (the extrapolation aims at 100), then 0.1 (the stable crossing,
+    // 6.06), then 5 from 30 on (unstable crossing at 35.4). The estimate lands past both; with the
+    // limit at 200 it is left behind, with 50 the estimate is clipped there, and map(50) > 50: the
+    // plain iteration decides, 6.06 both times.
+    const std::function<double(double)> kinked = [](double x) {
+        if (x <= 5) {
+            return 1 + 0.99 * x;
+        }
+        return x <= 30 ? 5.95 + 0.1 * (x - 5) : 8.45 + 5 * (x - 30);
+    };
+    for (const double limit : {200.0, 50.0}) {
+        INFO("limit " << limit);
+        REQUIRE(smallest_fixed_point(kinked, 0, limit));
+        CHECK_THAT(*smallest_fixed_point(kinked, 0, limit), WithinRel(5.45 / 0.9, 1e-8));
+    }
+    // No crossing at all (10 + 0.9x + 0.0005x² > x everywhere): unstable, however high the limit.
+    CHECK_FALSE(smallest_fixed_point([](double x) { return 10 + 0.9 * x + 0.0005 * x * x; }, 0, 1e6));
+    // Starting on the fixed point.
+    CHECK(*smallest_fixed_point([](double x) { return 0.5 * x + 1; }, 2, 10) == 2);
+}
+
 TEST_CASE("perf::link tiers: NVLink inside a domain, PCIe otherwise, network across nodes", "[perf]") {
     const GpuSpec gpu = test_gpu();
     const Workload workload = inference_workload(1, 1, 1);
