@@ -169,6 +169,11 @@ struct LaunchSettings {
     std::optional<int> micro_batch;            // --micro-batch-size, --per_device_train_batch_size
     std::optional<int> gradient_accumulation;  // --gradient_accumulation_steps
     std::optional<int> global_batch;           // --global-batch-size
+    std::optional<int> context_parallel;       // --context-parallel-size
+    std::optional<int> virtual_stages;         // --num-virtual-stages-per-pipeline-rank
+    std::optional<int> layers_per_virtual_stage;  // --num-layers-per-virtual-pipeline-stage
+    std::optional<int> layers;                    // --num-layers
+    bool megatron = false;  // a Megatron-LM parallelism argument was read: its defaults hold for the absent ones
 };
 
 // Finds a `vllm serve`, `python -m sglang.launch_server`, `trtllm-serve`, `torchrun` or
@@ -181,7 +186,8 @@ LaunchSettings read_launch_settings(std::string_view text, const std::string& fi
 // Each contradiction of `settings` with `spec`, one sentence each ("tensor-parallel size 2; the
 // plan assumed 1 ..."); empty when consistent. Settings absent from the launch are not findings,
 // except the memory fraction and tensor-parallel size of a serving command, whose engine defaults
-// the estimate may not have assumed.
+// the estimate may not have assumed, and a Megatron-LM command's context-parallel size and model
+// chunks per pipeline stage, whose default (1) is what then runs.
 std::vector<std::string> compare_launch(const LaunchSpec& spec, const LaunchSettings& settings);
 
 }  // namespace gpusel

@@ -179,7 +179,19 @@ void read_options(const Words& words, std::size_t start, LaunchSettings& setting
             settings.gradient_accumulation = integer_value(at, value, file);
         } else if (flag == "--global-batch-size") {
             settings.global_batch = integer_value(at, value, file);
+        } else if (flag == "--context-parallel-size") {
+            settings.context_parallel = integer_value(at, value, file);
+        } else if (flag == "--num-virtual-stages-per-pipeline-rank") {
+            settings.virtual_stages = integer_value(at, value, file);
+        } else if (flag == "--num-layers-per-virtual-pipeline-stage") {
+            settings.layers_per_virtual_stage = integer_value(at, value, file);
+        } else if (flag == "--num-layers") {
+            settings.layers = integer_value(at, value, file);
         }
+        settings.megatron = settings.megatron || flag == "--tensor-model-parallel-size" ||
+                            flag == "--pipeline-model-parallel-size" || flag == "--context-parallel-size" ||
+                            flag == "--num-virtual-stages-per-pipeline-rank" ||
+                            flag == "--num-layers-per-virtual-pipeline-stage";
     }
 }
 
@@ -422,6 +434,34 @@ void compare_batches(const LaunchSpec& spec, const LaunchSettings& settings, std
     }
 }
 
+// Megatron-LM's context-parallel size and model chunks per stage, absent ones at its default 1:
+// the activation memory and the pipeline bubble the plan estimated depend on both.
+void compare_megatron(const LaunchSpec& spec, const LaunchSettings& settings, std::vector<std::string>& findings) {
+    if (!settings.megatron) {
+        return;
+    }
+    const int context_parallel = settings.context_parallel.value_or(1);
+    if (context_parallel != spec.context_parallel) {
+        findings.push_back(
+            fmt::format("context-parallel size {}{}; the plan assumed {}: the activations per GPU were "
+                        "estimated for each sequence split over {} GPUs",
+                        context_parallel, settings.context_parallel ? "" : " (Megatron-LM's default)",
+                        spec.context_parallel, spec.context_parallel));
+    }
+    int chunks = settings.virtual_stages.value_or(1);
+    if (!settings.virtual_stages && settings.layers_per_virtual_stage && *settings.layers_per_virtual_stage > 0) {
+        const int layers = settings.layers.value_or(spec.architecture.layers);
+        const int stages = std::max(1, settings.pipeline_parallel.value_or(spec.layout.pipeline_parallel));
+        chunks = std::max(1, layers / (stages * *settings.layers_per_virtual_stage));
+    }
+    if (chunks != spec.virtual_stages) {
+        findings.push_back(
+            fmt::format("{} model chunk{} per pipeline stage; the step time assumed {} (the interleaved "
+                        "schedule's bubble is (stages − 1) / chunks micro-batches)",
+                        chunks, chunks == 1 ? "" : "s", spec.virtual_stages));
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> compare_launch(const LaunchSpec& spec, const LaunchSettings& settings) {
@@ -440,6 +480,7 @@ std::vector<std::string> compare_launch(const LaunchSpec& spec, const LaunchSett
         compare_serving(spec, settings, findings);
     } else {
         compare_batches(spec, settings, findings);
+        compare_megatron(spec, settings, findings);
     }
     const int planned_per_pod = spec.training ? spec.gpus_per_node : spec.gpus_per_replica;
     const int planned_pods = spec.training ? spec.nodes : spec.replicas;

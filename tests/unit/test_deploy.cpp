@@ -406,6 +406,51 @@ TEST_CASE("an AMD pick: amd.com/gpu, no GFD node selector, no TensorRT-LLM", "[d
     CHECK(model_mismatch(DeployTarget::vllm, spec).empty());
 }
 
+TEST_CASE("a Megatron-LM launch read back: context parallelism and model chunks, absent ones at Megatron's 1",
+          "[deploy]") {
+    LaunchSpec spec = training_spec();  // 32 layers, tp2 over 2 nodes of 8
+    spec.layout.pipeline_parallel = 4;
+    spec.layout.tensor_parallel = 1;
+    spec.layout.data_parallel = 4;
+    spec.context_parallel = 2;
+    spec.virtual_stages = 2;
+    const std::string rendered = render_launch(DeployTarget::megatron, spec)[0].content;
+    const LaunchSettings read = read_launch_settings(rendered, "m.sh");
+    CHECK(read.megatron);
+    CHECK(read.context_parallel == 2);
+    CHECK(read.layers_per_virtual_stage == 4);
+    CHECK(read.layers == 32);
+    CHECK(compare_launch(spec, read).empty());
+    // The same chunks by count.
+    CHECK(compare_launch(spec,
+                         read_launch_settings("torchrun pretrain_gpt.py --pipeline-model-parallel-size 4 "
+                                              "--context-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2\n",
+                                              "count.sh"))
+              .empty());
+    // Both flags dropped: Megatron-LM runs cp 1 and the plain 1F1B schedule.
+    const std::vector<std::string> dropped = compare_launch(
+        spec,
+        read_launch_settings("torchrun pretrain_gpt.py --pipeline-model-parallel-size 4 --num-layers 32\n", "d.sh"));
+    REQUIRE(dropped.size() == 2);
+    CHECK(dropped[0] ==
+          "context-parallel size 1 (Megatron-LM's default); the plan assumed 2: the activations per GPU "
+          "were estimated for each sequence split over 2 GPUs");
+    CHECK(dropped[1] ==
+          "1 model chunk per pipeline stage; the step time assumed 2 (the interleaved schedule's bubble "
+          "is (stages − 1) / chunks micro-batches)");
+    // 8 layers per chunk of 32 layers over 4 stages is one chunk per stage.
+    const std::vector<std::string> coarse = compare_launch(
+        spec,
+        read_launch_settings("torchrun pretrain_gpt.py --pipeline-model-parallel-size 4 --context-parallel-size 2 "
+                             "--num-layers 32 --num-layers-per-virtual-pipeline-stage 8\n",
+                             "c.sh"));
+    REQUIRE(coarse.size() == 1);
+    CHECK(coarse[0].rfind("1 model chunk per pipeline stage; the step time assumed 2", 0) == 0);
+    // A DeepSpeed launch has neither setting: nothing to compare.
+    CHECK_FALSE(
+        read_launch_settings("deepspeed --num_gpus 8 train.py --per_device_train_batch_size 2\n", "ds.sh").megatron);
+}
+
 TEST_CASE("training launches read back: layout, GPUs per node, nodes and batches", "[deploy]") {
     const LaunchSpec spec = training_spec();
     for (const DeployTarget target : {DeployTarget::megatron, DeployTarget::slurm, DeployTarget::kubernetes}) {
