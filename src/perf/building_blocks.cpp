@@ -135,9 +135,9 @@ double gemm_efficiency(double rows, double columns, double inner, const GemmRate
                                      rates.half_work_s * tile_share);
 }
 
-double gemm_time_s(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates) {
+GemmTime gemm_timing(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates) {
     if (rows <= 0 || columns <= 0 || inner <= 0) {
-        return 0;
+        return {};
     }
     const double compute_s =
         2 * rows * columns * inner / (rates.peak_flops_per_s * gemm_efficiency(rows, columns, inner, rates));
@@ -146,7 +146,11 @@ double gemm_time_s(double rows, double columns, double inner, double weight_byte
     const double memory_s = weight_bytes / rates.bandwidth_bytes_per_s + rates.kernel_floor_s;
     // The cube norm: max() far from the ridge point, 1.26 × max() on it (A100 128-token GEMMs of
     // §1.2 sit there and run 1.2-1.4 × slower than either bound).
-    return std::cbrt(compute_s * compute_s * compute_s + memory_s * memory_s * memory_s);
+    return {std::cbrt(compute_s * compute_s * compute_s + memory_s * memory_s * memory_s), compute_s};
+}
+
+double gemm_time_s(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates) {
+    return gemm_timing(rows, columns, inner, weight_bytes, rates).time_s;
 }
 
 namespace {

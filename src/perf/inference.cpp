@@ -328,10 +328,8 @@ void add_layer_gemms(const ReplicaModel& model, double rows, double ffn_weight_b
         if (gemm.columns <= 0 || gemm.inner <= 0) {
             continue;
         }
-        const double time = gemm_time_s(rows, gemm.columns, gemm.inner, gemm.bytes, model.gemm);
-        const double compute = 2 * rows * gemm.columns * gemm.inner /
-                               (model.gemm.peak_flops_per_s * gemm_efficiency(rows, gemm.columns, gemm.inner, model.gemm));
-        add_kernel(step, compute, gemm.bytes / model.gemm.bandwidth_bytes_per_s, time);
+        const GemmTime time = gemm_timing(rows, gemm.columns, gemm.inner, gemm.bytes, model.gemm);
+        add_kernel(step, time.compute_s, gemm.bytes / model.gemm.bandwidth_bytes_per_s, time.time_s);
     }
 }
 
@@ -359,10 +357,8 @@ void add_logits(const ReplicaModel& model, double sequences, double weight_scale
     }
     const double bytes = model.logits_weight_bytes * weight_scale / model.tensor_parallel;
     const double columns = model.vocab / model.tensor_parallel;
-    const double time = gemm_time_s(sequences, columns, model.hidden, bytes, model.gemm);
-    const double compute = 2 * sequences * columns * model.hidden /
-                           (model.gemm.peak_flops_per_s * gemm_efficiency(sequences, columns, model.hidden, model.gemm));
-    add_kernel(step, compute, bytes / model.gemm.bandwidth_bytes_per_s, time);
+    const GemmTime time = gemm_timing(sequences, columns, model.hidden, bytes, model.gemm);
+    add_kernel(step, time.compute_s, bytes / model.gemm.bandwidth_bytes_per_s, time.time_s);
     step.bytes_per_gpu += bytes;
 }
 

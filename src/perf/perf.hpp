@@ -64,6 +64,12 @@ double gemm_efficiency(double rows, double columns, double inner, const GemmRate
 // compute = 2·rows·columns·inner / (peak · gemm_efficiency), memory = weight_bytes / bandwidth
 // + the kernel floor, combined as (compute³ + memory³)^(1/3) (max() far from the ridge).
 double gemm_time_s(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates);
+// The same GEMM's time and its compute part (the latter alone tells which bound it runs at).
+struct GemmTime {
+    double time_s = 0;
+    double compute_s = 0;
+};
+GemmTime gemm_timing(double rows, double columns, double inner, double weight_bytes, const GemmRates& rates);
 // The training GEMM model (docs/perf-model.md, "Training"): the fraction of `peak_flops_per_s`
 // a GEMM of m×n×k (2·m·n·k FLOPs = F) reaches, plateau · F / (F + peak · half_time_s). Large
 // GEMMs approach the plateau; small and tensor-parallel-split ones fall short; a faster GPU

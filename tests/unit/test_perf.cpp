@@ -336,6 +336,13 @@ TEST_CASE("perf::GEMM curve: plateau, a half point that grows with the peak, wei
     // Large GEMMs are compute-bound: 7B up/gate TP1 (N 22016) at 4096 tokens, 999 µs on H100.
     CHECK_THAT(gemm_time_s(4096, 22016, 4096, 4096.0 * 22016 * 2, h100), WithinRel(999e-6, 0.1));
     CHECK(gemm_time_s(0, 10, 10, 100, h100) == 0);
+    // gemm_timing: the same time, and its compute part (F / (peak · efficiency)).
+    const GemmTime skinny = gemm_timing(8, 2752, 4096, weight, h100);
+    CHECK(skinny.time_s == gemm_time_s(8, 2752, 4096, weight, h100));
+    CHECK(skinny.compute_s == 2.0 * 8 * 2752 * 4096 / (989e12 * gemm_efficiency(8, 2752, 4096, h100)));
+    CHECK(skinny.compute_s < skinny.time_s / 5);  // weight-bound: 2.4 µs of compute in 14 µs
+    const GemmTime large = gemm_timing(4096, 22016, 4096, 4096.0 * 22016 * 2, h100);
+    CHECK_THAT(large.compute_s, WithinRel(large.time_s, 0.01));  // compute-bound: the cube norm is the max
 }
 
 TEST_CASE("perf::serving under load: light load adds nothing, overload has no P99", "[perf]") {
