@@ -151,11 +151,8 @@ void fill_training(LaunchSpec& spec, const Candidate& pick, const Workload& work
     spec.checkpointing = pick.checkpointing;
     spec.seq_len = workload.training.seq_len;
     spec.context_parallel = workload.training.context_parallel;
-    // The estimate's rule (perf::effective_virtual_stages): the interleaved schedule needs at least
-    // one layer per model chunk, otherwise the plain 1F1B schedule ran.
-    const int stages = spec.layout.pipeline_parallel;
-    const int chunks = workload.training.virtual_stages;
-    spec.virtual_stages = stages > 1 && chunks > 1 && workload.model.layers >= stages * chunks ? chunks : 1;
+    spec.virtual_stages =
+        workload.training.scheduled_virtual_stages(spec.layout.pipeline_parallel, workload.model.layers);
     if (pick.perf.training) {
         spec.gradient_accumulation = pick.perf.training->gradient_accumulation;
         spec.global_batch = pick.perf.training->global_batch;

@@ -98,6 +98,12 @@ struct TrainingSpec {
     // Model chunks per pipeline stage (interleaved 1F1B, Narayanan et al. 2021): the bubble is
     // (p − 1)/v micro-batch slots at v× the point-to-point messages. 1 = plain 1F1B.
     int virtual_stages = 1;
+    // The chunks the schedule can use at `stages` pipeline stages of a `layers`-layer model: the
+    // interleaved schedule needs at least one layer per chunk, otherwise plain 1F1B (1).
+    int scheduled_virtual_stages(int stages, int layers) const {
+        const int chunks = std::max(1, virtual_stages);
+        return stages <= 1 || chunks <= 1 || layers < stages * chunks ? 1 : chunks;
+    }
     // GPUs one sequence is split over (context parallelism, ring attention: Megatron-Core
     // --context-parallel-size). They hold the same weights, so they count in the layout's
     // data-parallel degree: dp = sequence replicas × context_parallel. 1 = off.

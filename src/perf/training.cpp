@@ -474,11 +474,7 @@ double context_parallel_exchange_s(const TransformerTrainingOps& ops, int tp, in
 }
 
 int effective_virtual_stages(const Workload& workload, int pp) {
-    const int v = std::max(1, workload.training.virtual_stages);
-    if (pp <= 1 || v <= 1 || workload.model.layers < pp * v) {
-        return 1;
-    }
-    return v;
+    return workload.training.scheduled_virtual_stages(pp, workload.model.layers);
 }
 
 double exposed_tensor_share(const Workload& workload, const EfficiencyFactors& factors) {
