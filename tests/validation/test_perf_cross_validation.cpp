@@ -355,20 +355,20 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     std::cout << summary << std::flush;
 
     // Issue 17's targets are out-of-sample median <= 15 %, p90 <= 35 % and a speed-ratio median
-    // <= 10 %. The median is met and asserted at its target. The p90 (35.4 %) and the ratio median
-    // (15.2 %) are not met yet (docs/perf-model.md "Validation" says where the tail comes from), so
-    // they are held just above where they stand today, against regressions, and printed against
-    // their targets. Calibrating on one GPU lowers the median error on the others; it does not
-    // lower the tail, which after calibration is the ratio error (two llama.cpp publications
-    // disagree by 1.7x on the A100 against the RTX 3090), so the tail is held, not asserted lower.
+    // <= 10 %. The median and the p90 are met and asserted at their targets. The ratio median
+    // (13.9 %) is not met yet (docs/perf-model.md "Validation" says where it comes from), so it is
+    // held just above where it stands today, against regressions, and printed against its target.
+    // Calibrating on one GPU lowers the median error on the others; it does not lower the tail,
+    // which after calibration is the ratio error (two llama.cpp publications disagree by 1.7x on
+    // the A100 against the RTX 3090), so the tail is held, not asserted lower.
     CHECK(overall_out.median <= 0.15);
+    CHECK(overall_out.p90 <= 0.35);
     CHECK(after.median < before.median);
     CHECK(after.p90 <= 0.46);
-    CHECK(overall_out.p90 <= 0.36);
-    CHECK(ratios.median <= 0.16);
-    // Same-publication pairs (13.8 % today) are not much better: the ratio gap is the model's,
-    // not mainly software drift between publications. Held, like the two above.
-    CHECK(same_publication.median <= 0.145);
+    CHECK(ratios.median <= 0.145);
+    // Same-publication pairs (13.6 % today) are not much better: the ratio gap is the model's,
+    // not mainly software drift between publications. Held, like the ratio median.
+    CHECK(same_publication.median <= 0.14);
     std::cout << fmt::format("targets: out-of-sample median {:.1f} % (<= 15 %: {}), p90 {:.1f} % (<= 35 %: {}), "
                              "speed-ratio median {:.1f} % (<= 10 %: {})\n",
                              100 * overall_out.median, overall_out.median <= 0.15 ? "met" : "NOT MET",
