@@ -265,8 +265,10 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     }
     std::cout << rows_table << "\n";
 
-    // Speed ratios between GPU types for the same workload, out of sample.
+    // Speed ratios between GPU types for the same workload, out of sample, and with the shipped
+    // table (in sample: every factor fitted on every row, the best refitting alone can do).
     std::vector<double> ratio_errors;
+    std::vector<double> in_sample_ratio_errors;
     // The pairs whose two runs come from one publication (one harness and software release): what
     // is left of the ratio error once software drift between publications is taken out.
     std::vector<double> same_publication_ratio_errors;
@@ -283,6 +285,7 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
                 const double measured_ratio = a.entry->item.measured / b.entry->item.measured;
                 const double predicted_ratio = a.out_of_sample.value / b.out_of_sample.value;
                 ratio_errors.push_back(std::abs(predicted_ratio / measured_ratio - 1));
+                in_sample_ratio_errors.push_back(std::abs(a.in_sample.value / b.in_sample.value / measured_ratio - 1));
                 if (a.entry->item.publication == b.entry->item.publication) {
                     same_publication_ratio_errors.push_back(ratio_errors.back());
                 }
@@ -311,6 +314,7 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     const Summary overall_in = summarise(in_sample);
     const Summary overall_out = summarise(out_of_sample);
     const Summary ratios = summarise(ratio_errors);
+    const Summary in_sample_ratios = summarise(in_sample_ratio_errors);
     const Summary before = summarise(before_calibration);
     const Summary after = summarise(after_calibration);
     std::string summary = fmt::format("{:<22} {:<44} {}\n", "", "in sample (shipped table)", "out of sample (cross-validated)");
@@ -322,9 +326,10 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     for (const auto& [vendor, errors] : by_vendor_out) {
         summary += fmt::format("{:<22} {:<44} {}\n", "vendor " + vendor, "", summary_text(summarise(errors)));
     }
-    summary += fmt::format("\nspeed ratio between GPU types, same workload (out of sample): {} pairs, median {:.1f} %, "
-                           "p90 {:.1f} %\n",
-                           ratios.count, 100 * ratios.median, 100 * ratios.p90);
+    summary += fmt::format(
+        "\nspeed ratio between GPU types, same workload (out of sample): {} pairs, median {:.1f} %, "
+        "p90 {:.1f} % (in sample: median {:.1f} %, p90 {:.1f} %)\n",
+        ratios.count, 100 * ratios.median, 100 * ratios.p90, 100 * in_sample_ratios.median, 100 * in_sample_ratios.p90);
     const Summary same_publication = summarise(same_publication_ratio_errors);
     summary += fmt::format("  of which both runs from one publication: {} pairs, median {:.1f} %, p90 {:.1f} %\n",
                            same_publication.count, 100 * same_publication.median, 100 * same_publication.p90);
@@ -366,6 +371,9 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     CHECK(after.median < before.median);
     CHECK(after.p90 <= 0.46);
     CHECK(ratios.median <= 0.145);
+    // With every factor fitted on every row the ratio median is 10.3 %: the 10 % target is beyond
+    // what refitting this model's factors can reach, so meeting it needs new structure, not fits.
+    CHECK(in_sample_ratios.median <= 0.105);
     // Same-publication pairs (13.6 % today) are not much better: the ratio gap is the model's,
     // not mainly software drift between publications. Held, like the ratio median.
     CHECK(same_publication.median <= 0.14);
