@@ -266,7 +266,7 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     std::cout << rows_table << "\n";
 
     // Speed ratios between GPU types for the same workload, out of sample, and with the shipped
-    // table (in sample: every factor fitted on every row, the best refitting alone can do).
+    // table (in sample: every factor fitted on every row).
     std::vector<double> ratio_errors;
     std::vector<double> in_sample_ratio_errors;
     // The pairs whose two runs come from one publication (one harness and software release): what
