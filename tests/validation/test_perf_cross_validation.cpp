@@ -283,9 +283,11 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
             }
             if (a.entry->item.id < b.entry->item.id) {
                 const double measured_ratio = a.entry->item.measured / b.entry->item.measured;
-                const double predicted_ratio = a.out_of_sample.value / b.out_of_sample.value;
-                ratio_errors.push_back(std::abs(predicted_ratio / measured_ratio - 1));
-                in_sample_ratio_errors.push_back(std::abs(a.in_sample.value / b.in_sample.value / measured_ratio - 1));
+                const auto ratio_error = [measured_ratio](const Prediction& first, const Prediction& second) {
+                    return std::abs(first.value / second.value / measured_ratio - 1);
+                };
+                ratio_errors.push_back(ratio_error(a.out_of_sample, b.out_of_sample));
+                in_sample_ratio_errors.push_back(ratio_error(a.in_sample, b.in_sample));
                 if (a.entry->item.publication == b.entry->item.publication) {
                     same_publication_ratio_errors.push_back(ratio_errors.back());
                 }
