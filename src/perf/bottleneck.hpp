@@ -21,10 +21,22 @@ enum class Resource {
 // "memory-capacity", "communication", "host-transfer", "input-pipeline", "launch-overhead".
 std::string_view to_string(Resource resource);
 
+// Whose time a bottleneck's share is of.
+enum class BottleneckPhase {
+    none,        // no speed estimate (printed as an empty name)
+    step,        // one training step
+    full_batch,  // one full batch of a replica, prefill plus decode
+    prefill,     // the prefill of the requests the TTFT target binds on
+    decode,      // the decode steps the TPOT target binds on
+    memory,      // memory capacity binds: the share is 1
+};
+
+// "", "step", "full batch", "prefill", "decode", "memory": the names the outputs print.
+std::string_view to_string(BottleneckPhase phase);
+
 struct Bottleneck {
     Resource resource = Resource::compute;
-    std::string phase;           // whose time `share` is of: "step" (training), "full batch",
-                                 // "prefill" or "decode" (inference); "memory" for memory capacity
+    BottleneckPhase phase = BottleneckPhase::none;
     double share = 0;            // share of that time spent on this resource, 0..1 (1 for memory capacity)
     double gpu_utilization = 0;  // what nvidia-smi's utilisation would show, 0..1
     std::string detail;          // the numbers that show it

@@ -381,6 +381,38 @@ std::string_view to_string(Resource resource) {
     return "?";
 }
 
+std::string_view to_string(BottleneckPhase phase) {
+    switch (phase) {
+        case BottleneckPhase::none:
+            return "";
+        case BottleneckPhase::step:
+            return "step";
+        case BottleneckPhase::full_batch:
+            return "full batch";
+        case BottleneckPhase::prefill:
+            return "prefill";
+        case BottleneckPhase::decode:
+            return "decode";
+        case BottleneckPhase::memory:
+            return "memory";
+    }
+    return "?";
+}
+
+std::string_view to_string(SloTarget target) {
+    switch (target) {
+        case SloTarget::capacity:
+            return "capacity";
+        case SloTarget::ttft:
+            return "ttft";
+        case SloTarget::tpot:
+            return "tpot";
+        case SloTarget::e2e:
+            return "e2e";
+    }
+    return "?";
+}
+
 Bottleneck binding_resource(const ResourceTimes& times) {
     Bottleneck result;
     const double total = times.total_s();

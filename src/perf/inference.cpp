@@ -749,21 +749,21 @@ int replicas_meeting(const Serving& serving, const InferenceSpec& spec, int batc
 
 // Which target stops a higher load: the first to fail just above the largest load meeting them.
 // Within 15 % of full-batch capacity the queues, not one phase, stop the load.
-std::string binding_target(const Serving& serving, const SloSpec& slo, int batch, double max_load, double capacity) {
+SloTarget binding_target(const Serving& serving, const SloSpec& slo, int batch, double max_load, double capacity) {
     const LoadPoint beyond = serving.at(std::max(max_load * 1.02, 1e-9), batch);
     if (!beyond.stable || max_load >= 0.85 * capacity) {
-        return "capacity";
+        return SloTarget::capacity;
     }
     if (slo.ttft_seconds > 0 && beyond.ttft_s > slo.ttft_seconds) {
-        return "ttft";
+        return SloTarget::ttft;
     }
     if (slo.tpot_seconds > 0 && serving.model.transformer && beyond.tpot_s > slo.tpot_seconds) {
-        return "tpot";
+        return SloTarget::tpot;
     }
     if (slo.e2e_seconds > 0 && beyond.e2e_s > slo.e2e_seconds) {
-        return "e2e";
+        return SloTarget::e2e;
     }
-    return "capacity";
+    return SloTarget::capacity;
 }
 
 // Latencies at the offered load, the SLO verdict, the largest load meeting it and what binds.

@@ -158,7 +158,7 @@ void explain_single_pass(const Workload& workload, const GpuSpec& gpu, const Inf
 
 // Detail and remedy for an inference bottleneck.
 void explain_inference(const Workload& workload, const GpuSpec& gpu, const InferencePerf& perf, ServingStack stack,
-                       const std::string& phase, Bottleneck& bottleneck) {
+                       BottleneckPhase phase, Bottleneck& bottleneck) {
     if (workload.task() != InferenceTask::generation) {
         explain_single_pass(workload, gpu, perf, stack, bottleneck);
         return;
@@ -208,7 +208,7 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
         }
         return;
     case Resource::compute:
-        if (phase == "prefill") {
+        if (phase == BottleneckPhase::prefill) {
             bottleneck.detail = fmt::format("P{:g} TTFT binds: each {}-token prompt takes {} of tensor-core time to "
                                             "prefill, and prompts queue behind each other",
                                             perf.percentile, workload.inference.input_tokens,
@@ -219,7 +219,7 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
                                             format_duration(perf.decode_compute_s), format_duration(step), perf.batch,
                                             format_duration(perf.batch_prefill_s));
         }
-        if (phase == "prefill") {
+        if (phase == BottleneckPhase::prefill) {
             bottleneck.remedy = gpu.supports(Precision::fp8) && workload.weights != WeightFormat::fp8
                                     ? "compute-bound prefill: more replicas share the prompts; FP8 GEMMs double the "
                                       "tensor rate on this GPU; more memory bandwidth would not help"
@@ -489,7 +489,8 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
                 estimate.bottleneck.resource = Resource::memory_capacity;
                 estimate.bottleneck.share = 1;
             }
-            estimate.bottleneck.phase = estimate.bottleneck.resource == Resource::memory_capacity ? "memory" : "step";
+            estimate.bottleneck.phase = estimate.bottleneck.resource == Resource::memory_capacity ? BottleneckPhase::memory
+                                                                                                    : BottleneckPhase::step;
             explain_training(workload, gpu, training, estimate.layout, estimate.bottleneck);
         }
     } else {
@@ -507,14 +508,14 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
             whole.launch_overhead_s += times.prefill.launch_overhead_s;
             // When the SLO is missed, the phase whose target binds names the bottleneck; otherwise
             // the resource the GPU spends most of a full batch on.
-            const std::string& target = inference.binding_target;
-            std::string phase = "full batch";
-            if (!inference.meets_slo && target == "ttft") {
+            const SloTarget target = inference.binding_target;
+            BottleneckPhase phase = BottleneckPhase::full_batch;
+            if (!inference.meets_slo && target == SloTarget::ttft) {
                 estimate.bottleneck = binding_resource(times.prefill);
-                phase = "prefill";
-            } else if (!inference.meets_slo && target == "tpot") {
+                phase = BottleneckPhase::prefill;
+            } else if (!inference.meets_slo && target == SloTarget::tpot) {
                 estimate.bottleneck = binding_resource(times.decode);
-                phase = "decode";
+                phase = BottleneckPhase::decode;
             } else {
                 estimate.bottleneck = binding_resource(whole);
             }
@@ -522,7 +523,7 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
             if (!inference.fits || !inference.batch_fits || (inference.memory_limits_load && !inference.meets_slo)) {
                 estimate.bottleneck.resource = Resource::memory_capacity;
                 estimate.bottleneck.share = 1;
-                phase = "memory";
+                phase = BottleneckPhase::memory;
             }
             estimate.bottleneck.phase = phase;
             explain_inference(workload, gpu, inference, estimate.stack, phase, estimate.bottleneck);

@@ -175,6 +175,18 @@ struct TrainingPerf {
     int global_batch = 0;
 };
 
+// The serving target that stops a higher load: the first to fail just above the largest load
+// that meets them all, or the queues themselves (capacity) near the full-batch throughput.
+enum class SloTarget {
+    capacity,
+    ttft,
+    tpot,
+    e2e,
+};
+
+// "capacity", "ttft", "tpot", "e2e": the names of the JSON output's binding_target.
+std::string_view to_string(SloTarget target);
+
 struct InferencePerf {
     double ttft_s = 0;                 // one request alone on a replica: its prefill
     double tpot_s = 0;                 // one request alone: one decode step at its mean context
@@ -193,7 +205,7 @@ struct InferencePerf {
     bool meets_slo = true;
     double max_requests_per_s_meeting_slo = 0;  // whole candidate
     int replicas_needed = 0;           // replicas that would meet the SLO at the offered load (0 = met or never)
-    std::string binding_target;        // what stops a higher load: "ttft", "tpot", "e2e" or "capacity"
+    SloTarget binding_target = SloTarget::capacity;  // what stops a higher load
     bool memory_limits_load = false;   // a larger batch than memory holds would raise that load ≥ 10 %
     double offered_requests_per_s = 0;
     double mean_concurrency = 0;       // sequences in flight per replica at the offered load

@@ -36,10 +36,16 @@ std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& g
 
 }  // namespace
 
-void note_miss(Miss& miss, double severity, std::string why) {
-    if (severity < miss.severity) {
-        miss.severity = severity;
-        miss.why = std::move(why);
+void note_miss(Miss& miss, Rejection rejection) {
+    rejection.closeness = rejection_closeness(rejection.kind, rejection.needed, rejection.available);
+    if (rejection.closeness < miss.rejection.closeness) {
+        miss.rejection = std::move(rejection);
+    }
+}
+
+void note_reason(Miss& miss, std::string why_not) {
+    if (miss.rejection.why_not.empty()) {
+        miss.rejection.why_not = std::move(why_not);
     }
 }
 
@@ -189,21 +195,23 @@ usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
                 estimate_cost(m_workload, gpu, quote, usage, m_policy.unit_price_usd);
             if (!cost.available) {
                 if (m_policy.exact_count) {
-                    miss.why = cost.unavailable_reason;
+                    miss.rejection.why_not = cost.unavailable_reason;
                 }
                 continue;
             }
 const BudgetSpec& budget = m_workload.budget;
             if (m_policy.enforce_budget && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
-                note_miss(miss, cost.capex_usd / budget.capex_usd,
-                          fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
-                                      format_usd(budget.capex_usd)));
+                note_miss(miss, {gpu.id, RejectionKind::budget, "budget.capex_usd", cost.capex_usd, budget.capex_usd,
+                                 usage.gpus,
+                                 fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
+                                             format_usd(budget.capex_usd))});
                 continue;
             }
             if (m_policy.enforce_budget && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
-                note_miss(miss, cost.monthly_opex_usd / budget.monthly_usd,
-                          fmt::format("{}×: {} per month > budget {}", usage.gpus,
-                                      format_usd(cost.monthly_opex_usd), format_usd(budget.monthly_usd)));
+                note_miss(miss, {gpu.id, RejectionKind::budget, "budget.monthly_usd", cost.monthly_opex_usd,
+                                 budget.monthly_usd, usage.gpus,
+                                 fmt::format("{}×: {} per month > budget {}", usage.gpus,
+                                             format_usd(cost.monthly_opex_usd), format_usd(budget.monthly_usd))});
                 continue;
             }
             candidate.acquisition = acquisition;
@@ -213,8 +221,8 @@ const BudgetSpec& budget = m_workload.budget;
             out.push_back(candidate);
         }
     }
-    if (!any && miss.why.empty()) {
-        miss.why = no_offer_reason(gpu, usage.gpus);
+    if (!any) {
+        note_reason(miss, no_offer_reason(gpu, usage.gpus));
     }
 }
 std::string CandidateEvaluator::no_offer_reason(const GpuSpec& gpu, int gpus) const {
@@ -284,16 +292,18 @@ UsageProfile CandidateEvaluator::training_usage(const TrainingPerf& perf, int gp
 // becomes the rejection message when none is left.
 void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search, std::vector<Candidate>& out,
                        Miss& miss) {
-    const TrainingMiss& nearest = search.miss;
-    if (nearest.kind == TrainingMiss::Kind::memory) {
-        note_miss(miss, nearest.severity,
-                  fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)",
-                              format_gb(nearest.memory_total_bytes), nearest.count, nearest.count == 1 ? "" : "s",
-                              format_gb(gpu.memory_bytes), format_gb(nearest.usable_bytes)));
-    } else if (nearest.kind == TrainingMiss::Kind::deadline) {
-        note_miss(miss, nearest.severity,
-                  fmt::format("{} > {} deadline at {} GPUs", format_duration(nearest.time_to_train_s),
-                              format_duration(m_workload.training.deadline_seconds), nearest.count));
+    if (const std::optional<NearMiss>& memory = search.miss.memory) {
+        note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", memory->needed, memory->available,
+                         memory->count,
+                         fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)", format_gb(memory->needed),
+                                     memory->count, memory->count == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                     format_gb(memory->available))});
+    }
+    if (const std::optional<NearMiss>& deadline = search.miss.deadline) {
+        note_miss(miss, {gpu.id, RejectionKind::deadline, "training.deadline", deadline->needed, deadline->available,
+                         deadline->count,
+                         fmt::format("{} > {} deadline at {} GPUs", format_duration(deadline->needed),
+                                     format_duration(deadline->available), deadline->count)});
     }
     for (const TrainingChoice& choice : search.best_per_count) {
         const Workload workload = with_choices(m_workload, choice.precision.precision, choice.checkpointing);
@@ -336,13 +346,15 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         if (memory.total_bytes > usable) {
             note_memory_miss(query, memory.total_bytes);
             const std::optional<ServingMemory> engine = serving_memory(workload, gpu, layout);
-            note_miss(miss, 10.0 + memory.total_bytes / usable,
-                      engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
-                                           layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s", engine->refusal)
-                             : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
-                                           format_gb(memory.total_bytes), layout.tensor_parallel,
-                                           layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
-                                           format_gb(usable)));
+            note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", memory.total_bytes, usable,
+                             layout.gpu_count(),
+                             engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
+                                                  layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s",
+                                                  engine->refusal)
+                                    : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
+                                                  format_gb(memory.total_bytes), layout.tensor_parallel,
+                                                  layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                                  format_gb(usable))});
             continue;
         }
         PerfQuery perf_query;
@@ -354,7 +366,10 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         }
         const double capacity = single->inference->max_requests_per_s_meeting_slo;
         if (capacity <= 0 && m_policy.require_slo) {
-            note_miss(miss, 2.0, slo_miss(m_workload, *single->inference, layout.tensor_parallel));
+            Rejection slo = slo_miss(m_workload, *single->inference, layout.tensor_parallel);
+            slo.gpu = gpu.id;
+            slo.count = layout.gpu_count();
+            note_miss(miss, std::move(slo));
             continue;
         }
         const std::optional<Replicas> replicas = replicas_for(capacity, layout.tensor_parallel, max_gpus, miss);
@@ -374,16 +389,20 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
             if (used.total_bytes > usable) {
                 note_memory_miss(at_batch, used.total_bytes);
-                note_miss(
-                    miss, 10.0 + used.total_bytes / usable,
-                    fmt::format("needs {} per GPU at batch {}, has {} ({} usable)", format_gb(used.total_bytes),
-                                perf.inference->batch, format_gb(gpu.memory_bytes), format_gb(usable)));
+                note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", used.total_bytes, usable, gpus,
+                                 fmt::format("needs {} per GPU at batch {}, has {} ({} usable)",
+                                             format_gb(used.total_bytes), perf.inference->batch,
+                                             format_gb(gpu.memory_bytes), format_gb(usable))});
                 continue;
             }
         }
         if (!perf.inference || (!perf.inference->meets_slo && m_policy.require_slo)) {
-            note_miss(miss, 2.0,
-                      perf.inference ? slo_miss(m_workload, *perf.inference, layout.tensor_parallel) : "no estimate");
+            Rejection slo = perf.inference ? slo_miss(m_workload, *perf.inference, layout.tensor_parallel)
+                                           : Rejection{gpu.id, RejectionKind::slo, "inference.slo", 0, 0, 0,
+                                                       "no estimate", 0};
+            slo.gpu = gpu.id;
+            slo.count = gpus;
+            note_miss(miss, std::move(slo));
             continue;
         }
         Candidate candidate;
@@ -444,9 +463,10 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(dou
     replicas.spares = spare_replicas(replicas.serving, false);
     const int gpus = (replicas.serving + replicas.spares) * tensor_parallel;
     if (gpus > max_gpus) {
-        note_miss(miss, 1.0 + static_cast<double>(gpus) / max_gpus,
-                  fmt::format("needs {} GPUs for {:g} req/s > constraints.max_gpus {}", gpus,
-                              m_workload.inference.requests_per_s, max_gpus));
+        note_miss(miss, {"", RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus),
+                         static_cast<double>(max_gpus), gpus,
+                         fmt::format("needs {} GPUs for {:g} req/s > constraints.max_gpus {}", gpus,
+                                     m_workload.inference.requests_per_s, max_gpus)});
         return std::nullopt;
     }
     return replicas;

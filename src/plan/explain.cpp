@@ -213,35 +213,41 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
                        parts.empty() ? std::string("close second") : fmt::format("{}", fmt::join(parts, ", ")));
 }
 
-std::string slo_miss(const Workload& workload, const InferencePerf& perf, int tensor_parallel) {
+Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tensor_parallel) {
     const SloSpec& slo = workload.inference.slo;
     const auto over = [](const std::optional<double>& value, double limit) {
         return limit > 0 && (!value || *value > limit);
     };
     // Under load the percentile; when even one request alone misses, its unloaded time.
-    const auto describe = [&](const char* what, const std::optional<double>& loaded, double alone, double limit) {
+    const auto describe = [&](const char* what, const char* field, const std::optional<double>& loaded, double alone,
+                              double limit) {
+        Rejection miss{"", RejectionKind::slo, fmt::format("inference.slo.{}", field), 0, limit, 0, "", 0};
         if (loaded) {
-            return fmt::format("P{:g} {} {} > {} SLO at TP{}", slo.percentile, what, format_duration(*loaded),
-                               format_duration(limit), tensor_parallel);
+            miss.needed = *loaded;
+            miss.why_not = fmt::format("P{:g} {} {} > {} SLO at TP{}", slo.percentile, what,
+                                       format_duration(*loaded), format_duration(limit), tensor_parallel);
+        } else if (alone > limit) {
+            miss.needed = alone;
+            miss.why_not = fmt::format("{} {} for one request alone > {} SLO at TP{}", what, format_duration(alone),
+                                       format_duration(limit), tensor_parallel);
+        } else {
+            miss.why_not = fmt::format("{:g} req/s exceeds what TP{} replicas serve within the {} SLO",
+                                       workload.inference.requests_per_s, tensor_parallel, what);
         }
-        if (alone > limit) {
-            return fmt::format("{} {} for one request alone > {} SLO at TP{}", what, format_duration(alone),
-                               format_duration(limit), tensor_parallel);
-        }
-        return fmt::format("{:g} req/s exceeds what TP{} replicas serve within the {} SLO",
-                           workload.inference.requests_per_s, tensor_parallel, what);
+        return miss;
     };
     if (over(perf.p99_tpot_s, slo.tpot_seconds)) {
-        return describe("TPOT", perf.p99_tpot_s, perf.tpot_s, slo.tpot_seconds);
+        return describe("TPOT", "tpot", perf.p99_tpot_s, perf.tpot_s, slo.tpot_seconds);
     }
     if (over(perf.p99_ttft_s, slo.ttft_seconds)) {
-        return describe("TTFT", perf.p99_ttft_s, perf.ttft_s, slo.ttft_seconds);
+        return describe("TTFT", "ttft", perf.p99_ttft_s, perf.ttft_s, slo.ttft_seconds);
     }
     if (over(perf.p99_e2e_s, slo.e2e_seconds)) {
-        return describe("latency", perf.p99_e2e_s, perf.ttft_s + perf.tpot_s * workload.inference.output_tokens,
-                        slo.e2e_seconds);
+        return describe("latency", "e2e", perf.p99_e2e_s,
+                        perf.ttft_s + perf.tpot_s * workload.inference.output_tokens, slo.e2e_seconds);
     }
-    return fmt::format("cannot meet the SLO at TP{}", tensor_parallel);
+    return {"", RejectionKind::slo, "inference.slo", 0, 0, 0,
+            fmt::format("cannot meet the SLO at TP{}", tensor_parallel), 0};
 }
 
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) {

@@ -80,7 +80,7 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
     }
     if (found.empty()) {
         closest_memory(workload, gpu, search ? &*search : nullptr, precisions, evaluator, result);
-        result.why_not = miss.why.empty() ? evaluator.no_offer_reason(gpu, count) : miss.why;
+        result.why_not = miss.rejection.why_not.empty() ? evaluator.no_offer_reason(gpu, count) : miss.rejection.why_not;
         return result;
     }
     // Prefer layouts that meet the deadline or SLO, then the objective.

@@ -21,17 +21,21 @@ namespace gpusel::plan_detail {
 
 inline constexpr double infinity = std::numeric_limits<double>::infinity();
 
-// Rejections the user chose (lists, segments, power) sort after every near miss.
-inline constexpr double excluded_by_choice = 1e9;
-inline constexpr double unsupported = 1e8;
-
-// The closest a GPU type came to being feasible, and why it was not.
+// The closest a GPU type came to being feasible, and why it was not: `rejection.closeness` is
+// infinite until a miss is noted; `gpu` is left to the caller.
 struct Miss {
-    double severity = infinity;  // smaller = closer to feasible
-    std::string why;
+    Rejection rejection = initial();
+    static Rejection initial() {
+        Rejection none;
+        none.kind = RejectionKind::no_offer;
+        none.closeness = infinity;
+        return none;
+    }
 };
-// Keeps the less severe of the two misses.
-void note_miss(Miss& miss, double severity, std::string why);
+// Keeps the nearer of the two misses (rejection_closeness of `rejection`'s kind and figures).
+void note_miss(Miss& miss, Rejection rejection);
+// A miss with no figures behind it (an offer that cannot be had): kept only when none is noted.
+void note_reason(Miss& miss, std::string why_not);
 
 // ---------------------------------------------------------------------------------------
 // Filters that need no estimate (candidates.cpp)
@@ -145,7 +149,9 @@ std::string question(const Workload& workload);
 std::string objective_words(Objective objective);
 std::string winner_reason(const Workload& workload, const Candidate& candidate, Objective objective);
 std::string alternative_condition(const Workload& workload, const Candidate& winner, const Candidate& alternative);
-std::string slo_miss(const Workload& workload, const InferencePerf& perf, int tensor_parallel);
+// The target a serving estimate misses, with the percentile (or unloaded) latency against its
+// limit; kind slo, count left to the caller.
+Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tensor_parallel);
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan);
 
 }  // namespace gpusel::plan_detail

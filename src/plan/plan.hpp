@@ -56,12 +56,40 @@ struct Candidate {
 };
 
 // A catalog entry that no candidate of survived, and the closest miss.
+// The constraint a rejected GPU type missed nearest to feasibility.
+enum class RejectionKind {
+    excluded,   // the workload's own lists and limits (allow/deny, segment, power, form factor)
+    precision,  // the GPU lacks the workload's precision
+    memory,     // no layout tried fits in the GPU's usable memory
+    deadline,   // training: every count allowed misses training.deadline
+    slo,        // serving: every layout misses inference.slo
+    max_gpus,   // the load needs more GPUs than constraints.max_gpus
+    budget,     // capex or monthly cost over budget
+    no_offer,   // nothing to buy or rent that matches the constraints
+};
+
+// "excluded", "precision", "memory", "deadline", "slo", "max-gpus", "budget", "no-offer": the
+// names of the JSON output's rejected[].kind.
+std::string_view to_string(RejectionKind kind);
+
 struct Rejection {
     std::string gpu;
-    int count = 0;
+    RejectionKind kind = RejectionKind::excluded;
+    std::string limit;     // the field that set the limit ("constraints.max_gpus", "budget.capex_usd", ...)
+    double needed = 0;     // what the nearest point needed, in the limit's unit (bytes per GPU, seconds,
+                           // GPUs, USD); 0 where nothing was estimated
+    double available = 0;  // what the limit allows, same unit; 0 where nothing was estimated
+    int count = 0;         // GPUs of the nearest point; 0 where nothing was estimated
     std::string why_not;
-    double closeness = 0;  // how far from feasible (1 = at the limit; larger = further); sorts the list
+    double closeness = 0;  // how far from feasible (rejection_closeness); sorts the list
 };
+
+// How far a miss is from feasible, to list the near misses first. Within a kind, needed /
+// available orders them; across kinds a budget miss (the ratio) comes before too many GPUs or a
+// missed deadline (1 + ratio), a missed SLO (2), a model that does not fit (10 + ratio), a
+// missing precision and, last, an exclusion the user chose. The tiers are a presentation order,
+// not a measurement.
+double rejection_closeness(RejectionKind kind, double needed, double available);
 
 struct RolePlan {
     Role role = Role::training;

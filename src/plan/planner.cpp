@@ -101,13 +101,15 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
         Miss miss;
         const std::string excluded = static_exclusion(workload, gpu);
         if (!excluded.empty()) {
-            plan.rejected.push_back({gpu.id, 0, excluded, excluded_by_choice});
+            plan.rejected.push_back({gpu.id, RejectionKind::excluded, "", 0, 0, 0, excluded,
+                                     rejection_closeness(RejectionKind::excluded, 0, 0)});
             continue;
         }
         const std::vector<PrecisionChoice> precisions = precision_choices(workload, gpu);
         if (precisions.empty()) {
-            plan.rejected.push_back(
-                {gpu.id, 0, fmt::format("no {} support", to_string(workload.precision)), unsupported});
+            plan.rejected.push_back({gpu.id, RejectionKind::precision, "precision", 0, 0, 0,
+                                     fmt::format("no {} support", to_string(workload.precision)),
+                                     rejection_closeness(RejectionKind::precision, 0, 0)});
             continue;
         }
         const std::size_t before = best_per_configuration.size();
@@ -124,12 +126,16 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
             }
         }
         if (best_per_configuration.size() == before) {
-            std::string why = miss.why.empty() ? evaluator.no_offer_reason(gpu, 0) : miss.why;
-            if (precisions.size() == 1 && precisions.front().fallback) {
-                why = fmt::format("no {} ({} fallback); {}", to_string(workload.precision),
-                                  to_string(precisions.front().precision), why);
+            Rejection rejection = std::move(miss.rejection);
+            rejection.gpu = gpu.id;
+            if (rejection.why_not.empty()) {
+                rejection.why_not = evaluator.no_offer_reason(gpu, 0);
             }
-            plan.rejected.push_back({gpu.id, 0, why, miss.severity});
+            if (precisions.size() == 1 && precisions.front().fallback) {
+                rejection.why_not = fmt::format("no {} ({} fallback); {}", to_string(workload.precision),
+                                                to_string(precisions.front().precision), rejection.why_not);
+            }
+            plan.rejected.push_back(std::move(rejection));
         }
     }
     if (!workload.is_training()) {

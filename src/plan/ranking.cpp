@@ -2,8 +2,64 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string_view>
 
 #include "plan/internal.hpp"
+
+namespace gpusel {
+
+std::string_view to_string(RejectionKind kind) {
+    switch (kind) {
+        case RejectionKind::excluded:
+            return "excluded";
+        case RejectionKind::precision:
+            return "precision";
+        case RejectionKind::memory:
+            return "memory";
+        case RejectionKind::deadline:
+            return "deadline";
+        case RejectionKind::slo:
+            return "slo";
+        case RejectionKind::max_gpus:
+            return "max-gpus";
+        case RejectionKind::budget:
+            return "budget";
+        case RejectionKind::no_offer:
+            return "no-offer";
+    }
+    return "?";
+}
+
+double rejection_closeness(RejectionKind kind, double needed, double available) {
+    // Tiers, in presentation order (see plan.hpp); within a tier the ratio orders.
+    constexpr double count_or_deadline_tier = 1.0;
+    constexpr double slo_tier = 2.0;
+    constexpr double memory_tier = 10.0;
+    constexpr double precision_tier = 1e8;
+    constexpr double excluded_tier = 1e9;
+    const double ratio = available > 0 ? needed / available : 0.0;
+    switch (kind) {
+        case RejectionKind::budget:
+            return ratio;
+        case RejectionKind::max_gpus:
+        case RejectionKind::deadline:
+            return count_or_deadline_tier + ratio;
+        case RejectionKind::slo:
+            return slo_tier;
+        case RejectionKind::memory:
+            return memory_tier + ratio;
+        case RejectionKind::precision:
+            return precision_tier;
+        case RejectionKind::excluded:
+            return excluded_tier;
+        case RejectionKind::no_offer:
+            break;
+    }
+    return std::numeric_limits<double>::infinity();
+}
+
+}  // namespace gpusel
 
 namespace gpusel::plan_detail {
 

@@ -778,9 +778,9 @@ std::string bottleneck_table(const RolePlan& plan) {
         const Bottleneck& bottleneck = candidate.perf.bottleneck;
         out += "<tr>" + table_cell(std::to_string(i + 1), true) + "<td class=\"gpu\">" + html(gpu_label(candidate)) +
                "</td>" + table_cell(resource_words(bottleneck.resource)) +
-               table_cell(bottleneck.phase.empty()
+               table_cell(bottleneck.phase == BottleneckPhase::none
                               ? format_percent(bottleneck.share)
-                              : fmt::format("{} of {}", format_percent(bottleneck.share), bottleneck.phase),
+                              : fmt::format("{} of {}", format_percent(bottleneck.share), to_string(bottleneck.phase)),
                           true) +
                table_cell(format_percent(bottleneck.gpu_utilization), true) +
                table_cell(bottleneck.detail.empty() ? "—" : bottleneck.detail) +

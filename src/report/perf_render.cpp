@@ -99,7 +99,7 @@ Json inference_json(const Workload& workload, const PerfEstimate& estimate, std:
     object["meets_slo"] = inference.meets_slo;
     object["max_requests_per_s_meeting_slo"] =
         json_number("inference.max_requests_per_s_meeting_slo", inference.max_requests_per_s_meeting_slo, notes);
-    object["binding_target"] = inference.binding_target;
+    object["binding_target"] = std::string(to_string(inference.binding_target));
     if (inference.replicas_needed > 0) {
         object["gpus_needed_for_slo"] =
             inference.replicas_needed * estimate.layout.tensor_parallel * estimate.layout.pipeline_parallel;
@@ -276,7 +276,7 @@ void bottleneck_lines(const PerfEstimate& estimate, std::ostream& out) {
                            format_percent(bottleneck.gpu_utilization));
     } else {
         out << fmt::format("  bottleneck  {} ({} of the {} time; GPU utilisation {})\n", to_string(bottleneck.resource),
-                           format_percent(bottleneck.share), bottleneck.phase, format_percent(bottleneck.gpu_utilization));
+                           format_percent(bottleneck.share), to_string(bottleneck.phase), format_percent(bottleneck.gpu_utilization));
     }
     out << "              " << bottleneck.detail << "\n";
     out << "  remedy      " << bottleneck.remedy << "\n";
@@ -391,7 +391,7 @@ void render_perf_json(const PerfResult& result, std::ostream& out) {
     entry["calibration"] = speed_calibration_json(result.calibration, notes);
     const Bottleneck& bottleneck = estimate.bottleneck;
     entry["bottleneck"] = Json{{"resource", std::string(to_string(bottleneck.resource))},
-                               {"phase", bottleneck.phase},
+                               {"phase", std::string(to_string(bottleneck.phase))},
                                {"share", json_number("bottleneck.share", bottleneck.share, notes)},
                                {"gpu_utilization",
                                 json_number("bottleneck.gpu_utilization", bottleneck.gpu_utilization, notes)},

@@ -141,7 +141,7 @@ public:
             object["meets_slo"] = inference.meets_slo;
             object["max_requests_per_s_meeting_slo"] =
                 number(inference.max_requests_per_s_meeting_slo, at + "max_requests_per_s_meeting_slo");
-            object["binding_target"] = inference.binding_target;
+            object["binding_target"] = std::string(to_string(inference.binding_target));
             object["offered_requests_per_s"] = number(inference.offered_requests_per_s, at + "offered_requests_per_s");
             object["mean_concurrency"] = number(inference.mean_concurrency, at + "mean_concurrency");
             json["inference"] = std::move(object);
@@ -246,7 +246,7 @@ public:
         json["detail"] = bottleneck.detail;
         json["gpu_utilization"] = number(bottleneck.gpu_utilization, path + ".gpu_utilization");
         json["remedy"] = bottleneck.remedy;
-        json["phase"] = bottleneck.phase;
+        json["phase"] = std::string(to_string(bottleneck.phase));
         return json;
     }
 
@@ -301,9 +301,14 @@ public:
         }
         json["candidates"] = std::move(candidates);
         Json rejected = Json::array();
-        for (const Rejection& rejection : plan.rejected) {
+        for (std::size_t i = 0; i < plan.rejected.size(); ++i) {
+            const Rejection& rejection = plan.rejected[i];
             Json entry;
             entry["gpu"] = rejection.gpu;
+            entry["kind"] = std::string(to_string(rejection.kind));
+            entry["limit"] = rejection.limit;
+            entry["needed"] = number(rejection.needed, fmt::format("{}.rejected[{}].needed", path, i));
+            entry["available"] = number(rejection.available, fmt::format("{}.rejected[{}].available", path, i));
             entry["count"] = rejection.count;
             entry["why_not"] = rejection.why_not;
             rejected.push_back(std::move(entry));

@@ -223,10 +223,9 @@ void write_rejected(std::ostream& out, const RolePlan& plan, const Painter& pain
     if (plan.rejected.empty()) {
         return;
     }
+    // The sentence names the count it was measured at; the terminal does not repeat it.
     const auto entry = [](const Rejection& rejection) {
-        const std::string gpu =
-            rejection.count > 0 ? fmt::format("{} ×{}", rejection.gpu, rejection.count) : rejection.gpu;
-        return rejection.why_not.empty() ? gpu : gpu + " — " + rejection.why_not;
+        return rejection.why_not.empty() ? rejection.gpu : rejection.gpu + " — " + rejection.why_not;
     };
     const std::string label = std::string(role_indent, ' ') + paint.dim("rejected:") + " ";
     if (options.show_rejected) {

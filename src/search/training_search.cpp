@@ -330,9 +330,8 @@ private:
     void record_point(const Variant& variant, int count, const Layout& layout, int micro_batch,
                       const Evaluation& evaluation) {
         if (!evaluation.meets_deadline && m_options.require_deadline) {
-            note_miss(TrainingMiss::Kind::deadline,
-                      1.0 + evaluation.time_to_train_s / variant.workload.training.deadline_seconds,
-                      evaluation.memory_total_bytes, evaluation.time_to_train_s, count);
+            note_nearer(m_result.miss.deadline, evaluation.time_to_train_s,
+                        variant.workload.training.deadline_seconds, count);
             return;
         }
         ++m_result.feasible;
@@ -348,21 +347,15 @@ private:
         }
     }
 
-    void note_miss(TrainingMiss::Kind kind, double severity, double memory_total_bytes, double time_s, int count) {
-        TrainingMiss& miss = m_result.miss;
-        if (miss.kind == TrainingMiss::Kind::none || severity < miss.severity) {
-            miss.kind = kind;
-            miss.severity = severity;
-            miss.memory_total_bytes = memory_total_bytes;
-            miss.usable_bytes = m_usable_bytes;
-            miss.time_to_train_s = time_s;
-            miss.count = count;
+    static void note_nearer(std::optional<NearMiss>& nearest, double needed, double available, int count) {
+        if (!nearest || needed / available < nearest->needed / nearest->available) {
+            nearest = NearMiss{needed, available, count};
         }
     }
 
     void note_memory_miss(double memory_total_bytes, int count, const Layout& layout, int micro_batch,
                           const PrecisionChoice& precision, Checkpointing checkpointing) {
-        note_miss(TrainingMiss::Kind::memory, 10.0 + memory_total_bytes / m_usable_bytes, memory_total_bytes, 0, count);
+        note_nearer(m_result.miss.memory, memory_total_bytes, m_usable_bytes, count);
         std::optional<TrainingChoice>& least = m_result.least_memory;
         if (!least || memory_total_bytes < least->memory_total_bytes) {
             least = TrainingChoice{layout, micro_batch, precision, checkpointing, 0, memory_total_bytes, false};

@@ -58,16 +58,18 @@ struct TrainingChoice {
     bool meets_deadline = true;
 };
 
-// The nearest miss on one GPU type, for the rejection message: memory (severity 10 + needed /
-// usable) or the deadline (severity 1 + time / deadline); smaller is closer. First found wins ties.
+// The point of one constraint that came nearest to meeting it: the smallest needed / available.
+struct NearMiss {
+    double needed = 0;     // bytes per GPU (memory) or seconds to train (deadline)
+    double available = 0;  // usable bytes per GPU, or training.deadline in seconds
+    int count = 0;         // GPUs of that point
+};
+
+// Why points of the space were not kept, nearest per constraint (the planner weighs the two).
 struct TrainingMiss {
-    enum class Kind { none, memory, deadline };
-    Kind kind = Kind::none;
-    double severity = 0;
-    double memory_total_bytes = 0;
-    double usable_bytes = 0;
-    double time_to_train_s = 0;
-    int count = 0;
+    std::optional<NearMiss> memory;    // a point that did not fit
+    std::optional<NearMiss> deadline;  // a point that fit but missed the deadline
+    bool any() const { return memory.has_value() || deadline.has_value(); }
 };
 
 struct TrainingSearchResult {

@@ -111,7 +111,7 @@ inline Candidate sample_training_candidate(const Workload& workload, const GpuSp
     perf.meets_deadline = time_to_train_s <= workload.training.deadline_seconds;
     candidate.perf.training = perf;
     candidate.perf.bottleneck.resource = bottleneck;
-    candidate.perf.bottleneck.phase = "step";
+    candidate.perf.bottleneck.phase = BottleneckPhase::step;
     candidate.perf.bottleneck.share = share;
     candidate.perf.bottleneck.gpu_utilization = share * 0.95;
     candidate.perf.bottleneck.detail = std::move(detail);
@@ -156,7 +156,7 @@ inline Candidate sample_inference_candidate(const Workload& workload, const GpuS
     perf.max_requests_per_s_meeting_slo = perf.requests_per_s;
     candidate.perf.inference = perf;
     candidate.perf.bottleneck.resource = bottleneck;
-    candidate.perf.bottleneck.phase = "decode";
+    candidate.perf.bottleneck.phase = BottleneckPhase::decode;
     candidate.perf.bottleneck.share = share;
     candidate.perf.bottleneck.gpu_utilization = share * 0.9;
     candidate.perf.bottleneck.detail = std::move(detail);
@@ -211,11 +211,11 @@ inline RolePlan sample_training_role() {
     plan.alternative_why_not = "H100-SXM5 ×2 cloud on-demand: 9 % faster, $360 more";
     plan.pareto = {0, 1};
     plan.rejected = {
-        {"T4", 0, "no BF16, and 16 GB < 26.4 GB needed"},
-        {"V100-SXM2-32GB", 0, "no BF16 (fp16 fallback); 41 d > 14 d deadline at 8 GPUs"},
-        {"JETSON-AGX-ORIN-64GB", 0, "segment edge not allowed"},
-        {"MI300X", 0, "in constraints.deny"},
-        {"Quote <ACME> & \"Sons\"", 2, "no price to rent or buy it"},
+        {"T4", RejectionKind::memory, "memory per GPU", 26.4e9, 16e9, 0, "no BF16, and 16 GB < 26.4 GB needed", 0},
+        {"V100-SXM2-32GB", RejectionKind::deadline, "training.deadline", 41 * 86400.0, 14 * 86400.0, 8, "no BF16 (fp16 fallback); 41 d > 14 d deadline at 8 GPUs", 0},
+        {"JETSON-AGX-ORIN-64GB", RejectionKind::excluded, "", 0, 0, 0, "segment edge not allowed", 0},
+        {"MI300X", RejectionKind::excluded, "", 0, 0, 0, "in constraints.deny", 0},
+        {"Quote <ACME> & \"Sons\"", RejectionKind::no_offer, "", 0, 0, 2, "no price to rent or buy it", 0},
     };
     plan.advice = {"larger micro-batch: the GPU has 38 GB spare",
                    "strategy by horizon: 6-24 months: own the base load, rent peaks"};
@@ -259,9 +259,9 @@ inline RolePlan sample_inference_role(double horizon_months = 24) {
     plan.alternative_why_not = "L4 ×6 buy new: $2,100 more over 24 months, P99 TPOT 49 ms (1 ms headroom)";
     plan.pareto = {0, 2, 4};
     plan.rejected = {
-        {"T4", 8, "P99 TPOT 63 ms > 50 ms SLO at TP1"},
-        {"RTX-4090", 0, "form factor card not allowed"},
-        {"V100-SXM2-32GB", 4, "P99 TPOT 58 ms > 50 ms SLO at TP1"},
+        {"T4", RejectionKind::slo, "inference.slo.tpot", 0.063, 0.050, 8, "P99 TPOT 63 ms > 50 ms SLO at TP1", 0},
+        {"RTX-4090", RejectionKind::excluded, "", 0, 0, 0, "form factor card not allowed", 0},
+        {"V100-SXM2-32GB", RejectionKind::slo, "inference.slo.tpot", 0.058, 0.050, 4, "P99 TPOT 58 ms > 50 ms SLO at TP1", 0},
     };
     plan.advice = {"FP8 KV cache halves the bytes per step",
                    "strategy by horizon: 6-24 months: own the base load, rent peaks"};

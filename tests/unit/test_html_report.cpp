@@ -190,10 +190,10 @@ TEST_CASE("html_report::render_plan_html states when nothing is feasible", "[htm
     plan.role = Role::training;
     plan.workload = test::sample_training_workload();
     plan.question = "Llama-3.1-8B · full fine-tuning";
-    plan.rejected = {{"T4", 0, "needs 130 GB per GPU at 64 GPUs, has 16 GB"},
-                     {"A10", 0, "segment datacenter not allowed"},
-                     {"L4", 4, "segment datacenter not allowed"},
-                     {"A30", 0, "segment datacenter not allowed"}};
+    plan.rejected = {{"T4", RejectionKind::memory, "memory per GPU", 130e9, 16e9, 64, "needs 130 GB per GPU at 64 GPUs, has 16 GB", 0},
+                     {"A10", RejectionKind::excluded, "", 0, 0, 0, "segment datacenter not allowed", 0},
+                     {"L4", RejectionKind::excluded, "", 0, 0, 4, "segment datacenter not allowed", 0},
+                     {"A30", RejectionKind::excluded, "", 0, 0, 0, "segment datacenter not allowed", 0}};
     plan.advice = {"nothing meets every constraint: relax the deadline, SLO or budget, or allow more GPUs"};
     report.roles.push_back(plan);
     const std::string page = render_plan_html(report);
@@ -201,7 +201,7 @@ TEST_CASE("html_report::render_plan_html states when nothing is feasible", "[htm
     CHECK_THAT(page, Catch::Matchers::Contains("Nothing to buy or rent"));
     CHECK_THAT(page, !Catch::Matchers::Contains("<svg"));
     // Same reasons share a row, the rarer reason first.
-    const std::size_t needs = page.find("<tr><td>needs 130 GB per GPU at 64 GPUs, has 16 GB</td><td>T4</td></tr>");
+    const std::size_t needs = page.find("<tr><td>needs 130 GB per GPU at 64 GPUs, has 16 GB</td><td>T4 × 64</td></tr>");
     const std::size_t segment = page.find("<tr><td>segment datacenter not allowed</td><td>A10, L4 × 4, A30</td></tr>");
     REQUIRE(needs != std::string::npos);
     REQUIRE(segment != std::string::npos);

@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "base/format.hpp"
 #include "plan/plan.hpp"
 #include "support/test_support.hpp"
 
@@ -170,6 +172,51 @@ TEST_CASE("plan: GPUs outside constraints.allow are rejected for that reason", "
             CHECK(rejection.why_not == "not in constraints.allow");
         }
     }
+}
+
+TEST_CASE("plan: a rejection is typed: kind, limit, needed, available and the count it was measured at", "[plan]") {
+    // Llama-3.1-8B's 16 GB of BF16 weights overflow a T4 at one GPU (max_gpus 1); every GPU
+    // outside constraints.allow is an exclusion with no figures.
+    const RolePlan plan = plan_one(load(R"(name: chat
+kind: inference
+model: {preset: llama-3.1-8b}
+inference: {input_tokens: 512, output_tokens: 256, requests_per_s: 5, slo: {tpot: 50ms}}
+constraints: {allow: [T4, H100-SXM5], max_gpus: 1}
+)"));
+    const auto t4 = std::find_if(plan.rejected.begin(), plan.rejected.end(),
+                                 [](const gpusel::Rejection& rejection) { return rejection.gpu == "T4"; });
+    REQUIRE(t4 != plan.rejected.end());
+    CHECK(t4->kind == gpusel::RejectionKind::memory);
+    CHECK(t4->limit == "memory per GPU");
+    CHECK(t4->count == 1);
+    CHECK(t4->needed > t4->available);
+    // The figures are the sentence's: vLLM's weights 16.1 GB + activation peak 0.5 GB + non-torch
+    // 0.3 GB against 0.9 × 17.0 GB.
+    CHECK(gpusel::format_gb(t4->needed) == "16.9 GB");
+    CHECK(gpusel::format_gb(t4->available) == "15.3 GB");
+    CHECK_THAT(t4->why_not, Catch::Matchers::Contains("exceed 15.3 GB (0.9 × 17.0 GB)"));
+    CHECK(t4->closeness == Approx(10.0 + t4->needed / t4->available));
+    const auto excluded = std::find_if(plan.rejected.begin(), plan.rejected.end(),
+                                       [](const gpusel::Rejection& rejection) { return rejection.gpu == "A100-80GB-SXM4"; });
+    REQUIRE(excluded != plan.rejected.end());
+    CHECK(excluded->kind == gpusel::RejectionKind::excluded);
+    CHECK(excluded->count == 0);
+}
+
+TEST_CASE("plan::rejection_closeness lists budget, count and deadline, SLO, memory, precision, exclusion in that order",
+          "[plan]") {
+    using gpusel::RejectionKind;
+    using gpusel::rejection_closeness;
+    CHECK(rejection_closeness(RejectionKind::budget, 1.5, 1.0) == Approx(1.5));
+    CHECK(rejection_closeness(RejectionKind::max_gpus, 30, 24) == Approx(2.25));
+    CHECK(rejection_closeness(RejectionKind::deadline, 21, 14) == Approx(2.5));
+    CHECK(rejection_closeness(RejectionKind::slo, 0.06, 0.05) == 2.0);
+    CHECK(rejection_closeness(RejectionKind::memory, 26.4, 14.4) == Approx(10.0 + 26.4 / 14.4));
+    CHECK(rejection_closeness(RejectionKind::precision, 0, 0) > rejection_closeness(RejectionKind::memory, 1e6, 1));
+    CHECK(rejection_closeness(RejectionKind::excluded, 0, 0) > rejection_closeness(RejectionKind::precision, 0, 0));
+    CHECK(std::isinf(rejection_closeness(RejectionKind::no_offer, 0, 0)));
+    CHECK(gpusel::to_string(RejectionKind::max_gpus) == "max-gpus");
+    CHECK(gpusel::to_string(RejectionKind::no_offer) == "no-offer");
 }
 
 TEST_CASE("plan: ranked candidates meet every hard constraint", "[plan]") {

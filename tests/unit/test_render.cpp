@@ -220,7 +220,8 @@ TEST_CASE("render::plan json has the keys and values of cli.md format 1", "[rend
     CHECK(training["candidates"][1]["gpu"] == "H100-SXM5");
     CHECK(keys_of(training["candidates"][1]) == keys_of(winner));
     REQUIRE(training["rejected"].size() == 4);
-    CHECK(keys_of(training["rejected"][3]) == std::vector<std::string>{"gpu", "count", "why_not"});
+    CHECK(keys_of(training["rejected"][3]) ==
+          std::vector<std::string>{"gpu", "kind", "limit", "needed", "available", "count", "why_not"});
     CHECK(training["rejected"][3]["gpu"] == "RTX-3060");
     CHECK(training["rejected"][3]["count"] == 8);
     CHECK(training["pareto"] == Json::array({0, 1}));
@@ -366,7 +367,7 @@ TEST_CASE("render::plan table --show-rejected lists every rejected GPU", "[rende
     const std::string text = table_text(fixture_plan_report(), 100, false, true);
     CHECK_THAT(text, !Catch::Matchers::Contains("more: --show-rejected"));
     CHECK(contains_line(text, "   rejected (4):"));
-    CHECK(contains_line(text, "     RTX-3060 ×8 — needs 13.1 GB per GPU at 8 GPUs, has 12 GB"));
+    CHECK(contains_line(text, "     RTX-3060 — needs 13.1 GB per GPU at 8 GPUs, has 12 GB"));
     CHECK(contains_line(text, "     V100-SXM2-32GB — no bf16 support"));
 }
 
@@ -462,7 +463,7 @@ TEST_CASE("render::plan markdown: procurement first, GitHub tables with escaped 
                         "| 2 | V100-SXM2-32GB\\* | 16 | buy new | 29.8/32 GB | 6400 tok/s | 48.0 ms | memory bw 62 % | "
                         "\\$140,000 | \\$0.42 |"));
     CHECK_THAT(text, Catch::Matchers::Contains("<details><summary>Rejected (4)</summary>"));
-    CHECK(contains_line(text, "| JETSON-AGX-ORIN-64GB |  | 41 d &gt; 14 d deadline at 1 GPUs |"));
+    CHECK(contains_line(text, "| JETSON-AGX-ORIN-64GB | 1 | 41 d &gt; 14 d deadline at 1 GPUs |"));
     CHECK(contains_line(text, "| chat-api: deployment.energy\\_price | 0.12 USD/kWh | default |"));
 
     // Every row of a table has as many cells as its header.
