@@ -42,6 +42,10 @@ ParsedNumber parse_integer(std::string_view text);
 // Human-readable list of accepted units, for messages ("e.g. 80GB, 24GiB").
 std::string_view unit_examples(UnitKind kind);
 
+// Sizes and rates: GB = 1e9 bytes, GiB = 2^30 (docs/spec: "GB = 1e9, GiB = 2^30, always said").
+constexpr double bytes_per_mib = 1024.0 * 1024.0;
+constexpr double flops_per_tflop = 1e12;  // a TFLOPS figure × this = FLOP/s
+
 // Months in a duration: 1 month = 365.25 / 12 days.
 constexpr double seconds_per_month = 365.25 / 12.0 * 86400.0;
 constexpr double seconds_per_hour = 3600.0;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
+#include "base/units.hpp"
 #include "catalog/offers.hpp"
 #include "io/yaml.hpp"
 
@@ -26,7 +27,6 @@ constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
     {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
     {FormFactor::module, "module"}, {FormFactor::card, "card"}};
 
-constexpr double tera = 1e12;
 // Sanity bounds: far beyond any part on sale, tight enough to catch unit slips (TB for GB).
 constexpr double max_memory_bytes = 4e12;
 constexpr double max_bandwidth_bytes_per_s = 1e14;
@@ -79,7 +79,7 @@ void read_gpu(MapReader& reader, GpuSpec& gpu, bool is_new, LegacyPrices& legacy
         for (const Precision precision : all_precisions) {
             double tflops = 0;
             if (rates.number(to_string(precision), tflops, UnitKind::plain, 0, max_tflops, true)) {
-                gpu.dense_flops_per_s[static_cast<std::size_t>(precision)] = tflops * tera;
+                gpu.dense_flops_per_s[static_cast<std::size_t>(precision)] = tflops * flops_per_tflop;
             }
         }
         rates.finish();

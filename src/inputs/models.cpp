@@ -88,8 +88,8 @@ void complete_model(ModelSpec& model, MapReader& reader) {
     if (model.heads > 0 && model.kv_heads == 0) {
         model.kv_heads = model.heads;
     }
-    if (model.heads > 0 && model.head_dim == 0 && model.hidden > 0) {
-        model.head_dim = model.hidden / model.heads;
+    if (model.heads > 0 && model.hidden > 0) {
+        model.head_dim = model.attention_head_dim();
     }
     if (model.heads > 0 && model.kv_heads > model.heads) {
         reader.error("kv_heads", fmt::format("kv_heads {} exceeds heads {}", model.kv_heads, model.heads));
@@ -322,8 +322,8 @@ double attention_params(const ModelSpec& model) {
         const double kv = hidden * (model.kv_lora_rank + rope) + model.kv_lora_rank * heads * (nope + v);
         return q + kv + heads * v * hidden;
     }
-    const double kv_heads = model.kv_heads > 0 ? model.kv_heads : heads;
-    const double head_dim = model.head_dim > 0 ? model.head_dim : hidden / heads;
+    const double kv_heads = model.attention_kv_heads();
+    const double head_dim = model.attention_head_dim();
     return hidden * head_dim * (2.0 * heads + 2.0 * kv_heads);
 }
 
@@ -368,9 +368,7 @@ double kv_cache_bytes_per_sequence(const ModelSpec& model, double element_bytes,
     if (model.is_mla()) {
         per_layer_token = static_cast<double>(model.kv_lora_rank) + model.qk_rope_head_dim;
     } else {
-        const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-        const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
-        per_layer_token = 2.0 * kv_heads * head_dim;
+        per_layer_token = 2.0 * model.attention_kv_heads() * model.attention_head_dim();
     }
     // Sliding-window layers keep only the last `window` tokens (Mistral's rolling buffer, Gemma's
     // local layers); the others, all of them.
@@ -674,9 +672,7 @@ ModelSpec model_from_hf_config_text(std::string_view json_text_value, const std:
     if (model.kv_heads == 0) {
         model.kv_heads = model.heads;
     }
-    if (model.head_dim == 0 && model.heads > 0) {
-        model.head_dim = model.hidden / model.heads;
-    }
+    model.head_dim = model.attention_head_dim();
     if (!model.is_transformer() || model.ffn == 0 || model.vocab == 0) {
         throw InputError(
             Diagnostic{file_name,

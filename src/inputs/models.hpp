@@ -25,7 +25,7 @@ struct ModelSpec {
     int hidden = 0;
     int heads = 0;
     int kv_heads = 0;  // = heads for multi-head attention, 1 for multi-query
-    int head_dim = 0;
+    int head_dim = 0;  // 0 until the loader derives it (attention_head_dim)
     int ffn = 0;
     bool ffn_gated = false;  // SwiGLU / GeGLU: three FFN matrices instead of two
     int vocab = 0;
@@ -71,6 +71,11 @@ struct ModelSpec {
     bool is_transformer() const { return layers > 0 && hidden > 0 && heads > 0; }
     bool is_moe() const { return experts > 1 && top_k > 0; }
     bool is_mla() const { return kv_lora_rank > 0; }
+    // The width of one attention head: head_dim when given, else hidden / heads rounded down, as
+    // every loader derives it (Hugging Face's default for configs without head_dim); 0 without heads.
+    int attention_head_dim() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
+    // Key/value heads: kv_heads when given, else heads (multi-head attention).
+    int attention_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 class ModelLibrary {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/format.hpp"
+#include "base/units.hpp"
 #include "memory/memory.hpp"
 #include "memory/terms.hpp"
 
@@ -15,15 +16,14 @@ namespace gpusel {
 
 namespace {
 
-constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 // cudaMemGetInfo reports about 1 % less than the nominal size as total (79.19 GiB of an 80 GiB
 // H100 80GB HBM3 in every v0.19 log, 79.18 in the v0.11 rows): the engines' fractions apply to it.
 constexpr double driver_visible_fraction = 0.99;
 // Memory outside PyTorch measured in the profiling run (vLLM v0.19 H100 rows D-05…D-52): ≈0.25 GiB
 // on one GPU (context growth, cuBLAS workspace); ≈2.1 GiB with tensor parallelism, NCCL and the
 // custom all-reduce buffers (2.06–2.21 GiB at TP2 and TP4).
-constexpr double non_torch_single_bytes = 0.25 * gib;
-constexpr double non_torch_tensor_parallel_bytes = 2.1 * gib;
+constexpr double non_torch_single_bytes = 0.25 * bytes_per_gib;
+constexpr double non_torch_tensor_parallel_bytes = 2.1 * bytes_per_gib;
 // The profiling run samples one token for each of max_num_seqs dummy requests: fp32 logits and the
 // sampler's fp32 probabilities and sort temporaries, ≈10 B per logit. Calibrated on two rows that
 // differ mostly in vocabulary (D-05 CodeLlama-7b 32k vocab, D-24 Llama-3.1-8B 128k: 8.7 and 10.1 B);
@@ -35,7 +35,7 @@ constexpr double sampler_bytes_per_logit = 10.0;
 // and 256 (the A100 80GB rows D-01…D-04 print 2048; the H100 rows 8192).
 bool large_gpu(const GpuSpec& gpu) {
     const bool a100 = gpu.id.find("A100") != std::string::npos;
-    return gpu.memory_bytes >= 70 * gib && !a100;
+    return gpu.memory_bytes >= 70 * bytes_per_gib && !a100;
 }
 
 double default_fraction(const Workload& workload, const Layout& layout) {

@@ -14,8 +14,8 @@ namespace memory_detail {
 TransformerWidths transformer_widths(const ModelSpec& model) {
     TransformerWidths widths;
     widths.hidden = model.hidden;
-    const double head_dim =
-        model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? widths.hidden / model.heads : widths.hidden);
+    // Without heads (a model given by its widths alone) one head spans the hidden width.
+    const double head_dim = model.heads > 0 ? model.attention_head_dim() : widths.hidden;
     const double heads = model.heads > 0 ? model.heads : 1;
     const double kv_heads = model.kv_heads > 0 ? model.kv_heads : heads;
     widths.q_width = heads * head_dim;

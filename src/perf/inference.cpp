@@ -133,9 +133,8 @@ double inference_peak(const Setting& setting, bool& eight_bit) {
 void fill_operators(const Setting& setting, double matmul, double bytes_per_param, ReplicaModel& replica) {
     const ModelSpec& model = setting.workload.model;
     const EfficiencyFactors& factors = setting.factors;
-    const double head_dim = model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? model.hidden / model.heads : 0);
-    const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-    replica.kv_width = kv_heads * head_dim;
+    const double kv_heads = model.attention_kv_heads();
+    replica.kv_width = kv_heads * model.attention_head_dim();
     replica.qkv_width = replica.attention_width + 2 * replica.kv_width;
     replica.vocab = model.vocab;
     replica.ffn_gated = model.ffn_gated;
@@ -181,8 +180,7 @@ ReplicaModel build_model(const Setting& setting) {
     replica.pipeline_parallel = std::max(1, setting.layout.pipeline_parallel);
     replica.layers = model.layers;
     replica.hidden = model.hidden;
-    const int head_dim = model.head_dim > 0 ? model.head_dim : (model.heads > 0 ? model.hidden / model.heads : 0);
-    replica.attention_width = static_cast<double>(model.heads) * head_dim;
+    replica.attention_width = static_cast<double>(model.heads) * model.attention_head_dim();
     bool eight_bit = false;
     replica.peak_flops_per_s = inference_peak(setting, eight_bit);
     replica.peak_fraction = eight_bit ? factors.prefill_compute_8bit : factors.prefill_compute;

@@ -84,8 +84,7 @@ SampleWork sample_work(const Workload& workload, const EfficiencyFactors& factor
         const double seq = std::max(1, spec.seq_len);
         work.tokens = seq;
         const double matmul = matmul_params(model);
-        const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden) / model.heads;
-        const double width = model.heads * head_dim;
+        const double width = static_cast<double>(model.heads) * model.attention_head_dim();
         const bool causal = model.family != ModelFamily::encoder;
         // Forward attention FLOPs per token: QKᵀ and AV, 4·L·s·width; flash attention skips the
         // masked half of a causal square, other kernels compute and mask it.
@@ -348,9 +347,9 @@ TransformerTrainingOps transformer_training_ops(const Workload& workload, const 
     ops.valid = true;
     const double h = model.hidden;
     const double layers = model.layers;
-    const double head_dim = model.head_dim > 0 ? model.head_dim : h / model.heads;
+    const double head_dim = model.attention_head_dim();
     const double width = model.heads * head_dim;
-    const double kv_width = (model.kv_heads > 0 ? model.kv_heads : model.heads) * head_dim;
+    const double kv_width = model.attention_kv_heads() * head_dim;
     ops.layers = layers;
     ops.seq = std::max(1, spec.seq_len);
     ops.context_parallel = std::max(1, spec.context_parallel);

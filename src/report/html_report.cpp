@@ -10,13 +10,13 @@
 
 #include "base/format.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
 #include "report/plan_common.hpp"
 
 namespace gpusel {
 
 namespace {
 
-constexpr double bytes_per_gb = 1e9;
 constexpr std::size_t cost_chart_candidates = 3;  // more lines than this stop being readable
 
 // Screen: a centred column. Print: A4 with 12 mm margins, each role on a new page, tables

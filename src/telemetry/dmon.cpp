@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/units.hpp"
 #include "telemetry/lines.hpp"
 #include "telemetry/notes.hpp"
 #include "telemetry/telemetry.hpp"
@@ -12,7 +13,6 @@ using namespace telemetry_detail;
 
 namespace {
 
-constexpr double mib = 1024.0 * 1024.0;
 
 struct ColumnMeaning {
     std::string_view name;
@@ -26,15 +26,15 @@ struct ColumnMeaning {
 constexpr ColumnMeaning dmon_columns[] = {
     {"sm", GpuMetric::sm_util_pct, 1},
     {"mem", GpuMetric::mem_util_pct, 1},
-    {"fb", GpuMetric::fb_used_bytes, mib},
+    {"fb", GpuMetric::fb_used_bytes, bytes_per_mib},
     {"pwr", GpuMetric::power_watts, 1},
     {"gtemp", GpuMetric::gpu_temp_c, 1},
     {"temp", GpuMetric::gpu_temp_c, 1},
     {"mtemp", GpuMetric::mem_temp_c, 1},
     {"pclk", GpuMetric::sm_clock_mhz, 1},
     {"mclk", GpuMetric::mem_clock_mhz, 1},
-    {"rxpci", GpuMetric::pcie_rx_bytes_per_s, mib},
-    {"txpci", GpuMetric::pcie_tx_bytes_per_s, mib},
+    {"rxpci", GpuMetric::pcie_rx_bytes_per_s, bytes_per_mib},
+    {"txpci", GpuMetric::pcie_tx_bytes_per_s, bytes_per_mib},
 };
 
 std::optional<ColumnMeaning> dmon_meaning(std::string_view column) {
@@ -64,9 +64,9 @@ constexpr DcgmField dcgm_fields[] = {
     {155, "POWER", GpuMetric::power_watts, 1},
     {203, "GPUTL", GpuMetric::sm_util_pct, 1},
     {204, "MCUTL", GpuMetric::mem_util_pct, 1},
-    {250, "FBTTL", GpuMetric::fb_total_bytes, mib},
-    {251, "FBFRE", GpuMetric::fb_free_bytes, mib},
-    {252, "FBUSD", GpuMetric::fb_used_bytes, mib},
+    {250, "FBTTL", GpuMetric::fb_total_bytes, bytes_per_mib},
+    {251, "FBFRE", GpuMetric::fb_free_bytes, bytes_per_mib},
+    {252, "FBUSD", GpuMetric::fb_used_bytes, bytes_per_mib},
     {1001, "GRACT", GpuMetric::gr_engine_active_pct, 100},
     {1002, "SMACT", GpuMetric::sm_active_pct, 100},
     {1003, "SMOCC", GpuMetric::sm_occupancy_pct, 100},

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/units.hpp"
 #include "telemetry/lines.hpp"
 #include "telemetry/notes.hpp"
 #include "telemetry/telemetry.hpp"
@@ -15,7 +16,6 @@ using namespace telemetry_detail;
 
 namespace {
 
-constexpr double mib = 1024.0 * 1024.0;
 
 // Names accepted on the --query-gpu command line that nvidia-smi prints under another name in
 // the CSV header (`nvidia-smi --help-query-gpu`; the 8x H100 sample shows gpu_name -> name and
@@ -47,9 +47,9 @@ struct FieldMeaning {
 constexpr FieldMeaning field_meanings[] = {
     {"utilization.gpu", GpuMetric::sm_util_pct, 1},
     {"utilization.memory", GpuMetric::mem_util_pct, 1},
-    {"memory.used", GpuMetric::fb_used_bytes, mib},
-    {"memory.total", GpuMetric::fb_total_bytes, mib},
-    {"memory.free", GpuMetric::fb_free_bytes, mib},
+    {"memory.used", GpuMetric::fb_used_bytes, bytes_per_mib},
+    {"memory.total", GpuMetric::fb_total_bytes, bytes_per_mib},
+    {"memory.free", GpuMetric::fb_free_bytes, bytes_per_mib},
     {"power.draw", GpuMetric::power_watts, 1},
     {"power.limit", GpuMetric::power_limit_watts, 1},
     {"temperature.gpu", GpuMetric::gpu_temp_c, 1},
@@ -149,7 +149,7 @@ std::vector<Cell> split_csv(std::string_view line) {
 // unit of the metric (bytes, percent, watts, MHz, degrees C).
 std::optional<double> unit_factor(std::string_view unit) {
     static constexpr std::pair<std::string_view, double> units[] = {
-        {"%", 1}, {"MiB", mib}, {"KiB", 1024}, {"GiB", mib * 1024}, {"W", 1}, {"MHz", 1}, {"C", 1}, {"x", 1},
+        {"%", 1}, {"MiB", bytes_per_mib}, {"KiB", 1024}, {"GiB", bytes_per_mib * 1024}, {"W", 1}, {"MHz", 1}, {"C", 1}, {"x", 1},
     };
     for (const auto& [name, factor] : units) {
         if (name == unit) {

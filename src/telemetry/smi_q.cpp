@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/units.hpp"
 #include "telemetry/lines.hpp"
 #include "telemetry/notes.hpp"
 #include "telemetry/telemetry.hpp"
@@ -20,7 +21,6 @@ using namespace telemetry_detail;
 
 namespace {
 
-constexpr double mib = 1024.0 * 1024.0;
 
 int indentation(std::string_view line) {
     int width = 0;
@@ -117,7 +117,7 @@ std::optional<double> mib_of(const SmiGpu& gpu, const std::string& path, const s
         throw input_error(file, field->line, field->column,
                           fmt::format("'{}': {} is not a size in MiB", path, quote(field->value)));
     }
-    return *value * mib;
+    return *value * bytes_per_mib;
 }
 
 std::optional<double> first_number(const SmiGpu& gpu, std::initializer_list<const char*> paths, const std::string& file) {
