@@ -292,7 +292,7 @@ TEST_CASE("check: runnable_precision follows the planner's widening rule", "[che
     CHECK_FALSE(gpusel::runnable_precision(workload, nothing).has_value());
 }
 
-TEST_CASE("check: a missed deadline says by how much; require_slo sets the severity", "[check]") {
+TEST_CASE("check: a missed deadline says by how much, require_slo sets the severity", "[check]") {
     const GpuSpec gpu = make_gpu("X80", 80);
     Proposal proposal = proposal_for(training_workload(), {line(Role::training, "X80", 2, Acquisition::buy_new, 5)});
     HardwareAssessment assessment = assessment_for(gpu);
