@@ -24,11 +24,17 @@ import argparse
 import os
 import re
 import sys
+import time
 
-import yaml
+try:
+    import yaml
+except ImportError:
+    sys.exit("check_offers: needs PyYAML (Debian: python3-yaml)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TODAY = "2026-12"
+# The current month (UTC): an as_of after it is in the future. Was the fixed "2026-12", which
+# would have flagged every price dated from 2027-01 on.
+TODAY = time.strftime("%Y-%m", time.gmtime())
 
 TOP_KEYS = {"format", "as_of", "gpus", "providers", "hosts", "purchase", "rental"}
 PROVIDER_REQ = {"id", "name", "kind"}

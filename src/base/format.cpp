@@ -1,5 +1,6 @@
 #include "base/format.hpp"
 
+#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -7,66 +8,117 @@
 namespace gpusel {
 
 namespace {
-std::string trim_number(double value, int significant_below_100) {
-    if (std::fabs(value) >= 100 || significant_below_100 == 0) {
-        return fmt::format("{:.0f}", value);
-    }
-    if (std::fabs(value) >= 10) {
-        return fmt::format("{:.1f}", value);
-    }
-    return fmt::format("{:.{}f}", value, significant_below_100);
+// A number as fmt printed it, read back (locale-free): units and decimals are chosen on the
+// rounded value, so that 999999 prints "1.0M", not "1000K".
+double printed_value(const std::string& text) {
+    double value = 0;
+    std::from_chars(text.data(), text.data() + text.size(), value);
+    return value;
 }
 
-std::string group_thousands(long long value) {
-    std::string digits = std::to_string(value < 0 ? -value : value);
-    std::string out;
+// True when `text` (a printed number) reaches `limit` in magnitude.
+bool reaches(const std::string& text, double limit) { return std::fabs(printed_value(text)) >= limit; }
+
+// Fixed-point with `decimals` decimals; a value that rounds to zero prints without a sign ("0.0",
+// not "-0.0").
+std::string fixed(double value, int decimals) {
+    std::string text = fmt::format("{:.{}f}", value, decimals);
+    if (!text.empty() && text.front() == '-' && printed_value(text) == 0) {
+        text.erase(0, 1);
+    }
+    return text;
+}
+
+// `decimals_below_10` decimals below 10, at most one below 100, none from 100 on, judged on the
+// rounded value: 9.996 prints "10.0" (not "10.00"), 99.96 prints "100" (not "100.0").
+std::string trim_number(double value, int decimals_below_10) {
+    std::string text = fixed(value, decimals_below_10);
+    if (decimals_below_10 > 1 && reaches(text, 10)) {
+        text = fixed(value, 1);
+    }
+    if (decimals_below_10 > 0 && reaches(text, 100)) {
+        text = fixed(value, 0);
+    }
+    return text;
+}
+
+// "1,234,567" from the digits of a whole number.
+std::string group_thousands(const std::string& digits) {
     const std::size_t first = digits.size() % 3 == 0 ? 3 : digits.size() % 3;
-    out = digits.substr(0, first);
+    std::string out = digits.substr(0, first);
     for (std::size_t i = first; i < digits.size(); i += 3) {
         out += "," + digits.substr(i, 3);
     }
-    return value < 0 ? "-" + out : out;
+    return out;
 }
 }  // namespace
 
-std::string format_gb(double bytes) { return trim_number(bytes / 1e9, 1) + " GB"; }
+std::string format_gb(double bytes) {
+    return std::isfinite(bytes) ? trim_number(bytes / 1e9, 1) + " GB" : "—";
+}
 
-std::string format_gib(double bytes) { return trim_number(bytes / 1073741824.0, 1) + " GiB"; }
+std::string format_gib(double bytes) {
+    return std::isfinite(bytes) ? trim_number(bytes / 1073741824.0, 1) + " GiB" : "—";
+}
 
-std::string format_bandwidth(double bytes_per_s) { return trim_number(bytes_per_s / 1e9, 1) + " GB/s"; }
+std::string format_bandwidth(double bytes_per_s) {
+    return std::isfinite(bytes_per_s) ? trim_number(bytes_per_s / 1e9, 1) + " GB/s" : "—";
+}
 
 std::string format_usd(double usd) {
     if (!std::isfinite(usd)) {
         return "—";
     }
-    return "$" + group_thousands(std::llround(usd));
+    // Whole dollars, half away from zero (as llround); printed from the double, so no integer
+    // overflow however large the amount. The sign goes before the dollar sign: "-$1,234".
+    const double whole = std::round(std::fabs(usd));
+    return (usd < 0 && whole > 0 ? "-$" : "$") + group_thousands(fmt::format("{:.0f}", whole));
 }
 
 std::string format_usd_cents(double usd) {
     if (!std::isfinite(usd)) {
         return "—";
     }
-    return fmt::format("${:.2f}", usd);
+    const std::string text = fixed(std::fabs(usd), 2);
+    return (usd < 0 && printed_value(text) > 0 ? "-$" : "$") + text;
 }
 
+// Each unit holds the magnitudes below the next unit's start; a value that rounds up to that start
+// moves on to the next unit (119.996 s is "2.0 min", 7199 s is "2.0 h").
 std::string format_duration(double seconds) {
     if (!std::isfinite(seconds)) {
         return "—";
     }
-    if (seconds < 1e-3) {
-        return trim_number(seconds * 1e6, 1) + " µs";
+    const double magnitude = std::fabs(seconds);
+    if (magnitude < 1e-3) {
+        const std::string text = trim_number(seconds * 1e6, 1);
+        if (!reaches(text, 1000)) {
+            return text + " µs";
+        }
     }
-    if (seconds < 1) {
-        return trim_number(seconds * 1e3, 1) + " ms";
+    if (magnitude < 1) {
+        const std::string text = trim_number(seconds * 1e3, 1);
+        if (!reaches(text, 1000)) {
+            return text + " ms";
+        }
     }
-    if (seconds < 120) {
-        return trim_number(seconds, 2) + " s";
+    if (magnitude < 120) {
+        const std::string text = trim_number(seconds, 2);
+        if (!reaches(text, 120)) {
+            return text + " s";
+        }
     }
-    if (seconds < 7200) {
-        return trim_number(seconds / 60, 1) + " min";
+    if (magnitude < 7200) {
+        const std::string text = trim_number(seconds / 60, 1);
+        if (!reaches(text, 120)) {
+            return text + " min";
+        }
     }
-    if (seconds < 3 * 86400) {
-        return trim_number(seconds / 3600, 1) + " h";
+    if (magnitude < 3 * 86400) {
+        const std::string text = trim_number(seconds / 3600, 1);
+        if (!reaches(text, 72)) {
+            return text + " h";
+        }
     }
     return trim_number(seconds / 86400, 1) + " d";
 }
@@ -75,31 +127,56 @@ std::string format_rate(double per_second, const std::string& unit) {
     if (!std::isfinite(per_second)) {
         return "—";
     }
-    if (per_second >= 1e6) {
-        return trim_number(per_second / 1e6, 2) + "M " + unit;
+    const double magnitude = std::fabs(per_second);
+    if (magnitude < 1e4) {
+        const std::string text = trim_number(per_second, 1);
+        if (!reaches(text, 1e4)) {
+            return text + " " + unit;
+        }
     }
-    if (per_second >= 1e4) {
-        return trim_number(per_second / 1e3, 1) + "k " + unit;
+    if (magnitude < 1e6) {
+        const std::string text = trim_number(per_second / 1e3, 1);
+        if (!reaches(text, 1e3)) {
+            return text + "k " + unit;
+        }
     }
-    return trim_number(per_second, 1) + " " + unit;
+    return trim_number(per_second / 1e6, 2) + "M " + unit;
 }
 
-std::string format_percent(double fraction) { return fmt::format("{:.0f} %", fraction * 100); }
+std::string format_percent(double fraction) {
+    return std::isfinite(fraction) ? fixed(fraction * 100, 0) + " %" : "—";
+}
 
 std::string format_count(double count) {
-    if (count >= 1e12) {
-        return trim_number(count / 1e12, 2) + "T";
+    if (!std::isfinite(count)) {
+        return "—";
     }
-    if (count >= 1e9) {
-        return trim_number(count / 1e9, 2) + "B";
+    const double magnitude = std::fabs(count);
+    if (magnitude < 1e3) {
+        std::string text = trim_number(count, 0);
+        if (!reaches(text, 1e3)) {
+            return text;
+        }
     }
-    if (count >= 1e6) {
-        return trim_number(count / 1e6, 1) + "M";
+    if (magnitude < 1e6) {
+        const std::string text = trim_number(count / 1e3, 1);
+        if (!reaches(text, 1e3)) {
+            return text + "K";
+        }
     }
-    if (count >= 1e3) {
-        return trim_number(count / 1e3, 1) + "K";
+    if (magnitude < 1e9) {
+        const std::string text = trim_number(count / 1e6, 1);
+        if (!reaches(text, 1e3)) {
+            return text + "M";
+        }
     }
-    return trim_number(count, 0);
+    if (magnitude < 1e12) {
+        const std::string text = trim_number(count / 1e9, 2);
+        if (!reaches(text, 1e3)) {
+            return text + "B";
+        }
+    }
+    return trim_number(count / 1e12, 2) + "T";
 }
 
 }  // namespace gpusel

@@ -2,6 +2,9 @@
 // proposals. Exit 0 when no finding is an error, 1 when one is, 3 when the proposal is invalid.
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,6 +39,32 @@ std::string render(CheckFormat format, const CheckReport& report) {
         break;
     }
     return render_check_text(report);
+}
+
+// "Rules: unknown-role, ..., layout (docs/ci.md: when each fires)." from check_rules(), the list
+// the checker evaluates, so the help names every rule; wrapped at 100 columns like the footer.
+std::string rules_help() {
+    std::string sentence = "Rules:";
+    const std::vector<std::string_view>& rules = check_rules();
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+        sentence += fmt::format(" {}{}", rules[i], i + 1 < rules.size() ? "," : "");
+    }
+    sentence += " (docs/ci.md: when each fires).";
+    constexpr std::size_t help_width = 100;
+    std::string text;
+    std::string line;
+    std::size_t start = 0;
+    while (start < sentence.size()) {
+        const std::size_t end = std::min(sentence.find(' ', start), sentence.size());
+        const std::string_view word(sentence.data() + start, end - start);
+        if (!line.empty() && line.size() + 1 + word.size() > help_width) {
+            text += line + "\n";
+            line.clear();
+        }
+        line += line.empty() ? std::string(word) : " " + std::string(word);
+        start = end + 1;
+    }
+    return text + line + "\n";
 }
 
 void run_check(Context& context, const CheckOptions& options) {
@@ -99,9 +128,7 @@ void register_check(CLI::App& app, Context& context) {
         "  gpusel check proposal.yaml --format github                          annotations on the PR's lines\n"
         "  gpusel check proposal.yaml --format junit -o gpusel-check.xml       a test report for GitLab/Jenkins\n"
         "  gpusel check proposal.yaml --format json | jq '.findings[].rule'    for scripts\n"
-        "\nRules: unknown-role, missing-role, duplicate-role, price-missing, not-evaluable, constraint-violated,\n"
-        "does-not-fit, headroom-below-policy, precision-not-native, deadline-missed, slo-missed, over-budget,\n"
-        "overspend, oversized, acquisition-mismatch, price-far-from-catalog, layout (docs/ci.md: when each fires).\n"
+        "\n" + rules_help() +
         "Exit codes: 0 no error finding (warnings and notes allowed), 1 an error finding, 2 usage error,\n"
         "3 invalid proposal or workload (file:line:col on standard error), 4 output error.\n");
     command->callback([&context, options] { run_check(context, *options); });

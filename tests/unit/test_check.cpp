@@ -292,7 +292,7 @@ TEST_CASE("check: runnable_precision follows the planner's widening rule", "[che
     CHECK_FALSE(gpusel::runnable_precision(workload, nothing).has_value());
 }
 
-TEST_CASE("check: a missed deadline says by how much; require_slo sets the severity", "[check]") {
+TEST_CASE("check: a missed deadline says by how much, require_slo sets the severity", "[check]") {
     const GpuSpec gpu = make_gpu("X80", 80);
     Proposal proposal = proposal_for(training_workload(), {line(Role::training, "X80", 2, Acquisition::buy_new, 5)});
     HardwareAssessment assessment = assessment_for(gpu);
@@ -846,4 +846,38 @@ TEST_CASE("check: the example proposals give the findings they were written for"
     CHECK(has(judge("does-not-fit.yaml"), "does-not-fit", Severity::error));
     CHECK(has(judge("unsupported-precision.yaml"), "precision-not-native", Severity::error));
     CHECK(has(judge("over-budget.yaml"), "over-budget", Severity::error));
+}
+
+TEST_CASE("check: docs/ci.md and check --help name every rule of check_rules(), in its order", "[check]") {
+    std::ifstream in(std::string(GPUSEL_SOURCE_DIR) + "/docs/ci.md");
+    REQUIRE(in);
+    std::vector<std::string> documented;  // the first cell of each row of the Rules table
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("| `", 0) == 0) {
+            const std::size_t end = line.find('`', 3);
+            REQUIRE(end != std::string::npos);
+            documented.push_back(line.substr(3, end - 3));
+        }
+    }
+    std::vector<std::string> rules;
+    for (const std::string_view rule : gpusel::check_rules()) {
+        rules.emplace_back(rule);
+    }
+    CHECK(documented == rules);
+
+    // The help's "Rules: a, b, ..., z (docs/ci.md: when each fires)." paragraph, line breaks undone.
+    std::ostringstream out, err;
+    CHECK(gpusel::cli::run({"check", "--help"}, out, err) == 0);
+    std::string help = out.str();
+    std::replace(help.begin(), help.end(), '\n', ' ');
+    const std::size_t start = help.find("Rules: ");
+    const std::size_t end = help.find(" (docs/ci.md: when each fires).");
+    REQUIRE(start != std::string::npos);
+    REQUIRE(end != std::string::npos);
+    std::vector<std::string> listed;
+    std::istringstream words(help.substr(start + 7, end - start - 7));
+    for (std::string word; words >> word;) {
+        listed.push_back(word.back() == ',' ? word.substr(0, word.size() - 1) : word);
+    }
+    CHECK(listed == rules);
 }

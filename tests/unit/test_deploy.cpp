@@ -308,7 +308,7 @@ TEST_CASE("Megatron-LM: the interleaved schedule's model chunks, split the three
     CHECK_FALSE(contains(body(), "virtual"));
 }
 
-TEST_CASE("Kubernetes: GPU limits, node selector, replicas; an indexed Job across nodes", "[deploy]") {
+TEST_CASE("Kubernetes: GPU limits, node selector and replicas, and an indexed Job across nodes", "[deploy]") {
     const std::string serving = render_launch(DeployTarget::kubernetes, serving_spec())[0].content;
     CHECK(contains(serving, "kind: Deployment\n"));
     CHECK(contains(serving, "spec:\n  replicas: 3\n"));
@@ -371,7 +371,7 @@ TEST_CASE("bad launch files: an error with the line", "[deploy]") {
     }
 }
 
-TEST_CASE("every rendered launch reads back as agreeing; an edited one does not", "[deploy]") {
+TEST_CASE("every rendered launch reads back as agreeing, an edited one does not", "[deploy]") {
     for (const DeployTarget target : {DeployTarget::vllm, DeployTarget::sglang, DeployTarget::kubernetes}) {
         CAPTURE(to_string(target));
         LaunchSpec spec = serving_spec();

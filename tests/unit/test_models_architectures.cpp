@@ -76,7 +76,7 @@ TEST_CASE("architectures: Qwen2-MoE and Qwen3-MoE", "[models]") {
     CHECK(kv_cache_bytes_per_sequence(qwen3, 2, 1) == 98304.0);
 }
 
-TEST_CASE("architectures: Mistral's sliding window caps the cache; Mixtral has none", "[models]") {
+TEST_CASE("architectures: Mistral's sliding window caps the cache, Mixtral has none", "[models]") {
     const ModelSpec mistral = fixture("hf-config-mistral-7b-instruct-v0.1.hfpage.json");
     CHECK(mistral.sliding_window == 4096);
     CHECK(mistral.sliding_layers == 0);  // all layers

@@ -803,7 +803,7 @@ TEST_CASE("perf::diffusion is steps × the denoiser (doubled by guidance) plus t
     CHECK_THAT(estimate.notes.front(), Contains("diffusion pipeline"));
 }
 
-TEST_CASE("perf::diffusion defaults: 50 steps with guidance, printed; steps refused for other models",
+TEST_CASE("perf::diffusion defaults: 50 steps with guidance, printed — steps refused for other models",
           "[perf][diffusion]") {
     const Workload workload = diffusion_workload("  requests_per_s: 1\n");
     CHECK(workload.inference.denoising_steps == 50);

@@ -365,7 +365,7 @@ TEST_CASE("plan: six seats buy six boxes", "[plan][money]") {
     CHECK(six.winner->cost.breakdown.operations_usd == 0);
 }
 
-TEST_CASE("plan: candidates within the tie tolerance rank by speed; the alternative is a Pareto neighbour",
+TEST_CASE("plan: candidates within the tie tolerance rank by speed — the alternative is a Pareto neighbour",
           "[plan][money]") {
     // A short fine-tune whose rentals cost a few dollars: many options tie.
     const RolePlan plan = plan_one(load(R"(name: classifier

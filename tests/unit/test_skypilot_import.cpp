@@ -97,7 +97,7 @@ constexpr const char* aws_header =
 // ---------------------------------------------------------------------------------------------
 // CSV reader
 
-TEST_CASE("csv reader: quoted fields keep commas, doubled quotes and line breaks; positions are exact",
+TEST_CASE("csv reader: quoted fields keep commas, doubled quotes and line breaks — positions are exact",
           "[skypilot][csv]") {
     const std::string text =
         "\xEF\xBB\xBF"
@@ -212,7 +212,7 @@ TEST_CASE("skypilot: AWS v8", "[skypilot]") {
                                    "(use1-az1); spot dropped there"});
 }
 
-TEST_CASE("skypilot: AWS v7 has no Arch column; a GpuInfo memory that disagrees is a warning", "[skypilot]") {
+TEST_CASE("skypilot: AWS v7 has no Arch column — a GpuInfo memory that disagrees is a warning", "[skypilot]") {
     const auto result = import_fixture("catalogs/v7/aws/vms.csv", "aws", "v7");
     CHECK(offer_ids(result) ==
           std::vector<std::string>{"aws/p3.2xlarge", "aws/p3dn.24xlarge", "aws/p4de.24xlarge", "aws/g6.2xlarge"});
@@ -286,7 +286,7 @@ TEST_CASE("skypilot: Lambda's one price in 17 regions collapses to region any", 
     CHECK(result.warnings.empty());  // Lambda's total memory = one GPU is not read; no spot to drop
 }
 
-TEST_CASE("skypilot: RunPod stores GB in the MiB field; its spot equals on-demand", "[skypilot]") {
+TEST_CASE("skypilot: RunPod stores GB in the MiB field, its spot equals on-demand", "[skypilot]") {
     const auto result = import_fixture("catalogs/v8/runpod/vms.csv", "runpod");
     CHECK(offer_ids(result) ==
           std::vector<std::string>{"runpod/1x_A100-80GB_SECURE", "runpod/2x_B200_SECURE", "runpod/3x_B200_SECURE"});
@@ -323,7 +323,7 @@ TEST_CASE("skypilot: columns are read by name, whatever their order", "[skypilot
     CHECK(first.yaml == second.yaml);
 }
 
-TEST_CASE("skypilot: prices outside the per-GPU bounds are skipped; bad spot is dropped", "[skypilot]") {
+TEST_CASE("skypilot: prices outside the per-GPU bounds are skipped, bad spot is dropped", "[skypilot]") {
     const std::string text = std::string(aws_header) +
                              "p5.48xlarge,H100,8.0,192.0,2048.0,,900.0,,us-east-1,use1-az1,x86_64\n"  // 112.5/GPU-h
                              "g6.2xlarge,L4,1.0,8.0,32.0,,0.005,,us-east-1,use1-az1,x86_64\n"
@@ -343,7 +343,7 @@ TEST_CASE("skypilot: prices outside the per-GPU bounds are skipped; bad spot is 
     CHECK(result.warnings[1].line == 5);
 }
 
-TEST_CASE("skypilot: the same name maps by provider and family; unknown families are listed", "[skypilot]") {
+TEST_CASE("skypilot: the same name maps by provider and family, unknown families are listed", "[skypilot]") {
     const std::string text =
         "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
         "Standard_NC40ads_H100_v5,H100,1,6.98,,eastus\n"

@@ -21,12 +21,28 @@
 #include <fmt/format.h>
 
 #include "perf/calibration.hpp"
+#include "support/held_bounds.hpp"
 #include "support/validation_cases.hpp"
 
 namespace {
 
 using namespace gpusel;
 using namespace gpusel::validation;
+
+// Held bounds (support/held_bounds.hpp: today + 10 %, at least + 0.5 point, never above the
+// target or hold bound it replaces; counts at today's). Where today + 10 % would pass the old
+// bound, the old bound stays (its value is the second argument).
+constexpr std::size_t held_cases = 117;                                       // today 117
+constexpr double refit_move_bound_percent = held_bound_percent(16.6, 35);     // today at most 16.6 % -> 18.3 %
+constexpr double out_median_bound_percent = held_bound_percent(13.3, 15);     // today 13.3 % -> 14.6 %
+constexpr double out_p90_bound_percent = held_bound_percent(33.8, 35);        // today 33.8 % -> 35 % (target)
+constexpr double calibrated_p90_bound_percent = held_bound_percent(44.5, 46);  // today 44.5 % -> 46 % (as held)
+constexpr double ratio_median_bound_percent = held_bound_percent(13.9, 14.5);  // today 13.9 % -> 14.5 % (as held)
+constexpr double in_sample_ratio_median_bound_percent = held_bound_percent(10.3, 10.5);  // today 10.3 % -> 10.5 %
+constexpr double same_publication_ratio_median_bound_percent = held_bound_percent(13.6, 14);  // today 13.6 % -> 14 %
+// data/efficiency.yaml's speed_bands against the bands computed here: the data's two-decimal
+// rounding (0.005) plus 0.001; today at most 0.0042 (was 0.02).
+constexpr double speed_band_tolerance = 0.005 + 0.001;
 
 // One fitted value: a factor of the defaults (rule == -1) or of one rule.
 struct FittedFactor {
@@ -150,7 +166,7 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     const ModelLibrary models = builtin_models();
     const EfficiencyTable shipped = builtin_efficiency();
     const std::vector<PreparedCase> cases = prepare(all_cases(), catalog, models);
-    REQUIRE(cases.size() >= 80);
+    REQUIRE(cases.size() >= held_cases);
     std::map<std::string, const PreparedCase*> by_id;
     for (const PreparedCase& entry : cases) {
         REQUIRE(by_id.emplace(entry.item.id, &entry).second);  // ids are unique across both files
@@ -166,8 +182,10 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     // The shipped values are close to what the fit gives on all their rows, so the folds refit
     // what produced the file. Each factor alone, the rest as shipped: factors fitted together
     // (a bandwidth fraction and an overhead on the same rows) and flat medians over few rows
-    // move further than one joint fit would, hence 35 % (printed; most are within 10 %).
+    // move further than one joint fit would: most are within 10 %, the largest 16.6 % today,
+    // held at refit_move_bound_percent.
     std::string fit_table = "fitted factor                                   shipped   refit on all rows  rows\n";
+    double largest_move = 0;
     for (const FittedFactor& factor : fitted) {
         std::vector<const PreparedCase*> rows;
         for (const std::string& id : factor.cases) {
@@ -180,8 +198,12 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
         fit_table += fmt::format("{:<46} {:>9.4g} {:>12.4g} {:>10}\n", label_of(shipped, factor), factor.value, value,
                                  rows.size());
         INFO(label_of(shipped, factor));
-        CHECK(std::abs(value / factor.value - 1) <= 0.35);
+        const double move = std::abs(value / factor.value - 1);
+        largest_move = std::max(largest_move, move);
+        CHECK(100 * move <= refit_move_bound_percent);
     }
+    fit_table += fmt::format("largest move of a refit from its shipped value: {:.1f} % (held <= {:.1f} %)\n",
+                             100 * largest_move, refit_move_bound_percent);
     std::cout << fit_table << "\n";
 
     // Folds.
@@ -349,11 +371,14 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
         const double low = percentile_of(found->second, 0.1);
         const double high = percentile_of(found->second, 0.9);
         const SpeedBandFactors& shipped_band = shipped.speed_bands.at(std::string(group));
-        summary += fmt::format("  {:<9} low {:.2f} high {:.2f}   (data: {:.2f} {:.2f})\n", group, low, high,
-                               shipped_band.low, shipped_band.high);
+        const double low_gap = std::abs(shipped_band.low - std::min(low, 0.99));
+        const double high_gap = std::abs(shipped_band.high - std::max(high, 1.01));
+        summary += fmt::format("  {:<9} low {:.2f} high {:.2f}   (data: {:.2f} {:.2f}; gaps {:.4f} {:.4f}, held <= {:.3f})\n",
+                               group, low, high, shipped_band.low, shipped_band.high, low_gap, high_gap,
+                               speed_band_tolerance);
         INFO("speed band " << group);
-        CHECK(std::abs(shipped_band.low - std::min(low, 0.99)) <= 0.02);
-        CHECK(std::abs(shipped_band.high - std::max(high, 1.01)) <= 0.02);
+        CHECK(low_gap <= speed_band_tolerance);
+        CHECK(high_gap <= speed_band_tolerance);
     }
     const auto leaked_rows = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.leaked; });
     summary += fmt::format("\n{} rows come from a publication that is the only source of a default factor; their fold "
@@ -362,23 +387,33 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     std::cout << summary << std::flush;
 
     // Issue 17's targets are out-of-sample median <= 15 %, p90 <= 35 % and a speed-ratio median
-    // <= 10 %. The median and the p90 are met and asserted at their targets. The ratio median
-    // (13.9 %) is not met yet (docs/perf-model.md "Validation" says where it comes from), so it is
-    // held just above where it stands today, against regressions, and printed against its target.
+    // <= 10 %. The median and the p90 are met; the median is held near today's figure, the p90 at
+    // its target (today + 10 % would be above it). The ratio median (13.9 %) is not met yet
+    // (docs/perf-model.md "Validation" says where it comes from), so it is held just above where it
+    // stands today, against regressions, and printed against its target.
     // Calibrating on one GPU lowers the median error on the others; it does not lower the tail,
     // which after calibration is the ratio error (two llama.cpp publications disagree by 1.7x on
     // the A100 against the RTX 3090), so the tail is held, not asserted lower.
-    CHECK(overall_out.median <= 0.15);
-    CHECK(overall_out.p90 <= 0.35);
+    CHECK(100 * overall_out.median <= out_median_bound_percent);
+    CHECK(100 * overall_out.p90 <= out_p90_bound_percent);
     CHECK(after.median < before.median);
-    CHECK(after.p90 <= 0.46);
-    CHECK(ratios.median <= 0.145);
+    CHECK(100 * after.p90 <= calibrated_p90_bound_percent);
+    CHECK(100 * ratios.median <= ratio_median_bound_percent);
     // With every factor fitted on every row (the shipped table) the ratio median is 10.3 %, and
     // cross-validated refits land above it: meeting 10 % needs new structure, not refits.
-    CHECK(in_sample_ratios.median <= 0.105);
+    CHECK(100 * in_sample_ratios.median <= in_sample_ratio_median_bound_percent);
     // Same-publication pairs (13.6 % today) are not much better: the ratio gap is the model's,
     // not mainly software drift between publications. Held, like the ratio median.
-    CHECK(same_publication.median <= 0.14);
+    CHECK(100 * same_publication.median <= same_publication_ratio_median_bound_percent);
+    std::cout << fmt::format("held: out-of-sample median {:.1f} % (<= {:.1f}), p90 {:.1f} % (<= {:.1f}); calibrated "
+                             "median {:.1f} % (< {:.1f} uncalibrated), p90 {:.1f} % (<= {:.1f}); speed-ratio median "
+                             "{:.1f} % (<= {:.1f}), in sample {:.1f} % (<= {:.1f}), same publication {:.1f} % "
+                             "(<= {:.1f})\n",
+                             100 * overall_out.median, out_median_bound_percent, 100 * overall_out.p90,
+                             out_p90_bound_percent, 100 * after.median, 100 * before.median, 100 * after.p90,
+                             calibrated_p90_bound_percent, 100 * ratios.median, ratio_median_bound_percent,
+                             100 * in_sample_ratios.median, in_sample_ratio_median_bound_percent,
+                             100 * same_publication.median, same_publication_ratio_median_bound_percent);
     std::cout << fmt::format("targets: out-of-sample median {:.1f} % (<= 15 %: {}), p90 {:.1f} % (<= 35 %: {}), "
                              "speed-ratio median {:.1f} % (<= 10 %: {})\n",
                              100 * overall_out.median, overall_out.median <= 0.15 ? "met" : "NOT MET",
