@@ -49,6 +49,9 @@ constexpr double flops_per_tflop = 1e12;  // a TFLOPS figure × this = FLOP/s
 // Months in a duration: 1 month = 365.25 / 12 days.
 constexpr double seconds_per_month = 365.25 / 12.0 * 86400.0;
 constexpr double seconds_per_hour = 3600.0;
+constexpr double hours_per_month = seconds_per_month / seconds_per_hour;  // 730.5
+constexpr double minutes_per_hour = 60.0;
+constexpr double watts_per_kilowatt = 1000.0;
 constexpr double bytes_per_gib = 1024.0 * 1024.0 * 1024.0;
 constexpr double bytes_per_gb = 1e9;
 

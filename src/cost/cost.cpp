@@ -9,31 +9,9 @@
 
 namespace gpusel {
 
-namespace {
-
-constexpr double hours_per_month = 365.25 * 24.0 / 12.0;
-
-// Cloud hidden costs (docs/reference/formulas.md, cost section, from a 2026 practitioner article):
-// ≈4 minutes of billed start-up per launch and ≈$0.01 per GB of cross-zone traffic.
-constexpr double startup_hours_per_launch = 4.0 / 60.0;
-constexpr double transfer_usd_per_byte = 0.01 / 1e9;
-
-// Spares: ≈15 % of the fleet, same model, for projects over two years (docs/reference/formulas.md).
-constexpr double spare_fraction = 0.15;
-constexpr double spare_threshold_months = 24.0;
-
-// A one-year reservation is billed for every hour of its term, used or not.
-constexpr double reservation_term_months = 12.0;
-
-// Warranties (docs/cost-model.md): complete servers and datacenter parts 3 years parts and labour
-// (Supermicro standard system warranty, servethehome.com 2012; OEM servers alike); graphics-card
-// makers 2-3 years (techunwrapped.com: Asus and EVGA 3 years; 2 years is the EU legal minimum,
-// taken as the conservative figure); edge modules ESTIMATE 1 year; used parts are sold as-is.
-constexpr int datacenter_warranty_months = 36;
-constexpr int consumer_warranty_months = 24;
-constexpr int edge_warranty_months = 12;
-
-}  // namespace
+// The decision constants (failure curve, resale, spares, warranties, reservation term, hidden
+// cloud costs, office and edge sites, strategy by horizon) are data/cost.yaml, each with its
+// source and date: builtin_cost_assumptions().
 
 std::string_view describe(Acquisition acquisition) {
     switch (acquisition) {
@@ -58,39 +36,43 @@ std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd
     return capex_usd / (monthly_rent_usd - monthly_opex_usd);
 }
 
-double expected_failure_fraction(double months) {
-    // Monthly hazard: 1.8 %/12 in the first year, 11 %/6 from month 18, linear in between;
-    // integrated in closed form per segment.
-    const double early = 0.018 / 12.0;
-    const double late = 0.11 / 6.0;
-    double failed = early * std::min(months, 12.0);
-    if (months > 12.0) {
-        const double span = std::min(months, 18.0) - 12.0;
-        const double slope = (late - early) / 6.0;
+double expected_failure_fraction(double months, const CostAssumptions& assumptions) {
+    // Monthly hazard: constant in the early period, constant from the start of the late one,
+    // linear in between; integrated in closed form per segment.
+    const FailureCurve& curve = assumptions.failures;
+    const double early = curve.early_failed_fraction / curve.early_end_months;
+    const double late = curve.late_failed_fraction / (curve.late_end_months - curve.late_start_months);
+    double failed = early * std::min(months, curve.early_end_months);
+    if (months > curve.early_end_months) {
+        const double span = std::min(months, curve.late_start_months) - curve.early_end_months;
+        const double slope = (late - early) / (curve.late_start_months - curve.early_end_months);
         failed += early * span + 0.5 * slope * span * span;
     }
-    if (months > 18.0) {
-        failed += late * (months - 18.0);
+    if (months > curve.late_start_months) {
+        failed += late * (months - curve.late_start_months);
     }
     return std::min(failed, 1.0);
 }
 
-double residual_value_fraction(double months) { return std::pow(0.45, std::max(months, 0.0) / 24.0); }
+double residual_value_fraction(double months, const CostAssumptions& assumptions) {
+    return std::pow(assumptions.resale_value_kept_fraction, std::max(months, 0.0) / assumptions.resale_after_months);
+}
 
-int warranty_months(const GpuSpec& gpu, const Offer& offer) {
+int warranty_months(const GpuSpec& gpu, const Offer& offer, const CostAssumptions& assumptions) {
     if (offer.condition != UnitCondition::new_unit) {
-        return 0;
+        return assumptions.used_warranty_months;
     }
     switch (gpu.segment) {
     case Segment::consumer:
-        return consumer_warranty_months;
+        return assumptions.consumer_warranty_months;
     case Segment::edge:
-        return edge_warranty_months;
-    case Segment::datacenter:
+        return assumptions.edge_warranty_months;
     case Segment::workstation:
+        return assumptions.workstation_warranty_months;
+    case Segment::datacenter:
         break;
     }
-    return datacenter_warranty_months;
+    return assumptions.datacenter_warranty_months;
 }
 
 Site costing_site(const Workload& workload, const Offer& offer) {
@@ -106,14 +88,16 @@ Site costing_site(const Workload& workload, const Offer& offer) {
     return Site::datacenter;
 }
 
-std::string horizon_strategy(double horizon_months) {
-    if (horizon_months < 6) {
-        return "under 6 months: rent";
+std::string horizon_strategy(double horizon_months, const CostAssumptions& assumptions) {
+    const int rent_below = assumptions.rent_below_months;
+    const int own_above = assumptions.own_above_months;
+    if (horizon_months < rent_below) {
+        return fmt::format("under {} months: rent", rent_below);
     }
-    if (horizon_months <= 24) {
-        return "6-24 months: own the base load, rent peaks";
+    if (horizon_months <= own_above) {
+        return fmt::format("{}-{} months: own the base load, rent peaks", rent_below, own_above);
     }
-    return "over 24 months: own, with hardware-independent serving";
+    return fmt::format("over {} months: own, with hardware-independent serving", own_above);
 }
 
 namespace {
@@ -156,6 +140,7 @@ struct UnitsBought {
 void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote, const UnitsBought& bought,
                        CostEstimate& cost) {
     const DeploymentSpec& deployment = workload.deployment;
+    const CostAssumptions& assumptions = builtin_cost_assumptions();
     const Offer& offer = *quote.offer;
     const double months = deployment.horizon_months;
     const double horizon_hours = months * hours_per_month;
@@ -166,7 +151,9 @@ void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const Offer
     const double owned_gpus = all_units * per_unit_gpus;
     // Spares are bought in the offer's units. Rounded, not ceiled: one spare for a
     // single-GPU box would double its cost, which no one budgets; 15 % of 4 to 9 cards is one.
-    cost.spare_units = months > spare_threshold_months ? static_cast<int>(std::lround(spare_fraction * all_units)) : 0;
+    cost.spare_units = months > assumptions.spare_above_horizon_months
+                           ? static_cast<int>(std::lround(assumptions.spare_fraction * all_units))
+                           : 0;
     cost.spare_gpus = cost.spare_units * offer.gpus_per_unit;
     part.gpus_usd = all_units * price;
     if (quote.host != nullptr) {
@@ -180,24 +167,29 @@ void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const Offer
         cost.offer.host_price_kind = quote.host->price.kind;
     }
     part.spares_usd = cost.spare_units * price;
-    // Power and operations by where the units run: a data centre's PUE and staff, none of
-    // either for a desk-side box or an edge device unless the file sets them.
+    // Power and operations by where the units run: a data centre's PUE and staff, the office's or
+    // the edge's (data/cost.yaml: none of either) unless the file sets them.
     cost.site = costing_site(workload, offer);
     const bool datacenter = cost.site == Site::datacenter;
-    const double pue = datacenter || deployment.pue_given ? deployment.pue : 1.0;
-    const double ops = datacenter || deployment.ops_given ? deployment.ops_usd_per_gpu_month : 0.0;
+    const bool office = cost.site == Site::office;
+    const double pue = datacenter || deployment.pue_given ? deployment.pue
+                       : office                           ? assumptions.office_pue
+                                                          : assumptions.edge_pue;
+    const double ops = datacenter || deployment.ops_given ? deployment.ops_usd_per_gpu_month
+                       : office                           ? assumptions.office_ops_usd_per_gpu_month
+                                                          : assumptions.edge_ops_usd_per_gpu_month;
     const double owned_busy_hours = horizon_hours * deployment.utilization;
-    cost.energy_kwh = owned_gpus * gpu.power_watts / 1000.0 * owned_busy_hours * pue;
+    cost.energy_kwh = owned_gpus * gpu.power_watts / watts_per_kilowatt * owned_busy_hours * pue;
     part.power_usd = cost.energy_kwh * deployment.energy_usd_per_kwh;
     part.operations_usd = owned_gpus * ops * months;
     // Failures within the warranty are replaced by the maker (the spares cover the downtime);
     // only those after it cost a GPU.
-    cost.warranty_months = warranty_months(gpu, offer);
+    cost.warranty_months = warranty_months(gpu, offer, assumptions);
     const double covered = std::min(months, static_cast<double>(cost.warranty_months));
     const double failed_after_warranty =
-        owned_gpus * (expected_failure_fraction(months) - expected_failure_fraction(covered));
+        owned_gpus * (expected_failure_fraction(months, assumptions) - expected_failure_fraction(covered, assumptions));
     part.failures_usd = std::max(0.0, failed_after_warranty - cost.spare_gpus) * price / per_unit_gpus;
-    part.resale_usd = (all_units + cost.spare_units) * price * residual_value_fraction(months);
+    part.resale_usd = (all_units + cost.spare_units) * price * residual_value_fraction(months, assumptions);
     cost.resale_counted = deployment.count_resale;
     cost.capex_usd = part.gpus_usd + part.servers_usd + part.spares_usd;
     const double monthly_running = (part.power_usd + part.operations_usd) / months;
@@ -221,6 +213,7 @@ void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const Offer
 void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote, const UsageProfile& usage,
                      const UnitsBought& bought, double busy_hours, CostEstimate& cost) {
     const DeploymentSpec& deployment = workload.deployment;
+    const CostAssumptions& assumptions = builtin_cost_assumptions();
     const Acquisition acquisition = quote.acquisition;
     const double months = deployment.horizon_months;
     const double horizon_hours = months * hours_per_month;
@@ -228,7 +221,7 @@ void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQu
     const int all_units = bought.all_units();
     const double per_unit_gpus = quote.offer->gpus_per_unit;
     CostBreakdown& part = cost.breakdown;
-    double rented_hours = usage.job_seconds / 3600.0;
+    double rented_hours = usage.job_seconds / seconds_per_hour;
     if (usage.service) {
         const double floor_share =
             usage.min_gpus > 0 ? std::min(1.0, static_cast<double>(usage.min_gpus) / (all_units * per_unit_gpus))
@@ -236,22 +229,22 @@ void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQu
         rented_hours =
             deployment.autoscale ? horizon_hours * std::max(usage.average_utilization, floor_share) : horizon_hours;
     }
+    // Whole reservation terms, at least one.
+    const double term_months = assumptions.reservation_term_months;
+    const double committed_months = std::ceil(std::max(months, 1.0) / term_months) * term_months;
     if (acquisition == Acquisition::cloud_reserved) {
-        const double committed_months =
-            std::ceil(std::max(months, 1.0) / reservation_term_months) * reservation_term_months;
         rented_hours = committed_months * hours_per_month;
     } else if (acquisition == Acquisition::cloud_spot) {
         rented_hours *= 1.0 + deployment.spot_overhead_fraction;
     }
     part.rental_usd = all_units * rented_hours * price;
-    part.hidden_usd = usage.launches * startup_hours_per_launch * all_units * price +
-                      usage.transfer_bytes * transfer_usd_per_byte;
+    part.hidden_usd = usage.launches * assumptions.startup_hours_per_launch * all_units * price +
+                      usage.transfer_bytes * assumptions.transfer_usd_per_byte;
     cost.tco_usd = part.rental_usd + part.hidden_usd;
     cost.monthly_opex_usd = cost.tco_usd / months;
-    cost.energy_kwh = usage.gpus * bought.seats * gpu.power_watts / 1000.0 * busy_hours * deployment.pue;
+    cost.energy_kwh = usage.gpus * bought.seats * gpu.power_watts / watts_per_kilowatt * busy_hours * deployment.pue;
     if (acquisition == Acquisition::cloud_reserved) {
-        cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not",
-                                         std::ceil(std::max(months, 1.0) / 12.0) * 12.0));
+        cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not", committed_months));
     }
 }
 
@@ -266,7 +259,8 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const O
     const DeploymentSpec& deployment = workload.deployment;
     const double months = deployment.horizon_months;
     const double horizon_hours = months * hours_per_month;
-    const double busy_hours = usage.service ? horizon_hours * usage.average_utilization : usage.job_seconds / 3600.0;
+    const double busy_hours =
+        usage.service ? horizon_hours * usage.average_utilization : usage.job_seconds / seconds_per_hour;
     if (acquisition == Acquisition::cloud_spot && usage.service) {
         // Spot capacity can be reclaimed with 30 s to 2 min notice: not for a serving path.
         cost.unavailable_reason = "spot capacity can be reclaimed at short notice; not for serving";

@@ -1,6 +1,7 @@
 #pragma once
 // Cost model: what a candidate costs over the workload's horizon, bought or rented. Pure.
-// Defaults and their sources: docs/cost-model.md (docs/reference/formulas.md, cost section).
+// Defaults and their sources: docs/cost-model.md (docs/reference/formulas.md, cost section); the
+// decision constants are data/cost.yaml (builtin_cost_assumptions(), each value with its source).
 
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "catalog/catalog.hpp"
 #include "cost/offer_selection.hpp"
+#include "inputs/cost_assumptions.hpp"
 #include "inputs/workload.hpp"
 
 namespace gpusel {
@@ -109,29 +111,32 @@ std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd
 // Prices `usage.gpus` GPUs of `gpu` acquired through `quote` (whole units of its offer, plus
 // the hosts cards and baseboards need) for `usage` over the workload's horizon.
 // `unit_price_usd` overrides the offer's price per unit or unit-hour (a quote). Never throws;
-// spot for a service gives available = false with the reason.
+// spot for a service gives available = false with the reason. The decision constants are
+// builtin_cost_assumptions()'s.
 CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
                            const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt);
 
-// The manufacturer's warranty of a unit, in months: 36 for new datacenter and workstation parts
-// and servers, 24 for GeForce cards, 12 for edge modules, 0 for used or refurbished units
-// (sources in docs/cost-model.md).
-int warranty_months(const GpuSpec& gpu, const Offer& offer);
+// The manufacturer's warranty of a unit, in months, by the GPU's segment for a new unit: 36 for
+// datacenter and workstation parts and servers, 24 for GeForce cards, 12 for edge modules, 0 for
+// used or refurbished units (data/cost.yaml `warranty`, with the sources).
+int warranty_months(const GpuSpec& gpu, const Offer& offer,
+                    const CostAssumptions& assumptions = builtin_cost_assumptions());
 
 // Where a unit of `offer` runs for `workload`: office when the workload allows a desk-side box
 // and the unit may stand there, edge for edge deployments, else a data centre.
 Site costing_site(const Workload& workload, const Offer& offer);
 
 // The acquisition strategy practitioners use by horizon (docs/reference/formulas.md): rent below 6 months,
-// mix 6–24 months, own beyond.
-std::string horizon_strategy(double horizon_months);
+// mix 6–24 months, own beyond (data/cost.yaml `strategy`).
+std::string horizon_strategy(double horizon_months, const CostAssumptions& assumptions = builtin_cost_assumptions());
 
-// Expected share of GPUs failing within `months` of service: ≈1.8 % in the first 12 months,
-// ≈11 % per 6 months from month 18 (docs/reference/formulas.md, cost section), linear in between.
-double expected_failure_fraction(double months);
+// Expected share of GPUs failing within `months` of service (the FailureCurve of data/cost.yaml):
+// ≈1.8 % in the first 12 months, ≈11 % per 6 months from month 18 (docs/reference/formulas.md,
+// cost section), linear in between; at most 1.
+double expected_failure_fraction(double months, const CostAssumptions& assumptions = builtin_cost_assumptions());
 
 // Share of the purchase price a GPU keeps after `months`: it loses ≈55 % in two years
-// (docs/reference/formulas.md), i.e. 0.45^(months/24).
-double residual_value_fraction(double months);
+// (docs/reference/formulas.md), i.e. 0.45^(months/24) (data/cost.yaml `resale`).
+double residual_value_fraction(double months, const CostAssumptions& assumptions = builtin_cost_assumptions());
 
 }  // namespace gpusel

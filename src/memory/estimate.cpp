@@ -968,9 +968,9 @@ MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Reso
     const double context_high = context_measured ? context : std::max(context, context_high_bytes);
     // Static allocators (llm.c, llama.cpp) cudaMalloc their buffers once: nothing is cached on top.
     const bool caching = runtime.allocator == Allocator::caching;
-    const double reserve_fraction = caching ? allocator_reserve_fraction : 0.0;
-    const double reserve_low = caching ? allocator_reserve_fraction_low : 0.0;
-    const double reserve_high = caching ? allocator_reserve_fraction_high : 0.0;
+    const double reserve_fraction = caching ? builtin_memory_assumptions().allocator_reserve_fraction : 0.0;
+    const double reserve_low = caching ? builtin_memory_assumptions().allocator_reserve_fraction_low : 0.0;
+    const double reserve_high = caching ? builtin_memory_assumptions().allocator_reserve_fraction_high : 0.0;
     const double reserve = reserve_fraction * breakdown.allocated_bytes;
     breakdown.overhead_bytes = context + reserve + nccl;
     breakdown.total_bytes = breakdown.allocated_bytes + breakdown.overhead_bytes;

@@ -8,6 +8,7 @@
 
 #include "catalog/catalog.hpp"
 #include "inputs/layout.hpp"
+#include "inputs/memory_assumptions.hpp"
 #include "inputs/workload.hpp"
 
 namespace gpusel {
@@ -146,10 +147,8 @@ double transformer_layer_activation_bytes(const ModelSpec& model, const Activati
 // workload's measured figure or the framework's. Sources in docs/memory-model.md.
 double cuda_context_bytes(const RuntimeSpec& runtime);
 
-// Fraction of allocated bytes the PyTorch caching allocator holds on top (reserved − allocated),
-// nominal, low and high.
-inline constexpr double allocator_reserve_fraction = 0.10;
-inline constexpr double allocator_reserve_fraction_low = 0.05;
-inline constexpr double allocator_reserve_fraction_high = 0.15;
+// The fraction of allocated bytes the PyTorch caching allocator holds on top (reserved −
+// allocated), nominal, low and high, is data/memory.yaml: builtin_memory_assumptions()
+// (inputs/memory_assumptions.hpp) .allocator_reserve_fraction, _low, _high.
 
 }  // namespace gpusel

@@ -111,7 +111,9 @@ void CompiledTraining::compile_memory(const Workload& workload) {
                                                              : compute_bytes;
     // compute() in src/memory/estimate.cpp: context and the caching allocator's reserve.
     m_context_bytes = cuda_context_bytes(workload.runtime);
-    m_reserve_fraction = workload.runtime.allocator == Allocator::caching ? allocator_reserve_fraction : 0.0;
+    m_reserve_fraction = workload.runtime.allocator == Allocator::caching
+                             ? builtin_memory_assumptions().allocator_reserve_fraction
+                             : 0.0;
 }
 
 // --- speed: estimate_training() in src/perf/training.cpp

@@ -1051,7 +1051,7 @@ TEST_CASE("property: more GPUs never increase the memory per GPU", "[property]")
             }
         }
         // The reserve of the caching allocator is a share (at most 15 %) of what is allocated.
-        total_allowance += allocated_allowance * (1 + allocator_reserve_fraction_high);
+        total_allowance += allocated_allowance * (1 + builtin_memory_assumptions().allocator_reserve_fraction_high);
         check_at_most("allocated_bytes", after.allocated_bytes, before.allocated_bytes + allocated_allowance);
         check_at_most("total_bytes", after.total_bytes, before.total_bytes + total_allowance);
         check_at_most("total_high_bytes", after.total_high_bytes, before.total_high_bytes + total_allowance);

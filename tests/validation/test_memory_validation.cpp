@@ -118,9 +118,10 @@ Prediction predicted_for(const MemoryEstimate& estimate, const std::string& metr
         return {b.total_bytes, b.total_low_bytes, b.total_high_bytes};
     }
     if (metric == "reserved" && allocator == Allocator::caching) {
-        return {b.allocated_bytes * (1 + allocator_reserve_fraction),
-                b.allocated_low_bytes * (1 + allocator_reserve_fraction_low),
-                b.allocated_high_bytes * (1 + allocator_reserve_fraction_high)};
+        const MemoryAssumptions& reserve = builtin_memory_assumptions();
+        return {b.allocated_bytes * (1 + reserve.allocator_reserve_fraction),
+                b.allocated_low_bytes * (1 + reserve.allocator_reserve_fraction_low),
+                b.allocated_high_bytes * (1 + reserve.allocator_reserve_fraction_high)};
     }
     return {b.allocated_bytes, b.allocated_low_bytes, b.allocated_high_bytes};
 }

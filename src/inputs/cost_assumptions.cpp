@@ -1,0 +1,140 @@
+// Loads data/cost.yaml: the cost model's decision constants, each with its source and date.
+
+#include "inputs/cost_assumptions.hpp"
+
+#include <fmt/format.h>
+
+#include "io/yaml.hpp"
+
+namespace gpusel::embedded {
+std::string_view builtin_cost_yaml();
+}
+
+namespace gpusel {
+
+namespace {
+
+// Ranges reject unit slips (a fraction of 15 instead of 0.15, months written as years), not
+// plausible values.
+constexpr double max_months = 1200;
+
+// Reads the required mapping `name` of the top level with `read`, then reports its unknown keys.
+template <typename Read>
+void read_section(MapReader& top, std::string_view name, Read&& read) {
+    top.require(name);
+    if (const YamlNode* node = top.node(name)) {
+        MapReader section(*node, std::string(name), top.diagnostics());
+        read(section);
+        section.finish();
+    }
+}
+
+void read_failures(MapReader& section, CostAssumptions& assumptions) {
+    FailureCurve& curve = assumptions.failures;
+    DatedSources& sources = assumptions.sources;
+    read_dated_number(section, "early_failed_fraction", UnitKind::fraction, 0, 1, curve.early_failed_fraction, sources);
+    const bool early = read_dated_number(section, "early_end_months", UnitKind::plain, 0, max_months,
+                                         curve.early_end_months, sources, true);
+    const bool start = read_dated_number(section, "late_start_months", UnitKind::plain, 0, max_months,
+                                         curve.late_start_months, sources, true);
+    const bool end = read_dated_number(section, "late_end_months", UnitKind::plain, 0, max_months,
+                                       curve.late_end_months, sources, true);
+    read_dated_number(section, "late_failed_fraction", UnitKind::fraction, 0, 1, curve.late_failed_fraction, sources);
+    // The hazard rises between the two periods: each starts after the one before it ends.
+    if (early && start && !(curve.early_end_months < curve.late_start_months)) {
+        dated_value_error(section, "late_start_months",
+                          fmt::format("must be after early_end_months ({})", curve.early_end_months));
+    }
+    if (start && end && !(curve.late_start_months < curve.late_end_months)) {
+        dated_value_error(section, "late_end_months",
+                          fmt::format("must be after late_start_months ({})", curve.late_start_months));
+    }
+}
+
+void read_warranty(MapReader& section, CostAssumptions& assumptions) {
+    DatedSources& sources = assumptions.sources;
+    constexpr int most = static_cast<int>(max_months);
+    read_dated_integer(section, "datacenter_months", 0, most, assumptions.datacenter_warranty_months, sources);
+    read_dated_integer(section, "workstation_months", 0, most, assumptions.workstation_warranty_months, sources);
+    read_dated_integer(section, "consumer_months", 0, most, assumptions.consumer_warranty_months, sources);
+    read_dated_integer(section, "edge_months", 0, most, assumptions.edge_warranty_months, sources);
+    read_dated_integer(section, "used_months", 0, most, assumptions.used_warranty_months, sources);
+}
+
+void read_rental(MapReader& section, CostAssumptions& assumptions) {
+    DatedSources& sources = assumptions.sources;
+    read_dated_number(section, "reservation_term_months", UnitKind::plain, 0, max_months,
+                      assumptions.reservation_term_months, sources, true);
+    double startup_minutes = 0;
+    if (read_dated_number(section, "startup_minutes_per_launch", UnitKind::plain, 0, 24 * minutes_per_hour,
+                          startup_minutes, sources)) {
+        assumptions.startup_hours_per_launch = startup_minutes / minutes_per_hour;
+    }
+    double transfer_usd_per_gb = 0;
+    if (read_dated_number(section, "transfer_usd_per_gb", UnitKind::plain, 0, 100, transfer_usd_per_gb, sources)) {
+        assumptions.transfer_usd_per_byte = transfer_usd_per_gb / bytes_per_gb;
+    }
+}
+
+void read_sites(MapReader& section, CostAssumptions& assumptions) {
+    DatedSources& sources = assumptions.sources;
+    read_dated_number(section, "office_pue", UnitKind::plain, 1, 5, assumptions.office_pue, sources);
+    read_dated_number(section, "office_ops_usd_per_gpu_month", UnitKind::plain, 0, 1e6,
+                      assumptions.office_ops_usd_per_gpu_month, sources);
+    read_dated_number(section, "edge_pue", UnitKind::plain, 1, 5, assumptions.edge_pue, sources);
+    read_dated_number(section, "edge_ops_usd_per_gpu_month", UnitKind::plain, 0, 1e6,
+                      assumptions.edge_ops_usd_per_gpu_month, sources);
+}
+
+void read_strategy(MapReader& section, CostAssumptions& assumptions) {
+    DatedSources& sources = assumptions.sources;
+    constexpr int most = static_cast<int>(max_months);
+    const bool rent = read_dated_integer(section, "rent_below_months", 0, most, assumptions.rent_below_months, sources);
+    const bool own = read_dated_integer(section, "own_above_months", 0, most, assumptions.own_above_months, sources);
+    if (rent && own && assumptions.own_above_months < assumptions.rent_below_months) {
+        dated_value_error(section, "own_above_months",
+                          fmt::format("must be at least rent_below_months ({})", assumptions.rent_below_months));
+    }
+}
+
+}  // namespace
+
+CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::string& file_name) {
+    const YamlNode root = parse_yaml_text(text, file_name);
+    Diagnostics diagnostics(file_name);
+    MapReader top(root, "", diagnostics);
+    CostAssumptions assumptions;
+    top.require("format");
+    int format = 0;
+    if (top.integer("format", format, 1, 1000) && format != 1) {
+        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+    }
+    read_section(top, "failures", [&](MapReader& section) { read_failures(section, assumptions); });
+    read_section(top, "resale", [&](MapReader& section) {
+        read_dated_number(section, "value_kept_fraction", UnitKind::fraction, 0, 1,
+                          assumptions.resale_value_kept_fraction, assumptions.sources);
+        read_dated_number(section, "after_months", UnitKind::plain, 0, max_months, assumptions.resale_after_months,
+                          assumptions.sources, true);
+    });
+    read_section(top, "spares", [&](MapReader& section) {
+        read_dated_number(section, "fraction", UnitKind::fraction, 0, 1, assumptions.spare_fraction,
+                          assumptions.sources);
+        read_dated_number(section, "above_horizon_months", UnitKind::plain, 0, max_months,
+                          assumptions.spare_above_horizon_months, assumptions.sources);
+    });
+    read_section(top, "warranty", [&](MapReader& section) { read_warranty(section, assumptions); });
+    read_section(top, "rental", [&](MapReader& section) { read_rental(section, assumptions); });
+    read_section(top, "sites", [&](MapReader& section) { read_sites(section, assumptions); });
+    read_section(top, "strategy", [&](MapReader& section) { read_strategy(section, assumptions); });
+    top.finish();
+    diagnostics.throw_if_any();
+    return assumptions;
+}
+
+const CostAssumptions& builtin_cost_assumptions() {
+    static const CostAssumptions assumptions =
+        parse_cost_assumptions_text(embedded::builtin_cost_yaml(), "data/cost.yaml");
+    return assumptions;
+}
+
+}  // namespace gpusel

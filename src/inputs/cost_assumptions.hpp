@@ -1,0 +1,63 @@
+#pragma once
+// The cost model's decision constants, loaded from data/cost.yaml (every value with its source
+// and date). Data only: the cost model (cost/cost.hpp) applies them.
+
+#include <string>
+#include <string_view>
+
+#include "inputs/dated_values.hpp"
+
+namespace gpusel {
+
+// Expected share of owned GPUs that have failed by month m: a constant monthly hazard
+// early_failed_fraction / early_end_months up to early_end_months, rising linearly to
+// late_failed_fraction / (late_end_months − late_start_months) at late_start_months and constant
+// from there on. 0 < early_end_months < late_start_months < late_end_months.
+struct FailureCurve {
+    double early_failed_fraction = 0;  // failed in months 0 … early_end_months
+    double early_end_months = 0;
+    double late_start_months = 0;
+    double late_end_months = 0;
+    double late_failed_fraction = 0;  // failed in months late_start_months … late_end_months
+};
+
+struct CostAssumptions {
+    FailureCurve failures;
+    // Resale: a GPU keeps resale_value_kept_fraction^(months / resale_after_months) of its price.
+    double resale_value_kept_fraction = 0;
+    double resale_after_months = 0;
+    // Spares: round(spare_fraction × units) when the horizon exceeds spare_above_horizon_months.
+    double spare_fraction = 0;
+    double spare_above_horizon_months = 0;
+    // The maker's warranty of a new unit, by catalog segment; used and refurbished units.
+    int datacenter_warranty_months = 0;
+    int workstation_warranty_months = 0;
+    int consumer_warranty_months = 0;
+    int edge_warranty_months = 0;
+    int used_warranty_months = 0;
+    // Renting: a reservation is billed for every hour of whole terms; hidden costs per launch and
+    // per byte moved across zones (the file's startup_minutes_per_launch and transfer_usd_per_gb).
+    double reservation_term_months = 0;
+    double startup_hours_per_launch = 0;
+    double transfer_usd_per_byte = 0;
+    // Owned units at a desk or at the edge, unless the workload sets deployment.pue / ops_per_gpu_month.
+    double office_pue = 0;
+    double office_ops_usd_per_gpu_month = 0;
+    double edge_pue = 0;
+    double edge_ops_usd_per_gpu_month = 0;
+    // Strategy by horizon: rent below rent_below_months, mix up to own_above_months, own beyond.
+    int rent_below_months = 0;
+    int own_above_months = 0;
+    // Each value's source and date, by "section.key" as the file names it ("warranty.edge_months").
+    DatedSources sources;
+};
+
+// Parses cost YAML (format in data/cost.yaml's header). Strict: every key is required, unknown
+// keys, values out of range, missing sources and malformed dates are InputErrors at file:line:col,
+// all of a file's problems at once.
+CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::string& file_name);
+
+// The assumptions compiled into the binary from data/cost.yaml, parsed on first use and kept.
+const CostAssumptions& builtin_cost_assumptions();
+
+}  // namespace gpusel
