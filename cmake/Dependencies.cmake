@@ -3,7 +3,7 @@ find_package(fmt 9 CONFIG REQUIRED)               # libfmt-dev
 find_package(nlohmann_json 3.11 CONFIG REQUIRED)  # nlohmann-json3-dev
 find_package(CLI11 2.1 CONFIG REQUIRED)           # libcli11-dev
 find_package(yaml-cpp 0.7 CONFIG REQUIRED)        # libyaml-cpp-dev
-# Hugging Face downloads (src/hub/): FindCURL, the CURL::libcurl target.
+# Hugging Face downloads (src/inputs/hf_hub.cpp): FindCURL, the CURL::libcurl target.
 find_package(CURL 7.85 REQUIRED)                  # libcurl4-openssl-dev
 # yaml-cpp 0.7 exports a target without namespace (the namespaced one came in 0.8).
 if(NOT TARGET yaml-cpp::yaml-cpp)
