@@ -38,7 +38,7 @@ constexpr double regional_outlier_ratio = 2.0;
 // More GPUs in one instance than any system sold (GB200 NVL72 is 72): a corrupt cell.
 constexpr double max_gpus_per_instance = 1024;
 
-// The mapping tables live in data/skypilot.yaml (SkyPilot's clouds with gpusel's tier,
+// The mapping tables live in data/skypilot.yaml (SkyPilot's clouds with gpusel's tier and id,
 // accelerator names to catalog ids by cloud and instance family, known GPU counts, GCP machine
 // types), each entry with its source and date; parse_skypilot_mappings reads them.
 
@@ -107,6 +107,11 @@ void read_mapping_lists(MapReader& top, SkypilotMappings& mappings) {
         entry.require("name");
         entry.require("tier");
         entry.text("cloud", provider.cloud);
+        provider.id = provider.cloud;
+        if (entry.text("id", provider.id) && !valid_provider_id(provider.id)) {
+            entry.error("id", fmt::format("'{}' is not a provider id; write lower-case letters, digits and '-'",
+                                          provider.id));
+        }
         entry.text("name", provider.name);
         entry.choice("tier", provider.tier, tier_names);
         mappings.providers.push_back(std::move(provider));
@@ -739,7 +744,7 @@ private:
         accumulator.accelerator = row.text(col_accelerator_name);
         accumulator.gcp_host = host != nullptr ? instance_type : "";
         ImportedOffer& offer = accumulator.offer;
-        offer.id = m_options.provider + "/" + instance_type;
+        offer.id = m_provider.id + "/" + instance_type;
         offer.instance_type = instance_type;
         offer.gpu = gpu;
         offer.gpus = gpus;
@@ -989,8 +994,8 @@ const SkypilotMappings& builtin_skypilot_mappings() {
 
 CloudProvider cloud_provider(std::string_view id) {
     for (const SkypilotProvider& entry : builtin_skypilot_mappings().providers) {
-        if (entry.cloud == id) {
-            return CloudProvider{entry.cloud, entry.name, entry.tier, true};
+        if (entry.id == id || entry.cloud == id) {
+            return CloudProvider{entry.id, entry.name, entry.tier, true};
         }
     }
     return CloudProvider{std::string(id), std::string(id), ProviderTier::neocloud, false};

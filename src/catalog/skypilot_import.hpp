@@ -40,7 +40,8 @@ namespace gpusel {
 // case-insensitively, cloud names exactly.
 enum class SkypilotRuleKind { gpu, no_entry, ambiguous };
 struct SkypilotProvider {
-    std::string cloud;  // SkyPilot's cloud folder, e.g. "aws": the provider id of its offers
+    std::string cloud;  // SkyPilot's cloud folder, e.g. "do"
+    std::string id;     // gpusel's provider id, e.g. "digitalocean" (the cloud's name when not given)
     std::string name;
     ProviderTier tier = ProviderTier::neocloud;  // hyperscaler, neocloud or marketplace
 };
@@ -77,8 +78,10 @@ SkypilotMappings parse_skypilot_mappings(std::string_view text, const std::strin
 // The built-in tables (data/skypilot.yaml), parsed once.
 const SkypilotMappings& builtin_skypilot_mappings();
 
-// A cloud as the `providers:` list names it. `known` is false for an id outside gpusel's
-// table: it gets tier neocloud and its id as name, and the import warns.
+// A cloud as the `providers:` list names it. `id` may be SkyPilot's cloud name or gpusel's
+// provider id; the result has gpusel's (cloud_provider("do").id == "digitalocean"). `known` is
+// false for an id outside the tables: it gets tier neocloud and its id as name, and the import
+// warns.
 struct CloudProvider {
     std::string id;
     std::string name;
@@ -99,7 +102,7 @@ SkypilotPath skypilot_path_parts(std::string_view path);
 bool valid_provider_id(std::string_view id);
 
 struct SkypilotImportOptions {
-    std::string provider;        // provider id of the offers (required)
+    std::string provider;        // provider of the offers (required): gpusel's id or SkyPilot's cloud name
     std::string schema_version;  // "v7", "v8", or "" when the path does not name it
     std::string cloud;           // the SkyPilot cloud folder ("" = provider), for the sources line
     std::string as_of;           // YYYY-MM of the prices (required)
