@@ -10,7 +10,7 @@
 
 #include "memory/memory.hpp"
 #include "memory/terms.hpp"
-#include "perf/internal.hpp"
+#include "perf/training_ops.hpp"
 
 namespace gpusel {
 
