@@ -3,7 +3,6 @@
 // written so that a misfit can name it (docs/perf-model.md, "Calibration").
 
 #include <filesystem>
-#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,14 +30,6 @@ constexpr std::pair<MeasuredMetric, std::string_view> measured_metric_names[] = 
 
 std::string_view to_string(MeasuredMetric metric) {
     return name_of(measured_metric_names, metric);
-}
-std::optional<MeasuredMetric> parse_measured_metric(std::string_view name) {
-    for (const auto& [value, text] : measured_metric_names) {
-        if (text == name) {
-            return value;
-        }
-    }
-    return std::nullopt;
 }
 
 namespace inputs_detail {
