@@ -1,6 +1,12 @@
 #!/usr/bin/env python3
 """The include graph of src/: every module (a folder) includes only modules of a lower layer,
-and no header includes itself through others (no cycles). Run by scripts/static-analysis.sh.
+only their public headers, and no header includes itself through others (no cycles). Run by
+scripts/static-analysis.sh.
+
+A module's public headers are its main header `<module>/<module>.hpp` (where it has one) and
+the ones PUBLIC lists; any other header of a module is private to it: only files of the same
+folder include it. Tests, benchmarks and fuzz harnesses (outside src/) are not checked: a unit
+test may include the private header of the module it tests.
 
     scripts/check-includes.py            exit 0 when clean, 1 with one line per violation
     scripts/check-includes.py --graph    also print each module's direct dependencies
@@ -25,6 +31,36 @@ LAYERS = [
     ["cli"],                     # flag binding, loading, exit codes
 ]
 RANK = {module: rank for rank, modules in enumerate(LAYERS) for module in modules}
+
+# Public headers besides `<module>/<module>.hpp`, each a contract for the modules above (units,
+# ranges and errors in its comment). A header named for a module's parts (internal.hpp, a
+# reader or renderer helper) is left out: private. docs/ARCHITECTURE.md, CONTRIBUTING.md.
+PUBLIC = {
+    "base": ["error.hpp", "format.hpp", "text.hpp", "units.hpp"],  # the foundation, all of it
+    "io": ["csv.hpp", "csv_reader.hpp", "json_output.hpp", "output.hpp", "yaml.hpp"],
+    "catalog": ["offer.hpp", "precision.hpp", "skypilot_import.hpp"],  # private: offers.hpp (loaders)
+    "inputs": ["efficiency.hpp", "hf_hub.hpp", "layout.hpp", "models.hpp", "workload.hpp"],
+    # private: workload_reader.hpp
+    "telemetry": [],  # private: lines.hpp, notes.hpp (the parsers' helpers)
+    "memory": ["terms.hpp"],  # per-term formulas perf and search share; private: internal.hpp
+    "verify": [],
+    "perf": ["bottleneck.hpp", "calibration.hpp", "training_ops.hpp"],  # private: internal.hpp
+    "cost": ["offer_selection.hpp"],  # which offers a workload may use, at what price
+    "search": ["training_search.hpp"],  # private: compiled_training.hpp
+    "diagnose": [],  # private: internal.hpp
+    "plan": ["robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
+    "check": [],
+    "deploy": [],  # private: launch_text.hpp
+    "report": ["render.hpp", "catalog_render.hpp", "check_render.hpp", "diagnose_render.hpp", "html_report.hpp",
+               "memory_render.hpp", "models_render.hpp", "perf_render.hpp", "verify_render.hpp"],
+    # private: plan_common.hpp, svg.hpp, text_table.hpp (the renderers' helpers)
+    "cli": [],  # private: context.hpp, format_option.hpp
+}
+
+
+def is_public(name):
+    module, header = name.split("/", 1)
+    return header == f"{module}.hpp" or header in PUBLIC.get(module, [])
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -57,6 +93,10 @@ def main() -> int:
             if RANK.get(target, -1) >= RANK[module]:
                 problems.append(f"src/{relative}: {module} (layer {RANK[module]}) includes {name} "
                                 f"({target}, layer {RANK.get(target)}): only lower layers may be included")
+            elif not is_public(name):
+                problems.append(f"src/{relative}: includes {name}, a private header of {target}: include "
+                                f"{target}'s public headers, or list {name} in PUBLIC if it is a contract")
+    problems += stale_public(root)
     problems += cycles(graph)
     if "--graph" in sys.argv:
         for module in sorted(modules, key=lambda name: (RANK[name], name)):
@@ -65,6 +105,16 @@ def main() -> int:
         print(problem)
     print(f"check-includes: {len(graph)} files, {len(problems)} problem{'' if len(problems) == 1 else 's'}")
     return 1 if problems else 0
+
+
+def stale_public(root):
+    """Every module has an entry in PUBLIC, and every header PUBLIC lists exists."""
+    found = [f"scripts/check-includes.py: module '{module}' has no PUBLIC entry" for module in RANK
+             if module not in PUBLIC]
+    for module, headers in PUBLIC.items():
+        found += [f"scripts/check-includes.py: PUBLIC lists {module}/{header}, which does not exist"
+                  for header in headers if not (root / module / header).exists()]
+    return found
 
 
 def cycles(graph):

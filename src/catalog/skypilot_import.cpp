@@ -1,19 +1,27 @@
-// SkyPilot vms.csv → format-2 rental offers (include/gpusel/skypilot_import.hpp). The rules and
-// the data bugs they work around are in docs/catalog.md, "Importing a SkyPilot catalog".
+// SkyPilot vms.csv → format-2 rental offers (catalog/skypilot_import.hpp). The rules and the
+// data bugs they work around are in docs/catalog.md, "Importing a SkyPilot catalog"; the mapping
+// tables (clouds, accelerator names, known counts, GCP machine types) in data/skypilot.yaml.
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "catalog/offers.hpp"
 #include "catalog/skypilot_import.hpp"
 #include "io/csv_reader.hpp"
 #include "io/yaml.hpp"
+
+namespace gpusel::embedded {
+std::string_view builtin_skypilot_yaml();
+}
 
 namespace gpusel {
 
@@ -30,131 +38,112 @@ constexpr double regional_outlier_ratio = 2.0;
 // More GPUs in one instance than any system sold (GB200 NVL72 is 72): a corrupt cell.
 constexpr double max_gpus_per_instance = 1024;
 
-struct ProviderEntry {
-    std::string_view id;
-    std::string_view name;
-    ProviderTier tier;
-};
+// The mapping tables live in data/skypilot.yaml (SkyPilot's clouds with gpusel's tier and id,
+// accelerator names to catalog ids by cloud and instance family, known GPU counts, GCP machine
+// types), each entry with its source and date; parse_skypilot_mappings reads them.
 
-// SkyPilot's cloud folders (and a few clouds users add by hand) with gpusel's tier
-// (docs/catalog.md, "Providers"): hyperscalers have SLAs, many regions and commitments;
-// neoclouds run GPU data centres of their own; marketplaces resell third parties' hosts, so
-// their prices move hourly. RunPod is a marketplace as a whole: its Community Cloud is
-// third-party hosts, and an offer has no tier of its own to mark Secure Cloud.
-constexpr ProviderEntry provider_table[] = {
-    {"aws", "Amazon Web Services", ProviderTier::hyperscaler},
-    {"gcp", "Google Cloud", ProviderTier::hyperscaler},
-    {"azure", "Microsoft Azure", ProviderTier::hyperscaler},
-    {"oci", "Oracle Cloud Infrastructure", ProviderTier::hyperscaler},
-    {"ibm", "IBM Cloud", ProviderTier::hyperscaler},
-    {"lambda", "Lambda", ProviderTier::neocloud},
-    {"coreweave", "CoreWeave", ProviderTier::neocloud},
-    {"nebius", "Nebius", ProviderTier::neocloud},
-    {"hyperstack", "Hyperstack", ProviderTier::neocloud},
-    {"verda", "Verda (ex DataCrunch)", ProviderTier::neocloud},
-    {"cudo", "CUDO Compute", ProviderTier::neocloud},
-    {"fluidstack", "Fluidstack", ProviderTier::neocloud},
-    {"paperspace", "Paperspace", ProviderTier::neocloud},
-    {"do", "DigitalOcean", ProviderTier::neocloud},
-    {"scaleway", "Scaleway", ProviderTier::neocloud},
-    {"ovhcloud", "OVHcloud", ProviderTier::neocloud},
-    {"seeweb", "Seeweb", ProviderTier::neocloud},
-    {"mithril", "Mithril", ProviderTier::neocloud},
-    {"jarvislabs", "JarvisLabs", ProviderTier::neocloud},
-    {"hyperbolic", "Hyperbolic", ProviderTier::neocloud},
-    {"daytona", "Daytona", ProviderTier::neocloud},
-    {"yotta", "Yotta", ProviderTier::neocloud},
-    {"runpod", "RunPod", ProviderTier::marketplace},
-    {"vast", "Vast.ai", ProviderTier::marketplace},
-    {"shadeform", "Shadeform", ProviderTier::marketplace},             // resells other clouds' capacity
-    {"primeintellect", "Prime Intellect", ProviderTier::marketplace},  // aggregates other clouds
-    {"lium", "Lium", ProviderTier::marketplace},                       // decentralised hosts
-    {"spheron", "Spheron", ProviderTier::marketplace},                 // decentralised hosts
-};
+constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
+                                                                    {ProviderTier::neocloud, "neocloud"},
+                                                                    {ProviderTier::marketplace, "marketplace"}};
 
-// ---------------------------------------------------------------------------------------------
-// AcceleratorName → gpusel id. The same name means different parts on different clouds and
-// instance families (docs/reference/offers.md §6.5), so a rule names the provider and the instance type's
-// prefix (and a part of it, for Lambda's suffixes). The first matching rule wins; a rule with
-// no `gpu` skips the row with its reason. A name no rule matches is unknown: listed, never
-// guessed, unless it is itself a catalog id (L4, B200, a GPU the user's catalog adds).
+// Every entry says where it comes from and when that was checked.
+void read_provenance(MapReader& entry) {
+    entry.require("source");
+    entry.require("as_of");
+    std::string source;
+    if (entry.text("source", source) && source.empty()) {
+        entry.error("source", "the source must not be empty");
+    }
+    std::string as_of;
+    read_year_month(entry, "as_of", as_of);
+}
 
-enum class RuleKind { gpu, no_entry, ambiguous };
+template <typename Read>
+void read_entries(MapReader& top, std::string_view key, Read read) {
+    top.require(key);
+    const YamlNode* list = top.node(key);
+    if (list == nullptr) {
+        return;
+    }
+    if (list->kind != YamlNode::Kind::sequence) {
+        top.error(key, fmt::format("expected a list, got {}", kind_name(list->kind)));
+        return;
+    }
+    for (std::size_t i = 0; i < list->items.size(); ++i) {
+        MapReader entry(list->items[i], fmt::format("{}[{}]", key, i), top.diagnostics());
+        read(entry);
+        read_provenance(entry);
+        entry.finish();
+    }
+}
 
-struct GpuRule {
-    std::string_view accelerator;  // case-insensitive
-    std::string_view provider;     // "" = any
-    std::string_view prefix;       // of the instance type, case-insensitive; "" = any
-    std::string_view contains;     // in the instance type, case-insensitive; "" = anything
-    RuleKind kind;
-    std::string_view gpu_or_reason;
-};
+SkypilotGpuRule read_gpu_rule(MapReader& entry) {
+    SkypilotGpuRule rule;
+    entry.require("accelerator");
+    entry.text("accelerator", rule.accelerator);
+    entry.text("cloud", rule.cloud);
+    entry.text("prefix", rule.prefix);
+    entry.text("contains", rule.contains);
+    int outcomes = 0;
+    for (const auto& [key, kind] : {std::pair<std::string_view, SkypilotRuleKind>{"gpu", SkypilotRuleKind::gpu},
+                                    {"no_entry", SkypilotRuleKind::no_entry},
+                                    {"ambiguous", SkypilotRuleKind::ambiguous}}) {
+        if (entry.has(key)) {
+            ++outcomes;
+            rule.kind = kind;
+            entry.text(key, rule.gpu_or_reason);
+        }
+    }
+    if (outcomes != 1) {
+        entry.error(outcomes == 0 ? "gpu" : "ambiguous", "give one of gpu, no_entry and ambiguous");
+    }
+    return rule;
+}
 
-constexpr GpuRule gpu_rules[] = {
-    {"A100", "aws", "p4d.", "", RuleKind::gpu, "A100-40GB-SXM4"},
-    {"A100", "gcp", "a2-highgpu-", "", RuleKind::gpu, "A100-40GB-SXM4"},
-    {"A100", "gcp", "a2-megagpu-", "", RuleKind::gpu, "A100-40GB-SXM4"},
-    {"A100", "azure", "Standard_ND", "", RuleKind::gpu, "A100-40GB-SXM4"},
-    {"A100", "lambda", "gpu_", "_sxm4", RuleKind::gpu, "A100-40GB-SXM4"},
-    {"A100", "lambda", "gpu_", "", RuleKind::ambiguous,
-     "Lambda's A100 types without _sxm4 do not say PCIe or SXM4 (A100-40GB-PCIE or A100-40GB-SXM4)"},
-    {"A100-80GB", "aws", "p4de.", "", RuleKind::gpu, "A100-80GB-SXM4"},
-    {"A100-80GB", "gcp", "a2-ultragpu-", "", RuleKind::gpu, "A100-80GB-SXM4"},
-    {"A100-80GB", "azure", "Standard_ND", "", RuleKind::gpu, "A100-80GB-SXM4"},
-    {"A100-80GB", "azure", "Standard_NC", "", RuleKind::gpu, "A100-80GB-PCIE"},
-    {"A100-80GB", "lambda", "gpu_", "_sxm4", RuleKind::gpu, "A100-80GB-SXM4"},
-    {"A100-80GB", "runpod", "", "", RuleKind::gpu, "A100-80GB-PCIE"},  // GpuInfo names it "A100 PCIe"
-    {"H100", "aws", "p5.", "", RuleKind::gpu, "H100-SXM5"},
-    {"H100", "gcp", "a3-highgpu-", "", RuleKind::gpu, "H100-SXM5"},
-    {"H100", "azure", "Standard_ND", "", RuleKind::gpu, "H100-SXM5"},
-    {"H100", "azure", "Standard_NC", "", RuleKind::gpu, "H100-NVL"},  // NC H100 v5: H100 NVL 94 GB
-    {"H100", "lambda", "gpu_", "_sxm5", RuleKind::gpu, "H100-SXM5"},
-    {"H100", "lambda", "gpu_", "_pcie", RuleKind::gpu, "H100-PCIE"},
-    {"H100-MEGA", "gcp", "a3-megagpu-", "", RuleKind::gpu, "H100-SXM5"},  // a3-mega: more networking, same GPU
-    {"H200", "", "", "", RuleKind::gpu, "H200-SXM"},
-    {"V100", "aws", "p3.", "", RuleKind::gpu, "V100-SXM2-16GB"},
-    {"V100", "azure", "Standard_NC", "", RuleKind::gpu, "V100-PCIE-16GB"},  // NCv3: V100 PCIe
-    {"V100", "lambda", "gpu_", "", RuleKind::gpu, "V100-SXM2-16GB"},
-    {"V100-32GB", "aws", "p3dn.", "", RuleKind::gpu, "V100-SXM2-32GB"},
-    {"V100-32GB", "azure", "Standard_ND", "", RuleKind::gpu, "V100-SXM2-32GB"},
-    {"A6000", "", "", "", RuleKind::gpu, "RTX-A6000"},
-    {"RTX6000", "lambda", "", "", RuleKind::no_entry,
-     "Lambda's RTX6000 is the Quadro RTX 6000 (Turing, 24 GB), which the catalog does not have"},
-    {"RTX PRO Server 6000", "", "", "", RuleKind::no_entry,
-     "the RTX PRO 6000 Server Edition is not the Workstation Edition of RTX-PRO-6000"},
-    {"RTXPRO6000", "", "", "", RuleKind::no_entry,
-     "the RTX PRO 6000 Server Edition is not the Workstation Edition of RTX-PRO-6000"},
-};
-
-// GPUs per instance where the file is known to be wrong (docs/reference/offers.md §2.4: Azure ND96isr H100 v5
-// is listed with 12 H100; it has 8).
-struct KnownCount {
-    std::string_view provider;
-    std::string_view instance_type;
-    int gpus;
-};
-constexpr KnownCount known_counts[] = {
-    {"azure", "Standard_ND96isr_H100_v5", 8},
-};
-
-// GCP sells GPUs as accelerator rows with no instance type; the VM they run in is a host row
-// of the one machine type that count fits (SkyPilot gcp_catalog._ACC_INSTANCE_TYPE_DICTS).
-struct GcpMachine {
-    std::string_view accelerator;
-    int gpus;
-    std::string_view machine_type;
-};
-constexpr GcpMachine gcp_machines[] = {
-    {"A100", 1, "a2-highgpu-1g"},       {"A100", 2, "a2-highgpu-2g"},       {"A100", 4, "a2-highgpu-4g"},
-    {"A100", 8, "a2-highgpu-8g"},       {"A100", 16, "a2-megagpu-16g"},     {"A100-80GB", 1, "a2-ultragpu-1g"},
-    {"A100-80GB", 2, "a2-ultragpu-2g"}, {"A100-80GB", 4, "a2-ultragpu-4g"}, {"A100-80GB", 8, "a2-ultragpu-8g"},
-    {"H100", 1, "a3-highgpu-1g"},       {"H100", 2, "a3-highgpu-2g"},       {"H100", 4, "a3-highgpu-4g"},
-    {"H100", 8, "a3-highgpu-8g"},       {"H100-MEGA", 8, "a3-megagpu-8g"},  {"H200", 8, "a3-ultragpu-8g"},
-    {"B200", 8, "a4-highgpu-8g"},       {"L4", 1, "g2-standard-4"},         {"L4", 2, "g2-standard-24"},
-    {"L4", 4, "g2-standard-48"},        {"L4", 8, "g2-standard-96"},
-};
-// GPUs GCP attaches to any N1 machine type: there is no one host to add.
-constexpr std::string_view gcp_attachable[] = {"T4", "V100", "P100", "P4", "K80"};
+void read_mapping_lists(MapReader& top, SkypilotMappings& mappings) {
+    read_entries(top, "providers", [&](MapReader& entry) {
+        SkypilotProvider provider;
+        entry.require("cloud");
+        entry.require("name");
+        entry.require("tier");
+        entry.text("cloud", provider.cloud);
+        provider.id = provider.cloud;
+        if (entry.text("id", provider.id) && !valid_provider_id(provider.id)) {
+            entry.error("id", fmt::format("'{}' is not a provider id; write lower-case letters, digits and '-'",
+                                          provider.id));
+        }
+        entry.text("name", provider.name);
+        entry.choice("tier", provider.tier, tier_names);
+        mappings.providers.push_back(std::move(provider));
+    });
+    read_entries(top, "gpus", [&](MapReader& entry) { mappings.gpu_rules.push_back(read_gpu_rule(entry)); });
+    read_entries(top, "known_counts", [&](MapReader& entry) {
+        SkypilotKnownCount known;
+        entry.require("cloud");
+        entry.require("instance_type");
+        entry.require("gpus");
+        entry.text("cloud", known.cloud);
+        entry.text("instance_type", known.instance_type);
+        entry.integer("gpus", known.gpus, 1, 1024);
+        mappings.known_counts.push_back(std::move(known));
+    });
+    read_entries(top, "gcp_machines", [&](MapReader& entry) {
+        SkypilotGcpMachine machine;
+        entry.require("accelerator");
+        entry.require("gpus");
+        entry.require("machine_type");
+        entry.text("accelerator", machine.accelerator);
+        entry.integer("gpus", machine.gpus, 1, 1024);
+        entry.text("machine_type", machine.machine_type);
+        mappings.gcp_machines.push_back(std::move(machine));
+    });
+    read_entries(top, "gcp_attachable", [&](MapReader& entry) {
+        std::string accelerator;
+        entry.require("accelerator");
+        entry.text("accelerator", accelerator);
+        mappings.gcp_attachable.push_back(std::move(accelerator));
+    });
+}
 
 bool starts_with_ignore_case(std::string_view text, std::string_view prefix) {
     return text.size() >= prefix.size() && equals_ignore_case(text.substr(0, prefix.size()), prefix);
@@ -507,24 +496,24 @@ private:
         const std::string& name = row.text(col_accelerator_name);
         const Position at = row.at(col_accelerator_name);
         bool name_known = false;
-        for (const GpuRule& rule : gpu_rules) {
+        for (const SkypilotGpuRule& rule : builtin_skypilot_mappings().gpu_rules) {
             if (!equals_ignore_case(rule.accelerator, name)) {
                 continue;
             }
             name_known = true;
-            if ((!rule.provider.empty() && rule.provider != m_cloud) ||
+            if ((!rule.cloud.empty() && rule.cloud != m_cloud) ||
                 !starts_with_ignore_case(instance_type, rule.prefix) ||
                 (!rule.contains.empty() && !contains_ignore_case(instance_type, rule.contains))) {
                 continue;
             }
             switch (rule.kind) {
-                case RuleKind::gpu:
+                case SkypilotRuleKind::gpu:
                     return std::string(rule.gpu_or_reason);
-                case RuleKind::no_entry:
+                case SkypilotRuleKind::no_entry:
                     skip(row, at, "AcceleratorName", instance_type, "accelerator without a catalog entry",
                          std::string(rule.gpu_or_reason));
                     return "";
-                case RuleKind::ambiguous:
+                case SkypilotRuleKind::ambiguous:
                     skip(row, at, "AcceleratorName", instance_type, "ambiguous accelerator (not guessed)",
                          std::string(rule.gpu_or_reason));
                     return "";
@@ -580,7 +569,8 @@ private:
         }
         instance_type = gcp_machine_type(name, gpus);
         if (instance_type.empty()) {
-            const bool attachable = std::any_of(std::begin(gcp_attachable), std::end(gcp_attachable),
+            const std::vector<std::string>& attachable_names = builtin_skypilot_mappings().gcp_attachable;
+            const bool attachable = std::any_of(attachable_names.begin(), attachable_names.end(),
                                                 [&](std::string_view a) { return equals_ignore_case(a, name); });
             skip(row, row.at(col_accelerator_count), "AcceleratorCount", "",
                  attachable ? "GCP N1-attachable GPU (no one machine type; not imported)"
@@ -592,8 +582,8 @@ private:
 
     // False (the row is skipped) when a known instance type has another GPU count than the row.
     bool count_agrees_with_instance(const Row& row, const std::string& instance_type, int gpus) {
-        for (const KnownCount& known : known_counts) {
-            if (known.provider == m_cloud && equals_ignore_case(known.instance_type, instance_type) &&
+        for (const SkypilotKnownCount& known : builtin_skypilot_mappings().known_counts) {
+            if (known.cloud == m_cloud && equals_ignore_case(known.instance_type, instance_type) &&
                 known.gpus != gpus) {
                 skip(row, row.at(col_accelerator_count), "AcceleratorCount", instance_type,
                      "GPU count disagrees with the instance type",
@@ -727,7 +717,7 @@ private:
     }
 
     static std::string gcp_machine_type(std::string_view accelerator, int gpus) {
-        for (const GcpMachine& machine : gcp_machines) {
+        for (const SkypilotGcpMachine& machine : builtin_skypilot_mappings().gcp_machines) {
             if (equals_ignore_case(machine.accelerator, accelerator) && machine.gpus == gpus) {
                 return std::string(machine.machine_type);
             }
@@ -754,7 +744,7 @@ private:
         accumulator.accelerator = row.text(col_accelerator_name);
         accumulator.gcp_host = host != nullptr ? instance_type : "";
         ImportedOffer& offer = accumulator.offer;
-        offer.id = m_options.provider + "/" + instance_type;
+        offer.id = m_provider.id + "/" + instance_type;
         offer.instance_type = instance_type;
         offer.gpu = gpu;
         offer.gpus = gpus;
@@ -980,10 +970,32 @@ private:
 
 }  // namespace
 
+SkypilotMappings parse_skypilot_mappings(std::string_view text, const std::string& file_name) {
+    const YamlNode root = parse_yaml_text(text, file_name);
+    Diagnostics diagnostics(file_name);
+    MapReader top(root, "", diagnostics);
+    top.require("format");
+    int format = 0;
+    if (top.integer("format", format, 1, 1000) && format != 1) {
+        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+    }
+    SkypilotMappings mappings;
+    read_mapping_lists(top, mappings);
+    top.finish();
+    diagnostics.throw_if_any();
+    return mappings;
+}
+
+const SkypilotMappings& builtin_skypilot_mappings() {
+    static const SkypilotMappings mappings =
+        parse_skypilot_mappings(embedded::builtin_skypilot_yaml(), "data/skypilot.yaml");
+    return mappings;
+}
+
 CloudProvider cloud_provider(std::string_view id) {
-    for (const ProviderEntry& entry : provider_table) {
-        if (entry.id == id) {
-            return CloudProvider{std::string(entry.id), std::string(entry.name), entry.tier, true};
+    for (const SkypilotProvider& entry : builtin_skypilot_mappings().providers) {
+        if (entry.id == id || entry.cloud == id) {
+            return CloudProvider{entry.id, entry.name, entry.tier, true};
         }
     }
     return CloudProvider{std::string(id), std::string(id), ProviderTier::neocloud, false};

@@ -34,8 +34,54 @@
 
 namespace gpusel {
 
-// A cloud as the `providers:` list names it. `known` is false for an id outside gpusel's
-// table: it gets tier neocloud and its id as name, and the import warns.
+// The import's mapping tables, data/skypilot.yaml (compiled in; docs/catalog.md, "Importing a
+// SkyPilot catalog", rules 7 and 9). Every entry of the file carries a `source` and an `as_of`
+// month (YYYY-MM); the loader requires both and keeps neither. Names are compared
+// case-insensitively, cloud names exactly.
+enum class SkypilotRuleKind { gpu, no_entry, ambiguous };
+struct SkypilotProvider {
+    std::string cloud;  // SkyPilot's cloud folder, e.g. "do"
+    std::string id;     // gpusel's provider id, e.g. "digitalocean" (the cloud's name when not given)
+    std::string name;
+    ProviderTier tier = ProviderTier::neocloud;  // hyperscaler, neocloud or marketplace
+};
+struct SkypilotGpuRule {
+    std::string accelerator;  // AcceleratorName
+    std::string cloud;        // "" = any
+    std::string prefix;       // of the instance type; "" = any
+    std::string contains;     // in the instance type; "" = anything
+    SkypilotRuleKind kind = SkypilotRuleKind::gpu;
+    std::string gpu_or_reason;  // a catalog id (gpu), else why the row is skipped
+};
+// An instance type whose GPU count the file gets wrong.
+struct SkypilotKnownCount {
+    std::string cloud;
+    std::string instance_type;
+    int gpus = 0;  // >= 1
+};
+// The GCP machine type that runs `gpus` accelerators of one name.
+struct SkypilotGcpMachine {
+    std::string accelerator;
+    int gpus = 0;  // >= 1
+    std::string machine_type;
+};
+struct SkypilotMappings {
+    std::vector<SkypilotProvider> providers;
+    std::vector<SkypilotGpuRule> gpu_rules;  // in file order: the first match wins
+    std::vector<SkypilotKnownCount> known_counts;
+    std::vector<SkypilotGcpMachine> gcp_machines;
+    std::vector<std::string> gcp_attachable;  // accelerators GCP attaches to any N1 machine type
+};
+// Parses mapping tables in the format of data/skypilot.yaml; `file_name` names them in
+// diagnostics. Throws InputError with every problem at file:line:col.
+SkypilotMappings parse_skypilot_mappings(std::string_view text, const std::string& file_name);
+// The built-in tables (data/skypilot.yaml), parsed once.
+const SkypilotMappings& builtin_skypilot_mappings();
+
+// A cloud as the `providers:` list names it. `id` may be SkyPilot's cloud name or gpusel's
+// provider id; the result has gpusel's (cloud_provider("do").id == "digitalocean"). `known` is
+// false for an id outside the tables: it gets tier neocloud and its id as name, and the import
+// warns.
 struct CloudProvider {
     std::string id;
     std::string name;
@@ -56,7 +102,7 @@ SkypilotPath skypilot_path_parts(std::string_view path);
 bool valid_provider_id(std::string_view id);
 
 struct SkypilotImportOptions {
-    std::string provider;        // provider id of the offers (required)
+    std::string provider;        // provider of the offers (required): gpusel's id or SkyPilot's cloud name
     std::string schema_version;  // "v7", "v8", or "" when the path does not name it
     std::string cloud;           // the SkyPilot cloud folder ("" = provider), for the sources line
     std::string as_of;           // YYYY-MM of the prices (required)

@@ -96,17 +96,6 @@ int parse_count_flag(const std::string& text, const std::string& flag, int min, 
     return static_cast<int>(*parsed.value);
 }
 
-double parse_number_flag(const std::string& text, const std::string& flag, double min, double max) {
-    const ParsedNumber parsed = parse_quantity(text, UnitKind::plain);
-    if (!parsed.value) {
-        throw UsageError(fmt::format("{}: {}", flag, parsed.error));
-    }
-    if (*parsed.value < min || *parsed.value > max) {
-        throw UsageError(fmt::format("{}: '{}' is out of range; expected {:g} to {:g}", flag, text, min, max));
-    }
-    return *parsed.value;
-}
-
 namespace {
 
 constexpr const char* program_description =

@@ -90,6 +90,5 @@ CheckedCatalogFile check_catalog_file(Context& context, const std::string& path)
 
 // Parses a CLI number strictly (no nan/inf/hex/leading zeros); throws UsageError naming the flag.
 int parse_count_flag(const std::string& text, const std::string& flag, int min, int max);
-double parse_number_flag(const std::string& text, const std::string& flag, double min, double max);
 
 }  // namespace gpusel::cli

@@ -35,7 +35,7 @@ int months_between(const std::string& from, const std::string& to);
 bool workload_may_run_at(const Workload& workload, Site site);
 
 // Why the workload's constraints exclude `offer` for `acquisition` (provider and tier lists,
-// regions, site, estimates, age); empty when they do not. `as_of` is the catalog's date.
+// regions, site, estimates, age against the catalog's as_of); empty when they do not.
 std::string offer_exclusion(const Workload& workload, const Catalog& catalog, const Offer& offer,
                             Acquisition acquisition);
 

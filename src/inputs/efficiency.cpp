@@ -274,14 +274,6 @@ EfficiencyFactors EfficiencyTable::resolve(const GpuSpec& gpu, ServingStack stac
     return factors;
 }
 
-std::vector<std::string_view> efficiency_factor_names() {
-    std::vector<std::string_view> names;
-    for (const FactorField& field : factor_fields) {
-        names.push_back(field.name);
-    }
-    return names;
-}
-
 bool set_efficiency_factor(EfficiencyFactors& factors, std::string_view name, double value) {
     for (const FactorField& field : factor_fields) {
         if (field.name == name) {

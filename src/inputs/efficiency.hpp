@@ -130,8 +130,6 @@ struct EfficiencyTable {
     EfficiencyFactors for_gpu(const GpuSpec& gpu) const { return resolve(gpu, ServingStack::optimized); }
 };
 
-// Every factor name the file may set, in the file's order.
-std::vector<std::string_view> efficiency_factor_names();
 // Reads or writes one factor by its file name; false / nullopt for an unknown name.
 bool set_efficiency_factor(EfficiencyFactors& factors, std::string_view name, double value);
 std::optional<double> efficiency_factor(const EfficiencyFactors& factors, std::string_view name);

@@ -256,7 +256,6 @@ enum class MeasuredMetric {
     tpot,
 };
 std::string_view to_string(MeasuredMetric metric);
-std::optional<MeasuredMetric> parse_measured_metric(std::string_view name);
 
 // One measured speed of this workload (docs/workload.md, `calibration`): typed in, or read from a
 // vLLM benchmark result (`vllm_benchmark: FILE`, its output_throughput at max_concurrency).

@@ -1,5 +1,11 @@
 #pragma once
-// Internal pieces of the memory estimator shared by its source files.
+// The per-term formulas of the memory model (docs/memory-model.md), public to the performance
+// model and the layout search: perf/training.cpp, perf/memory_bridge.cpp and
+// search/compiled_training.cpp use them so that what they assume fits, and how much an
+// activation or an optimizer state weighs, is what `gpusel memory` says. Units: bytes (`_bytes`,
+// and every function whose name says bytes), parameters (`params`, counts of weights), widths in
+// elements. The names stay in memory_detail: building blocks of the model; the estimator's API
+// is memory/memory.hpp. The estimator's own shared parts are in memory/internal.hpp (private).
 
 #include <algorithm>
 #include <string>

@@ -10,7 +10,7 @@
 
 #include "memory/memory.hpp"
 #include "memory/terms.hpp"
-#include "perf/internal.hpp"
+#include "perf/training_ops.hpp"
 
 namespace gpusel {
 
@@ -21,7 +21,7 @@ using memory_detail::nccl_bytes_per_communicator;
 namespace {
 
 // Optimizer state per trainable parameter, without the master copy: optimizer_state() in
-// src/memory/estimate.cpp.
+// src/memory/training.cpp.
 double optimizer_state_bytes_per_param(Optimizer optimizer, const ModelSpec& model, double state_element) {
     switch (optimizer) {
     case Optimizer::adam:
@@ -64,7 +64,7 @@ std::optional<CompiledTraining> CompiledTraining::compile(const Workload& worklo
     return compiled;
 }
 
-// --- memory: training_terms() in src/memory/estimate.cpp
+// --- memory: training_terms() in src/memory/training.cpp
 void CompiledTraining::compile_memory(const Workload& workload) {
     const ModelSpec& model = workload.model;
     const TrainingSpec& training = workload.training;

@@ -15,7 +15,7 @@
 #include "catalog/catalog.hpp"
 #include "inputs/layout.hpp"
 #include "inputs/workload.hpp"
-#include "perf/internal.hpp"
+#include "perf/training_ops.hpp"
 #include "perf/perf.hpp"
 
 namespace gpusel {

@@ -165,6 +165,54 @@ TEST_CASE("skypilot: provider tiers", "[skypilot]") {
     CHECK_FALSE(gpusel::valid_provider_id(""));
 }
 
+TEST_CASE("skypilot: SkyPilot's cloud names become the built-in catalog's provider ids", "[skypilot]") {
+    // data/offers.yaml names DigitalOcean `digitalocean`; SkyPilot's folder is `do`.
+    const gpusel::CloudProvider from_cloud = gpusel::cloud_provider("do");
+    CHECK(from_cloud.known);
+    CHECK(from_cloud.id == "digitalocean");
+    CHECK(gpusel::test::catalog().find_provider(from_cloud.id) != nullptr);
+    CHECK(gpusel::cloud_provider("digitalocean").id == "digitalocean");
+    CHECK(gpusel::cloud_provider("aws").id == "aws");
+}
+
+TEST_CASE("skypilot: the built-in mapping tables name catalog GPUs, each entry with a source", "[skypilot]") {
+    const gpusel::SkypilotMappings& mappings = gpusel::builtin_skypilot_mappings();
+    CHECK(mappings.providers.size() >= 20);
+    CHECK(mappings.gpu_rules.size() >= 20);
+    CHECK_FALSE(mappings.gcp_machines.empty());
+    CHECK_FALSE(mappings.known_counts.empty());
+    CHECK_FALSE(mappings.gcp_attachable.empty());
+    for (const gpusel::SkypilotGpuRule& rule : mappings.gpu_rules) {
+        if (rule.kind == gpusel::SkypilotRuleKind::gpu) {
+            INFO(rule.accelerator << " -> " << rule.gpu_or_reason);
+            CHECK(gpusel::test::catalog().find(rule.gpu_or_reason) != nullptr);
+        }
+    }
+}
+
+TEST_CASE("skypilot: mapping-table errors are reported at file:line:col", "[skypilot]") {
+    const std::string text =
+        "format: 1\n"
+        "providers:\n"
+        "  - {cloud: do, id: DigitalOcean, name: DO, tier: cloudy, source: s, as_of: 2026-12}\n"
+        "gpus:\n"
+        "  - {accelerator: A100, gpu: A100-40GB-SXM4, as_of: 2026-13}\n"
+        "  - {accelerator: H100, source: s, as_of: 2026-12}\n"
+        "known_counts: []\n"
+        "gcp_machines:\n"
+        "  - {accelerator: L4, gpus: 0, machine_type: g2-standard-4, source: s, as_of: 2026-12}\n"
+        "gcp_attachable: []\n";
+    const std::vector<std::string> errors =
+        input_errors([&] { gpusel::parse_skypilot_mappings(text, "skypilot.yaml"); });
+    REQUIRE(errors.size() == 6);
+    CHECK_THAT(errors[0], Catch::Matchers::StartsWith("skypilot.yaml:3:21: providers[0].id:"));
+    CHECK_THAT(errors[1], Catch::Matchers::StartsWith("skypilot.yaml:3:51: providers[0].tier:"));
+    CHECK_THAT(errors[2], Catch::Matchers::StartsWith("skypilot.yaml:5:5: gpus[0].source: missing required field"));
+    CHECK_THAT(errors[3], Catch::Matchers::StartsWith("skypilot.yaml:5:53: gpus[0].as_of:"));
+    CHECK_THAT(errors[4], Catch::Matchers::StartsWith("skypilot.yaml:6:5: gpus[1].gpu:"));
+    CHECK_THAT(errors[5], Catch::Matchers::StartsWith("skypilot.yaml:9:29: gcp_machines[0].gpus:"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fixtures, one per cloud
 

@@ -1,0 +1,154 @@
+// The calibration section of a workload file: measured peak memory and measured speeds, typed
+// in or read from a `vllm bench serve --save-result` file, each point kept with where it was
+// written so that a misfit can name it (docs/perf-model.md, "Calibration").
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/units.hpp"
+#include "inputs/workload_reader.hpp"
+
+namespace gpusel {
+
+using namespace inputs_detail;
+
+namespace {
+
+constexpr std::pair<MeasuredMetric, std::string_view> measured_metric_names[] = {
+    {MeasuredMetric::training_tokens_per_s, "training_tokens_per_s"},
+    {MeasuredMetric::samples_per_s, "samples_per_s"},
+    {MeasuredMetric::output_tokens_per_s, "output_tokens_per_s"},
+    {MeasuredMetric::decode_tokens_per_s, "decode_tokens_per_s"},
+    {MeasuredMetric::prefill_tokens_per_s, "prefill_tokens_per_s"},
+    {MeasuredMetric::images_per_s, "images_per_s"},
+    {MeasuredMetric::ttft, "ttft"},
+    {MeasuredMetric::tpot, "tpot"}};
+
+}  // namespace
+
+std::string_view to_string(MeasuredMetric metric) {
+    return name_of(measured_metric_names, metric);
+}
+
+namespace inputs_detail {
+
+void WorkloadReader::read_calibration(const YamlNode& node, const std::string& path) {
+    MapReader reader(node, path, m_diagnostics);
+    const auto read_points = [&](std::string_view key, auto&& read_point) {
+        const YamlNode* list = reader.node(key);
+        if (list == nullptr) {
+            return;
+        }
+        if (list->kind != YamlNode::Kind::sequence) {
+            reader.error(key, fmt::format("expected a list of measured points, got {}", kind_name(list->kind)));
+            return;
+        }
+        for (std::size_t i = 0; i < list->items.size(); ++i) {
+            MapReader point(list->items[i], fmt::format("{}[{}]", reader.child_path(key), i), m_diagnostics);
+            read_point(point);
+            point.finish();
+        }
+    };
+    read_points("memory", [&](MapReader& point) {
+        MemoryCalibrationPoint value;
+        point.require("gpu");
+        point.require("micro_batch");
+        point.require("peak");
+        if (point.text("gpu", value.gpu)) {
+            check_ids(point, "gpu", {value.gpu});
+        }
+        point.integer("micro_batch", value.micro_batch, 1, 1 << 20);
+        point.number("peak", value.peak_bytes, UnitKind::bytes, 0, 1e13, true);
+        m_workload.calibration.memory.push_back(value);
+    });
+    // `throughput: [{gpu, batch, tokens_per_s}]`: tokens/s of the whole job on one GPU.
+    read_points("throughput", [&](MapReader& point) {
+        SpeedCalibrationPoint value = speed_point_origin(point);
+        point.require("gpu");
+        point.require("tokens_per_s");
+        if (point.text("gpu", value.gpu)) {
+            check_ids(point, "gpu", {value.gpu});
+        }
+        point.integer("batch", value.batch, 1, 1 << 20);
+        point.number("tokens_per_s", value.measured, UnitKind::plain, 0, 1e12, true);
+        value.metric =
+            m_workload.is_training() ? MeasuredMetric::training_tokens_per_s : MeasuredMetric::output_tokens_per_s;
+        m_workload.calibration.speed.push_back(value);
+    });
+    read_points("speed", [&](MapReader& point) { read_speed_point(point); });
+    reader.finish();
+}
+
+SpeedCalibrationPoint WorkloadReader::speed_point_origin(const MapReader& point) const {
+    SpeedCalibrationPoint value;
+    value.where.file = m_diagnostics.file();
+    value.where.position = point.position();
+    value.where.path = point.path();
+    return value;
+}
+
+// {gpu, count, metric, measured, batch} typed in, or {gpu, count, vllm_benchmark: FILE}.
+void WorkloadReader::read_speed_point(MapReader& point) {
+    SpeedCalibrationPoint value = speed_point_origin(point);
+    point.require("gpu");
+    if (point.text("gpu", value.gpu)) {
+        check_ids(point, "gpu", {value.gpu});
+    }
+    point.integer("count", value.count, 1, 1 << 20);
+    point.integer("batch", value.batch, 1, 1 << 20);
+    std::string file;
+    if (point.text("vllm_benchmark", file)) {
+        if (point.has("metric") || point.has("measured")) {
+            point.error("vllm_benchmark", "give either vllm_benchmark or metric and measured, not both");
+            return;
+        }
+        read_vllm_benchmark(point, file, value);
+        return;
+    }
+    point.require("metric");
+    point.require("measured");
+    point.choice("metric", value.metric, measured_metric_names);
+    const bool time = value.metric == MeasuredMetric::ttft || value.metric == MeasuredMetric::tpot;
+    point.number("measured", value.measured, time ? UnitKind::seconds : UnitKind::plain, 0, 1e12, true);
+    if (value.measured > 0) {
+        m_workload.calibration.speed.push_back(value);
+    }
+}
+
+// A `vllm bench serve --save-result` file: output tokens/s of the whole run, at its
+// max_concurrency when recorded (the batch the engine ran).
+void WorkloadReader::read_vllm_benchmark(MapReader& point, const std::string& file, SpeedCalibrationPoint& value) {
+    const std::filesystem::path path = (m_base / file).lexically_normal();
+    value.from = path.string();
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(read_input_file(path.string()));
+    } catch (const InputError& error) {
+        point.error("vllm_benchmark",
+                    error.diagnostics().empty() ? std::string(error.what()) : error.diagnostics().front().message);
+        return;
+    } catch (const nlohmann::json::exception&) {
+        point.error("vllm_benchmark", fmt::format("{} is not JSON (expected a vLLM benchmark result)", path.string()));
+        return;
+    }
+    const auto output = json.find("output_throughput");
+    if (!json.is_object() || output == json.end() || !output->is_number() || output->get<double>() <= 0) {
+        point.error("vllm_benchmark",
+                    fmt::format("{} has no positive output_throughput (vllm bench serve --save-result writes it)",
+                                path.string()));
+        return;
+    }
+    value.metric = MeasuredMetric::output_tokens_per_s;
+    value.measured = output->get<double>();
+    const auto concurrency = json.find("max_concurrency");
+    if (value.batch == 0 && concurrency != json.end() && concurrency->is_number_integer() &&
+        concurrency->get<long long>() >= 1 && concurrency->get<long long>() <= (1 << 20)) {
+        value.batch = static_cast<int>(concurrency->get<long long>());
+    }
+    m_workload.calibration.speed.push_back(value);
+}
+}  // namespace inputs_detail
+
+}  // namespace gpusel

@@ -1,0 +1,276 @@
+// The deployment and constraints sections of a workload file: target, horizon, utilization,
+// energy, PUE and operations, the money conventions (autoscale, redundancy, seats, resale) and
+// the site; the GPU, segment, form-factor, vendor, power and memory limits, and which offers a
+// workload may use (providers, tiers, regions, acquisitions, estimates, offer age).
+// Every default applied is recorded as an Assumption (docs/workload.md, docs/cost-model.md).
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "inputs/workload_reader.hpp"
+
+namespace gpusel {
+
+namespace {
+
+constexpr std::pair<DeploymentTarget, std::string_view> target_names[] = {{DeploymentTarget::automatic, "auto"},
+                                                                          {DeploymentTarget::on_prem, "on-prem"},
+                                                                          {DeploymentTarget::cloud, "cloud"},
+                                                                          {DeploymentTarget::hybrid, "hybrid"},
+                                                                          {DeploymentTarget::edge, "edge"}};
+constexpr std::pair<NetworkKind, std::string_view> network_names[] = {{NetworkKind::automatic, "auto"},
+                                                                      {NetworkKind::nvlink, "nvlink"},
+                                                                      {NetworkKind::pcie, "pcie"},
+                                                                      {NetworkKind::infiniband, "infiniband"},
+                                                                      {NetworkKind::ethernet, "ethernet"}};
+constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
+                                                                    {ProviderTier::neocloud, "neocloud"},
+                                                                    {ProviderTier::marketplace, "marketplace"}};
+constexpr std::pair<Site, std::string_view> site_names[] = {
+    {Site::datacenter, "datacenter"}, {Site::office, "office"}, {Site::edge, "edge"}};
+constexpr std::pair<Segment, std::string_view> segment_names[] = {{Segment::datacenter, "datacenter"},
+                                                                  {Segment::workstation, "workstation"},
+                                                                  {Segment::consumer, "consumer"},
+                                                                  {Segment::edge, "edge"}};
+constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {{FormFactor::sxm, "sxm"},
+                                                                         {FormFactor::pcie, "pcie"},
+                                                                         {FormFactor::oam, "oam"},
+                                                                         {FormFactor::module, "module"},
+                                                                         {FormFactor::card, "card"}};
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_of(const std::pair<Enum, std::string_view> (&table)[N], std::string_view name) {
+    for (const auto& [value, candidate] : table) {
+        if (candidate == name) {
+            return value;
+        }
+    }
+    return std::nullopt;
+}
+
+template <typename Enum, std::size_t N>
+std::vector<std::string> names_of(const std::pair<Enum, std::string_view> (&table)[N]) {
+    std::vector<std::string> names;
+    for (const auto& [value, name] : table) {
+        names.emplace_back(name);
+    }
+    return names;
+}
+
+}  // namespace
+
+namespace inputs_detail {
+
+void WorkloadReader::read_deployment(const YamlNode* node, const std::string& path, Position parent) {
+    const YamlNode empty = empty_mapping(parent);
+    MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
+    DeploymentSpec& deployment = m_workload.deployment;
+    const auto defaulted = [&](std::string_view key, const std::string& value) {
+        if (!reader.has(key)) {
+            assume(reader.child_path(key), value);
+        }
+    };
+    reader.choice("target", deployment.target, target_names);
+    double horizon_seconds = 0;
+    if (reader.number("horizon", horizon_seconds, UnitKind::seconds, 86400, 30 * 365.25 * 86400)) {
+        deployment.horizon_months = horizon_seconds / seconds_per_month;
+    }
+    defaulted("horizon", "24mo");
+    reader.number("utilization", deployment.utilization, UnitKind::fraction, 0, 1, true);
+    defaulted("utilization", "0.7");
+    reader.number("energy_price", deployment.energy_usd_per_kwh, UnitKind::usd_per_kwh, 0, 10);
+    defaulted("energy_price", "0.12USD/kWh");
+    reader.number("pue", deployment.pue, UnitKind::plain, 1, 5);
+    if (!reader.has("pue")) {
+        assume(reader.child_path("pue"), "1.4", "data centre; 1.0 for a desk-side box or an edge device");
+    }
+    reader.number("ops_per_gpu_month", deployment.ops_usd_per_gpu_month, UnitKind::usd, 0, 1e6);
+    if (!reader.has("ops_per_gpu_month") && deployment.target == DeploymentTarget::edge) {
+        // The $150 default is datacenter staff and facility per GPU; an edge device's upkeep
+        // is the site's, so it is left out unless given.
+        deployment.ops_usd_per_gpu_month = 0;
+        assume(reader.child_path("ops_per_gpu_month"), "0USD", "edge device: site upkeep not included");
+    } else {
+        if (!reader.has("ops_per_gpu_month")) {
+            assume(reader.child_path("ops_per_gpu_month"), "150USD",
+                   "data centre; 0 for a desk-side box, whose upkeep is the office's");
+        }
+    }
+    reader.choice("interconnect", deployment.interconnect, network_names);
+    reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
+    reader.boolean("used_market", deployment.used_market);
+    deployment.ops_given = reader.has("ops_per_gpu_month");
+    deployment.pue_given = reader.has("pue");
+    read_money_conventions(reader, deployment);
+    Site site = Site::datacenter;
+    if (reader.choice("site", site, site_names)) {
+        deployment.site = site;
+    } else if (!reader.has("site")) {
+        assume(reader.child_path("site"),
+               deployment.target == DeploymentTarget::edge ? "edge"
+               : m_workload.role == Role::inference        ? "datacenter"
+                                                           : "datacenter or office",
+               deployment.target == DeploymentTarget::edge ? "edge target"
+               : m_workload.role == Role::inference        ? "production serving"
+                                                           : "a desk-side box is allowed");
+    }
+    reader.finish();
+}
+
+// Autoscale, redundancy, seats and resale (docs/cost-model.md).
+void WorkloadReader::read_money_conventions(MapReader& reader, DeploymentSpec& deployment) {
+    const bool serving = m_workload.role == Role::inference;
+    reader.boolean("autoscale", deployment.autoscale);
+    if (!reader.has("autoscale") && serving) {
+        assume(reader.child_path("autoscale"), "false", "rented replicas are billed every hour");
+    }
+    reader.integer("min_replicas", deployment.min_replicas, 1, 1 << 20);
+    std::string redundancy;
+    if (reader.text("redundancy", redundancy)) {
+        if (redundancy == "none") {
+            deployment.redundancy = DeploymentSpec::Redundancy::none;
+        } else if (redundancy == "n+1") {
+            deployment.redundancy = DeploymentSpec::Redundancy::n_plus_one;
+        } else if (!redundancy.empty() && redundancy.back() == '%') {
+            double fraction = 0;
+            if (read_number(*reader.node("redundancy"), reader.child_path("redundancy"), m_diagnostics, fraction,
+                            UnitKind::fraction, 0, 10, true)) {
+                deployment.redundancy = DeploymentSpec::Redundancy::fraction;
+                deployment.redundancy_fraction = fraction;
+            }
+        } else {
+            reader.error("redundancy", fmt::format("'{}' is not a redundancy; write none, n+1 or a percentage "
+                                                   "such as 25%",
+                                                   redundancy));
+        }
+    } else if (!reader.has("redundancy") && serving && deployment.target != DeploymentTarget::edge) {
+        deployment.redundancy = DeploymentSpec::Redundancy::n_plus_one;
+        assume(reader.child_path("redundancy"), "n+1", "production serving: one replica may fail or be updated");
+    }
+    reader.integer("seats", deployment.seats, 1, 100000);
+    if (reader.has("seats") && m_workload.role != Role::development) {
+        reader.error("seats", "seats count the engineers of a development role; this workload's role is " +
+                                  std::string(to_string(m_workload.role)));
+    }
+    reader.boolean("count_resale", deployment.count_resale);
+    if (!reader.has("count_resale")) {
+        assume(reader.child_path("count_resale"), "false", "expected resale is reported, not subtracted");
+    }
+}
+
+void WorkloadReader::check_ids(MapReader& reader, std::string_view key, const std::vector<std::string>& ids) {
+    if (m_context.catalog == nullptr) {
+        return;
+    }
+    for (const std::string& id : ids) {
+        if (m_context.catalog->find(id) == nullptr) {
+            const std::string suggestion = m_context.catalog->suggest(id);
+            reader.error(key, fmt::format("unknown GPU '{}'{}", id,
+                                          suggestion.empty() ? "; `gpusel catalog list` shows the ids"
+                                                             : ", did you mean '" + suggestion + "'?"));
+        }
+    }
+}
+
+template <typename Enum, std::size_t N>
+void WorkloadReader::read_enum_list(MapReader& reader, std::string_view key, std::vector<Enum>& into,
+                                    const std::pair<Enum, std::string_view> (&table)[N]) {
+    std::vector<std::string> names;
+    if (!reader.text_list(key, names)) {
+        return;
+    }
+    for (const std::string& name : names) {
+        if (const std::optional<Enum> value = value_of(table, name)) {
+            into.push_back(*value);
+        } else {
+            const std::vector<std::string> options = names_of(table);
+            reader.error(key, fmt::format("'{}' is not one of {}{}", name, fmt::join(options, ", "),
+                                          did_you_mean(name, options)));
+        }
+    }
+}
+
+void WorkloadReader::read_constraints(const YamlNode* node, const std::string& path, Position parent) {
+    const YamlNode empty = empty_mapping(parent);
+    MapReader reader(node != nullptr ? *node : empty, path, m_diagnostics);
+    ConstraintSpec& constraints = m_workload.constraints;
+    reader.integer("max_gpus", constraints.max_gpus, 1, 1 << 20);
+    if (!reader.has("max_gpus")) {
+        assume(reader.child_path("max_gpus"), "64");
+    }
+    reader.integer("gpus_per_node", constraints.gpus_per_node, 1, 1024);
+    if (reader.text_list("allow", constraints.allow)) {
+        check_ids(reader, "allow", constraints.allow);
+    }
+    if (reader.text_list("deny", constraints.deny)) {
+        check_ids(reader, "deny", constraints.deny);
+    }
+    read_enum_list(reader, "segment", constraints.segments, segment_names);
+    read_enum_list(reader, "form_factor", constraints.form_factors, form_factor_names);
+    if (reader.text_list("vendor", constraints.vendors)) {
+        const std::vector<std::string> known = {"nvidia", "amd", "intel", "google"};
+        for (const std::string& vendor : constraints.vendors) {
+            if (std::find(known.begin(), known.end(), vendor) == known.end()) {
+                reader.error("vendor", fmt::format("'{}' is not one of {}{}", vendor, fmt::join(known, ", "),
+                                                   did_you_mean(vendor, known)));
+            }
+        }
+    }
+    reader.number("max_power_per_device", constraints.max_power_per_device_watts, UnitKind::watts, 0, 1e5, true);
+    reader.number("memory_headroom", constraints.memory_headroom_fraction, UnitKind::fraction, 0, 0.9);
+    if (!reader.has("memory_headroom")) {
+        assume(reader.child_path("memory_headroom"), "10%");
+    }
+    read_offer_constraints(reader);
+    reader.finish();
+}
+
+void WorkloadReader::read_offer_constraints(MapReader& reader) {
+    ConstraintSpec& constraints = m_workload.constraints;
+    const auto check_providers = [&](std::string_view key, const std::vector<std::string>& ids) {
+        if (m_context.catalog == nullptr) {
+            return;
+        }
+        std::vector<std::string> known;
+        for (const Provider& provider : m_context.catalog->providers()) {
+            known.push_back(provider.id);
+        }
+        for (const std::string& id : ids) {
+            if (m_context.catalog->find_provider(id) == nullptr) {
+                reader.error(key, fmt::format("unknown provider '{}'{}", id, did_you_mean(id, known)));
+            }
+        }
+    };
+    if (reader.text_list("providers", constraints.providers)) {
+        check_providers("providers", constraints.providers);
+    }
+    if (reader.text_list("exclude_providers", constraints.exclude_providers)) {
+        check_providers("exclude_providers", constraints.exclude_providers);
+    }
+    read_enum_list(reader, "tiers", constraints.tiers, tier_names);
+    if (!reader.has("tiers") && m_workload.role == Role::inference) {
+        // A production service needs an SLA and capacity that stays: marketplace hosts are
+        // third parties whose prices and machines change by the hour (docs/catalog.md).
+        constraints.tiers = {ProviderTier::hyperscaler, ProviderTier::neocloud};
+        assume(reader.child_path("tiers"), "[hyperscaler, neocloud]", "production serving: no marketplace hosts");
+    }
+    reader.text_list("regions", constraints.regions);
+    read_enum_list(reader, "acquisitions", constraints.acquisitions, acquisition_names);
+    reader.boolean("allow_estimates", constraints.allow_estimates);
+    if (!reader.has("allow_estimates")) {
+        assume(reader.child_path("allow_estimates"), "true", "estimated prices rank, marked ~");
+    }
+    double age_seconds = 0;
+    if (reader.number("max_offer_age", age_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true)) {
+        constraints.max_offer_age_months = age_seconds / seconds_per_month;
+    } else if (!reader.has("max_offer_age")) {
+        assume(reader.child_path("max_offer_age"), "36mo");
+    }
+}
+}  // namespace inputs_detail
+
+}  // namespace gpusel

@@ -1,0 +1,203 @@
+// The inference section of a workload file and the serving engine of its runtime: tokens in
+// and out, batch, tensor parallelism, request rate, diffusion steps and the SLO; which engine
+// serves a decoder and that engine's knobs; the inference task a workload's model implies.
+// Every default applied is recorded as an Assumption (docs/workload.md).
+
+#include <fmt/format.h>
+
+#include "base/units.hpp"
+#include "inputs/workload_reader.hpp"
+
+namespace gpusel {
+
+using namespace inputs_detail;
+
+namespace {
+
+constexpr std::pair<Engine, std::string_view> engine_names[] = {
+    {Engine::vllm, "vllm"},           {Engine::sglang, "sglang"},           {Engine::tensorrt_llm, "tensorrt-llm"},
+    {Engine::llama_cpp, "llama.cpp"}, {Engine::hf_generate, "hf-generate"}, {Engine::automatic, "auto"}};
+
+}  // namespace
+
+std::string_view to_string(Engine engine) {
+    return name_of(engine_names, engine);
+}
+bool is_paged_engine(Engine engine) {
+    return engine == Engine::vllm || engine == Engine::sglang || engine == Engine::tensorrt_llm;
+}
+
+std::string_view to_string(InferenceTask task) {
+    switch (task) {
+        case InferenceTask::generation:
+            return "generation";
+        case InferenceTask::scoring:
+            return "scoring";
+        case InferenceTask::encoder:
+            return "encoder";
+        case InferenceTask::diffusion:
+            return "diffusion";
+        case InferenceTask::vision:
+            return "vision";
+        case InferenceTask::recommendation:
+            return "recommendation";
+    }
+    return "generation";
+}
+
+InferenceTask Workload::task() const {
+    switch (model.family) {
+        case ModelFamily::diffusion:
+            return InferenceTask::diffusion;
+        case ModelFamily::cnn:
+        case ModelFamily::vit:
+            return InferenceTask::vision;
+        case ModelFamily::encoder:
+            return InferenceTask::encoder;
+        case ModelFamily::other:
+            return model.is_transformer() ? InferenceTask::encoder : InferenceTask::recommendation;
+        default:
+            break;
+    }
+    if (!model.is_transformer()) {
+        return InferenceTask::recommendation;
+    }
+    return inference.output_tokens > 0 ? InferenceTask::generation : InferenceTask::scoring;
+}
+
+namespace inputs_detail {
+
+// runtime.engine and its knobs. LLM serving (a decoder served) defaults to vLLM, the engine
+// most deployments run; llama.cpp as framework means the llama.cpp engine.
+void WorkloadReader::read_engine(MapReader& reader) {
+    RuntimeSpec& runtime = m_workload.runtime;
+    const ModelFamily family = m_workload.model.family;
+    const bool llm_serving = m_workload.kind == WorkloadKind::inference && m_workload.model.is_transformer() &&
+                             (family == ModelFamily::decoder || family == ModelFamily::moe_decoder);
+    reader.choice("engine", runtime.engine, engine_names);
+    if (runtime.engine == Engine::automatic && llm_serving) {
+        runtime.engine = runtime.framework == Framework::llama_cpp ? Engine::llama_cpp : Engine::vllm;
+        assume(reader.child_path("engine"), to_string(runtime.engine), "LLM serving default");
+    }
+    if (runtime.engine == Engine::automatic && m_workload.kind == WorkloadKind::inference && !llm_serving &&
+        !reader.has("engine")) {
+        // Encoders, CNNs, recommenders and diffusion pipelines are served compiled; the perf
+        // model's optimized stack (docs/perf-model.md) stands for these engines.
+        assume(reader.child_path("engine"), "auto",
+               "an optimised engine: TensorRT, ONNX Runtime or torch.compile; hf-generate = PyTorch eager");
+    }
+    if (runtime.engine == Engine::llama_cpp && runtime.framework != Framework::llama_cpp) {
+        runtime.framework = Framework::llama_cpp;  // the engine is the framework: static buffers
+        runtime.allocator = Allocator::static_buffers;
+    }
+    const bool paged = is_paged_engine(runtime.engine);
+    for (const char* key : {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
+                            "block_size", "cuda_graphs"}) {
+        if (reader.has(key) && !paged) {
+            reader.error(key, fmt::format("runtime.{} is a knob of a paged serving engine (vllm, sglang, "
+                                          "tensorrt-llm); runtime.engine is {}",
+                                          key, to_string(runtime.engine)));
+        }
+    }
+    if (!paged) {
+        return;
+    }
+    reader.number("gpu_memory_utilization", runtime.gpu_memory_utilization, UnitKind::plain, 0.05, 1.0);
+    reader.integer("max_model_len", runtime.max_model_len, 1, 1 << 24);
+    reader.integer("max_num_seqs", runtime.max_num_seqs, 1, 1 << 20);
+    reader.integer("max_num_batched_tokens", runtime.max_num_batched_tokens, 1, 1 << 24);
+    reader.integer("block_size", runtime.block_size, 1, 4096);
+    reader.boolean("cuda_graphs", runtime.cuda_graphs);
+}
+
+// Denoising steps and classifier-free guidance: defaults of diffusers'
+// StableDiffusionXLPipeline (num_inference_steps 50, guidance_scale 5.0 > 1, so CFG runs).
+template <typename Defaulted>
+void WorkloadReader::read_diffusion(MapReader& reader, const Defaulted& defaulted) {
+    InferenceSpec& inference = m_workload.inference;
+    const bool diffusion = m_workload.model.family == ModelFamily::diffusion;
+    for (const std::string_view key : {"steps", "guidance"}) {
+        if (reader.node(key) != nullptr && !diffusion) {
+            reader.error(key, fmt::format("inference.{} applies to diffusion models; {} is a {} model", key,
+                                          m_workload.model_label, to_string(m_workload.model.family)));
+        }
+    }
+    if (!diffusion) {
+        return;
+    }
+    reader.integer("steps", inference.denoising_steps, 1, 10000);
+    defaulted("steps", "50");
+    reader.boolean("guidance", inference.classifier_free_guidance);
+    defaulted("guidance", "true");
+}
+
+void WorkloadReader::read_inference(const YamlNode& node, const std::string& path) {
+    MapReader reader(node, path, m_diagnostics);
+    InferenceSpec& inference = m_workload.inference;
+    const auto defaulted = [&](std::string_view key, std::string_view value) {
+        if (!reader.has(key)) {
+            assume(reader.child_path(key), value);
+        }
+    };
+    const ModelSpec& model = m_workload.model;
+    // Encoders (embedding, classification, reranking) produce no tokens: their default is 0.
+    // A decoder with output_tokens 0 is prefill-only scoring.
+    const bool generates = model.is_transformer() && model.family != ModelFamily::encoder;
+    inference.output_tokens = generates ? 256 : 0;
+    reader.integer("input_tokens", inference.input_tokens, 1, 1 << 24);
+    if (model.is_transformer()) {
+        defaulted("input_tokens", "512");  // CNNs, recommenders and diffusion read no tokens
+    }
+    reader.integer("output_tokens", inference.output_tokens, 0, 1 << 24);
+    if (model.is_transformer()) {
+        defaulted("output_tokens", generates ? "256" : "0");
+    }
+    if (!generates && inference.output_tokens > 0 && model.is_transformer()) {
+        // An encoder reads its input in one pass: nothing to generate, whatever the file says.
+        assume(
+            reader.child_path("output_tokens"), "0",
+            fmt::format("{} models generate no tokens; {} ignored", to_string(model.family), inference.output_tokens));
+        inference.output_tokens = 0;
+    }
+    // The model's position table bounds a request (BERT: 512 positions).
+    if (model.max_context > 0 && inference.input_tokens + inference.output_tokens > model.max_context) {
+        reader.error(reader.has("input_tokens") ? "input_tokens" : "output_tokens",
+                     fmt::format("input_tokens + output_tokens = {} exceeds the model's {} positions (max_context)",
+                                 inference.input_tokens + inference.output_tokens, model.max_context));
+    }
+    if (const YamlNode* batch = reader.node("batch"); batch != nullptr && batch->scalar == "auto") {
+        inference.batch = 0;
+    } else {
+        reader.integer("batch", inference.batch, 1, 1 << 20);
+    }
+    // The tensor-parallel degree of one replica, as deployed or measured; auto = the fewest GPUs that hold it.
+    if (const YamlNode* tp = reader.node("tensor_parallel"); tp != nullptr && tp->scalar == "auto") {
+        inference.tensor_parallel = 0;
+    } else {
+        reader.integer("tensor_parallel", inference.tensor_parallel, 1, 1024);
+    }
+    reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
+    defaulted("requests_per_s", "1");
+    read_diffusion(reader, defaulted);
+    if (const YamlNode* slo = reader.node("slo")) {
+        MapReader slo_reader(*slo, reader.child_path("slo"), m_diagnostics);
+        slo_reader.number("ttft", inference.slo.ttft_seconds, UnitKind::seconds, 0, 86400, true);
+        slo_reader.number("tpot", inference.slo.tpot_seconds, UnitKind::seconds, 0, 3600, true);
+        slo_reader.number("e2e", inference.slo.e2e_seconds, UnitKind::seconds, 0, 86400, true);
+        slo_reader.number("percentile", inference.slo.percentile, UnitKind::plain, 50, 99.99);
+        if (!slo_reader.has("percentile")) {
+            assume(slo_reader.child_path("percentile"), "99");
+        }
+        if (inference.slo.tpot_seconds > 0 && m_workload.task() != InferenceTask::generation) {
+            // Nothing is generated, so there is no time per output token to hold.
+            assume(slo_reader.child_path("tpot"), "ignored",
+                   fmt::format("a {} workload generates no tokens", to_string(m_workload.task())));
+            inference.slo.tpot_seconds = 0;
+        }
+        slo_reader.finish();
+    }
+    reader.finish();
+}
+}  // namespace inputs_detail
+
+}  // namespace gpusel
