@@ -20,12 +20,6 @@ namespace gpusel {
 
 namespace {
 
-constexpr std::pair<Segment, std::string_view> segment_names[] = {
-    {Segment::datacenter, "datacenter"}, {Segment::workstation, "workstation"},
-    {Segment::consumer, "consumer"},     {Segment::edge, "edge"}};
-constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
-    {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
-    {FormFactor::module, "module"}, {FormFactor::card, "card"}};
 
 // Sanity bounds: far beyond any part on sale, tight enough to catch unit slips (TB for GB).
 constexpr double max_memory_bytes = 4e12;

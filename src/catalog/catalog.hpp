@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -18,6 +19,14 @@ namespace gpusel {
 
 enum class Segment { datacenter, workstation, consumer, edge };
 enum class FormFactor { sxm, pcie, oam, module, card };
+
+// The names catalogs and workload constraints spell, one table each.
+inline constexpr std::pair<Segment, std::string_view> segment_names[] = {
+    {Segment::datacenter, "datacenter"}, {Segment::workstation, "workstation"},
+    {Segment::consumer, "consumer"},     {Segment::edge, "edge"}};
+inline constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
+    {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
+    {FormFactor::module, "module"}, {FormFactor::card, "card"}};
 
 std::string_view to_string(Segment segment);
 std::string_view to_string(FormFactor form_factor);

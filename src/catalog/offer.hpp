@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpusel {
@@ -21,6 +22,13 @@ enum class UnitCondition { new_unit, used, refurbished };
 enum class Availability { on_demand, reservation_only, capacity_block_only };
 // Where a unit may run: a data centre, an office or desk (GeForce cards, by their EULA), the edge.
 enum class Site { datacenter, office, edge };
+
+// The names of the enums files spell, one table each: catalogs, offers and workloads read them.
+inline constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
+                                                                   {ProviderTier::neocloud, "neocloud"},
+                                                                   {ProviderTier::marketplace, "marketplace"}};
+inline constexpr std::pair<Site, std::string_view> site_names[] = {
+    {Site::datacenter, "datacenter"}, {Site::office, "office"}, {Site::edge, "edge"}};
 
 std::string_view to_string(OfferKind kind);        // "purchase" | "rental"
 std::string_view to_string(PriceKind kind);        // "list" ... "estimate"

@@ -19,9 +19,6 @@ constexpr std::pair<PriceKind, std::string_view> price_kind_names[] = {
     {PriceKind::street, "street"},     {PriceKind::reported, "reported"}, {PriceKind::estimate, "estimate"}};
 constexpr std::pair<ProviderKind, std::string_view> provider_kind_names[] = {{ProviderKind::cloud, "cloud"},
                                                                             {ProviderKind::vendor, "vendor"}};
-constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
-                                                                   {ProviderTier::neocloud, "neocloud"},
-                                                                   {ProviderTier::marketplace, "marketplace"}};
 constexpr std::pair<UnitForm, std::string_view> form_names[] = {{UnitForm::card, "card"},
                                                                {UnitForm::baseboard, "baseboard"},
                                                                {UnitForm::server, "server"},
@@ -34,8 +31,6 @@ constexpr std::pair<Availability, std::string_view> availability_names[] = {
     {Availability::on_demand, "on_demand"},
     {Availability::reservation_only, "reservation_only"},
     {Availability::capacity_block_only, "capacity_block_only"}};
-constexpr std::pair<Site, std::string_view> site_names[] = {
-    {Site::datacenter, "datacenter"}, {Site::office, "office"}, {Site::edge, "edge"}};
 
 // Far beyond any unit on sale (an NVL72 rack is a few million), tight enough to catch a slip.
 constexpr double max_unit_usd = 1e9;

@@ -42,9 +42,6 @@ constexpr double max_gpus_per_instance = 1024;
 // accelerator names to catalog ids by cloud and instance family, known GPU counts, GCP machine
 // types), each entry with its source and date; parse_skypilot_mappings reads them.
 
-constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
-                                                                    {ProviderTier::neocloud, "neocloud"},
-                                                                    {ProviderTier::marketplace, "marketplace"}};
 
 // Every entry says where it comes from and when that was checked.
 void read_provenance(MapReader& entry) {

@@ -27,20 +27,6 @@ constexpr std::pair<NetworkKind, std::string_view> network_names[] = {{NetworkKi
                                                                       {NetworkKind::pcie, "pcie"},
                                                                       {NetworkKind::infiniband, "infiniband"},
                                                                       {NetworkKind::ethernet, "ethernet"}};
-constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
-                                                                    {ProviderTier::neocloud, "neocloud"},
-                                                                    {ProviderTier::marketplace, "marketplace"}};
-constexpr std::pair<Site, std::string_view> site_names[] = {
-    {Site::datacenter, "datacenter"}, {Site::office, "office"}, {Site::edge, "edge"}};
-constexpr std::pair<Segment, std::string_view> segment_names[] = {{Segment::datacenter, "datacenter"},
-                                                                  {Segment::workstation, "workstation"},
-                                                                  {Segment::consumer, "consumer"},
-                                                                  {Segment::edge, "edge"}};
-constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {{FormFactor::sxm, "sxm"},
-                                                                         {FormFactor::pcie, "pcie"},
-                                                                         {FormFactor::oam, "oam"},
-                                                                         {FormFactor::module, "module"},
-                                                                         {FormFactor::card, "card"}};
 
 template <typename Enum, std::size_t N>
 std::optional<Enum> value_of(const std::pair<Enum, std::string_view> (&table)[N], std::string_view name) {
