@@ -133,7 +133,23 @@ MemoryQuery memory_query(const Candidate& candidate);
 double objective_score(Objective objective, const Candidate& candidate);
 // The candidate's speed in its own unit (tokens/s, 1/latency): higher is faster.
 double speed(const Candidate& candidate);
-// Sorts by score, then TCO, then fewer GPUs.
+// The winner rule, once, for the planner's ranking and the robustness scenarios alike: what it
+// reads of an option, the order by score, and the tie rule under the TCO objective.
+struct RankKey {
+    double score = 0;    // objective_score, smaller is better
+    double tco_usd = 0;
+    int count = 0;       // GPUs
+    double speed = 0;    // speed(), larger is faster
+};
+RankKey rank_key(const Candidate& candidate);
+// Score first, then TCO, then fewer GPUs.
+bool ranks_before(const RankKey& a, const RankKey& b);
+// TCO within this many USD of the cheapest is a tie: max(tie_tolerance_usd, tie_tolerance_fraction
+// × the cheapest TCO) (plan.hpp).
+double tie_tolerance(double cheapest_tco_usd);
+// Among tied options: the faster first, then the one with fewer devices (docs/cost-model.md).
+bool wins_tie(const RankKey& a, const RankKey& b);
+// Sorts by ranks_before.
 void sort_by_score(std::vector<Candidate>& candidates);
 // Candidates whose cost is within the tie tolerance of the best are tied with it: among them
 // the faster ranks first, then the one with fewer devices (docs/cost-model.md).

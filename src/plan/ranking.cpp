@@ -126,16 +126,34 @@ std::vector<std::size_t> pareto_indices(const std::vector<Candidate>& ranked) {
     return front;
 }
 
+RankKey rank_key(const Candidate& candidate) {
+    return {candidate.score, candidate.cost.tco_usd, candidate.count, speed(candidate)};
+}
+
+bool ranks_before(const RankKey& a, const RankKey& b) {
+    if (a.score != b.score) {
+        return a.score < b.score;
+    }
+    if (a.tco_usd != b.tco_usd) {
+        return a.tco_usd < b.tco_usd;
+    }
+    return a.count < b.count;
+}
+
+double tie_tolerance(double cheapest_tco_usd) {
+    return std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(cheapest_tco_usd));
+}
+
+bool wins_tie(const RankKey& a, const RankKey& b) {
+    if (a.speed != b.speed) {
+        return a.speed > b.speed;
+    }
+    return a.count < b.count;
+}
+
 void sort_by_score(std::vector<Candidate>& candidates) {
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.score != b.score) {
-            return a.score < b.score;
-        }
-        if (a.cost.tco_usd != b.cost.tco_usd) {
-            return a.cost.tco_usd < b.cost.tco_usd;
-        }
-        return a.count < b.count;
-    });
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return ranks_before(rank_key(a), rank_key(b)); });
 }
 
 void order_ties(std::vector<Candidate>& ranked, Objective objective) {
@@ -143,19 +161,15 @@ void order_ties(std::vector<Candidate>& ranked, Objective objective) {
         return;
     }
     const double best = ranked.front().cost.tco_usd;
-    const double tolerance = std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(best));
+    const double tolerance = tie_tolerance(best);
     const auto end = std::find_if(ranked.begin(), ranked.end(), [&](const Candidate& candidate) {
         return candidate.cost.tco_usd - best > tolerance;
     });
     if (end - ranked.begin() < 2) {
         return;
     }
-    std::stable_sort(ranked.begin(), end, [](const Candidate& a, const Candidate& b) {
-        if (speed(a) != speed(b)) {
-            return speed(a) > speed(b);
-        }
-        return a.count < b.count;
-    });
+    std::stable_sort(ranked.begin(), end,
+                     [](const Candidate& a, const Candidate& b) { return wins_tie(rank_key(a), rank_key(b)); });
     for (auto it = ranked.begin() + 1; it != end; ++it) {
         it->tied = true;
     }

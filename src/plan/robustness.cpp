@@ -56,17 +56,12 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     if (order.empty()) {
         return none;
     }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const double score_a = score_of(objective, outcomes[a]);
-        const double score_b = score_of(objective, outcomes[b]);
-        if (score_a != score_b) {
-            return score_a < score_b;
-        }
-        if (outcomes[a].tco_usd != outcomes[b].tco_usd) {
-            return outcomes[a].tco_usd < outcomes[b].tco_usd;
-        }
-        return outcomes[a].count < outcomes[b].count;
-    });
+    const auto key = [&](std::size_t index) {
+        const Outcome& outcome = outcomes[index];
+        return plan_detail::RankKey{score_of(objective, outcome), outcome.tco_usd, outcome.count, outcome.speed};
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return plan_detail::ranks_before(key(a), key(b)); });
     if (objective != Objective::tco) {
         return order.front();
     }
@@ -79,15 +74,13 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
         }
     }
     const double cheapest = outcomes[representatives.front()].tco_usd;
-    const double tolerance = std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(cheapest));
+    const double tolerance = plan_detail::tie_tolerance(cheapest);
     std::size_t pick = representatives.front();
     for (const std::size_t index : representatives) {
-        const Outcome& other = outcomes[index];
-        if (other.tco_usd - cheapest > tolerance) {
+        if (outcomes[index].tco_usd - cheapest > tolerance) {
             break;
         }
-        const Outcome& current = outcomes[pick];
-        if (other.speed > current.speed || (other.speed == current.speed && other.count < current.count)) {
+        if (plan_detail::wins_tie(key(index), key(pick))) {
             pick = index;
         }
     }
