@@ -34,8 +34,12 @@ using gpusel::test::catalog;
 using gpusel::test::efficiency;
 using gpusel::test::models;
 
-std::string example(const char* name) { return std::string(GPUSEL_SOURCE_DIR) + "/examples/" + name; }
-gpusel::Workload load(const char* file) { return gpusel::load_workload_file(example(file), {&catalog(), &models()}); }
+std::string example(const char* name) {
+    return std::string(GPUSEL_SOURCE_DIR) + "/examples/" + name;
+}
+gpusel::Workload load(const char* file) {
+    return gpusel::load_workload_file(example(file), {&catalog(), &models()});
+}
 
 void load_catalog(benchmark::State& state) {
     for (auto _ : state) {
@@ -92,7 +96,8 @@ std::vector<Point> points(const gpusel::CompiledTraining& compiled, int layers) 
 void fast_candidate(benchmark::State& state, const char* file, const char* gpu_id) {
     const gpusel::Workload workload = load(file);
     const gpusel::GpuSpec& gpu = *catalog().find(gpu_id);
-    const std::optional<gpusel::CompiledTraining> compiled = gpusel::CompiledTraining::compile(workload, gpu, efficiency());
+    const std::optional<gpusel::CompiledTraining> compiled =
+        gpusel::CompiledTraining::compile(workload, gpu, efficiency());
     if (!compiled) {
         state.SkipWithError("the workload is outside the fast path");
         return;

@@ -167,7 +167,8 @@ void check_offer(const Offer& offer) {
         require(offer.price->usd > 0, "purchase price of zero");
     }
     for (const RegionalRates& rates : offer.rates) {
-        for (const std::optional<PricePoint>* price : {&rates.on_demand, &rates.spot, &rates.reserved_1y, &rates.reserved_3y}) {
+        for (const std::optional<PricePoint>* price :
+             {&rates.on_demand, &rates.spot, &rates.reserved_1y, &rates.reserved_3y}) {
             if (*price) {
                 check_quantity((*price)->usd, "rental.price");
                 require((*price)->usd > 0, "rental price of zero");
@@ -186,7 +187,9 @@ const ModelLibrary& base_models() {
     return library;
 }
 
-LoadContext load_context() { return LoadContext{&base_catalog(), &base_models()}; }
+LoadContext load_context() {
+    return LoadContext{&base_catalog(), &base_models()};
+}
 
 std::size_t depth_of(const YamlNode& node) {
     std::size_t deepest = 0;
@@ -311,9 +314,9 @@ void fuzz_proposal(const std::uint8_t* data, std::size_t size) {
 
 void fuzz_units(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = as_text(data, size);
-    static constexpr std::array kinds{UnitKind::bytes,   UnitKind::count,        UnitKind::bytes_per_second,
-                                      UnitKind::seconds, UnitKind::usd,          UnitKind::usd_per_hour,
-                                      UnitKind::watts,   UnitKind::usd_per_kwh,  UnitKind::fraction,
+    static constexpr std::array kinds{UnitKind::bytes,   UnitKind::count,       UnitKind::bytes_per_second,
+                                      UnitKind::seconds, UnitKind::usd,         UnitKind::usd_per_hour,
+                                      UnitKind::watts,   UnitKind::usd_per_kwh, UnitKind::fraction,
                                       UnitKind::flops,   UnitKind::plain};
     for (const UnitKind kind : kinds) {
         const ParsedNumber parsed = parse_quantity(text, kind);
@@ -327,8 +330,9 @@ void fuzz_units(const std::uint8_t* data, std::size_t size) {
     }
     const ParsedNumber integer = parse_integer(text);
     if (integer.value) {
-        require(*integer.value >= 0 && *integer.value <= 9007199254740992.0 && std::floor(*integer.value) == *integer.value,
-                "parse_integer returned a bad value");
+        require(
+            *integer.value >= 0 && *integer.value <= 9007199254740992.0 && std::floor(*integer.value) == *integer.value,
+            "parse_integer returned a bad value");
     } else {
         require(!integer.error.empty(), "failure without message");
     }
@@ -387,27 +391,30 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
     one_parser([&] { return parse_prometheus_text(text, file); }, check_gpu_telemetry);
     one_parser([&] { return parse_prometheus_query_range(text, file); }, check_gpu_telemetry);
     one_parser([&] { return parse_nvidia_smi_query(text, file); }, check_gpu_telemetry);
-    one_parser([&] { return parse_nvidia_smi_query(text, file, {"index", "utilization.gpu", "memory.used"}); },
-               check_gpu_telemetry);
-    one_parser([&] { return parse_cpu_report(text, file); },
-               [](const CpuTelemetry& cpu) {
-                   for (const auto* rows : {&cpu.samples, &cpu.averages}) {
-                       for (const CpuSample& sample : *rows) {
-                           require(sample.busy_pct >= 0 && sample.busy_pct <= 100, "CPU busy outside 0 to 100 %");
-                           for (const std::optional<double>& share :
-                                {sample.user_pct, sample.system_pct, sample.iowait_pct}) {
-                               require(!share || (*share >= 0 && *share <= 100), "CPU share outside 0 to 100 %");
-                           }
-                           check_finite(sample.busy_pct, "CPU busy");
-                           check_finite(sample.user_pct, "CPU user");
-                           check_finite(sample.system_pct, "CPU system");
-                           check_finite(sample.iowait_pct, "CPU iowait");
-                       }
-                   }
-                   for (const CpuProcess& process : cpu.processes) {
-                       check_finite(process.cpu_pct, "process CPU");
-                   }
-               });
+    one_parser(
+        [&] {
+            return parse_nvidia_smi_query(text, file, {"index", "utilization.gpu", "memory.used"});
+        },
+        check_gpu_telemetry);
+    one_parser(
+        [&] { return parse_cpu_report(text, file); },
+        [](const CpuTelemetry& cpu) {
+            for (const auto* rows : {&cpu.samples, &cpu.averages}) {
+                for (const CpuSample& sample : *rows) {
+                    require(sample.busy_pct >= 0 && sample.busy_pct <= 100, "CPU busy outside 0 to 100 %");
+                    for (const std::optional<double>& share : {sample.user_pct, sample.system_pct, sample.iowait_pct}) {
+                        require(!share || (*share >= 0 && *share <= 100), "CPU share outside 0 to 100 %");
+                    }
+                    check_finite(sample.busy_pct, "CPU busy");
+                    check_finite(sample.user_pct, "CPU user");
+                    check_finite(sample.system_pct, "CPU system");
+                    check_finite(sample.iowait_pct, "CPU iowait");
+                }
+            }
+            for (const CpuProcess& process : cpu.processes) {
+                check_finite(process.cpu_pct, "process CPU");
+            }
+        });
     one_parser([&] { return parse_perf_report(text, file); },
                [](const PerfProfile& profile) {
                    check_finite(profile.total_samples, "perf total samples");
@@ -422,16 +429,31 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
     one_parser([&] { return parse_nvidia_smi_q(text, file); },
                [](const SmiReport& report) {
                    for (const SmiGpu& gpu : report.gpus) {
-                       for (const std::optional<double>* value :
-                            {&gpu.fb_total_bytes, &gpu.fb_used_bytes, &gpu.fb_reserved_bytes,
-                             &gpu.ecc_volatile.correctable, &gpu.ecc_volatile.uncorrectable,
-                             &gpu.ecc_aggregate.correctable, &gpu.ecc_aggregate.uncorrectable,
-                             &gpu.retired_single_bit, &gpu.retired_double_bit, &gpu.remapped_correctable,
-                             &gpu.remapped_uncorrectable, &gpu.pcie_replays, &gpu.gpu_util_pct,
-                             &gpu.power_draw_watts, &gpu.power_limit_watts, &gpu.default_power_limit_watts,
-                             &gpu.max_power_limit_watts, &gpu.sm_clock_mhz, &gpu.memory_clock_mhz,
-                             &gpu.max_sm_clock_mhz, &gpu.max_memory_clock_mhz, &gpu.gpu_temp_c,
-                             &gpu.memory_temp_c, &gpu.shutdown_temp_c, &gpu.slowdown_temp_c}) {
+                       for (const std::optional<double>* value : {&gpu.fb_total_bytes,
+                                                                  &gpu.fb_used_bytes,
+                                                                  &gpu.fb_reserved_bytes,
+                                                                  &gpu.ecc_volatile.correctable,
+                                                                  &gpu.ecc_volatile.uncorrectable,
+                                                                  &gpu.ecc_aggregate.correctable,
+                                                                  &gpu.ecc_aggregate.uncorrectable,
+                                                                  &gpu.retired_single_bit,
+                                                                  &gpu.retired_double_bit,
+                                                                  &gpu.remapped_correctable,
+                                                                  &gpu.remapped_uncorrectable,
+                                                                  &gpu.pcie_replays,
+                                                                  &gpu.gpu_util_pct,
+                                                                  &gpu.power_draw_watts,
+                                                                  &gpu.power_limit_watts,
+                                                                  &gpu.default_power_limit_watts,
+                                                                  &gpu.max_power_limit_watts,
+                                                                  &gpu.sm_clock_mhz,
+                                                                  &gpu.memory_clock_mhz,
+                                                                  &gpu.max_sm_clock_mhz,
+                                                                  &gpu.max_memory_clock_mhz,
+                                                                  &gpu.gpu_temp_c,
+                                                                  &gpu.memory_temp_c,
+                                                                  &gpu.shutdown_temp_c,
+                                                                  &gpu.slowdown_temp_c}) {
                            check_finite(*value, "nvidia-smi -q value");
                        }
                    }
@@ -447,10 +469,10 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
 }
 
 std::span<const Target> targets() {
-    static constexpr std::array list{
-        Target{"yaml", fuzz_yaml},         Target{"workload", fuzz_workload}, Target{"catalog", fuzz_catalog},
-        Target{"models", fuzz_models},     Target{"proposal", fuzz_proposal}, Target{"units", fuzz_units},
-        Target{"hf_config", fuzz_hf_config}, Target{"telemetry", fuzz_telemetry}};
+    static constexpr std::array list{Target{"yaml", fuzz_yaml},           Target{"workload", fuzz_workload},
+                                     Target{"catalog", fuzz_catalog},     Target{"models", fuzz_models},
+                                     Target{"proposal", fuzz_proposal},   Target{"units", fuzz_units},
+                                     Target{"hf_config", fuzz_hf_config}, Target{"telemetry", fuzz_telemetry}};
     return list;
 }
 

@@ -21,14 +21,14 @@ struct Target {
     Harness run;
 };
 
-void fuzz_yaml(const std::uint8_t* data, std::size_t size);      // parse_yaml_text
-void fuzz_workload(const std::uint8_t* data, std::size_t size);  // load_workload_text
-void fuzz_catalog(const std::uint8_t* data, std::size_t size);   // merge_catalog_text
-void fuzz_models(const std::uint8_t* data, std::size_t size);    // merge_models_text
-void fuzz_proposal(const std::uint8_t* data, std::size_t size);  // load_proposal_file
-void fuzz_units(const std::uint8_t* data, std::size_t size);     // parse_quantity, parse_integer
-void fuzz_hf_config(const std::uint8_t* data, std::size_t size); // model_from_hf_config_text
-void fuzz_telemetry(const std::uint8_t* data, std::size_t size); // every telemetry parser
+void fuzz_yaml(const std::uint8_t* data, std::size_t size);       // parse_yaml_text
+void fuzz_workload(const std::uint8_t* data, std::size_t size);   // load_workload_text
+void fuzz_catalog(const std::uint8_t* data, std::size_t size);    // merge_catalog_text
+void fuzz_models(const std::uint8_t* data, std::size_t size);     // merge_models_text
+void fuzz_proposal(const std::uint8_t* data, std::size_t size);   // load_proposal_file
+void fuzz_units(const std::uint8_t* data, std::size_t size);      // parse_quantity, parse_integer
+void fuzz_hf_config(const std::uint8_t* data, std::size_t size);  // model_from_hf_config_text
+void fuzz_telemetry(const std::uint8_t* data, std::size_t size);  // every telemetry parser
 
 std::span<const Target> targets();
 const Target* find_target(std::string_view name);

@@ -1,2 +1,4 @@
 #include "cli/cli.hpp"
-int main(int argc, char** argv) { return gpusel::cli::run(argc, argv); }
+int main(int argc, char** argv) {
+    return gpusel::cli::run(argc, argv);
+}

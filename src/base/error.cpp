@@ -42,13 +42,11 @@ std::vector<Diagnostic> printable(std::vector<Diagnostic> diagnostics) {
 }
 }  // namespace
 
-InputError::InputError(std::vector<Diagnostic> diagnostics)
-    : InputError(printable(std::move(diagnostics)), 0) {}
+InputError::InputError(std::vector<Diagnostic> diagnostics) : InputError(printable(std::move(diagnostics)), 0) {}
 
 InputError::InputError(std::vector<Diagnostic> printable_diagnostics, int)
     : std::runtime_error(summary(printable_diagnostics)), m_diagnostics(std::move(printable_diagnostics)) {}
 
-InputError::InputError(Diagnostic diagnostic)
-    : InputError(std::vector<Diagnostic>{std::move(diagnostic)}) {}
+InputError::InputError(Diagnostic diagnostic) : InputError(std::vector<Diagnostic>{std::move(diagnostic)}) {}
 
 }  // namespace gpusel

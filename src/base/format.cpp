@@ -17,7 +17,9 @@ double printed_value(const std::string& text) {
 }
 
 // True when `text` (a printed number) reaches `limit` in magnitude.
-bool reaches(const std::string& text, double limit) { return std::fabs(printed_value(text)) >= limit; }
+bool reaches(const std::string& text, double limit) {
+    return std::fabs(printed_value(text)) >= limit;
+}
 
 // Fixed-point with `decimals` decimals; a value that rounds to zero prints without a sign ("0.0",
 // not "-0.0").

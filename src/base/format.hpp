@@ -6,14 +6,14 @@
 
 namespace gpusel {
 
-std::string format_gb(double bytes);            // "80.0 GB", "141 GB" (1e9), one decimal below 100
-std::string format_gib(double bytes);           // "74.5 GiB"
+std::string format_gb(double bytes);               // "80.0 GB", "141 GB" (1e9), one decimal below 100
+std::string format_gib(double bytes);              // "74.5 GiB"
 std::string format_bandwidth(double bytes_per_s);  // "2039 GB/s"
-std::string format_usd(double usd);             // "$15,000", "-$1,234" (thousands grouped, whole dollars)
-std::string format_usd_cents(double usd);       // "$1.79", "-$0.25"
-std::string format_duration(double seconds);    // "850 µs", "41.0 ms", "2.30 s", "4.1 min", "4.1 h", "2.0 d"
+std::string format_usd(double usd);                // "$15,000", "-$1,234" (thousands grouped, whole dollars)
+std::string format_usd_cents(double usd);          // "$1.79", "-$0.25"
+std::string format_duration(double seconds);       // "850 µs", "41.0 ms", "2.30 s", "4.1 min", "4.1 h", "2.0 d"
 std::string format_rate(double per_second, const std::string& unit);  // "95.5 tok/s", "11.8k tok/s", "1.25M tok/s"
-std::string format_percent(double fraction);    // "71 %"
-std::string format_count(double count);         // "950", "12.5K", "350M", "8.03B"
+std::string format_percent(double fraction);                          // "71 %"
+std::string format_count(double count);                               // "950", "12.5K", "350M", "8.03B"
 
 }  // namespace gpusel

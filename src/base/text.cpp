@@ -143,36 +143,36 @@ std::string xml_escape(std::string_view text, XmlContext context) {
     out.reserve(text.size());
     for (const char character : text) {
         switch (character) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&apos;";
-            break;
-        case '\t':
-            out += attribute ? "&#9;" : "\t";
-            break;
-        case '\n':
-            out += attribute ? "&#10;" : "\n";
-            break;
-        case '\r':
-            out += "&#13;";
-            break;
-        default:
-            if (static_cast<unsigned char>(character) < 0x20) {
-                out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
-            } else {
-                out += character;
-            }
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
+            case '\t':
+                out += attribute ? "&#9;" : "\t";
+                break;
+            case '\n':
+                out += attribute ? "&#10;" : "\n";
+                break;
+            case '\r':
+                out += "&#13;";
+                break;
+            default:
+                if (static_cast<unsigned char>(character) < 0x20) {
+                    out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+                } else {
+                    out += character;
+                }
         }
     }
     return out;

@@ -17,26 +17,35 @@ struct UnitFactor {
 };
 
 // Tables per kind: `B` means bytes for sizes and billions for counts, so each kind has its own.
-constexpr std::array byte_units{
-    UnitFactor{"B", 1.0},       UnitFactor{"KB", 1e3},  UnitFactor{"MB", 1e6},
-    UnitFactor{"GB", 1e9},      UnitFactor{"TB", 1e12}, UnitFactor{"PB", 1e15},
-    UnitFactor{"KiB", 1024.0},  UnitFactor{"MiB", 1048576.0}, UnitFactor{"GiB", 1073741824.0},
-    UnitFactor{"TiB", 1099511627776.0}, UnitFactor{"PiB", 1125899906842624.0}};
+constexpr std::array byte_units{UnitFactor{"B", 1.0},
+                                UnitFactor{"KB", 1e3},
+                                UnitFactor{"MB", 1e6},
+                                UnitFactor{"GB", 1e9},
+                                UnitFactor{"TB", 1e12},
+                                UnitFactor{"PB", 1e15},
+                                UnitFactor{"KiB", 1024.0},
+                                UnitFactor{"MiB", 1048576.0},
+                                UnitFactor{"GiB", 1073741824.0},
+                                UnitFactor{"TiB", 1099511627776.0},
+                                UnitFactor{"PiB", 1125899906842624.0}};
 constexpr std::array count_units{UnitFactor{"K", 1e3}, UnitFactor{"M", 1e6}, UnitFactor{"B", 1e9},
                                  UnitFactor{"T", 1e12}};
 constexpr double day = 86400.0;
-constexpr std::array time_units{
-    UnitFactor{"ms", 1e-3}, UnitFactor{"s", 1.0},        UnitFactor{"min", 60.0},
-    UnitFactor{"h", 3600.0}, UnitFactor{"d", day},        UnitFactor{"w", 7 * day},
-    UnitFactor{"mo", 365.25 / 12.0 * day}, UnitFactor{"y", 365.25 * day}};
+constexpr std::array time_units{UnitFactor{"ms", 1e-3},
+                                UnitFactor{"s", 1.0},
+                                UnitFactor{"min", 60.0},
+                                UnitFactor{"h", 3600.0},
+                                UnitFactor{"d", day},
+                                UnitFactor{"w", 7 * day},
+                                UnitFactor{"mo", 365.25 / 12.0 * day},
+                                UnitFactor{"y", 365.25 * day}};
 constexpr std::array usd_units{UnitFactor{"USD", 1.0}};
 constexpr std::array usd_per_hour_units{UnitFactor{"USD/h", 1.0}};
 constexpr std::array watt_units{UnitFactor{"W", 1.0}, UnitFactor{"kW", 1e3}};
 constexpr std::array energy_units{UnitFactor{"USD/kWh", 1.0}};
 constexpr std::array fraction_units{UnitFactor{"%", 0.01}};
-constexpr std::array flop_units{UnitFactor{"FLOP", 1.0},   UnitFactor{"KFLOP", 1e3},
-                                UnitFactor{"MFLOP", 1e6},  UnitFactor{"GFLOP", 1e9},
-                                UnitFactor{"TFLOP", 1e12}, UnitFactor{"PFLOP", 1e15}};
+constexpr std::array flop_units{UnitFactor{"FLOP", 1.0},  UnitFactor{"KFLOP", 1e3},  UnitFactor{"MFLOP", 1e6},
+                                UnitFactor{"GFLOP", 1e9}, UnitFactor{"TFLOP", 1e12}, UnitFactor{"PFLOP", 1e15}};
 
 template <std::size_t N>
 std::optional<double> lookup(const std::array<UnitFactor, N>& table, std::string_view unit) {
@@ -50,36 +59,38 @@ std::optional<double> lookup(const std::array<UnitFactor, N>& table, std::string
 
 std::optional<double> unit_factor(UnitKind kind, std::string_view unit) {
     switch (kind) {
-    case UnitKind::bytes:
-        return lookup(byte_units, unit);
-    case UnitKind::count:
-        return lookup(count_units, unit);
-    case UnitKind::bytes_per_second:
-        if (unit.size() > 2 && unit.substr(unit.size() - 2) == "/s") {
-            return lookup(byte_units, unit.substr(0, unit.size() - 2));
-        }
-        return std::nullopt;
-    case UnitKind::seconds:
-        return lookup(time_units, unit);
-    case UnitKind::usd:
-        return lookup(usd_units, unit);
-    case UnitKind::usd_per_hour:
-        return lookup(usd_per_hour_units, unit);
-    case UnitKind::watts:
-        return lookup(watt_units, unit);
-    case UnitKind::usd_per_kwh:
-        return lookup(energy_units, unit);
-    case UnitKind::fraction:
-        return lookup(fraction_units, unit);
-    case UnitKind::flops:
-        return lookup(flop_units, unit);
-    case UnitKind::plain:
-        return std::nullopt;
+        case UnitKind::bytes:
+            return lookup(byte_units, unit);
+        case UnitKind::count:
+            return lookup(count_units, unit);
+        case UnitKind::bytes_per_second:
+            if (unit.size() > 2 && unit.substr(unit.size() - 2) == "/s") {
+                return lookup(byte_units, unit.substr(0, unit.size() - 2));
+            }
+            return std::nullopt;
+        case UnitKind::seconds:
+            return lookup(time_units, unit);
+        case UnitKind::usd:
+            return lookup(usd_units, unit);
+        case UnitKind::usd_per_hour:
+            return lookup(usd_per_hour_units, unit);
+        case UnitKind::watts:
+            return lookup(watt_units, unit);
+        case UnitKind::usd_per_kwh:
+            return lookup(energy_units, unit);
+        case UnitKind::fraction:
+            return lookup(fraction_units, unit);
+        case UnitKind::flops:
+            return lookup(flop_units, unit);
+        case UnitKind::plain:
+            return std::nullopt;
     }
     return std::nullopt;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 // Length of the number at the start of `text` per the grammar in units.hpp; 0 if none.
 std::size_t number_length(std::string_view text) {
@@ -112,34 +123,36 @@ std::size_t number_length(std::string_view text) {
     return i;
 }
 
-ParsedNumber failure(std::string message) { return ParsedNumber{std::nullopt, std::move(message)}; }
+ParsedNumber failure(std::string message) {
+    return ParsedNumber{std::nullopt, std::move(message)};
+}
 
 }  // namespace
 
 std::string_view unit_examples(UnitKind kind) {
     switch (kind) {
-    case UnitKind::bytes:
-        return "a size such as 80GB, 24GiB or 512MiB (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)";
-    case UnitKind::count:
-        return "a count such as 7B, 350M or 1.5T (K, M, B, T)";
-    case UnitKind::bytes_per_second:
-        return "a bandwidth such as 2TB/s or 900GB/s";
-    case UnitKind::seconds:
-        return "a duration such as 300ms, 2s, 14d or 24mo (ms, s, min, h, d, w, mo, y)";
-    case UnitKind::usd:
-        return "an amount such as 15000 or 15000USD";
-    case UnitKind::usd_per_hour:
-        return "an hourly price such as 2.5USD/h";
-    case UnitKind::watts:
-        return "a power such as 700W or 1.2kW";
-    case UnitKind::usd_per_kwh:
-        return "an energy price such as 0.12USD/kWh";
-    case UnitKind::fraction:
-        return "a percentage such as 10% or a fraction such as 0.1";
-    case UnitKind::flops:
-        return "an amount of work such as 4.1GFLOP (FLOP, KFLOP, MFLOP, GFLOP, TFLOP, PFLOP)";
-    case UnitKind::plain:
-        return "a plain number such as 42 or 0.5";
+        case UnitKind::bytes:
+            return "a size such as 80GB, 24GiB or 512MiB (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)";
+        case UnitKind::count:
+            return "a count such as 7B, 350M or 1.5T (K, M, B, T)";
+        case UnitKind::bytes_per_second:
+            return "a bandwidth such as 2TB/s or 900GB/s";
+        case UnitKind::seconds:
+            return "a duration such as 300ms, 2s, 14d or 24mo (ms, s, min, h, d, w, mo, y)";
+        case UnitKind::usd:
+            return "an amount such as 15000 or 15000USD";
+        case UnitKind::usd_per_hour:
+            return "an hourly price such as 2.5USD/h";
+        case UnitKind::watts:
+            return "a power such as 700W or 1.2kW";
+        case UnitKind::usd_per_kwh:
+            return "an energy price such as 0.12USD/kWh";
+        case UnitKind::fraction:
+            return "a percentage such as 10% or a fraction such as 0.1";
+        case UnitKind::flops:
+            return "an amount of work such as 4.1GFLOP (FLOP, KFLOP, MFLOP, GFLOP, TFLOP, PFLOP)";
+        case UnitKind::plain:
+            return "a plain number such as 42 or 0.5";
     }
     return "a number";
 }
@@ -182,8 +195,7 @@ ParsedNumber parse_quantity(std::string_view text, UnitKind kind) {
             if (kind == UnitKind::plain) {
                 return failure(fmt::format("'{}' is not a plain number; no unit is allowed here", text));
             }
-            return failure(fmt::format("'{}' has an unknown unit '{}'; expected {}", text, unit,
-                                       unit_examples(kind)));
+            return failure(fmt::format("'{}' has an unknown unit '{}'; expected {}", text, unit, unit_examples(kind)));
         }
         factor = *found;
     }

@@ -13,17 +13,17 @@
 namespace gpusel {
 
 enum class UnitKind {
-    bytes,                 // B KB MB GB TB PB (1e3^n) KiB MiB GiB TiB PiB (2^10n); base: bytes
-    count,                 // K M B T (1e3, 1e6, 1e9, 1e12); base: 1
-    bytes_per_second,      // a size followed by "/s"; base: bytes/s
-    seconds,               // ms s min h d w mo (365.25/12 d) y (365.25 d); base: seconds
-    usd,                   // USD; base: USD
-    usd_per_hour,          // USD/h; base: USD per hour
-    watts,                 // W kW; base: watts
-    usd_per_kwh,           // USD/kWh; base: USD per kWh
-    fraction,              // "10%" = 0.10, or a bare fraction 0.1
-    flops,                 // FLOP KFLOP MFLOP GFLOP TFLOP PFLOP; base: FLOPs
-    plain,                 // a bare number, no unit allowed
+    bytes,             // B KB MB GB TB PB (1e3^n) KiB MiB GiB TiB PiB (2^10n); base: bytes
+    count,             // K M B T (1e3, 1e6, 1e9, 1e12); base: 1
+    bytes_per_second,  // a size followed by "/s"; base: bytes/s
+    seconds,           // ms s min h d w mo (365.25/12 d) y (365.25 d); base: seconds
+    usd,               // USD; base: USD
+    usd_per_hour,      // USD/h; base: USD per hour
+    watts,             // W kW; base: watts
+    usd_per_kwh,       // USD/kWh; base: USD per kWh
+    fraction,          // "10%" = 0.10, or a bare fraction 0.1
+    flops,             // FLOP KFLOP MFLOP GFLOP TFLOP PFLOP; base: FLOPs
+    plain,             // a bare number, no unit allowed
 };
 
 // The result of a parse: a value, or a message saying what is wrong and what is expected.

@@ -14,12 +14,11 @@
 namespace gpusel::embedded {
 std::string_view builtin_catalog_yaml();
 std::string_view builtin_offers_yaml();
-}
+}  // namespace gpusel::embedded
 
 namespace gpusel {
 
 namespace {
-
 
 // Sanity bounds: far beyond any part on sale, tight enough to catch unit slips (TB for GB).
 constexpr double max_memory_bytes = 4e12;
@@ -41,7 +40,8 @@ bool parse_host_link(const std::string& text, int& generation, int& lanes) {
     }
     const auto generation_text = std::string_view(text).substr(4, x - 4);
     const auto lanes_text = std::string_view(text).substr(x + 1);
-    const auto [p1, e1] = std::from_chars(generation_text.data(), generation_text.data() + generation_text.size(), generation);
+    const auto [p1, e1] =
+        std::from_chars(generation_text.data(), generation_text.data() + generation_text.size(), generation);
     const auto [p2, e2] = std::from_chars(lanes_text.data(), lanes_text.data() + lanes_text.size(), lanes);
     return e1 == std::errc{} && e2 == std::errc{} && p1 == generation_text.data() + generation_text.size() &&
            p2 == lanes_text.data() + lanes_text.size() && generation >= 1 && generation <= 7 &&
@@ -234,11 +234,15 @@ Offer* Catalog::find_offer_mutable(std::string_view id) {
 const Provider* Catalog::find_provider(std::string_view id) const {
     return find_by_id(const_cast<std::vector<Provider>&>(m_providers), id);
 }
-Provider* Catalog::find_provider_mutable(std::string_view id) { return find_by_id(m_providers, id); }
+Provider* Catalog::find_provider_mutable(std::string_view id) {
+    return find_by_id(m_providers, id);
+}
 const HostOffer* Catalog::find_host(std::string_view id) const {
     return find_by_id(const_cast<std::vector<HostOffer>&>(m_hosts), id);
 }
-HostOffer* Catalog::find_host_mutable(std::string_view id) { return find_by_id(m_hosts, id); }
+HostOffer* Catalog::find_host_mutable(std::string_view id) {
+    return find_by_id(m_hosts, id);
+}
 
 std::vector<const Offer*> Catalog::offers_for(std::string_view gpu_id) const {
     std::vector<const Offer*> found;
@@ -267,8 +271,12 @@ void Catalog::upsert(Offer offer) {
         m_offers[position->second] = std::move(offer);
     }
 }
-void Catalog::upsert(Provider provider) { upsert_by_id(m_providers, std::move(provider)); }
-void Catalog::upsert(HostOffer host) { upsert_by_id(m_hosts, std::move(host)); }
+void Catalog::upsert(Provider provider) {
+    upsert_by_id(m_providers, std::move(provider));
+}
+void Catalog::upsert(HostOffer host) {
+    upsert_by_id(m_hosts, std::move(host));
+}
 
 void merge_catalog_text(Catalog& catalog, std::string_view text, const std::string& file_name) {
     Diagnostics diagnostics(file_name);
@@ -282,7 +290,7 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
     if (format == 1) {
         top.require("gpus");
     } else if (format == 2 && !std::any_of(std::begin(catalog_lists), std::end(catalog_lists),
-                                          [&](const char* key) { return top.has(key); })) {
+                                           [&](const char* key) { return top.has(key); })) {
         top.error("format", "a format-2 catalog needs at least one of gpus, providers, hosts, purchase, rental");
     }
     std::string as_of;
@@ -306,12 +314,12 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
                     reader.finish();
                     continue;
                 }
-                if (id.empty() || id.size() > 64 ||
-                    !std::all_of(id.begin(), id.end(), [](char c) {
-                        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                               c == '-' || c == '_' || c == '.';
+                if (id.empty() || id.size() > 64 || !std::all_of(id.begin(), id.end(), [](char c) {
+                        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                               c == '_' || c == '.';
                     })) {
-                    reader.error("id", fmt::format("'{}' is not a valid id; use letters, digits, '-', '_' and '.'", id));
+                    reader.error("id",
+                                 fmt::format("'{}' is not a valid id; use letters, digits, '-', '_' and '.'", id));
                     reader.finish();
                     continue;
                 }
@@ -345,8 +353,12 @@ void merge_catalog_file(Catalog& catalog, const std::string& path) {
     merge_catalog_text(catalog, text, path);
 }
 
-std::string_view builtin_catalog_text() { return embedded::builtin_catalog_yaml(); }
-std::string_view builtin_offers_text() { return embedded::builtin_offers_yaml(); }
+std::string_view builtin_catalog_text() {
+    return embedded::builtin_catalog_yaml();
+}
+std::string_view builtin_offers_text() {
+    return embedded::builtin_offers_yaml();
+}
 
 Catalog builtin_catalog() {
     Catalog catalog;
@@ -374,8 +386,9 @@ std::vector<CatalogWarning> audit_catalog(const Catalog& catalog) {
     }
     for (const Offer& offer : catalog.offers()) {
         if (offer.legacy) {
-            warnings.push_back({offer.id, "format-1 price converted to an estimated offer of one GPU; describe the "
-                                          "real unit under purchase: or rental: (docs/catalog.md)"});
+            warnings.push_back({offer.id,
+                                "format-1 price converted to an estimated offer of one GPU; describe the "
+                                "real unit under purchase: or rental: (docs/catalog.md)"});
         }
         if (!catalog.as_of.empty() && !offer.as_of.empty() && months(catalog.as_of) - months(offer.as_of) > 12) {
             warnings.push_back({offer.id, fmt::format("price dated {} is more than a year older than the catalog ({})",

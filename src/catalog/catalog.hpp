@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/error.hpp"
@@ -21,20 +21,23 @@ enum class Segment { datacenter, workstation, consumer, edge };
 enum class FormFactor { sxm, pcie, oam, module, card };
 
 // The names catalogs and workload constraints spell, one table each.
-inline constexpr std::pair<Segment, std::string_view> segment_names[] = {
-    {Segment::datacenter, "datacenter"}, {Segment::workstation, "workstation"},
-    {Segment::consumer, "consumer"},     {Segment::edge, "edge"}};
-inline constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {
-    {FormFactor::sxm, "sxm"},       {FormFactor::pcie, "pcie"}, {FormFactor::oam, "oam"},
-    {FormFactor::module, "module"}, {FormFactor::card, "card"}};
+inline constexpr std::pair<Segment, std::string_view> segment_names[] = {{Segment::datacenter, "datacenter"},
+                                                                         {Segment::workstation, "workstation"},
+                                                                         {Segment::consumer, "consumer"},
+                                                                         {Segment::edge, "edge"}};
+inline constexpr std::pair<FormFactor, std::string_view> form_factor_names[] = {{FormFactor::sxm, "sxm"},
+                                                                                {FormFactor::pcie, "pcie"},
+                                                                                {FormFactor::oam, "oam"},
+                                                                                {FormFactor::module, "module"},
+                                                                                {FormFactor::card, "card"}};
 
 std::string_view to_string(Segment segment);
 std::string_view to_string(FormFactor form_factor);
 
 struct GpuInterconnect {
-    std::string kind;                 // "nvlink4", "nvlink-bridge", ...; empty = PCIe only
+    std::string kind;                      // "nvlink4", "nvlink-bridge", ...; empty = PCIe only
     double bidirectional_bytes_per_s = 0;  // per GPU, as vendors print it
-    int domain_size = 1;              // GPUs reachable over this link in one domain
+    int domain_size = 1;                   // GPUs reachable over this link in one domain
 };
 
 struct GpuSpec {
@@ -60,9 +63,7 @@ struct GpuSpec {
     std::vector<std::string> sources;
     std::string notes;
 
-    bool supports(Precision precision) const {
-        return dense_flops_per_s[static_cast<std::size_t>(precision)] > 0;
-    }
+    bool supports(Precision precision) const { return dense_flops_per_s[static_cast<std::size_t>(precision)] > 0; }
     double peak_flops_per_s(Precision precision) const {
         return dense_flops_per_s[static_cast<std::size_t>(precision)];
     }
@@ -89,7 +90,7 @@ public:
     const std::vector<Offer>& offers() const { return m_offers; }
     const std::vector<Provider>& providers() const { return m_providers; }
     const std::vector<HostOffer>& hosts() const { return m_hosts; }
-    const Offer* find_offer(std::string_view id) const;      // case-insensitive; nullptr when absent
+    const Offer* find_offer(std::string_view id) const;  // case-insensitive; nullptr when absent
     const Provider* find_provider(std::string_view id) const;
     const HostOffer* find_host(std::string_view id) const;
     // The offers of one GPU (case-insensitive id), in file order.

@@ -25,19 +25,19 @@ enum class Site { datacenter, office, edge };
 
 // The names of the enums files spell, one table each: catalogs, offers and workloads read them.
 inline constexpr std::pair<ProviderTier, std::string_view> tier_names[] = {{ProviderTier::hyperscaler, "hyperscaler"},
-                                                                   {ProviderTier::neocloud, "neocloud"},
-                                                                   {ProviderTier::marketplace, "marketplace"}};
+                                                                           {ProviderTier::neocloud, "neocloud"},
+                                                                           {ProviderTier::marketplace, "marketplace"}};
 inline constexpr std::pair<Site, std::string_view> site_names[] = {
     {Site::datacenter, "datacenter"}, {Site::office, "office"}, {Site::edge, "edge"}};
 
-std::string_view to_string(OfferKind kind);        // "purchase" | "rental"
-std::string_view to_string(PriceKind kind);        // "list" ... "estimate"
-std::string_view to_string(ProviderKind kind);     // "cloud" | "vendor"
-std::string_view to_string(ProviderTier tier);     // "" | "hyperscaler" | "neocloud" | "marketplace"
-std::string_view to_string(UnitForm form);         // "card" ... "module"
-std::string_view to_string(UnitCondition condition);  // "new" | "used" | "refurbished"
+std::string_view to_string(OfferKind kind);             // "purchase" | "rental"
+std::string_view to_string(PriceKind kind);             // "list" ... "estimate"
+std::string_view to_string(ProviderKind kind);          // "cloud" | "vendor"
+std::string_view to_string(ProviderTier tier);          // "" | "hyperscaler" | "neocloud" | "marketplace"
+std::string_view to_string(UnitForm form);              // "card" ... "module"
+std::string_view to_string(UnitCondition condition);    // "new" | "used" | "refurbished"
 std::string_view to_string(Availability availability);  // "on_demand" | ...
-std::string_view to_string(Site site);             // "datacenter" | "office" | "edge"
+std::string_view to_string(Site site);                  // "datacenter" | "office" | "edge"
 
 struct Provider {
     std::string id;  // lower-case; what constraints.providers names
@@ -84,10 +84,10 @@ struct Offer {
     std::vector<std::string> includes;  // what the price covers, in words
     std::string needs_host;             // host id; empty = self-contained (server, rack) or none needed
     UnitCondition condition = UnitCondition::new_unit;
-    std::optional<PricePoint> price;    // per unit
-    std::vector<Site> sites;            // where it may run; empty = datacenter
-    std::vector<std::string> regions;   // region globs where it is sold; empty = worldwide
-    int max_units = 0;                  // most units in one order; 0 = no limit
+    std::optional<PricePoint> price;   // per unit
+    std::vector<Site> sites;           // where it may run; empty = datacenter
+    std::vector<std::string> regions;  // region globs where it is sold; empty = worldwide
+    int max_units = 0;                 // most units in one order; 0 = no limit
     // Rental.
     std::string instance_type;
     Availability availability = Availability::on_demand;

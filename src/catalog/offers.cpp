@@ -15,18 +15,17 @@ namespace gpusel {
 namespace {
 
 constexpr std::pair<PriceKind, std::string_view> price_kind_names[] = {
-    {PriceKind::list, "list"},         {PriceKind::msrp, "msrp"},         {PriceKind::quote, "quote"},
-    {PriceKind::street, "street"},     {PriceKind::reported, "reported"}, {PriceKind::estimate, "estimate"}};
+    {PriceKind::list, "list"},     {PriceKind::msrp, "msrp"},         {PriceKind::quote, "quote"},
+    {PriceKind::street, "street"}, {PriceKind::reported, "reported"}, {PriceKind::estimate, "estimate"}};
 constexpr std::pair<ProviderKind, std::string_view> provider_kind_names[] = {{ProviderKind::cloud, "cloud"},
-                                                                            {ProviderKind::vendor, "vendor"}};
+                                                                             {ProviderKind::vendor, "vendor"}};
 constexpr std::pair<UnitForm, std::string_view> form_names[] = {{UnitForm::card, "card"},
-                                                               {UnitForm::baseboard, "baseboard"},
-                                                               {UnitForm::server, "server"},
-                                                               {UnitForm::rack, "rack"},
-                                                               {UnitForm::module, "module"}};
-constexpr std::pair<UnitCondition, std::string_view> condition_names[] = {{UnitCondition::new_unit, "new"},
-                                                                         {UnitCondition::used, "used"},
-                                                                         {UnitCondition::refurbished, "refurbished"}};
+                                                                {UnitForm::baseboard, "baseboard"},
+                                                                {UnitForm::server, "server"},
+                                                                {UnitForm::rack, "rack"},
+                                                                {UnitForm::module, "module"}};
+constexpr std::pair<UnitCondition, std::string_view> condition_names[] = {
+    {UnitCondition::new_unit, "new"}, {UnitCondition::used, "used"}, {UnitCondition::refurbished, "refurbished"}};
 constexpr std::pair<Availability, std::string_view> availability_names[] = {
     {Availability::on_demand, "on_demand"},
     {Availability::reservation_only, "reservation_only"},
@@ -49,8 +48,8 @@ std::string_view name_of(Enum value, const std::pair<Enum, std::string_view> (&t
 
 bool valid_id(const std::string& id, bool allow_slash) {
     return !id.empty() && id.size() <= 96 && std::all_of(id.begin(), id.end(), [&](char c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-               c == '_' || c == '.' || (allow_slash && c == '/');
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+               c == '.' || (allow_slash && c == '/');
     });
 }
 
@@ -149,9 +148,9 @@ void read_purchase(MapReader& reader, Offer& offer, bool is_new) {
                 const auto found = std::find_if(std::begin(site_names), std::end(site_names),
                                                 [&](const auto& entry) { return entry.second == item.scalar; });
                 if (item.kind != YamlNode::Kind::scalar || found == std::end(site_names)) {
-                    reader.diagnostics().error(item.position, fmt::format("{}[{}]", reader.child_path("sites"), i),
-                                             fmt::format("'{}' is not a site; one of datacenter, office, edge",
-                                                         item.scalar));
+                    reader.diagnostics().error(
+                        item.position, fmt::format("{}[{}]", reader.child_path("sites"), i),
+                        fmt::format("'{}' is not a site; one of datacenter, office, edge", item.scalar));
                 } else {
                     offer.sites.push_back(found->first);
                 }
@@ -193,8 +192,9 @@ void read_rental(MapReader& reader, Offer& offer, bool is_new) {
         read_price(line, "reserved_3y", rates.reserved_3y, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
         if (!rates.on_demand && !rates.spot && !rates.reserved_1y && !rates.reserved_3y &&
             offer.availability == Availability::on_demand) {
-            line.error("region", "no price in this region: give on_demand, spot, reserved_1y or reserved_3y, "
-                                 "or set the offer's availability");
+            line.error("region",
+                       "no price in this region: give on_demand, spot, reserved_1y or reserved_3y, "
+                       "or set the offer's availability");
         }
         line.finish();
         offer.rates.push_back(std::move(rates));
@@ -228,8 +228,9 @@ void read_list(MapReader& top, std::string_view section, Read&& read) {
 void check_references(MapReader& reader, const Catalog& catalog, const Offer& offer) {
     if (!offer.gpu.empty() && catalog.find(offer.gpu) == nullptr) {
         const std::string suggestion = catalog.suggest(offer.gpu);
-        reader.error("gpu", fmt::format("unknown GPU '{}'{}", offer.gpu,
-                                        suggestion.empty() ? std::string() : fmt::format("; did you mean '{}'?", suggestion)));
+        reader.error("gpu",
+                     fmt::format("unknown GPU '{}'{}", offer.gpu,
+                                 suggestion.empty() ? std::string() : fmt::format("; did you mean '{}'?", suggestion)));
     }
     const std::string_view provider_key = offer.kind == OfferKind::purchase ? "vendor" : "provider";
     if (!offer.provider.empty()) {
@@ -237,9 +238,9 @@ void check_references(MapReader& reader, const Catalog& catalog, const Offer& of
         if (provider == nullptr) {
             reader.error(provider_key, fmt::format("unknown provider '{}'; add it under providers:", offer.provider));
         } else if ((provider->kind == ProviderKind::cloud) != (offer.kind == OfferKind::rental)) {
-            reader.error(provider_key, fmt::format("'{}' is a {}; {} offers need a {}", offer.provider,
-                                                   to_string(provider->kind), to_string(offer.kind),
-                                                   offer.kind == OfferKind::rental ? "cloud" : "vendor"));
+            reader.error(provider_key,
+                         fmt::format("'{}' is a {}; {} offers need a {}", offer.provider, to_string(provider->kind),
+                                     to_string(offer.kind), offer.kind == OfferKind::rental ? "cloud" : "vendor"));
         }
     }
     if (!offer.needs_host.empty() && catalog.find_host(offer.needs_host) == nullptr) {
@@ -257,14 +258,30 @@ bool first_time(MapReader& reader, std::unordered_set<std::string>& seen, const 
 
 }  // namespace
 
-std::string_view to_string(OfferKind kind) { return kind == OfferKind::purchase ? "purchase" : "rental"; }
-std::string_view to_string(PriceKind kind) { return name_of(kind, price_kind_names); }
-std::string_view to_string(ProviderKind kind) { return name_of(kind, provider_kind_names); }
-std::string_view to_string(ProviderTier tier) { return name_of(tier, tier_names); }
-std::string_view to_string(UnitForm form) { return name_of(form, form_names); }
-std::string_view to_string(UnitCondition condition) { return name_of(condition, condition_names); }
-std::string_view to_string(Availability availability) { return name_of(availability, availability_names); }
-std::string_view to_string(Site site) { return name_of(site, site_names); }
+std::string_view to_string(OfferKind kind) {
+    return kind == OfferKind::purchase ? "purchase" : "rental";
+}
+std::string_view to_string(PriceKind kind) {
+    return name_of(kind, price_kind_names);
+}
+std::string_view to_string(ProviderKind kind) {
+    return name_of(kind, provider_kind_names);
+}
+std::string_view to_string(ProviderTier tier) {
+    return name_of(tier, tier_names);
+}
+std::string_view to_string(UnitForm form) {
+    return name_of(form, form_names);
+}
+std::string_view to_string(UnitCondition condition) {
+    return name_of(condition, condition_names);
+}
+std::string_view to_string(Availability availability) {
+    return name_of(availability, availability_names);
+}
+std::string_view to_string(Site site) {
+    return name_of(site, site_names);
+}
 
 bool Offer::may_run_at(Site site) const {
     if (kind == OfferKind::rental) {
@@ -378,8 +395,8 @@ void read_offer_lists(MapReader& top, Catalog& catalog) {
                       }
                       Offer* existing = catalog.find_offer_mutable(id);
                       if (existing != nullptr && existing->kind != kind) {
-                          reader.error("id", fmt::format("'{}' is a {} offer; it cannot be redefined as a {} offer",
-                                                         id, to_string(existing->kind), to_string(kind)));
+                          reader.error("id", fmt::format("'{}' is a {} offer; it cannot be redefined as a {} offer", id,
+                                                         to_string(existing->kind), to_string(kind)));
                           return;
                       }
                       Offer offer = existing != nullptr ? *existing : Offer{};
@@ -402,8 +419,9 @@ void add_legacy_offers(Catalog& catalog, const LegacyPrices& legacy) {
     if (gpu == nullptr) {
         return;
     }
-    const std::string note = "format-1 price block converted to an offer of one GPU; move it to a purchase: or "
-                             "rental: offer (docs/catalog.md)";
+    const std::string note =
+        "format-1 price block converted to an offer of one GPU; move it to a purchase: or "
+        "rental: offer (docs/catalog.md)";
     const auto purchase = [&](const std::string& suffix, double usd, UnitCondition condition) {
         Offer offer;
         offer.id = fmt::format("{}/legacy-{}", gpu->id, suffix);

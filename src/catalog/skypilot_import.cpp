@@ -42,7 +42,6 @@ constexpr double max_gpus_per_instance = 1024;
 // accelerator names to catalog ids by cloud and instance family, known GPU counts, GCP machine
 // types), each entry with its source and date; parse_skypilot_mappings reads them.
 
-
 // Every entry says where it comes from and when that was checked.
 void read_provenance(MapReader& entry) {
     entry.require("source");
@@ -106,8 +105,8 @@ void read_mapping_lists(MapReader& top, SkypilotMappings& mappings) {
         entry.text("cloud", provider.cloud);
         provider.id = provider.cloud;
         if (entry.text("id", provider.id) && !valid_provider_id(provider.id)) {
-            entry.error("id", fmt::format("'{}' is not a provider id; write lower-case letters, digits and '-'",
-                                          provider.id));
+            entry.error(
+                "id", fmt::format("'{}' is not a provider id; write lower-case letters, digits and '-'", provider.id));
         }
         entry.text("name", provider.name);
         entry.choice("tier", provider.tier, tier_names);

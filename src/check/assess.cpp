@@ -142,7 +142,8 @@ public:
                 assessment.same_count_on_demand =
                     evaluate(workload, gpu, count, Acquisition::cloud_on_demand, std::nullopt).candidate;
             } else if (acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_reserved) {
-                assessment.same_count_bought = evaluate(workload, gpu, count, Acquisition::buy_new, std::nullopt).candidate;
+                assessment.same_count_bought =
+                    evaluate(workload, gpu, count, Acquisition::buy_new, std::nullopt).candidate;
             }
         }
         assessment.cheapest_feasible = cheapest_feasible(workload);
@@ -159,8 +160,8 @@ private:
         } else {
             for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
                 const bool purchase = offer->kind == OfferKind::purchase;
-                const bool condition_matches =
-                    !purchase || (hardware.acquisition == Acquisition::buy_new) == (offer->condition == UnitCondition::new_unit);
+                const bool condition_matches = !purchase || (hardware.acquisition == Acquisition::buy_new) ==
+                                                                (offer->condition == UnitCondition::new_unit);
                 if (purchase == is_purchase(hardware.acquisition) && condition_matches) {
                     offers.push_back(offer);
                 }
@@ -184,10 +185,11 @@ private:
             }
             if (assessment.smallest_unit_gpus == 0 || offer->gpus_per_unit < assessment.smallest_unit_gpus) {
                 assessment.smallest_unit_gpus = offer->gpus_per_unit;
-                assessment.smallest_unit = offer->kind == OfferKind::rental
-                                               ? fmt::format("{} ({} × {})", offer->id, offer->gpus_per_unit, offer->gpu)
-                                               : fmt::format("{} ({}, {} GPU{})", offer->id, offer->name,
-                                                             offer->gpus_per_unit, offer->gpus_per_unit == 1 ? "" : "s");
+                assessment.smallest_unit =
+                    offer->kind == OfferKind::rental
+                        ? fmt::format("{} ({} × {})", offer->id, offer->gpus_per_unit, offer->gpu)
+                        : fmt::format("{} ({}, {} GPU{})", offer->id, offer->name, offer->gpus_per_unit,
+                                      offer->gpus_per_unit == 1 ? "" : "s");
             }
         }
     }
@@ -228,8 +230,8 @@ private:
             return Obstacle::not_purchasable;
         }
         if (workload.is_training()) {
-            const int fixed = std::max(1, workload.training.tensor_parallel) *
-                              std::max(1, workload.training.pipeline_parallel);
+            const int fixed =
+                std::max(1, workload.training.tensor_parallel) * std::max(1, workload.training.pipeline_parallel);
             if (hardware.count % fixed != 0) {
                 return Obstacle::layout;
             }

@@ -30,12 +30,12 @@ std::string_view to_string(FindingSeverity severity);  // "error", "warning", "n
 
 // Rule ids: stable, kebab-case. CI configurations, tests and docs/ci.md refer to them.
 namespace check_rule {
-inline constexpr std::string_view unknown_role = "unknown-role";      // hardware for a role without workload
-inline constexpr std::string_view missing_role = "missing-role";      // workload without hardware
-inline constexpr std::string_view duplicate_role = "duplicate-role";  // two hardware lines for one role
-inline constexpr std::string_view price_missing = "price-missing";    // no price to evaluate the line with
+inline constexpr std::string_view unknown_role = "unknown-role";        // hardware for a role without workload
+inline constexpr std::string_view missing_role = "missing-role";        // workload without hardware
+inline constexpr std::string_view duplicate_role = "duplicate-role";    // two hardware lines for one role
+inline constexpr std::string_view price_missing = "price-missing";      // no price to evaluate the line with
 inline constexpr std::string_view not_purchasable = "not-purchasable";  // the count is not whole units of a real offer
-inline constexpr std::string_view not_evaluable = "not-evaluable";    // the planner gave no estimate (reason given)
+inline constexpr std::string_view not_evaluable = "not-evaluable";      // the planner gave no estimate (reason given)
 inline constexpr std::string_view constraint_violated = "constraint-violated";  // the workload's constraints exclude it
 inline constexpr std::string_view does_not_fit = "does-not-fit";
 inline constexpr std::string_view headroom_below_policy = "headroom-below-policy";
@@ -54,9 +54,10 @@ inline constexpr std::string_view layout = "layout";
 const std::vector<std::string_view>& check_rules();
 
 // Thresholds of the rules that are not policy settings (sources in docs/ci.md).
-inline constexpr double quote_low_ratio = 0.5;    // a quote below half the catalog price
-inline constexpr double quote_high_ratio = 2.0;   // or above twice it: typo or stale quote
-inline constexpr double rent_below_months = 6.0;  // buying for a shorter horizon: rent instead (docs/reference/formulas.md)
+inline constexpr double quote_low_ratio = 0.5;   // a quote below half the catalog price
+inline constexpr double quote_high_ratio = 2.0;  // or above twice it: typo or stale quote
+inline constexpr double rent_below_months =
+    6.0;  // buying for a shorter horizon: rent instead (docs/reference/formulas.md)
 
 // One number or word behind a finding. `key` is snake_case and carries the unit of a number
 // (`_bytes`, `_s`, `_usd`, `_usd_per_hour`, `_fraction`, `_months`, `_per_s`, `_flops_per_s`,
@@ -75,7 +76,7 @@ struct Finding {
     Position position;    // of that field in the proposal file; line 0 = no position
     std::string message;  // one sentence with the key numbers, no trailing period
     std::vector<EvidenceItem> evidence;
-    std::string fix;      // what to change, with the number to change it to when known
+    std::string fix;  // what to change, with the number to change it to when known
 };
 
 // A rule that was not evaluated for a role, and why (JUnit reports it as skipped).
@@ -86,12 +87,12 @@ struct SkippedCheck {
 };
 
 struct CheckReport {
-    std::string proposal;            // the proposal's name
-    std::string file;                // the proposal file, as given on the command line
+    std::string proposal;  // the proposal's name
+    std::string file;      // the proposal file, as given on the command line
     ProposalPolicy policy;
-    std::vector<std::string> roles;  // every role checked, workloads' roles first
+    std::vector<std::string> roles;    // every role checked, workloads' roles first
     std::vector<std::string> summary;  // one line per hardware line: what was evaluated, in numbers
-    std::vector<Finding> findings;   // errors, then warnings, then notes; file order within each
+    std::vector<Finding> findings;     // errors, then warnings, then notes; file order within each
     std::vector<SkippedCheck> skipped;
 
     std::size_t count(FindingSeverity severity) const;
@@ -101,40 +102,40 @@ struct CheckReport {
 // Why a hardware line has no evaluation at its count.
 enum class Obstacle {
     none,
-    memory,        // it does not fit, even with the layout that needs the least memory
-    precision,     // the GPU runs neither the workload's precision nor a wider fallback
-    price,         // no offer to acquire the GPU this way
+    memory,           // it does not fit, even with the layout that needs the least memory
+    precision,        // the GPU runs neither the workload's precision nor a wider fallback
+    price,            // no offer to acquire the GPU this way
     not_purchasable,  // the count is not whole units of any offer (1 × GB200: racks of 72)
-    spot_serving,  // spot capacity for an always-on service
-    layout,        // count is not a multiple of the tensor × pipeline parallel the workload fixes
-    other,         // anything else; `why_not` says what
+    spot_serving,     // spot capacity for an always-on service
+    layout,           // count is not a multiple of the tensor × pipeline parallel the workload fixes
+    other,            // anything else; `why_not` says what
 };
 
 // What the estimators and the planner say about one hardware line. Built by
 // assess_proposal(); tests build it by hand.
 struct HardwareAssessment {
-    std::size_t line = 0;                  // index into Proposal::hardware
-    std::optional<std::size_t> workload;   // index into Proposal::project.workloads (none: no workload has the role)
-    GpuSpec gpu;                           // the catalog entry of the line's GPU
-    std::string excluded_by;               // why the workload's constraints exclude the GPU ("" = they do not)
-    bool offers_available = false;         // an offer acquires the GPU the line's way
-    bool whole_units = false;              // the line's count is whole units of one of them
-    int smallest_unit_gpus = 0;            // GPUs in the smallest such unit (0: none)
-    std::string smallest_unit;             // that unit, in words, for the fix
+    std::size_t line = 0;                     // index into Proposal::hardware
+    std::optional<std::size_t> workload;      // index into Proposal::project.workloads (none: no workload has the role)
+    GpuSpec gpu;                              // the catalog entry of the line's GPU
+    std::string excluded_by;                  // why the workload's constraints exclude the GPU ("" = they do not)
+    bool offers_available = false;            // an offer acquires the GPU the line's way
+    bool whole_units = false;                 // the line's count is whole units of one of them
+    int smallest_unit_gpus = 0;               // GPUs in the smallest such unit (0: none)
+    std::string smallest_unit;                // that unit, in words, for the fix
     std::optional<PricePoint> catalog_price;  // the catalog's price per unit of the offer the line's units are of
-    std::string catalog_offer;             // that offer's id
+    std::string catalog_offer;                // that offer's id
     // The line at its count, acquisition and quote, with the layout that suits it best. Present
     // when it fits the GPUs at all; `meets_headroom` says whether it leaves the policy's share free.
     std::optional<Candidate> proposed;
     bool meets_headroom = true;
-    Obstacle obstacle = Obstacle::none;    // when `proposed` is absent
-    std::string why_not;                   // the planner's reason, when `proposed` is absent
+    Obstacle obstacle = Obstacle::none;          // when `proposed` is absent
+    std::string why_not;                         // the planner's reason, when `proposed` is absent
     std::optional<MemoryEstimate> closest_miss;  // Obstacle::memory: the layout needing the least memory
     Layout closest_layout;
-    int max_count_searched = 0;            // the largest count tried for the fixes below
+    int max_count_searched = 0;  // the largest count tried for the fixes below
     // Same GPU type, acquisition and quote at other counts:
     std::optional<Candidate> fewest_meeting_all;  // fewer GPUs than proposed meeting every constraint
-    std::optional<Candidate> fewest_fitting;      // more GPUs than proposed: the fewest that fit with the policy's headroom
+    std::optional<Candidate> fewest_fitting;  // more GPUs than proposed: the fewest that fit with the policy's headroom
     std::optional<Candidate> fewest_meeting_target;  // more GPUs: the fewest that also meet the deadline / SLO
     // The same GPUs and count, acquired the other way (for acquisition-mismatch):
     std::optional<Candidate> same_count_on_demand;  // when the line buys

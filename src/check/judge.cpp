@@ -16,29 +16,37 @@ namespace {
 
 int severity_rank(FindingSeverity severity) {
     switch (severity) {
-    case FindingSeverity::error:
-        return 0;
-    case FindingSeverity::warning:
-        return 1;
-    case FindingSeverity::note:
-        return 2;
+        case FindingSeverity::error:
+            return 0;
+        case FindingSeverity::warning:
+            return 1;
+        case FindingSeverity::note:
+            return 2;
     }
     return 3;
 }
 
-Position position_or(Position position, Position fallback) { return position.line > 0 ? position : fallback; }
+Position position_or(Position position, Position fallback) {
+    return position.line > 0 ? position : fallback;
+}
 
-std::string months_words(double months) { return fmt::format("{:g} month{}", months, months == 1 ? "" : "s"); }
+std::string months_words(double months) {
+    return fmt::format("{:g} month{}", months, months == 1 ? "" : "s");
+}
 
 // Whole dollars, or cents below $100 (a rented training run can cost a few dollars).
-std::string money(double usd) { return std::fabs(usd) < 100 ? format_usd_cents(usd) : format_usd(usd); }
+std::string money(double usd) {
+    return std::fabs(usd) < 100 ? format_usd_cents(usd) : format_usd(usd);
+}
 
 // "$3,500" per unit, or "$2.79/h" per unit-hour for rentals.
 std::string unit_price_words(double usd, Acquisition acquisition) {
     return is_purchase(acquisition) ? format_usd(usd) : format_usd_cents(usd) + "/h";
 }
 
-std::string subject(int count, const std::string& gpu) { return fmt::format("{}× {}", count, gpu); }
+std::string subject(int count, const std::string& gpu) {
+    return fmt::format("{}× {}", count, gpu);
+}
 
 // "+257 %", or "2.3K× as much" once percentages stop being readable.
 std::string overspend_words(double fraction) {
@@ -90,7 +98,9 @@ std::vector<std::string> slo_misses(const SloSpec& slo, const InferencePerf& per
     return misses;
 }
 
-bool has_slo(const SloSpec& slo) { return slo.ttft_seconds > 0 || slo.tpot_seconds > 0 || slo.e2e_seconds > 0; }
+bool has_slo(const SloSpec& slo) {
+    return slo.ttft_seconds > 0 || slo.tpot_seconds > 0 || slo.e2e_seconds > 0;
+}
 
 // What the candidate achieves against the workload's target, for summaries and fixes.
 std::string target_words(const Workload& workload, const Candidate& candidate) {
@@ -146,8 +156,12 @@ std::string native_precisions(const GpuSpec& gpu) {
     return names.empty() ? std::string("fp32 only") : fmt::format("{}", fmt::join(names, ", "));
 }
 
-EvidenceItem number(std::string key, double value) { return EvidenceItem{std::move(key), value, {}}; }
-EvidenceItem word(std::string key, std::string value) { return EvidenceItem{std::move(key), std::nullopt, std::move(value)}; }
+EvidenceItem number(std::string key, double value) {
+    return EvidenceItem{std::move(key), value, {}};
+}
+EvidenceItem word(std::string key, std::string value) {
+    return EvidenceItem{std::move(key), std::nullopt, std::move(value)};
+}
 
 // Judges one proposal; collects findings and rules left out.
 class Judge {
@@ -171,7 +185,8 @@ public:
             finding.message = fmt::format("workload '{}' ({}) has no hardware line: the proposal buys nothing for it",
                                           workload.name, role);
             finding.evidence = {word("workload", workload.name), word("role", role)};
-            finding.fix = fmt::format("add a hardware line with role: {}, or drop the workload from the proposal", role);
+            finding.fix =
+                fmt::format("add a hardware line with role: {}, or drop the workload from the proposal", role);
             add(std::move(finding));
             skip_all_but(role, {check_rule::missing_role, check_rule::unknown_role, check_rule::duplicate_role},
                          "no hardware line for this role");
@@ -277,7 +292,8 @@ private:
     void skip(const std::string& role, std::string_view rule, std::string reason) {
         m_skipped.push_back({role, std::string(rule), std::move(reason)});
     }
-    void skip_all_but(const std::string& role, std::initializer_list<std::string_view> keep, const std::string& reason) {
+    void skip_all_but(const std::string& role, std::initializer_list<std::string_view> keep,
+                      const std::string& reason) {
         for (const std::string_view rule : check_rules()) {
             if (std::find(keep.begin(), keep.end(), rule) == keep.end()) {
                 skip(role, rule, reason);
@@ -285,7 +301,8 @@ private:
         }
     }
 
-    Finding make(const Line& line, FindingSeverity severity, std::string_view rule, std::string_view field, Position position) {
+    Finding make(const Line& line, FindingSeverity severity, std::string_view rule, std::string_view field,
+                 Position position) {
         Finding finding;
         finding.severity = severity;
         finding.rule = rule;
@@ -307,11 +324,13 @@ private:
         finding.role = role;
         finding.field = fmt::format("hardware[{}].role", index);
         finding.position = hardware.entry_position;
-        finding.message = fmt::format("hardware line for role {}, but no workload of the proposal has that role "
-                                      "(roles: {}): nothing to check it against",
-                                      role, fmt::join(roles, ", "));
+        finding.message = fmt::format(
+            "hardware line for role {}, but no workload of the proposal has that role "
+            "(roles: {}): nothing to check it against",
+            role, fmt::join(roles, ", "));
         finding.evidence = {word("role", role), word("workload_roles", fmt::format("{}", fmt::join(roles, ", ")))};
-        finding.fix = fmt::format("set role: to one of {}, or add a workload with role: {}", fmt::join(roles, ", "), role);
+        finding.fix =
+            fmt::format("set role: to one of {}, or add a workload with role: {}", fmt::join(roles, ", "), role);
         add(std::move(finding));
         skip_all_but(role, {check_rule::unknown_role, check_rule::missing_role, check_rule::duplicate_role},
                      "no workload has this role");
@@ -326,9 +345,10 @@ private:
         finding.field = fmt::format("hardware[{}].role", index);
         finding.position = hardware.entry_position;
         const Position first = m_proposal.hardware[earlier].entry_position;
-        finding.message = fmt::format("a second hardware line for role {} (the first is hardware[{}] on line {}): "
-                                      "each line is judged as if it alone served the workload",
-                                      role, earlier, first.line);
+        finding.message = fmt::format(
+            "a second hardware line for role {} (the first is hardware[{}] on line {}): "
+            "each line is judged as if it alone served the workload",
+            role, earlier, first.line);
         finding.evidence = {word("role", role), number("first_line", first.line)};
         finding.fix = "give one hardware line per role (mixed fleets are not modelled)";
         add(std::move(finding));
@@ -357,14 +377,14 @@ private:
         const ConstraintSpec& limits = line.workload.constraints;
         if (!line.assessment.excluded_by.empty()) {
             Finding finding = make(line, FindingSeverity::error, rule, "gpu", line.gpu_position());
-            finding.message = fmt::format("the workload's constraints exclude {}: {}", line.gpu_id(),
-                                          line.assessment.excluded_by);
+            finding.message =
+                fmt::format("the workload's constraints exclude {}: {}", line.gpu_id(), line.assessment.excluded_by);
             finding.evidence = {word("gpu", line.gpu_id()), word("constraint", line.assessment.excluded_by),
                                 word("segment", std::string(to_string(line.assessment.gpu.segment))),
                                 word("form_factor", std::string(to_string(line.assessment.gpu.form_factor))),
                                 number("power_watts", line.assessment.gpu.power_watts)};
-            finding.fix = cheapest_fix("choose a GPU the workload allows, or change its constraints if they are wrong",
-                                       line);
+            finding.fix =
+                cheapest_fix("choose a GPU the workload allows, or change its constraints if they are wrong", line);
             add(std::move(finding));
         }
         if (line.hardware.count > limits.max_gpus) {
@@ -385,8 +405,9 @@ private:
         }
         const std::optional<PricePoint>& catalog_price = line.assessment.catalog_price;
         if (!catalog_price || catalog_price->usd <= 0) {
-            skip(line.role, rule, fmt::format("the catalog has no {} offer of these units to compare with",
-                                              to_string(line.hardware.acquisition)));
+            skip(line.role, rule,
+                 fmt::format("the catalog has no {} offer of these units to compare with",
+                             to_string(line.hardware.acquisition)));
             return;
         }
         const std::optional<double> catalog = catalog_price->usd;
@@ -402,8 +423,8 @@ private:
         Finding finding = make(line, FindingSeverity::warning, rule, "unit_price", line.unit_price_position());
         finding.message = fmt::format(
             "quoted unit_price {} is {:.2f}× the catalog's {} price of {} for {} ({}){}: a typo or a stale quote?",
-            unit_price_words(quote, acquisition), ratio, to_string(acquisition), unit_price_words(*catalog, acquisition),
-            line.gpu_id(), line.assessment.catalog_offer,
+            unit_price_words(quote, acquisition), ratio, to_string(acquisition),
+            unit_price_words(*catalog, acquisition), line.gpu_id(), line.assessment.catalog_offer,
             as_of.empty() ? "" : fmt::format(" (as of {})", as_of));
         const std::string unit = rental ? "_usd_per_hour" : "_usd";
         finding.evidence = {number("quoted" + unit, quote), number("catalog" + unit, *catalog),
@@ -411,9 +432,10 @@ private:
         if (!as_of.empty()) {
             finding.evidence.push_back(word("catalog_as_of", as_of));
         }
-        finding.fix = fmt::format("check the quote: prices outside {:g}–{:g}× the catalog's are flagged; if it is right, "
-                                  "add it to a --catalog file so that every check uses it",
-                                  quote_low_ratio, quote_high_ratio);
+        finding.fix = fmt::format(
+            "check the quote: prices outside {:g}–{:g}× the catalog's are flagged; if it is right, "
+            "add it to a --catalog file so that every check uses it",
+            quote_low_ratio, quote_high_ratio);
         add(std::move(finding));
     }
 
@@ -433,22 +455,25 @@ private:
                 domain == 1 ? std::string("no GPUs directly") : fmt::format("groups of {} only", domain), link);
             finding.evidence = {number("tensor_parallel", fixed_tensor), number("nvlink_domain", domain),
                                 word("interconnect", link)};
-            finding.fix = fmt::format("set training.tensor_parallel ≤ {} (or auto), or choose a GPU whose NVLink "
-                                      "domain holds {} GPUs",
-                                      domain, fixed_tensor);
+            finding.fix = fmt::format(
+                "set training.tensor_parallel ≤ {} (or auto), or choose a GPU whose NVLink "
+                "domain holds {} GPUs",
+                domain, fixed_tensor);
             add(std::move(finding));
         }
         const int per_node = std::min(line.hardware.count, std::max(1, line.workload.constraints.gpus_per_node));
         if (gpu.has_gpu_interconnect() && per_node > domain) {
             Finding finding = make(line, FindingSeverity::note, rule, "count", line.count_position());
-            finding.message = fmt::format("{} GPUs per node, but {}'s {} joins groups of {}: collectives among "
-                                          "the groups cross PCIe",
-                                          per_node, line.gpu_id(), link, domain);
+            finding.message = fmt::format(
+                "{} GPUs per node, but {}'s {} joins groups of {}: collectives among "
+                "the groups cross PCIe",
+                per_node, line.gpu_id(), link, domain);
             finding.evidence = {number("gpus_per_node", per_node), number("nvlink_domain", domain),
                                 word("interconnect", link)};
-            finding.fix = fmt::format("keep tensor parallelism within {} GPUs, or choose a part whose NVLink domain "
-                                      "spans the node (SXM/HGX)",
-                                      domain);
+            finding.fix = fmt::format(
+                "keep tensor parallelism within {} GPUs, or choose a part whose NVLink domain "
+                "spans the node (SXM/HGX)",
+                domain);
             add(std::move(finding));
         }
     }
@@ -473,15 +498,14 @@ private:
             finding.evidence.push_back(number("on_demand_tco_usd", assessment.same_count_on_demand->cost.tco_usd));
             finding.fix = fmt::format("acquisition: cloud-on-demand{} — the same {} rented: {} over {}{}",
                                       line.workload.is_training() ? " (or cloud-spot)" : "", line.what(),
-                                      money(assessment.same_count_on_demand->cost.tco_usd),
-                                      months_words(line.months()),
-                                      assessment.proposed
-                                          ? fmt::format(", no {} up front and no resale to count on",
-                                                        money(assessment.proposed->cost.capex_usd))
-                                          : std::string());
+                                      money(assessment.same_count_on_demand->cost.tco_usd), months_words(line.months()),
+                                      assessment.proposed ? fmt::format(", no {} up front and no resale to count on",
+                                                                        money(assessment.proposed->cost.capex_usd))
+                                                          : std::string());
         } else {
-            finding.fix = "acquisition: cloud-on-demand (or cloud-reserved), unless the GPUs serve other work after "
-                          "this horizon — then set deployment.horizon to their whole service life";
+            finding.fix =
+                "acquisition: cloud-on-demand (or cloud-reserved), unless the GPUs serve other work after "
+                "this horizon — then set deployment.horizon to their whole service life";
         }
         add(std::move(finding));
     }
@@ -493,71 +517,75 @@ private:
         const HardwareAssessment& assessment = line.assessment;
         std::string reason;
         switch (assessment.obstacle) {
-        case Obstacle::memory:
-            does_not_fit(line);
-            reason = "the hardware does not fit the workload";
-            break;
-        case Obstacle::precision:
-            reason = "the GPU cannot run the workload's precision";  // precision() reported it
-            break;
-        case Obstacle::price: {
-            Finding finding = make(line, FindingSeverity::error, check_rule::price_missing, "acquisition",
-                                   line.acquisition_position());
-            finding.message = fmt::format("the catalog has no offer to {} {}: its cost cannot be judged",
-                                          describe(line.hardware.acquisition), line.gpu_id());
-            finding.evidence = {word("gpu", line.gpu_id()),
-                                word("acquisition", std::string(to_string(line.hardware.acquisition)))};
-            finding.fix = "add the offer you were quoted to a --catalog file (docs/catalog.md), or choose an "
-                          "acquisition the catalog offers (`gpusel catalog show " +
-                          line.gpu_id() + "`)";
-            add(std::move(finding));
-            reason = "no offer for this acquisition";
-            break;
-        }
-        case Obstacle::not_purchasable: {
-            const int unit = std::max(1, assessment.smallest_unit_gpus);
-            const int rounded = (line.hardware.count + unit - 1) / unit * unit;
-            Finding finding = make(line, FindingSeverity::error, check_rule::not_purchasable, "count",
-                                   line.count_position());
-            finding.message = fmt::format("{} {} cannot be {} as written: the smallest unit on offer is {} GPUs ({})",
-                                          line.what(), to_string(line.hardware.acquisition),
-                                          is_purchase(line.hardware.acquisition) ? "bought" : "rented", unit,
-                                          assessment.smallest_unit);
-            finding.evidence = {number("count", line.hardware.count), number("smallest_unit_gpus", unit),
-                                word("smallest_unit", assessment.smallest_unit)};
-            finding.fix = fmt::format("count: {} ({} unit{} of {} GPUs), or a GPU sold in smaller units", rounded,
-                                      rounded / unit, rounded / unit == 1 ? "" : "s", unit);
-            add(std::move(finding));
-            reason = "not whole units of an offer";
-            break;
-        }
-        case Obstacle::spot_serving: {
-            Finding finding = make(line, FindingSeverity::error, check_rule::acquisition_mismatch, "acquisition",
-                                   line.acquisition_position());
-            finding.message = fmt::format("spot capacity for the always-on {} service: spot GPUs can be reclaimed "
-                                          "with 30 s to 2 min notice",
-                                          line.workload.name);
-            finding.evidence = {word("acquisition", "cloud-spot"), word("kind", "inference")};
-            finding.fix = "acquisition: cloud-on-demand or cloud-reserved (or buy-new for a long horizon)";
-            add(std::move(finding));
-            reason = "spot capacity cannot serve";
-            break;
-        }
-        case Obstacle::layout:
-        case Obstacle::other:
-        case Obstacle::none: {
-            const bool layout = assessment.obstacle == Obstacle::layout;
-            Finding finding = make(line, FindingSeverity::error, layout ? check_rule::layout : check_rule::not_evaluable,
-                                   "count", line.count_position());
-            finding.message = fmt::format("{} cannot be evaluated: {}", line.what(),
-                                          assessment.why_not.empty() ? std::string("no estimate") : assessment.why_not);
-            finding.evidence = {word("reason", assessment.why_not.empty() ? "no estimate" : assessment.why_not)};
-            finding.fix = layout ? "make count a multiple of training.tensor_parallel × training.pipeline_parallel"
-                                 : "check the workload with `gpusel plan`";
-            add(std::move(finding));
-            reason = "the hardware could not be evaluated";
-            break;
-        }
+            case Obstacle::memory:
+                does_not_fit(line);
+                reason = "the hardware does not fit the workload";
+                break;
+            case Obstacle::precision:
+                reason = "the GPU cannot run the workload's precision";  // precision() reported it
+                break;
+            case Obstacle::price: {
+                Finding finding = make(line, FindingSeverity::error, check_rule::price_missing, "acquisition",
+                                       line.acquisition_position());
+                finding.message = fmt::format("the catalog has no offer to {} {}: its cost cannot be judged",
+                                              describe(line.hardware.acquisition), line.gpu_id());
+                finding.evidence = {word("gpu", line.gpu_id()),
+                                    word("acquisition", std::string(to_string(line.hardware.acquisition)))};
+                finding.fix =
+                    "add the offer you were quoted to a --catalog file (docs/catalog.md), or choose an "
+                    "acquisition the catalog offers (`gpusel catalog show " +
+                    line.gpu_id() + "`)";
+                add(std::move(finding));
+                reason = "no offer for this acquisition";
+                break;
+            }
+            case Obstacle::not_purchasable: {
+                const int unit = std::max(1, assessment.smallest_unit_gpus);
+                const int rounded = (line.hardware.count + unit - 1) / unit * unit;
+                Finding finding =
+                    make(line, FindingSeverity::error, check_rule::not_purchasable, "count", line.count_position());
+                finding.message = fmt::format(
+                    "{} {} cannot be {} as written: the smallest unit on offer is {} GPUs ({})", line.what(),
+                    to_string(line.hardware.acquisition), is_purchase(line.hardware.acquisition) ? "bought" : "rented",
+                    unit, assessment.smallest_unit);
+                finding.evidence = {number("count", line.hardware.count), number("smallest_unit_gpus", unit),
+                                    word("smallest_unit", assessment.smallest_unit)};
+                finding.fix = fmt::format("count: {} ({} unit{} of {} GPUs), or a GPU sold in smaller units", rounded,
+                                          rounded / unit, rounded / unit == 1 ? "" : "s", unit);
+                add(std::move(finding));
+                reason = "not whole units of an offer";
+                break;
+            }
+            case Obstacle::spot_serving: {
+                Finding finding = make(line, FindingSeverity::error, check_rule::acquisition_mismatch, "acquisition",
+                                       line.acquisition_position());
+                finding.message = fmt::format(
+                    "spot capacity for the always-on {} service: spot GPUs can be reclaimed "
+                    "with 30 s to 2 min notice",
+                    line.workload.name);
+                finding.evidence = {word("acquisition", "cloud-spot"), word("kind", "inference")};
+                finding.fix = "acquisition: cloud-on-demand or cloud-reserved (or buy-new for a long horizon)";
+                add(std::move(finding));
+                reason = "spot capacity cannot serve";
+                break;
+            }
+            case Obstacle::layout:
+            case Obstacle::other:
+            case Obstacle::none: {
+                const bool layout = assessment.obstacle == Obstacle::layout;
+                Finding finding =
+                    make(line, FindingSeverity::error, layout ? check_rule::layout : check_rule::not_evaluable, "count",
+                         line.count_position());
+                finding.message =
+                    fmt::format("{} cannot be evaluated: {}", line.what(),
+                                assessment.why_not.empty() ? std::string("no estimate") : assessment.why_not);
+                finding.evidence = {word("reason", assessment.why_not.empty() ? "no estimate" : assessment.why_not)};
+                finding.fix = layout ? "make count a multiple of training.tensor_parallel × training.pipeline_parallel"
+                                     : "check the workload with `gpusel plan`";
+                add(std::move(finding));
+                reason = "the hardware could not be evaluated";
+                break;
+            }
         }
         for (const std::string_view rule : {check_rule::does_not_fit, check_rule::headroom_below_policy,
                                             check_rule::over_budget, check_rule::overspend, check_rule::oversized}) {
@@ -580,10 +608,10 @@ private:
         if (assessment.closest_miss) {
             const MemoryEstimate& memory = *assessment.closest_miss;
             const MemoryBreakdown& part = memory.per_gpu;
-            finding.message = fmt::format(
-                "{} does not fit: {} per GPU even with the layout that needs least ({}), {} has {}", line.what(),
-                format_gb(part.total_bytes), describe(assessment.closest_layout), line.gpu_id(),
-                format_gb(memory.capacity_bytes));
+            finding.message =
+                fmt::format("{} does not fit: {} per GPU even with the layout that needs least ({}), {} has {}",
+                            line.what(), format_gb(part.total_bytes), describe(assessment.closest_layout),
+                            line.gpu_id(), format_gb(memory.capacity_bytes));
             finding.evidence = {number("count", line.hardware.count),
                                 word("layout", describe(assessment.closest_layout)),
                                 number("weights_bytes", part.weights_bytes),
@@ -611,10 +639,10 @@ private:
                                       describe(fitting.layout),
                                       meets_target(fitting) ? "" : "; " + target_words(line.workload, fitting));
         } else {
-            finding.fix = cheapest_fix(fmt::format("no count of {} up to {} fits; {}", line.gpu_id(),
-                                                   std::max(line.hardware.count, assessment.max_count_searched),
-                                                   shrink_advice(line)),
-                                       line);
+            finding.fix = cheapest_fix(
+                fmt::format("no count of {} up to {} fits; {}", line.gpu_id(),
+                            std::max(line.hardware.count, assessment.max_count_searched), shrink_advice(line)),
+                line);
         }
         add(std::move(finding));
     }
@@ -626,9 +654,10 @@ private:
         if (memory) {
             const MemoryBreakdown& part = memory->per_gpu;
             if (line.workload.is_training() && part.activations_bytes >= 0.5 * part.total_bytes) {
-                return fmt::format("activations take {} per GPU at micro_batch {}: lower training.micro_batch "
-                                   "or seq_len, or set checkpointing: full",
-                                   format_gb(part.activations_bytes), memory->micro_batch);
+                return fmt::format(
+                    "activations take {} per GPU at micro_batch {}: lower training.micro_batch "
+                    "or seq_len, or set checkpointing: full",
+                    format_gb(part.activations_bytes), memory->micro_batch);
             }
             if (!line.workload.is_training() && part.kv_cache_bytes >= 0.5 * part.total_bytes) {
                 return fmt::format("the KV cache takes {} per GPU at batch {}: cap the batch or the context",
@@ -719,7 +748,8 @@ private:
     }
 
     void target(const Line& line, const Candidate& candidate) {
-        const FindingSeverity severity = m_proposal.policy.require_slo ? FindingSeverity::error : FindingSeverity::warning;
+        const FindingSeverity severity =
+            m_proposal.policy.require_slo ? FindingSeverity::error : FindingSeverity::warning;
         if (line.workload.is_training()) {
             skip(line.role, check_rule::slo_missed, "a training workload has no SLO");
             const auto rule = check_rule::deadline_missed;
@@ -739,9 +769,9 @@ private:
             }
             const double overrun = *time - deadline;
             Finding finding = make(line, severity, rule, "count", line.count_position());
-            finding.message = fmt::format("{} needs {} per run, {} ({}) past the {} deadline", line.what(),
-                                          format_duration(*time), format_duration(overrun),
-                                          format_percent(overrun / deadline), format_duration(deadline));
+            finding.message =
+                fmt::format("{} needs {} per run, {} ({}) past the {} deadline", line.what(), format_duration(*time),
+                            format_duration(overrun), format_percent(overrun / deadline), format_duration(deadline));
             const TrainingPerf& training = *candidate.perf.training;
             finding.evidence = {number("time_to_train_s", *time), number("deadline_s", deadline),
                                 number("overrun_s", overrun), number("overrun_fraction", overrun / deadline),
@@ -777,8 +807,8 @@ private:
         const std::vector<std::string> misses = slo_misses(slo, inference);
         const bool overloaded = !inference.p99_ttft_s || !inference.p99_tpot_s || !inference.p99_e2e_s;
         if (!misses.empty()) {
-            finding.message = fmt::format("{} misses the SLO at {:g} req/s: {}", line.what(), offered,
-                                          fmt::join(misses, ", "));
+            finding.message =
+                fmt::format("{} misses the SLO at {:g} req/s: {}", line.what(), offered, fmt::join(misses, ", "));
         } else if (overloaded) {
             // Spare replicas (deployment.redundancy) carry no load, so the capacity is the others'.
             const int serving = candidate.serving_replicas();
@@ -832,19 +862,18 @@ private:
         const auto report = [&](const char* what, double cost, double limit, const char* key) {
             Finding finding = make(line, FindingSeverity::error, rule, "count", line.count_position());
             finding.message = fmt::format("{} {}: {} {} is {} ({}) over the budget of {}", line.what(),
-                                          to_string(line.hardware.acquisition), what, money(cost),
-                                          money(cost - limit), format_percent((cost - limit) / limit),
-                                          money(limit));
+                                          to_string(line.hardware.acquisition), what, money(cost), money(cost - limit),
+                                          format_percent((cost - limit) / limit), money(limit));
             finding.evidence = {number(std::string(key) + "_usd", cost),
                                 number(std::string("budget_") + key + "_usd", limit),
                                 number("excess_usd", cost - limit)};
             std::string fix;
             if (line.assessment.fewest_meeting_all) {
                 const Candidate& fewer = *line.assessment.fewest_meeting_all;
-                fix = fmt::format("count: {} meets every constraint ({} {}, {})", fewer.count, what,
-                                  money(std::string(key) == "capex" ? fewer.cost.capex_usd
-                                                                         : fewer.cost.monthly_opex_usd),
-                                  target_words(line.workload, fewer));
+                fix =
+                    fmt::format("count: {} meets every constraint ({} {}, {})", fewer.count, what,
+                                money(std::string(key) == "capex" ? fewer.cost.capex_usd : fewer.cost.monthly_opex_usd),
+                                target_words(line.workload, fewer));
             } else {
                 fix = cheapest_fix(fmt::format("raise budget.{} or choose cheaper hardware", key), line);
             }
@@ -881,23 +910,19 @@ private:
             return;
         }
         Finding finding = make(line, FindingSeverity::error, rule, "gpu", line.gpu_position());
-        finding.message = fmt::format("{} meets every constraint for {} over {}: the proposal's {} is {} more ({}; "
-                                      "{} allowed)",
-                                      candidate_words(*cheapest), money(alternative), months_words(line.months()),
-                                      money(proposed), money(saving), overspend_words(fraction),
-                                      format_percent(allowed));
-        finding.evidence = {number("proposed_tco_usd", proposed),
-                            word("alternative", candidate_words(*cheapest)),
-                            number("alternative_tco_usd", alternative),
-                            number("saving_usd", saving),
-                            number("overspend_fraction", fraction),
-                            number("max_overspend_fraction", allowed),
-                            number("min_saving_usd", min_saving),
-                            number("horizon_months", line.months())};
-        finding.fix = fmt::format("gpu: {}, count: {}, acquisition: {} — saves {} over {} ({}; {})", cheapest->gpu,
-                                  cheapest->count, to_string(cheapest->acquisition), money(saving),
-                                  months_words(line.months()), target_words(line.workload, *cheapest),
-                                  memory_words(cheapest->memory));
+        finding.message = fmt::format(
+            "{} meets every constraint for {} over {}: the proposal's {} is {} more ({}; "
+            "{} allowed)",
+            candidate_words(*cheapest), money(alternative), months_words(line.months()), money(proposed), money(saving),
+            overspend_words(fraction), format_percent(allowed));
+        finding.evidence = {number("proposed_tco_usd", proposed),       word("alternative", candidate_words(*cheapest)),
+                            number("alternative_tco_usd", alternative), number("saving_usd", saving),
+                            number("overspend_fraction", fraction),     number("max_overspend_fraction", allowed),
+                            number("min_saving_usd", min_saving),       number("horizon_months", line.months())};
+        finding.fix =
+            fmt::format("gpu: {}, count: {}, acquisition: {} — saves {} over {} ({}; {})", cheapest->gpu,
+                        cheapest->count, to_string(cheapest->acquisition), money(saving), months_words(line.months()),
+                        target_words(line.workload, *cheapest), memory_words(cheapest->memory));
         add(std::move(finding));
     }
 
@@ -914,9 +939,9 @@ private:
         }
         const double saving = candidate.cost.tco_usd - fewer->cost.tco_usd;
         Finding finding = make(line, FindingSeverity::warning, rule, "count", line.count_position());
-        finding.message = fmt::format("{} of the {} {} meet every constraint: {}, {}", fewer->count,
-                                      line.hardware.count, line.gpu_id(), target_words(line.workload, *fewer),
-                                      memory_words(fewer->memory));
+        finding.message =
+            fmt::format("{} of the {} {} meet every constraint: {}, {}", fewer->count, line.hardware.count,
+                        line.gpu_id(), target_words(line.workload, *fewer), memory_words(fewer->memory));
         finding.evidence = {number("count", line.hardware.count), number("sufficient_count", fewer->count),
                             word("sufficient_layout", describe(fewer->layout)),
                             number("sufficient_total_bytes", fewer->memory.per_gpu.total_bytes),
@@ -930,8 +955,8 @@ private:
         finding.evidence.push_back(number("proposed_tco_usd", candidate.cost.tco_usd));
         finding.evidence.push_back(number("sufficient_tco_usd", fewer->cost.tco_usd));
         finding.evidence.push_back(number("saving_usd", saving));
-        finding.fix = fmt::format("count: {} — saves {} over {}", fewer->count, money(saving),
-                                  months_words(line.months()));
+        finding.fix =
+            fmt::format("count: {} — saves {} over {}", fewer->count, money(saving), months_words(line.months()));
         add(std::move(finding));
     }
 
@@ -956,18 +981,16 @@ private:
         }
         const double break_even = *break_even_at;
         Finding finding = make(line, FindingSeverity::warning, rule, "acquisition", line.acquisition_position());
-        finding.message = fmt::format("renting {} ({}) for {}: buying them breaks even after {:.1f} months", line.what(),
-                                      to_string(acquisition), months_words(line.months()), break_even);
-        finding.evidence = {number("horizon_months", line.months()),
-                            number("break_even_months", break_even),
-                            number("rental_monthly_usd", rent_monthly),
-                            number("owned_monthly_usd", own_monthly),
-                            number("capex_usd", bought->cost.capex_usd),
-                            number("rental_tco_usd", candidate.cost.tco_usd),
-                            number("bought_tco_usd", bought->cost.tco_usd)};
-        finding.fix = fmt::format("acquisition: buy-new — {} over {} instead of {} (capex {})",
-                                  money(bought->cost.tco_usd), months_words(line.months()),
-                                  money(candidate.cost.tco_usd), money(bought->cost.capex_usd));
+        finding.message = fmt::format("renting {} ({}) for {}: buying them breaks even after {:.1f} months",
+                                      line.what(), to_string(acquisition), months_words(line.months()), break_even);
+        finding.evidence = {
+            number("horizon_months", line.months()),       number("break_even_months", break_even),
+            number("rental_monthly_usd", rent_monthly),    number("owned_monthly_usd", own_monthly),
+            number("capex_usd", bought->cost.capex_usd),   number("rental_tco_usd", candidate.cost.tco_usd),
+            number("bought_tco_usd", bought->cost.tco_usd)};
+        finding.fix =
+            fmt::format("acquisition: buy-new — {} over {} instead of {} (capex {})", money(bought->cost.tco_usd),
+                        months_words(line.months()), money(candidate.cost.tco_usd), money(bought->cost.capex_usd));
         add(std::move(finding));
     }
 
@@ -981,32 +1004,41 @@ private:
 
 std::string_view to_string(FindingSeverity severity) {
     switch (severity) {
-    case FindingSeverity::error:
-        return "error";
-    case FindingSeverity::warning:
-        return "warning";
-    case FindingSeverity::note:
-        return "note";
+        case FindingSeverity::error:
+            return "error";
+        case FindingSeverity::warning:
+            return "warning";
+        case FindingSeverity::note:
+            return "note";
     }
     return "";
 }
 
 const std::vector<std::string_view>& check_rules() {
-    static const std::vector<std::string_view> rules = {
-        check_rule::unknown_role,         check_rule::missing_role,          check_rule::duplicate_role,
-        check_rule::price_missing,        check_rule::not_purchasable,       check_rule::not_evaluable,
-        check_rule::constraint_violated,
-        check_rule::does_not_fit,
-        check_rule::headroom_below_policy, check_rule::precision_not_native, check_rule::deadline_missed,
-        check_rule::slo_missed,           check_rule::over_budget,           check_rule::overspend,
-        check_rule::oversized,            check_rule::acquisition_mismatch,  check_rule::price_far_from_catalog,
-        check_rule::layout};
+    static const std::vector<std::string_view> rules = {check_rule::unknown_role,
+                                                        check_rule::missing_role,
+                                                        check_rule::duplicate_role,
+                                                        check_rule::price_missing,
+                                                        check_rule::not_purchasable,
+                                                        check_rule::not_evaluable,
+                                                        check_rule::constraint_violated,
+                                                        check_rule::does_not_fit,
+                                                        check_rule::headroom_below_policy,
+                                                        check_rule::precision_not_native,
+                                                        check_rule::deadline_missed,
+                                                        check_rule::slo_missed,
+                                                        check_rule::over_budget,
+                                                        check_rule::overspend,
+                                                        check_rule::oversized,
+                                                        check_rule::acquisition_mismatch,
+                                                        check_rule::price_far_from_catalog,
+                                                        check_rule::layout};
     return rules;
 }
 
 std::size_t CheckReport::count(FindingSeverity severity) const {
-    return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(),
-                                                  [&](const Finding& finding) { return finding.severity == severity; }));
+    return static_cast<std::size_t>(std::count_if(
+        findings.begin(), findings.end(), [&](const Finding& finding) { return finding.severity == severity; }));
 }
 
 std::optional<Precision> runnable_precision(const Workload& workload, const GpuSpec& gpu) {

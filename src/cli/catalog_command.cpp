@@ -48,8 +48,8 @@ void validate_file(Context& context, const std::string& path) {
             ++shown;
         }
     }
-    context.out << fmt::format("{}: valid catalog, {} GPUs, {} offers, {} warnings\n", path, checked.gpus, checked.offers,
-                               shown);
+    context.out << fmt::format("{}: valid catalog, {} GPUs, {} offers, {} warnings\n", path, checked.gpus,
+                               checked.offers, shown);
 }
 
 // A SkyPilot AWS vms.csv is about 4 MB and grows with every instance family; the YAML limit
@@ -204,15 +204,18 @@ void register_catalog(CLI::App& app, Context& context) {
         "\nExamples:\n  gpusel catalog list\n  gpusel catalog show H100-SXM5\n"
         "  gpusel catalog validate my-prices.yaml\n"
         "  gpusel catalog import skypilot ~/.sky/catalogs/v8/aws/vms.csv --as-of 2026-11 -o offers-aws.yaml\n");
-    command->add_subcommand("list", "One line per GPU: memory, bandwidth, dense BF16/FP8 TFLOPS, power, cheapest offers")
+    command
+        ->add_subcommand("list", "One line per GPU: memory, bandwidth, dense BF16/FP8 TFLOPS, power, cheapest offers")
         ->callback([&context] { render_catalog_list(context.catalog(), context.out, CatalogStyle{context.quiet}); });
     auto id = std::make_shared<std::string>();
-    CLI::App* show = command->add_subcommand("show", "Every field of one GPU, its offers (units, providers, prices, dates) and sources");
+    CLI::App* show = command->add_subcommand(
+        "show", "Every field of one GPU, its offers (units, providers, prices, dates) and sources");
     show->add_option("id", *id, "Catalog id (case-insensitive)")->required()->type_name("ID");
     show->callback([&context, id] { show_catalog_entry(context, *id); });
     auto file = std::make_shared<std::string>();
-    CLI::App* validate = command->add_subcommand(
-        "validate", "Check a catalog file: required fields, units, ranges, unique ids, references, sources; warn on stale or converted prices");
+    CLI::App* validate = command->add_subcommand("validate",
+                                                 "Check a catalog file: required fields, units, ranges, unique ids, "
+                                                 "references, sources; warn on stale or converted prices");
     validate->add_option("file", *file, "Catalog YAML file")->required()->type_name("FILE");
     validate->callback([&context, file] { validate_file(context, *file); });
     register_import(*command, context);

@@ -26,17 +26,16 @@ struct CheckOptions {
     std::string output;
 };
 
-
 std::string render(CheckFormat format, const CheckReport& report) {
     switch (format) {
-    case CheckFormat::json:
-        return render_check_json(report);
-    case CheckFormat::github:
-        return render_check_github(report);
-    case CheckFormat::junit:
-        return render_check_junit(report);
-    case CheckFormat::text:
-        break;
+        case CheckFormat::json:
+            return render_check_json(report);
+        case CheckFormat::github:
+            return render_check_github(report);
+        case CheckFormat::junit:
+            return render_check_junit(report);
+        case CheckFormat::text:
+            break;
     }
     return render_check_text(report);
 }
@@ -111,7 +110,9 @@ void register_check(CLI::App& app, Context& context) {
     auto options = std::make_shared<CheckOptions>();
     CLI::App* command = app.add_subcommand(
         "check", "Judge a purchase proposal against its workloads and policy (CI gate: exit 1 on any error finding)");
-    command->add_option("proposal", options->proposal_file, "Proposal file (format 1: proposal, workload, hardware, policy)")
+    command
+        ->add_option("proposal", options->proposal_file,
+                     "Proposal file (format 1: proposal, workload, hardware, policy)")
         ->required()
         ->type_name("PROPOSAL");
     add_format_option(command, options->format,
@@ -120,7 +121,9 @@ void register_check(CLI::App& app, Context& context) {
                                                {"github", CheckFormat::github},
                                                {"junit", CheckFormat::junit}},
                       "text (default), json (format_version 1), github (workflow-command annotations) or junit (XML)");
-    command->add_option("-o,--output", options->output, "Write the result to FILE (whole or not at all; --force to replace)")
+    command
+        ->add_option("-o,--output", options->output,
+                     "Write the result to FILE (whole or not at all; --force to replace)")
         ->type_name("FILE");
     command->footer(
         "\nExamples:\n"
@@ -128,7 +131,8 @@ void register_check(CLI::App& app, Context& context) {
         "  gpusel check proposal.yaml --format github                          annotations on the PR's lines\n"
         "  gpusel check proposal.yaml --format junit -o gpusel-check.xml       a test report for GitLab/Jenkins\n"
         "  gpusel check proposal.yaml --format json | jq '.findings[].rule'    for scripts\n"
-        "\n" + rules_help() +
+        "\n" +
+        rules_help() +
         "Exit codes: 0 no error finding (warnings and notes allowed), 1 an error finding, 2 usage error,\n"
         "3 invalid proposal or workload (file:line:col on standard error), 4 output error.\n");
     command->callback([&context, options] { run_check(context, *options); });

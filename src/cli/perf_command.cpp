@@ -29,16 +29,17 @@ struct PerfOptions {
 // The model says why no layout exists; the words name this command's --count flag.
 Layout layout_or_usage_error(const FittingLayout& fitting, int count) {
     switch (fitting.problem) {
-    case LayoutProblem::none:
-        break;
-    case LayoutProblem::no_gpus:
-        throw UsageError("--count must be at least 1");
-    case LayoutProblem::count_not_multiple_of_split:
-        throw UsageError(fmt::format("--count {} is not a multiple of tensor_parallel {} × pipeline_parallel {}",
-                                     count, fitting.tensor_parallel, fitting.pipeline_parallel));
-    case LayoutProblem::replica_does_not_divide:
-        throw UsageError(fmt::format("--count {}: each replica needs {} GPUs to hold the weights; use a multiple of {}",
-                                     count, fitting.replica_gpus, fitting.replica_gpus));
+        case LayoutProblem::none:
+            break;
+        case LayoutProblem::no_gpus:
+            throw UsageError("--count must be at least 1");
+        case LayoutProblem::count_not_multiple_of_split:
+            throw UsageError(fmt::format("--count {} is not a multiple of tensor_parallel {} × pipeline_parallel {}",
+                                         count, fitting.tensor_parallel, fitting.pipeline_parallel));
+        case LayoutProblem::replica_does_not_divide:
+            throw UsageError(
+                fmt::format("--count {}: each replica needs {} GPUs to hold the weights; use a multiple of {}", count,
+                            fitting.replica_gpus, fitting.replica_gpus));
     }
     return fitting.layout;
 }
@@ -59,9 +60,9 @@ void run_perf(Context& context, const PerfOptions& options) {
     const GpuSpec* gpu = context.catalog().find(options.gpu);
     if (gpu == nullptr) {
         const std::string suggestion = context.catalog().suggest(options.gpu);
-        throw UsageError(fmt::format("--gpu: unknown GPU '{}'{}", options.gpu,
-                                     suggestion.empty() ? "; `gpusel catalog list` shows the ids"
-                                                        : ", did you mean '" + suggestion + "'?"));
+        throw UsageError(fmt::format(
+            "--gpu: unknown GPU '{}'{}", options.gpu,
+            suggestion.empty() ? "; `gpusel catalog list` shows the ids" : ", did you mean '" + suggestion + "'?"));
     }
     PerfQuery query;
     query.stack = *stack;
@@ -88,7 +89,12 @@ void run_perf(Context& context, const PerfOptions& options) {
     PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
     const std::string group(speed_band_group(workload));
     const auto band = efficiency.speed_bands.find(group);
-    const PerfResult result{workload, gpu->id, count, std::move(estimate), std::move(calibration), group,
+    const PerfResult result{workload,
+                            gpu->id,
+                            count,
+                            std::move(estimate),
+                            std::move(calibration),
+                            group,
                             band != efficiency.speed_bands.end() ? band->second : SpeedBandFactors{}};
     if (options.format == PerfFormat::json) {
         render_perf_json(result, context.out);
@@ -110,18 +116,22 @@ void register_perf(CLI::App& app, Context& context) {
         ->required()
         ->type_name("ID");
     command->add_option("--count", options->count, "Number of GPUs (default 1)")->type_name("N");
-    add_format_option(command, options->format, FormatNames<PerfFormat>{{"table", PerfFormat::table}, {"json", PerfFormat::json}},
+    add_format_option(command, options->format,
+                      FormatNames<PerfFormat>{{"table", PerfFormat::table}, {"json", PerfFormat::json}},
                       "Output format: table (default) or json");
-    command->add_option("--stack", options->stack,
-                        "Software stack: auto (default: llama.cpp for GGUF weights, PyTorch eager for runtime.engine "
-                        "hf-generate, else an optimised engine: TensorRT-LLM/vLLM-class for LLMs, TensorRT/ONNX "
-                        "Runtime/torch.compile-class otherwise), optimized, llama.cpp, eager; or an engine whose efficiency "
-                        "rules apply: tensorrt-llm, vllm, sglang, lmdeploy, tensorrt, torch-compile, vllm-rocm, "
-                        "synapseai, llama.cpp, hf-generate")
+    command
+        ->add_option(
+            "--stack", options->stack,
+            "Software stack: auto (default: llama.cpp for GGUF weights, PyTorch eager for runtime.engine "
+            "hf-generate, else an optimised engine: TensorRT-LLM/vLLM-class for LLMs, TensorRT/ONNX "
+            "Runtime/torch.compile-class otherwise), optimized, llama.cpp, eager; or an engine whose efficiency "
+            "rules apply: tensorrt-llm, vllm, sglang, lmdeploy, tensorrt, torch-compile, vllm-rocm, "
+            "synapseai, llama.cpp, hf-generate")
         ->type_name("STACK");
     command->add_option("--batch", options->batch, "Inference: concurrent sequences per replica (overrides the file)")
         ->type_name("N");
-    command->add_option("--micro-batch", options->micro_batch, "Training: samples per GPU per pass (overrides the file)")
+    command
+        ->add_option("--micro-batch", options->micro_batch, "Training: samples per GPU per pass (overrides the file)")
         ->type_name("N");
     command->footer(
         "\nExamples:\n"

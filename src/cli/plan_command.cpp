@@ -30,8 +30,11 @@ struct PlanFlags {
 };
 
 constexpr std::pair<Objective, std::string_view> objective_names[] = {
-    {Objective::tco, "tco"},         {Objective::time, "time"}, {Objective::latency, "latency"},
-    {Objective::throughput_per_usd, "throughput-per-usd"}, {Objective::energy, "energy"}};
+    {Objective::tco, "tco"},
+    {Objective::time, "time"},
+    {Objective::latency, "latency"},
+    {Objective::throughput_per_usd, "throughput-per-usd"},
+    {Objective::energy, "energy"}};
 
 Objective parse_objective(const std::string& text) {
     std::vector<std::string> names;
@@ -41,8 +44,8 @@ Objective parse_objective(const std::string& text) {
         }
         names.emplace_back(name);
     }
-    throw UsageError(fmt::format("--objective: '{}' is not one of {}{}", text, fmt::join(names, ", "),
-                                 did_you_mean(text, names)));
+    throw UsageError(
+        fmt::format("--objective: '{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
 }
 
 std::size_t terminal_width() {
@@ -74,7 +77,8 @@ void run_plan(const PlanFlags& flags, Context& context) {
         XlsxOptions xlsx_options;
         // Reproducible builds convention: a fixed creation time makes the workbook byte-stable.
         if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch != nullptr) {
-            xlsx_options.created = static_cast<std::time_t>(parse_count_flag(epoch, "SOURCE_DATE_EPOCH", 0, 2147483647));
+            xlsx_options.created =
+                static_cast<std::time_t>(parse_count_flag(epoch, "SOURCE_DATE_EPOCH", 0, 2147483647));
         }
         content = render_plan_xlsx(report, xlsx_options);
     } else {
@@ -114,8 +118,8 @@ void run_plan(const PlanFlags& flags, Context& context) {
 
 void register_plan(CLI::App& app, Context& context) {
     auto flags = std::make_shared<PlanFlags>();
-    CLI::App* command = app.add_subcommand(
-        "plan", "Ranked GPU candidates per role, the rejected with why, and a procurement table");
+    CLI::App* command =
+        app.add_subcommand("plan", "Ranked GPU candidates per role, the rejected with why, and a procurement table");
     command->add_option("file", flags->file, "Workload or project file ('-' reads standard input)")
         ->required()
         ->type_name("FILE");
@@ -129,8 +133,9 @@ void register_plan(CLI::App& app, Context& context) {
     command->add_option("-o,--output", flags->output, "Write to FILE (whole or not at all; --force to replace)")
         ->type_name("FILE");
     command->add_option("--top", flags->top, "Ranked candidates shown per role (default 5)")->type_name("N");
-    command->add_option("--objective", flags->objective,
-                        "Override the workloads' objective: tco, time, latency, throughput-per-usd, energy")
+    command
+        ->add_option("--objective", flags->objective,
+                     "Override the workloads' objective: tco, time, latency, throughput-per-usd, energy")
         ->type_name("O");
     command->add_flag("--fail-if-none", flags->fail_if_none, "Exit 1 when a role has no feasible candidate");
     command->add_flag("--show-rejected", flags->show_rejected, "List every rejected GPU with its reason");

@@ -47,9 +47,10 @@ void register_report(CLI::App& app, Context& context) {
     command->add_option("file", flags->file, "Workload or project file ('-' reads standard input)")
         ->required()
         ->type_name("FILE");
-    command->add_option("-o,--output", flags->output,
-                        "Write the HTML to FILE (required; '-' for standard output; whole or not at all; --force "
-                        "to replace)")
+    command
+        ->add_option("-o,--output", flags->output,
+                     "Write the HTML to FILE (required; '-' for standard output; whole or not at all; --force "
+                     "to replace)")
         ->required()
         ->type_name("FILE");
     command->add_option("--top", flags->top, "Ranked candidates shown and charted per role (default 5)")

@@ -11,16 +11,16 @@ namespace {
 
 std::string_view kind_label(DocumentKind kind) {
     switch (kind) {
-    case DocumentKind::workload:
-        return "workload";
-    case DocumentKind::project:
-        return "project";
-    case DocumentKind::proposal:
-        return "proposal";
-    case DocumentKind::catalog:
-        return "catalog";
-    case DocumentKind::models:
-        return "model presets";
+        case DocumentKind::workload:
+            return "workload";
+        case DocumentKind::project:
+            return "project";
+        case DocumentKind::proposal:
+            return "proposal";
+        case DocumentKind::catalog:
+            return "catalog";
+        case DocumentKind::models:
+            return "model presets";
     }
     return "?";
 }
@@ -29,28 +29,29 @@ std::string_view kind_label(DocumentKind kind) {
 std::string validate_one(const std::string& path, Context& context) {
     const DocumentKind kind = detect_document_kind(path);
     switch (kind) {
-    case DocumentKind::workload: {
-        const Workload workload = load_workload_file(path, context.load_context());
-        return fmt::format("{}: valid workload '{}' ({}, {})", path, workload.name, to_string(workload.kind),
-                           workload.model_label);
-    }
-    case DocumentKind::project: {
-        const Project project = load_project_file(path, context.load_context());
-        return fmt::format("{}: valid project '{}' ({} workloads)", path, project.name, project.workloads.size());
-    }
-    case DocumentKind::proposal: {
-        const Proposal proposal = load_proposal_file(path, context.load_context());
-        return fmt::format("{}: valid proposal '{}' ({} hardware lines)", path, proposal.name, proposal.hardware.size());
-    }
-    case DocumentKind::catalog: {
-        const CheckedCatalogFile checked = check_catalog_file(context, path);
-        return fmt::format("{}: valid catalog ({} GPUs)", path, checked.ids.size());
-    }
-    case DocumentKind::models: {
-        ModelLibrary library;
-        merge_models_file(library, path);
-        return fmt::format("{}: valid {} ({} models)", path, kind_label(kind), library.models().size());
-    }
+        case DocumentKind::workload: {
+            const Workload workload = load_workload_file(path, context.load_context());
+            return fmt::format("{}: valid workload '{}' ({}, {})", path, workload.name, to_string(workload.kind),
+                               workload.model_label);
+        }
+        case DocumentKind::project: {
+            const Project project = load_project_file(path, context.load_context());
+            return fmt::format("{}: valid project '{}' ({} workloads)", path, project.name, project.workloads.size());
+        }
+        case DocumentKind::proposal: {
+            const Proposal proposal = load_proposal_file(path, context.load_context());
+            return fmt::format("{}: valid proposal '{}' ({} hardware lines)", path, proposal.name,
+                               proposal.hardware.size());
+        }
+        case DocumentKind::catalog: {
+            const CheckedCatalogFile checked = check_catalog_file(context, path);
+            return fmt::format("{}: valid catalog ({} GPUs)", path, checked.ids.size());
+        }
+        case DocumentKind::models: {
+            ModelLibrary library;
+            merge_models_file(library, path);
+            return fmt::format("{}: valid {} ({} models)", path, kind_label(kind), library.models().size());
+        }
     }
     return {};
 }
@@ -60,7 +61,8 @@ std::string validate_one(const std::string& path, Context& context) {
 void register_validate(CLI::App& app, Context& context) {
     auto files = std::make_shared<std::vector<std::string>>();
     CLI::App* command = app.add_subcommand(
-        "validate", "Check workload, project, proposal or catalog files; report every error (exit 0 when all are valid)");
+        "validate",
+        "Check workload, project, proposal or catalog files; report every error (exit 0 when all are valid)");
     command->add_option("files", *files, "Files to check; the kind is detected from the top-level keys")
         ->required()
         ->type_name("FILE");

@@ -25,13 +25,14 @@ void run_verify(Context& context, const VerifyOptions& options) {
     const GpuSpec* expected = context.catalog().find(options.expect);
     if (expected == nullptr) {
         const std::string suggestion = context.catalog().suggest(options.expect);
-        throw UsageError(fmt::format("--expect: unknown GPU '{}'{}", options.expect,
-                                     suggestion.empty() ? "; `gpusel catalog list` shows the ids"
-                                                        : ", did you mean '" + suggestion + "'?"));
+        throw UsageError(fmt::format(
+            "--expect: unknown GPU '{}'{}", options.expect,
+            suggestion.empty() ? "; `gpusel catalog list` shows the ids" : ", did you mean '" + suggestion + "'?"));
     }
     if (expected->vendor != "nvidia") {
-        throw UsageError(fmt::format("--expect: {} is not an NVIDIA part (vendor {}); verify reads nvidia-smi -q reports",
-                                     expected->id, expected->vendor));
+        throw UsageError(
+            fmt::format("--expect: {} is not an NVIDIA part (vendor {}); verify reads nvidia-smi -q reports",
+                        expected->id, expected->vendor));
     }
     if (options.file == "-" && options.nvlink == "-") {
         throw UsageError("only one input can be read from standard input ('-')");
@@ -45,7 +46,8 @@ void run_verify(Context& context, const VerifyOptions& options) {
         const std::string nvlink_file = input_display_name(options.nvlink);
         nvlink = parse_nvidia_smi_nvlink(read_telemetry_file(options.nvlink), nvlink_file);
         if (nvlink.empty()) {
-            throw InputError(Diagnostic{nvlink_file, {1, 1}, {}, "no 'GPU N: ... (UUID: ...)' line; expected `nvidia-smi nvlink -s` output"});
+            throw InputError(Diagnostic{
+                nvlink_file, {1, 1}, {}, "no 'GPU N: ... (UUID: ...)' line; expected `nvidia-smi nvlink -s` output"});
         }
     }
     const VerifyResult result{verify_gpus(report, nvlink, *expected), file, expected->id, expected->name};
@@ -64,15 +66,22 @@ void run_verify(Context& context, const VerifyOptions& options) {
 void register_verify(CLI::App& app, Context& context) {
     auto options = std::make_shared<VerifyOptions>();
     CLI::App* command = app.add_subcommand("verify", "Acceptance checks of delivered GPUs against the catalog entry");
-    command->add_option("file", options->file, "nvidia-smi -q output ('-' reads standard input)")->required()->type_name("SMI_Q_FILE");
-    command->add_option("--expect", options->expect, "Catalog id of the part that was ordered")->required()->type_name("ID");
-    command->add_option("--nvlink", options->nvlink, "nvidia-smi nvlink -s output, for the NVLink check")->type_name("FILE");
+    command->add_option("file", options->file, "nvidia-smi -q output ('-' reads standard input)")
+        ->required()
+        ->type_name("SMI_Q_FILE");
+    command->add_option("--expect", options->expect, "Catalog id of the part that was ordered")
+        ->required()
+        ->type_name("ID");
+    command->add_option("--nvlink", options->nvlink, "nvidia-smi nvlink -s output, for the NVLink check")
+        ->type_name("FILE");
     add_format_option(command, options->format,
-                      FormatNames<VerifyFormat>{{"text", VerifyFormat::text}, {"json", VerifyFormat::json}}, "text or json");
-    command->footer("\nExamples:\n"
-                    "  nvidia-smi -q > node1.txt; nvidia-smi nvlink -s >> node1.txt\n"
-                    "  gpusel verify node1.txt --expect H100-SXM5\n"
-                    "Exit code 1 when a check fails. Checks and tolerances: docs/diagnose.md\n");
+                      FormatNames<VerifyFormat>{{"text", VerifyFormat::text}, {"json", VerifyFormat::json}},
+                      "text or json");
+    command->footer(
+        "\nExamples:\n"
+        "  nvidia-smi -q > node1.txt; nvidia-smi nvlink -s >> node1.txt\n"
+        "  gpusel verify node1.txt --expect H100-SXM5\n"
+        "Exit code 1 when a check fails. Checks and tolerances: docs/diagnose.md\n");
     command->callback([&context, options] { run_verify(context, *options); });
 }
 

@@ -15,16 +15,16 @@ namespace gpusel {
 
 std::string_view describe(Acquisition acquisition) {
     switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud on-demand";
-    case Acquisition::cloud_spot:
-        return "cloud spot";
-    case Acquisition::cloud_reserved:
-        return "cloud reserved 1y";
+        case Acquisition::buy_new:
+            return "buy new";
+        case Acquisition::buy_used:
+            return "buy used";
+        case Acquisition::cloud_on_demand:
+            return "cloud on-demand";
+        case Acquisition::cloud_spot:
+            return "cloud spot";
+        case Acquisition::cloud_reserved:
+            return "cloud reserved 1y";
     }
     return "";
 }
@@ -63,14 +63,14 @@ int warranty_months(const GpuSpec& gpu, const Offer& offer, const CostAssumption
         return assumptions.used_warranty_months;
     }
     switch (gpu.segment) {
-    case Segment::consumer:
-        return assumptions.consumer_warranty_months;
-    case Segment::edge:
-        return assumptions.edge_warranty_months;
-    case Segment::workstation:
-        return assumptions.workstation_warranty_months;
-    case Segment::datacenter:
-        break;
+        case Segment::consumer:
+            return assumptions.consumer_warranty_months;
+        case Segment::edge:
+            return assumptions.edge_warranty_months;
+        case Segment::workstation:
+            return assumptions.workstation_warranty_months;
+        case Segment::datacenter:
+            break;
     }
     return assumptions.datacenter_warranty_months;
 }
@@ -224,8 +224,7 @@ void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQu
     double rented_hours = usage.job_seconds / seconds_per_hour;
     if (usage.service) {
         const double floor_share =
-            usage.min_gpus > 0 ? std::min(1.0, static_cast<double>(usage.min_gpus) / (all_units * per_unit_gpus))
-                               : 0.0;
+            usage.min_gpus > 0 ? std::min(1.0, static_cast<double>(usage.min_gpus) / (all_units * per_unit_gpus)) : 0.0;
         rented_hours =
             deployment.autoscale ? horizon_hours * std::max(usage.average_utilization, floor_share) : horizon_hours;
     }
@@ -292,8 +291,9 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const O
         add_rental_cost(workload, gpu, quote, usage, bought, busy_hours, cost);
     }
     if (cost.offer.idle_gpus > 0) {
-        cost.notes.push_back(fmt::format("{} of the {} GPUs bought or rented sit idle ({} per unit)", cost.offer.idle_gpus,
-                                         bought.all_units() * offer.gpus_per_unit, offer.gpus_per_unit));
+        cost.notes.push_back(fmt::format("{} of the {} GPUs bought or rented sit idle ({} per unit)",
+                                         cost.offer.idle_gpus, bought.all_units() * offer.gpus_per_unit,
+                                         offer.gpus_per_unit));
     }
     cost.usd_per_unit = usage.work_units > 0 ? cost.tco_usd / usage.work_units : 0;
     return cost;

@@ -17,78 +17,80 @@ namespace gpusel {
 
 // How much work the candidate must do, from the performance model.
 struct UsageProfile {
-    int gpus = 1;                  // GPUs in service (all replicas)
-    double job_seconds = 0;        // batch work (training): wall-clock of all runs; 0 for a service
-    bool service = false;          // inference: runs for the whole horizon
-    double work_units = 0;         // units of work delivered over the horizon (see unit)
-    std::string unit;              // "1M tokens", "1k requests", "epoch"
+    int gpus = 1;                      // GPUs in service (all replicas)
+    double job_seconds = 0;            // batch work (training): wall-clock of all runs; 0 for a service
+    bool service = false;              // inference: runs for the whole horizon
+    double work_units = 0;             // units of work delivered over the horizon (see unit)
+    std::string unit;                  // "1M tokens", "1k requests", "epoch"
     double average_utilization = 0.7;  // share of wall time the GPUs are busy (owned or rented service)
-    double transfer_bytes = 0;     // data moved into a cloud per run (dataset)
-    int launches = 1;              // cloud instance starts over the horizon
+    double transfer_bytes = 0;         // data moved into a cloud per run (dataset)
+    int launches = 1;                  // cloud instance starts over the horizon
     // The lowest on-demand price per GPU-hour of this GPU the workload may rent: what renting
     // the same GPU-hours would cost (break-even); 0 = none offered.
     double reference_rent_usd_per_gpu_hour = 0;
-    int seats = 1;                 // development: identical boxes, one per engineer (units × seats)
-    int min_gpus = 0;              // service with autoscale: GPUs that always stay provisioned
+    int seats = 1;     // development: identical boxes, one per engineer (units × seats)
+    int min_gpus = 0;  // service with autoscale: GPUs that always stay provisioned
 };
 
 // The offer a cost was computed from, as procurement and machine output name it (JSON `offer`).
 struct OfferUse {
     std::string id;
     OfferKind kind = OfferKind::purchase;
-    std::string provider;       // provider id
+    std::string provider;  // provider id
     std::string provider_name;
     ProviderTier tier = ProviderTier::none;  // rentals
-    std::string instance_type;  // rentals
-    UnitForm form = UnitForm::card;  // purchases
-    std::string name;           // the unit as an order names it
-    std::string region;         // rentals: where the price holds
+    std::string instance_type;               // rentals
+    UnitForm form = UnitForm::card;          // purchases
+    std::string name;                        // the unit as an order names it
+    std::string region;                      // rentals: where the price holds
     int gpus_per_unit = 1;
-    int units = 0;              // units in service (spares not included)
-    int idle_gpus = 0;          // GPUs of those units the candidate does not use
-    double price_usd = 0;       // per unit, or per unit-hour
+    int units = 0;         // units in service (spares not included)
+    int idle_gpus = 0;     // GPUs of those units the candidate does not use
+    double price_usd = 0;  // per unit, or per unit-hour
     PriceKind price_kind = PriceKind::estimate;
     std::string as_of;
     std::vector<std::string> sources;
-    std::string host_id;        // the host a card or baseboard needs, priced in the capex
+    std::string host_id;  // the host a card or baseboard needs, priced in the capex
     std::string host_name;
     int hosts = 0;
     double host_price_usd = 0;
     PriceKind host_price_kind = PriceKind::estimate;
-    std::string order;          // "2 × p5.48xlarge (16 × H100-SXM5), AWS us-east-1, on-demand $55.04/h"
-    bool estimated() const { return price_kind == PriceKind::estimate || (hosts > 0 && host_price_kind == PriceKind::estimate); }
+    std::string order;  // "2 × p5.48xlarge (16 × H100-SXM5), AWS us-east-1, on-demand $55.04/h"
+    bool estimated() const {
+        return price_kind == PriceKind::estimate || (hosts > 0 && host_price_kind == PriceKind::estimate);
+    }
     std::string_view price_per() const { return kind == OfferKind::rental ? "unit-hour" : "unit"; }
 };
 
 struct CostBreakdown {
-    double gpus_usd = 0;          // purchase of GPUs
-    double servers_usd = 0;       // host share
-    double spares_usd = 0;        // spare GPUs of the same model
-    double power_usd = 0;         // energy over the horizon incl. PUE
-    double operations_usd = 0;    // people and facility, per GPU-month
-    double failures_usd = 0;      // expected replacements not covered by spares
-    double resale_usd = 0;        // expected value at the horizon's end (subtracted only when counted)
-    double rental_usd = 0;        // cloud GPU-hours
-    double hidden_usd = 0;        // start-up minutes, data transfer
+    double gpus_usd = 0;        // purchase of GPUs
+    double servers_usd = 0;     // host share
+    double spares_usd = 0;      // spare GPUs of the same model
+    double power_usd = 0;       // energy over the horizon incl. PUE
+    double operations_usd = 0;  // people and facility, per GPU-month
+    double failures_usd = 0;    // expected replacements not covered by spares
+    double resale_usd = 0;      // expected value at the horizon's end (subtracted only when counted)
+    double rental_usd = 0;      // cloud GPU-hours
+    double hidden_usd = 0;      // start-up minutes, data transfer
 };
 
 struct CostEstimate {
     Acquisition acquisition = Acquisition::buy_new;
-    bool available = false;         // false when the catalog lacks the price this needs
+    bool available = false;  // false when the catalog lacks the price this needs
     std::string unavailable_reason;
-    double unit_price_usd = 0;      // per unit (buy) or per unit-hour (rent) of the offer
+    double unit_price_usd = 0;  // per unit (buy) or per unit-hour (rent) of the offer
     int spare_gpus = 0;
-    int spare_units = 0;            // spare units of the offer (spare_gpus = spare_units × GPUs per unit)
+    int spare_units = 0;  // spare units of the offer (spare_gpus = spare_units × GPUs per unit)
     OfferUse offer;
-    double capex_usd = 0;           // bought up front
-    double monthly_opex_usd = 0;    // average per month over the horizon
-    double tco_usd = 0;             // capex + opex over the horizon (− resale when resale_counted)
-    bool resale_counted = false;    // deployment.count_resale: expected resale subtracted from tco_usd
-    int warranty_months = 0;        // purchases: failures within it cost spares and downtime, not GPUs
-    Site site = Site::datacenter;   // where the units run, for power and operations
+    double capex_usd = 0;                   // bought up front
+    double monthly_opex_usd = 0;            // average per month over the horizon
+    double tco_usd = 0;                     // capex + opex over the horizon (− resale when resale_counted)
+    bool resale_counted = false;            // deployment.count_resale: expected resale subtracted from tco_usd
+    int warranty_months = 0;                // purchases: failures within it cost spares and downtime, not GPUs
+    Site site = Site::datacenter;           // where the units run, for power and operations
     double depreciation_usd_per_month = 0;  // straight-line: (capex − counted resale) / horizon
     double depreciation_months = 0;         // purchases: the horizon; 0 when rented
-    double cloud_equivalent_usd = 0;  // the same GPU-hours rented on demand
+    double cloud_equivalent_usd = 0;        // the same GPU-hours rented on demand
     // Buying: break_even_month(capex_usd, monthly_opex_usd, cloud_equivalent_usd / horizon), the
     // month from which owning has cost less than renting the same GPU-hours on demand.
     std::optional<double> break_even_month;

@@ -23,27 +23,26 @@ bool listed(const std::vector<std::string>& ids, const std::string& id) {
 const std::optional<PricePoint>& rental_price(const RegionalRates& rates, Acquisition acquisition) {
     static const std::optional<PricePoint> none;
     switch (acquisition) {
-    case Acquisition::cloud_on_demand:
-        return rates.on_demand;
-    case Acquisition::cloud_spot:
-        if (rates.spot && rates.on_demand && rates.spot->usd >= rates.on_demand->usd) {
-            return none;
-        }
-        return rates.spot;
-    case Acquisition::cloud_reserved:
-        return rates.reserved_1y;
-    case Acquisition::buy_new:
-    case Acquisition::buy_used:
-        break;
+        case Acquisition::cloud_on_demand:
+            return rates.on_demand;
+        case Acquisition::cloud_spot:
+            if (rates.spot && rates.on_demand && rates.spot->usd >= rates.on_demand->usd) {
+                return none;
+            }
+            return rates.spot;
+        case Acquisition::cloud_reserved:
+            return rates.reserved_1y;
+        case Acquisition::buy_new:
+        case Acquisition::buy_used:
+            break;
     }
     return none;
 }
 
 bool region_allowed(const Workload& workload, const std::string& region) {
     const std::vector<std::string>& patterns = workload.constraints.regions;
-    return patterns.empty() || std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
-               return region_matches(pattern, region);
-           });
+    return patterns.empty() || std::any_of(patterns.begin(), patterns.end(),
+                                           [&](const std::string& pattern) { return region_matches(pattern, region); });
 }
 
 bool purchase_matches(const Offer& offer, Acquisition acquisition) {
@@ -120,9 +119,8 @@ bool workload_may_run_at(const Workload& workload, Site site) {
 std::string offer_exclusion(const Workload& workload, const Catalog& catalog, const Offer& offer,
                             Acquisition acquisition) {
     const ConstraintSpec& constraints = workload.constraints;
-    if (!constraints.acquisitions.empty() &&
-        std::find(constraints.acquisitions.begin(), constraints.acquisitions.end(), acquisition) ==
-            constraints.acquisitions.end()) {
+    if (!constraints.acquisitions.empty() && std::find(constraints.acquisitions.begin(), constraints.acquisitions.end(),
+                                                       acquisition) == constraints.acquisitions.end()) {
         return fmt::format("{} not in constraints.acquisitions", to_string(acquisition));
     }
     if (!constraints.providers.empty() && !listed(constraints.providers, offer.provider)) {
@@ -159,9 +157,9 @@ std::string offer_exclusion(const Workload& workload, const Catalog& catalog, co
     }
     if (offer.kind == OfferKind::rental && offer.availability != Availability::on_demand &&
         acquisition != Acquisition::cloud_reserved) {
-        return fmt::format("{}: {}", offer.instance_type,
-                           offer.availability == Availability::capacity_block_only ? "capacity blocks only"
-                                                                                   : "reservations only");
+        return fmt::format(
+            "{}: {}", offer.instance_type,
+            offer.availability == Availability::capacity_block_only ? "capacity blocks only" : "reservations only");
     }
     const HostOffer* host = offer.needs_host.empty() ? nullptr : catalog.find_host(offer.needs_host);
     if (!constraints.allow_estimates && offer.kind == OfferKind::purchase &&
@@ -260,7 +258,8 @@ std::string order_text(const OfferQuote& quote, int units) {
                            offer.gpu, where, term, price_text(quote.price, offer.kind));
     }
     return fmt::format("{} × {} ({}, {} {}{})", units, offer.name, provider, to_string(quote.price.kind),
-                       quote.price.as_of, offer.gpus_per_unit > 1 ? fmt::format(", {} GPUs each", offer.gpus_per_unit) : "");
+                       quote.price.as_of,
+                       offer.gpus_per_unit > 1 ? fmt::format(", {} GPUs each", offer.gpus_per_unit) : "");
 }
 
 }  // namespace gpusel

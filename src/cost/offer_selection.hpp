@@ -16,8 +16,8 @@ namespace gpusel {
 struct OfferQuote {
     const Offer* offer = nullptr;
     Acquisition acquisition = Acquisition::buy_new;
-    std::string region;         // rental: where the price holds ("any" when everywhere); purchase: ""
-    PricePoint price;           // USD per unit (purchase) or per unit-hour (rental)
+    std::string region;               // rental: where the price holds ("any" when everywhere); purchase: ""
+    PricePoint price;                 // USD per unit (purchase) or per unit-hour (rental)
     const HostOffer* host = nullptr;  // the host a card or baseboard needs; nullptr when none
     ProviderTier tier = ProviderTier::none;
     std::string provider_name;

@@ -163,14 +163,14 @@ struct LaunchSettings {
     std::optional<int> max_num_seqs;
     std::optional<std::string> kv_cache_dtype;
     std::optional<std::string> quantization;
-    std::optional<int> gpus_per_pod;           // kubernetes: nvidia.com/gpu limit of the GPU container
-    std::optional<int> pods;                   // kubernetes: Deployment replicas, or Job parallelism
-    std::optional<std::string> node_product;   // kubernetes: the nvidia.com/gpu.product selector
-    std::optional<int> micro_batch;            // --micro-batch-size, --per_device_train_batch_size
-    std::optional<int> gradient_accumulation;  // --gradient_accumulation_steps
-    std::optional<int> global_batch;           // --global-batch-size
-    std::optional<int> context_parallel;       // --context-parallel-size
-    std::optional<int> virtual_stages;         // --num-virtual-stages-per-pipeline-rank
+    std::optional<int> gpus_per_pod;              // kubernetes: nvidia.com/gpu limit of the GPU container
+    std::optional<int> pods;                      // kubernetes: Deployment replicas, or Job parallelism
+    std::optional<std::string> node_product;      // kubernetes: the nvidia.com/gpu.product selector
+    std::optional<int> micro_batch;               // --micro-batch-size, --per_device_train_batch_size
+    std::optional<int> gradient_accumulation;     // --gradient_accumulation_steps
+    std::optional<int> global_batch;              // --global-batch-size
+    std::optional<int> context_parallel;          // --context-parallel-size
+    std::optional<int> virtual_stages;            // --num-virtual-stages-per-pipeline-rank
     std::optional<int> layers_per_virtual_stage;  // --num-layers-per-virtual-pipeline-stage
     std::optional<int> layers;                    // --num-layers
     bool megatron = false;  // a Megatron-LM parallelism argument was read: its defaults hold for the absent ones

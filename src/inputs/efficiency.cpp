@@ -37,13 +37,16 @@ struct FactorField {
 constexpr std::array<FactorField, 27> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"training_gemm", &EfficiencyFactors::training_gemm, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
-    {"training_gemm_fp8", &EfficiencyFactors::training_gemm_fp8, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
+    {"training_gemm_fp8", &EfficiencyFactors::training_gemm_fp8, UnitKind::fraction, 0, 1, SpeedRole::efficiency,
+     false},
     {"gemm_half_work", &EfficiencyFactors::gemm_half_work_s, UnitKind::seconds, 0, 0.01, SpeedRole::none, false},
     {"kernel_floor", &EfficiencyFactors::kernel_floor_s, UnitKind::seconds, -1, 0.01, SpeedRole::overhead, false},
-    {"attention_compute", &EfficiencyFactors::attention_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
+    {"attention_compute", &EfficiencyFactors::attention_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency,
+     false},
     {"tp_comm_overlap", &EfficiencyFactors::tp_comm_overlap, UnitKind::fraction, -1, 1, SpeedRole::none, false},
     {"cnn_flops_per_byte", &EfficiencyFactors::cnn_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
-    {"cnn_inference_flops_per_byte", &EfficiencyFactors::cnn_inference_flops_per_byte, UnitKind::plain, 0, 1e5, SpeedRole::efficiency},
+    {"cnn_inference_flops_per_byte", &EfficiencyFactors::cnn_inference_flops_per_byte, UnitKind::plain, 0, 1e5,
+     SpeedRole::efficiency},
     {"prefill_compute", &EfficiencyFactors::prefill_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"prefill_compute_8bit", &EfficiencyFactors::prefill_compute_8bit, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"decode_bandwidth", &EfficiencyFactors::decode_bandwidth, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
@@ -59,9 +62,11 @@ constexpr std::array<FactorField, 27> factor_fields = {{
     {"elementwise_kernels", &EfficiencyFactors::elementwise_kernels, UnitKind::plain, -1, 100, SpeedRole::none, false},
     {"step_floor", &EfficiencyFactors::step_floor_s, UnitKind::seconds, -1, 1, SpeedRole::overhead, false},
     {"kv_read_factor", &EfficiencyFactors::kv_read_factor, UnitKind::plain, 0, 64, SpeedRole::none, false},
-    {"attention_score_bytes", &EfficiencyFactors::attention_score_bytes, UnitKind::plain, -1, 64, SpeedRole::none, false},
+    {"attention_score_bytes", &EfficiencyFactors::attention_score_bytes, UnitKind::plain, -1, 64, SpeedRole::none,
+     false},
     {"collective_bus", &EfficiencyFactors::collective_bus, UnitKind::plain, 0, 4, SpeedRole::none, false},
-    {"collective_latency", &EfficiencyFactors::collective_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none, false},
+    {"collective_latency", &EfficiencyFactors::collective_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none,
+     false},
 }};
 
 // Engine names rules match with `engine:` (docs/perf-model.md, "Software stacks"), and the stack
@@ -74,18 +79,21 @@ constexpr std::pair<std::string_view, ServingStack> engine_stacks[] = {
     {"llama.cpp", ServingStack::llama_cpp},    {"hf-generate", ServingStack::eager},
 };
 
-constexpr std::pair<MemoryClass, std::string_view> memory_class_names[] = {
-    {MemoryClass::hbm, "hbm"}, {MemoryClass::gddr, "gddr"}, {MemoryClass::lpddr, "lpddr"}, {MemoryClass::other, "other"}};
+constexpr std::pair<MemoryClass, std::string_view> memory_class_names[] = {{MemoryClass::hbm, "hbm"},
+                                                                           {MemoryClass::gddr, "gddr"},
+                                                                           {MemoryClass::lpddr, "lpddr"},
+                                                                           {MemoryClass::other, "other"}};
 
-constexpr std::pair<ServingStack, std::string_view> stack_names[] = {
-    {ServingStack::automatic, "auto"},
-    {ServingStack::optimized, "optimized"},
-    {ServingStack::llama_cpp, "llama.cpp"},
-    {ServingStack::eager, "eager"}};
+constexpr std::pair<ServingStack, std::string_view> stack_names[] = {{ServingStack::automatic, "auto"},
+                                                                     {ServingStack::optimized, "optimized"},
+                                                                     {ServingStack::llama_cpp, "llama.cpp"},
+                                                                     {ServingStack::eager, "eager"}};
 
-constexpr std::pair<Storage, std::string_view> storage_names[] = {
-    {Storage::hdd, "hdd"}, {Storage::sata_ssd, "sata-ssd"}, {Storage::nvme, "nvme"},
-    {Storage::network, "network"}, {Storage::ram, "ram"}};
+constexpr std::pair<Storage, std::string_view> storage_names[] = {{Storage::hdd, "hdd"},
+                                                                  {Storage::sata_ssd, "sata-ssd"},
+                                                                  {Storage::nvme, "nvme"},
+                                                                  {Storage::network, "network"},
+                                                                  {Storage::ram, "ram"}};
 
 // Reads `{value: X, source: "...", fitted_on: [case ids]}` at `key` (fitted_on optional: the
 // validation cases a fitted value was fitted to); returns true and sets `value` / `source`.
@@ -100,7 +108,8 @@ bool read_sourced(MapReader& parent, std::string_view key, UnitKind unit, double
     entry.require("source");
     // The minimum is exclusive for fractions and rates (0 would divide by zero) and inclusive
     // for overheads, written here as min -1.
-    const bool ok = min < 0 ? entry.number("value", value, unit, 0, max) : entry.number("value", value, unit, min, max, true);
+    const bool ok =
+        min < 0 ? entry.number("value", value, unit, 0, max) : entry.number("value", value, unit, min, max, true);
     const bool has_source = entry.text("source", source);
     if (has_source && source.empty()) {
         entry.error("source", "a source is required (URL or document, and the row it comes from)");
@@ -261,8 +270,9 @@ EfficiencyFactors EfficiencyTable::resolve(const GpuSpec& gpu, ServingStack stac
         }
     }
     // More specific rules win; among equals, the later one in the file.
-    std::stable_sort(matching.begin(), matching.end(),
-                     [](const EfficiencyRule* a, const EfficiencyRule* b) { return a->specificity() < b->specificity(); });
+    std::stable_sort(matching.begin(), matching.end(), [](const EfficiencyRule* a, const EfficiencyRule* b) {
+        return a->specificity() < b->specificity();
+    });
     for (const EfficiencyRule* rule : matching) {
         apply_values(factors, rule->values);
         factors.applied.push_back(rule->label);
@@ -294,8 +304,9 @@ std::optional<double> efficiency_factor(const EfficiencyFactors& factors, std::s
 }
 
 bool efficiency_factor_is_fraction(std::string_view name) {
-    return std::any_of(factor_fields.begin(), factor_fields.end(),
-                       [&](const FactorField& field) { return field.name == name && field.unit == UnitKind::fraction; });
+    return std::any_of(factor_fields.begin(), factor_fields.end(), [&](const FactorField& field) {
+        return field.name == name && field.unit == UnitKind::fraction;
+    });
 }
 
 EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& file_name) {

@@ -43,14 +43,14 @@ MemoryClass memory_class(const GpuSpec& gpu);
 // data/efficiency.yaml. Defaults below are the file's `defaults` section; tests compare them.
 struct EfficiencyFactors {
     // Training.
-    double training_compute = 0.45;       // fraction of dense 16-bit peak on executed FLOPs, CNNs
-    double training_gemm = 0.6;           // plateau fraction of the dense peak, large training GEMMs
-    double training_gemm_fp8 = 0.45;      // the same for FP8 GEMMs, of the FP8 dense peak
-    double gemm_half_work_s = 7.8e-6;     // GEMM work (seconds at the dense peak) at half the plateau
-    double kernel_floor_s = 5e-6;         // fixed time of one GPU kernel (launch and tail)
-    double attention_compute = 0.5;       // fraction of the 16-bit dense peak flash attention reaches
-    double tp_comm_overlap = 0.8;         // share of tensor-parallel collectives hidden (Megatron/NeMo)
-    double cnn_flops_per_byte = 27;       // DRAM traffic of CNN training: FLOPs per byte moved
+    double training_compute = 0.45;            // fraction of dense 16-bit peak on executed FLOPs, CNNs
+    double training_gemm = 0.6;                // plateau fraction of the dense peak, large training GEMMs
+    double training_gemm_fp8 = 0.45;           // the same for FP8 GEMMs, of the FP8 dense peak
+    double gemm_half_work_s = 7.8e-6;          // GEMM work (seconds at the dense peak) at half the plateau
+    double kernel_floor_s = 5e-6;              // fixed time of one GPU kernel (launch and tail)
+    double attention_compute = 0.5;            // fraction of the 16-bit dense peak flash attention reaches
+    double tp_comm_overlap = 0.8;              // share of tensor-parallel collectives hidden (Megatron/NeMo)
+    double cnn_flops_per_byte = 27;            // DRAM traffic of CNN training: FLOPs per byte moved
     double cnn_inference_flops_per_byte = 27;  // the same for CNN inference (fused engines move less)
     // Inference.
     double prefill_compute = 0.6;         // fraction of the 16-bit peak for large GEMMs
@@ -60,23 +60,23 @@ struct EfficiencyFactors {
     double request_floor_s = 0;           // per request and batch, eager non-transformer inference
     double diffusion_compute = 0.5;       // fraction of the 16-bit peak reached by a diffusion UNet/DiT and VAE
     // Communication.
-    double interconnect = 0.75;           // fraction of unidirectional NVLink bandwidth
-    double host_link = 0.78;              // fraction of nominal PCIe bandwidth (pinned memory)
-    double network = 0.8;                 // fraction of NIC line rate between nodes
-    double nvlink_latency_s = 10e-6;      // per collective
+    double interconnect = 0.75;       // fraction of unidirectional NVLink bandwidth
+    double host_link = 0.78;          // fraction of nominal PCIe bandwidth (pinned memory)
+    double network = 0.8;             // fraction of NIC line rate between nodes
+    double nvlink_latency_s = 10e-6;  // per collective
     double pcie_latency_s = 27e-6;
     double network_latency_s = 25e-6;
     // Per-operator inference (docs/perf-model.md, "Inference").
-    double elementwise_kernels = 6;       // memory-bound kernels per layer (norms, activation, residual, RoPE)
-    double step_floor_s = 1e-3;           // per decode step and per prefill: scheduler, sampling, host
-    double kv_read_factor = 1;            // KV bytes decode attention reads per byte stored
-    double attention_score_bytes = 0;     // bytes moved per attention score by kernels that materialize
-                                          // the scores (0: flash attention keeps them on chip)
+    double elementwise_kernels = 6;    // memory-bound kernels per layer (norms, activation, residual, RoPE)
+    double step_floor_s = 1e-3;        // per decode step and per prefill: scheduler, sampling, host
+    double kv_read_factor = 1;         // KV bytes decode attention reads per byte stored
+    double attention_score_bytes = 0;  // bytes moved per attention score by kernels that materialize
+                                       // the scores (0: flash attention keeps them on chip)
     // Collectives inside an NVLink domain (training and tensor-parallel serving).
-    double collective_bus = 1.12;          // NCCL all-reduce bus bandwidth / unidirectional NVLink
-    double collective_latency_s = 61e-6;   // small-message all-reduce floor (engines with custom all-reduce: less)
+    double collective_bus = 1.12;         // NCCL all-reduce bus bandwidth / unidirectional NVLink
+    double collective_latency_s = 61e-6;  // small-message all-reduce floor (engines with custom all-reduce: less)
 
-    std::vector<std::string> applied;     // labels of the file entries that set these values
+    std::vector<std::string> applied;  // labels of the file entries that set these values
 };
 
 // Everything data/efficiency.yaml holds besides the per-GPU factors.
@@ -85,7 +85,7 @@ struct PlatformFactors {
     double ethernet_bytes_per_s_per_gpu = 12.5e9;  // 100 GbE per GPU
     // Sequential read bandwidth of each storage kind, bytes/s.
     std::map<Storage, double> storage_bytes_per_s;
-    double pageable_copy_fraction = 0.5;           // pageable host memory vs pinned
+    double pageable_copy_fraction = 0.5;  // pageable host memory vs pinned
 };
 
 // The spread of measured / predicted speed over the validation set, out of sample (the
@@ -100,12 +100,12 @@ struct SpeedBandFactors {
 inline constexpr std::string_view speed_band_groups[] = {"training", "prefill", "decode", "non-llm"};
 
 struct EfficiencyRule {
-    std::string label;                 // e.g. "hopper", "llama.cpp on hbm"
-    std::string family;                // GpuSpec::architecture, lower case; empty = any
+    std::string label;   // e.g. "hopper", "llama.cpp on hbm"
+    std::string family;  // GpuSpec::architecture, lower case; empty = any
     std::optional<MemoryClass> memory;
     std::optional<ServingStack> stack;
-    std::string engine;                // a known_engine_names() entry; empty = any
-    std::map<std::string, double> values;   // factor name -> value
+    std::string engine;                    // a known_engine_names() entry; empty = any
+    std::map<std::string, double> values;  // factor name -> value
     std::map<std::string, std::string> sources;
     // Factor name -> ids of the validation cases (tests/validation/perf/cases.yaml) the value was
     // fitted on; absent for published ranges. The cross-validation refits exactly these.
@@ -116,7 +116,7 @@ struct EfficiencyRule {
 struct EfficiencyTable {
     EfficiencyFactors defaults;
     std::map<std::string, std::vector<std::string>> defaults_fitted_on;  // as EfficiencyRule::fitted_on
-    std::vector<EfficiencyRule> rules;   // in file order
+    std::vector<EfficiencyRule> rules;                                   // in file order
     PlatformFactors platform;
     std::map<std::string, SpeedBandFactors, std::less<>> speed_bands;  // by speed_band_groups
     // A measured speed's multiplier on the stack (perf/calibration.hpp), 1 = none: achieved

@@ -5,8 +5,8 @@
 namespace gpusel {
 
 std::string describe(const Layout& layout) {
-    std::string text = fmt::format("tp{} pp{} dp{}", layout.tensor_parallel, layout.pipeline_parallel,
-                                   layout.data_parallel);
+    std::string text =
+        fmt::format("tp{} pp{} dp{}", layout.tensor_parallel, layout.pipeline_parallel, layout.data_parallel);
     if (layout.expert_parallel > 1) {
         text += fmt::format(" ep{}", layout.expert_parallel);
     }

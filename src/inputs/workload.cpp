@@ -94,8 +94,7 @@ void WorkloadReader::read(const YamlNode& root) {
     }
     if (const YamlNode* node = top.node("training")) {
         if (kind_ok && !training) {
-            top.error("training",
-                      "a training section in an inference workload; remove it or set kind: fine-tuning");
+            top.error("training", "a training section in an inference workload; remove it or set kind: fine-tuning");
         } else {
             read_training(*node, top.child_path("training"));
         }
@@ -164,15 +163,13 @@ void WorkloadReader::read_model(const YamlNode& node, const std::string& path) {
         }
     } else if (has_preset && looks_like_hf_repo_id(preset) && m_context.models != nullptr &&
                m_context.models->find(preset) == nullptr) {
-        reader.error("preset",
-                     fmt::format("'{}' is a Hugging Face id, not a preset; write hf: {}", preset, preset));
+        reader.error("preset", fmt::format("'{}' is a Hugging Face id, not a preset; write hf: {}", preset, preset));
     } else if (has_preset) {
         const ModelSpec* found = m_context.models != nullptr ? m_context.models->find(preset) : nullptr;
         if (found == nullptr) {
             const std::string suggestion = m_context.models != nullptr ? m_context.models->suggest(preset) : "";
-            reader.error("preset",
-                         fmt::format("unknown model preset '{}'{}; `gpusel models list` shows them", preset,
-                                     suggestion.empty() ? "" : ", did you mean '" + suggestion + "'?"));
+            reader.error("preset", fmt::format("unknown model preset '{}'{}; `gpusel models list` shows them", preset,
+                                               suggestion.empty() ? "" : ", did you mean '" + suggestion + "'?"));
         } else {
             model = *found;
             m_workload.model_label = found->name;
@@ -192,8 +189,7 @@ void WorkloadReader::read_model(const YamlNode& node, const std::string& path) {
     complete_model(model, reader);
     if (!has_preset && !has_config && !has_hf && !reader.has("params") && model.params == 0 &&
         node.kind == YamlNode::Kind::mapping) {
-        reader.error("preset",
-                     "the model needs a preset, an hf id, an hf_config, or params and architecture fields");
+        reader.error("preset", "the model needs a preset, an hf id, an hf_config, or params and architecture fields");
     }
     if (m_workload.model_label.empty()) {
         m_workload.model_label = model.name.empty() ? "custom model" : model.name;
@@ -205,8 +201,7 @@ void WorkloadReader::read_model(const YamlNode& node, const std::string& path) {
 }
 
 void WorkloadReader::read_precision(MapReader& top) {
-    const auto read_format = [&](std::string_view key, auto parse, auto& into,
-                                 const std::vector<std::string>& names) {
+    const auto read_format = [&](std::string_view key, auto parse, auto& into, const std::vector<std::string>& names) {
         std::string text;
         if (!top.text(key, text)) {
             return false;
@@ -215,8 +210,7 @@ void WorkloadReader::read_precision(MapReader& top) {
             into = *parsed;
             return true;
         }
-        top.error(key,
-                  fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
+        top.error(key, fmt::format("'{}' is not one of {}{}", text, fmt::join(names, ", "), did_you_mean(text, names)));
         return false;
     };
     const std::vector<std::string> precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -237,9 +231,8 @@ void WorkloadReader::read_precision(MapReader& top) {
         } else if (parsed) {
             m_workload.precision = *parsed;
         } else if (!precision_text.empty()) {
-            top.error("precision",
-                      fmt::format("'{}' is not one of {}{}", precision_text, fmt::join(precisions, ", "),
-                                  did_you_mean(precision_text, precisions)));
+            top.error("precision", fmt::format("'{}' is not one of {}{}", precision_text, fmt::join(precisions, ", "),
+                                               did_you_mean(precision_text, precisions)));
         }
     } else {
         top.node("precision");
@@ -280,7 +273,8 @@ void WorkloadReader::read_precision(MapReader& top) {
 
 // `precision: [bf16, fp8]`: the planner tries each where the GPU runs it natively; the first is
 // the workload's precision for single-layout commands.
-void WorkloadReader::read_precision_options(const YamlNode& node, const std::string& path, const std::vector<std::string>& names) {
+void WorkloadReader::read_precision_options(const YamlNode& node, const std::string& path,
+                                            const std::vector<std::string>& names) {
     if (node.items.empty()) {
         m_diagnostics.error(node.position, path, "an empty list; give one precision or a list of them");
         return;

@@ -137,7 +137,7 @@ struct SloSpec {
 struct InferenceSpec {
     int input_tokens = 512;
     int output_tokens = 256;
-    int batch = 0;  // 0 = auto
+    int batch = 0;            // 0 = auto
     int tensor_parallel = 0;  // GPUs one replica is split over; 0 = auto (the fewest that hold it)
     double requests_per_s = 1;
     SloSpec slo;
@@ -190,10 +190,10 @@ struct DeploymentSpec {
     enum class Redundancy { none, n_plus_one, fraction };
     Redundancy redundancy = Redundancy::none;
     double redundancy_fraction = 0;
-    int seats = 1;               // development roles: one box per engineer
-    bool count_resale = false;   // subtract expected resale from the TCO that ranks candidates
-    bool ops_given = false;      // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
-    bool pue_given = false;      // pue set in the file (else 1.0 away from a data centre)
+    int seats = 1;              // development roles: one box per engineer
+    bool count_resale = false;  // subtract expected resale from the TCO that ranks candidates
+    bool ops_given = false;     // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
+    bool pue_given = false;     // pue set in the file (else 1.0 away from a data centre)
 };
 
 // The software the job runs on. Sources for each framework's behaviour: docs/memory-model.md.
@@ -247,9 +247,9 @@ struct MemoryCalibrationPoint {
 // measured together; ttft and tpot are seconds of one request alone on a replica.
 enum class MeasuredMetric {
     training_tokens_per_s,
-    samples_per_s,          // training samples/s, or inference requests/s at the batch
-    output_tokens_per_s,    // inference: full batches of `batch` sequences per replica
-    decode_tokens_per_s,    // 1 / TPOT of one request
+    samples_per_s,        // training samples/s, or inference requests/s at the batch
+    output_tokens_per_s,  // inference: full batches of `batch` sequences per replica
+    decode_tokens_per_s,  // 1 / TPOT of one request
     prefill_tokens_per_s,
     images_per_s,
     ttft,
@@ -261,7 +261,7 @@ std::string_view to_string(MeasuredMetric metric);
 // vLLM benchmark result (`vllm_benchmark: FILE`, its output_throughput at max_concurrency).
 struct SpeedCalibrationPoint {
     std::string gpu;
-    int count = 1;        // GPUs measured together
+    int count = 1;  // GPUs measured together
     MeasuredMetric metric = MeasuredMetric::training_tokens_per_s;
     double measured = 0;  // per second, or seconds for ttft / tpot
     int batch = 0;        // inference batch per replica or training micro-batch; 0 = the workload's

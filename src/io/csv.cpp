@@ -14,17 +14,17 @@ bool starts_like_formula(std::string_view value) {
     // OWASP CSV Injection: = + - @ TAB CR; ASVS 5.0 1.2.10 adds NUL; LF is included because
     // some importers strip a leading line break and evaluate what follows.
     switch (value.front()) {
-    case '=':
-    case '+':
-    case '-':
-    case '@':
-    case '\t':
-    case '\r':
-    case '\n':
-    case '\0':
-        return true;
-    default:
-        return false;
+        case '=':
+        case '+':
+        case '-':
+        case '@':
+        case '\t':
+        case '\r':
+        case '\n':
+        case '\0':
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -96,9 +96,13 @@ CsvWriter& CsvWriter::number(const std::optional<double>& value, int decimals) {
     return value ? number(*value, decimals) : empty();
 }
 
-CsvWriter& CsvWriter::money(double usd) { return number(usd, 2); }
+CsvWriter& CsvWriter::money(double usd) {
+    return number(usd, 2);
+}
 
-CsvWriter& CsvWriter::money(const std::optional<double>& usd) { return number(usd, 2); }
+CsvWriter& CsvWriter::money(const std::optional<double>& usd) {
+    return number(usd, 2);
+}
 
 CsvWriter& CsvWriter::integer(std::int64_t value) {
     cell(fmt::format("{}", value));

@@ -30,13 +30,13 @@ class CsvWriter {
 public:
     explicit CsvWriter(CsvOptions options = {});
 
-    CsvWriter& text(std::string_view value);          // neutralised and quoted as needed
-    CsvWriter& number(double value, int decimals);    // format_fixed(value, decimals)
+    CsvWriter& text(std::string_view value);                              // neutralised and quoted as needed
+    CsvWriter& number(double value, int decimals);                        // format_fixed(value, decimals)
     CsvWriter& number(const std::optional<double>& value, int decimals);  // empty cell when absent
-    CsvWriter& money(double usd);                     // two decimals
+    CsvWriter& money(double usd);                                         // two decimals
     CsvWriter& money(const std::optional<double>& usd);
     CsvWriter& integer(std::int64_t value);
-    CsvWriter& empty();                               // a value that does not apply
+    CsvWriter& empty();  // a value that does not apply
     // Ends the row with CRLF. Throws std::logic_error when its width differs from the first row's.
     void end_row();
 

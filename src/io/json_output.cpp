@@ -44,16 +44,16 @@ JsonDocument json_number(std::string_view path, double value, std::vector<std::s
         return JsonDocument(nullptr);
     }
     switch (resolution_of(path)) {
-    case JsonResolution::whole:
-        // Beyond what a long long holds the double is already whole; keep it as it is.
-        if (std::fabs(value) < 9e18) {
-            return JsonDocument(static_cast<long long>(std::llround(value)));
-        }
-        return JsonDocument(value);
-    case JsonResolution::cents:
-        return JsonDocument(round_to(value, 2));
-    case JsonResolution::significant:
-        break;
+        case JsonResolution::whole:
+            // Beyond what a long long holds the double is already whole; keep it as it is.
+            if (std::fabs(value) < 9e18) {
+                return JsonDocument(static_cast<long long>(std::llround(value)));
+            }
+            return JsonDocument(value);
+        case JsonResolution::cents:
+            return JsonDocument(round_to(value, 2));
+        case JsonResolution::significant:
+            break;
     }
     return JsonDocument(round_significant(value, 6));
 }

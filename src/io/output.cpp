@@ -21,7 +21,9 @@ namespace gpusel {
 
 namespace {
 
-std::string error_text(int error) { return error == 0 ? std::string("write error") : std::strerror(error); }
+std::string error_text(int error) {
+    return error == 0 ? std::string("write error") : std::strerror(error);
+}
 
 [[noreturn]] void fail(const OutputTarget& target, std::string_view reason) {
     throw OutputError(fmt::format("cannot write '{}': {}", target.path, reason));
@@ -31,7 +33,9 @@ std::string error_text(int error) { return error == 0 ? std::string("write error
     fail(target, doing.empty() ? error_text(error) : fmt::format("{}: {}", doing, error_text(error)));
 }
 
-bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+bool same_file(const struct stat& a, const struct stat& b) {
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 // How a target is written, decided from what is at its path now.
 enum class Route {
@@ -60,8 +64,8 @@ Plan plan_target(const OutputTarget& target) {
         for (const std::string& input : target.inputs) {
             struct stat input_status {};
             if (input != "-" && ::stat(input.c_str(), &input_status) == 0 && same_file(status, input_status)) {
-                throw UsageError(fmt::format("-o '{}' is the input file '{}'; refusing to overwrite an input",
-                                             target.path, input));
+                throw UsageError(
+                    fmt::format("-o '{}' is the input file '{}'; refusing to overwrite an input", target.path, input));
             }
         }
         struct stat stdout_status {};
@@ -160,9 +164,13 @@ int sync_directory(const std::filesystem::path& directory) {
 
 }  // namespace
 
-std::string OutputTarget::display_name() const { return is_standard_output() ? std::string("standard output") : path; }
+std::string OutputTarget::display_name() const {
+    return is_standard_output() ? std::string("standard output") : path;
+}
 
-void check_output_target(const OutputTarget& target) { plan_target(target); }
+void check_output_target(const OutputTarget& target) {
+    plan_target(target);
+}
 
 void flush_and_check(std::ostream& stream, std::string_view name) {
     // A stream that already failed keeps the errno of its failed write (callers clear errno

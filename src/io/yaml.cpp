@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
@@ -33,14 +33,14 @@ const YamlNode* YamlNode::find(std::string_view key) const {
 
 std::string_view kind_name(YamlNode::Kind kind) {
     switch (kind) {
-    case YamlNode::Kind::null:
-        return "an empty value";
-    case YamlNode::Kind::scalar:
-        return "a single value";
-    case YamlNode::Kind::sequence:
-        return "a list";
-    case YamlNode::Kind::mapping:
-        return "a mapping";
+        case YamlNode::Kind::null:
+            return "an empty value";
+        case YamlNode::Kind::scalar:
+            return "a single value";
+        case YamlNode::Kind::sequence:
+            return "a list";
+        case YamlNode::Kind::mapping:
+            return "a mapping";
     }
     return "?";
 }
@@ -70,8 +70,8 @@ std::string read_descriptor(int descriptor, const std::string& path, std::size_t
         }
         content.append(buffer, static_cast<std::size_t>(got));
         if (content.size() > limit_bytes) {
-            throw InputError(file_problem(
-                path, fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
+            throw InputError(
+                file_problem(path, fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
         }
     }
     return content;
@@ -107,8 +107,7 @@ std::string read_input_file(const std::string& path, std::size_t limit_bytes) {
         throw InputError(file_problem(path, "is not a regular file (a device, pipe or socket)"));
     }
     if (static_cast<unsigned long long>(status.st_size) > limit_bytes) {
-        throw InputError(file_problem(
-            path, fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
+        throw InputError(file_problem(path, fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
     }
     const int flags = ::fcntl(descriptor, F_GETFL);
     ::fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK);
@@ -224,8 +223,7 @@ public:
         m_diagnostics.error(to_position(mark), {},
                             fmt::format("anchors (&{}) are not supported; write each value out", name));
     }
-    void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
-                  const std::string& value) override {
+    void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t, const std::string& value) override {
         count_node(mark);
         YamlNode node;
         node.position = to_position(mark);
@@ -310,14 +308,13 @@ private:
                 m_diagnostics.error(node.position, {}, "keys must be plain words, not lists or mappings");
                 node.kind = YamlNode::Kind::scalar;
             } else if (node.scalar == "<<" && !node.quoted) {
-                m_diagnostics.error(node.position, {},
-                                    "merge keys (<<) are not supported; write each field out");
+                m_diagnostics.error(node.position, {}, "merge keys (<<) are not supported; write each field out");
             } else {
                 const auto [first, inserted] = top.key_lines.emplace(node.scalar, node.position.line);
                 if (!inserted) {
-                    m_diagnostics.error(node.position, {},
-                                        fmt::format("duplicate key '{}' (first at line {})", node.scalar,
-                                                    first->second));
+                    m_diagnostics.error(
+                        node.position, {},
+                        fmt::format("duplicate key '{}' (first at line {})", node.scalar, first->second));
                 }
             }
             top.key = std::move(node);
@@ -362,8 +359,8 @@ public:
 
 YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Diagnostics* soft) {
     if (text.size() > max_input_bytes) {
-        throw InputError(file_problem(file_name, fmt::format("file is larger than the limit of {} MiB",
-                                                             max_input_bytes >> 20)));
+        throw InputError(
+            file_problem(file_name, fmt::format("file is larger than the limit of {} MiB", max_input_bytes >> 20)));
     }
     if (const std::optional<Diagnostic> problem = check_bytes(text, file_name)) {
         throw InputError(*problem);
@@ -436,7 +433,9 @@ void Diagnostics::error(Position position, std::string path, std::string message
     m_list.push_back(Diagnostic{m_file, position, std::move(path), std::move(message)});
 }
 
-void Diagnostics::clear() { m_list.clear(); }
+void Diagnostics::clear() {
+    m_list.clear();
+}
 
 void Diagnostics::throw_if_any() const {
     if (m_list.empty()) {
@@ -531,8 +530,8 @@ bool MapReader::text(std::string_view key, std::string& into) {
     return true;
 }
 
-bool read_number(const YamlNode& node, const std::string& path, Diagnostics& diagnostics, double& into,
-                 UnitKind kind, double min, double max, bool min_exclusive) {
+bool read_number(const YamlNode& node, const std::string& path, Diagnostics& diagnostics, double& into, UnitKind kind,
+                 double min, double max, bool min_exclusive) {
     if (node.kind != YamlNode::Kind::scalar) {
         diagnostics.error(node.position, path,
                           fmt::format("expected {}, got {}", unit_examples(kind), kind_name(node.kind)));
@@ -552,16 +551,14 @@ bool read_number(const YamlNode& node, const std::string& path, Diagnostics& dia
         return false;
     }
     if (value > max) {
-        diagnostics.error(node.position, path,
-                          fmt::format("'{}' is above the maximum of {:g}", node.scalar, max));
+        diagnostics.error(node.position, path, fmt::format("'{}' is above the maximum of {:g}", node.scalar, max));
         return false;
     }
     into = value;
     return true;
 }
 
-bool MapReader::number(std::string_view key, double& into, UnitKind kind, double min, double max,
-                       bool min_exclusive) {
+bool MapReader::number(std::string_view key, double& into, UnitKind kind, double min, double max, bool min_exclusive) {
     const YamlNode* found = node(key);
     if (found == nullptr) {
         return false;
@@ -652,8 +649,8 @@ bool MapReader::choice_index(std::string_view key, int& into,
     std::string message = fmt::format("'{}' is not one of {}", found->scalar, fmt::join(names, ", "));
     const std::string match = closest_match(found->scalar, names);
     if (!match.empty()) {
-        message = fmt::format("'{}' is not one of {}; did you mean '{}'?", found->scalar,
-                              fmt::join(names, ", "), match);
+        message =
+            fmt::format("'{}' is not one of {}; did you mean '{}'?", found->scalar, fmt::join(names, ", "), match);
     }
     error(key, message);
     return false;

@@ -31,8 +31,8 @@ struct YamlNode {
     Position position;
     std::string scalar;  // for scalars (and the key text of mapping keys)
     bool quoted = false;
-    bool alias = false;  // an alias (*name): already reported, readers skip it
-    std::vector<YamlNode> items;                          // sequence items
+    bool alias = false;              // an alias (*name): already reported, readers skip it
+    std::vector<YamlNode> items;     // sequence items
     std::vector<YamlEntry> entries;  // mapping: key, value (file order)
 
     const YamlNode* find(std::string_view key) const;
@@ -95,7 +95,7 @@ public:
     MapReader(const YamlNode& node, std::string path, Diagnostics& diagnostics);
 
     bool has(std::string_view key) const;
-    const YamlNode* node(std::string_view key);  // marks known; nullptr when absent
+    const YamlNode* node(std::string_view key);        // marks known; nullptr when absent
     Position position_of(std::string_view key) const;  // the value's position (or the key's)
     Position position() const { return m_node.position; }
     const std::string& path() const { return m_path; }
@@ -104,8 +104,7 @@ public:
 
     // Each returns true when the key was present and valid (and assigns `into`).
     bool text(std::string_view key, std::string& into);
-    bool number(std::string_view key, double& into, UnitKind kind, double min, double max,
-                bool min_exclusive = false);
+    bool number(std::string_view key, double& into, UnitKind kind, double min, double max, bool min_exclusive = false);
     bool integer(std::string_view key, int& into, int min, int max);
     bool boolean(std::string_view key, bool& into);
     bool text_list(std::string_view key, std::vector<std::string>& into);
@@ -143,7 +142,7 @@ private:
 
 // Reads a scalar value as a quantity of `kind` within [min, max]; records a diagnostic at
 // `node` and returns false otherwise.
-bool read_number(const YamlNode& node, const std::string& path, Diagnostics& diagnostics,
-                 double& into, UnitKind kind, double min, double max, bool min_exclusive = false);
+bool read_number(const YamlNode& node, const std::string& path, Diagnostics& diagnostics, double& into, UnitKind kind,
+                 double min, double max, bool min_exclusive = false);
 
 }  // namespace gpusel

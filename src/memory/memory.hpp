@@ -121,8 +121,7 @@ double lora_trainable_params(const ModelSpec& model, const LoraSpec& lora, std::
 
 // KV cache: kv_cache_bytes_per_sequence (models.hpp: K and V per KV head and layer, MLA's latent,
 // sliding windows) × sequences.
-double kv_cache_bytes(const ModelSpec& model, double element_bytes, double tokens_per_sequence,
-                      double sequences);
+double kv_cache_bytes(const ModelSpec& model, double element_bytes, double tokens_per_sequence, double sequences);
 
 // Activation bytes one transformer layer keeps for backward (Korthikanti et al. 2022, §4.1,
 // generalised to GQA, gated FFNs, dropout-free models and element size; docs/memory-model.md).

@@ -62,8 +62,8 @@ double training_gemm_time_s(double m, double n, double k, const TrainingGemmRate
         return 0;
     }
     // F / (peak · plateau · F / (F + peak · τ)) written without the division by the efficiency.
-    const double compute_s = (flops + rates.peak_flops_per_s * std::max(0.0, rates.half_time_s)) /
-                             (rates.peak_flops_per_s * rates.plateau);
+    const double compute_s =
+        (flops + rates.peak_flops_per_s * std::max(0.0, rates.half_time_s)) / (rates.peak_flops_per_s * rates.plateau);
     const double memory_s = (m * k + k * n + m * n) * rates.element_bytes / rates.bytes_per_s;
     return std::max({compute_s, memory_s, rates.floor_s});
 }
@@ -292,7 +292,8 @@ LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_
         return LinkTier{in_node.name + "+" + (infiniband ? "infiniband" : "ethernet"), in_node.bytes_per_s,
                         factors.network_latency_s};
     }
-    return LinkTier{infiniband ? "infiniband" : "ethernet", network_bytes_per_s, factors.network_latency_s, false, true};
+    return LinkTier{infiniband ? "infiniband" : "ethernet", network_bytes_per_s, factors.network_latency_s, false,
+                    true};
 }
 
 double matmul_params(const ModelSpec& model) {

@@ -73,12 +73,12 @@ double speed_metric_value(const PerfEstimate& estimate, MeasuredMetric metric) {
     if (estimate.training) {
         const TrainingPerf& training = *estimate.training;
         switch (metric) {
-        case MeasuredMetric::training_tokens_per_s:
-            return training.tokens_per_s;
-        case MeasuredMetric::samples_per_s:
-            return training.samples_per_s;
-        default:
-            return 0;
+            case MeasuredMetric::training_tokens_per_s:
+                return training.tokens_per_s;
+            case MeasuredMetric::samples_per_s:
+                return training.samples_per_s;
+            default:
+                return 0;
         }
     }
     if (!estimate.inference) {
@@ -86,22 +86,22 @@ double speed_metric_value(const PerfEstimate& estimate, MeasuredMetric metric) {
     }
     const InferencePerf& inference = *estimate.inference;
     switch (metric) {
-    case MeasuredMetric::samples_per_s:
-        return inference.requests_per_s;
-    case MeasuredMetric::output_tokens_per_s:
-        return inference.output_tokens_per_s;
-    case MeasuredMetric::decode_tokens_per_s:
-        return inference.tpot_s > 0 ? 1 / inference.tpot_s : 0;
-    case MeasuredMetric::prefill_tokens_per_s:
-        return inference.prefill_tokens_per_s;
-    case MeasuredMetric::images_per_s:
-        return inference.images_per_s;
-    case MeasuredMetric::ttft:
-        return inference.ttft_s;
-    case MeasuredMetric::tpot:
-        return inference.tpot_s;
-    case MeasuredMetric::training_tokens_per_s:
-        return 0;
+        case MeasuredMetric::samples_per_s:
+            return inference.requests_per_s;
+        case MeasuredMetric::output_tokens_per_s:
+            return inference.output_tokens_per_s;
+        case MeasuredMetric::decode_tokens_per_s:
+            return inference.tpot_s > 0 ? 1 / inference.tpot_s : 0;
+        case MeasuredMetric::prefill_tokens_per_s:
+            return inference.prefill_tokens_per_s;
+        case MeasuredMetric::images_per_s:
+            return inference.images_per_s;
+        case MeasuredMetric::ttft:
+            return inference.ttft_s;
+        case MeasuredMetric::tpot:
+            return inference.tpot_s;
+        case MeasuredMetric::training_tokens_per_s:
+            return 0;
     }
     return 0;
 }
@@ -148,8 +148,7 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
     result.scale = std::exp(log_sum / static_cast<double>(result.points.size()));
     const EfficiencyTable calibrated = calibrated_efficiency(efficiency, result);
     for (CalibratedPoint& point : result.points) {
-        point.predicted_after =
-            predict_point(workload, *catalog.find(point.point.gpu), point.point, calibrated, stack);
+        point.predicted_after = predict_point(workload, *catalog.find(point.point.gpu), point.point, calibrated, stack);
         // Several points pull apart, or one asks for more than the peaks allow (fractions are
         // capped, the factor bounded): say so rather than pretend the fit holds.
         if (std::abs(point.predicted_after / point.point.measured - 1) > 0.05) {
@@ -173,9 +172,7 @@ std::string describe_calibration(const SpeedCalibration& calibration) {
     std::vector<std::string> points;
     for (const CalibratedPoint& point : calibration.points) {
         const bool time = !higher_is_faster(point.point.metric);
-        const auto show = [&](double value) {
-            return time ? format_duration(value) : fmt::format("{:.4g}", value);
-        };
+        const auto show = [&](double value) { return time ? format_duration(value) : fmt::format("{:.4g}", value); };
         points.push_back(fmt::format("{} × {} measured {} {} (the model said {})", point.point.count, point.point.gpu,
                                      to_string(point.point.metric), show(point.point.measured),
                                      show(point.predicted_before)));

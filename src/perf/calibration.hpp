@@ -36,8 +36,8 @@ struct CalibratedPoint {
 };
 
 struct SpeedCalibration {
-    bool applied = false;    // false: no speed points in the workload
-    double scale = 1;        // geometric mean of the points' multipliers, within [0.2, 5]
+    bool applied = false;  // false: no speed points in the workload
+    double scale = 1;      // geometric mean of the points' multipliers, within [0.2, 5]
     std::vector<CalibratedPoint> points;
     std::vector<std::string> notes;  // a multiplier at its bound, fractions capped at 0.98
 };

@@ -39,9 +39,9 @@ struct ReplicaModel {
     double expert_weight_bytes = 0;        // MoE: all experts together
     double expert_fraction_per_token = 0;  // top_k / experts
     double kv_bytes_per_token = 0;
-    double activation_bytes = 2;  // element size of activations exchanged between GPUs
-    double peak_flops_per_s = 0;  // per GPU, the GEMM precision's dense peak
-    double peak_fraction = 0;     // of that peak for large GEMMs
+    double activation_bytes = 2;       // element size of activations exchanged between GPUs
+    double peak_flops_per_s = 0;       // per GPU, the GEMM precision's dense peak
+    double peak_fraction = 0;          // of that peak for large GEMMs
     double bandwidth_bytes_per_s = 0;  // per GPU, achieved
     double overhead_per_layer_s = 0;
     double request_floor_s = 0;
@@ -61,9 +61,9 @@ struct ReplicaModel {
     LinkTier pipeline_link;
     // Per-operator model (docs/perf-model.md, "Inference"): one layer's GEMM widths, whole model
     // (tensor parallel divides them), and the rates its kernels reach on this GPU.
-    double qkv_width = 0;            // (heads + 2 kv_heads) × head_dim
-    double kv_width = 0;             // kv_heads × head_dim
-    double ffn_width = 0;            // FFN width a token passes through (MoE: its top_k experts)
+    double qkv_width = 0;  // (heads + 2 kv_heads) × head_dim
+    double kv_width = 0;   // kv_heads × head_dim
+    double ffn_width = 0;  // FFN width a token passes through (MoE: its top_k experts)
     bool ffn_gated = false;
     double vocab = 0;
     double attention_weight_bytes = 0;  // per layer: QKV and output projections
@@ -75,9 +75,9 @@ struct ReplicaModel {
     double elementwise_kernels = 0;
     double step_floor_s = 0;
     double kv_read_factor = 1;
-    double attention_heads = 0;         // query heads
-    double attention_score_bytes = 0;   // per score, when the attention kernels materialize them
-    CollectiveLink tensor_collective;   // the tensor-parallel all-reduce's link
+    double attention_heads = 0;        // query heads
+    double attention_score_bytes = 0;  // per score, when the attention kernels materialize them
+    CollectiveLink tensor_collective;  // the tensor-parallel all-reduce's link
 };
 
 struct StepTime {
@@ -282,8 +282,8 @@ StepTime vae_decode(const ReplicaModel& model, double batch) {
     if (model.decoder_flops_per_sample <= 0) {
         return step;
     }
-    step.compute_s = batch * model.decoder_flops_per_sample / model.tensor_parallel /
-                     (model.peak_flops_per_s * model.peak_fraction);
+    step.compute_s =
+        batch * model.decoder_flops_per_sample / model.tensor_parallel / (model.peak_flops_per_s * model.peak_fraction);
     step.overhead_s = model.request_floor_s;
     return step;
 }
@@ -660,10 +660,11 @@ int choose_batch(const Setting& setting, const Serving& serving, const BatchChoi
     }
     batch = choice.largest_for_tpot(serving, spec.slo, std::min(choice.memory_cap, choice.engine_limit));
     if (serving.model.transformer && setting.workload.task() == InferenceTask::generation) {
-        setting.notes.push_back(fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode "
-                                            "step meets the TPOT target ({} {}, engine limit {})",
-                                            batch, choice.engine_known ? "the KV cache holds" : "memory holds",
-                                            result.max_batch_memory, choice.engine_limit));
+        setting.notes.push_back(
+            fmt::format("batch auto: {} sequences per replica, the most whose full-batch decode "
+                        "step meets the TPOT target ({} {}, engine limit {})",
+                        batch, choice.engine_known ? "the KV cache holds" : "memory holds", result.max_batch_memory,
+                        choice.engine_limit));
     } else {
         setting.notes.push_back(fmt::format("batch auto: {} {} per replica, as many as memory holds (limit {})", batch,
                                             serving.model.diffusion ? "images" : "requests", choice.engine_limit));
@@ -771,8 +772,8 @@ void apply_load(const Setting& setting, const Serving& serving, int batch, Infer
     const LoadPoint loaded = serving.at(spec.requests_per_s, batch);
     if (loaded.stable) {
         result.p99_ttft_s = loaded.ttft_s;
-        result.p99_tpot_s = transformer && serving.output_tokens > 0 ? std::optional<double>(loaded.tpot_s)
-                                                                      : std::nullopt;
+        result.p99_tpot_s =
+            transformer && serving.output_tokens > 0 ? std::optional<double>(loaded.tpot_s) : std::nullopt;
         result.p99_e2e_s = loaded.e2e_s;
         result.mean_concurrency = loaded.concurrency;
     } else {

@@ -48,12 +48,12 @@ double roofline_time_s(double compute_s, double memory_s);
 // What one GPU's GEMM kernels reach (docs/perf-model.md, "Inference"; anchors in
 // docs/reference/perf_modelling.md §1.2).
 struct GemmRates {
-    double peak_flops_per_s = 0;        // dense peak of the GEMM's precision, FLOP/s
-    double plateau = 0.7;               // fraction of that peak large GEMMs reach
-    double half_work_s = 7.8e-6;        // GEMM work, in seconds at the dense peak, at which half the
-                                        // plateau is reached (the half point in FLOPs grows with the peak)
-    double bandwidth_bytes_per_s = 0;   // DRAM bandwidth reached streaming the weight, bytes/s
-    double kernel_floor_s = 0;          // fixed time of any kernel, seconds
+    double peak_flops_per_s = 0;       // dense peak of the GEMM's precision, FLOP/s
+    double plateau = 0.7;              // fraction of that peak large GEMMs reach
+    double half_work_s = 7.8e-6;       // GEMM work, in seconds at the dense peak, at which half the
+                                       // plateau is reached (the half point in FLOPs grows with the peak)
+    double bandwidth_bytes_per_s = 0;  // DRAM bandwidth reached streaming the weight, bytes/s
+    double kernel_floor_s = 0;         // fixed time of any kernel, seconds
 };
 // Fraction of peak reached by a GEMM of F = 2·rows·columns·inner FLOPs (rows = tokens, columns =
 // the weight's output width on this GPU): plateau · F / (F + half_work_s · peak). A faster GPU needs
@@ -83,9 +83,9 @@ struct TrainingGemmRates {
     double peak_flops_per_s = 0;
     double plateau = 0;
     double half_time_s = 0;
-    double bytes_per_s = 0;     // achieved DRAM bandwidth
-    double element_bytes = 2;   // operand element size
-    double floor_s = 0;         // shortest kernel
+    double bytes_per_s = 0;    // achieved DRAM bandwidth
+    double element_bytes = 2;  // operand element size
+    double floor_s = 0;        // shortest kernel
 };
 // max(F / (peak · gemm_efficiency_for_shape), (m·k + k·n + m·n) · element / bandwidth, floor):
 // a training GEMM reads and writes its activations as well as its weight (serving's gemm_time_s
@@ -129,8 +129,8 @@ struct LinkTier {
 // one NVLink domain use NVLink; other groups inside a node use PCIe; groups that span nodes
 // are limited by the network (deployment.interconnect; auto = InfiniBand for SXM/OAM parts,
 // Ethernet otherwise).
-LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_size,
-                        const EfficiencyFactors& factors, const PlatformFactors& platform);
+LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_size, const EfficiencyFactors& factors,
+                        const PlatformFactors& platform);
 // The collective cost of a tier for training: inside an NVLink domain the measured NCCL bus
 // bandwidth (unidirectional link × `collective_bus`) and floor (`collective_latency`); other
 // tiers their achieved bandwidth and per-step latency (docs/perf-model.md, "Links").
@@ -154,19 +154,19 @@ double matmul_params(const ModelSpec& model);
 
 struct TrainingPerf {
     double step_time_s = 0;
-    double tokens_per_s = 0;   // whole candidate (0 for models without tokens)
+    double tokens_per_s = 0;  // whole candidate (0 for models without tokens)
     double samples_per_s = 0;
-    double mfu = 0;            // model FLOPs / (time × dense peak of the compute precision × GPUs)
+    double mfu = 0;                         // model FLOPs / (time × dense peak of the compute precision × GPUs)
     std::optional<double> time_to_train_s;  // absent without dataset_tokens / dataset_samples
-    double scaling_efficiency = 1;    // 1 − (exposed communication + pipeline bubble) / step time
+    double scaling_efficiency = 1;          // 1 − (exposed communication + pipeline bubble) / step time
     bool meets_deadline = true;
     // Per optimizer step, one GPU:
-    double compute_s = 0;             // forward + backward (+ recompute), incl. pipeline bubble
-    double memory_s = 0;              // optimizer update and bandwidth-bound kernels (CNNs)
-    double communication_s = 0;       // exposed (not overlapped) collectives
-    double host_transfer_s = 0;       // offload traffic and input copies over PCIe, exposed
-    double input_s = 0;               // input pipeline wait, exposed
-    double overhead_s = 0;            // kernel launches not hidden (0: large training kernels hide them)
+    double compute_s = 0;        // forward + backward (+ recompute), incl. pipeline bubble
+    double memory_s = 0;         // optimizer update and bandwidth-bound kernels (CNNs)
+    double communication_s = 0;  // exposed (not overlapped) collectives
+    double host_transfer_s = 0;  // offload traffic and input copies over PCIe, exposed
+    double input_s = 0;          // input pipeline wait, exposed
+    double overhead_s = 0;       // kernel launches not hidden (0: large training kernels hide them)
     double bubble_fraction = 0;
     double model_flops_per_step = 0;  // whole candidate
     double input_samples_per_s = 0;   // what the CPUs and storage deliver (0 = not limiting)
@@ -196,21 +196,21 @@ struct InferencePerf {
     std::optional<double> p99_ttft_s;  // at the offered load; absent when the load exceeds capacity
     std::optional<double> p99_tpot_s;
     std::optional<double> p99_e2e_s;
-    double percentile = 99;            // the percentile the p99_* fields hold (slo.percentile)
-    int batch = 0;                     // concurrent sequences per replica
+    double percentile = 99;  // the percentile the p99_* fields hold (slo.percentile)
+    int batch = 0;           // concurrent sequences per replica
     int replicas = 1;
-    int max_batch_memory = 0;          // largest batch the memory holds per replica
-    bool fits = true;                  // the weights fit in the replica's memory
-    bool batch_fits = true;            // `batch` sequences' KV cache fits as well
+    int max_batch_memory = 0;  // largest batch the memory holds per replica
+    bool fits = true;          // the weights fit in the replica's memory
+    bool batch_fits = true;    // `batch` sequences' KV cache fits as well
     bool meets_slo = true;
     double max_requests_per_s_meeting_slo = 0;  // whole candidate
-    int replicas_needed = 0;           // replicas that would meet the SLO at the offered load (0 = met or never)
+    int replicas_needed = 0;  // replicas that would meet the SLO at the offered load (0 = met or never)
     SloTarget binding_target = SloTarget::capacity;  // what stops a higher load
-    bool memory_limits_load = false;   // a larger batch than memory holds would raise that load ≥ 10 %
+    bool memory_limits_load = false;                 // a larger batch than memory holds would raise that load ≥ 10 %
     double offered_requests_per_s = 0;
-    double mean_concurrency = 0;       // sequences in flight per replica at the offered load
+    double mean_concurrency = 0;  // sequences in flight per replica at the offered load
     // The full-batch step that sets capacity, one replica:
-    double decode_step_s = 0;          // at `batch` sequences and the mean context
+    double decode_step_s = 0;  // at `batch` sequences and the mean context
     double decode_compute_s = 0, decode_memory_s = 0, decode_overhead_s = 0, decode_communication_s = 0;
     double batch_prefill_s = 0;        // prefill of `batch` prompts together
     double decode_bytes_per_step = 0;  // per GPU
@@ -241,9 +241,9 @@ struct PerfQuery {
 // Why `fitting_layout` found no layout; the words are the caller's (the CLI names its flags).
 enum class LayoutProblem {
     none,
-    no_gpus,                     // count < 1
-    count_not_multiple_of_split, // training: count is not a multiple of tensor × pipeline parallel
-    replica_does_not_divide,     // inference: one replica needs replica_gpus, count is not a multiple
+    no_gpus,                      // count < 1
+    count_not_multiple_of_split,  // training: count is not a multiple of tensor × pipeline parallel
+    replica_does_not_divide,      // inference: one replica needs replica_gpus, count is not a multiple
 };
 
 struct FittingLayout {

@@ -26,7 +26,8 @@ double input_elements(const std::string& shape) {
     while (start <= shape.size()) {
         const std::size_t end = std::min(shape.find('x', start), shape.size());
         const std::string part = shape.substr(start, end - start);
-        if (part.empty() || part.size() > 6 || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        if (part.empty() || part.size() > 6 ||
+            !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
             return 0;
         }
         product *= std::stod(part);
@@ -48,10 +49,13 @@ TrainingBatches training_batches(const TrainingSpec& spec, int dp, int micro_bat
     TrainingBatches batches;
     const int micro_batch = micro_batch_override > 0 ? micro_batch_override : std::max(1, spec.micro_batch);
     const int global_batch = spec.global_batch > 0 ? spec.global_batch : micro_batch * dp;
-    const int accumulation = std::max(1, static_cast<int>(std::lround(static_cast<double>(global_batch) / (micro_batch * dp))));
+    const int accumulation =
+        std::max(1, static_cast<int>(std::lround(static_cast<double>(global_batch) / (micro_batch * dp))));
     if (accumulation * micro_batch * dp != global_batch) {
-        notes.push_back(fmt::format("global batch {} is not a multiple of micro-batch {} × data parallel {}; "
-                                    "using {} accumulation steps", global_batch, micro_batch, dp, accumulation));
+        notes.push_back(
+            fmt::format("global batch {} is not a multiple of micro-batch {} × data parallel {}; "
+                        "using {} accumulation steps",
+                        global_batch, micro_batch, dp, accumulation));
     }
     batches.micro_batch = micro_batch;
     batches.accumulation = accumulation;
@@ -88,7 +92,8 @@ SampleWork sample_work(const Workload& workload, const EfficiencyFactors& factor
         const bool causal = model.family != ModelFamily::encoder;
         // Forward attention FLOPs per token: QKᵀ and AV, 4·L·s·width; flash attention skips the
         // masked half of a causal square, other kernels compute and mask it.
-        const double attention_forward = 4.0 * model.layers * seq * width * (causal && spec.flash_attention ? 0.5 : 1.0);
+        const double attention_forward =
+            4.0 * model.layers * seq * width * (causal && spec.flash_attention ? 0.5 : 1.0);
         // Frozen base under LoRA: no weight gradients, so 4Ψ instead of 6Ψ (plus the adapters).
         const double dense_passes = lora ? 4.0 : 6.0;
         double per_token = dense_passes * matmul + 6 * work.trainable_params * (lora ? 1 : 0) + 3 * attention_forward;
@@ -137,9 +142,10 @@ MicroBatchKernels micro_batch_kernels(const TransformerTrainingOps& ops, const S
 int scheduled_virtual_stages(const Workload& workload, int pp, std::vector<std::string>& notes) {
     const int virtual_stages = effective_virtual_stages(workload, pp);
     if (virtual_stages != workload.training.virtual_stages && pp > 1) {
-        notes.push_back(fmt::format("virtual_stages {}: {} layers are fewer than {} stages × {} chunks; "
-                                    "plain 1F1B schedule", workload.training.virtual_stages, workload.model.layers, pp,
-                                    workload.training.virtual_stages));
+        notes.push_back(
+            fmt::format("virtual_stages {}: {} layers are fewer than {} stages × {} chunks; "
+                        "plain 1F1B schedule",
+                        workload.training.virtual_stages, workload.model.layers, pp, workload.training.virtual_stages));
     }
     return virtual_stages;
 }
@@ -176,7 +182,8 @@ double micro_batch_communication_s(const Setting& setting, const TransformerTrai
     }
     if (pp > 1) {
         const LinkTier link = link_for_group(workload, setting.gpu, tp * pp, setting.factors, setting.platform);
-        communication_s += 2.0 * effective_virtual_stages(workload, pp) * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
+        communication_s +=
+            2.0 * effective_virtual_stages(workload, pp) * (activation_bytes / tp / link.bytes_per_s + link.latency_s);
     }
     return communication_s;
 }
@@ -248,8 +255,8 @@ DataParallelSync data_parallel_sync(const Setting& setting, int gpus, double gra
         // reduce-scatter the gradients, every micro-batch; prefetching overlaps them with
         // the micro-batch's compute.
         const double weight_bytes_16 = workload.model.params / (tp * pp) * 2;
-        const double per_micro = 2 * all_gather_s(weight_bytes_16, dp, collective) +
-                                 all_gather_s(gradient_bytes, dp, collective);
+        const double per_micro =
+            2 * all_gather_s(weight_bytes_16, dp, collective) + all_gather_s(gradient_bytes, dp, collective);
         sync.exposed_s = accumulation * exposed_after_overlap(per_micro, micro_kernel_s, layers_per_stage);
     } else if (layout.sharding == Sharding::none) {
         // DDP: one all-reduce per step, bucketed and overlapped with the last micro-batch's
@@ -418,8 +425,9 @@ TransformerTrainingOps transformer_training_ops(const Workload& workload, const 
     ops.attention_flops_per_s = wide_peak * factors.attention_compute;
     // A sample's GEMM and attention FLOPs at their ceilings: no kernel runs faster.
     const double logits_params = ops.vocab * h;
-    const double gemm_flops_per_token = 2 * std::max(0.0, matmul - logits_params) * (ops.gemm_passes + ops.gemm_recompute) +
-                                        2 * logits_params * ops.gemm_passes;
+    const double gemm_flops_per_token =
+        2 * std::max(0.0, matmul - logits_params) * (ops.gemm_passes + ops.gemm_recompute) +
+        2 * logits_params * ops.gemm_passes;
     const double attention_flops_per_token = layers * ops.attention_flops_per_token * (3 + ops.attention_recompute);
     ops.lower_bound_sample_s = ops.seq * (gemm_flops_per_token / (ops.gemm.peak_flops_per_s * ops.gemm.plateau) +
                                           attention_flops_per_token / ops.attention_flops_per_s);
@@ -439,13 +447,13 @@ MicroBatchTimes transformer_micro_batch_times(const TransformerTrainingOps& ops,
     const double attention_s =
         std::max(tokens * ops.attention_flops_per_token / t / ops.attention_flops_per_s, ops.floor_s);
     // Element-wise kernels (sequence parallel splits the norms, adds and dropout over t too).
-    const double elementwise_s = std::max(tokens * ops.elementwise_elements_per_token * ops.activation_bytes / t /
-                                              ops.bandwidth_bytes_per_s,
-                                          ops.elementwise_kernels * ops.floor_s);
+    const double elementwise_s =
+        std::max(tokens * ops.elementwise_elements_per_token * ops.activation_bytes / t / ops.bandwidth_bytes_per_s,
+                 ops.elementwise_kernels * ops.floor_s);
     // Backward: two GEMMs per forward GEMM (one under LoRA), attention backward ≈ 2× forward,
     // element-wise backward ≈ 2× the forward bytes (gradient in and out plus the saved input).
-    const double layer_compute_s = layer_gemms_s * (ops.gemm_passes + ops.gemm_recompute) +
-                                   attention_s * (3 + ops.attention_recompute);
+    const double layer_compute_s =
+        layer_gemms_s * (ops.gemm_passes + ops.gemm_recompute) + attention_s * (3 + ops.attention_recompute);
     const double layer_memory_s = elementwise_s * (3 + ops.gemm_recompute);
     MicroBatchTimes times;
     times.compute_s = (ops.layers * layer_compute_s + ops.gemm_passes * logits_s) / pp;
@@ -495,21 +503,21 @@ double optimizer_bytes_per_param(const Workload& workload) {
     const double gradient_bytes = fp32_training ? 4 : 2;
     double state_bytes = 0;  // optimizer states per parameter, fp32
     switch (training.optimizer) {
-    case Optimizer::adamw:
-    case Optimizer::adam:
-        state_bytes = 8;  // m and v (docs/reference/formulas.md, "optimizer")
-        break;
-    case Optimizer::adamw_8bit:
-        state_bytes = 2;
-        break;
-    case Optimizer::sgd_momentum:
-    case Optimizer::lion:
-        state_bytes = 4;
-        break;
-    case Optimizer::sgd:
-    case Optimizer::adafactor:  // factored second moment: negligible next to the weights
-        state_bytes = 0;
-        break;
+        case Optimizer::adamw:
+        case Optimizer::adam:
+            state_bytes = 8;  // m and v (docs/reference/formulas.md, "optimizer")
+            break;
+        case Optimizer::adamw_8bit:
+            state_bytes = 2;
+            break;
+        case Optimizer::sgd_momentum:
+        case Optimizer::lion:
+            state_bytes = 4;
+            break;
+        case Optimizer::sgd:
+        case Optimizer::adafactor:  // factored second moment: negligible next to the weights
+            state_bytes = 0;
+            break;
     }
     const bool master = training.master_weights && !fp32_training;
     if (!master && !fp32_training) {
@@ -555,8 +563,8 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     }
 
     // One micro-batch on one GPU.
-    const MicroBatchKernels kernels = micro_batch_kernels(ops, work, tp, pp, batches.micro_batch,
-                                                          base_peak * factors.training_compute, bandwidth);
+    const MicroBatchKernels kernels =
+        micro_batch_kernels(ops, work, tp, pp, batches.micro_batch, base_peak * factors.training_compute, bandwidth);
     const double micro_compute_s = kernels.times.compute_s;
     const double micro_memory_s = kernels.times.memory_s;
     const double micro_kernel_s = kernels.total_s;
@@ -579,8 +587,8 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const double owned_params = work.trainable_params / (tp * pp) / (layout.sharding != Sharding::none ? dp : 1);
     double optimizer_s = owned_params * optimizer_bytes_per_param(workload) / bandwidth;
     double host_transfer_s = 0;
-    const double host_link_bytes_per_s =
-        gpu.host_link_bytes_per_s() * factors.host_link * (workload.data.pin_memory ? 1 : setting.platform.pageable_copy_fraction);
+    const double host_link_bytes_per_s = gpu.host_link_bytes_per_s() * factors.host_link *
+                                         (workload.data.pin_memory ? 1 : setting.platform.pageable_copy_fraction);
     if (layout.offload != Offload::none) {
         // ZeRO-Offload: gradients down and updated 16-bit weights up every step; the CPU runs Adam.
         optimizer_s = 0;

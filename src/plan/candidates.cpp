@@ -145,7 +145,8 @@ void CandidateEvaluator::begin_gpu() {
 // The quotes a candidate of `gpu` may be priced with for `acquisition`: every offer the
 // constraints leave (a fixed line: only whole units of the named offer, or of any offer).
 // `together`: GPUs that one job or replica spreads over (training: all; serving: a replica).
-std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, int together) {
+std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus,
+                                                   int together) {
     std::vector<std::string> excluded;
     std::vector<OfferQuote> found;
     if (m_policy.offer != nullptr) {
@@ -167,9 +168,8 @@ std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisiti
         const bool applies = offer.kind == OfferKind::rental || (switched && offer.form != UnitForm::card);
         const bool split = applies && together > offer.gpus_per_unit && offer.gpus_per_unit < node;
         if (split && m_offer_exclusions.size() < 8) {
-            m_offer_exclusions.push_back(fmt::format("{}: {} GPUs would span {} units of {}, not whole nodes",
-                                                     offer.id, together, units_for(offer, together),
-                                                     offer.gpus_per_unit));
+            m_offer_exclusions.push_back(fmt::format("{}: {} GPUs would span {} units of {}, not whole nodes", offer.id,
+                                                     together, units_for(offer, together), offer.gpus_per_unit));
         }
         return split;
     });
@@ -183,23 +183,23 @@ std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisiti
     return found;
 }
 // Adds a feasible (gpu, count, layout) as candidates, once per acquisition and offer.
-void CandidateEvaluator::price(const GpuSpec& gpu, Candidate candidate, UsageProfile usage, std::vector<Candidate>& out, Miss& miss) {
+void CandidateEvaluator::price(const GpuSpec& gpu, Candidate candidate, UsageProfile usage, std::vector<Candidate>& out,
+                               Miss& miss) {
     bool any = false;
-usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
+    usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
     const int together = m_workload.is_training()
                              ? usage.gpus
                              : candidate.layout.tensor_parallel * std::max(1, candidate.layout.pipeline_parallel);
     for (const Acquisition acquisition : m_policy.acquisitions) {
         for (const OfferQuote& quote : quotes(gpu, acquisition, usage.gpus, together)) {
-            CostEstimate cost =
-                estimate_cost(m_workload, gpu, quote, usage, m_policy.unit_price_usd);
+            CostEstimate cost = estimate_cost(m_workload, gpu, quote, usage, m_policy.unit_price_usd);
             if (!cost.available) {
                 if (m_policy.exact_count) {
                     miss.rejection.why_not = cost.unavailable_reason;
                 }
                 continue;
             }
-const BudgetSpec& budget = m_workload.budget;
+            const BudgetSpec& budget = m_workload.budget;
             if (m_policy.enforce_budget && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
                 note_miss(miss, {gpu.id, RejectionKind::budget, "budget.capex_usd", cost.capex_usd, budget.capex_usd,
                                  usage.gpus,
@@ -234,8 +234,8 @@ std::string CandidateEvaluator::no_offer_reason(const GpuSpec& gpu, int gpus) co
         std::string smallest;
         for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
             if ((offer->kind == OfferKind::purchase) == is_purchase(acquisition)) {
-                smallest = smallest.empty() ? fmt::format("{} ({} GPUs per unit)", offer->id, offer->gpus_per_unit)
-                                            : smallest;
+                smallest =
+                    smallest.empty() ? fmt::format("{} ({} GPUs per unit)", offer->id, offer->gpus_per_unit) : smallest;
             }
         }
         return smallest.empty() ? fmt::format("no offer to {} {}", describe(acquisition), gpu.id)
@@ -263,7 +263,6 @@ void CandidateEvaluator::note_memory_miss(const MemoryQuery& query, double total
     }
 }
 
-
 UsageProfile CandidateEvaluator::training_usage(const TrainingPerf& perf, int gpus) const {
     const TrainingSpec& training = m_workload.training;
     UsageProfile usage;
@@ -290,14 +289,14 @@ UsageProfile CandidateEvaluator::training_usage(const TrainingPerf& perf, int gp
 
 // Prices the fastest point of each GPU count the search found; the search's nearest miss
 // becomes the rejection message when none is left.
-void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search, std::vector<Candidate>& out,
-                       Miss& miss) {
+void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search,
+                                           std::vector<Candidate>& out, Miss& miss) {
     if (const std::optional<NearMiss>& memory = search.miss.memory) {
-        note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", memory->needed, memory->available,
-                         memory->count,
-                         fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)", format_gb(memory->needed),
-                                     memory->count, memory->count == 1 ? "" : "s", format_gb(gpu.memory_bytes),
-                                     format_gb(memory->available))});
+        note_miss(
+            miss,
+            {gpu.id, RejectionKind::memory, "memory per GPU", memory->needed, memory->available, memory->count,
+             fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)", format_gb(memory->needed), memory->count,
+                         memory->count == 1 ? "" : "s", format_gb(gpu.memory_bytes), format_gb(memory->available))});
     }
     if (const std::optional<NearMiss>& deadline = search.miss.deadline) {
         note_miss(miss, {gpu.id, RejectionKind::deadline, "training.deadline", deadline->needed, deadline->available,
@@ -346,15 +345,14 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         if (memory.total_bytes > usable) {
             note_memory_miss(query, memory.total_bytes);
             const std::optional<ServingMemory> engine = serving_memory(workload, gpu, layout);
-            note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", memory.total_bytes, usable,
-                             layout.gpu_count(),
-                             engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
-                                                  layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s",
-                                                  engine->refusal)
-                                    : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
-                                                  format_gb(memory.total_bytes), layout.tensor_parallel,
-                                                  layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
-                                                  format_gb(usable))});
+            note_miss(miss,
+                      {gpu.id, RejectionKind::memory, "memory per GPU", memory.total_bytes, usable, layout.gpu_count(),
+                       engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
+                                            layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s", engine->refusal)
+                              : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
+                                            format_gb(memory.total_bytes), layout.tensor_parallel,
+                                            layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                            format_gb(usable))});
             continue;
         }
         PerfQuery perf_query;
@@ -389,17 +387,17 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
             if (used.total_bytes > usable) {
                 note_memory_miss(at_batch, used.total_bytes);
-                note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", used.total_bytes, usable, gpus,
-                                 fmt::format("needs {} per GPU at batch {}, has {} ({} usable)",
-                                             format_gb(used.total_bytes), perf.inference->batch,
-                                             format_gb(gpu.memory_bytes), format_gb(usable))});
+                note_miss(miss,
+                          {gpu.id, RejectionKind::memory, "memory per GPU", used.total_bytes, usable, gpus,
+                           fmt::format("needs {} per GPU at batch {}, has {} ({} usable)", format_gb(used.total_bytes),
+                                       perf.inference->batch, format_gb(gpu.memory_bytes), format_gb(usable))});
                 continue;
             }
         }
         if (!perf.inference || (!perf.inference->meets_slo && m_policy.require_slo)) {
-            Rejection slo = perf.inference ? slo_miss(m_workload, *perf.inference, layout.tensor_parallel)
-                                           : Rejection{gpu.id, RejectionKind::slo, "inference.slo", 0, 0, 0,
-                                                       "no estimate", 0};
+            Rejection slo = perf.inference
+                                ? slo_miss(m_workload, *perf.inference, layout.tensor_parallel)
+                                : Rejection{gpu.id, RejectionKind::slo, "inference.slo", 0, 0, 0, "no estimate", 0};
             slo.gpu = gpu.id;
             slo.count = gpus;
             note_miss(miss, std::move(slo));
@@ -458,8 +456,8 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(dou
         replicas.serving = total - replicas.spares;
         return replicas;
     }
-    replicas.serving = std::max(
-        1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity_requests_per_s - 1e-9)));
+    replicas.serving =
+        std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity_requests_per_s - 1e-9)));
     replicas.spares = spare_replicas(replicas.serving, false);
     const int gpus = (replicas.serving + replicas.spares) * tensor_parallel;
     if (gpus > max_gpus) {
@@ -498,15 +496,15 @@ UsageProfile CandidateEvaluator::inference_usage(int gpus, int tensor_parallel) 
 int CandidateEvaluator::spare_replicas(int replicas, bool of_total) const {
     const DeploymentSpec& deployment = m_workload.deployment;
     switch (deployment.redundancy) {
-    case DeploymentSpec::Redundancy::none:
-        return 0;
-    case DeploymentSpec::Redundancy::n_plus_one:
-        return 1;
-    case DeploymentSpec::Redundancy::fraction: {
-        const double fraction = deployment.redundancy_fraction;
-        const double needed = of_total ? replicas / (1.0 + fraction) : replicas;
-        return std::max(1, static_cast<int>(std::ceil(needed * fraction - 1e-9)));
-    }
+        case DeploymentSpec::Redundancy::none:
+            return 0;
+        case DeploymentSpec::Redundancy::n_plus_one:
+            return 1;
+        case DeploymentSpec::Redundancy::fraction: {
+            const double fraction = deployment.redundancy_fraction;
+            const double needed = of_total ? replicas / (1.0 + fraction) : replicas;
+            return std::max(1, static_cast<int>(std::ceil(needed * fraction - 1e-9)));
+        }
     }
     return 0;
 }

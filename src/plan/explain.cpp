@@ -34,9 +34,8 @@ std::string strategy_line(const Workload& workload, const RolePlan& plan) {
                                 rents ? "rents" : "buys", rents ? "buys" : "rents");
         } else {
             line += fmt::format("; this pick {}: {} less than the best option that {} ({} ×{})",
-                                rents ? "rents" : "buys",
-                                format_usd(other->cost.tco_usd - winner.cost.tco_usd), rents ? "buys" : "rents",
-                                other->gpu, other->count);
+                                rents ? "rents" : "buys", format_usd(other->cost.tco_usd - winner.cost.tco_usd),
+                                rents ? "buys" : "rents", other->gpu, other->count);
         }
     }
     return line;
@@ -157,11 +156,10 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
             parts.push_back(fmt::format("P{:g} latency {}", slo.percentile, shown(inference.p99_e2e_s)));
         }
         const int serving = candidate.serving_replicas();
-        parts.push_back(fmt::format("{} replica{} at {:g} req/s{}", serving, serving == 1 ? "" : "s",
-                                    workload.inference.requests_per_s,
-                                    candidate.spare_replicas > 0
-                                        ? fmt::format(" + {} spare (deployment.redundancy)", candidate.spare_replicas)
-                                        : std::string()));
+        parts.push_back(fmt::format(
+            "{} replica{} at {:g} req/s{}", serving, serving == 1 ? "" : "s", workload.inference.requests_per_s,
+            candidate.spare_replicas > 0 ? fmt::format(" + {} spare (deployment.redundancy)", candidate.spare_replicas)
+                                         : std::string()));
     }
     parts.push_back(fmt::format("{}/{} per GPU", format_gb(candidate.memory.per_gpu.total_bytes),
                                 format_gb(candidate.memory.capacity_bytes)));
@@ -194,8 +192,8 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
         parts.push_back(fmt::format("tied on TCO (within {} or {:.0f} %), ranked by speed, then fewer devices",
                                     format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100));
     } else if (difference > 0) {
-        parts.push_back(fmt::format("{} more over {:.0f} months", format_usd(difference),
-                                    workload.deployment.horizon_months));
+        parts.push_back(
+            fmt::format("{} more over {:.0f} months", format_usd(difference), workload.deployment.horizon_months));
     } else if (difference < 0) {
         parts.push_back(
             fmt::format("{} less over {:.0f} months", format_usd(-difference), workload.deployment.horizon_months));
@@ -224,8 +222,8 @@ Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tens
         Rejection miss{"", RejectionKind::slo, fmt::format("inference.slo.{}", field), 0, limit, 0, "", 0};
         if (loaded) {
             miss.needed = *loaded;
-            miss.why_not = fmt::format("P{:g} {} {} > {} SLO at TP{}", slo.percentile, what,
-                                       format_duration(*loaded), format_duration(limit), tensor_parallel);
+            miss.why_not = fmt::format("P{:g} {} {} > {} SLO at TP{}", slo.percentile, what, format_duration(*loaded),
+                                       format_duration(limit), tensor_parallel);
         } else if (alone > limit) {
             miss.needed = alone;
             miss.why_not = fmt::format("{} {} for one request alone > {} SLO at TP{}", what, format_duration(alone),
@@ -243,11 +241,12 @@ Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tens
         return describe("TTFT", "ttft", perf.p99_ttft_s, perf.ttft_s, slo.ttft_seconds);
     }
     if (over(perf.p99_e2e_s, slo.e2e_seconds)) {
-        return describe("latency", "e2e", perf.p99_e2e_s,
-                        perf.ttft_s + perf.tpot_s * workload.inference.output_tokens, slo.e2e_seconds);
+        return describe("latency", "e2e", perf.p99_e2e_s, perf.ttft_s + perf.tpot_s * workload.inference.output_tokens,
+                        slo.e2e_seconds);
     }
-    return {"", RejectionKind::slo, "inference.slo", 0, 0, 0,
-            fmt::format("cannot meet the SLO at TP{}", tensor_parallel), 0};
+    return {
+        "", RejectionKind::slo, "inference.slo", 0, 0, 0, fmt::format("cannot meet the SLO at TP{}", tensor_parallel),
+        0};
 }
 
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) {
@@ -295,14 +294,16 @@ std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) 
             format_usd(winner.cost.tco_usd)));
     }
     if (is_purchase(winner.acquisition) && !winner.cost.resale_counted && winner.cost.breakdown.resale_usd > 0) {
-        lines.push_back(fmt::format("expected resale {} at the horizon's end is not subtracted "
-                                    "(deployment.count_resale: true to rank with it)",
-                                    format_usd(winner.cost.breakdown.resale_usd)));
+        lines.push_back(
+            fmt::format("expected resale {} at the horizon's end is not subtracted "
+                        "(deployment.count_resale: true to rank with it)",
+                        format_usd(winner.cost.breakdown.resale_usd)));
     } else if (is_purchase(winner.acquisition) && winner.cost.resale_counted) {
-        lines.push_back(fmt::format("the TCO counts an expected resale of {} (deployment.count_resale); without it "
-                                    "the TCO is {}",
-                                    format_usd(winner.cost.breakdown.resale_usd),
-                                    format_usd(winner.cost.tco_usd + winner.cost.breakdown.resale_usd)));
+        lines.push_back(
+            fmt::format("the TCO counts an expected resale of {} (deployment.count_resale); without it "
+                        "the TCO is {}",
+                        format_usd(winner.cost.breakdown.resale_usd),
+                        format_usd(winner.cost.tco_usd + winner.cost.breakdown.resale_usd)));
     }
     return lines;
 }

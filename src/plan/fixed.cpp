@@ -29,8 +29,8 @@ void closest_memory(const Workload& workload, const GpuSpec& gpu, const Training
             MemoryQuery query;
             query.layout = least.layout;
             query.micro_batch = least.micro_batch;
-            result.closest_memory = estimate_memory(
-                with_choices(workload, least.precision.precision, least.checkpointing), gpu, query);
+            result.closest_memory =
+                estimate_memory(with_choices(workload, least.precision.precision, least.checkpointing), gpu, query);
             result.closest_layout = least.layout;
         }
         return;
@@ -80,7 +80,8 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
     }
     if (found.empty()) {
         closest_memory(workload, gpu, search ? &*search : nullptr, precisions, evaluator, result);
-        result.why_not = miss.rejection.why_not.empty() ? evaluator.no_offer_reason(gpu, count) : miss.rejection.why_not;
+        result.why_not =
+            miss.rejection.why_not.empty() ? evaluator.no_offer_reason(gpu, count) : miss.rejection.why_not;
         return result;
     }
     // Prefer layouts that meet the deadline or SLO, then the objective.
@@ -94,8 +95,7 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
         return a.score < b.score;
     });
     Candidate& best = found.front();
-    best.memory =
-        estimate_memory(with_choices(workload, best.precision, best.checkpointing), gpu, memory_query(best));
+    best.memory = estimate_memory(with_choices(workload, best.precision, best.checkpointing), gpu, memory_query(best));
     best.reason = winner_reason(workload, best, workload.objective);
     result.candidate = std::move(best);
     return result;

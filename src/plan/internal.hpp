@@ -49,12 +49,12 @@ std::vector<Acquisition> acquisitions_for(const Workload& workload);
 // and rejects what breaks the budget or SLO; `gpusel check` evaluates one proposal line at its
 // count and acquisition and judges the budget and SLO itself.
 struct CandidatePolicy {
-    std::optional<int> exact_count;        // GPUs per seat of a proposal line; none = search the counts
-    std::vector<Acquisition> acquisitions; // priced, in order
-    std::optional<double> unit_price_usd;  // a proposal's price instead of the offer's
-    const Offer* offer = nullptr;          // the offer a proposal line names; none = every offer allowed
-    bool enforce_budget = true;            // over-budget options are rejected here
-    bool require_slo = true;               // options that miss the SLO are rejected here
+    std::optional<int> exact_count;           // GPUs per seat of a proposal line; none = search the counts
+    std::vector<Acquisition> acquisitions;    // priced, in order
+    std::optional<double> unit_price_usd;     // a proposal's price instead of the offer's
+    const Offer* offer = nullptr;             // the offer a proposal line names; none = every offer allowed
+    bool enforce_budget = true;               // over-budget options are rejected here
+    bool require_slo = true;                  // options that miss the SLO are rejected here
     bool record_closest_memory_miss = false;  // remember the layout that came closest to fitting
 
     static CandidatePolicy search(const Workload& workload);
@@ -118,7 +118,7 @@ private:
     std::size_t m_feasible = 0;
     std::optional<MemoryMiss> m_closest_miss;
     std::vector<std::string> m_offer_exclusions;  // of the GPU being priced
-    bool m_units_missed = false;  // exact count: offers exist, but not in whole units of it
+    bool m_units_missed = false;                  // exact count: offers exist, but not in whole units of it
     std::map<std::string, double> m_reference_rent;
 };
 
@@ -136,10 +136,10 @@ double speed(const Candidate& candidate);
 // The winner rule, once, for the planner's ranking and the robustness scenarios alike: what it
 // reads of an option, the order by score, and the tie rule under the TCO objective.
 struct RankKey {
-    double score = 0;    // objective_score, smaller is better
+    double score = 0;  // objective_score, smaller is better
     double tco_usd = 0;
-    int count = 0;       // GPUs
-    double speed = 0;    // speed(), larger is faster
+    int count = 0;     // GPUs
+    double speed = 0;  // speed(), larger is faster
 };
 RankKey rank_key(const Candidate& candidate);
 // Score first, then TCO, then fewer GPUs.

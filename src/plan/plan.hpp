@@ -26,30 +26,30 @@ inline constexpr double tie_tolerance_usd = 50;
 
 // The four classes practitioners use to set priorities.
 enum class WorkloadClass { large_training, medium_training, high_concurrency_inference, edge_inference };
-std::string_view to_string(WorkloadClass workload_class);     // "large-model training", ...
+std::string_view to_string(WorkloadClass workload_class);         // "large-model training", ...
 std::string_view class_priorities(WorkloadClass workload_class);  // "memory capacity first, then ..."
 
 // One evaluated option: GPU × count × layout × precision × acquisition.
 struct Candidate {
-    std::string gpu;        // catalog id
+    std::string gpu;  // catalog id
     std::string gpu_name;
-    int count = 1;          // GPUs in total (all replicas)
-    int replicas = 1;       // inference: copies of the model, spares included
-    int spare_replicas = 0; // inference: of which kept for redundancy (deployment.redundancy), carrying no load
-    bool tied = false;      // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
-    Layout layout;          // tensor and pipeline parallel per replica; inference: data_parallel = serving replicas
+    int count = 1;           // GPUs in total (all replicas)
+    int replicas = 1;        // inference: copies of the model, spares included
+    int spare_replicas = 0;  // inference: of which kept for redundancy (deployment.redundancy), carrying no load
+    bool tied = false;       // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
+    Layout layout;           // tensor and pipeline parallel per replica; inference: data_parallel = serving replicas
     Precision precision = Precision::bf16;
     bool precision_fallback = false;  // the workload's precision is not native; this one is used
     Acquisition acquisition = Acquisition::buy_new;
-    int micro_batch = 0;    // training
+    int micro_batch = 0;                                // training
     Checkpointing checkpointing = Checkpointing::none;  // training: the recompute level
-    int batch = 0;          // inference, per replica
+    int batch = 0;                                      // inference, per replica
     MemoryEstimate memory;
     PerfEstimate perf;
     CostEstimate cost;
-    UsageProfile usage;     // what it was priced for (re-priced by plan/robustness.hpp)
-    double score = 0;       // by the objective; lower is better
-    std::string reason;     // why it ranks where it does, in numbers
+    UsageProfile usage;  // what it was priced for (re-priced by plan/robustness.hpp)
+    double score = 0;    // by the objective; lower is better
+    std::string reason;  // why it ranks where it does, in numbers
 
     // Inference: the replicas that carry the load (at least 1).
     int serving_replicas() const { return std::max(1, replicas - spare_replicas); }
@@ -94,7 +94,7 @@ double rejection_closeness(RejectionKind kind, double needed, double available);
 struct RolePlan {
     Role role = Role::training;
     Workload workload;
-    std::string question;          // the workload restated in one line
+    std::string question;  // the workload restated in one line
     WorkloadClass workload_class = WorkloadClass::medium_training;
     std::vector<Candidate> ranked;  // feasible, best first (top N)
     std::optional<Candidate> winner;
@@ -106,27 +106,27 @@ struct RolePlan {
     // Training counts layout points (GPU × count × tp × pp × dp × ZeRO × micro-batch × recompute ×
     // precision), inference tensor-parallel layouts; each point is priced for every acquisition
     // afterwards (the fastest point per GPU count: see training_search.hpp).
-    std::size_t space = 0;            // points in the search space
-    std::size_t evaluated = 0;        // points estimated (space − evaluated were pruned, provably safely)
-    std::size_t feasible = 0;         // evaluated points that fit and meet the deadline or SLO
-    RoleUncertainty uncertainty;      // bands, robustness of the pick, what flips it (plan/robustness.hpp)
-    SpeedCalibration calibration;     // the workload's measured speeds and the stack factor they set
-    std::string speed_band_group;     // speed_band_group(workload)
-    SpeedBandFactors speed_band;      // its out-of-sample band (data/efficiency.yaml speed_bands)
+    std::size_t space = 0;         // points in the search space
+    std::size_t evaluated = 0;     // points estimated (space − evaluated were pruned, provably safely)
+    std::size_t feasible = 0;      // evaluated points that fit and meet the deadline or SLO
+    RoleUncertainty uncertainty;   // bands, robustness of the pick, what flips it (plan/robustness.hpp)
+    SpeedCalibration calibration;  // the workload's measured speeds and the stack factor they set
+    std::string speed_band_group;  // speed_band_group(workload)
+    SpeedBandFactors speed_band;   // its out-of-sample band (data/efficiency.yaml speed_bands)
 };
 
 struct ProcurementLine {
     Role role = Role::training;
     std::string gpu;
     std::string gpu_name;
-    int quantity = 0;               // units of the offer, incl. spare units when bought
-    int gpus = 0;                   // GPUs in those units (incl. idle and spare)
-    OfferUse offer;                 // what is ordered, from whom, at what price
+    int quantity = 0;  // units of the offer, incl. spare units when bought
+    int gpus = 0;      // GPUs in those units (incl. idle and spare)
+    OfferUse offer;    // what is ordered, from whom, at what price
     Acquisition acquisition = Acquisition::buy_new;
-    double unit_price_usd = 0;      // per unit, or per unit-hour when rented
-    double total_usd = 0;           // purchase total (0 when rented): quantity × unit_price_usd + host_usd
-    double host_usd = 0;            // hosts that cards and baseboards need (in total_usd)
-    double resale_usd = 0;          // expected resale at the horizon's end (in tco_usd only when counted)
+    double unit_price_usd = 0;  // per unit, or per unit-hour when rented
+    double total_usd = 0;       // purchase total (0 when rented): quantity × unit_price_usd + host_usd
+    double host_usd = 0;        // hosts that cards and baseboards need (in total_usd)
+    double resale_usd = 0;      // expected resale at the horizon's end (in tco_usd only when counted)
     bool resale_counted = false;
     double depreciation_usd_per_month = 0;  // straight-line over the horizon (purchases)
     double monthly_opex_usd = 0;
@@ -150,7 +150,8 @@ struct PlanReport {
     std::string objective;  // what ranked the candidates, in words
     std::vector<RolePlan> roles;
     std::vector<ProcurementLine> procurement;
-    std::vector<Assumption> assumptions;  // defaults applied, across workloads (field prefixed by workload when several)
+    std::vector<Assumption>
+        assumptions;  // defaults applied, across workloads (field prefixed by workload when several)
     double total_capex_usd = 0;
     double total_monthly_opex_usd = 0;
     double total_tco_usd = 0;

@@ -60,8 +60,7 @@ std::vector<TrainingSearchResult> search_catalog(const Workload& workload, const
     std::vector<TrainingSearchResult> results(gpus.size());
     std::vector<std::size_t> work;
     for (std::size_t index = 0; index < gpus.size(); ++index) {
-        if (static_exclusion(workload, gpus[index]).empty() &&
-            !precision_choices(workload, gpus[index]).empty()) {
+        if (static_exclusion(workload, gpus[index]).empty() && !precision_choices(workload, gpus[index]).empty()) {
             work.push_back(index);
         }
     }
@@ -93,8 +92,9 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     plan.workload_class = classify(workload);
     std::vector<Candidate> best_per_configuration;
     CandidateEvaluator evaluator(workload, catalog, efficiency, CandidatePolicy::search(workload));
-    const std::vector<TrainingSearchResult> searches =
-        workload.is_training() ? search_catalog(workload, catalog, efficiency, reference) : std::vector<TrainingSearchResult>{};
+    const std::vector<TrainingSearchResult> searches = workload.is_training()
+                                                           ? search_catalog(workload, catalog, efficiency, reference)
+                                                           : std::vector<TrainingSearchResult>{};
     std::size_t index = 0;
     for (const GpuSpec& gpu : catalog.gpus()) {
         const std::size_t position = index++;

@@ -115,8 +115,7 @@ std::vector<std::size_t> pareto_indices(const std::vector<Candidate>& ranked) {
     for (std::size_t i = 0; i < ranked.size(); ++i) {
         bool dominated = false;
         for (std::size_t j = 0; j < ranked.size() && !dominated; ++j) {
-            dominated = j != i && x(ranked[j]) <= x(ranked[i]) &&
-                        ranked[j].cost.tco_usd <= ranked[i].cost.tco_usd &&
+            dominated = j != i && x(ranked[j]) <= x(ranked[i]) && ranked[j].cost.tco_usd <= ranked[i].cost.tco_usd &&
                         (x(ranked[j]) < x(ranked[i]) || ranked[j].cost.tco_usd < ranked[i].cost.tco_usd);
         }
         if (!dominated) {

@@ -60,14 +60,15 @@ void print_offer(std::ostream& out, const Catalog& catalog, const Offer& offer) 
                                needed->slots);
         }
         out << fmt::format("    buy  {} — {} from {}: {} per unit of {} ({}, {} {}){}\n", offer.id, offer.name, who,
-                           offer.price ? price_text(*offer.price, OfferKind::purchase) : "no price", offer.gpus_per_unit,
-                           to_string(offer.condition), offer.price ? to_string(offer.price->kind) : "",
-                           offer.price ? offer.price->as_of : "", host);
+                           offer.price ? price_text(*offer.price, OfferKind::purchase) : "no price",
+                           offer.gpus_per_unit, to_string(offer.condition),
+                           offer.price ? to_string(offer.price->kind) : "", offer.price ? offer.price->as_of : "",
+                           host);
         return;
     }
-    out << fmt::format("    rent {} — {} {} ({} × {}){}\n", offer.id, who, offer.instance_type, offer.gpus_per_unit,
-                       offer.gpu,
-                       offer.availability == Availability::on_demand ? "" : fmt::format(", {}", to_string(offer.availability)));
+    out << fmt::format(
+        "    rent {} — {} {} ({} × {}){}\n", offer.id, who, offer.instance_type, offer.gpus_per_unit, offer.gpu,
+        offer.availability == Availability::on_demand ? "" : fmt::format(", {}", to_string(offer.availability)));
     for (const RegionalRates& rates : offer.rates) {
         std::vector<std::string> parts;
         const auto add = [&](const char* what, const std::optional<PricePoint>& price) {
@@ -80,8 +81,9 @@ void print_offer(std::ostream& out, const Catalog& catalog, const Offer& offer) 
         add("spot", rates.spot);
         add("reserved 1y", rates.reserved_1y);
         add("reserved 3y", rates.reserved_3y);
-        out << fmt::format("         {}: {}\n", rates.region, parts.empty() ? std::string("no published price")
-                                                                           : fmt::format("{}", fmt::join(parts, " · ")));
+        out << fmt::format(
+            "         {}: {}\n", rates.region,
+            parts.empty() ? std::string("no published price") : fmt::format("{}", fmt::join(parts, " · ")));
     }
 }
 
@@ -89,31 +91,32 @@ void print_offer(std::ostream& out, const Catalog& catalog, const Offer& offer) 
 
 void render_catalog_list(const Catalog& catalog, std::ostream& out, const CatalogStyle& style) {
     TextTable table{{"id"},
-                     {"memory", TextTable::Align::right},
-                     {"bandwidth", TextTable::Align::right},
-                     {"bf16 TF", TextTable::Align::right},
-                     {"fp8 TF", TextTable::Align::right},
-                     {"power", TextTable::Align::right},
-                     {"link"},
-                     {"segment"},
-                     {"buy $/GPU", TextTable::Align::right},
-                     {"rent $/GPU-h", TextTable::Align::right}};
+                    {"memory", TextTable::Align::right},
+                    {"bandwidth", TextTable::Align::right},
+                    {"bf16 TF", TextTable::Align::right},
+                    {"fp8 TF", TextTable::Align::right},
+                    {"power", TextTable::Align::right},
+                    {"link"},
+                    {"segment"},
+                    {"buy $/GPU", TextTable::Align::right},
+                    {"rent $/GPU-h", TextTable::Align::right}};
     for (const GpuSpec& gpu : catalog.gpus()) {
         table.add_row({gpu.id, format_gb(gpu.memory_bytes), format_bandwidth(gpu.memory_bandwidth_bytes_per_s),
                        tflops_cell(gpu, Precision::bf16), tflops_cell(gpu, Precision::fp8),
                        fmt::format("{:.0f} W", gpu.power_watts),
-                       gpu.has_gpu_interconnect() ? fmt::format("{}×{}", gpu.interconnect.kind, gpu.interconnect.domain_size)
-                                                  : fmt::format("pcie{}", gpu.host_link_generation),
+                       gpu.has_gpu_interconnect()
+                           ? fmt::format("{}×{}", gpu.interconnect.kind, gpu.interconnect.domain_size)
+                           : fmt::format("pcie{}", gpu.host_link_generation),
                        std::string(to_string(gpu.segment)), cheapest_per_gpu(catalog, gpu, OfferKind::purchase),
                        cheapest_per_gpu(catalog, gpu, OfferKind::rental)});
     }
     out << table.render();
     if (!style.quiet) {
-        out << fmt::format("\n{} GPUs, {} offers · prices as of {} · lowest new purchase and on-demand price per GPU "
-                                   "of any offer, ~ = estimate · TF = dense TFLOPS · `gpusel catalog show ID` for the "
-                                   "offers and sources\n",
-                                   catalog.gpus().size(), catalog.offers().size(),
-                                   catalog.as_of.empty() ? "unknown" : catalog.as_of);
+        out << fmt::format(
+            "\n{} GPUs, {} offers · prices as of {} · lowest new purchase and on-demand price per GPU "
+            "of any offer, ~ = estimate · TF = dense TFLOPS · `gpusel catalog show ID` for the "
+            "offers and sources\n",
+            catalog.gpus().size(), catalog.offers().size(), catalog.as_of.empty() ? "unknown" : catalog.as_of);
     }
 }
 

@@ -21,7 +21,7 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 }
 
 // Unit suffixes of evidence keys, longest first so that `_per_s` is not read as `_s`.
-constexpr std::string_view unit_suffixes[] = {"_flops_per_s", "_usd_per_hour", "_per_s", "_bytes", "_usd",
+constexpr std::string_view unit_suffixes[] = {"_flops_per_s", "_usd_per_hour", "_per_s",  "_bytes", "_usd",
                                               "_fraction",    "_ratio",        "_months", "_watts", "_s"};
 
 std::string_view unit_of(std::string_view key) {
@@ -75,7 +75,8 @@ std::string counts_words(const CheckReport& report) {
         return fmt::format("{} {}{}", count, word, count == 1 ? "" : "s");
     };
     return fmt::format("{}, {}, {}", words(report.count(FindingSeverity::error), "error"),
-                       words(report.count(FindingSeverity::warning), "warning"), words(report.count(FindingSeverity::note), "note"));
+                       words(report.count(FindingSeverity::warning), "warning"),
+                       words(report.count(FindingSeverity::note), "note"));
 }
 
 std::string verdict_line(const CheckReport& report) {
@@ -84,12 +85,12 @@ std::string verdict_line(const CheckReport& report) {
 
 std::string github_command(FindingSeverity severity) {
     switch (severity) {
-    case FindingSeverity::error:
-        return "error";
-    case FindingSeverity::warning:
-        return "warning";
-    case FindingSeverity::note:
-        return "notice";
+        case FindingSeverity::error:
+            return "error";
+        case FindingSeverity::warning:
+            return "warning";
+        case FindingSeverity::note:
+            return "notice";
     }
     return "notice";
 }
@@ -107,7 +108,9 @@ std::string github_annotation(std::string_view command, const std::string& file,
     return fmt::format("::{} {}::{}\n", command, properties, escape_github_data(message));
 }
 
-std::string xml_declaration() { return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"; }
+std::string xml_declaration() {
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+}
 
 }  // namespace
 
@@ -159,7 +162,7 @@ std::string format_evidence_value(const EvidenceItem& item) {
         return fmt::format("{:.3g} months", value);
     }
     return value == std::floor(value) && std::fabs(value) < 1e15 ? fmt::format("{:.0f}", value)
-                                                                   : fmt::format("{:.4g}", value);
+                                                                 : fmt::format("{:.4g}", value);
 }
 
 std::string escape_github_data(std::string_view text) {
@@ -167,17 +170,17 @@ std::string escape_github_data(std::string_view text) {
     out.reserve(text.size());
     for (const char character : text) {
         switch (character) {
-        case '%':
-            out += "%25";
-            break;
-        case '\r':
-            out += "%0D";
-            break;
-        case '\n':
-            out += "%0A";
-            break;
-        default:
-            out += character;
+            case '%':
+                out += "%25";
+                break;
+            case '\r':
+                out += "%0D";
+                break;
+            case '\n':
+                out += "%0A";
+                break;
+            default:
+                out += character;
         }
     }
     return out;
@@ -188,14 +191,14 @@ std::string escape_github_property(std::string_view text) {
     out.reserve(text.size());
     for (const char character : escape_github_data(text)) {
         switch (character) {
-        case ':':
-            out += "%3A";
-            break;
-        case ',':
-            out += "%2C";
-            break;
-        default:
-            out += character;
+            case ':':
+                out += "%3A";
+                break;
+            case ',':
+                out += "%2C";
+                break;
+            default:
+                out += character;
         }
     }
     return out;
@@ -205,10 +208,11 @@ std::string render_check_text(const CheckReport& report) {
     std::string out;
     const ProposalPolicy& policy = report.policy;
     out += fmt::format("proposal {} ({})\n", report.proposal, report.file);
-    out += fmt::format("policy: memory headroom {} · max overspend {} and {} · missed deadline/SLO is {} · oversize {}\n",
-                       format_percent(policy.memory_headroom_fraction), format_percent(policy.max_overspend_fraction),
-                       format_usd(policy.min_saving_usd), policy.require_slo ? "an error" : "a warning",
-                       policy.warn_oversize ? "warned" : "not checked");
+    out +=
+        fmt::format("policy: memory headroom {} · max overspend {} and {} · missed deadline/SLO is {} · oversize {}\n",
+                    format_percent(policy.memory_headroom_fraction), format_percent(policy.max_overspend_fraction),
+                    format_usd(policy.min_saving_usd), policy.require_slo ? "an error" : "a warning",
+                    policy.warn_oversize ? "warned" : "not checked");
     for (const std::string& line : report.summary) {
         out += "  " + line + "\n";
     }
@@ -315,16 +319,18 @@ std::string render_check_junit(const CheckReport& report) {
         }
     }
     const auto failures = std::count_if(cases.begin(), cases.end(), [](const Case& item) { return item.failed(); });
-    const auto skips = std::count_if(cases.begin(), cases.end(), [](const Case& item) { return item.skipped != nullptr; });
+    const auto skips =
+        std::count_if(cases.begin(), cases.end(), [](const Case& item) { return item.skipped != nullptr; });
     const std::string suite = xml_escape(report.proposal);
     std::string out = xml_declaration();
     out += fmt::format("<testsuites name=\"gpusel check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
                        cases.size(), failures, skips);
-    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" file=\"{}\">\n",
-                       suite, cases.size(), failures, skips, xml_escape(report.file));
+    out +=
+        fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" file=\"{}\">\n",
+                    suite, cases.size(), failures, skips, xml_escape(report.file));
     for (const Case& item : cases) {
-        std::string attributes = fmt::format("name=\"{}\" classname=\"{}.{}\"", xml_escape(item.rule), suite,
-                                             xml_escape(item.role));
+        std::string attributes =
+            fmt::format("name=\"{}\" classname=\"{}.{}\"", xml_escape(item.rule), suite, xml_escape(item.role));
         if (!item.findings.empty()) {
             attributes += fmt::format(" file=\"{}\"", xml_escape(report.file));
             if (item.findings.front()->position.line > 0) {
@@ -350,9 +356,9 @@ std::string render_check_junit(const CheckReport& report) {
             }
         }
         if (item.failed()) {
-            const Finding* first = *std::find_if(item.findings.begin(), item.findings.end(), [](const Finding* finding) {
-                return finding->severity == FindingSeverity::error;
-            });
+            const Finding* first =
+                *std::find_if(item.findings.begin(), item.findings.end(),
+                              [](const Finding* finding) { return finding->severity == FindingSeverity::error; });
             out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", xml_escape(item.rule),
                                xml_escape(first->message), xml_escape(details, XmlContext::content));
         } else if (!details.empty()) {
@@ -396,7 +402,8 @@ std::string render_input_errors_junit(const std::string& file, const std::vector
     for (const Diagnostic& diagnostic : diagnostics) {
         details += format_diagnostic(diagnostic) + "\n";
     }
-    const std::string first = diagnostics.empty() ? std::string("invalid input") : format_diagnostic(diagnostics.front());
+    const std::string first =
+        diagnostics.empty() ? std::string("invalid input") : format_diagnostic(diagnostics.front());
     std::string out = xml_declaration();
     out += "<testsuites name=\"gpusel check\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">\n";
     out += fmt::format("  <testsuite name=\"{}\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\" file=\"{}\">\n",

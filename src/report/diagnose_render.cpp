@@ -83,13 +83,13 @@ std::string signal_text(const SignalEvidence& signal) {
 
 void render_evidence_table(const Verdict& verdict, std::ostream& out) {
     TextTable table{{"evidence"},
-                     {"mean", TextTable::Align::right},
-                     {"p5", TextTable::Align::right},
-                     {"p95", TextTable::Align::right},
-                     {"threshold", TextTable::Align::right},
-                     {"beyond", TextTable::Align::right},
-                     {"samples", TextTable::Align::right},
-                     {"source"}};
+                    {"mean", TextTable::Align::right},
+                    {"p5", TextTable::Align::right},
+                    {"p95", TextTable::Align::right},
+                    {"threshold", TextTable::Align::right},
+                    {"beyond", TextTable::Align::right},
+                    {"samples", TextTable::Align::right},
+                    {"source"}};
     for (const Evidence& e : verdict.evidence) {
         table.add_row({e.metric, number_text(e.mean), e.p5 ? number_text(*e.p5) : "—",
                        e.p95 ? number_text(*e.p95) : "—", fmt::format("{} {}", comparison(e), number_text(e.threshold)),
@@ -199,7 +199,8 @@ Json capture_json(const CaptureQuality& capture, std::vector<std::string>& notes
     Json per_gpu = Json::array();
     for (const GpuBusy& gpu : capture.per_gpu) {
         const std::string at = fmt::format("capture.per_gpu[{}].busy_pct", per_gpu.size());
-        per_gpu.push_back(Json{{"gpu", gpu.gpu}, {"busy_pct", json_number(at, gpu.busy_pct, notes)}, {"samples", gpu.samples}});
+        per_gpu.push_back(
+            Json{{"gpu", gpu.gpu}, {"busy_pct", json_number(at, gpu.busy_pct, notes)}, {"samples", gpu.samples}});
     }
     item["per_gpu"] = std::move(per_gpu);
     item["phases"] = capture.phases;

@@ -75,25 +75,27 @@ footer { margin-top: 30px; font-size: 11px; color: #555555; border-top: 1px soli
 }
 )css";
 
-std::string html(std::string_view text) { return xml_escape(text); }
+std::string html(std::string_view text) {
+    return xml_escape(text);
+}
 
 // Words for a reader; the JSON names (to_string) are for machines.
 std::string resource_words(Resource resource) {
     switch (resource) {
-    case Resource::compute:
-        return "compute";
-    case Resource::memory_bandwidth:
-        return "memory bandwidth";
-    case Resource::memory_capacity:
-        return "memory capacity";
-    case Resource::interconnect:
-        return "interconnect";
-    case Resource::host_link:
-        return "host link (PCIe)";
-    case Resource::input_pipeline:
-        return "input pipeline";
-    case Resource::launch_overhead:
-        return "kernel launch overhead";
+        case Resource::compute:
+            return "compute";
+        case Resource::memory_bandwidth:
+            return "memory bandwidth";
+        case Resource::memory_capacity:
+            return "memory capacity";
+        case Resource::interconnect:
+            return "interconnect";
+        case Resource::host_link:
+            return "host link (PCIe)";
+        case Resource::input_pipeline:
+            return "input pipeline";
+        case Resource::launch_overhead:
+            return "kernel launch overhead";
     }
     return "";
 }
@@ -117,17 +119,17 @@ std::string layout_words(const Layout& layout, bool include_data_parallel = true
         parts.push_back(fmt::format("CP{}", layout.context_parallel));
     }
     switch (layout.sharding) {
-    case Sharding::zero1:
-        parts.emplace_back("ZeRO-1");
-        break;
-    case Sharding::zero2:
-        parts.emplace_back("ZeRO-2");
-        break;
-    case Sharding::zero3:
-        parts.emplace_back("ZeRO-3/FSDP");
-        break;
-    case Sharding::none:
-        break;
+        case Sharding::zero1:
+            parts.emplace_back("ZeRO-1");
+            break;
+        case Sharding::zero2:
+            parts.emplace_back("ZeRO-2");
+            break;
+        case Sharding::zero3:
+            parts.emplace_back("ZeRO-3/FSDP");
+            break;
+        case Sharding::none:
+            break;
     }
     if (layout.offload == Offload::optimizer) {
         parts.emplace_back("optimizer offload");
@@ -137,11 +139,17 @@ std::string layout_words(const Layout& layout, bool include_data_parallel = true
     return parts.empty() ? std::string("1 GPU") : fmt::format("{}", fmt::join(parts, " "));
 }
 
-std::string gpu_label(const Candidate& candidate) { return fmt::format("{} × {}", candidate.gpu, candidate.count); }
+std::string gpu_label(const Candidate& candidate) {
+    return fmt::format("{} × {}", candidate.gpu, candidate.count);
+}
 
-std::string role_words(Role role) { return std::string(to_string(role)); }
+std::string role_words(Role role) {
+    return std::string(to_string(role));
+}
 
-std::string months_words(double months) { return fmt::format("{:g} month{}", months, months == 1 ? "" : "s"); }
+std::string months_words(double months) {
+    return fmt::format("{:g} month{}", months, months == 1 ? "" : "s");
+}
 
 std::string gb_pair(const MemoryEstimate& memory) {
     return fmt::format("{:.1f} / {:.0f} GB", memory.per_gpu.total_bytes / bytes_per_gb,
@@ -184,7 +192,7 @@ std::string alternative_words(const std::string& gpu, const std::string& alterna
 std::string unit_price_words(const ProcurementLine& line) {
     const std::string marker = line.offer.price_kind == PriceKind::estimate ? "~" : "";
     return is_purchase(line.acquisition) ? marker + format_usd(line.unit_price_usd)
-                                       : fmt::format("{}{}/unit-h", marker, format_usd_cents(line.unit_price_usd));
+                                         : fmt::format("{}{}/unit-h", marker, format_usd_cents(line.unit_price_usd));
 }
 
 std::string training_speed(const TrainingPerf& perf) {
@@ -246,8 +254,7 @@ std::string assumptions_section(const PlanReport& report) {
         }
         out += "<ul class=\"assumptions\">\n";
         for (const Assumption* assumption : assumptions) {
-            const std::string field =
-                group.empty() ? assumption->field : assumption->field.substr(group.size() + 2);
+            const std::string field = group.empty() ? assumption->field : assumption->field.substr(group.size() + 2);
             out += fmt::format("<li><code>{}</code> = {} <span class=\"muted\">({})</span></li>\n", html(field),
                                html(assumption->value), html(assumption->source));
         }
@@ -276,22 +283,22 @@ std::string procurement_section(const PlanReport& report) {
             gpu_cell += "<br><span class=\"muted\">" + html(line.gpu_name) + "</span>";
         }
         gpu_cell += "</td>";
-        out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell +
-               table_cell(std::to_string(line.quantity), true) + table_cell(describe(line.acquisition)) +
-               table_cell(unit_price_words(line), true) +
+        out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell + table_cell(std::to_string(line.quantity), true) +
+               table_cell(describe(line.acquisition)) + table_cell(unit_price_words(line), true) +
                table_cell(is_purchase(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
                table_cell(format_usd(line.monthly_opex_usd), true) +
                table_cell(fmt::format("{} over {:g} mo", format_usd(line.tco_usd), line.horizon_months), true) +
-               table_cell(plan_text::order_note(line.offer, line.quantity - line.offer.units)) + table_cell(line.reason) +
-               table_cell(alternative.empty() ? "—" : alternative) + "</tr>\n";
+               table_cell(plan_text::order_note(line.offer, line.quantity - line.offer.units)) +
+               table_cell(line.reason) + table_cell(alternative.empty() ? "—" : alternative) + "</tr>\n";
     }
     out += fmt::format("<tr class=\"total\"><td colspan=\"5\">total</td>{}{}{}<td colspan=\"3\"></td></tr>\n",
                        table_cell(format_usd(report.total_capex_usd), true),
                        table_cell(format_usd(report.total_monthly_opex_usd), true),
                        table_cell(format_usd(report.total_tco_usd), true));
     out += "</tbody>\n</table>\n";
-    out += "<p class=\"muted\">Quantities include spares when bought. Unit price is per GPU when bought and per "
-           "GPU-hour when rented. TCO is capex plus running costs over the horizon, minus resale.</p>\n";
+    out +=
+        "<p class=\"muted\">Quantities include spares when bought. Unit price is per GPU when bought and per "
+        "GPU-hour when rented. TCO is capex plus running costs over the horizon, minus resale.</p>\n";
     out += "</section>\n";
     return out;
 }
@@ -308,8 +315,8 @@ std::string workload_summary(const RolePlan& plan) {
                                 format_count(workload.model.params)));
     facts.push_back(fmt::format("horizon {}", months_words(workload.deployment.horizon_months)));
     facts.push_back(fmt::format("utilisation {}", format_percent(workload.deployment.utilization)));
-    facts.push_back(fmt::format("energy {:g} USD/kWh, PUE {:g}", workload.deployment.energy_usd_per_kwh,
-                                workload.deployment.pue));
+    facts.push_back(
+        fmt::format("energy {:g} USD/kWh, PUE {:g}", workload.deployment.energy_usd_per_kwh, workload.deployment.pue));
     facts.push_back(fmt::format("{} of {} options evaluated meet every constraint", plan.feasible, plan.evaluated));
     out += fmt::format("<p class=\"muted\">{}</p>\n", html(fmt::format("{}", fmt::join(facts, " · "))));
     return out;
@@ -324,8 +331,8 @@ std::string decision_block(const RolePlan& plan) {
     out += fmt::format("<p><strong>Choice: {}, {}</strong> — {}</p>\n", html(gpu_label(winner)),
                        html(describe(winner.acquisition)), html(winner.reason));
     if (plan.alternative) {
-        const std::string named = fmt::format("{}, {}", gpu_label(*plan.alternative),
-                                              describe(plan.alternative->acquisition));
+        const std::string named =
+            fmt::format("{}, {}", gpu_label(*plan.alternative), describe(plan.alternative->acquisition));
         out += fmt::format("<p>Alternative: {}</p>\n",
                            html(alternative_words(plan.alternative->gpu, named, plan.alternative_why_not)));
     }
@@ -396,16 +403,18 @@ std::string ranked_table(const RolePlan& plan) {
         } else {
             out += table_cell("—", true) + table_cell("—", true) + table_cell("—", true);
         }
-        out += table_cell(fmt::format("{} {}", resource_words(candidate.perf.bottleneck.resource),
-                                      format_percent(candidate.perf.bottleneck.share))) +
-               table_cell(format_usd(candidate.cost.tco_usd), true) +
-               table_cell(unit.empty() ? per_unit(candidate.cost) : format_usd_cents(candidate.cost.usd_per_unit), true) +
-               "<td class=\"num wrap\">" + html(break_even_words(candidate.cost, horizon)) + "</td></tr>\n";
+        out +=
+            table_cell(fmt::format("{} {}", resource_words(candidate.perf.bottleneck.resource),
+                                   format_percent(candidate.perf.bottleneck.share))) +
+            table_cell(format_usd(candidate.cost.tco_usd), true) +
+            table_cell(unit.empty() ? per_unit(candidate.cost) : format_usd_cents(candidate.cost.usd_per_unit), true) +
+            "<td class=\"num wrap\">" + html(break_even_words(candidate.cost, horizon)) + "</td></tr>\n";
     }
     out += "</tbody>\n</table>\n";
-    out += "<p class=\"muted\">Buying pays off: the month from which a bought candidate has cost less than renting "
-           "the same GPU-hours on demand (where its lines cross in the cost chart below); beyond: after the "
-           "horizon.</p>\n";
+    out +=
+        "<p class=\"muted\">Buying pays off: the month from which a bought candidate has cost less than renting "
+        "the same GPU-hours on demand (where its lines cross in the cost chart below); beyond: after the "
+        "horizon.</p>\n";
     return out;
 }
 
@@ -469,8 +478,9 @@ std::string tornado_chart(const RolePlan& plan, std::size_t role_index) {
         spec.bars.push_back(std::move(bar));
     }
     spec.title = "What moves the pick's score";
-    spec.description = "For each input the user controls or guesses, the pick's score with that input at the low "
-                       "and at the high end of a plausible span, the others held; largest swing first.";
+    spec.description =
+        "For each input the user controls or guesses, the pick's score with that input at the low "
+        "and at the high end of a plausible span, the others held; largest swing first.";
     return figure(svg::render_tornado(spec),
                   "Each bar spans the pick's score as one input moves over the span in its label, the others "
                   "held; the vertical line is the score at the inputs as given. A note says where another "
@@ -523,9 +533,10 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
         if (deadline_s <= 1.5 * longest_s) {
             spec.x_references.push_back({deadline_s / seconds_per_unit, "deadline " + format_duration(deadline_s)});
         } else {
-            deadline_note = fmt::format(" The {} deadline lies beyond the right edge: every candidate meets it with "
-                                        "room to spare.",
-                                        format_duration(deadline_s));
+            deadline_note = fmt::format(
+                " The {} deadline lies beyond the right edge: every candidate meets it with "
+                "room to spare.",
+                format_duration(deadline_s));
         }
     }
     // Scatter axes span the data, not zero: the candidates often differ by tens of percent,
@@ -535,8 +546,9 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
     spec.y_axis = {fmt::format("TCO over {} (USD)", months_words(plan.workload.deployment.horizon_months)),
                    scale_for(ys), "$", false};
     spec.title = have_time ? "Time to train vs total cost" : "Step time vs total cost";
-    spec.description = "Each candidate's time and total cost of ownership; lower-left is better. The dashed step "
-                       "line is the Pareto front.";
+    spec.description =
+        "Each candidate's time and total cost of ownership; lower-left is better. The dashed step "
+        "line is the Pareto front.";
     return figure(svg::render_scatter(spec),
                   "Lower-left is better. Ringed points are on the Pareto front: no other candidate is both faster "
                   "and cheaper. Marker shape and shade show how the GPUs are acquired." +
@@ -571,7 +583,7 @@ std::string inference_scatter(const RolePlan& plan, std::size_t role_index) {
                                                                         : perf.p99_e2e_s;
         return value.value_or(std::numeric_limits<double>::quiet_NaN());
     };
-    const double slo_s = latency == Latency::tpot ? slo.tpot_seconds
+    const double slo_s = latency == Latency::tpot   ? slo.tpot_seconds
                          : latency == Latency::ttft ? slo.ttft_seconds
                                                     : slo.e2e_seconds;
     double longest_s = slo_s;
@@ -637,13 +649,15 @@ std::string inference_scatter(const RolePlan& plan, std::size_t role_index) {
     // Scatter axes span the data (and the SLO and load lines), not zero; see training_scatter.
     spec.x_axis = {fmt::format("{} {} ({})", percentile, latency_name, in_seconds ? "s" : "ms"), scale_for(xs), "",
                    false};
-    spec.y_axis = {all_tokens ? "Output tokens/s (whole candidate)" : "Requests/s (whole candidate)", scale_for(ys),
-                   "", false};
+    spec.y_axis = {all_tokens ? "Output tokens/s (whole candidate)" : "Requests/s (whole candidate)", scale_for(ys), "",
+                   false};
     spec.title = fmt::format("{} latency vs throughput", percentile);
-    spec.description = "Each candidate's tail latency and throughput capacity; upper-left is better. The dashed "
-                       "step line is the Pareto front.";
-    std::string caption = "Upper-left is better: lower latency, more throughput. Ringed points are on the Pareto "
-                          "front. ";
+    spec.description =
+        "Each candidate's tail latency and throughput capacity; upper-left is better. The dashed "
+        "step line is the Pareto front.";
+    std::string caption =
+        "Upper-left is better: lower latency, more throughput. Ringed points are on the Pareto "
+        "front. ";
     if (batches.size() == 1) {
         caption += fmt::format("All candidates at batch {} per replica.", *batches.begin());
     } else {
@@ -656,8 +670,9 @@ std::string memory_chart(const RolePlan& plan, std::size_t role_index) {
     svg::StackedBarSpec spec;
     spec.id_prefix = chart_id(role_index, "memory");
     spec.title = "Memory per GPU by component";
-    spec.description = "For each candidate, the bytes one GPU holds at peak, stacked by component, against the "
-                       "GPU's capacity.";
+    spec.description =
+        "For each candidate, the bytes one GPU holds at peak, stacked by component, against the "
+        "GPU's capacity.";
     spec.value_label = "GB per GPU (1 GB = 10⁹ bytes)";
     spec.categories = {"weights", "gradients", "optimizer", "activations", "KV cache", "overhead"};
     spec.capacity_label = "capacity";
@@ -665,9 +680,9 @@ std::string memory_chart(const RolePlan& plan, std::size_t role_index) {
         const MemoryBreakdown& memory = candidate.memory.per_gpu;
         svg::StackedBar bar;
         bar.label = gpu_label(candidate);
-        bar.values = {memory.weights_bytes / bytes_per_gb,     memory.gradients_bytes / bytes_per_gb,
-                      memory.optimizer_bytes / bytes_per_gb,   memory.activations_bytes / bytes_per_gb,
-                      memory.kv_cache_bytes / bytes_per_gb,    memory.overhead_bytes / bytes_per_gb};
+        bar.values = {memory.weights_bytes / bytes_per_gb,   memory.gradients_bytes / bytes_per_gb,
+                      memory.optimizer_bytes / bytes_per_gb, memory.activations_bytes / bytes_per_gb,
+                      memory.kv_cache_bytes / bytes_per_gb,  memory.overhead_bytes / bytes_per_gb};
         if (candidate.memory.capacity_bytes > 0) {
             bar.capacity = candidate.memory.capacity_bytes / bytes_per_gb;
         }
@@ -744,9 +759,10 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
         if (month && *month <= horizon) {
             const double y = candidate.cost.capex_usd + candidate.cost.monthly_opex_usd * *month;
             spec.markers.push_back({*month, y, fmt::format("#{} break-even: month {:.1f}", i + 1, *month)});
-            crossings.push_back(fmt::format("#{} {} pays for itself against renting the same GPUs on demand after "
-                                            "{:.1f} months.",
-                                            i + 1, gpu_label(candidate), *month));
+            crossings.push_back(
+                fmt::format("#{} {} pays for itself against renting the same GPUs on demand after "
+                            "{:.1f} months.",
+                            i + 1, gpu_label(candidate), *month));
         } else {
             crossings.push_back(fmt::format("#{} {}: buying does not break even against renting within {}.", i + 1,
                                             gpu_label(candidate), months_words(horizon)));
@@ -899,7 +915,8 @@ std::string render_plan_html(const PlanReport& report) {
     for (std::size_t i = 0; i < report.roles.size(); ++i) {
         out += role_section(report.roles[i], i);
     }
-    out += "<footer>Generated by gpusel " GPUSEL_VERSION ". Every figure is an estimate from the workload file, the "
+    out += "<footer>Generated by gpusel " GPUSEL_VERSION
+           ". Every figure is an estimate from the workload file, the "
            "GPU catalog and the efficiency factors, not a measurement; the assumptions above list the defaults "
            "used.</footer>\n";
     out += "</body>\n</html>\n";

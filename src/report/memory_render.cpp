@@ -102,10 +102,7 @@ std::string what_is_estimated(const Workload& workload, const MemoryEstimate& es
 TextTable breakdown_table(const Workload& workload, const MemoryEstimate& estimate) {
     const MemoryBreakdown& per_gpu = estimate.per_gpu;
     const double total = per_gpu.total_bytes > 0 ? per_gpu.total_bytes : 1;
-    TextTable table{{"component"},
-                     {"GB", TextTable::Align::right},
-                     {"share", TextTable::Align::right},
-                     {""}};
+    TextTable table{{"component"}, {"GB", TextTable::Align::right}, {"share", TextTable::Align::right}, {""}};
     const auto row = [&](const char* name, double bytes) {
         table.add_row({name, gb2(bytes), format_percent(bytes / total), bar(bytes / total, 24)});
     };
@@ -156,12 +153,12 @@ void render_memory_overview(const MemoryResult& result, std::ostream& out, const
                        to_string(workload.kind), what_is_estimated(workload, first), result.count,
                        result.count == 1 ? "" : "s", describe(result.candidates.front().layout));
     TextTable table{{"gpu"},
-                     {"memory", TextTable::Align::right},
-                     {"estimate", TextTable::Align::right},
-                     {"band", TextTable::Align::right},
-                     {"fits"},
-                     {"headroom", TextTable::Align::right},
-                     {workload.is_training() ? "max micro-batch" : "max batch", TextTable::Align::right}};
+                    {"memory", TextTable::Align::right},
+                    {"estimate", TextTable::Align::right},
+                    {"band", TextTable::Align::right},
+                    {"fits"},
+                    {"headroom", TextTable::Align::right},
+                    {workload.is_training() ? "max micro-batch" : "max batch", TextTable::Align::right}};
     for (const MemoryCandidate& candidate : result.candidates) {
         const MemoryEstimate& estimate = candidate.estimate;
         const int max_value = workload.is_training() ? estimate.max_micro_batch : estimate.max_batch;

@@ -20,13 +20,13 @@ std::string number_or_dash(int value) {
 
 void render_models_list(const std::vector<ModelSpec>& models, std::ostream& out) {
     TextTable table{{"name"},
-                     {"family"},
-                     {"params", TextTable::Align::right},
-                     {"layers", TextTable::Align::right},
-                     {"hidden", TextTable::Align::right},
-                     {"heads/kv", TextTable::Align::right},
-                     {"ffn", TextTable::Align::right},
-                     {"vocab", TextTable::Align::right}};
+                    {"family"},
+                    {"params", TextTable::Align::right},
+                    {"layers", TextTable::Align::right},
+                    {"hidden", TextTable::Align::right},
+                    {"heads/kv", TextTable::Align::right},
+                    {"ffn", TextTable::Align::right},
+                    {"vocab", TextTable::Align::right}};
     for (const ModelSpec& model : models) {
         std::string params = format_count(model.params);
         if (model.is_moe()) {
@@ -90,6 +90,5 @@ void render_model_show(const ModelSpec& model_spec, std::ostream& out) {
         out << "  notes: " << model->notes << "\n";
     }
 }
-
 
 }  // namespace gpusel

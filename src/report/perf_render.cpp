@@ -19,23 +19,23 @@ using Json = nlohmann::ordered_json;
 
 std::string stack_label(ServingStack stack, const Workload& workload) {
     switch (stack) {
-    case ServingStack::llama_cpp:
-        return "llama.cpp";
-    case ServingStack::eager:
-        return "PyTorch eager";
-    default:
-        if (workload.is_training()) {
-            return workload.model.is_transformer() ? "Megatron/FSDP-class" : "PyTorch DDP";
-        }
-        switch (workload.task()) {
-        case InferenceTask::generation:
-        case InferenceTask::scoring:
-            return "TensorRT-LLM/vLLM-class";
-        case InferenceTask::diffusion:
-            return "TensorRT/torch.compile-class";
+        case ServingStack::llama_cpp:
+            return "llama.cpp";
+        case ServingStack::eager:
+            return "PyTorch eager";
         default:
-            return "TensorRT/ONNX Runtime-class";
-        }
+            if (workload.is_training()) {
+                return workload.model.is_transformer() ? "Megatron/FSDP-class" : "PyTorch DDP";
+            }
+            switch (workload.task()) {
+                case InferenceTask::generation:
+                case InferenceTask::scoring:
+                    return "TensorRT-LLM/vLLM-class";
+                case InferenceTask::diffusion:
+                    return "TensorRT/torch.compile-class";
+                default:
+                    return "TensorRT/ONNX Runtime-class";
+            }
     }
 }
 
@@ -69,19 +69,22 @@ Json inference_json(const Workload& workload, const PerfEstimate& estimate, std:
         object["output_tokens_per_s"] = nullptr;
         object["prefill_tokens_per_s"] =
             json_number("inference.prefill_tokens_per_s", inference.prefill_tokens_per_s, notes);
-        notes.push_back("tpot_s and output_tokens_per_s are null: the workload generates no tokens; ttft_s is the "
-                        "latency of one request, prefill_tokens_per_s the input tokens/s");
+        notes.push_back(
+            "tpot_s and output_tokens_per_s are null: the workload generates no tokens; ttft_s is the "
+            "latency of one request, prefill_tokens_per_s the input tokens/s");
     } else if (workload.model.is_transformer()) {
         object["tpot_s"] = json_number("inference.tpot_s", inference.tpot_s, notes);
-        object["output_tokens_per_s"] = json_number("inference.output_tokens_per_s", inference.output_tokens_per_s, notes);
+        object["output_tokens_per_s"] =
+            json_number("inference.output_tokens_per_s", inference.output_tokens_per_s, notes);
         object["prefill_tokens_per_s"] =
             json_number("inference.prefill_tokens_per_s", inference.prefill_tokens_per_s, notes);
     } else {
         object["tpot_s"] = nullptr;
         object["output_tokens_per_s"] = nullptr;
         object["prefill_tokens_per_s"] = nullptr;
-        notes.push_back("tpot_s, output_tokens_per_s and prefill_tokens_per_s are null: the model generates no "
-                        "tokens; ttft_s is the latency of one request, requests_per_s the samples/s");
+        notes.push_back(
+            "tpot_s, output_tokens_per_s and prefill_tokens_per_s are null: the model generates no "
+            "tokens; ttft_s is the latency of one request, requests_per_s the samples/s");
     }
     object["requests_per_s"] = json_number("inference.requests_per_s", inference.requests_per_s, notes);
     if (workload.task() == InferenceTask::diffusion) {
@@ -206,7 +209,8 @@ void inference_lines(const PerfResult& result, std::ostream& out) {
                            format_duration(inference.vae_decode_s));
     } else if (transformer && !generates) {
         out << fmt::format("  latency     {} per request alone\n", format_duration(inference.ttft_s));
-        out << fmt::format("  throughput  {}, {} input (full batches)\n", format_rate(inference.requests_per_s, "req/s"),
+        out << fmt::format("  throughput  {}, {} input (full batches)\n",
+                           format_rate(inference.requests_per_s, "req/s"),
                            format_rate(inference.prefill_tokens_per_s, "tok/s"));
     } else if (transformer) {
         out << fmt::format("  latency     TTFT {}, TPOT {} (one request alone)\n", format_duration(inference.ttft_s),
@@ -224,21 +228,21 @@ void inference_lines(const PerfResult& result, std::ostream& out) {
 
 std::string metric_unit(MeasuredMetric metric) {
     switch (metric) {
-    case MeasuredMetric::training_tokens_per_s:
-        return "tokens/s";
-    case MeasuredMetric::samples_per_s:
-        return "samples/s";
-    case MeasuredMetric::output_tokens_per_s:
-        return "output tok/s";
-    case MeasuredMetric::decode_tokens_per_s:
-        return "tok/s decode";
-    case MeasuredMetric::prefill_tokens_per_s:
-        return "tok/s prefill";
-    case MeasuredMetric::images_per_s:
-        return "images/s";
-    case MeasuredMetric::ttft:
-    case MeasuredMetric::tpot:
-        break;
+        case MeasuredMetric::training_tokens_per_s:
+            return "tokens/s";
+        case MeasuredMetric::samples_per_s:
+            return "samples/s";
+        case MeasuredMetric::output_tokens_per_s:
+            return "output tok/s";
+        case MeasuredMetric::decode_tokens_per_s:
+            return "tok/s decode";
+        case MeasuredMetric::prefill_tokens_per_s:
+            return "tok/s prefill";
+        case MeasuredMetric::images_per_s:
+            return "images/s";
+        case MeasuredMetric::ttft:
+        case MeasuredMetric::tpot:
+            break;
     }
     return "";
 }
@@ -276,7 +280,8 @@ void bottleneck_lines(const PerfEstimate& estimate, std::ostream& out) {
                            format_percent(bottleneck.gpu_utilization));
     } else {
         out << fmt::format("  bottleneck  {} ({} of the {} time; GPU utilisation {})\n", to_string(bottleneck.resource),
-                           format_percent(bottleneck.share), to_string(bottleneck.phase), format_percent(bottleneck.gpu_utilization));
+                           format_percent(bottleneck.share), to_string(bottleneck.phase),
+                           format_percent(bottleneck.gpu_utilization));
     }
     out << "              " << bottleneck.detail << "\n";
     out << "  remedy      " << bottleneck.remedy << "\n";
@@ -329,13 +334,14 @@ Json speed_calibration_json(const SpeedCalibration& calibration, std::vector<std
     for (const CalibratedPoint& point : calibration.points) {
         const bool time = !higher_is_faster(point.point.metric);
         const std::string unit = time ? "_s" : "";
-        points.push_back(Json{{"gpu", point.point.gpu},
-                              {"count", point.point.count},
-                              {"metric", std::string(to_string(point.point.metric))},
-                              {"measured", json_number("measured" + unit, point.point.measured, notes)},
-                              {"predicted_before", json_number("predicted_before" + unit, point.predicted_before, notes)},
-                              {"predicted_after", json_number("predicted_after" + unit, point.predicted_after, notes)},
-                              {"from", point.point.from.empty() ? Json(nullptr) : Json(point.point.from)}});
+        points.push_back(
+            Json{{"gpu", point.point.gpu},
+                 {"count", point.point.count},
+                 {"metric", std::string(to_string(point.point.metric))},
+                 {"measured", json_number("measured" + unit, point.point.measured, notes)},
+                 {"predicted_before", json_number("predicted_before" + unit, point.predicted_before, notes)},
+                 {"predicted_after", json_number("predicted_after" + unit, point.predicted_after, notes)},
+                 {"from", point.point.from.empty() ? Json(nullptr) : Json(point.point.from)}});
     }
     return Json{{"scale", json_number("calibration.scale", calibration.scale, notes)}, {"points", std::move(points)}};
 }
@@ -351,9 +357,10 @@ void render_perf_table(const PerfResult& result, std::ostream& out, const PerfSt
         inference_lines(result, out);
     }
     if ((estimate.training || estimate.inference) && !result.band_group.empty()) {
-        out << fmt::format("  band        {:.2f}–{:.2f}× these speeds (10th–90th percentile of measured / predicted, "
-                           "{} runs out of sample)\n",
-                           result.band.low, result.band.high, result.band_group);
+        out << fmt::format(
+            "  band        {:.2f}–{:.2f}× these speeds (10th–90th percentile of measured / predicted, "
+            "{} runs out of sample)\n",
+            result.band.low, result.band.high, result.band_group);
     }
     calibration_lines(result.calibration, out);
     bottleneck_lines(estimate, out);
@@ -390,13 +397,13 @@ void render_perf_json(const PerfResult& result, std::ostream& out) {
     entry["band"] = speed_band_json(result.band_group, result.band, entry["training"], entry["inference"], notes);
     entry["calibration"] = speed_calibration_json(result.calibration, notes);
     const Bottleneck& bottleneck = estimate.bottleneck;
-    entry["bottleneck"] = Json{{"resource", std::string(to_string(bottleneck.resource))},
-                               {"phase", std::string(to_string(bottleneck.phase))},
-                               {"share", json_number("bottleneck.share", bottleneck.share, notes)},
-                               {"gpu_utilization",
-                                json_number("bottleneck.gpu_utilization", bottleneck.gpu_utilization, notes)},
-                               {"detail", bottleneck.detail},
-                               {"remedy", bottleneck.remedy}};
+    entry["bottleneck"] =
+        Json{{"resource", std::string(to_string(bottleneck.resource))},
+             {"phase", std::string(to_string(bottleneck.phase))},
+             {"share", json_number("bottleneck.share", bottleneck.share, notes)},
+             {"gpu_utilization", json_number("bottleneck.gpu_utilization", bottleneck.gpu_utilization, notes)},
+             {"detail", bottleneck.detail},
+             {"remedy", bottleneck.remedy}};
     entry["notes"] = notes;
     Json document;
     document["format_version"] = 1;

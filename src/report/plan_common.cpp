@@ -33,22 +33,26 @@ std::string gb_number(double bytes) {
 
 }  // namespace
 
-bool is_rental(Acquisition acquisition) { return !is_purchase(acquisition); }
+bool is_rental(Acquisition acquisition) {
+    return !is_purchase(acquisition);
+}
 
-std::string_view acquisition_words(Acquisition acquisition) { return describe(acquisition); }
+std::string_view acquisition_words(Acquisition acquisition) {
+    return describe(acquisition);
+}
 
 std::string_view acquisition_short(Acquisition acquisition) {
     switch (acquisition) {
-    case Acquisition::buy_new:
-        return "buy new";
-    case Acquisition::buy_used:
-        return "buy used";
-    case Acquisition::cloud_on_demand:
-        return "cloud od";
-    case Acquisition::cloud_spot:
-        return "spot";
-    case Acquisition::cloud_reserved:
-        return "reserved";
+        case Acquisition::buy_new:
+            return "buy new";
+        case Acquisition::buy_used:
+            return "buy used";
+        case Acquisition::cloud_on_demand:
+            return "cloud od";
+        case Acquisition::cloud_spot:
+            return "spot";
+        case Acquisition::cloud_reserved:
+            return "reserved";
     }
     return to_string(acquisition);
 }
@@ -91,12 +95,12 @@ std::string memory_cell(const MemoryEstimate& memory) {
 SpeedMetric speed_metric(const RolePlan& plan) {
     if (!plan.workload.is_training()) {
         switch (plan.workload.task()) {
-        case InferenceTask::generation:
-            return {"speed", "tok/s"};
-        case InferenceTask::diffusion:
-            return {"speed", "images/s"};
-        default:
-            return {"speed", "req/s"};
+            case InferenceTask::generation:
+                return {"speed", "tok/s"};
+            case InferenceTask::diffusion:
+                return {"speed", "images/s"};
+            default:
+                return {"speed", "req/s"};
         }
     }
     const bool tokens = std::any_of(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& candidate) {
@@ -155,15 +159,15 @@ std::optional<double> time_value(const TimeMetric& metric, const Candidate& cand
     }
     if (const auto& inference = candidate.perf.inference) {
         switch (metric.kind) {
-        case Kind::p99_ttft:
-            return p99_ttft_s(*inference);
-        case Kind::p99_tpot:
-            return p99_tpot_s(*inference);
-        case Kind::p99_e2e:
-            return p99_e2e_s(*inference);
-        case Kind::time_to_train:
-        case Kind::step_time:
-            break;
+            case Kind::p99_ttft:
+                return p99_ttft_s(*inference);
+            case Kind::p99_tpot:
+                return p99_tpot_s(*inference);
+            case Kind::p99_e2e:
+                return p99_e2e_s(*inference);
+            case Kind::time_to_train:
+            case Kind::step_time:
+                break;
         }
     }
     return std::nullopt;
@@ -263,7 +267,9 @@ std::string alternative_text(const std::string& alternative, const std::string& 
     return alternative + " — " + condition;
 }
 
-std::string role_count_text(std::size_t roles) { return fmt::format("{} role{}", roles, roles == 1 ? "" : "s"); }
+std::string role_count_text(std::size_t roles) {
+    return fmt::format("{} role{}", roles, roles == 1 ? "" : "s");
+}
 
 std::string setting_text(const RolePlan& plan, const Candidate& candidate) {
     std::string text = describe(candidate.layout);
@@ -285,16 +291,24 @@ std::string setting_text(const RolePlan& plan, const Candidate& candidate) {
 
 std::string search_summary(const RolePlan& plan) {
     if (plan.space > plan.evaluated) {
-        return fmt::format("{} options evaluated of {} in the search space (the rest pruned), {} feasible", plan.evaluated,
-                           plan.space, plan.feasible);
+        return fmt::format("{} options evaluated of {} in the search space (the rest pruned), {} feasible",
+                           plan.evaluated, plan.space, plan.feasible);
     }
     return fmt::format("{} options evaluated, {} feasible", plan.evaluated, plan.feasible);
 }
 
-std::optional<double> time_to_train_s(const TrainingPerf& perf) { return perf.time_to_train_s; }
-std::optional<double> p99_ttft_s(const InferencePerf& perf) { return perf.p99_ttft_s; }
-std::optional<double> p99_tpot_s(const InferencePerf& perf) { return perf.p99_tpot_s; }
-std::optional<double> p99_e2e_s(const InferencePerf& perf) { return perf.p99_e2e_s; }
+std::optional<double> time_to_train_s(const TrainingPerf& perf) {
+    return perf.time_to_train_s;
+}
+std::optional<double> p99_ttft_s(const InferencePerf& perf) {
+    return perf.p99_ttft_s;
+}
+std::optional<double> p99_tpot_s(const InferencePerf& perf) {
+    return perf.p99_tpot_s;
+}
+std::optional<double> p99_e2e_s(const InferencePerf& perf) {
+    return perf.p99_e2e_s;
+}
 
 }  // namespace gpusel::plan_text
 
@@ -333,8 +347,9 @@ std::string input_value_text(const std::string& unit, double value) {
 
 std::string sensitivity_text(const Sensitivity& sensitivity) {
     const double change = sensitivity.current != 0 ? sensitivity.break_even / sensitivity.current - 1 : 0;
-    const std::string winner =
-        sensitivity.new_winner == "none feasible" ? "none of the configurations planned here is feasible" : sensitivity.new_winner + " wins";
+    const std::string winner = sensitivity.new_winner == "none feasible"
+                                   ? "none of the configurations planned here is feasible"
+                                   : sensitivity.new_winner + " wins";
     return fmt::format("{} {} → {} ({:+.0f} %): {}", sensitivity.label,
                        input_value_text(sensitivity.unit, sensitivity.current),
                        input_value_text(sensitivity.unit, sensitivity.break_even), change * 100, winner);
@@ -358,11 +373,13 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
         std::vector<std::string> tied;
         for (const int rank : uncertainty.tied_with) {
             const auto index = static_cast<std::size_t>(rank - 1);
-            tied.push_back(index < plan.ranked.size() ? fmt::format("#{} {}", rank, candidate_summary(plan.ranked[index]))
-                                                      : fmt::format("#{}", rank));
+            tied.push_back(index < plan.ranked.size()
+                               ? fmt::format("#{} {}", rank, candidate_summary(plan.ranked[index]))
+                               : fmt::format("#{}", rank));
         }
-        lines.push_back(fmt::format("statistically tied with {} (the pick wins fewer than 90 % of scenarios against it)",
-                                    fmt::join(tied, "; ")));
+        lines.push_back(
+            fmt::format("statistically tied with {} (the pick wins fewer than 90 % of scenarios against it)",
+                        fmt::join(tied, "; ")));
     }
     if (!uncertainty.bands.empty()) {
         const EstimateBand& band = uncertainty.bands.front();

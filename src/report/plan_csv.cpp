@@ -33,10 +33,11 @@ void write_money(CsvWriter& writer, double usd) {
 
 void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options) {
     CsvWriter writer(options);
-    for (const char* column :
-         {"role", "gpu", "gpu_name", "quantity", "acquisition", "unit_price_usd", "total_usd", "monthly_opex_usd",
-          "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason", "offer", "offer_name", "provider",
-          "units", "gpus_per_unit", "gpus", "price_per", "price_kind", "price_as_of", "host_usd", "resale_usd"}) {
+    for (const char* column : {"role",           "gpu",         "gpu_name",           "quantity",  "acquisition",
+                               "unit_price_usd", "total_usd",   "monthly_opex_usd",   "tco_usd",   "horizon_months",
+                               "reason",         "alternative", "alternative_reason", "offer",     "offer_name",
+                               "provider",       "units",       "gpus_per_unit",      "gpus",      "price_per",
+                               "price_kind",     "price_as_of", "host_usd",           "resale_usd"}) {
         writer.text(column);
     }
     writer.end_row();
@@ -63,7 +64,9 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
         write_money(writer, line.tco_usd);
         write_months(writer, line.horizon_months);
         writer.text(line.reason).text(line.alternative).text(line.alternative_reason);
-        writer.text(offer.id).text(offer.kind == OfferKind::rental ? offer.instance_type : offer.name).text(offer.provider);
+        writer.text(offer.id)
+            .text(offer.kind == OfferKind::rental ? offer.instance_type : offer.name)
+            .text(offer.provider);
         writer.integer(line.quantity).integer(offer.gpus_per_unit).integer(line.gpus);
         const std::string per = !bought ? "unit-hour" : offer.gpus_per_unit == 1 ? "gpu" : "unit";
         writer.text(per).text(std::string(to_string(offer.price_kind))).text(offer.as_of);

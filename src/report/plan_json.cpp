@@ -113,8 +113,9 @@ public:
                 object["tpot_s"] = nullptr;
                 object["output_tokens_per_s"] = nullptr;
                 object["prefill_tokens_per_s"] = number(inference.prefill_tokens_per_s, at + "prefill_tokens_per_s");
-                notes.push_back("tpot_s and output_tokens_per_s are null: the workload generates no tokens; ttft_s is "
-                                "the latency of one request, prefill_tokens_per_s the input tokens/s");
+                notes.push_back(
+                    "tpot_s and output_tokens_per_s are null: the workload generates no tokens; ttft_s is "
+                    "the latency of one request, prefill_tokens_per_s the input tokens/s");
             } else if (transformer) {
                 object["tpot_s"] = number(inference.tpot_s, at + "tpot_s");
                 object["output_tokens_per_s"] = number(inference.output_tokens_per_s, at + "output_tokens_per_s");

@@ -22,35 +22,35 @@ std::string md(std::string_view text) {
     out.reserve(text.size() + 8);
     for (const char c : text) {
         switch (c) {
-        case '\\':
-        case '`':
-        case '*':
-        case '_':
-        case '[':
-        case ']':
-        case '|':
-        case '$':
-        case '~':
-        case '#':
-            out.push_back('\\');
-            out.push_back(c);
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '&':
-            out += "&amp;";
-            break;
-        case '\r':
-        case '\n':
-        case '\t':
-            out.push_back(' ');
-            break;
-        default:
-            out.push_back(c);
+            case '\\':
+            case '`':
+            case '*':
+            case '_':
+            case '[':
+            case ']':
+            case '|':
+            case '$':
+            case '~':
+            case '#':
+                out.push_back('\\');
+                out.push_back(c);
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '\r':
+            case '\n':
+            case '\t':
+                out.push_back(' ');
+                break;
+            default:
+                out.push_back(c);
         }
     }
     return out;
@@ -82,24 +82,24 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
     }
     const std::optional<double> horizon = common_horizon(report);
     const std::string tco_header = horizon ? fmt::format("TCO ({} mo)", months_text(*horizon)) : "TCO";
-    table_header(
-        out,
-        {"Role", "GPU", "Qty", "Acquisition", "Unit price", "Total", "Opex / month", tco_header, "Order", "Why",
-         "Alternative"},
-        "llrlrrrrlll");
+    table_header(out,
+                 {"Role", "GPU", "Qty", "Acquisition", "Unit price", "Total", "Opex / month", tco_header, "Order",
+                  "Why", "Alternative"},
+                 "llrlrrrrlll");
     for (const ProcurementLine& line : report.procurement) {
         std::string tco = format_usd(line.tco_usd);
         if (!horizon) {
             tco += fmt::format(" ({} mo)", months_text(line.horizon_months));
         }
-        table_row(out,
-                  {md(to_string(line.role)), "**" + md(line.gpu) + "**", fmt::format("{}", line.quantity),
-                   md(acquisition_words(line.acquisition)),
-                   md(unit_price_cell(line.acquisition, line.unit_price_usd, line.offer.price_kind == PriceKind::estimate)),
-                   md(purchase_total_cell(line.acquisition, line.total_usd)), md(format_usd(line.monthly_opex_usd)),
-                   md(tco), md(order_note(line.offer, line.quantity - line.offer.units)), md(line.reason),
-                   md(alternative_text(line.alternative, line.alternative_reason,
-                                       line.alternative.substr(0, line.alternative.find(' '))))});
+        table_row(
+            out,
+            {md(to_string(line.role)), "**" + md(line.gpu) + "**", fmt::format("{}", line.quantity),
+             md(acquisition_words(line.acquisition)),
+             md(unit_price_cell(line.acquisition, line.unit_price_usd, line.offer.price_kind == PriceKind::estimate)),
+             md(purchase_total_cell(line.acquisition, line.total_usd)), md(format_usd(line.monthly_opex_usd)), md(tco),
+             md(order_note(line.offer, line.quantity - line.offer.units)), md(line.reason),
+             md(alternative_text(line.alternative, line.alternative_reason,
+                                 line.alternative.substr(0, line.alternative.find(' '))))});
     }
     const std::string tco_label =
         horizon ? fmt::format("{}-month TCO", months_text(*horizon)) : std::string("TCO (each role over its horizon)");
@@ -178,10 +178,10 @@ void write_role(std::ostream& out, const RolePlan& plan) {
         const Candidate& winner = *plan.winner;
         std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
         if (winner.replicas > 1) {
-            pick += winner.spare_replicas > 0 ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
-                                                            winner.serving_replicas() == 1 ? "" : "s",
-                                                            winner.spare_replicas)
-                                              : fmt::format(", {} replicas", winner.replicas);
+            pick += winner.spare_replicas > 0
+                        ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
+                                      winner.serving_replicas() == 1 ? "" : "s", winner.spare_replicas)
+                        : fmt::format(", {} replicas", winner.replicas);
         }
         out << "**Pick:** " << md(winner.reason.empty() ? pick : pick + " — " + winner.reason) << "  \n";
     } else {

@@ -148,8 +148,8 @@ void write_assumptions(std::ostream& out, const PlanReport& report, const Painte
 
 // "1M tokens" → "1M tok", "1k requests" → "1k req", "1k images" → "1k img": the header is as wide as the column.
 std::string unit_abbreviation(std::string unit) {
-    for (const auto& [word, short_word] : {std::pair<std::string, std::string>{"tokens", "tok"}, {"requests", "req"},
-                                     {"images", "img"}}) {
+    for (const auto& [word, short_word] :
+         {std::pair<std::string, std::string>{"tokens", "tok"}, {"requests", "req"}, {"images", "img"}}) {
         if (const std::size_t at = unit.find(word); at != std::string::npos) {
             unit.replace(at, word.size(), short_word);
         }
@@ -257,8 +257,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
         write_wrapped(out, indent + paint.red("no feasible option") + ": ", role_indent + 2,
                       fmt::format("{} evaluated, none meets every constraint", plan.evaluated), width);
     } else {
-        write_wrapped(out, indent, role_indent,
-                      fmt::format("{}; top {}:", search_summary(plan), plan.ranked.size()),
+        write_wrapped(out, indent, role_indent, fmt::format("{}; top {}:", search_summary(plan), plan.ranked.size()),
                       width);
         std::vector<TextTable> layouts;
         layouts.push_back(candidate_table(plan, paint, true));
@@ -294,10 +293,10 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
         const Candidate& winner = *plan.winner;
         std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
         if (winner.replicas > 1) {
-            pick += winner.spare_replicas > 0 ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
-                                                            winner.serving_replicas() == 1 ? "" : "s",
-                                                            winner.spare_replicas)
-                                              : fmt::format(", {} replicas", winner.replicas);
+            pick += winner.spare_replicas > 0
+                        ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
+                                      winner.serving_replicas() == 1 ? "" : "s", winner.spare_replicas)
+                        : fmt::format(", {} replicas", winner.replicas);
         }
         write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6,
                       winner.reason.empty() ? pick : pick + " — " + winner.reason, width);

@@ -136,11 +136,13 @@ struct Formats {
 
 void write_procurement(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
     Sheet sheet(workbook_add_worksheet(workbook, "Procurement"), formats.header);
-    sheet.headers({"role", "gpu", "gpu_name", "quantity", "acquisition", "unit_price_usd", "total_usd",
-                   "monthly_opex_usd", "tco_usd", "horizon_months", "reason", "alternative", "alternative_reason",
-                   "offer", "offer_name", "provider", "units", "gpus_per_unit", "gpus", "price_per", "price_kind",
-                   "price_as_of", "host_usd", "resale_usd", "depreciation_usd_per_month"});
-    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60, 30, 40, 14, 8, 13, 8, 11, 11, 12, 14, 14, 16};
+    sheet.headers({"role",           "gpu",         "gpu_name",           "quantity",   "acquisition",
+                   "unit_price_usd", "total_usd",   "monthly_opex_usd",   "tco_usd",    "horizon_months",
+                   "reason",         "alternative", "alternative_reason", "offer",      "offer_name",
+                   "provider",       "units",       "gpus_per_unit",      "gpus",       "price_per",
+                   "price_kind",     "price_as_of", "host_usd",           "resale_usd", "depreciation_usd_per_month"});
+    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60,
+                             30, 40, 14, 8, 13, 8,  11, 11, 12, 14, 14, 16};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
         const bool long_text = column >= 10 && column <= 14;
         sheet.width(column, widths[column], long_text ? formats.wrapped : nullptr);

@@ -38,7 +38,9 @@ std::string number(double value) {
     return text == "-0" ? "0" : text;
 }
 
-bool usable(double value, Scale scale) { return std::isfinite(value) && (scale == Scale::linear || value > 0); }
+bool usable(double value, Scale scale) {
+    return std::isfinite(value) && (scale == Scale::linear || value > 0);
+}
 
 std::size_t code_points(std::string_view text) {
     std::size_t count = 0;
@@ -51,8 +53,8 @@ std::size_t code_points(std::string_view text) {
 }
 
 std::string text_element(double x, double y, std::string_view text, double font_px, std::string_view extra = {}) {
-    return fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\"{}{}>{}</text>\n", number(x), number(y), number(font_px),
-                       extra.empty() ? "" : " ", extra, xml_escape(text));
+    return fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\"{}{}>{}</text>\n", number(x), number(y),
+                       number(font_px), extra.empty() ? "" : " ", extra, xml_escape(text));
 }
 
 // Text on a white halo, readable where it crosses grid lines or other marks.
@@ -78,31 +80,33 @@ std::string svg_open(const std::string& id_prefix, double width, double height, 
 std::string marker_element(int shape, double x, double y, double size, const std::string& colour) {
     const std::string outline = "stroke=\"#111111\" stroke-width=\"1\"";
     switch (shape % marker_shapes) {
-    case 0:
-        return fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" {}/>", number(x), number(y), number(size),
-                           colour, outline);
-    case 1:
-        return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" {}/>", number(x - size * 0.9),
-                           number(y - size * 0.9), number(size * 1.8), number(size * 1.8), colour, outline);
-    case 2:
-        return fmt::format("<path d=\"M{} {}L{} {}L{} {}Z\" fill=\"{}\" {}/>", number(x), number(y - size * 1.15),
-                           number(x + size * 1.1), number(y + size * 0.85), number(x - size * 1.1),
-                           number(y + size * 0.85), colour, outline);
-    case 3:
-        return fmt::format("<path d=\"M{} {}L{} {}L{} {}L{} {}Z\" fill=\"{}\" {}/>", number(x), number(y - size * 1.25),
-                           number(x + size * 1.1), number(y), number(x), number(y + size * 1.25),
-                           number(x - size * 1.1), number(y), colour, outline);
-    case 4:
-        return fmt::format("<path d=\"M{} {}L{} {}L{} {}Z\" fill=\"{}\" {}/>", number(x), number(y + size * 1.15),
-                           number(x + size * 1.1), number(y - size * 0.85), number(x - size * 1.1),
-                           number(y - size * 0.85), colour, outline);
-    default:
-        return fmt::format(
-            "<path d=\"M{} {}L{} {}M{} {}L{} {}\" stroke=\"#111111\" stroke-width=\"4.5\"/>"
-            "<path d=\"M{} {}L{} {}M{} {}L{} {}\" stroke=\"{}\" stroke-width=\"2.5\"/>",
-            number(x - size), number(y - size), number(x + size), number(y + size), number(x - size), number(y + size),
-            number(x + size), number(y - size), number(x - size), number(y - size), number(x + size), number(y + size),
-            number(x - size), number(y + size), number(x + size), number(y - size), colour);
+        case 0:
+            return fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" {}/>", number(x), number(y),
+                               number(size), colour, outline);
+        case 1:
+            return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" {}/>",
+                               number(x - size * 0.9), number(y - size * 0.9), number(size * 1.8), number(size * 1.8),
+                               colour, outline);
+        case 2:
+            return fmt::format("<path d=\"M{} {}L{} {}L{} {}Z\" fill=\"{}\" {}/>", number(x), number(y - size * 1.15),
+                               number(x + size * 1.1), number(y + size * 0.85), number(x - size * 1.1),
+                               number(y + size * 0.85), colour, outline);
+        case 3:
+            return fmt::format("<path d=\"M{} {}L{} {}L{} {}L{} {}Z\" fill=\"{}\" {}/>", number(x),
+                               number(y - size * 1.25), number(x + size * 1.1), number(y), number(x),
+                               number(y + size * 1.25), number(x - size * 1.1), number(y), colour, outline);
+        case 4:
+            return fmt::format("<path d=\"M{} {}L{} {}L{} {}Z\" fill=\"{}\" {}/>", number(x), number(y + size * 1.15),
+                               number(x + size * 1.1), number(y - size * 0.85), number(x - size * 1.1),
+                               number(y - size * 0.85), colour, outline);
+        default:
+            return fmt::format(
+                "<path d=\"M{} {}L{} {}M{} {}L{} {}\" stroke=\"#111111\" stroke-width=\"4.5\"/>"
+                "<path d=\"M{} {}L{} {}M{} {}L{} {}\" stroke=\"{}\" stroke-width=\"2.5\"/>",
+                number(x - size), number(y - size), number(x + size), number(y + size), number(x - size),
+                number(y + size), number(x + size), number(y - size), number(x - size), number(y - size),
+                number(x + size), number(y + size), number(x - size), number(y + size), number(x + size),
+                number(y - size), colour);
     }
 }
 
@@ -172,8 +176,8 @@ std::string render_y_axis(const AxisMap& axis, const Rect& plot, const AxisSpec&
                            number(plot.x), number(py), number(plot.right()), grid_colour);
         out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\"/>\n", number(plot.x - 5),
                            number(py), number(plot.x), axis_colour);
-        out += text_element(plot.x - 8, py + 4, format_tick(tick, spec.tick_prefix), small_font_px,
-                            "text-anchor=\"end\"");
+        out +=
+            text_element(plot.x - 8, py + 4, format_tick(tick, spec.tick_prefix), small_font_px, "text-anchor=\"end\"");
     }
     out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.2\"/>\n",
                        number(plot.x), number(plot.y), number(plot.bottom()), axis_colour);
@@ -183,9 +187,9 @@ std::string render_y_axis(const AxisMap& axis, const Rect& plot, const AxisSpec&
     }
     const double label_x = 16;
     const double label_y = plot.y + plot.height / 2;
-    out += text_element(label_x, label_y, label, label_font_px,
-                        fmt::format("text-anchor=\"middle\" transform=\"rotate(-90 {} {})\"", number(label_x),
-                                    number(label_y)));
+    out += text_element(
+        label_x, label_y, label, label_font_px,
+        fmt::format("text-anchor=\"middle\" transform=\"rotate(-90 {} {})\"", number(label_x), number(label_y)));
     out += "</g>\n";
     return out;
 }
@@ -384,9 +388,7 @@ AxisMap make_axis(const AxisSpec& spec, const std::vector<double>& values, doubl
 
 std::vector<std::size_t> pareto_front(const std::vector<Point>& points, bool minimise_x, bool minimise_y) {
     // Orient both coordinates so that smaller is better.
-    auto oriented = [&](const Point& p) {
-        return Point{minimise_x ? p.x : -p.x, minimise_y ? p.y : -p.y};
-    };
+    auto oriented = [&](const Point& p) { return Point{minimise_x ? p.x : -p.x, minimise_y ? p.y : -p.y}; };
     std::vector<std::size_t> front;
     for (std::size_t i = 0; i < points.size(); ++i) {
         const Point p = oriented(points[i]);
@@ -579,8 +581,8 @@ std::vector<Rect> label_obstacles(const ScatterSpec& spec, const ScatterLayout& 
     for (std::size_t i = 1; i < layout.front_path.size(); ++i) {
         const Point& a = layout.front_path[i - 1];
         const Point& b = layout.front_path[i];
-        occupied.push_back(Rect{std::min(a.x, b.x) - 2, std::min(a.y, b.y) - 2, std::fabs(a.x - b.x) + 4,
-                                std::fabs(a.y - b.y) + 4});
+        occupied.push_back(
+            Rect{std::min(a.x, b.x) - 2, std::min(a.y, b.y) - 2, std::fabs(a.x - b.x) + 4, std::fabs(a.y - b.y) + 4});
     }
     for (const ReferenceLine& reference : spec.x_references) {
         if (usable(reference.value, spec.x_axis.scale)) {
@@ -605,10 +607,10 @@ void place_scatter_labels(const ScatterSpec& spec, ScatterLayout& layout) {
         const Point pixel = layout.pixels[k];
         const double width = estimated_text_width(spec.points[layout.drawn[k]].label, small_font_px);
         const std::array<Point, 8> anchors = {
-            Point{pixel.x + 9, pixel.y + 4},           Point{pixel.x - 9 - width, pixel.y + 4},
-            Point{pixel.x - width / 2, pixel.y - 10},  Point{pixel.x - width / 2, pixel.y + 19},
-            Point{pixel.x + 7, pixel.y - 9},           Point{pixel.x - 7 - width, pixel.y - 9},
-            Point{pixel.x + 7, pixel.y + 18},          Point{pixel.x - 7 - width, pixel.y + 18},
+            Point{pixel.x + 9, pixel.y + 4},          Point{pixel.x - 9 - width, pixel.y + 4},
+            Point{pixel.x - width / 2, pixel.y - 10}, Point{pixel.x - width / 2, pixel.y + 19},
+            Point{pixel.x + 7, pixel.y - 9},          Point{pixel.x - 7 - width, pixel.y - 9},
+            Point{pixel.x + 7, pixel.y + 18},         Point{pixel.x - 7 - width, pixel.y + 18},
         };
         PlacedLabel best;
         double best_overlap = std::numeric_limits<double>::infinity();
@@ -617,7 +619,8 @@ void place_scatter_labels(const ScatterSpec& spec, ScatterLayout& layout) {
             Rect box = candidate.box();
             if (!inside(box, layout.plot)) {
                 // Slide it back into the plot area; a label wider than the plot cannot be helped.
-                candidate.x = std::clamp(candidate.x, layout.plot.x + 1, std::max(layout.plot.x + 1, layout.plot.right() - width - 1));
+                candidate.x = std::clamp(candidate.x, layout.plot.x + 1,
+                                         std::max(layout.plot.x + 1, layout.plot.right() - width - 1));
                 candidate.y = std::clamp(candidate.y, layout.plot.y + text_height, layout.plot.bottom() - 3);
                 box = candidate.box();
             }
@@ -708,17 +711,19 @@ std::string render_scatter(const ScatterSpec& spec) {
     for (const ReferenceLine& reference : spec.x_references) {
         if (usable(reference.value, spec.x_axis.scale)) {
             const double px = layout.x_axis.to_pixel(reference.value);
-            out += fmt::format("<line class=\"reference\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#b00020\" "
-                               "stroke-width=\"2\" stroke-dasharray=\"2 2\"/>\n",
-                               number(px), number(layout.plot.y), number(layout.plot.bottom()));
+            out += fmt::format(
+                "<line class=\"reference\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#b00020\" "
+                "stroke-width=\"2\" stroke-dasharray=\"2 2\"/>\n",
+                number(px), number(layout.plot.y), number(layout.plot.bottom()));
         }
     }
     for (const ReferenceLine& reference : spec.y_references) {
         if (usable(reference.value, spec.y_axis.scale)) {
             const double py = layout.y_axis.to_pixel(reference.value);
-            out += fmt::format("<line class=\"reference\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#b00020\" "
-                               "stroke-width=\"2\" stroke-dasharray=\"2 2\"/>\n",
-                               number(layout.plot.x), number(py), number(layout.plot.right()));
+            out += fmt::format(
+                "<line class=\"reference\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#b00020\" "
+                "stroke-width=\"2\" stroke-dasharray=\"2 2\"/>\n",
+                number(layout.plot.x), number(py), number(layout.plot.right()));
         }
     }
     if (layout.front_path.size() >= 2) {
@@ -727,9 +732,10 @@ std::string render_scatter(const ScatterSpec& spec) {
             path += fmt::format("{}{} {}", i == 0 ? "M" : "L", number(layout.front_path[i].x),
                                 number(layout.front_path[i].y));
         }
-        out += fmt::format("<path class=\"pareto-front\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-                           "stroke-dasharray=\"5 3\"/>\n",
-                           path, front_colour);
+        out += fmt::format(
+            "<path class=\"pareto-front\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+            "stroke-dasharray=\"5 3\"/>\n",
+            path, front_colour);
     }
     out += "<g class=\"points\">\n";
     for (std::size_t k = 0; k < layout.drawn.size(); ++k) {
@@ -769,18 +775,18 @@ struct CategoryFill {
 // neighbouring segments stay distinct when printed in grey.
 CategoryFill category_fill(std::size_t index) {
     switch (index % 6) {
-    case 0:
-        return {"#1f2f5f", ""};
-    case 1:
-        return {"#a3d5f0", "<path d=\"M0 6L6 0M-1 1L1 -1M5 7L7 5\" stroke=\"#1f2f5f\" stroke-width=\"1.3\"/>"};
-    case 2:
-        return {"#8e2c6f", ""};
-    case 3:
-        return {"#ef8a2a", "<circle cx=\"3\" cy=\"3\" r=\"1.2\" fill=\"#222222\"/>"};
-    case 4:
-        return {"#1f8a8a", "<path d=\"M0 3L6 3M3 0L3 6\" stroke=\"#ffffff\" stroke-width=\"1\"/>"};
-    default:
-        return {"#d9d9d9", "<path d=\"M0 0L6 6M-1 5L1 7M5 -1L7 1\" stroke=\"#555555\" stroke-width=\"1\"/>"};
+        case 0:
+            return {"#1f2f5f", ""};
+        case 1:
+            return {"#a3d5f0", "<path d=\"M0 6L6 0M-1 1L1 -1M5 7L7 5\" stroke=\"#1f2f5f\" stroke-width=\"1.3\"/>"};
+        case 2:
+            return {"#8e2c6f", ""};
+        case 3:
+            return {"#ef8a2a", "<circle cx=\"3\" cy=\"3\" r=\"1.2\" fill=\"#222222\"/>"};
+        case 4:
+            return {"#1f8a8a", "<path d=\"M0 3L6 3M3 0L3 6\" stroke=\"#ffffff\" stroke-width=\"1\"/>"};
+        default:
+            return {"#d9d9d9", "<path d=\"M0 0L6 6M-1 5L1 7M5 -1L7 1\" stroke=\"#555555\" stroke-width=\"1\"/>"};
     }
 }
 
@@ -895,12 +901,14 @@ std::string render_stacked_bars(const StackedBarSpec& spec) {
                 "<rect class=\"segment\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#{}-fill{})\" "
                 "stroke=\"#ffffff\" stroke-width=\"0.8\"><title>{}</title></rect>\n",
                 number(segment.x), number(segment.y), number(segment.width), number(segment.height),
-                xml_escape(spec.id_prefix), c, xml_escape(fmt::format("{}: {}", spec.categories[c], format_tick(bar_value(bar, c)))));
+                xml_escape(spec.id_prefix), c,
+                xml_escape(fmt::format("{}: {}", spec.categories[c], format_tick(bar_value(bar, c)))));
         }
         if (layout.capacity_x[b]) {
-            out += fmt::format("<line class=\"capacity\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#b00020\" "
-                               "stroke-width=\"3\"/>\n",
-                               number(*layout.capacity_x[b]), number(row_y + 2), number(row_y + 12 + spec.bar_height));
+            out += fmt::format(
+                "<line class=\"capacity\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#b00020\" "
+                "stroke-width=\"3\"/>\n",
+                number(*layout.capacity_x[b]), number(row_y + 2), number(row_y + 12 + spec.bar_height));
         }
         if (!bar.note.empty()) {
             out += text_element(layout.plot.right() + 8, row_y + 7 + spec.bar_height / 2 + 4, bar.note, small_font_px);
@@ -961,8 +969,8 @@ TornadoLayout layout_tornado(const TornadoSpec& spec) {
     const double right = spec.width - 16 - std::min(widest_note + 8, spec.width * 0.25);
     const double row_height = spec.bar_height + 12;
     const double top = legend_bottom + 10;
-    layout.plot = Rect{left, top, right - left,
-                       row_height * static_cast<double>(std::max<std::size_t>(spec.bars.size(), 1))};
+    layout.plot =
+        Rect{left, top, right - left, row_height * static_cast<double>(std::max<std::size_t>(spec.bars.size(), 1))};
     AxisSpec axis;
     axis.tick_prefix = spec.tick_prefix;
     layout.value_axis = make_axis(axis, extents, layout.plot.x, layout.plot.right(),
@@ -1000,10 +1008,11 @@ std::string render_tornado(const TornadoSpec& spec) {
                             small_font_px, "text-anchor=\"end\"");
         // Each half drawn at least 1 px wide, so that an input that moves nothing still shows.
         const auto rect = [&](const Rect& r, const char* colour, double value) {
-            return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#333333\" "
-                               "stroke-width=\"0.6\"><title>{}</title></rect>\n",
-                               number(r.x), number(r.y), number(std::max(1.0, r.width)), number(r.height), colour,
-                               xml_escape(bar.label + ": " + format_tick(value, spec.tick_prefix)));
+            return fmt::format(
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#333333\" "
+                "stroke-width=\"0.6\"><title>{}</title></rect>\n",
+                number(r.x), number(r.y), number(std::max(1.0, r.width)), number(r.height), colour,
+                xml_escape(bar.label + ": " + format_tick(value, spec.tick_prefix)));
         };
         out += rect(layout.low_bars[b], tornado_low_colour, bar.low_output);
         out += rect(layout.high_bars[b], tornado_high_colour, bar.high_output);
@@ -1012,9 +1021,10 @@ std::string render_tornado(const TornadoSpec& spec) {
         }
         out += "</g>\n";
     }
-    out += fmt::format("<line class=\"base\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#111111\" "
-                       "stroke-width=\"1.5\"/>\n",
-                       number(layout.base_x), number(layout.plot.y), number(layout.plot.bottom()));
+    out += fmt::format(
+        "<line class=\"base\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#111111\" "
+        "stroke-width=\"1.5\"/>\n",
+        number(layout.base_x), number(layout.plot.y), number(layout.plot.bottom()));
     out += "</svg>\n";
     return out;
 }
@@ -1025,12 +1035,12 @@ namespace {
 
 const char* dash_array(Dash dash) {
     switch (dash) {
-    case Dash::dashed:
-        return " stroke-dasharray=\"9 5\"";
-    case Dash::dotted:
-        return " stroke-dasharray=\"2 4\" stroke-linecap=\"round\"";
-    case Dash::solid:
-        break;
+        case Dash::dashed:
+            return " stroke-dasharray=\"9 5\"";
+        case Dash::dotted:
+            return " stroke-dasharray=\"2 4\" stroke-linecap=\"round\"";
+        case Dash::solid:
+            break;
     }
     return "";
 }
@@ -1040,14 +1050,14 @@ std::vector<LegendItem> line_legend(const LineChartSpec& spec) {
     for (const LineSeries& series : spec.series) {
         const SeriesStyle style = series_style(series.style);
         items.push_back({fmt::format("<path d=\"M0 0L26 0\" stroke=\"{}\" stroke-width=\"2.5\"{}/>{}", style.colour,
-                                     dash_array(series.dash),
-                                     marker_element(style.marker, 13, 0, 4.5, style.colour)),
+                                     dash_array(series.dash), marker_element(style.marker, 13, 0, 4.5, style.colour)),
                          series.name, 26});
     }
     if (!spec.markers.empty()) {
-        items.push_back({"<circle cx=\"7\" cy=\"0\" r=\"6\" fill=\"#ffffff\" stroke=\"#111111\" stroke-width=\"2\"/>"
-                         "<circle cx=\"7\" cy=\"0\" r=\"2\" fill=\"#111111\"/>",
-                         "break-even", 14});
+        items.push_back(
+            {"<circle cx=\"7\" cy=\"0\" r=\"6\" fill=\"#ffffff\" stroke=\"#111111\" stroke-width=\"2\"/>"
+             "<circle cx=\"7\" cy=\"0\" r=\"2\" fill=\"#111111\"/>",
+             "break-even", 14});
     }
     return items;
 }
@@ -1116,10 +1126,9 @@ LineChartLayout layout_line_chart(const LineChartSpec& spec) {
         PlacedLabel placed{spec_index, x, layout.plot.bottom() - 6, width, small_font_px + 2};
         for (int row = 0; row < 12; ++row) {
             placed.y = layout.plot.bottom() - 6 - row * 15.0;
-            const bool clear = std::none_of(layout.marker_labels.begin(), layout.marker_labels.end(),
-                                            [&](const PlacedLabel& other) {
-                                                return overlap_area(placed.box(), other.box()) > 0;
-                                            });
+            const bool clear =
+                std::none_of(layout.marker_labels.begin(), layout.marker_labels.end(),
+                             [&](const PlacedLabel& other) { return overlap_area(placed.box(), other.box()) > 0; });
             if (clear) {
                 break;
             }
@@ -1180,7 +1189,8 @@ std::string render_line_chart(const LineChartSpec& spec) {
     }
     for (const PlacedLabel& label : layout.end_labels) {
         const SeriesStyle style = series_style(spec.series[label.point].style);
-        out += fmt::format("<g class=\"end-label\">{}", marker_element(style.marker, label.x + 4, label.y - 4, 4, style.colour));
+        out += fmt::format("<g class=\"end-label\">{}",
+                           marker_element(style.marker, label.x + 4, label.y - 4, 4, style.colour));
         out += text_element(label.x + 12, label.y, spec.series[label.point].end_label, small_font_px);
         out += "</g>\n";
     }
@@ -1191,12 +1201,14 @@ std::string render_line_chart(const LineChartSpec& spec) {
         }
         const PlacedLabel& label = layout.marker_labels[drawn_marker];
         const Point pixel = layout.marker_pixels[drawn_marker++];
-        out += fmt::format("<g class=\"marker\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#111111\" "
-                           "stroke-width=\"1\" stroke-dasharray=\"3 3\"/>\n",
-                           number(pixel.x), number(pixel.y), number(layout.plot.bottom()));
-        out += fmt::format("<circle cx=\"{0}\" cy=\"{1}\" r=\"6\" fill=\"#ffffff\" stroke=\"#111111\" stroke-width=\"2\"/>"
-                           "<circle cx=\"{0}\" cy=\"{1}\" r=\"2\" fill=\"#111111\"/>\n",
-                           number(pixel.x), number(pixel.y));
+        out += fmt::format(
+            "<g class=\"marker\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#111111\" "
+            "stroke-width=\"1\" stroke-dasharray=\"3 3\"/>\n",
+            number(pixel.x), number(pixel.y), number(layout.plot.bottom()));
+        out += fmt::format(
+            "<circle cx=\"{0}\" cy=\"{1}\" r=\"6\" fill=\"#ffffff\" stroke=\"#111111\" stroke-width=\"2\"/>"
+            "<circle cx=\"{0}\" cy=\"{1}\" r=\"2\" fill=\"#111111\"/>\n",
+            number(pixel.x), number(pixel.y));
         out += text_element(label.x, label.y, marker.label, small_font_px, std::string("font-weight=\"bold\" ") + halo);
         out += "</g>\n";
     }

@@ -47,7 +47,7 @@ std::string format_tick(double value, std::string_view prefix = {});
 struct AxisSpec {
     std::string label;  // with the unit, e.g. "P99 time per output token (ms)"
     Scale scale = Scale::linear;
-    std::string tick_prefix;  // e.g. "$"
+    std::string tick_prefix;    // e.g. "$"
     bool include_zero = false;  // linear axes: extend the domain to 0
     // Linear axes: ticks at multiples of this step instead of 1-2-5 × 10^k (e.g. 6 for months,
     // so that a 24-month horizon ends on a tick). 0 = nice steps.
@@ -149,15 +149,15 @@ struct ScatterSpec {
     bool minimise_y = true;
     std::vector<ReferenceLine> x_references;  // vertical lines (e.g. a latency SLO)
     std::vector<ReferenceLine> y_references;  // horizontal lines (e.g. a budget)
-    std::vector<ErrorBar> error_bars;          // at most one per point
+    std::vector<ErrorBar> error_bars;         // at most one per point
     double width = 720;
     double height = 420;
 };
 
 // Where everything of a scatter plot goes; render_scatter() draws exactly this.
 struct PlacedLabel {
-    std::size_t point = 0;  // index into ScatterSpec::points
-    double x = 0, y = 0;    // text anchor (start of the baseline)
+    std::size_t point = 0;         // index into ScatterSpec::points
+    double x = 0, y = 0;           // text anchor (start of the baseline)
     double width = 0, height = 0;  // estimated text box, y = top
     Rect box() const { return Rect{x, y - height + 3, width, height}; }
 };
@@ -166,11 +166,11 @@ struct ScatterLayout {
     Rect plot;  // the plot area inside the axes
     AxisMap x_axis;
     AxisMap y_axis;
-    std::vector<std::size_t> drawn;     // indices of the points drawn (finite, on-scale)
-    std::vector<Point> pixels;          // pixel position of each drawn point, same order
-    std::vector<std::size_t> front;     // Pareto front: indices into points, by x ascending
-    std::vector<Point> front_path;      // the step line, in pixels
-    std::vector<PlacedLabel> labels;    // one per drawn point
+    std::vector<std::size_t> drawn;   // indices of the points drawn (finite, on-scale)
+    std::vector<Point> pixels;        // pixel position of each drawn point, same order
+    std::vector<std::size_t> front;   // Pareto front: indices into points, by x ascending
+    std::vector<Point> front_path;    // the step line, in pixels
+    std::vector<PlacedLabel> labels;  // one per drawn point
 };
 
 ScatterLayout layout_scatter(const ScatterSpec& spec);
@@ -179,17 +179,17 @@ std::string render_scatter(const ScatterSpec& spec);
 // ---- stacked horizontal bars ------------------------------------------------------------
 
 struct StackedBar {
-    std::string label;             // e.g. "H100-SXM5 × 2 (tp2)"
-    std::vector<double> values;    // one per category, >= 0 (negative or non-finite drawn as 0)
+    std::string label;               // e.g. "H100-SXM5 × 2 (tp2)"
+    std::vector<double> values;      // one per category, >= 0 (negative or non-finite drawn as 0)
     std::optional<double> capacity;  // drawn as a vertical line across the bar
-    std::string note;              // right of the bar, e.g. "41.2 / 80 GB"
+    std::string note;                // right of the bar, e.g. "41.2 / 80 GB"
 };
 
 struct StackedBarSpec {
     std::string id_prefix;
     std::string title;
     std::string description;
-    std::string value_label;  // axis label with unit, e.g. "GB per GPU"
+    std::string value_label;              // axis label with unit, e.g. "GB per GPU"
     std::vector<std::string> categories;  // segment names, in stacking order
     // Fill of each category (index into the six greyscale-safe fills); empty = by position.
     // Lets charts that leave out unused categories keep one fill per component.
@@ -220,7 +220,7 @@ struct TornadoBar {
     std::string label;      // e.g. "horizon 12–36 months"
     double low_output = 0;  // output with the input at its low value
     double high_output = 0;
-    std::string note;       // right of the bar, e.g. "winner changes at the high end"
+    std::string note;  // right of the bar, e.g. "winner changes at the high end"
 };
 
 struct TornadoSpec {
@@ -240,7 +240,7 @@ struct TornadoLayout {
     AxisMap value_axis;
     double height = 0;
     double base_x = 0;
-    std::vector<Rect> low_bars;   // from the base to low_output (width 0 when equal)
+    std::vector<Rect> low_bars;  // from the base to low_output (width 0 when equal)
     std::vector<Rect> high_bars;
 };
 

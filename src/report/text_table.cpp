@@ -97,7 +97,9 @@ std::string trim_right(std::string line) {
     return line;
 }
 
-std::string spaces(std::size_t count) { return std::string(count, ' '); }
+std::string spaces(std::size_t count) {
+    return std::string(count, ' ');
+}
 
 }  // namespace
 
@@ -217,7 +219,9 @@ void TextTable::set_wrap(std::size_t column, std::size_t min_width, int priority
     m_wrap_priority.at(column) = priority;
 }
 
-void TextTable::set_key_columns(std::size_t count) { m_key_columns = std::max<std::size_t>(count, 1); }
+void TextTable::set_key_columns(std::size_t count) {
+    m_key_columns = std::max<std::size_t>(count, 1);
+}
 
 void TextTable::set_header_style(std::string start, std::string end) {
     m_header_start = std::move(start);
@@ -302,7 +306,9 @@ bool TextTable::fits_as_columns(int indent, std::size_t max_width, std::size_t m
     return true;
 }
 
-std::string TextTable::render(int indent) const { return render_with(indent, natural_widths(), 0); }
+std::string TextTable::render(int indent) const {
+    return render_with(indent, natural_widths(), 0);
+}
 
 std::string TextTable::render_with(int indent, const std::vector<std::size_t>& widths, std::size_t note_width) const {
     const std::size_t margin = static_cast<std::size_t>(std::max(indent, 0));

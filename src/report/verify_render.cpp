@@ -49,10 +49,7 @@ void render_verify_text(const VerifyResult& result, std::ostream& out, const Ver
                                  !device.empty() && !gpu.identified_as.empty() ? ": " : "", gpu.identified_as);
         }
         out << "\n" << title << "\n";
-        TextTable table{{"check"},
-                         {"status"},
-                         {"expected"},
-                         {"observed"}};
+        TextTable table{{"check"}, {"status"}, {"expected"}, {"observed"}};
         for (const CheckResult& check : gpu.checks) {
             table.add_row({check.check, status_cell(check.status), check.expected.empty() ? "—" : check.expected,
                            check.observed.empty() ? "—" : check.observed});

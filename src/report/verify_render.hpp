@@ -13,8 +13,8 @@ enum class VerifyFormat { text, json };
 
 struct VerifyResult {
     Verification verification;
-    std::string file;           // as the user named it ("<stdin>" for '-')
-    std::string expected_id;    // the catalog entry that was ordered
+    std::string file;         // as the user named it ("<stdin>" for '-')
+    std::string expected_id;  // the catalog entry that was ordered
     std::string expected_name;
 };
 

@@ -24,20 +24,20 @@ namespace {
 // src/memory/training.cpp.
 double optimizer_state_bytes_per_param(Optimizer optimizer, const ModelSpec& model, double state_element) {
     switch (optimizer) {
-    case Optimizer::adam:
-    case Optimizer::adamw:
-        return 2 * state_element;
-    case Optimizer::sgd:
-        return 0;
-    case Optimizer::sgd_momentum:
-    case Optimizer::lion:
-        return state_element;
-    case Optimizer::adamw_8bit:
-        return 2;
-    case Optimizer::adafactor: {
-        const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
-        return state_element * 2.0 / width;
-    }
+        case Optimizer::adam:
+        case Optimizer::adamw:
+            return 2 * state_element;
+        case Optimizer::sgd:
+            return 0;
+        case Optimizer::sgd_momentum:
+        case Optimizer::lion:
+            return state_element;
+        case Optimizer::adamw_8bit:
+            return 2;
+        case Optimizer::adafactor: {
+            const double width = model.hidden > 0 ? model.hidden : std::sqrt(std::max(model.params, 1.0));
+            return state_element * 2.0 / width;
+        }
     }
     return 0;
 }
@@ -167,7 +167,8 @@ int CompiledTraining::global_batch(int micro_batch, int data_parallel) const {
     return given > 0 ? given : micro_batch * m_workload->training.sequence_replicas(data_parallel);
 }
 
-TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipeline_parallel, int data_parallel) const {
+TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipeline_parallel,
+                                                   int data_parallel) const {
     TrainingLayoutTerms terms;
     terms.tensor_parallel = std::max(1, tensor_parallel);
     terms.pipeline_parallel = std::max(1, pipeline_parallel);
@@ -213,8 +214,8 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
     }
     terms.activation_bytes_per_sample = per_sample;
 
-    const int communicators = (terms.data_parallel > 1 ? 1 : 0) + (terms.tensor_parallel > 1 ? 1 : 0) +
-                              (terms.pipeline_parallel > 1 ? 1 : 0);
+    const int communicators =
+        (terms.data_parallel > 1 ? 1 : 0) + (terms.tensor_parallel > 1 ? 1 : 0) + (terms.pipeline_parallel > 1 ? 1 : 0);
     terms.nccl_bytes = communicators * nccl_bytes_per_communicator;
 
     const Tier tensor = tier_for_group(terms.tensor_parallel);
@@ -228,11 +229,11 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
     terms.data_link_latency_s = data.latency_s;
     terms.tensor_collective = tensor.collective;
     const int data_group = terms.tensor_parallel * terms.pipeline_parallel * terms.data_parallel;
-    terms.data_collective =
-        data_group > m_node ? spread_over_nics(data.collective, m_cross_node_link,
-                                               perf_detail::data_parallel_ranks_per_node(m_node, terms.tensor_parallel,
-                                                                                         terms.data_parallel))
-                            : data.collective;
+    terms.data_collective = data_group > m_node
+                                ? spread_over_nics(data.collective, m_cross_node_link,
+                                                   perf_detail::data_parallel_ranks_per_node(
+                                                       m_node, terms.tensor_parallel, terms.data_parallel))
+                                : data.collective;
     terms.virtual_stages = perf_detail::effective_virtual_stages(*m_workload, terms.pipeline_parallel);
     const Tier context = tier_for_group(terms.tensor_parallel * m_context_parallel);
     terms.context_link_bytes_per_s = context.bytes_per_s;
@@ -240,7 +241,8 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
     return terms;
 }
 
-double CompiledTraining::memory_total_bytes(const TrainingLayoutTerms& terms, Sharding sharding, int micro_batch) const {
+double CompiledTraining::memory_total_bytes(const TrainingLayoutTerms& terms, Sharding sharding,
+                                            int micro_batch) const {
     const double d = terms.data_parallel;
     const bool data_parallel = terms.data_parallel > 1;
     const bool sharded_weights = sharding == Sharding::zero3 && data_parallel;
@@ -287,7 +289,8 @@ double CompiledTraining::memory_total_bytes(const TrainingLayoutTerms& terms, Sh
     return allocated + (m_context_bytes + m_reserve_fraction * allocated + terms.nccl_bytes);
 }
 
-TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms, Sharding sharding, int micro_batch) const {
+TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms, Sharding sharding,
+                                               int micro_batch) const {
     TrainingPointResult result;
     result.memory_total_bytes = memory_total_bytes(terms, sharding, micro_batch);
     const int tp = terms.tensor_parallel;
@@ -309,12 +312,13 @@ TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms,
     const double activation_bytes =
         micro_batch * std::max(1.0, m_seq) / m_context_parallel * m_hidden * m_activation_element;
     if (tp > 1) {
-        micro_communication_s +=
-            m_tensor_share * m_tensor_all_reduces * (m_layers / pp) * all_reduce_s(activation_bytes, tp, terms.tensor_collective);
+        micro_communication_s += m_tensor_share * m_tensor_all_reduces * (m_layers / pp) *
+                                 all_reduce_s(activation_bytes, tp, terms.tensor_collective);
     }
     if (pp > 1) {
-        micro_communication_s += 2.0 * terms.virtual_stages *
-                                 (activation_bytes / tp / terms.pipeline_link_bytes_per_s + terms.pipeline_link_latency_s);
+        micro_communication_s +=
+            2.0 * terms.virtual_stages *
+            (activation_bytes / tp / terms.pipeline_link_bytes_per_s + terms.pipeline_link_latency_s);
     }
     const double micro_s = micro_kernel_s + micro_communication_s;
     const double pipeline_s = (accumulation + (pp - 1.0) / terms.virtual_stages) * micro_s;
@@ -326,7 +330,8 @@ TrainingPointResult CompiledTraining::evaluate(const TrainingLayoutTerms& terms,
         const double layers_per_stage = m_layers / pp;
         if (sharding == Sharding::zero3) {
             const double weight_bytes_16 = m_params / model_parallel * 2;
-            const double per_micro = 2 * all_gather_s(weight_bytes_16, dp, link) + all_gather_s(gradient_bytes, dp, link);
+            const double per_micro =
+                2 * all_gather_s(weight_bytes_16, dp, link) + all_gather_s(gradient_bytes, dp, link);
             exposed_communication_s =
                 accumulation * perf_detail::exposed_after_overlap(per_micro, micro_kernel_s, layers_per_stage);
         } else if (sharding == Sharding::none) {

@@ -15,8 +15,8 @@
 #include "catalog/catalog.hpp"
 #include "inputs/layout.hpp"
 #include "inputs/workload.hpp"
-#include "perf/training_ops.hpp"
 #include "perf/perf.hpp"
+#include "perf/training_ops.hpp"
 
 namespace gpusel {
 
@@ -52,7 +52,7 @@ struct TrainingLayoutTerms {
     double data_link_latency_s = 0;
     CollectiveLink tensor_collective;  // collective_link() of the tensor and data groups' tiers
     CollectiveLink data_collective;
-    int virtual_stages = 1;            // effective_virtual_stages() of this pipeline degree
+    int virtual_stages = 1;               // effective_virtual_stages() of this pipeline degree
     double context_link_bytes_per_s = 0;  // the tp × cp group's tier (context parallelism's ring)
     double context_link_latency_s = 0;
 };
@@ -114,7 +114,7 @@ private:
     // Model.
     double m_params = 0;
     double m_embedding = 0;
-    double m_vocab_hidden = 0;   // V·h
+    double m_vocab_hidden = 0;  // V·h
     double m_dense_layer_params = 0;
     double m_expert_params = 0;
     double m_largest_layer = 0;
@@ -144,8 +144,8 @@ private:
     double m_reserve_fraction = 0;
     // Speed constants.
     perf_detail::TransformerTrainingOps m_ops;  // the per-operator model, as estimate_training builds it
-    double m_tensor_share = 1;                   // exposed_tensor_share()
-    double m_activation_element = 2;  // bytes of an activation exchanged by tensor/pipeline parallel
+    double m_tensor_share = 1;                  // exposed_tensor_share()
+    double m_activation_element = 2;            // bytes of an activation exchanged by tensor/pipeline parallel
     double m_gradient_bytes_per_param = 2;
     double m_optimizer_traffic_per_param = 0;
     double m_bandwidth_bytes_per_s = 0;

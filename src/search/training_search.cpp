@@ -52,8 +52,8 @@ Dimensions dimensions(const Workload& workload, const GpuSpec& gpu, int max_coun
     } else {
         dims.shardings = {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3};
     }
-    dims.micro_batches = training.micro_batch_options.empty() ? std::vector<int>{training.micro_batch}
-                                                              : training.micro_batch_options;
+    dims.micro_batches =
+        training.micro_batch_options.empty() ? std::vector<int>{training.micro_batch} : training.micro_batch_options;
     return dims;
 }
 
@@ -157,7 +157,10 @@ class Search {
 public:
     Search(const Workload& workload, const GpuSpec& gpu, const EfficiencyTable& efficiency,
            const TrainingSearchOptions& options)
-        : m_workload(workload), m_gpu(gpu), m_efficiency(efficiency), m_options(options),
+        : m_workload(workload),
+          m_gpu(gpu),
+          m_efficiency(efficiency),
+          m_options(options),
           m_usable_bytes(gpu.memory_bytes * (1.0 - workload.constraints.memory_headroom_fraction)) {}
 
     TrainingSearchResult run() {
@@ -207,8 +210,13 @@ private:
         // Pruning rests on properties of the closed forms (monotone memory, the compute bound); the
         // full estimators' other paths (calibration fits, per-sample figures) are scanned whole.
         const bool prune = !m_options.reference && compiled.has_value();
-        const Variant context{variant,   precision, checkpointing, compiled ? &*compiled : nullptr,
-                              reference, prune,     variant.training.global_batch};
+        const Variant context{variant,
+                              precision,
+                              checkpointing,
+                              compiled ? &*compiled : nullptr,
+                              reference,
+                              prune,
+                              variant.training.global_batch};
         Block block;  // its vectors are reused from block to block
         for (const int tp : dims.tensor) {
             for (const int pp : dims.pipeline) {
@@ -281,8 +289,8 @@ private:
                 evaluation.memory_total_bytes = compiled ? compiled->memory_total_bytes(*terms, sharding, micro_batch)
                                                          : variant.reference.memory(layout, micro_batch);
                 if (evaluation.memory_total_bytes > m_usable_bytes) {
-                    note_memory_miss(evaluation.memory_total_bytes, block.count, layout, micro_batch,
-                                     variant.precision, variant.checkpointing);
+                    note_memory_miss(evaluation.memory_total_bytes, block.count, layout, micro_batch, variant.precision,
+                                     variant.checkpointing);
                     if (!variant.prune) {
                         continue;
                     }
@@ -330,8 +338,8 @@ private:
     void record_point(const Variant& variant, int count, const Layout& layout, int micro_batch,
                       const Evaluation& evaluation) {
         if (!evaluation.meets_deadline && m_options.require_deadline) {
-            note_nearer(m_result.miss.deadline, evaluation.time_to_train_s,
-                        variant.workload.training.deadline_seconds, count);
+            note_nearer(m_result.miss.deadline, evaluation.time_to_train_s, variant.workload.training.deadline_seconds,
+                        count);
             return;
         }
         ++m_result.feasible;
@@ -386,7 +394,8 @@ std::vector<PrecisionChoice> precision_choices(const Workload& workload, const G
         return choices;
     }
     for (const Precision option : {Precision::bf16, Precision::fp16, Precision::fp32}) {
-        if (option != wanted.front() && gpu.supports(option) && element_bytes(option) >= element_bytes(wanted.front())) {
+        if (option != wanted.front() && gpu.supports(option) &&
+            element_bytes(option) >= element_bytes(wanted.front())) {
             return {{option, true}};
         }
     }

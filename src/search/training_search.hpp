@@ -74,9 +74,9 @@ struct TrainingMiss {
 
 struct TrainingSearchResult {
     std::vector<TrainingChoice> best_per_count;  // ascending GPU count
-    std::size_t space = 0;      // points in the search space
-    std::size_t evaluated = 0;  // points whose memory (and, when it fits, speed) was computed
-    std::size_t feasible = 0;   // evaluated points that fit and meet the deadline
+    std::size_t space = 0;                       // points in the search space
+    std::size_t evaluated = 0;                   // points whose memory (and, when it fits, speed) was computed
+    std::size_t feasible = 0;                    // evaluated points that fit and meet the deadline
     TrainingMiss miss;
     // The point needing the least memory per GPU when none fits (for gpusel check's breakdown).
     std::optional<TrainingChoice> least_memory;

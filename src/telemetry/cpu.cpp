@@ -166,7 +166,8 @@ bool parse_top_cpu_line(std::string_view content, int indent, CpuSample& sample,
     std::size_t start = 0;
     while (start <= rest.size()) {
         const std::size_t comma = rest.find(',', start);
-        std::string_view item = trim(rest.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        std::string_view item =
+            trim(rest.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
         std::size_t split = item.find_first_of(" %");
         if (!item.empty() && split != std::string_view::npos) {
             const std::string_view number = item.substr(0, split);
@@ -282,7 +283,8 @@ CpuTelemetry parse_top(const std::vector<Line>& lines, const std::string& file) 
             // most 100 % on each of 8192 CPUs, the largest NR_CPUS Linux builds with (MAXSMP).
             process.cpu_pct = checked_share(*share, 819200, "column '%CPU'", tokens[*cpu_at].text, file, line.number,
                                             indent + tokens[*cpu_at].column);
-            process.command = std::string(trim(content.substr(static_cast<std::size_t>(tokens[*command_at].column) - 1)));
+            process.command =
+                std::string(trim(content.substr(static_cast<std::size_t>(tokens[*command_at].column) - 1)));
             process.line = line.number;
             telemetry.processes.push_back(std::move(process));
         }

@@ -13,7 +13,6 @@ using namespace telemetry_detail;
 
 namespace {
 
-
 struct ColumnMeaning {
     std::string_view name;
     std::optional<GpuMetric> metric;
@@ -163,9 +162,9 @@ GpuTelemetry parse_nvidia_smi_dmon(std::string_view text, const std::string& fil
             continue;
         }
         if (cells.size() > columns.size()) {
-            throw input_error(file, line.number, cells[columns.size()].column,
-                              fmt::format("row has {} values but the header names {} columns", cells.size(),
-                                          columns.size()));
+            throw input_error(
+                file, line.number, cells[columns.size()].column,
+                fmt::format("row has {} values but the header names {} columns", cells.size(), columns.size()));
         }
         if (cells.size() < columns.size()) {
             notes.add("row cut short; its missing columns have no value", line.number);
@@ -185,10 +184,9 @@ GpuTelemetry parse_nvidia_smi_dmon(std::string_view text, const std::string& fil
             const std::optional<double> value = read_cell(cells[i], column, file, line.number);
             const std::optional<ColumnMeaning> meaning = dmon_meaning(column);
             if (value && meaning && meaning->metric) {
-                sample.set(*meaning->metric,
-                           checked_gpu_reading(*meaning->metric, *value, meaning->scale,
-                                               fmt::format("column '{}'", column), cells[i].text, file, line.number,
-                                               cells[i].column));
+                sample.set(*meaning->metric, checked_gpu_reading(*meaning->metric, *value, meaning->scale,
+                                                                 fmt::format("column '{}'", column), cells[i].text,
+                                                                 file, line.number, cells[i].column));
             }
         }
         telemetry.samples.push_back(std::move(sample));
@@ -273,10 +271,10 @@ GpuTelemetry parse_dcgmi_dmon(std::string_view text, const std::string& file) {
             const std::optional<double> value = read_cell(cells[2 + i], columns[i], file, line.number);
             const DcgmField* field = dcgm_field(columns[i]);
             if (value && field != nullptr && field->metric) {
-                sample.set(*field->metric,
-                           checked_gpu_reading(*field->metric, *value, field->scale,
-                                               fmt::format("column '{}'", columns[i]), cells[2 + i].text, file,
-                                               line.number, cells[2 + i].column));
+                sample.set(
+                    *field->metric,
+                    checked_gpu_reading(*field->metric, *value, field->scale, fmt::format("column '{}'", columns[i]),
+                                        cells[2 + i].text, file, line.number, cells[2 + i].column));
             }
         }
         telemetry.samples.push_back(std::move(sample));

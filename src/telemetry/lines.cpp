@@ -42,18 +42,21 @@ std::vector<Line> split_lines(std::string_view text) {
     std::size_t start = 0;
     while (start <= text.size()) {
         const std::size_t end = text.find('\n', start);
-        std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+        std::string_view line =
+            text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
         ++number;
         if (!line.empty() && line.back() == '\r') {
             line.remove_suffix(1);
         }
         if (end == std::string_view::npos) {
             if (!line.empty()) {
-                lines.push_back(Line{line.find('\x1b') == std::string_view::npos ? std::string(line) : strip_escapes(line), number});
+                lines.push_back(Line{
+                    line.find('\x1b') == std::string_view::npos ? std::string(line) : strip_escapes(line), number});
             }
             break;
         }
-        lines.push_back(Line{line.find('\x1b') == std::string_view::npos ? std::string(line) : strip_escapes(line), number});
+        lines.push_back(
+            Line{line.find('\x1b') == std::string_view::npos ? std::string(line) : strip_escapes(line), number});
         start = end + 1;
     }
     return lines;
@@ -96,7 +99,9 @@ bool ends_with(std::string_view text, std::string_view suffix) {
     return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-bool is_blank(std::string_view text) { return trim(text).empty(); }
+bool is_blank(std::string_view text) {
+    return trim(text).empty();
+}
 
 std::optional<double> parse_decimal(std::string_view text) {
     if (text.empty()) {
@@ -128,9 +133,18 @@ bool is_missing_value(std::string_view text) {
     if (!text.empty() && text.front() == '[' && text.back() == ']') {
         text = text.substr(1, text.size() - 2);  // "[N/A]", "[Not Supported]", "[Unknown Error]"
     }
-    static constexpr std::string_view missing[] = {
-        "",  "-", "N/A", "NA", "Not Supported", "Unknown Error", "ERR!", "Insufficient Permissions",
-        "Requested functionality has been deprecated", "GPU is lost", "Not Available", "n/a"};
+    static constexpr std::string_view missing[] = {"",
+                                                   "-",
+                                                   "N/A",
+                                                   "NA",
+                                                   "Not Supported",
+                                                   "Unknown Error",
+                                                   "ERR!",
+                                                   "Insufficient Permissions",
+                                                   "Requested functionality has been deprecated",
+                                                   "GPU is lost",
+                                                   "Not Available",
+                                                   "n/a"};
     for (std::string_view m : missing) {
         if (text == m) {
             return true;
@@ -158,11 +172,15 @@ std::string quote(std::string_view text) {
     return out + "'";
 }
 
-bool is_percent_metric(GpuMetric metric) { return metric_name(metric).ends_with("_pct"); }
+bool is_percent_metric(GpuMetric metric) {
+    return metric_name(metric).ends_with("_pct");
+}
 
 namespace {
 
-std::string prefix(std::string_view what) { return what.empty() ? std::string() : std::string(what) + ": "; }
+std::string prefix(std::string_view what) {
+    return what.empty() ? std::string() : std::string(what) + ": ";
+}
 
 }  // namespace
 
@@ -176,13 +194,14 @@ double checked_gpu_reading(GpuMetric metric, double raw, double scale, std::stri
         if (value > 100) {
             // DCGM's profiling fields are ratios, scaled by 100 to a percentage.
             throw input_error(file, line, column,
-                              scale == 1 ? fmt::format("{}{} is above 100 %", prefix(what), quote(text))
-                                         : fmt::format("{}{} is above {} (a ratio)", prefix(what), quote(text),
-                                                       100 / scale));
+                              scale == 1
+                                  ? fmt::format("{}{} is above 100 %", prefix(what), quote(text))
+                                  : fmt::format("{}{} is above {} (a ratio)", prefix(what), quote(text), 100 / scale));
         }
     } else if (raw > max_counter_reading) {
-        throw input_error(file, line, column, fmt::format("{}{} is larger than nvidia-smi or DCGM can print (2^64)",
-                                                          prefix(what), quote(text)));
+        throw input_error(
+            file, line, column,
+            fmt::format("{}{} is larger than nvidia-smi or DCGM can print (2^64)", prefix(what), quote(text)));
     }
     return value;
 }

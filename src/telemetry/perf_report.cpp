@@ -131,18 +131,18 @@ std::size_t read_share_cells(const std::vector<Token>& tokens, const std::vector
             checked_share(*value, 100, "", cell.text, file, line.number, cell.column);
         }
         switch (column) {
-        case Column::overhead:
-        case Column::self:
-            symbol.self_pct = *value;
-            break;
-        case Column::children:
-            symbol.children_pct = *value;
-            break;
-        case Column::samples:
-            symbol.samples = *value;
-            break;
-        default:
-            break;
+            case Column::overhead:
+            case Column::self:
+                symbol.self_pct = *value;
+                break;
+            case Column::children:
+                symbol.children_pct = *value;
+                break;
+            case Column::samples:
+                symbol.samples = *value;
+                break;
+            default:
+                break;
         }
     }
     return at;
@@ -151,8 +151,8 @@ std::size_t read_share_cells(const std::vector<Token>& tokens, const std::vector
 // The rest of a row from token `at`: command and shared object (single words, except a command
 // with spaces), then "[.]" or "[k]" and the symbol, which may contain spaces
 // ("operator new(unsigned long)").
-void read_names(const std::vector<Token>& tokens, std::size_t at, const std::vector<Column>& columns,
-                const Line& line, PerfSymbol& symbol) {
+void read_names(const std::vector<Token>& tokens, std::size_t at, const std::vector<Column>& columns, const Line& line,
+                PerfSymbol& symbol) {
     std::optional<std::size_t> marker;
     for (std::size_t i = at; i < tokens.size(); ++i) {
         if (is_mode_marker(tokens[i].text)) {
@@ -217,8 +217,9 @@ PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
         profile.symbols.push_back(std::move(symbol));
     }
     if (profile.symbols.empty()) {
-        throw input_error(file, 1, 1, "no profile rows ('NN.NN%  command  object  [.] symbol'); expected "
-                                      "`perf report --stdio` output");
+        throw input_error(file, 1, 1,
+                          "no profile rows ('NN.NN%  command  object  [.] symbol'); expected "
+                          "`perf report --stdio` output");
     }
     if (!saw_header) {
         notes.add("no '# Overhead ...' header: columns read as Overhead, Command, Shared Object, Symbol");

@@ -22,7 +22,6 @@ using namespace telemetry_detail;
 
 namespace {
 
-
 // The exporter's names for the DCGM fields gpusel reads (NVIDIA/dcgm-exporter
 // etc/default-counters.csv and etc/dcp-metrics-included.csv; DCGM field ids in
 // dcgm_fields.h). PROF ratios 0..1 are scaled to percent, FB sizes are MiB.
@@ -44,9 +43,9 @@ constexpr PromMetric prom_metrics[] = {
     {"DCGM_FI_PROF_PCIE_RX_BYTES", GpuMetric::pcie_rx_bytes_per_s, 1},        // 1010
     {"DCGM_FI_PROF_NVLINK_TX_BYTES", GpuMetric::nvlink_tx_bytes_per_s, 1},    // 1011
     {"DCGM_FI_PROF_NVLINK_RX_BYTES", GpuMetric::nvlink_rx_bytes_per_s, 1},    // 1012
-    {"DCGM_FI_DEV_FB_TOTAL", GpuMetric::fb_total_bytes, bytes_per_mib},                 // 250
-    {"DCGM_FI_DEV_FB_FREE", GpuMetric::fb_free_bytes, bytes_per_mib},                   // 251
-    {"DCGM_FI_DEV_FB_USED", GpuMetric::fb_used_bytes, bytes_per_mib},                   // 252
+    {"DCGM_FI_DEV_FB_TOTAL", GpuMetric::fb_total_bytes, bytes_per_mib},       // 250
+    {"DCGM_FI_DEV_FB_FREE", GpuMetric::fb_free_bytes, bytes_per_mib},         // 251
+    {"DCGM_FI_DEV_FB_USED", GpuMetric::fb_used_bytes, bytes_per_mib},         // 252
     {"DCGM_FI_DEV_POWER_USAGE", GpuMetric::power_watts, 1},                   // 155
     {"DCGM_FI_DEV_GPU_TEMP", GpuMetric::gpu_temp_c, 1},                       // 150
     {"DCGM_FI_DEV_MEMORY_TEMP", GpuMetric::mem_temp_c, 1},                    // 140

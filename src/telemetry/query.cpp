@@ -16,7 +16,6 @@ using namespace telemetry_detail;
 
 namespace {
 
-
 // Names accepted on the --query-gpu command line that nvidia-smi prints under another name in
 // the CSV header (`nvidia-smi --help-query-gpu`; the 8x H100 sample shows gpu_name -> name and
 // gpu_bus_id -> pci.bus_id).
@@ -133,7 +132,8 @@ std::vector<Cell> split_csv(std::string_view line) {
     std::size_t start = 0;
     while (true) {
         const std::size_t comma = line.find(',', start);
-        const std::string_view raw = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        const std::string_view raw =
+            line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         const std::string_view value = trim(raw);
         const std::size_t offset = value.empty() ? start : static_cast<std::size_t>(value.data() - line.data());
         cells.push_back(Cell{value, static_cast<int>(offset) + 1});
@@ -149,7 +149,8 @@ std::vector<Cell> split_csv(std::string_view line) {
 // unit of the metric (bytes, percent, watts, MHz, degrees C).
 std::optional<double> unit_factor(std::string_view unit) {
     static constexpr std::pair<std::string_view, double> units[] = {
-        {"%", 1}, {"MiB", bytes_per_mib}, {"KiB", 1024}, {"GiB", bytes_per_mib * 1024}, {"W", 1}, {"MHz", 1}, {"C", 1}, {"x", 1},
+        {"%", 1}, {"MiB", bytes_per_mib}, {"KiB", 1024}, {"GiB", bytes_per_mib * 1024}, {"W", 1}, {"MHz", 1}, {"C", 1},
+        {"x", 1},
     };
     for (const auto& [name, factor] : units) {
         if (name == unit) {
@@ -179,7 +180,8 @@ std::optional<double> read_value(const Cell& cell, const std::string& field, dou
     }
     const std::optional<double> value = parse_decimal(number);
     if (!value) {
-        throw input_error(file, line, cell.column, fmt::format("field '{}': {} is not a number", field, quote(cell.text)));
+        throw input_error(file, line, cell.column,
+                          fmt::format("field '{}': {} is not a number", field, quote(cell.text)));
     }
     if (metric) {
         return checked_gpu_reading(*metric, *value, scale, fmt::format("field '{}'", field), cell.text, file, line,
@@ -308,13 +310,14 @@ QueryColumns query_columns(const QueryHeader& header, NoteLog& notes) {
 
 // The GPU a row belongs to: its index field, else the order in which its uuid / bus id first
 // appeared, else GPU 0.
-int row_gpu(const std::vector<Cell>& cells, const QueryColumns& columns, std::map<std::string, int>& ordinal_of_identity,
-            const std::string& file, int line) {
+int row_gpu(const std::vector<Cell>& cells, const QueryColumns& columns,
+            std::map<std::string, int>& ordinal_of_identity, const std::string& file, int line) {
     if (columns.index && *columns.index < cells.size()) {
         const Cell& cell = cells[*columns.index];
         const std::optional<double> index = read_value(cell, "index", 1, file, line);
         if (!index || *index < 0 || *index > 100000 || *index != static_cast<double>(static_cast<int>(*index))) {
-            throw input_error(file, line, cell.column, fmt::format("field 'index': {} is not a GPU index", quote(cell.text)));
+            throw input_error(file, line, cell.column,
+                              fmt::format("field 'index': {} is not a GPU index", quote(cell.text)));
         }
         return static_cast<int>(*index);
     }
@@ -339,7 +342,8 @@ std::optional<GpuSample> parse_query_row(const Line& line, const QueryHeader& he
         return std::nullopt;
     }
     const std::vector<Cell> cells = split_csv(line.text);
-    if (header.present && std::all_of(cells.begin(), cells.end(), [](const Cell& c) { return looks_like_field_name(c.text); })) {
+    if (header.present &&
+        std::all_of(cells.begin(), cells.end(), [](const Cell& c) { return looks_like_field_name(c.text); })) {
         notes.add("skipped a repeated header line", line.number);
         return std::nullopt;
     }

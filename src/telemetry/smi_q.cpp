@@ -21,7 +21,6 @@ using namespace telemetry_detail;
 
 namespace {
 
-
 int indentation(std::string_view line) {
     int width = 0;
     for (const char c : line) {
@@ -61,7 +60,8 @@ bool is_nvlink_header(std::string_view content, int& index, std::string& name) {
         return false;
     }
     const std::optional<double> number = parse_decimal(content.substr(4, colon - 4));
-    if (!number || *number < 0 || *number > 100000 || content.substr(4, colon - 4).find('.') != std::string_view::npos) {
+    if (!number || *number < 0 || *number > 100000 ||
+        content.substr(4, colon - 4).find('.') != std::string_view::npos) {
         return false;
     }
     index = static_cast<int>(*number);
@@ -92,14 +92,16 @@ std::optional<double> number_of(const SmiGpu& gpu, const std::string& path, cons
     // NVML returns these as integers of at most 64 bits (lines.hpp); the bound also keeps every
     // value finite once scaled (MiB to bytes) and summed (ECC counts).
     if (std::fabs(*value) > max_counter_reading) {
-        throw input_error(file, field->line, field->column,
-                          fmt::format("'{}': {} is larger than nvidia-smi can print (2^64)", path, quote(field->value)));
+        throw input_error(
+            file, field->line, field->column,
+            fmt::format("'{}': {} is larger than nvidia-smi can print (2^64)", path, quote(field->value)));
     }
     // Only temperatures can be negative: "GPU Shutdown T.Limit Temp : -8 C" is the margin to the
     // limit (H100, drivers 565 and 590, tests/data/telemetry). Memory, counts, power, clocks and
     // utilisation are unsigned in NVML.
     if (*value < 0 && path.find("Temp") == std::string::npos) {
-        throw input_error(file, field->line, field->column, fmt::format("'{}': {} is negative", path, quote(field->value)));
+        throw input_error(file, field->line, field->column,
+                          fmt::format("'{}': {} is negative", path, quote(field->value)));
     }
     return value;
 }
@@ -120,7 +122,8 @@ std::optional<double> mib_of(const SmiGpu& gpu, const std::string& path, const s
     return *value * bytes_per_mib;
 }
 
-std::optional<double> first_number(const SmiGpu& gpu, std::initializer_list<const char*> paths, const std::string& file) {
+std::optional<double> first_number(const SmiGpu& gpu, std::initializer_list<const char*> paths,
+                                   const std::string& file) {
     for (const char* path : paths) {
         if (gpu.field(path) != nullptr) {
             if (std::optional<double> value = number_of(gpu, path, file)) {
@@ -179,8 +182,8 @@ void add_count(std::optional<double>& total, std::optional<double> value) {
 EccCounts ecc_counts(const SmiGpu& gpu, const std::string& section, const std::string& file) {
     EccCounts counts;
     const std::string prefix = "ECC Errors / " + section + " / ";
-    const bool old_layout = gpu.field(prefix + "Single Bit / Total") != nullptr ||
-                            gpu.field(prefix + "Double Bit / Total") != nullptr;
+    const bool old_layout =
+        gpu.field(prefix + "Single Bit / Total") != nullptr || gpu.field(prefix + "Double Bit / Total") != nullptr;
     if (old_layout) {
         counts.correctable = number_of(gpu, prefix + "Single Bit / Total", file);
         counts.uncorrectable = number_of(gpu, prefix + "Double Bit / Total", file);
@@ -216,7 +219,8 @@ void fill_typed_fields(SmiGpu& gpu, const std::string& file) {
         char* end = nullptr;
         const unsigned long long combined = std::strtoull(value.c_str(), &end, 16);
         if (!starts_with(value, "0x") || end == nullptr || *end != '\0' || value.size() > 10) {
-            throw input_error(file, device->line, device->column, fmt::format("'PCI / Device Id': {} is not a hex id", quote(value)));
+            throw input_error(file, device->line, device->column,
+                              fmt::format("'PCI / Device Id': {} is not a hex id", quote(value)));
         }
         gpu.pci_device_id = static_cast<std::uint32_t>((combined >> 16) & 0xffffu);
         gpu.pci_vendor_id = static_cast<std::uint32_t>(combined & 0xffffu);
@@ -236,8 +240,8 @@ void fill_typed_fields(SmiGpu& gpu, const std::string& file) {
 
     gpu.retired_single_bit = first_number(gpu, {"Retired Pages / Single Bit ECC"}, file);
     gpu.retired_double_bit = first_number(gpu, {"Retired Pages / Double Bit ECC"}, file);
-    gpu.retired_pending = yes_no(gpu, {"Retired Pages / Pending Page Blacklist", "Retired Pages / Pending Page Retirement",
-                                       "Retired Pages / Pending"});
+    gpu.retired_pending = yes_no(gpu, {"Retired Pages / Pending Page Blacklist",
+                                       "Retired Pages / Pending Page Retirement", "Retired Pages / Pending"});
     gpu.remapped_correctable = first_number(gpu, {"Remapped Rows / Correctable Error"}, file);
     gpu.remapped_uncorrectable = first_number(gpu, {"Remapped Rows / Uncorrectable Error"}, file);
     gpu.remapped_pending = yes_no(gpu, {"Remapped Rows / Pending"});
@@ -261,14 +265,15 @@ void fill_typed_fields(SmiGpu& gpu, const std::string& file) {
     }
     gpu.gpu_util_pct = first_number(gpu, {"Utilization / Gpu", "Utilization / GPU"}, file);
 
-    gpu.power_draw_watts = first_number(
-        gpu, {"GPU Power Readings / Power Draw", "GPU Power Readings / Average Power Draw", "Power Readings / Power Draw",
-              "Power Readings / Average Power Draw"},
-        file);
-    gpu.power_limit_watts = first_number(
-        gpu, {"GPU Power Readings / Current Power Limit", "Power Readings / Enforced Power Limit",
-              "Power Readings / Power Limit", "Power Readings / Current Power Limit"},
-        file);
+    gpu.power_draw_watts = first_number(gpu,
+                                        {"GPU Power Readings / Power Draw", "GPU Power Readings / Average Power Draw",
+                                         "Power Readings / Power Draw", "Power Readings / Average Power Draw"},
+                                        file);
+    gpu.power_limit_watts =
+        first_number(gpu,
+                     {"GPU Power Readings / Current Power Limit", "Power Readings / Enforced Power Limit",
+                      "Power Readings / Power Limit", "Power Readings / Current Power Limit"},
+                     file);
     gpu.default_power_limit_watts =
         first_number(gpu, {"GPU Power Readings / Default Power Limit", "Power Readings / Default Power Limit"}, file);
     gpu.max_power_limit_watts =
@@ -340,7 +345,8 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
                 } else if (key == "CUDA Version") {
                     report.cuda_version = std::string(value);
                 } else if (key == "Attached GPUs") {
-                    if (const std::optional<double> count = parse_decimal(value); count && *count >= 0 && *count < 100000) {
+                    if (const std::optional<double> count = parse_decimal(value);
+                        count && *count >= 0 && *count < 100000) {
                         report.attached_gpus = static_cast<int>(*count);
                     }
                 }
@@ -378,7 +384,8 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
                gpus.end());
     const bool any_field = std::any_of(gpus.begin(), gpus.end(), [](const SmiGpu& gpu) { return !gpu.fields.empty(); });
     if (gpus.empty() || !any_field) {
-        throw input_error(file, 1, 1, "no 'GPU <bus id>' section with 'Key : Value' lines; expected `nvidia-smi -q` output");
+        throw input_error(file, 1, 1,
+                          "no 'GPU <bus id>' section with 'Key : Value' lines; expected `nvidia-smi -q` output");
     }
     for (const SmiGpu& gpu : gpus) {
         if (gpu.bus_id.empty()) {

@@ -6,10 +6,10 @@
 // Inputs are untrusted. Every parser accepts any bytes and never crashes; text that is not the
 // expected format, or a cell that should be a number and is not, throws InputError with
 // file:line:col. So does a reading no tool prints: a negative value, a percentage above 100 (a
-// DCGM ratio above 1), or a counter beyond 2^64 (src/telemetry/lines.hpp). Tolerated on purpose (real captures do all of these): header lines repeated
-// mid-stream, blank lines, `-` / `N/A` / `[N/A]` / `[Not Supported]` values (read as "no
-// value"), unit suffixes (`23028 MiB`, `0 %`), rows cut short (the missing cells have no value
-// and a note says so), tabs, ANSI escapes, CRLF line ends.
+// DCGM ratio above 1), or a counter beyond 2^64 (src/telemetry/lines.hpp). Tolerated on purpose (real captures do all
+// of these): header lines repeated mid-stream, blank lines, `-` / `N/A` / `[N/A]` / `[Not Supported]` values (read as
+// "no value"), unit suffixes (`23028 MiB`, `0 %`), rows cut short (the missing cells have no value and a note says so),
+// tabs, ANSI escapes, CRLF line ends.
 //
 // Units: values are converted to SI with the unit in the metric name. nvidia-smi's "MB"/"MiB" is
 // 2^20 bytes (dmon's `fb` column equals `memory.used [MiB]` of --query-gpu on the same host,
@@ -51,29 +51,29 @@ std::string_view to_string(TelemetryKind kind);  // "nvidia-smi-dmon", "dcgmi-dm
 // GPU time series: nvidia-smi dmon, dcgmi dmon, nvidia-smi --query-gpu.
 
 enum class GpuMetric {
-    sm_util_pct,           // dmon `sm`, query `utilization.gpu`, DCGM 203 GPUTL: % of time a kernel ran
-    mem_util_pct,          // dmon `mem`, query `utilization.memory`, DCGM 204 MCUTL: % of time device
-                           // memory was read or written
-    gr_engine_active_pct,  // DCGM 1001 GRACT (a ratio, × 100)
-    sm_active_pct,         // DCGM 1002 SMACT (× 100)
-    sm_occupancy_pct,      // DCGM 1003 SMOCC (× 100)
-    tensor_active_pct,     // DCGM 1004 TENSO (× 100)
-    dram_active_pct,       // DCGM 1005 DRAMA (× 100): share of cycles the memory interface is busy
-    fb_used_bytes,         // dmon `fb`, query `memory.used`, DCGM 252 FBUSD
-    fb_total_bytes,        // query `memory.total`, DCGM 250 FBTTL
-    fb_free_bytes,         // query `memory.free`, DCGM 251 FBFRE
-    pcie_tx_bytes_per_s,   // dmon `txpci`, DCGM 1009 PCITX (GPU to host)
-    pcie_rx_bytes_per_s,   // dmon `rxpci`, DCGM 1010 PCIRX (host to GPU)
-    nvlink_tx_bytes_per_s, // DCGM 1011 NVLTX
-    nvlink_rx_bytes_per_s, // DCGM 1012 NVLRX
-    power_watts,           // dmon `pwr`, query `power.draw`, DCGM 155 POWER
-    power_limit_watts,     // query `power.limit`
-    gpu_temp_c,            // dmon `gtemp`/`temp`, query `temperature.gpu`, DCGM 150 TMPTR
-    mem_temp_c,            // dmon `mtemp`, query `temperature.memory`, DCGM 140 MMTMP
-    sm_clock_mhz,          // dmon `pclk`, query `clocks.sm`/`clocks.gr`, DCGM 100 SMCLK
-    mem_clock_mhz,         // dmon `mclk`, query `clocks.mem`, DCGM 101 MMCLK
-    pcie_link_gen_current, // query `pcie.link.gen.current`
-    pcie_link_gen_max,     // query `pcie.link.gen.max`
+    sm_util_pct,              // dmon `sm`, query `utilization.gpu`, DCGM 203 GPUTL: % of time a kernel ran
+    mem_util_pct,             // dmon `mem`, query `utilization.memory`, DCGM 204 MCUTL: % of time device
+                              // memory was read or written
+    gr_engine_active_pct,     // DCGM 1001 GRACT (a ratio, × 100)
+    sm_active_pct,            // DCGM 1002 SMACT (× 100)
+    sm_occupancy_pct,         // DCGM 1003 SMOCC (× 100)
+    tensor_active_pct,        // DCGM 1004 TENSO (× 100)
+    dram_active_pct,          // DCGM 1005 DRAMA (× 100): share of cycles the memory interface is busy
+    fb_used_bytes,            // dmon `fb`, query `memory.used`, DCGM 252 FBUSD
+    fb_total_bytes,           // query `memory.total`, DCGM 250 FBTTL
+    fb_free_bytes,            // query `memory.free`, DCGM 251 FBFRE
+    pcie_tx_bytes_per_s,      // dmon `txpci`, DCGM 1009 PCITX (GPU to host)
+    pcie_rx_bytes_per_s,      // dmon `rxpci`, DCGM 1010 PCIRX (host to GPU)
+    nvlink_tx_bytes_per_s,    // DCGM 1011 NVLTX
+    nvlink_rx_bytes_per_s,    // DCGM 1012 NVLRX
+    power_watts,              // dmon `pwr`, query `power.draw`, DCGM 155 POWER
+    power_limit_watts,        // query `power.limit`
+    gpu_temp_c,               // dmon `gtemp`/`temp`, query `temperature.gpu`, DCGM 150 TMPTR
+    mem_temp_c,               // dmon `mtemp`, query `temperature.memory`, DCGM 140 MMTMP
+    sm_clock_mhz,             // dmon `pclk`, query `clocks.sm`/`clocks.gr`, DCGM 100 SMCLK
+    mem_clock_mhz,            // dmon `mclk`, query `clocks.mem`, DCGM 101 MMCLK
+    pcie_link_gen_current,    // query `pcie.link.gen.current`
+    pcie_link_gen_max,        // query `pcie.link.gen.max`
     pcie_link_width_current,  // query `pcie.link.width.current` (lanes)
     pcie_link_width_max,      // query `pcie.link.width.max`
 };
@@ -156,9 +156,9 @@ GpuTelemetry parse_prometheus(std::string_view text, const std::string& file);
 // Host CPU: mpstat, sar -u, top -b.
 
 struct CpuSample {
-    std::string time;   // as printed; "Average:" rows are kept apart
-    std::string cpu;    // "all" or a CPU number; top's summary line is "all"
-    double busy_pct = 0;  // 100 - %idle
+    std::string time;                  // as printed; "Average:" rows are kept apart
+    std::string cpu;                   // "all" or a CPU number; top's summary line is "all"
+    double busy_pct = 0;               // 100 - %idle
     std::optional<double> user_pct;    // %usr / %user / us
     std::optional<double> system_pct;  // %sys / %system / sy
     std::optional<double> iowait_pct;  // %iowait / wa
@@ -193,9 +193,9 @@ CpuTelemetry parse_cpu_report(std::string_view text, const std::string& file);
 // perf report --stdio.
 
 struct PerfSymbol {
-    double self_pct = 0;                  // "Overhead", or "Self" with --children
-    std::optional<double> children_pct;   // "Children" with --children
-    std::optional<double> samples;        // "Samples" with -n
+    double self_pct = 0;                 // "Overhead", or "Self" with --children
+    std::optional<double> children_pct;  // "Children" with --children
+    std::optional<double> samples;       // "Samples" with -n
     std::string command;
     std::string shared_object;
     std::string symbol;
@@ -227,17 +227,17 @@ struct TopoLink {
 };
 
 struct TopoDevice {
-    std::string name;            // "GPU0", "NIC3", "mlx4_0"
-    int gpu_index = -1;          // N of GPUN; -1 for NICs
-    std::string nic_name;        // from the NIC legend ("mlx5_0"), NICs only
-    std::string cpu_affinity;    // "0-15,32-47"; empty when not printed
+    std::string name;              // "GPU0", "NIC3", "mlx4_0"
+    int gpu_index = -1;            // N of GPUN; -1 for NICs
+    std::string nic_name;          // from the NIC legend ("mlx5_0"), NICs only
+    std::string cpu_affinity;      // "0-15,32-47"; empty when not printed
     std::optional<int> numa_node;  // "NUMA Affinity"; none for N/A
     int line = 0;
 };
 
 struct Topology {
     std::string file;
-    std::vector<TopoDevice> devices;         // matrix rows in file order
+    std::vector<TopoDevice> devices;           // matrix rows in file order
     std::vector<std::vector<TopoLink>> links;  // [row][column], same order as devices
     std::vector<std::string> notes;
 
@@ -291,12 +291,12 @@ struct SmiGpu {
     std::optional<int> pcie_width_max, pcie_width_current;
     std::optional<double> pcie_replays;
 
-    std::string performance_state;     // "P0"
-    std::optional<bool> clocks_idle;   // Clocks Event (Throttle) Reasons / Idle: Active
+    std::string performance_state;    // "P0"
+    std::optional<bool> clocks_idle;  // Clocks Event (Throttle) Reasons / Idle: Active
     std::optional<double> gpu_util_pct;
 
     std::optional<double> power_draw_watts;
-    std::optional<double> power_limit_watts;          // current / enforced
+    std::optional<double> power_limit_watts;  // current / enforced
     std::optional<double> default_power_limit_watts;
     std::optional<double> max_power_limit_watts;
 
@@ -315,7 +315,7 @@ struct SmiReport {
     std::string file;
     std::string driver_version;  // "535.129.03"
     int driver_version_line = 0;
-    std::string cuda_version;    // "12.2"
+    std::string cuda_version;  // "12.2"
     std::optional<int> attached_gpus;
     std::vector<SmiGpu> gpus;
     std::vector<std::string> notes;
@@ -329,8 +329,8 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file);
 
 struct NvlinkLink {
     int link = 0;
-    bool active = false;       // false for "<inactive>"
-    double bytes_per_s = 0;    // the printed per-link rate (GB/s = 1e9 B/s); 0 when inactive
+    bool active = false;     // false for "<inactive>"
+    double bytes_per_s = 0;  // the printed per-link rate (GB/s = 1e9 B/s); 0 when inactive
     int line = 0;
 };
 

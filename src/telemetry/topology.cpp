@@ -129,8 +129,9 @@ void read_matrix_row(const std::vector<Token>& tokens, const Line& line, const s
         if (1 + c < tokens.size()) {
             row.push_back(read_link(tokens[1 + c].text));
             if (row.back().kind == LinkKind::unknown) {
-                notes.add(fmt::format("connection '{}' is not one of X, NV#, PIX, PXB, PHB, NODE, SYS", row.back().text),
-                          line.number);
+                notes.add(
+                    fmt::format("connection '{}' is not one of X, NV#, PIX, PXB, PHB, NODE, SYS", row.back().text),
+                    line.number);
             }
         } else {
             row.push_back(TopoLink{});

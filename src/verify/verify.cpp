@@ -13,22 +13,23 @@ namespace gpusel {
 
 std::string_view to_string(CheckStatus status) {
     switch (status) {
-    case CheckStatus::pass:
-        return "pass";
-    case CheckStatus::note:
-        return "note";
-    case CheckStatus::warn:
-        return "warn";
-    case CheckStatus::fail:
-        return "fail";
-    case CheckStatus::skip:
-        return "skip";
+        case CheckStatus::pass:
+            return "pass";
+        case CheckStatus::note:
+            return "note";
+        case CheckStatus::warn:
+            return "warn";
+        case CheckStatus::fail:
+            return "fail";
+        case CheckStatus::skip:
+            return "skip";
     }
     return "?";
 }
 
 bool GpuVerification::passed() const {
-    return std::none_of(checks.begin(), checks.end(), [](const CheckResult& c) { return c.status == CheckStatus::fail; });
+    return std::none_of(checks.begin(), checks.end(),
+                        [](const CheckResult& c) { return c.status == CheckStatus::fail; });
 }
 
 bool Verification::passed() const {
@@ -86,12 +87,12 @@ namespace {
 // Product names as nvidia-smi printed them in the captures under tests/data/telemetry (and the
 // part each capture's device id or context shows), for excerpts that carry no Device Id.
 constexpr std::pair<std::string_view, std::string_view> known_product_names[] = {
-    {"NVIDIA A100-SXM4-40GB", "A100-40GB-SXM4"},   // -q, device 0x20B0
-    {"NVIDIA A100-SXM4-80GB", "A100-80GB-SXM4"},   // -q excerpt
-    {"NVIDIA H100 80GB HBM3", "H100-SXM5"},        // -q, device 0x2330
-    {"NVIDIA H200", "H200-SXM"},                   // --query-gpu, 8x H200 HGX with NV18
-    {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},    // nvlink -s
-    {"NVIDIA GB200", "GB200"},                     // nvlink -s
+    {"NVIDIA A100-SXM4-40GB", "A100-40GB-SXM4"},                                  // -q, device 0x20B0
+    {"NVIDIA A100-SXM4-80GB", "A100-80GB-SXM4"},                                  // -q excerpt
+    {"NVIDIA H100 80GB HBM3", "H100-SXM5"},                                       // -q, device 0x2330
+    {"NVIDIA H200", "H200-SXM"},                                                  // --query-gpu, 8x H200 HGX with NV18
+    {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},                                   // nvlink -s
+    {"NVIDIA GB200", "GB200"},                                                    // nvlink -s
     {"NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX-PRO-6000"},  // --query-gpu
 };
 
@@ -122,27 +123,36 @@ std::string gib_text(double bytes) {
     const double gib = bytes / (1024.0 * 1024.0 * 1024.0);
     return gib == std::round(gib) ? fmt::format("{:.0f} GiB", gib) : fmt::format("{:.1f} GiB", gib);
 }
-std::string mib_text(double bytes) { return fmt::format("{:.0f} MiB", bytes / (1024.0 * 1024.0)); }
-std::string count_text(std::optional<double> value) { return value ? fmt::format("{:.0f}", *value) : "n/a"; }
+std::string mib_text(double bytes) {
+    return fmt::format("{:.0f} MiB", bytes / (1024.0 * 1024.0));
+}
+std::string count_text(std::optional<double> value) {
+    return value ? fmt::format("{:.0f}", *value) : "n/a";
+}
 
 CheckResult check_product(const SmiGpu& gpu, const GpuSpec& expected, const std::string& identified) {
-    CheckResult result{"product", CheckStatus::skip, expected.id, "", "", first_line(gpu, {"PCI / Device Id", "Product Name"})};
+    CheckResult result{
+        "product", CheckStatus::skip, expected.id, "", "", first_line(gpu, {"PCI / Device Id", "Product Name"})};
     const KnownDevice* device = gpu.pci_device_id ? device_by_id(*gpu.pci_device_id) : nullptr;
-    const std::string by = device != nullptr ? fmt::format("device 0x{:04X}, pci.ids '{}'", device->device_id, device->pci_ids_name)
-                                             : fmt::format("product name '{}'", gpu.product_name);
+    const std::string by = device != nullptr
+                               ? fmt::format("device 0x{:04X}, pci.ids '{}'", device->device_id, device->pci_ids_name)
+                               : fmt::format("product name '{}'", gpu.product_name);
     if (identified.empty()) {
         result.status = CheckStatus::warn;
         result.observed = gpu.product_name.empty() ? "unknown" : gpu.product_name;
         result.message = gpu.pci_device_id
-                             ? fmt::format("device 0x{:04X} ('{}') is not in gpusel's table of known parts; compare it "
-                                           "with the part you ordered by hand",
-                                           *gpu.pci_device_id, gpu.product_name)
+                             ? fmt::format(
+                                   "device 0x{:04X} ('{}') is not in gpusel's table of known parts; compare it "
+                                   "with the part you ordered by hand",
+                                   *gpu.pci_device_id, gpu.product_name)
                          : gpu.product_name.empty()
-                             ? std::string("the report shows neither a PCI Device Id nor a Product Name; compare the part "
-                                           "with what you ordered by hand")
-                             : fmt::format("the report has no PCI Device Id and the product name '{}' is not one gpusel "
-                                           "knows; compare it with the part you ordered by hand",
-                                           gpu.product_name);
+                             ? std::string(
+                                   "the report shows neither a PCI Device Id nor a Product Name; compare the part "
+                                   "with what you ordered by hand")
+                             : fmt::format(
+                                   "the report has no PCI Device Id and the product name '{}' is not one gpusel "
+                                   "knows; compare it with the part you ordered by hand",
+                                   gpu.product_name);
         return result;
     }
     result.observed = identified;
@@ -164,7 +174,8 @@ CheckResult check_product(const SmiGpu& gpu, const GpuSpec& expected, const std:
 // (thamada/nvidia-smi nvsim/A40x10_smi.py). Another memory size of the same chip is off by 15 %
 // or more (H100 80 vs 94 GiB, A100 40 vs 80 GiB), so the window [-10 %, +5 %] separates them.
 CheckResult check_memory(const SmiGpu& gpu, const GpuSpec& expected) {
-    CheckResult result{"memory", CheckStatus::skip, gib_text(expected.memory_bytes), "", "", line_of(gpu, "FB Memory Usage / Total")};
+    CheckResult result{
+        "memory", CheckStatus::skip, gib_text(expected.memory_bytes), "", "", line_of(gpu, "FB Memory Usage / Total")};
     if (!gpu.fb_total_bytes || expected.memory_bytes <= 0) {
         result.message = "the report has no FB Memory Usage / Total";
         return result;
@@ -173,8 +184,9 @@ CheckResult check_memory(const SmiGpu& gpu, const GpuSpec& expected) {
     result.observed = mib_text(*gpu.fb_total_bytes);
     if (ratio >= 0.90 && ratio <= 1.05) {
         result.status = CheckStatus::pass;
-        result.message = fmt::format("{} usable ({}, {:+.1f} % of the catalog's {}; the driver and ECC keep the rest)",
-                                     result.observed, gib_text(*gpu.fb_total_bytes), (ratio - 1) * 100, result.expected);
+        result.message =
+            fmt::format("{} usable ({}, {:+.1f} % of the catalog's {}; the driver and ECC keep the rest)",
+                        result.observed, gib_text(*gpu.fb_total_bytes), (ratio - 1) * 100, result.expected);
         return result;
     }
     result.status = CheckStatus::fail;
@@ -184,7 +196,8 @@ CheckResult check_memory(const SmiGpu& gpu, const GpuSpec& expected) {
 }
 
 CheckResult check_ecc(const SmiGpu& gpu, const GpuSpec& expected) {
-    CheckResult result{"ecc", CheckStatus::skip, "0 errors", "", "", line_of(gpu, "ECC Errors / Volatile / DRAM Correctable")};
+    CheckResult result{
+        "ecc", CheckStatus::skip, "0 errors", "", "", line_of(gpu, "ECC Errors / Volatile / DRAM Correctable")};
     if (result.line == 0) {
         result.line = first_line(gpu, {"ECC Errors / Volatile / Single Bit / Total", "ECC Mode / Current"});
     }
@@ -198,9 +211,10 @@ CheckResult check_ecc(const SmiGpu& gpu, const GpuSpec& expected) {
             result.status = CheckStatus::warn;
             result.observed = "ECC off";
             result.line = line_of(gpu, "ECC Mode / Current");
-            result.message = fmt::format("ECC is disabled on a part that supports it ({}); enable it with nvidia-smi -e 1 "
-                                         "and reboot, then re-check",
-                                         expected.id);
+            result.message = fmt::format(
+                "ECC is disabled on a part that supports it ({}); enable it with nvidia-smi -e 1 "
+                "and reboot, then re-check",
+                expected.id);
         } else {
             result.message = "the report carries no ECC error counts";
         }
@@ -213,11 +227,12 @@ CheckResult check_ecc(const SmiGpu& gpu, const GpuSpec& expected) {
         for (const std::string& flag : gpu.ecc_flags) {
             flags += fmt::format("; {}: Yes", flag);
         }
-        result.message = fmt::format("ECC errors: volatile {} correctable, {} uncorrectable; aggregate (lifetime) {} "
-                                     "correctable, {} uncorrectable{}. A new part should show none; a used one "
-                                     "shows its history: ask for a replacement or a field diagnostic (dcgmi diag -r 3)",
-                                     count_text(v.correctable), count_text(v.uncorrectable), count_text(a.correctable),
-                                     count_text(a.uncorrectable), flags);
+        result.message = fmt::format(
+            "ECC errors: volatile {} correctable, {} uncorrectable; aggregate (lifetime) {} "
+            "correctable, {} uncorrectable{}. A new part should show none; a used one "
+            "shows its history: ask for a replacement or a field diagnostic (dcgmi diag -r 3)",
+            count_text(v.correctable), count_text(v.uncorrectable), count_text(a.correctable),
+            count_text(a.uncorrectable), flags);
         return result;
     }
     if (gpu.ecc_mode == "Disabled" && expected.ecc) {
@@ -234,11 +249,16 @@ CheckResult check_ecc(const SmiGpu& gpu, const GpuSpec& expected) {
 // remapping failure means it ran out of spare rows (NVIDIA's guidance: replace). Rows already
 // remapped are within the part's reserve: shown, not failed.
 CheckResult check_rows(const SmiGpu& gpu) {
-    CheckResult result{"retired-remapped", CheckStatus::skip, "none pending", "", "",
+    CheckResult result{"retired-remapped",
+                       CheckStatus::skip,
+                       "none pending",
+                       "",
+                       "",
                        first_line(gpu, {"Remapped Rows / Pending", "Retired Pages / Pending Page Blacklist",
                                         "Retired Pages / Pending"})};
-    const bool known = gpu.remapped_pending || gpu.remapped_failure || gpu.retired_pending || gpu.remapped_correctable ||
-                       gpu.remapped_uncorrectable || gpu.retired_single_bit || gpu.retired_double_bit;
+    const bool known = gpu.remapped_pending || gpu.remapped_failure || gpu.retired_pending ||
+                       gpu.remapped_correctable || gpu.remapped_uncorrectable || gpu.retired_single_bit ||
+                       gpu.retired_double_bit;
     if (!known) {
         result.message = "the report shows neither retired pages nor remapped rows";
         return result;
@@ -256,17 +276,18 @@ CheckResult check_rows(const SmiGpu& gpu) {
     if (gpu.remapped_pending.value_or(false) || gpu.retired_pending.value_or(false)) {
         result.status = CheckStatus::fail;
         result.observed = "pending";
-        result.message = fmt::format("a {} is pending (rows remapped: {}, pages retired: {}): reset the GPU to apply it "
-                                     "and re-check; a new part should have none",
-                                     gpu.remapped_pending.value_or(false) ? "row remapping" : "page retirement", remapped,
-                                     retired);
+        result.message = fmt::format(
+            "a {} is pending (rows remapped: {}, pages retired: {}): reset the GPU to apply it "
+            "and re-check; a new part should have none",
+            gpu.remapped_pending.value_or(false) ? "row remapping" : "page retirement", remapped, retired);
         return result;
     }
     if (remapped > 0 || retired > 0) {
         result.status = CheckStatus::warn;
-        result.message = fmt::format("rows remapped: {}, pages retired: {}, in the past: within the spare reserve, but a "
-                                     "new part should have none",
-                                     remapped, retired);
+        result.message = fmt::format(
+            "rows remapped: {}, pages retired: {}, in the past: within the spare reserve, but a "
+            "new part should have none",
+            remapped, retired);
         return result;
     }
     result.status = CheckStatus::pass;
@@ -275,7 +296,11 @@ CheckResult check_rows(const SmiGpu& gpu) {
 }
 
 CheckResult check_pcie_width(const SmiGpu& gpu, const GpuSpec& expected) {
-    CheckResult result{"pcie-width", CheckStatus::skip, fmt::format("x{}", expected.host_link_lanes), "", "",
+    CheckResult result{"pcie-width",
+                       CheckStatus::skip,
+                       fmt::format("x{}", expected.host_link_lanes),
+                       "",
+                       "",
                        line_of(gpu, "PCI / GPU Link Info / Link Width / Current")};
     if (!gpu.pcie_width_current) {
         result.message = "the report has no PCIe link width";
@@ -287,9 +312,10 @@ CheckResult check_pcie_width(const SmiGpu& gpu, const GpuSpec& expected) {
     // seating problem, and halves host bandwidth.
     if (*gpu.pcie_width_current < expected.host_link_lanes) {
         result.status = CheckStatus::fail;
-        result.message = fmt::format("the link runs at x{}, {} is an x{} part: reseat the card, check the slot and riser "
-                                     "(half the lanes is half the host bandwidth)",
-                                     *gpu.pcie_width_current, expected.id, expected.host_link_lanes);
+        result.message = fmt::format(
+            "the link runs at x{}, {} is an x{} part: reseat the card, check the slot and riser "
+            "(half the lanes is half the host bandwidth)",
+            *gpu.pcie_width_current, expected.id, expected.host_link_lanes);
         return result;
     }
     if (gpu.pcie_width_max && *gpu.pcie_width_current < *gpu.pcie_width_max) {
@@ -315,7 +341,11 @@ bool looks_idle(const SmiGpu& gpu) {
 }
 
 CheckResult check_pcie_generation(const SmiGpu& gpu, const GpuSpec& expected) {
-    CheckResult result{"pcie-generation", CheckStatus::skip, fmt::format("Gen{}", expected.host_link_generation), "", "",
+    CheckResult result{"pcie-generation",
+                       CheckStatus::skip,
+                       fmt::format("Gen{}", expected.host_link_generation),
+                       "",
+                       "",
                        line_of(gpu, "PCI / GPU Link Info / PCIe Generation / Current")};
     const std::optional<int> device_max = gpu.pcie_gen_device_max ? gpu.pcie_gen_device_max : gpu.pcie_gen_max;
     if (!gpu.pcie_gen_current || !device_max) {
@@ -326,8 +356,8 @@ CheckResult check_pcie_generation(const SmiGpu& gpu, const GpuSpec& expected) {
     result.observed = fmt::format("Gen{} (max Gen{})", *gpu.pcie_gen_current, link_max);
     if (*device_max < expected.host_link_generation) {
         result.status = CheckStatus::fail;
-        result.line = first_line(gpu, {"PCI / GPU Link Info / PCIe Generation / Device Max",
-                                       "PCI / GPU Link Info / PCIe Generation / Max"});
+        result.line = first_line(
+            gpu, {"PCI / GPU Link Info / PCIe Generation / Device Max", "PCI / GPU Link Info / PCIe Generation / Max"});
         result.message = fmt::format("the card supports Gen{} at most; {} is a Gen{} part: a different model or board",
                                      *device_max, expected.id, expected.host_link_generation);
         return result;
@@ -335,23 +365,26 @@ CheckResult check_pcie_generation(const SmiGpu& gpu, const GpuSpec& expected) {
     if (*gpu.pcie_gen_current < link_max) {
         if (looks_idle(gpu)) {
             result.status = CheckStatus::note;
-            result.message = fmt::format("Gen{} now, Gen{} possible: GPUs lower the link generation when idle to save "
-                                         "power; re-check under load (nvidia-smi -q -d PCI while a job runs)",
-                                         *gpu.pcie_gen_current, link_max);
+            result.message = fmt::format(
+                "Gen{} now, Gen{} possible: GPUs lower the link generation when idle to save "
+                "power; re-check under load (nvidia-smi -q -d PCI while a job runs)",
+                *gpu.pcie_gen_current, link_max);
         } else {
             result.status = CheckStatus::fail;
-            result.message = fmt::format("the link runs at Gen{} under load, Gen{} is possible: check BIOS PCIe settings, "
-                                         "risers and retimers",
-                                         *gpu.pcie_gen_current, link_max);
+            result.message = fmt::format(
+                "the link runs at Gen{} under load, Gen{} is possible: check BIOS PCIe settings, "
+                "risers and retimers",
+                *gpu.pcie_gen_current, link_max);
         }
         return result;
     }
     if (gpu.pcie_gen_host_max && *gpu.pcie_gen_host_max < *device_max) {
         result.status = CheckStatus::warn;
         result.line = line_of(gpu, "PCI / GPU Link Info / PCIe Generation / Host Max");
-        result.message = fmt::format("the host side reports Gen{} at most, the card Gen{}: the slot or platform limits "
-                                     "the link",
-                                     *gpu.pcie_gen_host_max, *device_max);
+        result.message = fmt::format(
+            "the host side reports Gen{} at most, the card Gen{}: the slot or platform limits "
+            "the link",
+            *gpu.pcie_gen_host_max, *device_max);
         return result;
     }
     result.status = CheckStatus::pass;
@@ -365,10 +398,15 @@ CheckResult check_pcie_generation(const SmiGpu& gpu, const GpuSpec& expected) {
 // 1800). One link missing of 18 is -5.6 %, so 95 % of the catalog figure is the floor; more
 // than 125 % is not a faster link but another part's file.
 CheckResult check_nvlink(const SmiGpu& gpu, const NvlinkGpu* links, const GpuSpec& expected) {
-    const bool required = expected.interconnect.kind.rfind("nvlink", 0) == 0 && expected.interconnect.kind != "nvlink-bridge";
-    CheckResult result{"nvlink", CheckStatus::skip,
-                       required ? fmt::format("{:.0f} GB/s", expected.interconnect.bidirectional_bytes_per_s / 1e9) : "none",
-                       "", "", 0};
+    const bool required =
+        expected.interconnect.kind.rfind("nvlink", 0) == 0 && expected.interconnect.kind != "nvlink-bridge";
+    CheckResult result{
+        "nvlink",
+        CheckStatus::skip,
+        required ? fmt::format("{:.0f} GB/s", expected.interconnect.bidirectional_bytes_per_s / 1e9) : "none",
+        "",
+        "",
+        0};
     if (!required) {
         result.message = expected.interconnect.kind == "nvlink-bridge"
                              ? fmt::format("{} takes an optional NVLink bridge; not checked", expected.id)
@@ -382,14 +420,17 @@ CheckResult check_nvlink(const SmiGpu& gpu, const NvlinkGpu* links, const GpuSpe
                                  gpu.fabric_status.empty() ? "n/a" : gpu.fabric_status);
             result.line = line_of(gpu, "Fabric / State");
         }
-        result.message = "link states are not in nvidia-smi -q: capture nvidia-smi nvlink -s and pass it with --nvlink, "
-                         "or append it to the report" + fabric;
+        result.message =
+            "link states are not in nvidia-smi -q: capture nvidia-smi nvlink -s and pass it with --nvlink, "
+            "or append it to the report" +
+            fabric;
         return result;
     }
     if (links->links.empty()) {
-        result.message = fmt::format("the NVLink file lists no link states for GPU {} (nvidia-smi nvlink -e prints error "
-                                     "counters; capture nvidia-smi nvlink -s)",
-                                     links->index);
+        result.message = fmt::format(
+            "the NVLink file lists no link states for GPU {} (nvidia-smi nvlink -e prints error "
+            "counters; capture nvidia-smi nvlink -s)",
+            links->index);
         return result;
     }
     std::vector<int> inactive;
@@ -402,35 +443,38 @@ CheckResult check_nvlink(const SmiGpu& gpu, const NvlinkGpu* links, const GpuSpe
         }
     }
     const double bidirectional = 2 * per_direction;
-    result.observed = fmt::format("{:.0f} GB/s, {} of {} links", bidirectional / 1e9, links->links.size() - inactive.size(),
-                                  links->links.size());
+    result.observed = fmt::format("{:.0f} GB/s, {} of {} links", bidirectional / 1e9,
+                                  links->links.size() - inactive.size(), links->links.size());
     if (!inactive.empty()) {
         std::string list;
         for (std::size_t i = 0; i < inactive.size(); ++i) {
             list += (i == 0 ? "" : ", ") + std::to_string(inactive[i]);
         }
         result.status = CheckStatus::fail;
-        result.message = fmt::format("link{} {} inactive (nvidia-smi nvlink -s, GPU {}): check the NVSwitch/fabric "
-                                     "manager and the baseboard",
-                                     inactive.size() == 1 ? "" : "s", list, links->index);
+        result.message = fmt::format(
+            "link{} {} inactive (nvidia-smi nvlink -s, GPU {}): check the NVSwitch/fabric "
+            "manager and the baseboard",
+            inactive.size() == 1 ? "" : "s", list, links->index);
         return result;
     }
     if (bidirectional < 0.95 * expected.interconnect.bidirectional_bytes_per_s) {
         result.status = CheckStatus::fail;
-        result.message = fmt::format("{} active links give {:.0f} GB/s both ways, below the {:.0f} GB/s of {}: links are "
-                                     "missing or slow",
-                                     links->links.size(), bidirectional / 1e9,
-                                     expected.interconnect.bidirectional_bytes_per_s / 1e9, expected.id);
+        result.message = fmt::format(
+            "{} active links give {:.0f} GB/s both ways, below the {:.0f} GB/s of {}: links are "
+            "missing or slow",
+            links->links.size(), bidirectional / 1e9, expected.interconnect.bidirectional_bytes_per_s / 1e9,
+            expected.id);
         return result;
     }
     if (bidirectional > 1.25 * expected.interconnect.bidirectional_bytes_per_s) {
         // The printed rates run at most ~6 % above the vendor figure (above); far more means the
         // file is of another part or machine.
         result.status = CheckStatus::warn;
-        result.message = fmt::format("{} links give {:.0f} GB/s both ways, far above the {:.0f} GB/s of {}: is the "
-                                     "nvlink file from this machine?",
-                                     links->links.size(), bidirectional / 1e9,
-                                     expected.interconnect.bidirectional_bytes_per_s / 1e9, expected.id);
+        result.message = fmt::format(
+            "{} links give {:.0f} GB/s both ways, far above the {:.0f} GB/s of {}: is the "
+            "nvlink file from this machine?",
+            links->links.size(), bidirectional / 1e9, expected.interconnect.bidirectional_bytes_per_s / 1e9,
+            expected.id);
         return result;
     }
     result.status = CheckStatus::pass;
@@ -442,29 +486,37 @@ CheckResult check_nvlink(const SmiGpu& gpu, const NvlinkGpu* links, const GpuSpe
 // Default power limit equals the board's TDP (the catalog's `power`); 2 % absorbs rounding in
 // the catalog. A lower current limit is a setting (nvidia-smi -pl), not the part.
 CheckResult check_power(const SmiGpu& gpu, const GpuSpec& expected) {
-    CheckResult result{"power-limit", CheckStatus::skip, fmt::format("{:.0f} W", expected.power_watts), "", "",
-                       first_line(gpu, {"GPU Power Readings / Default Power Limit", "Power Readings / Default Power Limit"})};
+    CheckResult result{
+        "power-limit",
+        CheckStatus::skip,
+        fmt::format("{:.0f} W", expected.power_watts),
+        "",
+        "",
+        first_line(gpu, {"GPU Power Readings / Default Power Limit", "Power Readings / Default Power Limit"})};
     if (!gpu.default_power_limit_watts) {
         result.message = "the report has no default power limit";
         return result;
     }
     const double default_limit = *gpu.default_power_limit_watts;
-    result.observed = gpu.power_limit_watts ? fmt::format("{:.0f} W (default {:.0f} W)", *gpu.power_limit_watts, default_limit)
-                                            : fmt::format("default {:.0f} W", default_limit);
+    result.observed = gpu.power_limit_watts
+                          ? fmt::format("{:.0f} W (default {:.0f} W)", *gpu.power_limit_watts, default_limit)
+                          : fmt::format("default {:.0f} W", default_limit);
     if (expected.power_watts > 0 && std::abs(default_limit - expected.power_watts) > 0.02 * expected.power_watts) {
         result.status = CheckStatus::fail;
-        result.message = fmt::format("the board's default power limit is {:.0f} W; {} is a {:.0f} W part: a different "
-                                     "variant (PCIe and SXM boards of one chip differ here)",
-                                     default_limit, expected.id, expected.power_watts);
+        result.message = fmt::format(
+            "the board's default power limit is {:.0f} W; {} is a {:.0f} W part: a different "
+            "variant (PCIe and SXM boards of one chip differ here)",
+            default_limit, expected.id, expected.power_watts);
         return result;
     }
     if (gpu.power_limit_watts && *gpu.power_limit_watts < default_limit - 0.5) {
         result.status = CheckStatus::warn;
-        result.line = first_line(gpu, {"GPU Power Readings / Current Power Limit", "Power Readings / Enforced Power Limit",
-                                       "Power Readings / Power Limit"});
-        result.message = fmt::format("capped at {:.0f} W of a {:.0f} W default (nvidia-smi -pl); restore with nvidia-smi "
-                                     "-pl {:.0f} before measuring",
-                                     *gpu.power_limit_watts, default_limit, default_limit);
+        result.line = first_line(gpu, {"GPU Power Readings / Current Power Limit",
+                                       "Power Readings / Enforced Power Limit", "Power Readings / Power Limit"});
+        result.message = fmt::format(
+            "capped at {:.0f} W of a {:.0f} W default (nvidia-smi -pl); restore with nvidia-smi "
+            "-pl {:.0f} before measuring",
+            *gpu.power_limit_watts, default_limit, default_limit);
         return result;
     }
     result.status = CheckStatus::pass;
@@ -500,24 +552,31 @@ std::vector<int> version_numbers(std::string_view text) {
 
 CheckResult check_driver(const std::string& driver, int line, const GpuSpec& expected) {
     const DriverRequirement* requirement = driver_requirement(expected);
-    CheckResult result{"driver", CheckStatus::skip, requirement != nullptr ? fmt::format(">= {}", requirement->min_driver) : "",
-                       driver, "", line};
+    CheckResult result{"driver",
+                       CheckStatus::skip,
+                       requirement != nullptr ? fmt::format(">= {}", requirement->min_driver) : "",
+                       driver,
+                       "",
+                       line};
     if (requirement == nullptr) {
-        result.message = fmt::format("no driver requirement known for compute capability {}", expected.compute_capability);
+        result.message =
+            fmt::format("no driver requirement known for compute capability {}", expected.compute_capability);
         return result;
     }
     const std::vector<int> have = version_numbers(driver);
     const std::vector<int> need = version_numbers(requirement->min_driver);
     if (have.empty()) {
-        result.message = driver.empty() ? "the report has no Driver Version" : fmt::format("driver version '{}' is not a version number", driver);
+        result.message = driver.empty() ? "the report has no Driver Version"
+                                        : fmt::format("driver version '{}' is not a version number", driver);
         return result;
     }
     if (std::lexicographical_compare(have.begin(), have.end(), need.begin(), need.end())) {
         result.status = CheckStatus::fail;
-        result.message = fmt::format("driver {} is older than {}, the first driver of CUDA {}, which added {} (compute "
-                                     "capability {})",
-                                     driver, requirement->min_driver, requirement->cuda, requirement->architecture,
-                                     requirement->compute_capability);
+        result.message = fmt::format(
+            "driver {} is older than {}, the first driver of CUDA {}, which added {} (compute "
+            "capability {})",
+            driver, requirement->min_driver, requirement->cuda, requirement->architecture,
+            requirement->compute_capability);
         return result;
     }
     result.status = CheckStatus::pass;
@@ -537,10 +596,14 @@ CheckResult check_driver(const std::string& driver, int line, const GpuSpec& exp
 // (sm_100, sm_120) 12.8 (each release's notes).
 const std::vector<DriverRequirement>& driver_requirements() {
     static const std::vector<DriverRequirement> requirements = {
-        {"7.0", "Volta", "9.0", "384.81"},      {"7.5", "Turing", "10.0", "410.48"},
-        {"8.0", "Ampere (GA100)", "11.0", "450.36.06"}, {"8.6", "Ampere (GA10x)", "11.1", "455.23"},
-        {"8.9", "Ada", "11.8", "520.61.05"},    {"9.0", "Hopper", "11.8", "520.61.05"},
-        {"10.0", "Blackwell", "12.8", "570.26"}, {"12.0", "Blackwell (GB20x)", "12.8", "570.26"},
+        {"7.0", "Volta", "9.0", "384.81"},
+        {"7.5", "Turing", "10.0", "410.48"},
+        {"8.0", "Ampere (GA100)", "11.0", "450.36.06"},
+        {"8.6", "Ampere (GA10x)", "11.1", "455.23"},
+        {"8.9", "Ada", "11.8", "520.61.05"},
+        {"9.0", "Hopper", "11.8", "520.61.05"},
+        {"10.0", "Blackwell", "12.8", "570.26"},
+        {"12.0", "Blackwell (GB20x)", "12.8", "570.26"},
     };
     return requirements;
 }
@@ -601,9 +664,10 @@ Verification verify_gpus(const SmiReport& report, const std::vector<NvlinkGpu>& 
     }
     for (const NvlinkGpu& candidate : nvlink) {
         if (candidate.index < 0 || static_cast<std::size_t>(candidate.index) >= report.gpus.size()) {
-            verification.notes.push_back(fmt::format("nvlink -s GPU {} has no matching GPU section in the -q report (GPU N is "
-                                                     "matched with the N-th section)",
-                                                     candidate.index));
+            verification.notes.push_back(
+                fmt::format("nvlink -s GPU {} has no matching GPU section in the -q report (GPU N is "
+                            "matched with the N-th section)",
+                            candidate.index));
         }
     }
     return verification;

@@ -22,13 +22,13 @@ enum class CheckStatus { pass, note, warn, fail, skip };
 std::string_view to_string(CheckStatus status);  // "pass", "note", "warn", "fail", "skip"
 
 struct CheckResult {
-    std::string check;     // product, memory, ecc, retired-remapped, pcie-width, pcie-generation,
-                           // nvlink, power-limit, driver
+    std::string check;  // product, memory, ecc, retired-remapped, pcie-width, pcie-generation,
+                        // nvlink, power-limit, driver
     CheckStatus status = CheckStatus::skip;
     std::string expected;  // short, for a table cell
     std::string observed;
-    std::string message;   // one sentence: what was found and what to do
-    int line = 0;          // line of the -q report that shows it; 0 when none
+    std::string message;  // one sentence: what was found and what to do
+    int line = 0;         // line of the -q report that shows it; 0 when none
 };
 
 struct GpuVerification {

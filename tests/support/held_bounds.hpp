@@ -11,14 +11,14 @@
 
 namespace gpusel::validation {
 
-inline constexpr double held_relative_margin = 0.10;        // + 10 % of today's figure
+inline constexpr double held_relative_margin = 0.10;         // + 10 % of today's figure
 inline constexpr double held_absolute_margin_percent = 0.5;  // at least + 0.5 percentage point
 
 // The upper bound, in percent, of an error figure that is `today_percent` today, and no more
 // than `target_percent`.
 constexpr double held_bound_percent(double today_percent, double target_percent) {
-    return std::min(target_percent, std::max(today_percent * (1 + held_relative_margin),
-                                             today_percent + held_absolute_margin_percent));
+    return std::min(target_percent,
+                    std::max(today_percent * (1 + held_relative_margin), today_percent + held_absolute_margin_percent));
 }
 
 }  // namespace gpusel::validation

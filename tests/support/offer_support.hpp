@@ -49,14 +49,15 @@ inline std::optional<OfferQuote> test_quote(const GpuSpec& gpu, const TestPrices
         offer.price = point(*price);
         quote.price = point(*price);
         if (prices.host_usd) {
-            hosts.push_back(HostOffer{gpu.id + "-host", "test host", gpus_per_unit, point(*prices.host_usd * gpus_per_unit), ""});
+            hosts.push_back(
+                HostOffer{gpu.id + "-host", "test host", gpus_per_unit, point(*prices.host_usd * gpus_per_unit), ""});
             offer.needs_host = hosts.back().id;
             quote.host = &hosts.back();
         }
     } else {
         const std::optional<double>& price = acquisition == Acquisition::cloud_on_demand ? prices.on_demand_usd_per_hour
-                                             : acquisition == Acquisition::cloud_spot  ? prices.spot_usd_per_hour
-                                                                                       : prices.reserved_1y_usd_per_hour;
+                                             : acquisition == Acquisition::cloud_spot    ? prices.spot_usd_per_hour
+                                                                                      : prices.reserved_1y_usd_per_hour;
         if (!price) {
             return std::nullopt;
         }

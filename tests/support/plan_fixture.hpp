@@ -133,10 +133,13 @@ inline PlanReport fixture_plan_report() {
     training.winner = training.ranked[0];
     training.alternative = training.ranked[1];
     training.alternative_why_not = "H100-SXM5 ×2 cloud on-demand: 8 % faster, $360 more";
-    training.rejected = {{"T4", RejectionKind::memory, "memory per GPU", 26.4e9, 14.4e9, 8, "no bf16 (fp16 fallback); needs 26.4 GB per GPU at 8 GPUs, has 16 GB", 0},
+    training.rejected = {{"T4", RejectionKind::memory, "memory per GPU", 26.4e9, 14.4e9, 8,
+                          "no bf16 (fp16 fallback); needs 26.4 GB per GPU at 8 GPUs, has 16 GB", 0},
                          {"V100-SXM2-32GB", RejectionKind::precision, "precision", 0, 0, 0, "no bf16 support", 0},
-                         {"JETSON-AGX-ORIN-64GB", RejectionKind::deadline, "training.deadline", 41 * 86400.0, 14 * 86400.0, 1, "41 d > 14 d deadline at 1 GPUs", 0},
-                         {"RTX-3060", RejectionKind::memory, "memory per GPU", 13.1e9, 10.8e9, 8, "needs 13.1 GB per GPU at 8 GPUs, has 12 GB", 0}};
+                         {"JETSON-AGX-ORIN-64GB", RejectionKind::deadline, "training.deadline", 41 * 86400.0,
+                          14 * 86400.0, 1, "41 d > 14 d deadline at 1 GPUs", 0},
+                         {"RTX-3060", RejectionKind::memory, "memory per GPU", 13.1e9, 10.8e9, 8,
+                          "needs 13.1 GB per GPU at 8 GPUs, has 12 GB", 0}};
     training.pareto = {0, 1};
     training.advice = {"strategy by horizon: mix renting and owning (6-24 months)"};
     training.evaluated = 412;
@@ -211,7 +214,7 @@ inline PlanReport fixture_plan_report() {
     // 12 cards at $7,500 and two 8-slot hosts at an estimated $3,000.25: $96,000.50.
     purchase.gpus = 12;
     purchase.host_usd = 6000.5;
-    purchase.resale_usd = 40500;  // 12 × $7,500 × 0.45, reported only
+    purchase.resale_usd = 40500;                      // 12 × $7,500 × 0.45, reported only
     purchase.depreciation_usd_per_month = 4000.0208;  // $96,000.50 over 24 months
     purchase.offer.id = "l40s-card";
     purchase.offer.kind = gpusel::OfferKind::purchase;

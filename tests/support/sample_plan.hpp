@@ -28,7 +28,8 @@ inline GpuSpec sample_gpu(const std::string& id, double memory_gb, double watts,
     gpu.name = "NVIDIA " + id;
     gpu.memory_bytes = memory_gb * 1e9;
     gpu.power_watts = watts;
-    sample_prices()[id] = TestPrices{new_usd, new_usd * 0.6, 2500, on_demand_per_h, on_demand_per_h * 0.4, reserved_per_h};
+    sample_prices()[id] =
+        TestPrices{new_usd, new_usd * 0.6, 2500, on_demand_per_h, on_demand_per_h * 0.4, reserved_per_h};
     return gpu;
 }
 
@@ -42,8 +43,8 @@ inline MemoryEstimate sample_memory(double weights_gb, double gradients_gb, doub
     part.activations_bytes = activations_gb * 1e9;
     part.kv_cache_bytes = kv_gb * 1e9;
     part.overhead_bytes = overhead_gb * 1e9;
-    part.allocated_bytes = part.weights_bytes + part.gradients_bytes + part.optimizer_bytes + part.activations_bytes +
-                           part.kv_cache_bytes;
+    part.allocated_bytes =
+        part.weights_bytes + part.gradients_bytes + part.optimizer_bytes + part.activations_bytes + part.kv_cache_bytes;
     part.total_bytes = part.allocated_bytes + part.overhead_bytes;
     part.total_low_bytes = part.total_bytes * 0.9;
     part.total_high_bytes = part.total_bytes * 1.1;
@@ -128,10 +129,10 @@ inline Candidate sample_training_candidate(const Workload& workload, const GpuSp
     return candidate;
 }
 
-inline Candidate sample_inference_candidate(const Workload& workload, const GpuSpec& gpu, int replicas, int tensor_parallel,
-                                            Acquisition acquisition, int batch, double p99_tpot_s, double output_tokens_per_s,
-                                            MemoryEstimate memory, Resource bottleneck, double share, std::string detail,
-                                            std::string remedy) {
+inline Candidate sample_inference_candidate(const Workload& workload, const GpuSpec& gpu, int replicas,
+                                            int tensor_parallel, Acquisition acquisition, int batch, double p99_tpot_s,
+                                            double output_tokens_per_s, MemoryEstimate memory, Resource bottleneck,
+                                            double share, std::string detail, std::string remedy) {
     Candidate candidate;
     candidate.gpu = gpu.id;
     candidate.gpu_name = gpu.name;
@@ -212,7 +213,8 @@ inline RolePlan sample_training_role() {
     plan.pareto = {0, 1};
     plan.rejected = {
         {"T4", RejectionKind::memory, "memory per GPU", 26.4e9, 16e9, 0, "no BF16, and 16 GB < 26.4 GB needed", 0},
-        {"V100-SXM2-32GB", RejectionKind::deadline, "training.deadline", 41 * 86400.0, 14 * 86400.0, 8, "no BF16 (fp16 fallback); 41 d > 14 d deadline at 8 GPUs", 0},
+        {"V100-SXM2-32GB", RejectionKind::deadline, "training.deadline", 41 * 86400.0, 14 * 86400.0, 8,
+         "no BF16 (fp16 fallback); 41 d > 14 d deadline at 8 GPUs", 0},
         {"JETSON-AGX-ORIN-64GB", RejectionKind::excluded, "", 0, 0, 0, "segment edge not allowed", 0},
         {"MI300X", RejectionKind::excluded, "", 0, 0, 0, "in constraints.deny", 0},
         {"Quote <ACME> & \"Sons\"", RejectionKind::no_offer, "", 0, 0, 2, "no price to rent or buy it", 0},
@@ -261,7 +263,8 @@ inline RolePlan sample_inference_role(double horizon_months = 24) {
     plan.rejected = {
         {"T4", RejectionKind::slo, "inference.slo.tpot", 0.063, 0.050, 8, "P99 TPOT 63 ms > 50 ms SLO at TP1", 0},
         {"RTX-4090", RejectionKind::excluded, "", 0, 0, 0, "form factor card not allowed", 0},
-        {"V100-SXM2-32GB", RejectionKind::slo, "inference.slo.tpot", 0.058, 0.050, 4, "P99 TPOT 58 ms > 50 ms SLO at TP1", 0},
+        {"V100-SXM2-32GB", RejectionKind::slo, "inference.slo.tpot", 0.058, 0.050, 4,
+         "P99 TPOT 58 ms > 50 ms SLO at TP1", 0},
     };
     plan.advice = {"FP8 KV cache halves the bytes per step",
                    "strategy by horizon: 6-24 months: own the base load, rent peaks"};

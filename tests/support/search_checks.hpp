@@ -41,8 +41,8 @@ inline void check_pruned_search_matches_reference(const Workload& workload, cons
         // Nothing kept from a non-empty space: the miss must name why (an empty result with no
         // miss would pass vacuously). An empty space (no precision the GPU runs) has no miss.
         CHECK((reference.space == 0) == !reference.miss.any());
-        for (const auto& [nearest, fast_nearest] :
-             {std::pair{&reference.miss.memory, &fast.miss.memory}, std::pair{&reference.miss.deadline, &fast.miss.deadline}}) {
+        for (const auto& [nearest, fast_nearest] : {std::pair{&reference.miss.memory, &fast.miss.memory},
+                                                    std::pair{&reference.miss.deadline, &fast.miss.deadline}}) {
             REQUIRE(nearest->has_value() == fast_nearest->has_value());
             if (nearest->has_value()) {
                 CHECK((*fast_nearest)->needed == Approx((*nearest)->needed).epsilon(1e-9));

@@ -24,10 +24,10 @@ namespace gpusel::validation {
 
 struct ValidationCase {
     std::string id;
-    std::string file;         // absolute path of the workload
+    std::string file;  // absolute path of the workload
     std::string gpu;
     int count = 1;
-    std::string metric;       // see predict_case
+    std::string metric;  // see predict_case
     double measured = 0;
     std::string source;
     std::string stack;        // "" = the workload's
@@ -104,12 +104,12 @@ inline double max_peak_flops(const GpuSpec& gpu) {
 }
 
 struct Prediction {
-    bool valid = false;          // the estimate has the figure the metric names
+    bool valid = false;  // the estimate has the figure the metric names
     double value = 0;
-    double physical_limit = 0;   // the value must not exceed this (times: not go below)
+    double physical_limit = 0;  // the value must not exceed this (times: not go below)
     bool lower_is_better = false;
     std::optional<MeasuredMetric> speed_metric;  // the calibration metric it corresponds to
-    double speed_metric_scale = 1;            // case value = speed_metric value × this
+    double speed_metric_scale = 1;               // case value = speed_metric value × this
 };
 
 // The case's figure from an estimate, with the physical limit of the hardware it ran on.
@@ -160,8 +160,8 @@ inline Prediction read_prediction(const ValidationCase& item, const Workload& wo
                    item.metric == "latency_s" || item.metric == "images_per_s_per_gpu") {
             const bool diffusion = workload.task() == InferenceTask::diffusion;
             const double flops_per_request =
-                diffusion ? workload.inference.denoising_steps * 2.0 * model.flops_per_sample +
-                                model.decoder_flops_per_sample
+                diffusion
+                    ? workload.inference.denoising_steps * 2.0 * model.flops_per_sample + model.decoder_flops_per_sample
                 : model.is_transformer() ? flops_per_token * workload.inference.input_tokens
                                          : model.flops_per_sample;
             const double limit = item.count * peak / flops_per_request;
@@ -230,8 +230,8 @@ inline std::string case_group(const ValidationCase& item, const Workload& worklo
     if (workload.is_training()) {
         return "training";
     }
-    const bool decode = item.metric == "decode_tokens_per_s" || item.metric == "output_tokens_per_s" ||
-                        item.metric == "tpot_s";
+    const bool decode =
+        item.metric == "decode_tokens_per_s" || item.metric == "output_tokens_per_s" || item.metric == "tpot_s";
     return decode && workload.inference.output_tokens > 0 ? "decode" : "prefill";
 }
 

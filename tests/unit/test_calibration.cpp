@@ -61,7 +61,8 @@ TEST_CASE("calibration: the fitted factor reproduces the measurement and moves o
     const double measured = 0.8 * a100_before;
     const Workload workload = load(std::string(chat_workload) +
                                    "calibration:\n  speed:\n    - {gpu: A100-80GB-SXM4, metric: output_tokens_per_s, "
-                                   "measured: " + std::to_string(measured) + "}\n");
+                                   "measured: " +
+                                   std::to_string(measured) + "}\n");
     const SpeedCalibration calibration = calibrate_speed(workload, test::catalog(), test::efficiency());
     REQUIRE(calibration.applied);
     REQUIRE(calibration.points.size() == 1);
@@ -108,11 +109,12 @@ TEST_CASE("calibration: the points are predicted on the stack the estimate is as
     REQUIRE(std::abs(llama_cpp / automatic - 1) > 0.05);
     const Workload workload = load(std::string(chat_workload) +
                                    "calibration:\n  speed:\n    - {gpu: RTX-4090, metric: output_tokens_per_s, "
-                                   "measured: " + std::to_string(llama_cpp) + "}\n");
+                                   "measured: " +
+                                   std::to_string(llama_cpp) + "}\n");
     // Measured exactly what the llama.cpp model says: on llama.cpp nothing moves; read as the
     // workload's own (optimised) stack, the same number asks for a different factor.
-    const SpeedCalibration on_llama_cpp =
-        calibrate_speed(workload, test::catalog(), test::efficiency(), CalibrationStack{ServingStack::llama_cpp, "llama.cpp"});
+    const SpeedCalibration on_llama_cpp = calibrate_speed(workload, test::catalog(), test::efficiency(),
+                                                          CalibrationStack{ServingStack::llama_cpp, "llama.cpp"});
     REQUIRE(on_llama_cpp.points.size() == 1);
     CHECK(on_llama_cpp.points[0].predicted_before == Approx(llama_cpp).epsilon(1e-9));
     CHECK(on_llama_cpp.scale == Approx(1).epsilon(0.001));

@@ -120,7 +120,8 @@ gpus:
               "c.yaml:7:14: gpus[0].segment: 'server' is not one of datacenter, workstation, consumer, edge",
               "c.yaml:9:13: gpus[0].memory: '24 GB/s' has an unknown unit 'GB/s'; expected a size such as 80GB, 24GiB "
               "or 512MiB (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)",
-              "c.yaml:10:23: gpus[0].memory_bandwidth: '-5GB/s' is negative; expected a bandwidth such as 2TB/s or 900GB/s",
+              "c.yaml:10:23: gpus[0].memory_bandwidth: '-5GB/s' is negative; expected a bandwidth such as 2TB/s or "
+              "900GB/s",
               "c.yaml:11:36: gpus[0].dense_tflops.fp16: fp16 throughput is below fp32; dense tensor rates are at least "
               "the fp32 rate",
               "c.yaml:11:40: gpus[0].dense_tflops.bf61: unknown field 'bf61', did you mean 'bf16'?",
@@ -133,13 +134,49 @@ gpus:
 
 TEST_CASE("catalog::builtin_catalog has every fixed id, sources and sane figures", "[catalog]") {
     const Catalog catalog = gpusel::builtin_catalog();
-    const std::vector<std::string> ids = {
-        "V100-SXM2-16GB", "V100-SXM2-32GB", "V100-PCIE-16GB", "V100-PCIE-32GB", "T4", "A10", "A10G", "A30", "A40",
-        "A100-40GB-SXM4", "A100-80GB-SXM4", "A100-40GB-PCIE", "A100-80GB-PCIE", "H100-SXM5", "H100-PCIE", "H100-NVL",
-        "H200-SXM", "H200-NVL", "H20", "L4", "L40", "L40S", "B200", "GB200", "RTX-A6000", "RTX-6000-ADA",
-        "RTX-PRO-6000", "RTX-3090", "RTX-3090-TI", "RTX-4080", "RTX-4080-SUPER", "RTX-4090", "RTX-5090",
-        "JETSON-AGX-ORIN-32GB", "JETSON-AGX-ORIN-64GB", "JETSON-ORIN-NX-16GB", "JETSON-ORIN-NANO-8GB", "MI210",
-        "MI250X", "MI300X", "MI325X", "GAUDI2", "GAUDI3"};
+    const std::vector<std::string> ids = {"V100-SXM2-16GB",
+                                          "V100-SXM2-32GB",
+                                          "V100-PCIE-16GB",
+                                          "V100-PCIE-32GB",
+                                          "T4",
+                                          "A10",
+                                          "A10G",
+                                          "A30",
+                                          "A40",
+                                          "A100-40GB-SXM4",
+                                          "A100-80GB-SXM4",
+                                          "A100-40GB-PCIE",
+                                          "A100-80GB-PCIE",
+                                          "H100-SXM5",
+                                          "H100-PCIE",
+                                          "H100-NVL",
+                                          "H200-SXM",
+                                          "H200-NVL",
+                                          "H20",
+                                          "L4",
+                                          "L40",
+                                          "L40S",
+                                          "B200",
+                                          "GB200",
+                                          "RTX-A6000",
+                                          "RTX-6000-ADA",
+                                          "RTX-PRO-6000",
+                                          "RTX-3090",
+                                          "RTX-3090-TI",
+                                          "RTX-4080",
+                                          "RTX-4080-SUPER",
+                                          "RTX-4090",
+                                          "RTX-5090",
+                                          "JETSON-AGX-ORIN-32GB",
+                                          "JETSON-AGX-ORIN-64GB",
+                                          "JETSON-ORIN-NX-16GB",
+                                          "JETSON-ORIN-NANO-8GB",
+                                          "MI210",
+                                          "MI250X",
+                                          "MI300X",
+                                          "MI325X",
+                                          "GAUDI2",
+                                          "GAUDI3"};
     CHECK(catalog.gpus().size() >= ids.size());
     for (const std::string& id : ids) {
         INFO(id);
@@ -195,14 +232,15 @@ TEST_CASE("catalog::audit_catalog warns about stale, converted and dubious price
     for (const gpusel::CatalogWarning& warning : gpusel::audit_catalog(catalog)) {
         messages.push_back(warning.id + ": " + warning.message);
     }
-    CHECK(messages == std::vector<std::string>{
-                          "TEST-1/legacy-new: format-1 price converted to an estimated offer of one GPU; describe the "
-                          "real unit under purchase: or rental: (docs/catalog.md)",
-                          "TEST-1/legacy-cloud: format-1 price converted to an estimated offer of one GPU; describe the "
-                          "real unit under purchase: or rental: (docs/catalog.md)",
-                          "acme-box-2024: price dated 2024-01 is more than a year older than the catalog (2026-11)",
-                          "cloudy/x8: spot $30.00/h in us-east-1 is not below on-demand $24.00/h; the spot price is "
-                          "ignored"});
+    CHECK(messages ==
+          std::vector<std::string>{
+              "TEST-1/legacy-new: format-1 price converted to an estimated offer of one GPU; describe the "
+              "real unit under purchase: or rental: (docs/catalog.md)",
+              "TEST-1/legacy-cloud: format-1 price converted to an estimated offer of one GPU; describe the "
+              "real unit under purchase: or rental: (docs/catalog.md)",
+              "acme-box-2024: price dated 2024-01 is more than a year older than the catalog (2026-11)",
+              "cloudy/x8: spot $30.00/h in us-east-1 is not below on-demand $24.00/h; the spot price is "
+              "ignored"});
 }
 
 TEST_CASE("catalog: format-2 offers load with their units, prices and provenance", "[catalog][offers]") {

@@ -15,14 +15,15 @@
 #include <nlohmann/json.hpp>
 
 #include "check/check.hpp"
-#include "report/check_render.hpp"
 #include "cli/cli.hpp"
+#include "report/check_render.hpp"
 #include "support/test_support.hpp"
 
 using gpusel::Acquisition;
 using gpusel::Candidate;
 using gpusel::CheckReport;
 using gpusel::Finding;
+using gpusel::FindingSeverity;
 using gpusel::GpuSpec;
 using gpusel::HardwareAssessment;
 using gpusel::Position;
@@ -30,7 +31,6 @@ using gpusel::Precision;
 using gpusel::Proposal;
 using gpusel::ProposedHardware;
 using gpusel::Role;
-using gpusel::FindingSeverity;
 using Severity = gpusel::FindingSeverity;
 using gpusel::Workload;
 
@@ -165,9 +165,8 @@ std::string evidence_text(const Finding& finding, const std::string& key) {
 }
 
 bool skipped(const CheckReport& report, const std::string& role, const std::string& rule) {
-    return std::any_of(report.skipped.begin(), report.skipped.end(), [&](const gpusel::SkippedCheck& item) {
-        return item.role == role && item.rule == rule;
-    });
+    return std::any_of(report.skipped.begin(), report.skipped.end(),
+                       [&](const gpusel::SkippedCheck& item) { return item.role == role && item.rule == rule; });
 }
 
 }  // namespace
@@ -224,8 +223,9 @@ TEST_CASE("check: does-not-fit carries the breakdown and points at count when mo
         CHECK(evidence(finding, "optimizer_bytes") == Approx(28e9));
         CHECK(evidence(finding, "micro_batch") == Approx(4));
         CHECK(evidence_text(finding, "layout") == "tp2 pp1 dp1");
-        CHECK(finding.message == "2× X40 does not fit: 61.0 GB per GPU even with the layout that needs least "
-                                 "(tp2 pp1 dp1), X40 has 40.0 GB");
+        CHECK(finding.message ==
+              "2× X40 does not fit: 61.0 GB per GPU even with the layout that needs least "
+              "(tp2 pp1 dp1), X40 has 40.0 GB");
         CHECK(finding.fix.rfind("count: 4 — 33.0 GB/40.0 GB per GPU", 0) == 0);
         CHECK_FALSE(report.passed());
         // Nothing ran, so nothing about speed or money is judged.
@@ -255,13 +255,15 @@ TEST_CASE("check: headroom below the policy is an error with the free share", "[
     CHECK(evidence(finding, "free_fraction") == Approx(0.05));
     CHECK(evidence(finding, "required_free_fraction") == Approx(0.10));
     CHECK(evidence(finding, "free_bytes") == Approx(4e9));
-    CHECK(finding.message == "1× X80 leaves 5 % of memory free per GPU (76.0 GB/80.0 GB per GPU), below the "
-                             "policy's 10 %");
+    CHECK(finding.message ==
+          "1× X80 leaves 5 % of memory free per GPU (76.0 GB/80.0 GB per GPU), below the "
+          "policy's 10 %");
 }
 
 TEST_CASE("check: precision-not-native is judged from the GPU, fitting or not", "[check]") {
     const GpuSpec volta = make_gpu("V32", 32, /*bf16=*/false);
-    const Proposal proposal = proposal_for(training_workload(), {line(Role::training, "V32", 4, Acquisition::buy_used, 5)});
+    const Proposal proposal =
+        proposal_for(training_workload(), {line(Role::training, "V32", 4, Acquisition::buy_used, 5)});
     HardwareAssessment assessment = assessment_for(volta);
     SECTION("evaluated") {
         assessment.proposed = training_candidate("V32", 4, 10, 32, 4, 10, 1000);
@@ -486,8 +488,9 @@ TEST_CASE("check: price-far-from-catalog flags quotes outside half to twice the 
     CHECK(finding.position.line == 9);
     CHECK(evidence(finding, "quote_to_catalog_ratio") == Approx(0.1));
     CHECK(evidence(finding, "catalog_usd") == Approx(20000));
-    CHECK(finding.message == "quoted unit_price $2,000 is 0.10× the catalog's buy-new price of $20,000 for X80 "
-                             "(x80-card) (as of 2026-01): a typo or a stale quote?");
+    CHECK(finding.message ==
+          "quoted unit_price $2,000 is 0.10× the catalog's buy-new price of $20,000 for X80 "
+          "(x80-card) (as of 2026-01): a typo or a stale quote?");
     CHECK(rules_of(run(9999)) == std::vector<std::string>{"price-far-from-catalog"});
     CHECK(rules_of(run(40001)) == std::vector<std::string>{"price-far-from-catalog"});
 }
@@ -523,8 +526,7 @@ TEST_CASE("check: layout notes for tensor parallel over PCIe and more GPUs per n
     }
 }
 
-TEST_CASE("check: roles — hardware without workload, workload without hardware, two lines for one role",
-          "[check]") {
+TEST_CASE("check: roles — hardware without workload, workload without hardware, two lines for one role", "[check]") {
     const GpuSpec gpu = make_gpu("X80", 80);
     Proposal proposal = proposal_for(training_workload(), {line(Role::inference, "X80", 1, Acquisition::buy_new, 5),
                                                            line(Role::inference, "X80", 1, Acquisition::buy_new, 10)});
@@ -572,8 +574,7 @@ TEST_CASE("check: the workload's constraints and the lines that cannot be evalua
     CHECK(rules_of(priced) == std::vector<std::string>{"price-missing"});
 }
 
-TEST_CASE("check: meets_every_constraint holds the policy's headroom, precision, target, count and budget",
-          "[check]") {
+TEST_CASE("check: meets_every_constraint holds the policy's headroom, precision, target, count and budget", "[check]") {
     Workload workload = training_workload();
     workload.budget.capex_usd = 50000;
     workload.constraints.max_gpus = 4;
@@ -639,7 +640,8 @@ CheckReport sample_report() {
     finding.field = "hardware[0].count";
     finding.position = {7, 12};
     finding.message = "capex $100,000 is 67 % over";
-    finding.evidence = {{"capex_usd", 100000.004, {}}, {"total_bytes", 1.5e9 + 0.4, {}}, {"layout", std::nullopt, "tp2"}};
+    finding.evidence = {
+        {"capex_usd", 100000.004, {}}, {"total_bytes", 1.5e9 + 0.4, {}}, {"layout", std::nullopt, "tp2"}};
     finding.fix = "count: 1";
     report.findings.push_back(finding);
     Finding note = finding;
@@ -666,7 +668,8 @@ TEST_CASE("check: github format annotates the file's positions and escapes them"
     CHECK(first ==
           "::error file=proposals/a%2Cb.yaml,line=7,col=12,title=gpusel over-budget (training)::training: capex "
           "$100,000 is 67 %25 over%0Aevidence: capex $100,000 · total 1.5 GB · layout tp2%0Afix: count: 1");
-    CHECK(second == "::notice file=proposals/a%2Cb.yaml,title=gpusel layout (training)::training: a%0Ab%0Afix: count: 1");
+    CHECK(second ==
+          "::notice file=proposals/a%2Cb.yaml,title=gpusel layout (training)::training: a%0Ab%0Afix: count: 1");
     CHECK(third == "gpusel check: proposals/a,b.yaml: check failed: 1 error, 0 warnings, 1 note");
 }
 
@@ -687,7 +690,8 @@ TEST_CASE("check: junit has one test case per rule per role and counts the failu
                                "skipped=\"1\">",
                                rules)) != std::string::npos);
     CHECK_THAT(out, Catch::Matchers::Contains("<testsuite name=\"q1 &lt;draft&gt;\""));
-    CHECK_THAT(out, Catch::Matchers::Contains("<failure type=\"over-budget\" message=\"capex $100,000 is 67 % over\">"));
+    CHECK_THAT(out,
+               Catch::Matchers::Contains("<failure type=\"over-budget\" message=\"capex $100,000 is 67 % over\">"));
     // The note is not a failure: it is printed as output of its (passing) test case.
     CHECK(out.find("<system-out>proposals/a,b.yaml: note: training: a\nb [layout]\nfix: count: 1\n</system-out>") !=
           std::string::npos);
@@ -726,7 +730,8 @@ TEST_CASE("check: input errors in the machine formats keep their positions", "[c
     CHECK(document["input_errors"][0]["line"] == 6);
     CHECK(document["input_errors"][0]["path"] == "hardware[0].gpu");
     const std::string junit = gpusel::render_input_errors_junit("p.yaml", diagnostics);
-    CHECK(junit.find("failure type=\"input-error\" message=\"p.yaml:6:10: hardware[0].gpu: unknown GPU &apos;H100&apos;\"") !=
+    CHECK(junit.find(
+              "failure type=\"input-error\" message=\"p.yaml:6:10: hardware[0].gpu: unknown GPU &apos;H100&apos;\"") !=
           std::string::npos);
 }
 
@@ -740,9 +745,9 @@ TEST_CASE("check: the command writes -o whole and exits 1 on an error finding", 
     const std::string target = (directory / "result.json").string();
     std::ostringstream out;
     std::ostringstream err;
-    const int code = gpusel::cli::run({"check", gpusel::test::source_path("examples/proposals/does-not-fit.yaml"),
-                                       "--format", "json", "-o", target},
-                                      out, err);
+    const int code = gpusel::cli::run(
+        {"check", gpusel::test::source_path("examples/proposals/does-not-fit.yaml"), "--format", "json", "-o", target},
+        out, err);
     CHECK(code == 1);
     CHECK(out.str().empty());
     CHECK(err.str().empty());
@@ -783,8 +788,8 @@ TEST_CASE("check: assessments are consistent with what they claim", "[check][ass
     static const gpusel::Catalog catalog = gpusel::builtin_catalog();
     static const gpusel::ModelLibrary models = gpusel::builtin_models();
     static const gpusel::EfficiencyTable efficiency = gpusel::builtin_efficiency();
-    const std::string name = GENERATE("good.yaml", "oversized.yaml", "does-not-fit.yaml", "unsupported-precision.yaml",
-                                      "over-budget.yaml");
+    const std::string name =
+        GENERATE("good.yaml", "oversized.yaml", "does-not-fit.yaml", "unsupported-precision.yaml", "over-budget.yaml");
     CAPTURE(name);
     const Proposal proposal = load_example(name, catalog, models);
     const std::vector<HardwareAssessment> assessments = gpusel::assess_proposal(proposal, catalog, efficiency);

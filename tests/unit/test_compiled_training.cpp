@@ -32,16 +32,17 @@ const T& pick(std::mt19937_64& random, const std::vector<T>& options) {
 std::string random_workload(std::mt19937_64& random, const std::string& preset) {
     const std::string precision = pick(random, std::vector<std::string>{"bf16", "fp16", "fp32", "fp8", "tf32"});
     const std::string weights = pick(random, std::vector<std::string>{"", "", "fp32"});
-    std::string text = fmt::format("format: 1\nname: t\nkind: training\nmodel: {{preset: {}}}\nprecision: {}\n", preset,
-                                   precision);
+    std::string text =
+        fmt::format("format: 1\nname: t\nkind: training\nmodel: {{preset: {}}}\nprecision: {}\n", preset, precision);
     if (!weights.empty()) {
         text += "weights: " + weights + "\n";
     }
     text += fmt::format("runtime: {{framework: {}}}\n",
                         pick(random, std::vector<std::string>{"pytorch", "pytorch-1", "megatron", "llm.c"}));
     text += "training:\n";
-    text += fmt::format("  optimizer: {}\n", pick(random, std::vector<std::string>{"adamw", "adam", "sgd", "sgd-momentum",
-                                                                                    "adamw-8bit", "adafactor", "lion"}));
+    text +=
+        fmt::format("  optimizer: {}\n", pick(random, std::vector<std::string>{"adamw", "adam", "sgd", "sgd-momentum",
+                                                                               "adamw-8bit", "adafactor", "lion"}));
     text += fmt::format("  master_weights: {}\n", pick(random, std::vector<std::string>{"true", "false"}));
     text += fmt::format("  seq_len: {}\n", pick(random, std::vector<int>{128, 512, 2048, 4096}));
     text += fmt::format("  checkpointing: {}\n", pick(random, std::vector<std::string>{"none", "selective", "full"}));
@@ -50,7 +51,8 @@ std::string random_workload(std::mt19937_64& random, const std::string& preset) 
     if (flash_attention == "true") {  // ring attention needs the fused kernels; every seq_len above splits 2·4 ways
         text += fmt::format("  context_parallel: {}\n", pick(random, std::vector<int>{1, 1, 2, 4}));
     }
-    text += fmt::format("  optimizer_step: {}\n", pick(random, std::vector<std::string>{"foreach", "for-loop", "fused"}));
+    text +=
+        fmt::format("  optimizer_step: {}\n", pick(random, std::vector<std::string>{"foreach", "for-loop", "fused"}));
     text += fmt::format("  zero_grad: {}\n", pick(random, std::vector<std::string>{"set-to-none", "zero"}));
     text += fmt::format("  gradient_dtype: {}\n", pick(random, std::vector<std::string>{"auto", "fp32"}));
     text += fmt::format("  loss: {}\n", pick(random, std::vector<std::string>{"standard", "chunked", "fused"}));
@@ -74,7 +76,7 @@ bool close(double fast, double reference) {
 }  // namespace
 
 TEST_CASE("compiled training: same memory and speed as the full estimators", "[compiled_training]") {
-    const std::vector<std::string> gpus = {"H100-SXM5", "A100-40GB-PCIE", "RTX-4090", "MI300X",
+    const std::vector<std::string> gpus = {"H100-SXM5", "A100-40GB-PCIE", "RTX-4090",       "MI300X",
                                            "GAUDI3",    "GB200",          "V100-SXM2-16GB", "L4"};
     std::mt19937_64 random(20261130);
     const LoadContext context{&catalog(), &models()};
@@ -104,8 +106,8 @@ TEST_CASE("compiled training: same memory and speed as the full estimators", "[c
                 const int pp = pick(random, stages);
                 const int dp = pick(random, std::vector<int>{1, 2, 3, 8, 64, 1024});
                 const int micro_batch = pick(random, std::vector<int>{1, 2, 3, 8});
-                const Sharding sharding =
-                    pick(random, std::vector<Sharding>{Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3});
+                const Sharding sharding = pick(
+                    random, std::vector<Sharding>{Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3});
                 Layout layout;
                 layout.tensor_parallel = tp;
                 layout.pipeline_parallel = pp;
@@ -142,7 +144,7 @@ TEST_CASE("compiled training: same memory and speed as the full estimators", "[c
                 if (dp % context_parallel == 0 &&
                     (global <= 0 || global % (micro_batch * (dp / context_parallel)) == 0)) {
                     CHECK(compiled->step_time_lower_bound_s(tp, pp, dp) * micro_batch /
-                          (workload.training.global_batch > 0 ? micro_batch : 1) <=
+                              (workload.training.global_batch > 0 ? micro_batch : 1) <=
                           fast.step_time_s * (1 + 1e-12));
                 }
                 ++compared;
@@ -152,16 +154,19 @@ TEST_CASE("compiled training: same memory and speed as the full estimators", "[c
     CHECK(compared > 1500);
 }
 
-TEST_CASE("compiled training: workloads outside the closed forms are left to the full estimators", "[compiled_training]") {
+TEST_CASE("compiled training: workloads outside the closed forms are left to the full estimators",
+          "[compiled_training]") {
     const LoadContext context{&catalog(), &models()};
     const GpuSpec& gpu = *catalog().find("H100-SXM5");
     const auto compiles = [&](const std::string& text) {
         return CompiledTraining::compile(load_workload_text(text, "w.yaml", context), gpu, efficiency()).has_value();
     };
-    const std::string base = "format: 1\nname: t\nkind: training\nmodel: {preset: llama-2-7b}\ntraining:\n  seq_len: 2048\n";
+    const std::string base =
+        "format: 1\nname: t\nkind: training\nmodel: {preset: llama-2-7b}\ntraining:\n  seq_len: 2048\n";
     CHECK(compiles(base));
-    CHECK_FALSE(compiles("format: 1\nname: t\nkind: fine-tuning\nmodel: {preset: llama-2-7b}\ntraining:\n"
-                         "  lora: {rank: 16, targets: [q_proj, v_proj]}\n"));
+    CHECK_FALSE(
+        compiles("format: 1\nname: t\nkind: fine-tuning\nmodel: {preset: llama-2-7b}\ntraining:\n"
+                 "  lora: {rank: 16, targets: [q_proj, v_proj]}\n"));
     CHECK_FALSE(compiles(base + "  offload: optimizer\n"));
     CHECK_FALSE(compiles(base + "data: {sample_bytes: 8KB}\n"));
     CHECK_FALSE(compiles(base + "calibration:\n  memory:\n    - {gpu: H100-SXM5, micro_batch: 1, peak: 60GB}\n"));

@@ -7,10 +7,10 @@
 
 using gpusel::Acquisition;
 using gpusel::CostEstimate;
-using gpusel::test::TestPrices;
 using gpusel::GpuSpec;
 using gpusel::UsageProfile;
 using gpusel::Workload;
+using gpusel::test::TestPrices;
 
 namespace {
 GpuSpec test_gpu() {
@@ -20,8 +20,9 @@ GpuSpec test_gpu() {
     return gpu;
 }
 const TestPrices prices{10000, 4000, 2000, 2.0, 1.0, 1.4};
-CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisition acquisition, const UsageProfile& usage,
-                           std::optional<double> unit_price_usd = std::nullopt, const TestPrices& with = prices) {
+CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisition acquisition,
+                           const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt,
+                           const TestPrices& with = prices) {
     return gpusel::test::test_cost(workload, gpu, with, acquisition, usage, unit_price_usd);
 }
 UsageProfile job(double hours, int gpus) {
@@ -67,7 +68,7 @@ TEST_CASE("cost::describe words each acquisition for a reader", "[cost]") {
 TEST_CASE("cost::break_even_month: capex over the monthly saving of owning", "[cost]") {
     // $1,000 up front and $100 a month against $300 a month rented: 1000 + 100 m = 300 m at m = 5.
     CHECK(*gpusel::break_even_month(1000, 100, 300) == Approx(5));
-    CHECK(*gpusel::break_even_month(10000, 100, 300) == Approx(50));  // beyond a 24-month horizon: still said
+    CHECK(*gpusel::break_even_month(10000, 100, 300) == Approx(50));    // beyond a 24-month horizon: still said
     CHECK_FALSE(gpusel::break_even_month(1000, 100, 100).has_value());  // renting costs no more: never
     CHECK_FALSE(gpusel::break_even_month(1000, 100, 0).has_value());
     CHECK_FALSE(gpusel::break_even_month(1000, 100, std::nan("")).has_value());
@@ -102,8 +103,8 @@ TEST_CASE("cost::estimate_cost of buying four GPUs for 24 months", "[cost]") {
     // 4 × 18.75 % fail within 24 months, all inside the 3-year warranty: no replacement bought.
     CHECK(cost.warranty_months == 36);
     CHECK(cost.breakdown.failures_usd == 0);
-    CHECK(cost.breakdown.resale_usd == Approx(18000));   // 4 × $10,000 × 0.45, reported
-    CHECK_FALSE(cost.resale_counted);                    // ... and not subtracted by default
+    CHECK(cost.breakdown.resale_usd == Approx(18000));  // 4 × $10,000 × 0.45, reported
+    CHECK_FALSE(cost.resale_counted);                   // ... and not subtracted by default
     CHECK(cost.tco_usd == Approx(48000 + 3298.82112 + 14400));
     CHECK(cost.tco_usd >= cost.capex_usd);
     CHECK(cost.monthly_opex_usd == Approx((3298.82112 + 14400) / 24));
@@ -159,7 +160,7 @@ TEST_CASE("cost::estimate_cost of renting", "[cost]") {
     const Workload workload;
     const CostEstimate on_demand = estimate_cost(workload, test_gpu(), Acquisition::cloud_on_demand, job(10, 4));
     CHECK(on_demand.capex_usd == 0);
-    CHECK(on_demand.breakdown.rental_usd == Approx(80));            // 4 GPUs × 10 h × $2
+    CHECK(on_demand.breakdown.rental_usd == Approx(80));                // 4 GPUs × 10 h × $2
     CHECK(on_demand.breakdown.hidden_usd == Approx(4.0 / 60 * 4 * 2));  // 4 min start-up per launch
     CHECK(on_demand.tco_usd == Approx(80 + 4.0 / 60 * 4 * 2));
     const CostEstimate spot = estimate_cost(workload, test_gpu(), Acquisition::cloud_spot, job(10, 4));

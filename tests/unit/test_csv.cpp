@@ -86,9 +86,9 @@ std::string expected_cell(const std::string& value) {
 
 // Random text built from the characters that matter to CSV and to spreadsheets.
 std::string random_text(std::mt19937& generator) {
-    static const std::vector<std::string> pieces{",",  "\"", "\r", "\n", "\r\n", "=", "+", "-",  "@",
-                                                 "\t", " ",  "a",  "Z",  "7",    ".", "'", ";",  "é",
-                                                 "€",  "漢", "\"\"", ",\"", "=SUM(A1:A9)", "\xF0\x9F\x98\x80"};
+    static const std::vector<std::string> pieces{
+        ",", "\"", "\r", "\n", "\r\n", "=", "+", "-",  "@",    "\t",  " ",           "a",
+        "Z", "7",  ".",  "'",  ";",    "é", "€", "漢", "\"\"", ",\"", "=SUM(A1:A9)", "\xF0\x9F\x98\x80"};
     std::uniform_int_distribution<std::size_t> length(0, 8);
     std::uniform_int_distribution<std::size_t> pick(0, pieces.size() - 1);
     std::string text;

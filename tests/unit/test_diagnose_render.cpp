@@ -35,8 +35,9 @@ TEST_CASE("render::diagnose json: a value not computed is null with a note", "[r
     std::ostringstream out;
     gpusel::render_diagnose_json(result, out);
     CHECK_THAT(out.str(), Catch::Matchers::Contains("\"duration_s\": null,"));
-    CHECK_THAT(out.str(), Catch::Matchers::Contains(
-                              "\"notes\": [\n"
-                              "    \"capture.duration_s: the computed value is not a finite number (nan); written as null\"\n"
-                              "  ],"));
+    CHECK_THAT(out.str(),
+               Catch::Matchers::Contains(
+                   "\"notes\": [\n"
+                   "    \"capture.duration_s: the computed value is not a finite number (nan); written as null\"\n"
+                   "  ],"));
 }

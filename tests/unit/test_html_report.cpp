@@ -114,8 +114,8 @@ TEST_CASE("html_report::render_plan_html is one self-contained, escaped, printab
     // Two roles, each with its three charts, each chart with unique ids.
     CHECK(count_of(page, "<section class=\"role\"") == 2);
     CHECK(count_of(page, "<svg ") == 6);
-    for (const char* id : {"role1-scatter", "role1-memory", "role1-cost", "role2-scatter", "role2-memory",
-                           "role2-cost"}) {
+    for (const char* id :
+         {"role1-scatter", "role1-memory", "role1-cost", "role2-scatter", "role2-memory", "role2-cost"}) {
         CHECK(count_of(page, fmt::format("id=\"{}\"", id)) == 1);
     }
     // Printing: A4, each role on a new page.
@@ -149,7 +149,8 @@ TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_repor
     REQUIRE(l40s.gpu == "L40S");
     CHECK_FALSE(buy_versus_rent_break_even_month(l40s.cost, 24).has_value());
     CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num wrap\">never</td>"));
-    CHECK_THAT(page, Catch::Matchers::Contains("#3 L40S × 8: buying does not break even against renting within 24 months."));
+    CHECK_THAT(page,
+               Catch::Matchers::Contains("#3 L40S × 8: buying does not break even against renting within 24 months."));
     // The memory bar note: total / capacity of the winner.
     CHECK_THAT(page, Catch::Matchers::Contains("41.2 / 80 GB"));
     // Assumptions and rejected entries are listed.
@@ -177,7 +178,8 @@ TEST_CASE("html_report::render_plan_html marks the break-even month where buying
                   std::string::npos);
         }
     }
-    CHECK_THAT(page, Catch::Matchers::Contains("<title>edge-and-cloud &lt;sample&gt; &amp; co — gpusel report</title>"));
+    CHECK_THAT(page,
+               Catch::Matchers::Contains("<title>edge-and-cloud &lt;sample&gt; &amp; co — gpusel report</title>"));
     // Throughput spans three decades: both scatter axes are logarithmic.
     CHECK(count_of(page, "— log scale") == 2);
 }
@@ -190,7 +192,8 @@ TEST_CASE("html_report::render_plan_html states when nothing is feasible", "[htm
     plan.role = Role::training;
     plan.workload = test::sample_training_workload();
     plan.question = "Llama-3.1-8B · full fine-tuning";
-    plan.rejected = {{"T4", RejectionKind::memory, "memory per GPU", 130e9, 16e9, 64, "needs 130 GB per GPU at 64 GPUs, has 16 GB", 0},
+    plan.rejected = {{"T4", RejectionKind::memory, "memory per GPU", 130e9, 16e9, 64,
+                      "needs 130 GB per GPU at 64 GPUs, has 16 GB", 0},
                      {"A10", RejectionKind::excluded, "", 0, 0, 0, "segment datacenter not allowed", 0},
                      {"L4", RejectionKind::excluded, "", 0, 0, 4, "segment datacenter not allowed", 0},
                      {"A30", RejectionKind::excluded, "", 0, 0, 0, "segment datacenter not allowed", 0}};

@@ -17,9 +17,9 @@
 
 using gpusel::dump_json;
 using gpusel::json_number;
+using gpusel::JsonDocument;
 using gpusel::JsonResolution;
 using gpusel::resolution_of;
-using gpusel::JsonDocument;
 
 namespace {
 
@@ -160,11 +160,11 @@ TEST_CASE("round_significant keeps the leading digits at every magnitude", "[jso
     CHECK(gpusel::round_significant(0.000123456789, 6) == 0.000123457);
     CHECK(gpusel::round_significant(-98765432.1, 6) == -98765400.0);
     CHECK(gpusel::round_significant(0.1 + 0.2, 6) == 0.3);  // JSON then prints 0.3
-    CHECK(gpusel::round_significant(2.5, 1) == 3.0);         // half away from zero
+    CHECK(gpusel::round_significant(2.5, 1) == 3.0);        // half away from zero
     // Above 1e6 the scale (10^-k) is not exact in binary: the result is within an ulp or two.
     CHECK(gpusel::round_significant(989.4e12 + 12345.0, 6) == Approx(989.4e12).epsilon(1e-15));
     CHECK(gpusel::round_significant(1e300 / 3, 3) == Approx(3.33e299).epsilon(1e-15));
-    CHECK(gpusel::round_significant(4e-320, 6) == 4e-320);   // subnormal: returned as it is
+    CHECK(gpusel::round_significant(4e-320, 6) == 4e-320);  // subnormal: returned as it is
     CHECK(gpusel::round_significant(-0.0, 6) == 0.0);
     CHECK_FALSE(std::signbit(gpusel::round_significant(-0.0, 6)));
     CHECK(std::isnan(gpusel::round_significant(nan_value, 6)));

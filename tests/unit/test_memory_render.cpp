@@ -48,6 +48,7 @@ TEST_CASE("render::memory json: a value not computed is null with a note, not 0"
     gpusel::render_memory_json(result, out);
     CHECK_THAT(out.str(), Catch::Matchers::Contains("\"total_bytes\": null,"));
     CHECK_THAT(out.str(), Catch::Matchers::Contains("\"weights_bytes\": 2000000000,"));
-    CHECK_THAT(out.str(), Catch::Matchers::Contains(
-                              "\"per_gpu.total_bytes: the computed value is not a finite number (inf); written as null\""));
+    CHECK_THAT(out.str(),
+               Catch::Matchers::Contains(
+                   "\"per_gpu.total_bytes: the computed value is not a finite number (inf); written as null\""));
 }

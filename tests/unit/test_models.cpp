@@ -3,9 +3,9 @@
 #include "inputs/models.hpp"
 #include "support/test_support.hpp"
 
+using gpusel::model_from_hf_config_file;
 using gpusel::ModelFamily;
 using gpusel::ModelSpec;
-using gpusel::model_from_hf_config_file;
 using gpusel::test::input_errors;
 using gpusel::test::source_path;
 
@@ -86,33 +86,38 @@ TEST_CASE("models::hf_config rejects what it cannot read", "[models]") {
           std::vector<std::string>{"c.json: not valid JSON (byte 3)"});
     CHECK(input_errors([] { gpusel::model_from_hf_config_text("[1, 2]", "c.json"); }) ==
           std::vector<std::string>{"c.json: expected a JSON object (a Hugging Face config.json)"});
-    CHECK(input_errors([] { gpusel::model_from_hf_config_text(R"({"model_type": "llama", "hidden_size": 4096})", "c.json"); })
+    CHECK(input_errors(
+              [] { gpusel::model_from_hf_config_text(R"({"model_type": "llama", "hidden_size": 4096})", "c.json"); })
               .front()
               .rfind("c.json: not a recognised transformer config", 0) == 0);
 }
 
 TEST_CASE("models::hf_config refuses integer sizes beyond any real model, at their position", "[models]") {
     // Two fields too large: both reported, in file order, each at its value's line and column.
-    const std::string config = "{\n"
-                               "  \"model_type\": \"llama\",\n"
-                               "  \"num_hidden_layers\": 200000,\n"
-                               "  \"hidden_size\": 4096, \"num_attention_heads\": 32,\n"
-                               "  \"intermediate_size\": 11008,\n"
-                               "  \"text_config\": {\"vocab_size\": 7},\n"
-                               "  \"vocab_size\": 1e12\n"
-                               "}\n";
+    const std::string config =
+        "{\n"
+        "  \"model_type\": \"llama\",\n"
+        "  \"num_hidden_layers\": 200000,\n"
+        "  \"hidden_size\": 4096, \"num_attention_heads\": 32,\n"
+        "  \"intermediate_size\": 11008,\n"
+        "  \"text_config\": {\"vocab_size\": 7},\n"
+        "  \"vocab_size\": 1e12\n"
+        "}\n";
     CHECK(input_errors([&] { gpusel::model_from_hf_config_text(config, "c.json"); }) ==
-          std::vector<std::string>{"c.json:3:24: num_hidden_layers is 200000, beyond any real model (at most 100000)",
-                                   "c.json:7:17: vocab_size is 1000000000000, beyond any real model (at most 100000000)"});
+          std::vector<std::string>{
+              "c.json:3:24: num_hidden_layers is 200000, beyond any real model (at most 100000)",
+              "c.json:7:17: vocab_size is 1000000000000, beyond any real model (at most 100000000)"});
     // Above the old 1e9 cut-off, where the value used to be dropped without a word.
     CHECK(input_errors([] {
               gpusel::model_from_hf_config_text(
-                  R"({"model_type": "gpt2", "n_layer": 1, "n_embd": 1000000000, "n_head": 1, "vocab_size": 1})", "g.json");
-          }) == std::vector<std::string>{"g.json:1:48: n_embd is 1000000000, beyond any real model (at most 16777216)"});
+                  R"({"model_type": "gpt2", "n_layer": 1, "n_embd": 1000000000, "n_head": 1, "vocab_size": 1})",
+                  "g.json");
+          }) ==
+          std::vector<std::string>{"g.json:1:48: n_embd is 1000000000, beyond any real model (at most 16777216)"});
     // The last of duplicate keys is the one nlohmann keeps, and the one pointed at.
     CHECK(input_errors([] {
-              gpusel::model_from_hf_config_text(
-                  "{\"num_hidden_layers\": 2,\n \"num_hidden_layers\": 100001}", "d.json");
+              gpusel::model_from_hf_config_text("{\"num_hidden_layers\": 2,\n \"num_hidden_layers\": 100001}",
+                                                "d.json");
           }).front() == "d.json:2:23: num_hidden_layers is 100001, beyond any real model (at most 100000)");
 }
 
@@ -136,24 +141,25 @@ TEST_CASE("models::hf_config keeps legitimately large values", "[models]") {
 }
 
 TEST_CASE("models::merge_models_text refuses a model named twice in one file", "[models]") {
-    const std::string text = "format: 1\n"
-                             "models:\n"
-                             "  - name: my-7b\n"
-                             "    family: decoder\n"
-                             "    params: 7B\n"
-                             "    source: internal\n"
-                             "  - name: other\n"
-                             "    family: decoder\n"
-                             "    params: 1B\n"
-                             "    source: internal\n"
-                             "  - name: My-7B\n"
-                             "    family: decoder\n"
-                             "    params: 8B\n"
-                             "    source: internal\n"
-                             "  - name: other\n"
-                             "    family: decoder\n"
-                             "    params: 2B\n"
-                             "    source: internal\n";
+    const std::string text =
+        "format: 1\n"
+        "models:\n"
+        "  - name: my-7b\n"
+        "    family: decoder\n"
+        "    params: 7B\n"
+        "    source: internal\n"
+        "  - name: other\n"
+        "    family: decoder\n"
+        "    params: 1B\n"
+        "    source: internal\n"
+        "  - name: My-7B\n"
+        "    family: decoder\n"
+        "    params: 8B\n"
+        "    source: internal\n"
+        "  - name: other\n"
+        "    family: decoder\n"
+        "    params: 2B\n"
+        "    source: internal\n";
     gpusel::ModelLibrary library = gpusel::builtin_models();
     const std::size_t before = library.models().size();
     CHECK(input_errors([&] { gpusel::merge_models_text(library, text, "m.yaml"); }) ==
@@ -174,11 +180,13 @@ TEST_CASE("models::merge_models_text refuses a model named twice in one file", "
 TEST_CASE("models::builtin_models has every fixed preset name", "[models]") {
     const gpusel::ModelLibrary library = gpusel::builtin_models();
     for (const char* name :
-         {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large", "roberta-base", "roberta-large",
-          "t5-base", "t5-xl", "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b",
-          "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-14b",
-          "qwen2.5-32b", "qwen2.5-72b", "phi-3-mini", "gemma-2-9b", "gemma-2-27b", "falcon-7b", "falcon-40b",
-          "gpt-j-6b", "vit-b-16", "vit-l-16", "resnet-50", "yolov8-m", "unet-3d", "sdxl-unet", "dlrm"}) {
+         {"gpt2",         "gpt2-medium",   "gpt2-large",    "gpt2-xl",        "bert-base",    "bert-large",
+          "roberta-base", "roberta-large", "t5-base",       "t5-xl",          "llama-2-7b",   "llama-2-13b",
+          "llama-2-70b",  "llama-3.1-8b",  "llama-3.1-70b", "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b",
+          "mistral-7b",   "mixtral-8x7b",  "qwen2.5-7b",    "qwen2.5-14b",    "qwen2.5-32b",  "qwen2.5-72b",
+          "phi-3-mini",   "gemma-2-9b",    "gemma-2-27b",   "falcon-7b",      "falcon-40b",   "gpt-j-6b",
+          "vit-b-16",     "vit-l-16",      "resnet-50",     "yolov8-m",       "unet-3d",      "sdxl-unet",
+          "dlrm"}) {
         INFO(name);
         const ModelSpec* model = library.find(name);
         REQUIRE(model != nullptr);

@@ -186,8 +186,9 @@ TEST_CASE("a directory is refused as a target", "[output]") {
     for (const std::string& path : {(directory / "out").string(), (directory / "out").string() + "/"}) {
         for (const bool force : {false, true}) {
             CAPTURE(path, force);
-            CHECK_THROWS_MATCHES(write_output(OutputTarget{path, force, {}}, "x", std::cout), OutputError,
-                                 Catch::Matchers::Message("cannot write '" + path + "': is a directory; give a file name"));
+            CHECK_THROWS_MATCHES(
+                write_output(OutputTarget{path, force, {}}, "x", std::cout), OutputError,
+                Catch::Matchers::Message("cannot write '" + path + "': is a directory; give a file name"));
         }
     }
     CHECK(fs::is_empty(directory / "out"));
@@ -197,10 +198,10 @@ TEST_CASE("a directory is refused as a target", "[output]") {
 TEST_CASE("a missing directory is reported and nothing is created", "[output]") {
     ScratchDirectory directory;
     const fs::path target = directory / "no-such-dir" / "plan.csv";
-    CHECK_THROWS_MATCHES(write_output(file_target(target), "x", std::cout), OutputError,
-                         Catch::Matchers::Message("cannot write '" + target.string() + "': directory '" +
-                                                  (directory / "no-such-dir").string() +
-                                                  "': No such file or directory"));
+    CHECK_THROWS_MATCHES(
+        write_output(file_target(target), "x", std::cout), OutputError,
+        Catch::Matchers::Message("cannot write '" + target.string() + "': directory '" +
+                                 (directory / "no-such-dir").string() + "': No such file or directory"));
     CHECK(directory.listing().empty());
 }
 

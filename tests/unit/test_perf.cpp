@@ -61,10 +61,11 @@ const std::string llama2_7b_model = R"(model:
 )";
 
 Workload inference_workload(int input_tokens, int output_tokens, double requests_per_s, const std::string& extra = "") {
-    const std::string text = "format: 1\nname: t\nkind: inference\n" + llama2_7b_model +
-                             "precision: fp16\nweights: fp16\nkv_cache: fp16\ninference:\n  input_tokens: " +
-                             std::to_string(input_tokens) + "\n  output_tokens: " + std::to_string(output_tokens) +
-                             "\n  batch: 1\n  requests_per_s: " + std::to_string(requests_per_s) + "\n" + extra;
+    const std::string text =
+        "format: 1\nname: t\nkind: inference\n" + llama2_7b_model +
+        "precision: fp16\nweights: fp16\nkv_cache: fp16\ninference:\n  input_tokens: " + std::to_string(input_tokens) +
+        "\n  output_tokens: " + std::to_string(output_tokens) +
+        "\n  batch: 1\n  requests_per_s: " + std::to_string(requests_per_s) + "\n" + extra;
     return load_workload_text(text, "test.yaml", LoadContext{});
 }
 
@@ -546,8 +547,8 @@ data:
     // 8 workers × 150 samples/s: the GPU waits for the CPUs.
     CHECK_THAT(estimate.training->samples_per_s, WithinRel(1200.0, 1e-9));
     CHECK(estimate.bottleneck.resource == Resource::input_pipeline);
-    CHECK_THAT(estimate.bottleneck.remedy, Contains("DALI") && Contains("loader workers") &&
-                                               Contains("a faster GPU would not help"));
+    CHECK_THAT(estimate.bottleneck.remedy,
+               Contains("DALI") && Contains("loader workers") && Contains("a faster GPU would not help"));
     CHECK(estimate.bottleneck.gpu_utilization < 1.0);
 }
 
@@ -673,11 +674,13 @@ platform:
     CHECK_THAT(table.defaults.overhead_per_layer_s, WithinRel(67e-6, 1e-12));
     CHECK(table.platform.storage_bytes_per_s.at(Storage::nvme) == 3.5e9);
 
-    const std::string no_source = head + "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
-                                         "      decode_bandwidth: {value: 0.9}\n";
+    const std::string no_source = head +
+                                  "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
+                                  "      decode_bandwidth: {value: 0.9}\n";
     CHECK_THROWS_WITH(parse_efficiency_text(no_source, "e.yaml"), Contains("source"));
-    const std::string unknown = head + "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
-                                       "      decode_bandwith: {value: 0.9, source: a}\n";
+    const std::string unknown = head +
+                                "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
+                                "      decode_bandwith: {value: 0.9, source: a}\n";
     try {
         parse_efficiency_text(unknown, "e.yaml");
         FAIL("an unknown factor must be rejected");
@@ -708,8 +711,9 @@ platform:
     CHECK(is_known_engine("TensorRT-LLM"));
     CHECK(stack_of_engine("hf-generate") == ServingStack::eager);
     CHECK(stack_of_engine("vllm-rocm") == ServingStack::optimized);
-    const std::string out_of_range = head + "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
-                                            "      decode_bandwidth: {value: 75, source: a}\n";
+    const std::string out_of_range = head +
+                                     "rules:\n  - label: x\n    match: {memory: gddr}\n    factors:\n"
+                                     "      decode_bandwidth: {value: 75, source: a}\n";
     CHECK_THROWS_AS(parse_efficiency_text(out_of_range, "e.yaml"), InputError);
 }
 
@@ -795,7 +799,8 @@ TEST_CASE("perf::diffusion is steps × the denoiser (doubled by guidance) plus t
     CHECK_THAT(estimate.bottleneck.detail + estimate.bottleneck.remedy,
                !Contains("decode reads") && !Contains("KV") && !Contains("TPOT") && !Contains("TensorRT-LLM"));
     // Without guidance the denoiser runs half the latents; the default stack is the optimised one.
-    const Workload unguided = diffusion_workload("  steps: 20\n  guidance: false\n  batch: 2\n  requests_per_s: 0.01\n");
+    const Workload unguided =
+        diffusion_workload("  steps: 20\n  guidance: false\n  batch: 2\n  requests_per_s: 0.01\n");
     const PerfEstimate half = run(unguided, gpu, table);
     REQUIRE(half.inference);
     CHECK(half.inference->denoising_step_s < 0.51 * estimate.inference->denoising_step_s);

@@ -26,7 +26,8 @@ PerfResult cnn_training() {
     training.gradient_accumulation = 1;
     training.global_batch = 64;
     result.estimate.training = training;
-    result.estimate.bottleneck = {gpusel::Resource::compute, gpusel::BottleneckPhase::step, 0.7, 0.95, "convolutions", "use channels_last"};
+    result.estimate.bottleneck = {gpusel::Resource::compute, gpusel::BottleneckPhase::step, 0.7, 0.95, "convolutions",
+                                  "use channels_last"};
     result.estimate.notes = {"an assumption"};
     return result;
 }

@@ -83,9 +83,8 @@ constraints: {allow: [V100-SXM2-32GB, T4]}
     CHECK(plan.winner->precision_fallback);
     CHECK(plan.winner->precision == gpusel::Precision::fp16);
     CHECK(plan.winner->reason.find("no native bf16: runs fp16") != std::string::npos);
-    CHECK(std::any_of(plan.advice.begin(), plan.advice.end(), [](const std::string& line) {
-        return line.find("has no native bf16") != std::string::npos;
-    }));
+    CHECK(std::any_of(plan.advice.begin(), plan.advice.end(),
+                      [](const std::string& line) { return line.find("has no native bf16") != std::string::npos; }));
 }
 
 TEST_CASE("plan: a 3-month service rents, a 3-year one owns", "[plan]") {
@@ -115,11 +114,12 @@ gpus:
                                "test-catalog.yaml");
     const auto winner_for = [&](const std::string& horizon) {
         gpusel::Project project;
-        project.workloads.push_back(gpusel::load_workload_text(
-            "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
-            "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
-            "deployment: {horizon: " + horizon + ", utilization: 0.9, redundancy: none}\n",
-            "w.yaml", gpusel::LoadContext{&priced, &models()}));
+        project.workloads.push_back(
+            gpusel::load_workload_text("name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
+                                       "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
+                                       "deployment: {horizon: " +
+                                           horizon + ", utilization: 0.9, redundancy: none}\n",
+                                       "w.yaml", gpusel::LoadContext{&priced, &models()}));
         const PlanReport report = gpusel::make_plan(project, priced, efficiency());
         REQUIRE(report.roles.front().winner);
         REQUIRE(report.roles.front().winner->count == 1);
@@ -133,8 +133,8 @@ gpus:
 }
 
 TEST_CASE("plan: an input-bound workload is told to fix the pipeline first", "[plan]") {
-    const RolePlan plan = plan_one(gpusel::load_workload_file(gpusel::test::source_path("examples/yolov8-training.yaml"),
-                                                              gpusel::LoadContext{&catalog(), &models()}));
+    const RolePlan plan = plan_one(gpusel::load_workload_file(
+        gpusel::test::source_path("examples/yolov8-training.yaml"), gpusel::LoadContext{&catalog(), &models()}));
     REQUIRE(plan.winner);
     CHECK(plan.winner->perf.bottleneck.resource == gpusel::Resource::input_pipeline);
     REQUIRE_FALSE(plan.advice.empty());
@@ -157,7 +157,7 @@ TEST_CASE("plan: every catalog GPU is either a candidate or rejected with a reas
         ranked.insert(candidate.gpu);
         CHECK(rejected.count(candidate.gpu) == 0);
     }
-    CHECK(ranked.size() == plan.ranked.size());     // one row per GPU type
+    CHECK(ranked.size() == plan.ranked.size());      // one row per GPU type
     CHECK(rejected.size() == plan.rejected.size());  // one rejection per GPU type
     // More GPU types fit than the default --top shows, so the cut matters here.
     CHECK(ranked.size() > 5);
@@ -196,8 +196,9 @@ constraints: {allow: [T4, H100-SXM5], max_gpus: 1}
     CHECK(gpusel::format_gb(t4->available) == "15.3 GB");
     CHECK_THAT(t4->why_not, Catch::Matchers::Contains("exceed 15.3 GB (0.9 × 17.0 GB)"));
     CHECK(t4->closeness == Approx(10.0 + t4->needed / t4->available));
-    const auto excluded = std::find_if(plan.rejected.begin(), plan.rejected.end(),
-                                       [](const gpusel::Rejection& rejection) { return rejection.gpu == "A100-80GB-SXM4"; });
+    const auto excluded =
+        std::find_if(plan.rejected.begin(), plan.rejected.end(),
+                     [](const gpusel::Rejection& rejection) { return rejection.gpu == "A100-80GB-SXM4"; });
     REQUIRE(excluded != plan.rejected.end());
     CHECK(excluded->kind == gpusel::RejectionKind::excluded);
     CHECK(excluded->count == 0);
@@ -205,8 +206,8 @@ constraints: {allow: [T4, H100-SXM5], max_gpus: 1}
 
 TEST_CASE("plan::rejection_closeness lists budget, count and deadline, SLO, memory, precision, exclusion in that order",
           "[plan]") {
-    using gpusel::RejectionKind;
     using gpusel::rejection_closeness;
+    using gpusel::RejectionKind;
     CHECK(rejection_closeness(RejectionKind::budget, 1.5, 1.0) == Approx(1.5));
     CHECK(rejection_closeness(RejectionKind::max_gpus, 30, 24) == Approx(2.25));
     CHECK(rejection_closeness(RejectionKind::deadline, 21, 14) == Approx(2.5));
@@ -223,8 +224,8 @@ TEST_CASE("plan: ranked candidates meet every hard constraint", "[plan]") {
     for (const char* file : {"examples/chat-llama2-13b-int4.yaml", "examples/pretrain-7b.yaml",
                              "examples/edge-ocr-jetson.yaml", "examples/unet3d-medical.yaml"}) {
         INFO(file);
-        const Workload workload = gpusel::load_workload_file(gpusel::test::source_path(file),
-                                                             gpusel::LoadContext{&catalog(), &models()});
+        const Workload workload =
+            gpusel::load_workload_file(gpusel::test::source_path(file), gpusel::LoadContext{&catalog(), &models()});
         const RolePlan plan = plan_one(workload);
         REQUIRE_FALSE(plan.ranked.empty());
         for (const Candidate& candidate : plan.ranked) {
@@ -266,7 +267,8 @@ TEST_CASE("plan: the same input gives the same plan", "[plan]") {
     }
 }
 
-TEST_CASE("plan: constraints.providers [aws] rents AWS instance types at AWS's instance-hour prices", "[plan][offers]") {
+TEST_CASE("plan: constraints.providers [aws] rents AWS instance types at AWS's instance-hour prices",
+          "[plan][offers]") {
     // Prices from data/offers.yaml (AWS EC2 on-demand, us-east-1; docs/reference/offers.md §2.4, cross-checked with
     // vantage.sh 2025-12-21 and datareceipts 2026-11-09): p5.48xlarge $55.04/h for 8 × H100,
     // p4d.24xlarge $21.957642/h for 8 × A100 40GB, g6e.xlarge $1.861/h for 1 × L40S.
@@ -329,9 +331,10 @@ constraints: {allow: [GB200, H100-SXM5, B200]}
 }
 
 TEST_CASE("plan: production serving keeps a spare replica (n+1) unless told otherwise", "[plan][money]") {
-    const std::string service = "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
-                                "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
-                                "constraints: {allow: [L40S]}\ndeployment: {horizon: 24mo";
+    const std::string service =
+        "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nweights: awq\n"
+        "inference: {requests_per_s: 2, slo: {tpot: 50ms}}\n"
+        "constraints: {allow: [L40S]}\ndeployment: {horizon: 24mo";
     const RolePlan spare = plan_one(load(service + "}\n"));
     const RolePlan bare = plan_one(load(service + ", redundancy: none}\n"));
     const RolePlan quarter = plan_one(load(service + ", redundancy: 50%}\n"));
@@ -350,9 +353,10 @@ TEST_CASE("plan: production serving keeps a spare replica (n+1) unless told othe
 }
 
 TEST_CASE("plan: six seats buy six boxes", "[plan][money]") {
-    const std::string dev = "name: dev\nkind: fine-tuning\nrole: development\nmodel: {preset: llama-3.1-8b}\n"
-                            "training: {micro_batch: 1, seq_len: 2048, lora: {rank: 16}, checkpointing: full}\n"
-                            "constraints: {allow: [RTX-4090], max_gpus: 1}\ndeployment: {target: on-prem";
+    const std::string dev =
+        "name: dev\nkind: fine-tuning\nrole: development\nmodel: {preset: llama-3.1-8b}\n"
+        "training: {micro_batch: 1, seq_len: 2048, lora: {rank: 16}, checkpointing: full}\n"
+        "constraints: {allow: [RTX-4090], max_gpus: 1}\ndeployment: {target: on-prem";
     const RolePlan one = plan_one(load(dev + "}\n"));
     const RolePlan six = plan_one(load(dev + ", seats: 6}\n"));
     REQUIRE(one.winner);

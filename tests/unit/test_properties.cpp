@@ -1,9 +1,8 @@
-// Property tests (docs/reliability.md, "Estimates and plans"): invariants of the estimators and the planner over random but
-// seeded workloads. Each property states what the model promises and, where it has an
-// exception, why. Cases come from property_support.hpp: a fixed base seed, so every run checks
-// the same cases; a failure prints the case's seed and its workload as YAML, which `gpusel
-// memory`/`perf`/`plan` read as they are. docs/reliability.md ("Estimates and plans") says how to
-// rerun one case or explore other seeds.
+// Property tests (docs/reliability.md, "Estimates and plans"): invariants of the estimators and the planner over random
+// but seeded workloads. Each property states what the model promises and, where it has an exception, why. Cases come
+// from property_support.hpp: a fixed base seed, so every run checks the same cases; a failure prints the case's seed
+// and its workload as YAML, which `gpusel memory`/`perf`/`plan` read as they are. docs/reliability.md ("Estimates and
+// plans") says how to rerun one case or explore other seeds.
 
 #include <catch2/catch.hpp>
 

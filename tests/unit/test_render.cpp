@@ -456,7 +456,8 @@ TEST_CASE("render::plan markdown: procurement first, GitHub tables with escaped 
     CHECK(contains_line(text,
                         "| training | **A100-80GB-SXM4** | 4 | cloud on-demand | \\$2.79/h | — | \\$165 | \\$3,950 | "
                         "4 × gpu\\_1x\\_a100\\_80gb (4 × A100-80GB-SXM4), Lambda, on-demand \\$2.79/h (list 2026-09) "
-                        "\\[lambda/gpu\\_1x\\_a100\\_80gb\\] | 2 days a quarter: renting wins | H100-SXM5 ×2 cloud on-demand: pays back only if the "
+                        "\\[lambda/gpu\\_1x\\_a100\\_80gb\\] | 2 days a quarter: renting wins | H100-SXM5 ×2 cloud "
+                        "on-demand: pays back only if the "
                         "horizon exceeds 31 months, at \\$4,310 |"));
     CHECK(contains_line(text, "**Totals:** capex \\$96,001 · monthly opex \\$1,399 · 24-month TCO \\$129,580"));
     CHECK(contains_line(text,

@@ -551,11 +551,10 @@ TEST_CASE("skypilot: every imported file loads as a format-2 catalog over the bu
         const char* provider;
         const char* version;
     };
-    for (const Fixture& file : {Fixture{"catalogs/v8/aws/vms.csv", "aws", "v8"},
-                                Fixture{"catalogs/v7/aws/vms.csv", "aws", "v7"},
-                                Fixture{"catalogs/v8/gcp/vms.csv", "gcp", "v8"},
-                                Fixture{"catalogs/v8/lambda/vms.csv", "lambda", "v8"},
-                                Fixture{"catalogs/v8/runpod/vms.csv", "runpod", "v8"}}) {
+    for (const Fixture& file :
+         {Fixture{"catalogs/v8/aws/vms.csv", "aws", "v8"}, Fixture{"catalogs/v7/aws/vms.csv", "aws", "v7"},
+          Fixture{"catalogs/v8/gcp/vms.csv", "gcp", "v8"}, Fixture{"catalogs/v8/lambda/vms.csv", "lambda", "v8"},
+          Fixture{"catalogs/v8/runpod/vms.csv", "runpod", "v8"}}) {
         INFO(file.path);
         const gpusel::SkypilotImportResult result = import_fixture(file.path, file.provider, file.version);
         gpusel::Catalog catalog = gpusel::test::catalog();

@@ -88,9 +88,9 @@ ScatterSpec sample_scatter(Scale x_scale, Scale y_scale) {
     spec.minimise_x = true;
     spec.minimise_y = false;
     spec.points = {
-        {12.5, 41000, "H100-SXM5 × 8", 0},  {31, 9000, "L40S × 4", 0},       {48, 3100, "A10 × 6", 1},
-        {19, 22000, "A100-80GB × 4", 0},    {75, 2900, "T4 <16 GB> & co", 1}, {nan_value, 100, "lost", 0},
-        {22, 21000, "H100-PCIe × 2", 1},    {9.1, 12000, "B200 × 1", 0},
+        {12.5, 41000, "H100-SXM5 × 8", 0}, {31, 9000, "L40S × 4", 0},        {48, 3100, "A10 × 6", 1},
+        {19, 22000, "A100-80GB × 4", 0},   {75, 2900, "T4 <16 GB> & co", 1}, {nan_value, 100, "lost", 0},
+        {22, 21000, "H100-PCIe × 2", 1},   {9.1, 12000, "B200 × 1", 0},
     };
     spec.x_references = {{50, "SLO: P99 TPOT ≤ 50 ms"}};
     return spec;
@@ -261,8 +261,8 @@ TEST_CASE("svg::layout_scatter keeps every point and label inside the plot area"
         const Rect box = label.box();
         INFO(spec.points[label.point].label);
         for (const Point& pixel : layout.pixels) {  // no label hides a marker
-            const bool clear = box.right() <= pixel.x - 5.5 || box.x >= pixel.x + 5.5 || box.bottom() <= pixel.y - 5.5 ||
-                               box.y >= pixel.y + 5.5;
+            const bool clear = box.right() <= pixel.x - 5.5 || box.x >= pixel.x + 5.5 ||
+                               box.bottom() <= pixel.y - 5.5 || box.y >= pixel.y + 5.5;
             CHECK(clear);
         }
         CHECK(box.x >= layout.plot.x);
@@ -432,8 +432,10 @@ TEST_CASE("svg::layout_line_chart stacks marker labels that would overlap", "[sv
     spec.x_axis = {"Month", Scale::linear, "", true, 6};
     spec.y_axis = {"USD", Scale::linear, "$", true};
     spec.series = {{"a", {{0, 0}, {36, 100}}, 0, Dash::solid, ""}};
-    spec.markers = {{28.3, 80, "#2 break-even: month 28.3"}, {30.1, 84, "#3 break-even: month 30.1"},
-                    {2, 5, "#1 break-even: month 2.0"}, {nan_value, 3, "never drawn"}};
+    spec.markers = {{28.3, 80, "#2 break-even: month 28.3"},
+                    {30.1, 84, "#3 break-even: month 30.1"},
+                    {2, 5, "#1 break-even: month 2.0"},
+                    {nan_value, 3, "never drawn"}};
     const LineChartLayout layout = layout_line_chart(spec);
     REQUIRE(layout.marker_labels.size() == 3);
     for (std::size_t i = 0; i < layout.marker_labels.size(); ++i) {
@@ -444,8 +446,8 @@ TEST_CASE("svg::layout_line_chart stacks marker labels that would overlap", "[sv
         CHECK(box.bottom() <= layout.plot.bottom());
         for (std::size_t j = 0; j < i; ++j) {
             const Rect other = layout.marker_labels[j].box();
-            const bool apart = box.right() <= other.x || other.right() <= box.x || box.bottom() <= other.y ||
-                               other.bottom() <= box.y;
+            const bool apart =
+                box.right() <= other.x || other.right() <= box.x || box.bottom() <= other.y || other.bottom() <= box.y;
             CHECK(apart);
         }
     }

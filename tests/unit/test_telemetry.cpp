@@ -240,7 +240,8 @@ TEST_CASE("telemetry::parse_nvidia_smi_query reads a header with units", "[telem
     CHECK(value(t.samples[4], GpuMetric::sm_util_pct) == 0);
     CHECK(t.notes == std::vector<std::string>{"no index, uuid or pci.bus_id field: every row is counted as GPU 0"});
 
-    const GpuTelemetry h200 = parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-header-units-8xH200-570.txt"), "h.csv");
+    const GpuTelemetry h200 =
+        parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-header-units-8xH200-570.txt"), "h.csv");
     REQUIRE(h200.samples.size() == 8);
     CHECK(h200.gpus() == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
     CHECK(value(h200.samples[7], GpuMetric::fb_total_bytes) == 143771 * mib);
@@ -295,7 +296,8 @@ TEST_CASE("telemetry::parse_nvidia_smi_query prefers power.draw.average over .in
 }
 
 TEST_CASE("telemetry::parse_nvidia_smi_query reads the all-fields capture and header aliases", "[telemetry]") {
-    const GpuTelemetry t = parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-allfields-H100-590-load.txt"), "a.csv");
+    const GpuTelemetry t =
+        parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-allfields-H100-590-load.txt"), "a.csv");
     REQUIRE(t.samples.size() == 1);
     const GpuSample& s = t.samples[0];
     CHECK(s.time == "2026/07/14 08:12:53.353");
@@ -311,15 +313,17 @@ TEST_CASE("telemetry::parse_nvidia_smi_query reads the all-fields capture and he
     REQUIRE(t.notes.size() == 1);
     CHECK(t.notes[0].rfind("185 fields gpusel does not read were ignored: ", 0) == 0);
 
-    const GpuTelemetry names = parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-header-nounits-fields-8xH100.txt"),
-                                                      "n.csv", {"gpu_name", "gpu_bus_id", "vbios_version"});
+    const GpuTelemetry names =
+        parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-header-nounits-fields-8xH100.txt"), "n.csv",
+                               {"gpu_name", "gpu_bus_id", "vbios_version"});
     CHECK(names.samples.size() == 2);  // the "[...]" elision is skipped
     CHECK(names.gpus() == std::vector<int>{0, 1});
     CHECK(error_of([] {
               parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-header-nounits-fields-8xH100.txt"), "n.csv",
                                      {"name", "index"});
-          }) == "n.csv:1:1: the header names other fields than --query-fields; drop --query-fields or make it match "
-                "the header");
+          }) ==
+          "n.csv:1:1: the header names other fields than --query-fields; drop --query-fields or make it match "
+          "the header");
     CHECK(error_of([] { parse_nvidia_smi_query("index, utilization.gpu [%]\n0, lots %\n", "u.csv"); }) ==
           "u.csv:2:4: field 'utilization.gpu': 'lots %' is not a number");
     CHECK(error_of([] { split_query_fields("index,,memory.used", "--query-fields"); }) ==
@@ -446,7 +450,8 @@ TEST_CASE("telemetry::parse_perf_report reads a full --stdio report", "[telemetr
 }
 
 TEST_CASE("telemetry::parse_perf_report reads header-less rows with padded symbols", "[telemetry]") {
-    const PerfProfile p = parse_perf_report(fixture("perf-report-python-imagenet-dataloader-libjpeg-rows.txt"), "p.txt");
+    const PerfProfile p =
+        parse_perf_report(fixture("perf-report-python-imagenet-dataloader-libjpeg-rows.txt"), "p.txt");
     REQUIRE(p.symbols.size() == 7);
     CHECK(p.symbols[1].symbol == "__memmove_ssse3_back");
     CHECK(p.symbols[3].shared_object == "libjpeg-bcb94a84.so.9.2.0");
@@ -458,7 +463,8 @@ TEST_CASE("telemetry::parse_perf_report reads header-less rows with padded symbo
 }
 
 TEST_CASE("telemetry::parse_perf_report reads --children -n and skips the call graph", "[telemetry]") {
-    const PerfProfile p = parse_perf_report(fixture("perf-report-stdio-n-g-python-callgraph-cpython-docs.txt"), "p.txt");
+    const PerfProfile p =
+        parse_perf_report(fixture("perf-report-stdio-n-g-python-callgraph-cpython-docs.txt"), "p.txt");
     REQUIRE(p.symbols.size() == 1);
     CHECK(p.symbols[0].children_pct == 91.08);
     CHECK(p.symbols[0].self_pct == 0);
@@ -506,7 +512,8 @@ TEST_CASE("telemetry::parse_nvidia_smi_topo reads PCIe-only and old layouts", "[
     CHECK(sys.gpu(3)->numa_node == 0);
     CHECK(sys.gpu(4)->numa_node == 1);
 
-    const Topology k40 = parse_nvidia_smi_topo(fixture("nvidia-smi-topo-m-4xK40m-pcie-soc-mlx4-tabs-old-format.txt"), "k");
+    const Topology k40 =
+        parse_nvidia_smi_topo(fixture("nvidia-smi-topo-m-4xK40m-pcie-soc-mlx4-tabs-old-format.txt"), "k");
     REQUIRE(k40.devices.size() == 5);
     CHECK(k40.gpu_link(0, 2)->kind == LinkKind::sys);
     CHECK(k40.gpu_link(0, 2)->text == "SOC");
@@ -604,7 +611,7 @@ TEST_CASE("telemetry::parse_nvidia_smi_q reads the 565 and 590 layouts", "[telem
     CHECK(load.cuda_version == "13.1");
     REQUIRE(load.gpus.size() == 1);
     const SmiGpu& l = load.gpus[0];
-    CHECK(l.gpu_util_pct == 100);  // "GPU" (590) rather than "Gpu"
+    CHECK(l.gpu_util_pct == 100);         // "GPU" (590) rather than "Gpu"
     CHECK(l.power_draw_watts == 629.45);  // "Average Power Draw"
     CHECK_FALSE(l.pcie_gen_host_max.has_value());
     CHECK(l.clocks_idle == false);
@@ -615,7 +622,8 @@ TEST_CASE("telemetry::parse_nvidia_smi_q reads the 565 and 590 layouts", "[telem
 }
 
 TEST_CASE("telemetry::parse_nvidia_smi_q reads ECC counts and remapped rows from excerpts", "[telemetry]") {
-    const SmiReport r = parse_nvidia_smi_q(fixture("nvidia-smi-q-A100-SXM4-80GB-510-ecc-remapped-rows-excerpt.txt"), "e");
+    const SmiReport r =
+        parse_nvidia_smi_q(fixture("nvidia-smi-q-A100-SXM4-80GB-510-ecc-remapped-rows-excerpt.txt"), "e");
     REQUIRE(r.gpus.size() == 1);
     const SmiGpu& g = r.gpus[0];
     CHECK(g.product_name == "NVIDIA A100-SXM4-80GB");
@@ -704,7 +712,8 @@ TEST_CASE("telemetry::parse_nvidia_smi_nvlink reads link rates and inactive link
 }
 
 TEST_CASE("telemetry::parse_nvidia_smi_q skips nvlink -s blocks in the same text", "[telemetry]") {
-    const std::string text = fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt") + fixture("nvidia-smi-nvlink-s-H100-590-tab.txt");
+    const std::string text =
+        fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt") + fixture("nvidia-smi-nvlink-s-H100-590-tab.txt");
     const SmiReport r = parse_nvidia_smi_q(text, "both.txt");
     REQUIRE(r.gpus.size() == 1);
     CHECK(r.gpus[0].pci_device_id == 0x2330u);
@@ -716,12 +725,15 @@ TEST_CASE("telemetry::parse_nvidia_smi_q skips nvlink -s blocks in the same text
 // Untrusted input: every parser either returns or throws InputError, whatever the bytes.
 
 TEST_CASE("telemetry parsers never crash on mutated real captures", "[telemetry]") {
-    const std::vector<std::string> seeds = {
-        fixture("nvidia-smi-dmon-s-mutc-o-TD.txt"), fixture("dcgmi-dmon-e-1001-1004-g-mig-group-dcgm-docs.txt"),
-        fixture("nvidia-smi-query-gpu-csv-header-units.txt"), fixture("mpstat-P-ALL-1-repeated-headers.txt"),
-        fixture("top-b-n3-centos77-KiB-two-frames.txt"), fixture("perf-report-stdio-n-g-python-callgraph-cpython-docs.txt"),
-        fixture("nvidia-smi-topo-m-8xH200-nv18-8nics-tabs-570.txt"), fixture("nvidia-smi-q-H100-80GB-590-load.txt"),
-        fixture("nvidia-smi-nvlink-s-V100-inactive-links-excerpt.txt")};
+    const std::vector<std::string> seeds = {fixture("nvidia-smi-dmon-s-mutc-o-TD.txt"),
+                                            fixture("dcgmi-dmon-e-1001-1004-g-mig-group-dcgm-docs.txt"),
+                                            fixture("nvidia-smi-query-gpu-csv-header-units.txt"),
+                                            fixture("mpstat-P-ALL-1-repeated-headers.txt"),
+                                            fixture("top-b-n3-centos77-KiB-two-frames.txt"),
+                                            fixture("perf-report-stdio-n-g-python-callgraph-cpython-docs.txt"),
+                                            fixture("nvidia-smi-topo-m-8xH200-nv18-8nics-tabs-570.txt"),
+                                            fixture("nvidia-smi-q-H100-80GB-590-load.txt"),
+                                            fixture("nvidia-smi-nvlink-s-V100-inactive-links-excerpt.txt")};
     std::mt19937 random(20261130);
     static constexpr char junk_bytes[] = "\0\x1b[#%:,-.\t\n \xff\xc3 0123456789eE+NAXv";
     const std::string junk(junk_bytes, sizeof junk_bytes - 1);  // keeps the NUL
@@ -733,15 +745,15 @@ TEST_CASE("telemetry parsers never crash on mutated real captures", "[telemetry]
         for (int e = 0; e < edits && !text.empty(); ++e) {
             const std::size_t at = random() % text.size();
             switch (random() % 3) {
-            case 0:
-                text.erase(at, 1 + random() % 8);
-                break;
-            case 1:
-                text.insert(at, 1, junk[random() % junk.size()]);
-                break;
-            default:
-                text[at] = junk[random() % junk.size()];
-                break;
+                case 0:
+                    text.erase(at, 1 + random() % 8);
+                    break;
+                case 1:
+                    text.insert(at, 1, junk[random() % junk.size()]);
+                    break;
+                default:
+                    text[at] = junk[random() % junk.size()];
+                    break;
             }
         }
         // The fuzz harness runs every parser and aborts unless each one returns finite,
@@ -805,43 +817,51 @@ TEST_CASE("telemetry parsers refuse readings that no tool prints", "[telemetry]"
     CHECK(error_of([&] { parse_cpu_report(mpstat + "12:00:01 PM  all    1.00   0.00    0.00   -1.00\n", "m.txt"); }) ==
           "m.txt:2:43: column '%idle': '-1.00' is negative");
 
-    const std::string top_head = "top - 23:06:21 up 2 min\n%Cpu(s):  3.1 us,  3.1 sy, 93.8 id\n\n"
-                                 "    PID USER      %CPU COMMAND\n";
+    const std::string top_head =
+        "top - 23:06:21 up 2 min\n%Cpu(s):  3.1 us,  3.1 sy, 93.8 id\n\n"
+        "    PID USER      %CPU COMMAND\n";
     const CpuTelemetry top = parse_cpu_report(top_head + "      1 root     400.0 python\n", "t.txt");
     REQUIRE(top.processes.size() == 1);
     CHECK(top.processes[0].cpu_pct == 400);  // four CPUs busy
     CHECK(error_of([&] { parse_cpu_report(top_head + "      1 root     1e30 python\n", "t.txt"); }) ==
           "t.txt:5:18: column '%CPU': '1e30' is above 819200 %");
-    CHECK(error_of([] { parse_cpu_report("top - 23:06:21 up 2 min\n%Cpu(s):  3.1 us,  3.1 sy, 193.8 id\n", "t.txt"); }) ==
-          "t.txt:2:28: CPU share: '193.8 id' is above 100 %");
+    CHECK(error_of([] {
+              parse_cpu_report("top - 23:06:21 up 2 min\n%Cpu(s):  3.1 us,  3.1 sy, 193.8 id\n", "t.txt");
+          }) == "t.txt:2:28: CPU share: '193.8 id' is above 100 %");
 
     CHECK(error_of([] { parse_perf_report("  127.30%  python  libjpeg.so  [.] decode_mcu\n", "p.txt"); }) ==
           "p.txt:1:3: '127.30%' is above 100 %");
     CHECK(error_of([] {
-              parse_perf_report("# Samples: -5  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n", "p.txt");
+              parse_perf_report("# Samples: -5  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n",
+                                "p.txt");
           }) == "p.txt:1:12: 'Samples:' '-5' is not a sample count");
     CHECK(error_of([] {
               parse_perf_report("# Samples: 1e300G  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n",
                                 "p.txt");
           }) == "p.txt:1:12: 'Samples:' '1e300G' is not a sample count");
-    CHECK(parse_perf_report("# Samples: 12M  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n", "p.txt")
-              .total_samples == 12e6);
+    CHECK(
+        parse_perf_report("# Samples: 12M  of event 'cycles'\n  27.30%  python  libjpeg.so  [.] decode_mcu\n", "p.txt")
+            .total_samples == 12e6);
 
     CHECK(error_of([] {
               parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 1e30 MiB\n", "x.txt");
           }) == "x.txt:3:17: 'FB Memory Usage / Total': '1e30 MiB' is larger than nvidia-smi can print (2^64)");
-    CHECK(error_of([] {
-              parse_nvidia_smi_q("GPU 0000:04:00.0\n    PCI\n        GPU Link Info\n            PCIe Generation\n"
-                                 "                Max : 5000000\n",
-                                 "x.txt");
-          }) == "x.txt:5:23: 'PCI / GPU Link Info / PCIe Generation / Max': '5000000' is not a whole number from 0 to 1000000");
+    CHECK(
+        error_of([] {
+            parse_nvidia_smi_q(
+                "GPU 0000:04:00.0\n    PCI\n        GPU Link Info\n            PCIe Generation\n"
+                "                Max : 5000000\n",
+                "x.txt");
+        }) ==
+        "x.txt:5:23: 'PCI / GPU Link Info / PCIe Generation / Max': '5000000' is not a whole number from 0 to 1000000");
 
     CHECK(error_of([] {
               parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : -81559 MiB\n", "x.txt");
           }) == "x.txt:3:17: 'FB Memory Usage / Total': '-81559 MiB' is negative");
     // Temperatures may be negative: the limit margins of H100 reports (tests/data/telemetry).
     const SmiReport margins = parse_nvidia_smi_q(
-        "GPU 0000:04:00.0\n    Temperature\n        GPU Shutdown T.Limit Temp : -8 C\n        GPU Current Temp : 35 C\n",
+        "GPU 0000:04:00.0\n    Temperature\n        GPU Shutdown T.Limit Temp : -8 C\n        GPU Current Temp : 35 "
+        "C\n",
         "x.txt");
     REQUIRE(margins.gpus.size() == 1);
     CHECK(margins.gpus[0].fields.at("Temperature / GPU Shutdown T.Limit Temp").value == "-8 C");
@@ -917,11 +937,14 @@ TEST_CASE("telemetry parsers refuse each bad-input family at its position", "[te
         {"topo absurd", [] { parse_nvidia_smi_topo("        GPU0   NUMA Affinity\nGPU0     X     1e30\n", "x"); },
          "x:2:16: NUMA Affinity '1e30' is not a node number"},
         // nvidia-smi -q
-        {"smi -q nan", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : nan MiB\n", "x"); },
+        {"smi -q nan",
+         [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : nan MiB\n", "x"); },
          "x:3:17: 'FB Memory Usage / Total': 'nan MiB' is not a number"},
-        {"smi -q hex", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 0x10 MiB\n", "x"); },
+        {"smi -q hex",
+         [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 0x10 MiB\n", "x"); },
          "x:3:17: 'FB Memory Usage / Total': '0x10 MiB' is not a number"},
-        {"smi -q wrong unit", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 80 GB\n", "x"); },
+        {"smi -q wrong unit",
+         [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    FB Memory Usage\n        Total : 80 GB\n", "x"); },
          "x:3:17: 'FB Memory Usage / Total': '80 GB' is not a size in MiB"},
         {"smi -q 1e400", [] { parse_nvidia_smi_q("GPU 0000:04:00.0\n    Utilization\n        Gpu : 1e400 %\n", "x"); },
          "x:3:15: 'Utilization / Gpu': '1e400 %' is not a number"},

@@ -28,7 +28,8 @@ TEST_CASE("units::parse_quantity sizes distinguish GB from GiB", "[units]") {
     CHECK(value_of("1.5 TB", UnitKind::bytes) == 1.5e12);
     CHECK(value_of("4096", UnitKind::bytes) == 4096.0);
     CHECK(error_of("80Gb", UnitKind::bytes) ==
-          "'80Gb' has an unknown unit 'Gb'; expected a size such as 80GB, 24GiB or 512MiB (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)");
+          "'80Gb' has an unknown unit 'Gb'; expected a size such as 80GB, 24GiB or 512MiB (B, KB, MB, GB, TB, KiB, "
+          "MiB, GiB, TiB)");
     CHECK(error_of("80gb", UnitKind::bytes).find("unknown unit 'gb'") != std::string::npos);
 }
 
@@ -80,7 +81,8 @@ TEST_CASE("units::parse_quantity refuses ambiguous and non-finite numbers", "[un
     CHECK(value_of("0.5", UnitKind::plain) == 0.5);
     CHECK(value_of("0", UnitKind::plain) == 0.0);
     CHECK(value_of("1e3", UnitKind::plain) == 1000.0);
-    CHECK(error_of("5E", UnitKind::count) == "'5E' has an unknown unit 'E'; expected a count such as 7B, 350M or 1.5T (K, M, B, T)");
+    CHECK(error_of("5E", UnitKind::count) ==
+          "'5E' has an unknown unit 'E'; expected a count such as 7B, 350M or 1.5T (K, M, B, T)");
 }
 
 TEST_CASE("units::parse_integer accepts only plain decimal digits", "[units]") {

@@ -87,10 +87,14 @@ TEST_CASE("verify: a healthy H100 SXM5 passes every check it can make", "[verify
     CHECK(g.identified_as == "H100-SXM5");
     CHECK(g.pci_device_id == 0x2330u);
     using S = CheckStatus;
-    CHECK(statuses(g) == std::map<std::string, S>{{"product", S::pass},     {"memory", S::pass},
-                                                  {"ecc", S::pass},         {"retired-remapped", S::pass},
-                                                  {"pcie-width", S::pass},  {"pcie-generation", S::pass},
-                                                  {"nvlink", S::skip},      {"power-limit", S::pass},
+    CHECK(statuses(g) == std::map<std::string, S>{{"product", S::pass},
+                                                  {"memory", S::pass},
+                                                  {"ecc", S::pass},
+                                                  {"retired-remapped", S::pass},
+                                                  {"pcie-width", S::pass},
+                                                  {"pcie-generation", S::pass},
+                                                  {"nvlink", S::skip},
+                                                  {"power-limit", S::pass},
                                                   {"driver", S::pass}});
     CHECK(v.passed());
     CHECK(check(g, "memory").message ==
@@ -108,8 +112,9 @@ TEST_CASE("verify flags an x8 link", "[verify]") {
     CHECK(width.status == CheckStatus::fail);
     CHECK(width.observed == "x8 (max x16)");
     CHECK(width.line == 81);
-    CHECK(width.message == "the link runs at x8, H100-SXM5 is an x16 part: reseat the card, check the slot and riser "
-                           "(half the lanes is half the host bandwidth)");
+    CHECK(width.message ==
+          "the link runs at x8, H100-SXM5 is an x16 part: reseat the card, check the slot and riser "
+          "(half the lanes is half the host bandwidth)");
     CHECK(statuses(g)["pcie-generation"] == CheckStatus::pass);
     CHECK_FALSE(v.passed());
 }
@@ -124,8 +129,8 @@ TEST_CASE("verify flags ECC error counts and pending remapped rows", "[verify]")
     CHECK_FALSE(derived.passed());
 
     // A real excerpt: 177 corrected DRAM errors and a row remapping pending.
-    const Verification real =
-        run(fixture("nvidia-smi-q-A100-SXM4-80GB-510-ecc-remapped-rows-excerpt.txt"), a100_sxm4(80 * gib, "A100-80GB-SXM4"));
+    const Verification real = run(fixture("nvidia-smi-q-A100-SXM4-80GB-510-ecc-remapped-rows-excerpt.txt"),
+                                  a100_sxm4(80 * gib, "A100-80GB-SXM4"));
     const GpuVerification& g = real.gpus.at(0);
     CHECK(g.identified_as == "A100-80GB-SXM4");  // by product name: the excerpt has no Device Id
     CHECK(check(g, "ecc").status == CheckStatus::fail);
@@ -136,7 +141,8 @@ TEST_CASE("verify flags ECC error counts and pending remapped rows", "[verify]")
           "new part should have none");
     CHECK(check(g, "memory").status == CheckStatus::skip);
 
-    const Verification sram = run(fixture("nvidia-smi-q-ecc-sram-uncorrectable-excerpt.txt"), a100_sxm4(80 * gib, "A100-80GB-SXM4"));
+    const Verification sram =
+        run(fixture("nvidia-smi-q-ecc-sram-uncorrectable-excerpt.txt"), a100_sxm4(80 * gib, "A100-80GB-SXM4"));
     CHECK(check(sram.gpus.at(0), "ecc").observed == "0 corr / 5 uncorr");
     CHECK(check(sram.gpus.at(0), "product").status == CheckStatus::warn);
 }
@@ -146,8 +152,9 @@ TEST_CASE("verify flags a PCIe card sold as SXM", "[verify]") {
     const GpuVerification& g = v.gpus.at(0);
     CHECK(g.identified_as == "H100-PCIE");
     CHECK(check(g, "product").status == CheckStatus::fail);
-    CHECK(check(g, "product").message == "this is H100-PCIE (device 0x2331, pci.ids 'GH100 [H100 PCIe]'), not H100-SXM5 "
-                                         "(NVIDIA H100 SXM5 80GB, sxm)");
+    CHECK(check(g, "product").message ==
+          "this is H100-PCIE (device 0x2331, pci.ids 'GH100 [H100 PCIe]'), not H100-SXM5 "
+          "(NVIDIA H100 SXM5 80GB, sxm)");
     CHECK(check(g, "power-limit").status == CheckStatus::fail);
     CHECK(check(g, "power-limit").observed == "350 W (default 350 W)");
     CHECK(check(g, "memory").status == CheckStatus::pass);  // same 80 GB: memory alone would not tell
@@ -180,25 +187,29 @@ TEST_CASE("verify: a link generation below max is a note at idle and a failure u
           "the link runs at Gen3 under load, Gen5 is possible: check BIOS PCIe settings, risers and retimers");
 
     // The A100 report's host side says Gen3 while the card does Gen4.
-    const Verification a100 = run(fixture("nvidia-smi-q-A100-SXM4-40GB-535.txt"), a100_sxm4(40 * gib, "A100-40GB-SXM4"));
+    const Verification a100 =
+        run(fixture("nvidia-smi-q-A100-SXM4-40GB-535.txt"), a100_sxm4(40 * gib, "A100-40GB-SXM4"));
     CHECK(check(a100.gpus.at(0), "pcie-generation").status == CheckStatus::warn);
     CHECK(a100.passed());
 }
 
 TEST_CASE("verify: NVLink links up at full speed", "[verify]") {
     const std::string report = fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt");
-    const Verification up = run(report, h100_sxm5(), parse_nvidia_smi_nvlink(fixture("nvidia-smi-nvlink-s-H100-590-tab.txt"), "n"));
+    const Verification up =
+        run(report, h100_sxm5(), parse_nvidia_smi_nvlink(fixture("nvidia-smi-nvlink-s-H100-590-tab.txt"), "n"));
     const CheckResult& all = check(up.gpus.at(0), "nvlink");
     CHECK(all.status == CheckStatus::pass);
     CHECK(all.observed == "956 GB/s, 18 of 18 links");  // 18 x 26.562 GB/s x 2
 
-    const Verification down = run(
-        report, h100_sxm5(), parse_nvidia_smi_nvlink(fixture("derived-nvidia-smi-nvlink-s-H100-two-inactive.txt"), "n"));
+    const Verification down =
+        run(report, h100_sxm5(),
+            parse_nvidia_smi_nvlink(fixture("derived-nvidia-smi-nvlink-s-H100-two-inactive.txt"), "n"));
     const CheckResult& two = check(down.gpus.at(0), "nvlink");
     CHECK(two.status == CheckStatus::fail);
     CHECK(two.observed == "850 GB/s, 16 of 18 links");
-    CHECK(two.message == "links 5, 11 inactive (nvidia-smi nvlink -s, GPU 0): check the NVSwitch/fabric manager and the "
-                         "baseboard");
+    CHECK(two.message ==
+          "links 5, 11 inactive (nvidia-smi nvlink -s, GPU 0): check the NVSwitch/fabric manager and the "
+          "baseboard");
 
     // Twice the expected bandwidth: a GB200's file checked against an H100.
     const Verification other =
@@ -211,10 +222,12 @@ TEST_CASE("verify: NVLink links up at full speed", "[verify]") {
 
     // A GPU index with no -q section is noted, not matched.
     const Verification v100 =
-        run(report, h100_sxm5(), parse_nvidia_smi_nvlink(fixture("nvidia-smi-nvlink-s-V100-inactive-links-excerpt.txt"), "n"));
+        run(report, h100_sxm5(),
+            parse_nvidia_smi_nvlink(fixture("nvidia-smi-nvlink-s-V100-inactive-links-excerpt.txt"), "n"));
     CHECK(check(v100.gpus.at(0), "nvlink").status == CheckStatus::skip);
-    CHECK(v100.notes.back() == "nvlink -s GPU 3 has no matching GPU section in the -q report (GPU N is matched with the "
-                               "N-th section)");
+    CHECK(v100.notes.back() ==
+          "nvlink -s GPU 3 has no matching GPU section in the -q report (GPU N is matched with the "
+          "N-th section)");
 }
 
 TEST_CASE("verify: wrong memory size, old driver", "[verify]") {
@@ -229,11 +242,13 @@ TEST_CASE("verify: wrong memory size, old driver", "[verify]") {
     GpuSpec nvl = h100_sxm5();
     nvl.id = "H100-NVL";
     nvl.memory_bytes = 94 * gib;
-    CHECK(check(run(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), nvl).gpus.at(0), "memory").status == CheckStatus::fail);
+    CHECK(check(run(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), nvl).gpus.at(0), "memory").status ==
+          CheckStatus::fail);
     // ECC on a GDDR part keeps up to ~6 % back: 81559 MiB of 86 GiB (92.6 %) still passes.
     GpuSpec roomy = h100_sxm5();
     roomy.memory_bytes = 86 * gib;
-    CHECK(check(run(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), roomy).gpus.at(0), "memory").status == CheckStatus::pass);
+    CHECK(check(run(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), roomy).gpus.at(0), "memory").status ==
+          CheckStatus::pass);
 
     std::string old = fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt");
     const std::string driver = "Driver Version                            : 565.57.01";
@@ -243,20 +258,45 @@ TEST_CASE("verify: wrong memory size, old driver", "[verify]") {
     const CheckResult& d = check(stale.gpus.at(0), "driver");
     CHECK(d.status == CheckStatus::fail);
     CHECK(d.line == 4);
-    CHECK(d.message == "driver 515.65.01 is older than 520.61.05, the first driver of CUDA 11.8, which added Hopper "
-                       "(compute capability 9.0)");
+    CHECK(d.message ==
+          "driver 515.65.01 is older than 520.61.05, the first driver of CUDA 11.8, which added Hopper "
+          "(compute capability 9.0)");
 }
 
 TEST_CASE("verify: device and driver tables are consistent", "[verify]") {
     // The fixed catalog ids (docs/spec/names.md) that are NVIDIA discrete parts.
-    const std::set<std::string> fixed = {"V100-SXM2-16GB", "V100-SXM2-32GB", "V100-PCIE-16GB", "V100-PCIE-32GB",
-                                         "T4",             "A10",            "A10G",           "A30",
-                                         "A40",            "A100-40GB-SXM4", "A100-80GB-SXM4", "A100-40GB-PCIE",
-                                         "A100-80GB-PCIE", "H100-SXM5",      "H100-PCIE",      "H100-NVL",
-                                         "H200-SXM",       "H200-NVL",       "H20",            "L4",
-                                         "L40",            "L40S",           "B200",           "GB200",
-                                         "RTX-A6000",      "RTX-6000-ADA",   "RTX-PRO-6000",   "RTX-3090",
-                                         "RTX-3090-TI",    "RTX-4080",       "RTX-4080-SUPER", "RTX-4090",
+    const std::set<std::string> fixed = {"V100-SXM2-16GB",
+                                         "V100-SXM2-32GB",
+                                         "V100-PCIE-16GB",
+                                         "V100-PCIE-32GB",
+                                         "T4",
+                                         "A10",
+                                         "A10G",
+                                         "A30",
+                                         "A40",
+                                         "A100-40GB-SXM4",
+                                         "A100-80GB-SXM4",
+                                         "A100-40GB-PCIE",
+                                         "A100-80GB-PCIE",
+                                         "H100-SXM5",
+                                         "H100-PCIE",
+                                         "H100-NVL",
+                                         "H200-SXM",
+                                         "H200-NVL",
+                                         "H20",
+                                         "L4",
+                                         "L40",
+                                         "L40S",
+                                         "B200",
+                                         "GB200",
+                                         "RTX-A6000",
+                                         "RTX-6000-ADA",
+                                         "RTX-PRO-6000",
+                                         "RTX-3090",
+                                         "RTX-3090-TI",
+                                         "RTX-4080",
+                                         "RTX-4080-SUPER",
+                                         "RTX-4090",
                                          "RTX-5090"};
     std::set<std::uint32_t> ids;
     std::set<std::string> covered;

@@ -12,9 +12,13 @@ using gpusel::test::input_errors;
 namespace {
 using gpusel::test::catalog;
 using gpusel::test::models;
-LoadContext context() { return LoadContext{&catalog(), &models()}; }
+LoadContext context() {
+    return LoadContext{&catalog(), &models()};
+}
 
-Workload load(const std::string& text) { return gpusel::load_workload_text(text, "w.yaml", context()); }
+Workload load(const std::string& text) {
+    return gpusel::load_workload_text(text, "w.yaml", context());
+}
 std::vector<std::string> errors(const std::string& text) {
     return input_errors([&] { load(text); });
 }
@@ -100,12 +104,13 @@ training:
   micro_batch: 2
   micro_batch: 4
 )") == std::vector<std::string>{
-              "w.yaml:3:7: kind: 'fine-tuninng' is not one of training, fine-tuning, inference; did you mean 'fine-tuning'?",
-              "w.yaml:4:17: model.preset: unknown model preset 'llama-3.1-7b', did you mean 'llama-3.1-8b'?; `gpusel "
-              "models list` shows them",
-              "w.yaml:5:1: precison: unknown field 'precison', did you mean 'precision'?",
-              "w.yaml:8:3: duplicate key 'micro_batch' (first at line 7)",
-          });
+           "w.yaml:3:7: kind: 'fine-tuninng' is not one of training, fine-tuning, inference; did you mean "
+           "'fine-tuning'?",
+           "w.yaml:4:17: model.preset: unknown model preset 'llama-3.1-7b', did you mean 'llama-3.1-8b'?; `gpusel "
+           "models list` shows them",
+           "w.yaml:5:1: precison: unknown field 'precison', did you mean 'precision'?",
+           "w.yaml:8:3: duplicate key 'micro_batch' (first at line 7)",
+       });
 }
 
 TEST_CASE("workload::load checks fields once the YAML itself is sound", "[workload]") {
@@ -123,17 +128,17 @@ deployment:
 constraints:
   allow: [H100-SXM]
 )") == std::vector<std::string>{
-              "w.yaml:4:12: precision: 'int4' is a weight format, not a compute precision; set weights: int4 and "
-              "precision: fp16 or bf16",
-              "w.yaml:6:14: training.optimizer: 'adam-w' is not one of adamw, adam, sgd, sgd-momentum, adamw-8bit, "
-              "adafactor, lion; did you mean 'adamw'?",
-              "w.yaml:7:16: training.micro_batch: '010' has a leading zero; write the number without it",
-              "w.yaml:8:16: training.lora.rank: '0' is out of range; expected 1 to 65536",
-              "w.yaml:10:8: deployment.pue: '0.9' is below the minimum of 1",
-              "w.yaml:11:12: deployment.horizon: '24 months' has an unknown unit 'months'; expected a duration such as "
-              "300ms, 2s, 14d or 24mo (ms, s, min, h, d, w, mo, y)",
-              "w.yaml:13:10: constraints.allow: unknown GPU 'H100-SXM', did you mean 'H100-SXM5'?",
-          });
+           "w.yaml:4:12: precision: 'int4' is a weight format, not a compute precision; set weights: int4 and "
+           "precision: fp16 or bf16",
+           "w.yaml:6:14: training.optimizer: 'adam-w' is not one of adamw, adam, sgd, sgd-momentum, adamw-8bit, "
+           "adafactor, lion; did you mean 'adamw'?",
+           "w.yaml:7:16: training.micro_batch: '010' has a leading zero; write the number without it",
+           "w.yaml:8:16: training.lora.rank: '0' is out of range; expected 1 to 65536",
+           "w.yaml:10:8: deployment.pue: '0.9' is below the minimum of 1",
+           "w.yaml:11:12: deployment.horizon: '24 months' has an unknown unit 'months'; expected a duration such as "
+           "300ms, 2s, 14d or 24mo (ms, s, min, h, d, w, mo, y)",
+           "w.yaml:13:10: constraints.allow: unknown GPU 'H100-SXM', did you mean 'H100-SXM5'?",
+       });
 }
 
 TEST_CASE("workload::load requires name, kind and model", "[workload]") {
@@ -141,7 +146,8 @@ TEST_CASE("workload::load requires name, kind and model", "[workload]") {
                                                             "w.yaml:1:1: kind: missing required field",
                                                             "w.yaml:1:1: model: missing required field"});
     CHECK(errors("- a\n- b\n") == std::vector<std::string>{"w.yaml:1:1: expected a mapping of fields, got a list"});
-    CHECK(errors("just text\n") == std::vector<std::string>{"w.yaml:1:1: expected a mapping of fields, got a single value"});
+    CHECK(errors("just text\n") ==
+          std::vector<std::string>{"w.yaml:1:1: expected a mapping of fields, got a single value"});
 }
 
 TEST_CASE("workload::load reads a model from a Hugging Face config relative to the file", "[workload]") {
@@ -227,15 +233,15 @@ training:
   zero_grad: none
   gradient_dtype: bf16
 )") == std::vector<std::string>{
-              "w.yaml:6:14: runtime.framework: 'pytorch2' is not one of pytorch, pytorch-1, megatron, llm.c, "
-              "llama.cpp; did you mean 'pytorch'?",
-              "w.yaml:7:17: runtime.cuda_context: '0' must be greater than zero",
-              "w.yaml:8:14: runtime.allocator: 'arena' is not one of caching, static",
-              "w.yaml:10:9: training.loss: 'fused-linear' is not one of standard, chunked, fused",
-              "w.yaml:11:19: training.optimizer_step: 'multi-tensor' is not one of foreach, for-loop, fused",
-              "w.yaml:12:14: training.zero_grad: 'none' is not one of set-to-none, zero; did you mean 'set-to-none'?",
-              "w.yaml:13:19: training.gradient_dtype: 'bf16' is not one of auto, fp32",
-          });
+           "w.yaml:6:14: runtime.framework: 'pytorch2' is not one of pytorch, pytorch-1, megatron, llm.c, "
+           "llama.cpp; did you mean 'pytorch'?",
+           "w.yaml:7:17: runtime.cuda_context: '0' must be greater than zero",
+           "w.yaml:8:14: runtime.allocator: 'arena' is not one of caching, static",
+           "w.yaml:10:9: training.loss: 'fused-linear' is not one of standard, chunked, fused",
+           "w.yaml:11:19: training.optimizer_step: 'multi-tensor' is not one of foreach, for-loop, fused",
+           "w.yaml:12:14: training.zero_grad: 'none' is not one of set-to-none, zero; did you mean 'set-to-none'?",
+           "w.yaml:13:19: training.gradient_dtype: 'bf16' is not one of auto, fp32",
+       });
     CHECK(errors(R"(format: 1
 name: t
 kind: training
@@ -264,7 +270,8 @@ training:
   checkpointing: auto
 )");
     CHECK(workload.precision == gpusel::Precision::bf16);
-    CHECK(workload.precision_options == std::vector<gpusel::Precision>{gpusel::Precision::bf16, gpusel::Precision::fp8});
+    CHECK(workload.precision_options ==
+          std::vector<gpusel::Precision>{gpusel::Precision::bf16, gpusel::Precision::fp8});
     CHECK(workload.training.micro_batch == 2);
     CHECK(workload.training.micro_batch_options == std::vector<int>{2, 3, 4, 5});
     CHECK(workload.training.checkpointing == gpusel::Checkpointing::selective);
@@ -297,14 +304,14 @@ training:
   micro_batch: 0..4
   checkpointing: [full, selectiv, full]
 )") == std::vector<std::string>{
-               "w.yaml:5:19: precision: 'bf16' is listed twice",
-               "w.yaml:5:25: precision: 'int4' is not one of fp32, tf32, fp16, bf16, fp8",
-               "w.yaml:5:31: precision: 'fp9' is not one of fp32, tf32, fp16, bf16, fp8, did you mean 'fp8'?",
-               "w.yaml:7:16: training.micro_batch: '0..4' is not a micro-batch, `auto` or a range A..B with 1 <= A <= B "
-               "and at most 256 values (e.g. 1..16)",
-               "w.yaml:8:25: training.checkpointing: 'selectiv' is not one of none, selective, full, did you mean "
-               "'selective'?",
-               "w.yaml:8:35: training.checkpointing: 'full' is listed twice"});
+           "w.yaml:5:19: precision: 'bf16' is listed twice",
+           "w.yaml:5:25: precision: 'int4' is not one of fp32, tf32, fp16, bf16, fp8",
+           "w.yaml:5:31: precision: 'fp9' is not one of fp32, tf32, fp16, bf16, fp8, did you mean 'fp8'?",
+           "w.yaml:7:16: training.micro_batch: '0..4' is not a micro-batch, `auto` or a range A..B with 1 <= A <= B "
+           "and at most 256 values (e.g. 1..16)",
+           "w.yaml:8:25: training.checkpointing: 'selectiv' is not one of none, selective, full, did you mean "
+           "'selective'?",
+           "w.yaml:8:35: training.checkpointing: 'full' is listed twice"});
     CHECK(errors(R"(format: 1
 name: scale
 kind: training
@@ -314,17 +321,18 @@ training:
   micro_batch: 8..4
   checkpointing: []
 )") == std::vector<std::string>{
-               "w.yaml:5:12: precision: an empty list; give one precision or a list of them",
-               "w.yaml:7:16: training.micro_batch: '8..4' is not a micro-batch, `auto` or a range A..B with 1 <= A <= B "
-               "and at most 256 values (e.g. 1..16)",
-               "w.yaml:8:18: training.checkpointing: an empty list; give a level, auto, or a list of levels"});
+           "w.yaml:5:12: precision: an empty list; give one precision or a list of them",
+           "w.yaml:7:16: training.micro_batch: '8..4' is not a micro-batch, `auto` or a range A..B with 1 <= A <= B "
+           "and at most 256 values (e.g. 1..16)",
+           "w.yaml:8:18: training.checkpointing: an empty list; give a level, auto, or a list of levels"});
     CHECK(errors(R"(format: 1
 name: scale
 kind: training
 model: {preset: llama-2-7b}
 training:
   micro_batch: 1..1000
-)").size() == 1);
+)")
+              .size() == 1);
 }
 
 TEST_CASE("workload::load checks context_parallel against the sequence and the attention kernels", "[workload]") {

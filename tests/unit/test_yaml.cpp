@@ -55,10 +55,14 @@ TEST_CASE("yaml::parse_yaml_text refuses what the loaders must never see", "[yam
     CHECK(parse_errors("a: \xff\xfe\n") == std::vector<std::string>{"w.yaml:1:4: invalid UTF-8 byte sequence"});
     CHECK(parse_errors("a: \xc0\xaf\n") ==
           std::vector<std::string>{"w.yaml:1:4: invalid UTF-8 byte sequence (overlong or out of range)"});
-    CHECK(parse_errors("\xff\xfe" "a\0:\0") == std::vector<std::string>{"w.yaml:1:1: file is UTF-16; save it as UTF-8"});
-    CHECK(parse_errors("a: !!str 80\n") == std::vector<std::string>{"w.yaml:1:4: YAML tags (tag:yaml.org,2002:str) are not supported"});
-    CHECK(parse_errors("? [a]\n: 1\n") == std::vector<std::string>{"w.yaml:1:3: keys must be plain words, not lists or mappings"});
-    CHECK(parse_errors("a: [1, 2\n") == std::vector<std::string>{"w.yaml:2:1: YAML syntax error: end of sequence flow not found"});
+    CHECK(parse_errors("\xff\xfe"
+                       "a\0:\0") == std::vector<std::string>{"w.yaml:1:1: file is UTF-16; save it as UTF-8"});
+    CHECK(parse_errors("a: !!str 80\n") ==
+          std::vector<std::string>{"w.yaml:1:4: YAML tags (tag:yaml.org,2002:str) are not supported"});
+    CHECK(parse_errors("? [a]\n: 1\n") ==
+          std::vector<std::string>{"w.yaml:1:3: keys must be plain words, not lists or mappings"});
+    CHECK(parse_errors("a: [1, 2\n") ==
+          std::vector<std::string>{"w.yaml:2:1: YAML syntax error: end of sequence flow not found"});
     CHECK(parse_errors("a:\n\tb: 1\n").front().rfind("w.yaml:2:", 0) == 0);
 }
 
@@ -78,7 +82,8 @@ TEST_CASE("yaml::parse_yaml_text bounds nesting, size and node count", "[yaml]")
     CHECK(parse_errors(deep_block) == std::vector<std::string>{"w.yaml:65:129: nesting deeper than 64 levels"});
     CHECK(parse_errors("a: " + std::string(70000, 'x') + "\n") ==
           std::vector<std::string>{"w.yaml:1:4: value is longer than the limit of 64 KiB"});
-    CHECK(parse_errors(std::string(5u << 20, ' ')) == std::vector<std::string>{"w.yaml: file is larger than the limit of 4 MiB"});
+    CHECK(parse_errors(std::string(5u << 20, ' ')) ==
+          std::vector<std::string>{"w.yaml: file is larger than the limit of 4 MiB"});
     std::string many = "[";
     for (int i = 0; i < 200001; ++i) {
         many += "1,";

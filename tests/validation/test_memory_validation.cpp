@@ -33,8 +33,8 @@ using namespace gpusel;
 using gpusel::validation::held_bound_percent;
 
 // Held bounds (support/held_bounds.hpp: today + 10 %, at least + 0.5 point; counts at today's).
-constexpr std::size_t held_measured_cases = 41;                   // today 41
-constexpr int held_boundaries = 11;                               // today 11, all right
+constexpr std::size_t held_measured_cases = 41;                       // today 41
+constexpr int held_boundaries = 11;                                   // today 11, all right
 constexpr double median_bound_percent = held_bound_percent(3.6, 10);  // today 3.6 % -> 4.1 %
 constexpr double p90_bound_percent = held_bound_percent(11.2, 20);    // today 11.2 % -> 12.3 %
 // Inside the band: today 35 of 41; at most one case fewer (34/41 = 82.9 %, target 80 %).
@@ -89,7 +89,8 @@ Manifest read_manifest(const std::filesystem::path& path) {
             std::string ignored;
             entry.text("gpu_note", ignored);
             entry.text("note", ignored);
-            if (item.measured_bytes && item.metric != "allocated" && item.metric != "device" && item.metric != "reserved") {
+            if (item.measured_bytes && item.metric != "allocated" && item.metric != "device" &&
+                item.metric != "reserved") {
                 entry.error("metric", "expected allocated, device or reserved");
             }
             if (!item.measured_bytes && item.expect != "fits" && item.expect != "oom") {
@@ -139,7 +140,9 @@ double median(std::vector<double> values) {
     return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-std::string gb(double bytes) { return fmt::format("{:.2f}", bytes / 1e9); }
+std::string gb(double bytes) {
+    return fmt::format("{:.2f}", bytes / 1e9);
+}
 
 struct ValidationSummary {
     std::size_t measured_cases = 0;
@@ -165,13 +168,15 @@ const ValidationSummary& validation_summary() {
         const LoadContext context{&catalog, &models};
 
         TextTable measured_table;
-        for (const char* header : {"case", "gpu", "metric", "measured GB", "predicted GB", "error %", "band GB", "in band"}) {
+        for (const char* header :
+             {"case", "gpu", "metric", "measured GB", "predicted GB", "error %", "band GB", "in band"}) {
             const std::string name = header;
             const bool text = name == "case" || name == "gpu" || name == "metric" || name == "in band";
             measured_table.add_column(header, text ? TextTable::Align::left : TextTable::Align::right);
         }
         TextTable boundary_table;
-        for (const char* header : {"case", "gpu", "expect", "predicted total GB", "capacity GB", "predicted", "right"}) {
+        for (const char* header :
+             {"case", "gpu", "expect", "predicted total GB", "capacity GB", "predicted", "right"}) {
             boundary_table.add_column(header);
         }
         std::vector<double> absolute_errors;
@@ -201,9 +206,9 @@ const ValidationSummary& validation_summary() {
                 const bool inside = measured >= prediction.low && measured <= prediction.high;
                 absolute_errors.push_back(std::fabs(error));
                 in_band += inside ? 1 : 0;
-                measured_table.add_row({item.id, item.gpu, item.metric, gb(measured), gb(prediction.value),
-                                        fmt::format("{:+.1f}", error),
-                                        fmt::format("{}–{}", gb(prediction.low), gb(prediction.high)), inside ? "yes" : "no"});
+                measured_table.add_row(
+                    {item.id, item.gpu, item.metric, gb(measured), gb(prediction.value), fmt::format("{:+.1f}", error),
+                     fmt::format("{}–{}", gb(prediction.low), gb(prediction.high)), inside ? "yes" : "no"});
             }
             if (!item.expect.empty()) {
                 ++result.boundaries;
@@ -213,24 +218,27 @@ const ValidationSummary& validation_summary() {
                     result.wrong_boundaries.push_back(item.id);
                 }
                 boundary_table.add_row({item.id, item.gpu, item.expect, gb(estimate.per_gpu.total_bytes),
-                                        gb(estimate.capacity_bytes), estimate.fits ? "fits" : "oom", right ? "yes" : "NO"});
+                                        gb(estimate.capacity_bytes), estimate.fits ? "fits" : "oom",
+                                        right ? "yes" : "NO"});
             }
         }
         result.measured_cases = absolute_errors.size();
         result.median_error = absolute_errors.empty() ? 0 : median(absolute_errors);
         result.p90_error = absolute_errors.empty() ? 0 : percentile(absolute_errors, 0.9);
-        result.coverage = absolute_errors.empty() ? 0 : static_cast<double>(in_band) / static_cast<double>(absolute_errors.size());
+        result.coverage =
+            absolute_errors.empty() ? 0 : static_cast<double>(in_band) / static_cast<double>(absolute_errors.size());
         result.in_band = in_band;
-        std::cout << "\nMemory estimator vs published measurements (GB = 1e9 bytes; error = (predicted − measured) / measured)\n\n"
+        std::cout << "\nMemory estimator vs published measurements (GB = 1e9 bytes; error = (predicted − measured) / "
+                     "measured)\n\n"
                   << measured_table.render() << "\nFits/OOM boundaries (no headroom)\n\n"
                   << boundary_table.render()
-                  << fmt::format("\nmeasured cases {} (held ≥ {}) · median |error| {:.1f} % (held ≤ {:.1f}, target ≤ 10) · "
-                                 "p90 |error| {:.1f} % (held ≤ {:.1f}, target ≤ 20) · measured inside band {}/{} = {:.0f} % "
-                                 "(held ≥ {}, target ≥ 80 %) · boundaries right {}/{} (held ≥ {}, all right)\n\n",
-                                 result.measured_cases, held_measured_cases, result.median_error, median_bound_percent,
-                                 result.p90_error, p90_bound_percent, in_band, result.measured_cases,
-                                 result.coverage * 100, held_in_band, result.boundaries_right, result.boundaries,
-                                 held_boundaries);
+                  << fmt::format(
+                         "\nmeasured cases {} (held ≥ {}) · median |error| {:.1f} % (held ≤ {:.1f}, target ≤ 10) · "
+                         "p90 |error| {:.1f} % (held ≤ {:.1f}, target ≤ 20) · measured inside band {}/{} = {:.0f} % "
+                         "(held ≥ {}, target ≥ 80 %) · boundaries right {}/{} (held ≥ {}, all right)\n\n",
+                         result.measured_cases, held_measured_cases, result.median_error, median_bound_percent,
+                         result.p90_error, p90_bound_percent, in_band, result.measured_cases, result.coverage * 100,
+                         held_in_band, result.boundaries_right, result.boundaries, held_boundaries);
         return result;
     }();
     return summary;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "catalog/catalog.hpp"
 #include "inputs/models.hpp"
@@ -29,7 +29,7 @@ using namespace gpusel::validation;
 const std::string nonllm_dir = validation_folder("nonllm");
 
 // Held bounds (support/held_bounds.hpp: today + 10 %, at least + 0.5 point; counts at today's).
-constexpr std::size_t held_cases = 17;                                   // today 17
+constexpr std::size_t held_cases = 17;                                     // today 17
 constexpr double median_bound_percent = held_bound_percent(13.9, 20);      // today 13.9 % -> 15.3 %
 constexpr double worst_bound_percent = held_bound_percent(35.4, 40);       // today 35.4 % -> 38.9 %
 constexpr double median_out_bound_percent = held_bound_percent(16.2, 20);  // today 16.2 % -> 17.8 %
@@ -46,8 +46,8 @@ TEST_CASE("non-LLM serving against published measurements", "[validation][perf][
 
     std::vector<double> errors;
     std::vector<double> out_of_sample;
-    std::string table = fmt::format("{:<34} {:<22} {:<22} {:>11} {:>11} {:>8}\n", "case", "gpu", "metric",
-                                    "measured", "predicted", "error");
+    std::string table = fmt::format("{:<34} {:<22} {:<22} {:>11} {:>11} {:>8}\n", "case", "gpu", "metric", "measured",
+                                    "predicted", "error");
     for (const PreparedCase& entry : cases) {
         const ValidationCase& item = entry.item;
         INFO("case " << item.id);
@@ -68,12 +68,12 @@ TEST_CASE("non-LLM serving against published measurements", "[validation][perf][
     const double worst = percentile_of(errors, 1.0);
     const double median_out = percentile_of(out_of_sample, 0.5);
     const double worst_out = percentile_of(out_of_sample, 1.0);
-    table += fmt::format("\n{} cases (held ≥ {}): median absolute error {:.1f} % (held ≤ {:.1f}, target ≤ 20), worst "
-                         "{:.1f} % (held ≤ {:.1f}, target ≤ 40); {} out of sample: median {:.1f} % (held ≤ {:.1f}), "
-                         "worst {:.1f} % (held ≤ {:.1f})\n",
-                         errors.size(), held_cases, 100 * median, median_bound_percent, 100 * worst,
-                         worst_bound_percent, out_of_sample.size(), 100 * median_out, median_out_bound_percent,
-                         100 * worst_out, worst_out_bound_percent);
+    table += fmt::format(
+        "\n{} cases (held ≥ {}): median absolute error {:.1f} % (held ≤ {:.1f}, target ≤ 20), worst "
+        "{:.1f} % (held ≤ {:.1f}, target ≤ 40); {} out of sample: median {:.1f} % (held ≤ {:.1f}), "
+        "worst {:.1f} % (held ≤ {:.1f})\n",
+        errors.size(), held_cases, 100 * median, median_bound_percent, 100 * worst, worst_bound_percent,
+        out_of_sample.size(), 100 * median_out, median_out_bound_percent, 100 * worst_out, worst_out_bound_percent);
     std::cout << table << std::flush;
     CHECK(100 * median <= median_bound_percent);
     CHECK(100 * worst <= worst_bound_percent);
@@ -97,9 +97,10 @@ TEST_CASE("SDXL on an A100 lands inside the published range", "[validation][perf
     // fal-ai/stable-diffusion-benchmarks (commit 0490f69, 2023), 1024x1024, 50 steps: TensorRT 9.0
     // 4.102 s, diffusers eager 5.933 s per image. The default (optimised) stack lies between.
     const double seconds_per_image = 1 / estimate.inference->images_per_s;
-    std::cout << fmt::format("SDXL 1024x1024, 50 steps, A100-80GB-SXM4: {:.3f} s per image (published range "
-                             "4.102–5.933 s)\n",
-                             seconds_per_image)
+    std::cout << fmt::format(
+                     "SDXL 1024x1024, 50 steps, A100-80GB-SXM4: {:.3f} s per image (published range "
+                     "4.102–5.933 s)\n",
+                     seconds_per_image)
               << std::flush;
     CHECK(seconds_per_image >= 4.102);
     CHECK(seconds_per_image <= 5.933);

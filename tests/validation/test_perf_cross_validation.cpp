@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "perf/calibration.hpp"
 #include "support/held_bounds.hpp"
@@ -32,13 +32,13 @@ using namespace gpusel::validation;
 // Held bounds (support/held_bounds.hpp: today + 10 %, at least + 0.5 point, never above the
 // target or hold bound it replaces; counts at today's). Where today + 10 % would pass the old
 // bound, the old bound stays (its value is the second argument).
-constexpr std::size_t held_cases = 117;                                       // today 117
-constexpr double refit_move_bound_percent = held_bound_percent(16.6, 35);     // today at most 16.6 % -> 18.3 %
-constexpr double out_median_bound_percent = held_bound_percent(13.3, 15);     // today 13.3 % -> 14.6 %
-constexpr double out_p90_bound_percent = held_bound_percent(33.8, 35);        // today 33.8 % -> 35 % (target)
+constexpr std::size_t held_cases = 117;                                        // today 117
+constexpr double refit_move_bound_percent = held_bound_percent(16.6, 35);      // today at most 16.6 % -> 18.3 %
+constexpr double out_median_bound_percent = held_bound_percent(13.3, 15);      // today 13.3 % -> 14.6 %
+constexpr double out_p90_bound_percent = held_bound_percent(33.8, 35);         // today 33.8 % -> 35 % (target)
 constexpr double calibrated_p90_bound_percent = held_bound_percent(44.5, 46);  // today 44.5 % -> 46 % (as held)
 constexpr double ratio_median_bound_percent = held_bound_percent(13.9, 14.5);  // today 13.9 % -> 14.5 % (as held)
-constexpr double in_sample_ratio_median_bound_percent = held_bound_percent(10.3, 10.5);  // today 10.3 % -> 10.5 %
+constexpr double in_sample_ratio_median_bound_percent = held_bound_percent(10.3, 10.5);       // today 10.3 % -> 10.5 %
 constexpr double same_publication_ratio_median_bound_percent = held_bound_percent(13.6, 14);  // today 13.6 % -> 14 %
 // data/efficiency.yaml's speed_bands against the bands computed here: the data's two-decimal
 // rounding (0.005) plus 0.001; today at most 0.0042 (was 0.02).
@@ -66,8 +66,9 @@ std::vector<FittedFactor> fitted_factors(const EfficiencyTable& table) {
 }
 
 std::string label_of(const EfficiencyTable& table, const FittedFactor& fitted) {
-    return fmt::format("{}.{}", fitted.rule < 0 ? std::string("defaults") : table.rules[static_cast<std::size_t>(fitted.rule)].label,
-                       fitted.factor);
+    return fmt::format(
+        "{}.{}", fitted.rule < 0 ? std::string("defaults") : table.rules[static_cast<std::size_t>(fitted.rule)].label,
+        fitted.factor);
 }
 
 void set_value(EfficiencyTable& table, const FittedFactor& fitted, double value) {
@@ -100,7 +101,9 @@ double fit_loss(const std::vector<const PreparedCase*>& rows, const EfficiencyTa
 // Golden-section search in log space over [value / 3, value × 3] (fractions at most 0.98).
 double refit(EfficiencyTable& table, const FittedFactor& fitted, const std::vector<const PreparedCase*>& rows) {
     double low = std::log(fitted.value / 3);
-    double high = std::log(efficiency_factor_is_fraction(fitted.factor) ? std::min(max_achieved_fraction, fitted.value * 3) : fitted.value * 3);
+    double high =
+        std::log(efficiency_factor_is_fraction(fitted.factor) ? std::min(max_achieved_fraction, fitted.value * 3)
+                                                              : fitted.value * 3);
     const double ratio = (std::sqrt(5.0) - 1) / 2;
     const auto loss_at = [&](double log_value) {
         set_value(table, fitted, std::exp(log_value));
@@ -239,7 +242,8 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
                 // published range) and says so.
                 remove_value(table, factor);
                 leaked = leaked || factor.rule < 0;
-                refitted.push_back(label_of(shipped, factor) + (factor.rule < 0 ? " (kept: no rows left)" : " (dropped)"));
+                refitted.push_back(label_of(shipped, factor) +
+                                   (factor.rule < 0 ? " (kept: no rows left)" : " (dropped)"));
             } else {
                 const double value = refit(table, factor, rows);
                 refitted.push_back(fmt::format("{} {:.3g}→{:.3g}", label_of(shipped, factor), factor.value, value));
@@ -253,8 +257,9 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
             ++rows_in_fold;
             outcomes.push_back({&entry, leaked, predict(entry, shipped), predict(entry, table), table});
         }
-        fold_table += fmt::format("{:<38} {:>5}  {}\n", publication, rows_in_fold,
-                                  refitted.empty() ? std::string("none") : fmt::format("{}", fmt::join(refitted, "; ")));
+        fold_table +=
+            fmt::format("{:<38} {:>5}  {}\n", publication, rows_in_fold,
+                        refitted.empty() ? std::string("none") : fmt::format("{}", fmt::join(refitted, "; ")));
     }
     std::cout << fold_table << "\n";
 
@@ -262,8 +267,8 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     std::vector<double> in_sample, out_of_sample;
     std::map<std::string, std::vector<double>> by_group_in, by_group_out, by_vendor_out;
     std::map<std::string, std::vector<double>> ratios_by_group;  // measured / predicted, out of sample
-    std::string rows_table = fmt::format("{:<34} {:<18} {:<9} {:<8} {:>11} {:>11} {:>8} {:>8}\n", "case", "gpu", "group",
-                                         "vendor", "measured", "predicted", "in", "out");
+    std::string rows_table = fmt::format("{:<34} {:<18} {:<9} {:<8} {:>11} {:>11} {:>8} {:>8}\n", "case", "gpu",
+                                         "group", "vendor", "measured", "predicted", "in", "out");
     for (const Outcome& outcome : outcomes) {
         const ValidationCase& item = outcome.entry->item;
         INFO("case " << item.id);
@@ -280,10 +285,10 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
         const double speed_ratio = outcome.out_of_sample.lower_is_better ? outcome.out_of_sample.value / item.measured
                                                                          : item.measured / outcome.out_of_sample.value;
         ratios_by_group[outcome.entry->group].push_back(speed_ratio);
-        rows_table += fmt::format("{:<34} {:<18} {:<9} {:<8} {:>11.5g} {:>11.5g} {:>+7.1f}% {:>+7.1f}%{}\n", item.id,
-                                  item.gpu, outcome.entry->group, outcome.entry->vendor, item.measured,
-                                  outcome.out_of_sample.value, 100 * error_in, 100 * error_out,
-                                  outcome.leaked ? "  (kept)" : "");
+        rows_table +=
+            fmt::format("{:<34} {:<18} {:<9} {:<8} {:>11.5g} {:>11.5g} {:>+7.1f}% {:>+7.1f}%{}\n", item.id, item.gpu,
+                        outcome.entry->group, outcome.entry->vendor, item.measured, outcome.out_of_sample.value,
+                        100 * error_in, 100 * error_out, outcome.leaked ? "  (kept)" : "");
     }
     std::cout << rows_table << "\n";
 
@@ -341,7 +346,8 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     const Summary in_sample_ratios = summarise(in_sample_ratio_errors);
     const Summary before = summarise(before_calibration);
     const Summary after = summarise(after_calibration);
-    std::string summary = fmt::format("{:<22} {:<44} {}\n", "", "in sample (shipped table)", "out of sample (cross-validated)");
+    std::string summary =
+        fmt::format("{:<22} {:<44} {}\n", "", "in sample (shipped table)", "out of sample (cross-validated)");
     summary += fmt::format("{:<22} {:<44} {}\n", "all", summary_text(overall_in), summary_text(overall_out));
     for (const auto& [group, errors] : by_group_out) {
         summary += fmt::format("{:<22} {:<44} {}\n", "group " + group, summary_text(summarise(by_group_in[group])),
@@ -361,10 +367,12 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
         summary += fmt::format("  {:<70} {:>3} pairs, median {:>5.1f} %\n", workload, errors.size(),
                                100 * percentile_of(errors, 0.5));
     }
-    summary += fmt::format("calibrated on one GPU's measurement, error on another GPU of the same workload: {} pairs, "
-                           "median {:.1f} % → {:.1f} %, p90 {:.1f} % → {:.1f} %\n",
-                           before.count, 100 * before.median, 100 * after.median, 100 * before.p90, 100 * after.p90);
-    summary += "\nspeed bands (measured / predicted, 10th–90th percentile, out of sample) against data/efficiency.yaml:\n";
+    summary += fmt::format(
+        "calibrated on one GPU's measurement, error on another GPU of the same workload: {} pairs, "
+        "median {:.1f} % → {:.1f} %, p90 {:.1f} % → {:.1f} %\n",
+        before.count, 100 * before.median, 100 * after.median, 100 * before.p90, 100 * after.p90);
+    summary +=
+        "\nspeed bands (measured / predicted, 10th–90th percentile, out of sample) against data/efficiency.yaml:\n";
     for (const std::string_view group : speed_band_groups) {
         const auto found = ratios_by_group.find(std::string(group));
         REQUIRE(found != ratios_by_group.end());
@@ -373,17 +381,18 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
         const SpeedBandFactors& shipped_band = shipped.speed_bands.at(std::string(group));
         const double low_gap = std::abs(shipped_band.low - std::min(low, 0.99));
         const double high_gap = std::abs(shipped_band.high - std::max(high, 1.01));
-        summary += fmt::format("  {:<9} low {:.2f} high {:.2f}   (data: {:.2f} {:.2f}; gaps {:.4f} {:.4f}, held <= {:.3f})\n",
-                               group, low, high, shipped_band.low, shipped_band.high, low_gap, high_gap,
-                               speed_band_tolerance);
+        summary +=
+            fmt::format("  {:<9} low {:.2f} high {:.2f}   (data: {:.2f} {:.2f}; gaps {:.4f} {:.4f}, held <= {:.3f})\n",
+                        group, low, high, shipped_band.low, shipped_band.high, low_gap, high_gap, speed_band_tolerance);
         INFO("speed band " << group);
         CHECK(low_gap <= speed_band_tolerance);
         CHECK(high_gap <= speed_band_tolerance);
     }
     const auto leaked_rows = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.leaked; });
-    summary += fmt::format("\n{} rows come from a publication that is the only source of a default factor; their fold "
-                           "keeps it (marked 'kept' above), so they are not fully out of sample\n",
-                           leaked_rows);
+    summary += fmt::format(
+        "\n{} rows come from a publication that is the only source of a default factor; their fold "
+        "keeps it (marked 'kept' above), so they are not fully out of sample\n",
+        leaked_rows);
     std::cout << summary << std::flush;
 
     // Issue 17's targets are out-of-sample median <= 15 %, p90 <= 35 % and a speed-ratio median
@@ -405,19 +414,20 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
     // Same-publication pairs (13.6 % today) are not much better: the ratio gap is the model's,
     // not mainly software drift between publications. Held, like the ratio median.
     CHECK(100 * same_publication.median <= same_publication_ratio_median_bound_percent);
-    std::cout << fmt::format("held: out-of-sample median {:.1f} % (<= {:.1f}), p90 {:.1f} % (<= {:.1f}); calibrated "
-                             "median {:.1f} % (< {:.1f} uncalibrated), p90 {:.1f} % (<= {:.1f}); speed-ratio median "
-                             "{:.1f} % (<= {:.1f}), in sample {:.1f} % (<= {:.1f}), same publication {:.1f} % "
-                             "(<= {:.1f})\n",
-                             100 * overall_out.median, out_median_bound_percent, 100 * overall_out.p90,
-                             out_p90_bound_percent, 100 * after.median, 100 * before.median, 100 * after.p90,
-                             calibrated_p90_bound_percent, 100 * ratios.median, ratio_median_bound_percent,
-                             100 * in_sample_ratios.median, in_sample_ratio_median_bound_percent,
-                             100 * same_publication.median, same_publication_ratio_median_bound_percent);
-    std::cout << fmt::format("targets: out-of-sample median {:.1f} % (<= 15 %: {}), p90 {:.1f} % (<= 35 %: {}), "
-                             "speed-ratio median {:.1f} % (<= 10 %: {})\n",
-                             100 * overall_out.median, overall_out.median <= 0.15 ? "met" : "NOT MET",
-                             100 * overall_out.p90, overall_out.p90 <= 0.35 ? "met" : "NOT MET", 100 * ratios.median,
-                             ratios.median <= 0.10 ? "met" : "NOT MET")
+    std::cout << fmt::format(
+        "held: out-of-sample median {:.1f} % (<= {:.1f}), p90 {:.1f} % (<= {:.1f}); calibrated "
+        "median {:.1f} % (< {:.1f} uncalibrated), p90 {:.1f} % (<= {:.1f}); speed-ratio median "
+        "{:.1f} % (<= {:.1f}), in sample {:.1f} % (<= {:.1f}), same publication {:.1f} % "
+        "(<= {:.1f})\n",
+        100 * overall_out.median, out_median_bound_percent, 100 * overall_out.p90, out_p90_bound_percent,
+        100 * after.median, 100 * before.median, 100 * after.p90, calibrated_p90_bound_percent, 100 * ratios.median,
+        ratio_median_bound_percent, 100 * in_sample_ratios.median, in_sample_ratio_median_bound_percent,
+        100 * same_publication.median, same_publication_ratio_median_bound_percent);
+    std::cout << fmt::format(
+                     "targets: out-of-sample median {:.1f} % (<= 15 %: {}), p90 {:.1f} % (<= 35 %: {}), "
+                     "speed-ratio median {:.1f} % (<= 10 %: {})\n",
+                     100 * overall_out.median, overall_out.median <= 0.15 ? "met" : "NOT MET", 100 * overall_out.p90,
+                     overall_out.p90 <= 0.35 ? "met" : "NOT MET", 100 * ratios.median,
+                     ratios.median <= 0.10 ? "met" : "NOT MET")
               << std::flush;
 }

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "catalog/catalog.hpp"
 #include "inputs/models.hpp"
@@ -26,7 +26,7 @@ using namespace gpusel;
 using namespace gpusel::validation;
 
 // Held bounds (support/held_bounds.hpp: today + 10 %, at least + 0.5 point; counts at today's).
-constexpr std::size_t held_cases = 100;                             // today 100
+constexpr std::size_t held_cases = 100;                               // today 100
 constexpr double median_bound_percent = held_bound_percent(7.2, 20);  // today 7.2 % -> 7.9 %
 constexpr double p90_bound_percent = held_bound_percent(27.4, 40);    // today 27.4 % -> 30.1 %
 
@@ -68,11 +68,12 @@ TEST_CASE("perf model against published measurements", "[validation][perf]") {
     const double median = percentile_of(errors, 0.5);
     const double p90 = percentile_of(errors, 0.9);
     const double worst = percentile_of(errors, 1.0);
-    table += fmt::format("\n{} cases (held >= {}): median absolute error {:.1f} % (held <= {:.1f}, target <= 20 %), "
-                         "90th percentile {:.1f} % (held <= {:.1f}, target <= 40 %), worst {:.1f} %, beyond physical "
-                         "limit: {}\n",
-                         errors.size(), held_cases, 100 * median, median_bound_percent, 100 * p90, p90_bound_percent,
-                         100 * worst, beyond_limit);
+    table += fmt::format(
+        "\n{} cases (held >= {}): median absolute error {:.1f} % (held <= {:.1f}, target <= 20 %), "
+        "90th percentile {:.1f} % (held <= {:.1f}, target <= 40 %), worst {:.1f} %, beyond physical "
+        "limit: {}\n",
+        errors.size(), held_cases, 100 * median, median_bound_percent, 100 * p90, p90_bound_percent, 100 * worst,
+        beyond_limit);
     const auto summary = [&](const char* group, const std::vector<double>& values) {
         if (!values.empty()) {
             table += fmt::format("{:<28} {:>3} cases: median {:.1f} %, p90 {:.1f} %, worst {:.1f} %\n", group,

@@ -33,8 +33,8 @@ using namespace gpusel;
 using gpusel::validation::held_bound_percent;
 
 // Held bounds (support/held_bounds.hpp: today + 10 %, at least + 0.5 point; counts at today's).
-constexpr std::size_t held_cases = 38;     // today 38
-constexpr std::size_t held_kv_cases = 34;  // today 34
+constexpr std::size_t held_cases = 38;                                        // today 38
+constexpr std::size_t held_kv_cases = 34;                                     // today 34
 constexpr double weights_median_bound_percent = held_bound_percent(0.24, 3);  // today 0.24 % -> 0.74 %
 constexpr double weights_worst_bound_percent = held_bound_percent(0.82, 8);   // today 0.82 % -> 1.32 %
 constexpr double kv_median_bound_percent = held_bound_percent(0.28, 5);       // today 0.28 % -> 0.78 %
