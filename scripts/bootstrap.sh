@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config python3 locales
           libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2 libxlsxwriter-dev
           libcurl4-openssl-dev)
-lint_packages=(cppcheck clang-tidy-14)
+lint_packages=(cppcheck clang-tidy-14 clang-format-14)
 # clang-14 only recommends libclang-rt-14-dev, which holds libFuzzer and the sanitizer runtimes.
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 case "${1:-}" in

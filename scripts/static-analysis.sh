@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Static analysis: the include layers of src/ (scripts/check-includes.py), then a curated check
-# list: cppcheck (warning, performance, portability) and
+# Static analysis: the include layers of src/ (scripts/check-includes.py), formatting
+# (clang-format-14 --dry-run --Werror), then a curated check list: cppcheck (warning, performance, portability) and
 # clang-tidy (.clang-tidy, warnings are errors) over every source of the core (src/) and of the
 # fuzz harnesses (fuzz/), using the compile commands of a configured build. Exits non-zero on
 # any finding. `scripts/bootstrap.sh test` runs it on the `ci` build; `scripts/bootstrap.sh lint`
@@ -21,6 +21,21 @@ status=0
 echo "static-analysis: include layers (scripts/check-includes.py)"
 if ! python3 scripts/check-includes.py; then
   echo "static-analysis: include layers FAILED"
+  status=1
+fi
+
+# Formatting: every C++ file git tracks under src/, tests/, bench/ and fuzz/ is as .clang-format
+# says (clang-format-14; `clang-format-14 -i FILE` fixes one).
+format=$(command -v clang-format-14 || command -v clang-format || true)
+if [ -z "$format" ]; then
+  echo "static-analysis: needs clang-format-14 (scripts/bootstrap.sh lint installs it)" >&2
+  exit 2
+fi
+mapfile -t formatted < <(git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' \
+                           'fuzz/*.cpp' 'fuzz/*.hpp')
+echo "static-analysis: $("$format" --version | sed -n 's/.*version //p') --dry-run --Werror over ${#formatted[@]} files"
+if ! "$format" --dry-run --Werror "${formatted[@]}"; then
+  echo "static-analysis: formatting FAILED (run $format -i on the files above)"
   status=1
 fi
 
