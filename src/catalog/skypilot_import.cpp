@@ -971,10 +971,7 @@ SkypilotMappings parse_skypilot_mappings(std::string_view text, const std::strin
     Diagnostics diagnostics(file_name);
     MapReader top(root, "", diagnostics);
     top.require("format");
-    int format = 0;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     SkypilotMappings mappings;
     read_mapping_lists(top, mappings);
     top.finish();

@@ -105,10 +105,7 @@ CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::st
     MapReader top(root, "", diagnostics);
     CostAssumptions assumptions;
     top.require("format");
-    int format = 0;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     read_section(top, "failures", [&](MapReader& section) { read_failures(section, assumptions); });
     read_section(top, "resale", [&](MapReader& section) {
         read_dated_number(section, "value_kept_fraction", UnitKind::fraction, 0, 1,

@@ -316,10 +316,7 @@ EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& 
     EfficiencyTable table;
     top.require("format");
     top.require("defaults");
-    int format = 0;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     if (const YamlNode* node = top.node("defaults")) {
         MapReader reader(*node, "defaults", diagnostics);
         std::map<std::string, double> values;

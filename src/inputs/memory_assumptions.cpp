@@ -18,10 +18,7 @@ MemoryAssumptions parse_memory_assumptions_text(std::string_view text, const std
     MapReader top(root, "", diagnostics);
     MemoryAssumptions assumptions;
     top.require("format");
-    int format = 0;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     top.require("allocator_reserve");
     if (const YamlNode* node = top.node("allocator_reserve")) {
         MapReader section(*node, "allocator_reserve", diagnostics);

@@ -243,10 +243,7 @@ void merge_models_text(ModelLibrary& library, std::string_view text, const std::
     MapReader top(root, "", diagnostics);
     top.require("format");
     top.require("models");
-    int format = 0;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     ModelLibrary merged = library;
     if (const YamlNode* models = top.node("models")) {
         if (models->kind != YamlNode::Kind::sequence) {

@@ -69,10 +69,7 @@ void WorkloadReader::read(const YamlNode& root) {
     top.require("name");
     top.require("kind");
     top.require("model");
-    int format = 1;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     if (top.text("name", m_workload.name) && m_workload.name.empty()) {
         top.error("name", "name must not be empty");
     }
@@ -432,10 +429,7 @@ Project load_project_file(const std::string& path, const LoadContext& context) {
     project.file = display_name(path);
     top.require("project");
     top.require("workloads");
-    int format = 1;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     top.text("project", project.name);
     read_workload_list(top, "workloads", project, diagnostics, context, directory_of(path), display_name(path));
     top.finish();

@@ -149,10 +149,7 @@ Proposal load_proposal_file(const std::string& path, const LoadContext& context)
     proposal.file = display_name(path);
     top.require("proposal");
     top.require("hardware");
-    int format = 1;
-    if (top.integer("format", format, 1, 1000) && format != 1) {
-        top.error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
-    }
+    top.format_version();
     top.text("proposal", proposal.name);
     read_proposal_workloads(top, proposal, diagnostics, context, path);
     if (const YamlNode* hardware = top.node("hardware")) {

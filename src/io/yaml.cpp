@@ -570,6 +570,13 @@ bool MapReader::number(std::string_view key, double& into, UnitKind kind, double
     return read_number(*found, child_path(key), m_diagnostics, into, kind, min, max, min_exclusive);
 }
 
+void MapReader::format_version() {
+    int format = 1;
+    if (integer("format", format, 1, 1000) && format != 1) {
+        error("format", fmt::format("format {} is not supported; this gpusel reads format 1", format));
+    }
+}
+
 bool MapReader::integer(std::string_view key, int& into, int min, int max) {
     const YamlNode* found = scalar_node(key);
     if (found == nullptr) {

@@ -107,6 +107,9 @@ public:
     bool number(std::string_view key, double& into, UnitKind kind, double min, double max, bool min_exclusive = false);
     bool integer(std::string_view key, int& into, int min, int max);
     bool boolean(std::string_view key, bool& into);
+    // The file-format version under `format` (optional; every gpusel file is format 1): another
+    // version is an error at its position.
+    void format_version();
     bool text_list(std::string_view key, std::vector<std::string>& into);
     template <typename Enum, std::size_t N>
     bool choice(std::string_view key, Enum& into, const std::pair<Enum, std::string_view> (&table)[N]) {
