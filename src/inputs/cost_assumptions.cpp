@@ -18,17 +18,6 @@ namespace {
 // plausible values.
 constexpr double max_months = 1200;
 
-// Reads the required mapping `name` of the top level with `read`, then reports its unknown keys.
-template <typename Read>
-void read_section(MapReader& top, std::string_view name, Read&& read) {
-    top.require(name);
-    if (const YamlNode* node = top.node(name)) {
-        MapReader section(*node, std::string(name), top.diagnostics());
-        read(section);
-        section.finish();
-    }
-}
-
 void read_failures(MapReader& section, CostAssumptions& assumptions) {
     FailureCurve& curve = assumptions.failures;
     DatedSources& sources = assumptions.sources;
@@ -106,23 +95,23 @@ CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::st
     CostAssumptions assumptions;
     top.require("format");
     top.format_version();
-    read_section(top, "failures", [&](MapReader& section) { read_failures(section, assumptions); });
-    read_section(top, "resale", [&](MapReader& section) {
+    read_dated_section(top, "failures", [&](MapReader& section) { read_failures(section, assumptions); });
+    read_dated_section(top, "resale", [&](MapReader& section) {
         read_dated_number(section, "value_kept_fraction", UnitKind::fraction, 0, 1,
                           assumptions.resale_value_kept_fraction, assumptions.sources);
         read_dated_number(section, "after_months", UnitKind::plain, 0, max_months, assumptions.resale_after_months,
                           assumptions.sources, true);
     });
-    read_section(top, "spares", [&](MapReader& section) {
+    read_dated_section(top, "spares", [&](MapReader& section) {
         read_dated_number(section, "fraction", UnitKind::fraction, 0, 1, assumptions.spare_fraction,
                           assumptions.sources);
         read_dated_number(section, "above_horizon_months", UnitKind::plain, 0, max_months,
                           assumptions.spare_above_horizon_months, assumptions.sources);
     });
-    read_section(top, "warranty", [&](MapReader& section) { read_warranty(section, assumptions); });
-    read_section(top, "rental", [&](MapReader& section) { read_rental(section, assumptions); });
-    read_section(top, "sites", [&](MapReader& section) { read_sites(section, assumptions); });
-    read_section(top, "strategy", [&](MapReader& section) { read_strategy(section, assumptions); });
+    read_dated_section(top, "warranty", [&](MapReader& section) { read_warranty(section, assumptions); });
+    read_dated_section(top, "rental", [&](MapReader& section) { read_rental(section, assumptions); });
+    read_dated_section(top, "sites", [&](MapReader& section) { read_sites(section, assumptions); });
+    read_dated_section(top, "strategy", [&](MapReader& section) { read_strategy(section, assumptions); });
     top.finish();
     diagnostics.throw_if_any();
     return assumptions;

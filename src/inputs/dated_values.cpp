@@ -73,6 +73,15 @@ bool read_entry(MapReader& section, std::string_view key, DatedSources& sources,
 
 }  // namespace
 
+void read_dated_section(MapReader& top, std::string_view name, const std::function<void(MapReader&)>& read) {
+    top.require(name);
+    if (const YamlNode* node = top.node(name)) {
+        MapReader section(*node, std::string(name), top.diagnostics());
+        read(section);
+        section.finish();
+    }
+}
+
 bool read_dated_number(MapReader& section, std::string_view key, UnitKind unit, double min, double max, double& into,
                        DatedSources& sources, bool min_exclusive) {
     double value = 0;

@@ -3,6 +3,7 @@
 // data/memory.yaml): `key: {value: NUMBER, source: TEXT, as_of: YYYY-MM}`, the unit in the key's
 // name. A value that no document gives has a source beginning "estimate: " and its reason.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -31,6 +32,10 @@ bool read_dated_number(MapReader& section, std::string_view key, UnitKind unit, 
                        DatedSources& sources, bool min_exclusive = false);
 // The same for a whole number in [min, max].
 bool read_dated_integer(MapReader& section, std::string_view key, int min, int max, int& into, DatedSources& sources);
+// Reads the required mapping `name` of `top` with `read(MapReader& section)`, then reports the
+// section's unknown keys.
+void read_dated_section(MapReader& top, std::string_view name, const std::function<void(MapReader&)>& read);
+
 // Records `message` at the `value` of entry `key` (a rule between entries: "must be after ...").
 void dated_value_error(MapReader& section, std::string_view key, std::string message);
 

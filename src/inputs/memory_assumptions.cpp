@@ -19,9 +19,7 @@ MemoryAssumptions parse_memory_assumptions_text(std::string_view text, const std
     MemoryAssumptions assumptions;
     top.require("format");
     top.format_version();
-    top.require("allocator_reserve");
-    if (const YamlNode* node = top.node("allocator_reserve")) {
-        MapReader section(*node, "allocator_reserve", diagnostics);
+    read_dated_section(top, "allocator_reserve", [&](MapReader& section) {
         DatedSources& sources = assumptions.sources;
         const bool nominal = read_dated_number(section, "nominal_fraction", UnitKind::fraction, 0, 1,
                                                assumptions.allocator_reserve_fraction, sources);
@@ -36,8 +34,7 @@ MemoryAssumptions parse_memory_assumptions_text(std::string_view text, const std
                 section, "nominal_fraction",
                 "the band must hold the nominal value: low_fraction <= nominal_fraction <= high_fraction");
         }
-        section.finish();
-    }
+    });
     top.finish();
     diagnostics.throw_if_any();
     return assumptions;
