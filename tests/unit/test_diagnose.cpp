@@ -89,7 +89,7 @@ TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
     std::set<std::string> ids;
     for (const DiagnosisRule& rule : diagnosis_rules()) {
         CHECK(ids.insert(rule.id).second);
-        CHECK(bottlenecks.count(rule.bottleneck) == 1);
+        CHECK(bottlenecks.count(std::string(to_string(rule.bottleneck))) == 1);
         CHECK_FALSE(rule.rationale.empty());
         CHECK_FALSE(rule.remedies.empty());
         CHECK_FALSE(rule.upgrade_note.empty());
