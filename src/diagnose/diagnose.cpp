@@ -68,27 +68,28 @@ Confidence confidence_of(double score) {
 }
 
 // Which capture separates two plausible causes, by bottleneck pair (either order).
-std::string tell_apart_hint(const std::string& a, const std::string& b) {
-    static const std::map<std::pair<std::string, std::string>, std::string> hints = {
-        {{"input-pipeline", "memory-capacity"},
+std::string tell_apart_hint(ObservedBottleneck a, ObservedBottleneck b) {
+    using B = ObservedBottleneck;
+    static const std::map<std::pair<ObservedBottleneck, ObservedBottleneck>, std::string> hints = {
+        {{B::input_pipeline, B::memory_capacity},
          "torch.cuda.max_memory_allocated() against nvidia-smi's memory.used (is the memory used, or only cached?) "
          "and `mpstat -P ALL 1` (is one loader core saturated while the average idles?)"},
-        {{"input-pipeline", "host-transfer"},
+        {{B::input_pipeline, B::host_transfer},
          "`dcgmi dmon -e 1009,1010` with `--query-gpu=pcie.link.gen.max,pcie.link.width.max` (is the link near its "
          "achievable rate?) and `perf record` of the DataLoader workers"},
-        {{"input-pipeline", "topology"},
+        {{B::input_pipeline, B::topology},
          "`dcgmi dmon -e 1011,1012` (NVLink bytes) with NCCL_DEBUG=INFO, or the same job on one GPU: if one GPU "
          "is as busy as now, the wait is input, not communication"},
-        {{"input-pipeline", "communication"},
+        {{B::input_pipeline, B::communication},
          "the same job on one GPU: if it is as busy as now, the wait is input, not communication"},
-        {{"input-pipeline", "load-imbalance"},
+        {{B::input_pipeline, B::load_imbalance},
          "`nvidia-smi dmon -s pucm` of every GPU: a slow GPU shows lower clocks or higher temperature"},
-        {{"compute", "memory-bandwidth"}, "`dcgmi dmon -e 1002,1004,1005` (SM, tensor and DRAM activity)"},
-        {{"host-transfer", "memory-capacity"},
+        {{B::compute, B::memory_bandwidth}, "`dcgmi dmon -e 1002,1004,1005` (SM, tensor and DRAM activity)"},
+        {{B::host_transfer, B::memory_capacity},
          "torch.cuda.max_memory_allocated(): offloading (CPU optimizer state, paging) moves bytes over PCIe"},
-        {{"memory-capacity", "topology"},
+        {{B::memory_capacity, B::topology},
          "`dcgmi dmon -e 1011,1012` (NVLink bytes) and torch.cuda.max_memory_allocated()"},
-        {{"host-transfer", "topology"}, "`dcgmi dmon -e 1009,1010,1011,1012`: PCIe and NVLink bytes side by side"},
+        {{B::host_transfer, B::topology}, "`dcgmi dmon -e 1009,1010,1011,1012`: PCIe and NVLink bytes side by side"},
     };
     auto found = hints.find({a, b});
     if (found == hints.end()) {
@@ -273,7 +274,7 @@ std::vector<std::string> tell_apart(const std::vector<Verdict>& verdicts) {
         }
         const std::string hint = tell_apart_hint(a.bottleneck, b.bottleneck);
         hints.push_back(
-            fmt::format("{} ({}) or {} ({}): {}", a.bottleneck, a.id, b.bottleneck, b.id,
+            fmt::format("{} ({}) or {} ({}): {}", to_string(a.bottleneck), a.id, to_string(b.bottleneck), b.id,
                         hint.empty() ? "a longer capture with the inputs listed under \"not evaluated\"" : hint));
     }
     return hints;

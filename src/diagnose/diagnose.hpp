@@ -46,10 +46,10 @@ enum class Confidence { high, medium, low, unlikely };
 std::string_view to_string(Confidence confidence);  // "high", "medium", "low", "unlikely"
 
 struct DiagnosisRule {
-    std::string id;          // "gpu-util-low-cpu-high"
-    std::string bottleneck;  // input-pipeline, host-transfer, memory-capacity, memory-bandwidth,
-                             // compute, communication, topology, load-imbalance, idle,
-                             // healthy
+    std::string id;  // "gpu-util-low-cpu-high"
+    // What the job waits for (perf/bottleneck.hpp, the vocabulary perf's predictions share): any
+    // but launch_overhead, printed by its name (input-pipeline, host-transfer, ..., idle, healthy).
+    ObservedBottleneck bottleneck = ObservedBottleneck::healthy;
     Severity severity = Severity::warning;
     std::string finding;                    // what it means, short: "data loading", "GPU JPEG decode"
     std::vector<RuleThreshold> thresholds;  // all must hold; empty for "healthy"

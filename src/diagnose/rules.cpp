@@ -73,7 +73,7 @@ SharedSignals shared_signals() {
 void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "no-job-running",
-        "idle",
+        ObservedBottleneck::idle,
         Severity::info,
         "no job seems to be running",
         {{"sm_util_pct", false, idle_gpu_busy_pct}},
@@ -92,7 +92,7 @@ void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const S
         "an idle GPU is not the limit"});
     rules.push_back(DiagnosisRule{
         "gpu-util-low-cpu-high",
-        "input-pipeline",
+        ObservedBottleneck::input_pipeline,
         Severity::error,
         "the CPU side of the input pipeline",
         {{"sm_util_pct", false, 70}, {"cpu_busy_pct", true, 85}},
@@ -115,7 +115,7 @@ void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const S
         "a faster GPU would wait on the same CPUs"});
     rules.push_back(DiagnosisRule{
         "gpu-util-low-dram-low",
-        "input-pipeline",
+        ObservedBottleneck::input_pipeline,
         Severity::warning,
         "data loading",
         {{"sm_util_pct", false, 60}, {"dram_active_pct", false, 30}},
@@ -144,7 +144,7 @@ void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const S
 void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "gpu-util-low-fb-full",
-        "memory-capacity",
+        ObservedBottleneck::memory_capacity,
         Severity::warning,
         "a model or batch size problem",
         {{"sm_util_pct", false, 60}, {"fb_used_pct", true, 90}},
@@ -163,7 +163,7 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
         "one with more memory would; one that is only faster would not"});
     rules.push_back(DiagnosisRule{
         "pcie-saturated",
-        "host-transfer",
+        ObservedBottleneck::host_transfer,
         Severity::error,
         "host-to-device transfers",
         {{"pcie_link_use_pct", true, 85}},
@@ -184,7 +184,7 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
         "generation would"});
     rules.push_back(
         DiagnosisRule{"cpu-jpeg-decode",
-                      "input-pipeline",
+                      ObservedBottleneck::input_pipeline,
                       Severity::error,
                       "JPEG decoding on the CPU",
                       {{"cpu_jpeg_decode_pct", true, 40}},
@@ -201,7 +201,7 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
                       "a faster GPU would wait on the same decoder"});
     rules.push_back(
         DiagnosisRule{"cpu-copy-mmap",
-                      "input-pipeline",
+                      ObservedBottleneck::input_pipeline,
                       Severity::warning,
                       "storage reads (memory copies and page faults)",
                       {{"cpu_copy_mmap_pct", true, 30}},
@@ -222,7 +222,7 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
 void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "gpu-peers-through-host",
-        "topology",
+        ObservedBottleneck::topology,
         Severity::warning,
         "GPU-to-GPU traffic through the host",
         {{"gpu_pairs_through_host_pct", true, 0}},
@@ -239,7 +239,7 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
         "a faster GPU waits longer on the same links; an NVLink (SXM) system would help"});
     rules.push_back(DiagnosisRule{
         "gpus-split-numa",
-        "topology",
+        ObservedBottleneck::topology,
         Severity::warning,
         "GPUs split across NUMA nodes",
         {{"numa_nodes_spanned", true, 1}},
@@ -255,7 +255,7 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
         "placement, not the GPU, is the issue"});
     rules.push_back(DiagnosisRule{
         "nvlink-busy",
-        "communication",
+        ObservedBottleneck::communication,
         Severity::warning,
         "GPU-to-GPU communication over NVLink",
         {{"sm_util_pct", false, 80}, {"nvlink_link_use_pct", true, 70}},
@@ -271,7 +271,7 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
         "a faster GPU waits longer on the same links; more NVLink bandwidth would help"});
     rules.push_back(DiagnosisRule{
         "gpu-straggler",
-        "load-imbalance",
+        ObservedBottleneck::load_imbalance,
         Severity::warning,
         "GPUs of one job that disagree",
         {{"gpu_busy_spread_pct", true, 20}},
@@ -291,7 +291,7 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
 void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& signals) {
     rules.push_back(DiagnosisRule{
         "gpu-bound-memory",
-        "memory-bandwidth",
+        ObservedBottleneck::memory_bandwidth,
         Severity::info,
         "the GPU itself, limited by memory bandwidth",
         {{"sm_util_pct", true, 90}, {"dram_active_pct", true, 60}},
@@ -309,7 +309,7 @@ void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
         "one with more memory bandwidth"});
     rules.push_back(DiagnosisRule{
         "gpu-bound-tensor",
-        "compute",
+        ObservedBottleneck::compute,
         Severity::info,
         "the GPU itself, limited by tensor-core compute",
         {{"sm_util_pct", true, 90}, {"tensor_active_pct", true, 50}},
@@ -325,7 +325,7 @@ void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
         "one with more tensor-core FLOP/s at the precision used"});
     rules.push_back(DiagnosisRule{
         "gpu-bound-compute",
-        "compute",
+        ObservedBottleneck::compute,
         Severity::info,
         "the GPU itself, limited by compute",
         {{"sm_util_pct", true, 90}, {"dram_active_pct", false, 60}},
@@ -343,7 +343,7 @@ void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
         "one with more compute at the precision used"});
     rules.push_back(
         DiagnosisRule{"healthy",
-                      "healthy",
+                      ObservedBottleneck::healthy,
                       Severity::info,
                       "nothing found",
                       {},

@@ -2,8 +2,10 @@
 // Predicted bottleneck: which resource binds a candidate, with its share of the time, the
 // utilisation the GPU would show and the remedy that pays most. Pure.
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace gpusel {
 
@@ -17,8 +19,51 @@ enum class Resource {
     launch_overhead,  // per-kernel launch and synchronisation gaps
 };
 
-// The names of `gpusel diagnose` where one exists: "compute", "memory-bandwidth",
-// "memory-capacity", "communication", "host-transfer", "input-pipeline", "launch-overhead".
+// What a job waits for, one vocabulary for the bottleneck perf predicts (through from_resource)
+// and the verdict `gpusel diagnose` observes (DiagnosisRule::bottleneck), so the two compare as
+// values. The first seven are perf's resources; launch_overhead is predicted only (no diagnose
+// rule names it: in utilisation counters launch gaps look like any other wait, a trace tells
+// them apart); the last four are verdicts perf has no resource for.
+enum class ObservedBottleneck {
+    compute,
+    memory_bandwidth,
+    memory_capacity,
+    communication,  // Resource::interconnect
+    host_transfer,  // Resource::host_link
+    input_pipeline,
+    launch_overhead,  // predicted only
+    topology,         // the job's GPUs talk through the host, or span NUMA nodes
+    load_imbalance,   // one GPU busier than the others
+    idle,             // no job seems to be running
+    healthy,          // no rule found a plausible cause
+};
+
+// The one name table, the names every output prints (perf's `resource`, diagnose's `bottleneck`).
+inline constexpr std::pair<ObservedBottleneck, std::string_view> observed_bottleneck_names[] = {
+    {ObservedBottleneck::compute, "compute"},
+    {ObservedBottleneck::memory_bandwidth, "memory-bandwidth"},
+    {ObservedBottleneck::memory_capacity, "memory-capacity"},
+    {ObservedBottleneck::communication, "communication"},
+    {ObservedBottleneck::host_transfer, "host-transfer"},
+    {ObservedBottleneck::input_pipeline, "input-pipeline"},
+    {ObservedBottleneck::launch_overhead, "launch-overhead"},
+    {ObservedBottleneck::topology, "topology"},
+    {ObservedBottleneck::load_imbalance, "load-imbalance"},
+    {ObservedBottleneck::idle, "idle"},
+    {ObservedBottleneck::healthy, "healthy"},
+};
+
+std::string_view to_string(ObservedBottleneck bottleneck);  // its name in observed_bottleneck_names
+// The bottleneck of that name; nullopt for any other text.
+std::optional<ObservedBottleneck> parse_observed_bottleneck(std::string_view name);
+
+// `resource` in diagnose's terms, the verdict `gpusel diagnose` gives when it binds:
+// interconnect is communication, host_link host_transfer, the others their namesakes
+// (launch_overhead, which no diagnose rule names, included).
+ObservedBottleneck from_resource(Resource resource);
+
+// The name of from_resource(resource): "compute", "memory-bandwidth", "memory-capacity",
+// "communication", "host-transfer", "input-pipeline", "launch-overhead".
 std::string_view to_string(Resource resource);
 
 // Whose time a bottleneck's share is of.

@@ -362,24 +362,46 @@ ServingStack resolve_stack(const Workload& workload, ServingStack requested) {
     return ServingStack::optimized;
 }
 
-std::string_view to_string(Resource resource) {
-    switch (resource) {
-        case Resource::compute:
-            return "compute";
-        case Resource::memory_bandwidth:
-            return "memory-bandwidth";
-        case Resource::memory_capacity:
-            return "memory-capacity";
-        case Resource::interconnect:
-            return "communication";
-        case Resource::host_link:
-            return "host-transfer";
-        case Resource::input_pipeline:
-            return "input-pipeline";
-        case Resource::launch_overhead:
-            return "launch-overhead";
+std::string_view to_string(ObservedBottleneck bottleneck) {
+    for (const auto& [entry, name] : observed_bottleneck_names) {
+        if (entry == bottleneck) {
+            return name;
+        }
     }
     return "?";
+}
+
+std::optional<ObservedBottleneck> parse_observed_bottleneck(std::string_view name) {
+    for (const auto& [entry, entry_name] : observed_bottleneck_names) {
+        if (entry_name == name) {
+            return entry;
+        }
+    }
+    return std::nullopt;
+}
+
+ObservedBottleneck from_resource(Resource resource) {
+    switch (resource) {
+        case Resource::compute:
+            return ObservedBottleneck::compute;
+        case Resource::memory_bandwidth:
+            return ObservedBottleneck::memory_bandwidth;
+        case Resource::memory_capacity:
+            return ObservedBottleneck::memory_capacity;
+        case Resource::interconnect:
+            return ObservedBottleneck::communication;
+        case Resource::host_link:
+            return ObservedBottleneck::host_transfer;
+        case Resource::input_pipeline:
+            return ObservedBottleneck::input_pipeline;
+        case Resource::launch_overhead:
+            return ObservedBottleneck::launch_overhead;
+    }
+    return ObservedBottleneck::compute;  // unreachable: every Resource is a case above
+}
+
+std::string_view to_string(Resource resource) {
+    return to_string(from_resource(resource));
 }
 
 std::string_view to_string(BottleneckPhase phase) {

@@ -157,7 +157,7 @@ Json signals_json(const std::vector<SignalEvidence>& signals, const std::string&
 Json verdict_json(const Verdict& verdict, const std::string& path, std::vector<std::string>& notes) {
     const DiagnosisRule& rule = *verdict.rule;
     Json item;
-    item["bottleneck"] = rule.bottleneck;
+    item["bottleneck"] = std::string(to_string(rule.bottleneck));
     item["severity"] = std::string(to_string(rule.severity));
     item["rule"] = rule.id;
     Json evidence = Json::array();
@@ -262,8 +262,8 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
     }
     for (const Verdict& verdict : diagnosis.verdicts) {
         const DiagnosisRule& rule = *verdict.rule;
-        out << fmt::format("\n[{}] {}: {} (rule {}), confidence {}\n", to_string(rule.severity), rule.bottleneck,
-                           rule.finding, rule.id, to_string(verdict.confidence));
+        out << fmt::format("\n[{}] {}: {} (rule {}), confidence {}\n", to_string(rule.severity),
+                           to_string(rule.bottleneck), rule.finding, rule.id, to_string(verdict.confidence));
         out << "  " << verdict.summary << "\n";
         if (!verdict.evidence.empty()) {
             render_evidence_table(verdict, out);
@@ -288,7 +288,8 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
     if (!diagnosis.ruled_out.empty()) {
         out << "\nruled out (the conditions held, the evidence against outweighs them):\n";
         for (const Verdict& verdict : diagnosis.ruled_out) {
-            out << fmt::format("  {} ({}): {}\n", verdict.rule->id, verdict.rule->bottleneck, verdict.summary);
+            out << fmt::format("  {} ({}): {}\n", verdict.rule->id, to_string(verdict.rule->bottleneck),
+                               verdict.summary);
             render_signals(verdict, out);
         }
     }

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "diagnose/diagnose.hpp"
 #include "inputs/models.hpp"
@@ -89,7 +92,7 @@ TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
     std::set<std::string> ids;
     for (const DiagnosisRule& rule : diagnosis_rules()) {
         CHECK(ids.insert(rule.id).second);
-        CHECK(bottlenecks.count(rule.bottleneck) == 1);
+        CHECK(bottlenecks.count(std::string(to_string(rule.bottleneck))) == 1);
         CHECK_FALSE(rule.rationale.empty());
         CHECK_FALSE(rule.remedies.empty());
         CHECK_FALSE(rule.upgrade_note.empty());
@@ -105,6 +108,44 @@ TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
     CHECK(find_rule("cpu-jpeg-decode")->thresholds[0].value == 40);
     CHECK(find_rule("cpu-copy-mmap")->thresholds[0].value == 30);
     CHECK(find_rule("no-such-rule") == nullptr);
+}
+
+TEST_CASE("diagnose: every bottleneck name round-trips, each perf resource is the verdict diagnose prints for it",
+          "[diagnose]") {
+    std::set<std::string_view> names;
+    for (const auto& [bottleneck, name] : observed_bottleneck_names) {
+        CHECK(to_string(bottleneck) == name);
+        CHECK(parse_observed_bottleneck(name) == bottleneck);
+        CHECK(names.insert(name).second);
+    }
+    // Every value has its name: none falls through to to_string's "?".
+    CHECK(names.size() == static_cast<std::size_t>(ObservedBottleneck::healthy) + 1);
+    CHECK_FALSE(parse_observed_bottleneck("interconnect").has_value());  // perf's enum value, not a name
+    CHECK_FALSE(parse_observed_bottleneck("Compute").has_value());
+    CHECK_FALSE(parse_observed_bottleneck("").has_value());
+
+    // The names `gpusel diagnose` prints in `bottleneck` (docs/diagnose.md), spelled out here.
+    const std::pair<Resource, std::string_view> printed[] = {
+        {Resource::compute, "compute"},
+        {Resource::memory_bandwidth, "memory-bandwidth"},
+        {Resource::memory_capacity, "memory-capacity"},
+        {Resource::interconnect, "communication"},
+        {Resource::host_link, "host-transfer"},
+        {Resource::input_pipeline, "input-pipeline"},
+        {Resource::launch_overhead, "launch-overhead"},
+    };
+    CHECK(std::size(printed) == static_cast<std::size_t>(Resource::launch_overhead) + 1);
+    for (const auto& [resource, name] : printed) {
+        CAPTURE(name);
+        CHECK(to_string(from_resource(resource)) == name);
+        CHECK(to_string(resource) == name);  // perf's outputs print the same name
+        // A diagnose rule gives that verdict, for every resource but launch gaps (no rule sees them).
+        const auto& rules = diagnosis_rules();
+        const bool diagnosed = std::any_of(rules.begin(), rules.end(), [&](const DiagnosisRule& rule) {
+            return rule.bottleneck == from_resource(resource);
+        });
+        CHECK(diagnosed == (resource != Resource::launch_overhead));
+    }
 }
 
 TEST_CASE("diagnose: GPU waiting on busy host CPUs", "[diagnose]") {
