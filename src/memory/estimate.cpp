@@ -19,6 +19,7 @@ namespace gpusel {
 
 namespace {
 
+using memory_detail::Choices;
 using memory_detail::float_weight_uncertainty;
 using memory_detail::gb;
 using memory_detail::inference_terms;
@@ -84,6 +85,7 @@ struct Resolved {
     int micro_batch = 1;
     int batch = 1;
     int context_tokens = 1;
+    Choices choices;
 };
 
 Resolved resolve(const Workload& workload, const MemoryQuery& query) {
@@ -98,6 +100,8 @@ Resolved resolve(const Workload& workload, const MemoryQuery& query) {
     resolved.context_tokens = query.context_tokens > 0
                                   ? query.context_tokens
                                   : workload.inference.input_tokens + workload.inference.output_tokens;
+    resolved.choices.precision = query.precision.value_or(workload.precision);
+    resolved.choices.checkpointing = query.checkpointing.value_or(workload.training.checkpointing);
     return resolved;
 }
 
@@ -157,15 +161,19 @@ MemoryBreakdown engine_breakdown(const Workload& workload, const ServingMemory& 
 MemoryBreakdown compute(const Workload& workload, const GpuSpec& gpu, const Resolved& resolved,
                         std::vector<std::string>* note_list) {
     NoteList notes(note_list);
-    if (const std::optional<ServingMemory> serving = serving_memory(workload, gpu, resolved.layout)) {
+    const Choices& choices = resolved.choices;
+    if (const std::optional<ServingMemory> serving =
+            serving_memory(workload, gpu, resolved.layout, choices.precision)) {
         return engine_breakdown(workload, *serving, resolved, notes);
     }
     Peak peak;
     if (workload.is_training()) {
-        TrainingResult training = training_terms(workload, gpu, resolved.layout, resolved.micro_batch, notes);
+        TrainingResult training = training_terms(workload, choices, gpu, resolved.layout, resolved.micro_batch, notes);
         peak = training.peak;
     } else {
-        peak = inference_terms(workload, resolved.layout, resolved.batch, resolved.context_tokens, notes).peak;
+        peak = inference_terms(workload, choices.precision, resolved.layout, resolved.batch, resolved.context_tokens,
+                               notes)
+                   .peak;
     }
     const Allocation nominal = resolve_peak(peak, 1.0, true, 0.0);
     const Allocation low = resolve_peak(peak, activation_low_factor, false, -1.0);
@@ -226,9 +234,9 @@ constexpr int max_search_context = 1 << 24;
 
 }  // namespace
 
-double memory_usable_bytes(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
-                           double headroom_fraction) {
-    if (const std::optional<ServingMemory> serving = serving_memory(workload, gpu, layout)) {
+double memory_usable_bytes(const Workload& workload, const GpuSpec& gpu, const Layout& layout, double headroom_fraction,
+                           std::optional<Precision> precision) {
+    if (const std::optional<ServingMemory> serving = serving_memory(workload, gpu, layout, precision)) {
         return serving->budget_bytes;
     }
     return gpu.memory_bytes * (1.0 - headroom_fraction);
@@ -245,8 +253,9 @@ MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, con
     estimate.capacity_bytes = gpu.memory_bytes;
     estimate.headroom_fraction =
         query.headroom_fraction >= 0 ? query.headroom_fraction : workload.constraints.memory_headroom_fraction;
-    estimate.serving = serving_memory(workload, gpu, resolved.layout);
-    const double usable = memory_usable_bytes(workload, gpu, resolved.layout, estimate.headroom_fraction);
+    const Precision precision = resolved.choices.precision;
+    estimate.serving = serving_memory(workload, gpu, resolved.layout, precision);
+    const double usable = memory_usable_bytes(workload, gpu, resolved.layout, estimate.headroom_fraction, precision);
     estimate.fits = estimate.per_gpu.total_bytes <= usable;
     estimate.headroom_bytes = gpu.memory_bytes - estimate.per_gpu.total_bytes;
     if (estimate.serving) {

@@ -55,12 +55,11 @@ double inference_kv_cache_bytes(const Workload& workload, const Layout& layout, 
 // whole prompt, plus the prompt's logits in the compute dtype (HF and LitGPT compute them all).
 // Encoders (BERT, RoBERTa) encode each input in one pass: their outputs are hidden states for a
 // small task head, not vocabulary logits (as in training).
-double prefill_workspace_bytes(const Workload& workload, const Layout& layout, int batch, int context_tokens,
-                               NoteList& notes) {
+double prefill_workspace_bytes(const Workload& workload, double compute_bytes, const Layout& layout, int batch,
+                               int context_tokens, NoteList& notes) {
     const ModelSpec& model = workload.model;
     const bool encoder = model.family == ModelFamily::encoder;
     const double t = std::max(layout.tensor_parallel, 1);
-    const double compute_bytes = activation_element_bytes(workload.precision);
     const TransformerWidths w = memory_detail::transformer_widths(model);
     const double prompt = std::min(workload.inference.input_tokens, context_tokens);
     const double tokens = prompt * batch;
@@ -78,13 +77,13 @@ double prefill_workspace_bytes(const Workload& workload, const Layout& layout, i
 
 }  // namespace
 
-InferenceResult inference_terms(const Workload& workload, const Layout& layout, int batch, int context_tokens,
-                                NoteList& notes) {
+InferenceResult inference_terms(const Workload& workload, Precision precision, const Layout& layout, int batch,
+                                int context_tokens, NoteList& notes) {
     const ModelSpec& model = workload.model;
     InferenceResult result;
     const ParameterSplit split = split_parameters(model);
     const ShardParams shard = shard_parameters(model, split, layout);
-    const double compute_bytes = activation_element_bytes(workload.precision);
+    const double compute_bytes = activation_element_bytes(precision);
     result.peak.weights = stored_weight_bytes(shard, workload.weights);
     result.peak.weights_uncertainty =
         result.peak.weights *
@@ -108,7 +107,8 @@ InferenceResult inference_terms(const Workload& workload, const Layout& layout, 
         if (model.family != ModelFamily::encoder) {
             result.peak.kv_cache = inference_kv_cache_bytes(workload, layout, batch, context_tokens, notes);
         }
-        result.peak.activations = prefill_workspace_bytes(workload, layout, batch, context_tokens, notes);
+        result.peak.activations =
+            prefill_workspace_bytes(workload, compute_bytes, layout, batch, context_tokens, notes);
     } else if (model.activation_bytes_per_sample > 0) {
         const double scale = compute_bytes == 2 ? half_precision_activation_factor : 1.0;
         result.peak.activations = model.activation_bytes_per_sample * scale * batch;

@@ -64,6 +64,13 @@ struct Peak {
     double kv_cache = 0;
 };
 
+// The compute precision and recompute level an estimate runs at: its query's, else the
+// workload's, resolved once in estimate.cpp. The terms read them here, never from the workload.
+struct Choices {
+    Precision precision = Precision::bf16;
+    Checkpointing checkpointing = Checkpointing::none;
+};
+
 // The least-squares line through the workload's measured peaks (bytes against micro-batch) on
 // this GPU, else another; `used` false when there are none.
 struct CalibrationFit {
@@ -82,18 +89,18 @@ struct TrainingResult {
 };
 
 // Weights, gradients, optimizer states and activations of one training step on one GPU of
-// `layout` at `micro_batch` (training.cpp), with the calibration fit when the workload has
-// measured peaks; notes go to `notes`.
-TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, const Layout& layout, int micro_batch,
-                              NoteList& notes);
+// `layout` at `micro_batch` under `choices` (training.cpp), with the calibration fit when the
+// workload has measured peaks; notes go to `notes`.
+TrainingResult training_terms(const Workload& workload, const Choices& choices, const GpuSpec& gpu,
+                              const Layout& layout, int micro_batch, NoteList& notes);
 
 struct InferenceResult {
     Peak peak;
 };
 
 // Weights, KV cache and prefill workspace of one GPU of `layout` serving `batch` requests of
-// `context_tokens` tokens (inference.cpp); notes go to `notes`.
-InferenceResult inference_terms(const Workload& workload, const Layout& layout, int batch, int context_tokens,
-                                NoteList& notes);
+// `context_tokens` tokens computed in `precision` (inference.cpp); notes go to `notes`.
+InferenceResult inference_terms(const Workload& workload, Precision precision, const Layout& layout, int batch,
+                                int context_tokens, NoteList& notes);
 
 }  // namespace gpusel::memory_detail

@@ -31,13 +31,17 @@ struct MemoryBreakdown {
 };
 
 // What is being estimated. For training, micro_batch and seq_len come from the workload
-// unless set here (> 0); for inference, batch and context_tokens likewise.
+// unless set here (> 0); for inference, batch and context_tokens likewise. precision and
+// checkpointing are the compute precision and recompute level to estimate at (a planner's
+// candidate): the same figures as a copy of the workload with those fields set.
 struct MemoryQuery {
     Layout layout;
-    int micro_batch = 0;            // training: samples per GPU per pass; 0 = from workload
-    int batch = 0;                  // inference: concurrent sequences per replica; 0 = from workload or 1
-    int context_tokens = 0;         // inference: tokens per sequence (prompt + output); 0 = from workload
-    double headroom_fraction = -1;  // < 0: from the workload's constraints
+    int micro_batch = 0;                         // training: samples per GPU per pass; 0 = from workload
+    int batch = 0;                               // inference: concurrent sequences per replica; 0 = from workload or 1
+    int context_tokens = 0;                      // inference: tokens per sequence (prompt + output); 0 = from workload
+    double headroom_fraction = -1;               // < 0: from the workload's constraints
+    std::optional<Precision> precision;          // none = the workload's precision
+    std::optional<Checkpointing> checkpointing;  // training: none = the workload's training.checkpointing
 };
 
 // How a paged serving engine (vLLM, SGLang, TensorRT-LLM) divides one GPU at start-up
@@ -71,7 +75,9 @@ struct ServingMemory {
 bool uses_serving_engine(const Workload& workload);
 
 // The engine's start-up arithmetic for one replica's GPU; nullopt when !uses_serving_engine.
-std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
+// `precision`: the compute precision of the activation peak; none = the workload's.
+std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
+                                            std::optional<Precision> precision = std::nullopt);
 
 // Requests of `context_tokens` each (prompt + output) that the pool holds at once, whole blocks
 // per request, capped by max_num_seqs; 0 when the engine would not start.
@@ -93,9 +99,10 @@ struct MemoryEstimate {
     std::optional<ServingMemory> serving;  // paged serving engines: the start-up arithmetic
 };
 
-// The bytes `fits` is judged against: capacity × (1 − headroom), or a paged engine's budget.
-double memory_usable_bytes(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
-                           double headroom_fraction);
+// The bytes `fits` is judged against: capacity × (1 − headroom), or a paged engine's budget
+// (at `precision`, as serving_memory; none = the workload's).
+double memory_usable_bytes(const Workload& workload, const GpuSpec& gpu, const Layout& layout, double headroom_fraction,
+                           std::optional<Precision> precision = std::nullopt);
 
 MemoryEstimate estimate_memory(const Workload& workload, const GpuSpec& gpu, const MemoryQuery& query);
 

@@ -69,10 +69,11 @@ int default_block_size(Engine engine) {
 // gated FFNs, 2 × otherwise, times the experts each token visits), plus the sampler's logits for
 // min(max_num_seqs, tokens) sequences. It does not grow with the layers (freed layer by layer)
 // nor shrink with TP for the sampler (logits are gathered on every rank).
-double activation_peak(const Workload& workload, const Layout& layout, int batched_tokens, int sequences) {
+double activation_peak(const Workload& workload, Precision precision, const Layout& layout, int batched_tokens,
+                       int sequences) {
     const ModelSpec& model = workload.model;
     const memory_detail::TransformerWidths w = memory_detail::transformer_widths(model);
-    const double compute_bytes = memory_detail::activation_element_bytes(workload.precision);
+    const double compute_bytes = memory_detail::activation_element_bytes(precision);
     const double ffn_tensors = model.ffn_gated ? 3.0 : 2.0;
     const double forward = static_cast<double>(batched_tokens) * w.moe_top_k * ffn_tensors * w.ffn /
                            std::max(layout.tensor_parallel, 1) * compute_bytes;
@@ -100,7 +101,8 @@ bool uses_serving_engine(const Workload& workload) {
            workload.model.is_transformer() && workload.model.family != ModelFamily::encoder;
 }
 
-std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuSpec& gpu, const Layout& layout) {
+std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
+                                            std::optional<Precision> precision) {
     if (!uses_serving_engine(workload)) {
         return std::nullopt;
     }
@@ -127,7 +129,8 @@ std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuS
     const ParameterSplit split = split_parameters(workload.model);
     const memory_detail::ShardParams shard = memory_detail::shard_parameters(workload.model, split, layout);
     s.weights_bytes = memory_detail::stored_weight_bytes(shard, workload.weights);
-    s.activation_peak_bytes = activation_peak(workload, layout, s.max_num_batched_tokens, s.max_num_seqs);
+    s.activation_peak_bytes = activation_peak(workload, precision.value_or(workload.precision), layout,
+                                              s.max_num_batched_tokens, s.max_num_seqs);
     s.non_torch_bytes = layout.tensor_parallel > 1 ? non_torch_tensor_parallel_bytes : non_torch_single_bytes;
     const double fixed = s.weights_bytes + s.activation_peak_bytes + s.non_torch_bytes;
     switch (s.engine) {

@@ -83,12 +83,16 @@ CalibrationFit fit_calibration(const Workload& workload, const GpuSpec& gpu, dou
     return fit;
 }
 
-// What every term of a training estimate reads: the workload, the layout and how it shards.
+// What every term of a training estimate reads: the workload, the precision and recompute level
+// it runs at (never the workload's fields: the query may choose others), the layout and how it
+// shards.
 struct TrainingSetup {
-    TrainingSetup(const Workload& workload_, const Layout& layout_)
+    TrainingSetup(const Workload& workload_, const Choices& choices, const Layout& layout_)
         : workload(workload_),
           model(workload_.model),
           training(workload_.training),
+          precision(choices.precision),
+          checkpointing(choices.checkpointing),
           layout(layout_),
           split(split_parameters(workload_.model)),
           shard(shard_parameters(workload_.model, split, layout_)),
@@ -99,11 +103,13 @@ struct TrainingSetup {
           offload_optimizer(layout_.offload != Offload::none),
           offload_params(layout_.offload == Offload::optimizer_and_params),
           lora(workload_.training.lora.enabled()),
-          compute_bytes(activation_element_bytes(workload_.precision)) {}
+          compute_bytes(activation_element_bytes(choices.precision)) {}
 
     const Workload& workload;
     const ModelSpec& model;
     const TrainingSpec& training;
+    const Precision precision;
+    const Checkpointing checkpointing;
     const Layout& layout;
     const ParameterSplit split;
     const ShardParams shard;
@@ -228,7 +234,7 @@ TrainableParams weights_term(const TrainingSetup& setup, Peak& peak, NoteList& n
             notes.add(
                 "fp32 weights under {} autocast: a 16-bit copy of every weight lives through forward and backward "
                 "(6 B/param)",
-                to_string(setup.workload.precision));
+                to_string(setup.precision));
         }
     }
     return trainable;
@@ -475,7 +481,7 @@ LayerStack layer_stack_activations(const TrainingSetup& setup, const ActivationS
         lora_dropout =
             s * b * memory_detail::lora_shape(model, training.lora).input_width_per_layer * (compute_bytes + 1.0);
     }
-    if (training.checkpointing == Checkpointing::full) {
+    if (setup.checkpointing == Checkpointing::full) {
         // Full recompute keeps each layer's input and rebuilds one layer at a time.
         const double inputs = layers * s * b * model.hidden * compute_bytes;
         ActivationShape working = shape;
@@ -549,7 +555,7 @@ ActivationTerm transformer_activations(const TrainingSetup& setup, double stored
     shape.element_bytes = setup.compute_bytes;
     shape.dropout = trains_with_dropout(model);
     shape.flash_attention = training.flash_attention;
-    shape.selective_recompute = training.checkpointing == Checkpointing::selective;
+    shape.selective_recompute = setup.checkpointing == Checkpointing::selective;
     shape.tensor_parallel = setup.layout.tensor_parallel;
     shape.autocast = stored_weight_element == 4 && setup.compute_bytes == 2;
     shape.recompute_ffn_activation = training.recompute_ffn_activation;
@@ -561,7 +567,7 @@ ActivationTerm transformer_activations(const TrainingSetup& setup, double stored
     if (notes.active()) {
         notes.add(
             "activations ({} recompute; Korthikanti et al. 2022 terms, seq {}{} × micro-batch {}, {}{}{}{}): {} = {}",
-            to_string(training.checkpointing), training.seq_len,
+            to_string(setup.checkpointing), training.seq_len,
             training.context_parallel > 1 ? fmt::format(" / context parallel {}", training.context_parallel) : "",
             micro_batch, training.flash_attention ? "flash attention" : "attention scores stored",
             model.ffn_gated ? ", gated FFN" : "", shape.dropout ? ", dropout masks" : "",
@@ -601,9 +607,9 @@ void apply_calibration(const Workload& workload, const GpuSpec& gpu, int micro_b
 
 }  // namespace
 
-TrainingResult training_terms(const Workload& workload, const GpuSpec& gpu, const Layout& layout, int micro_batch,
-                              NoteList& notes) {
-    const TrainingSetup setup(workload, layout);
+TrainingResult training_terms(const Workload& workload, const Choices& choices, const GpuSpec& gpu,
+                              const Layout& layout, int micro_batch, NoteList& notes) {
+    const TrainingSetup setup(workload, choices, layout);
     TrainingResult result;
     const TrainableParams trainable = weights_term(setup, result.peak, notes);
     gradients_term(setup, trainable, micro_batch, result.peak, notes);

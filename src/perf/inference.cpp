@@ -111,7 +111,7 @@ double inference_peak(const Setting& setting, bool& eight_bit) {
         }
         return fp16;
     }
-    const bool fp8_weights = workload.weights == WeightFormat::fp8 || workload.precision == Precision::fp8;
+    const bool fp8_weights = workload.weights == WeightFormat::fp8 || setting.precision == Precision::fp8;
     if (fp8_weights && gpu.supports(Precision::fp8)) {
         eight_bit = true;
         return gpu.peak_flops_per_s(Precision::fp8);
@@ -122,7 +122,7 @@ double inference_peak(const Setting& setting, bool& eight_bit) {
         eight_bit = true;
         return gpu.peak_flops_per_s(Precision::int8);
     }
-    const Precision precision = workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision;
+    const Precision precision = setting.precision == Precision::fp8 ? Precision::bf16 : setting.precision;
     return matmul_peak_flops_per_s(gpu, precision, setting.notes);
 }
 
@@ -150,7 +150,7 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
     replica.gemm.half_work_s = factors.gemm_half_work_s;
     replica.gemm.bandwidth_bytes_per_s = replica.bandwidth_bytes_per_s;
     replica.gemm.kernel_floor_s = factors.kernel_floor_s;
-    const Precision sixteen = setting.workload.precision == Precision::fp32 ? Precision::fp32 : Precision::bf16;
+    const Precision sixteen = setting.precision == Precision::fp32 ? Precision::fp32 : Precision::bf16;
     replica.attention_peak_flops_per_s = matmul_peak_flops_per_s(setting.gpu, sixteen, setting.notes);
     replica.attention_fraction = factors.attention_compute;
     replica.kernel_floor_s = factors.kernel_floor_s;
@@ -187,8 +187,7 @@ ReplicaModel build_model(const Setting& setting) {
     replica.bandwidth_bytes_per_s = setting.gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
     replica.overhead_per_layer_s = factors.overhead_per_layer_s;
     replica.request_floor_s = factors.request_floor_s;
-    replica.activation_bytes =
-        element_bytes(workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision);
+    replica.activation_bytes = element_bytes(setting.precision == Precision::fp8 ? Precision::bf16 : setting.precision);
     if (!replica.transformer) {
         replica.forward_flops_per_sample = model.flops_per_sample;
         replica.flops_per_byte = factors.cnn_inference_flops_per_byte;
@@ -815,14 +814,14 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
         return result;
     }
 
-    result.max_batch_memory = inference_batch_capacity(workload, setting.gpu, layout);
+    result.max_batch_memory = inference_batch_capacity(workload, setting.gpu, layout, setting.precision);
     result.fits = result.max_batch_memory > 0;
     if (!result.fits) {
         setting.notes.push_back(
             fmt::format("the weights do not fit {} × {} per replica; speeds assume they did", shards, setting.gpu.id));
     }
     // The scheduler's own limit: a paged engine's max_num_seqs, else a typical engine default.
-    const std::optional<ServingMemory> engine = serving_memory(workload, setting.gpu, layout);
+    const std::optional<ServingMemory> engine = serving_memory(workload, setting.gpu, layout, setting.precision);
     BatchChoice choice;
     choice.memory_cap = std::max(1, result.max_batch_memory);
     choice.engine_limit = engine ? engine->max_num_seqs : auto_batch_limit;

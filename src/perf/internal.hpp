@@ -10,7 +10,9 @@
 
 namespace gpusel::perf_detail {
 
-// What one estimate needs besides the workload: the GPU, its resolved factors and the layout.
+// What one estimate needs besides the workload: the GPU, its resolved factors, the layout, and
+// the compute precision and recompute level it runs at (the query's, else the workload's:
+// the estimators read these, never workload.precision or workload.training.checkpointing).
 struct Setting {
     const Workload& workload;
     const GpuSpec& gpu;
@@ -19,6 +21,8 @@ struct Setting {
     Layout layout;
     ServingStack stack;
     std::vector<std::string>& notes;
+    Precision precision;
+    Checkpointing checkpointing;
 };
 
 // The dense peak (FLOP/s) matrix math of `precision` runs at on `gpu`, falling back to the
@@ -34,8 +38,10 @@ struct InferenceTimes {
 };
 InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times);
 
-// Whether the training state (memory_breakdown's total) fits the layout under the headroom.
-bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
+// Whether the training state (memory_breakdown's total) fits the layout under the headroom, at
+// `precision` and `checkpointing`.
+bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Layout& layout, Precision precision,
+                         Checkpointing checkpointing);
 // What one GPU of a training layout holds against what it may use, bytes: the weights, gradients
 // and optimizer state; the activations of the workload's micro-batch; the overheads (CUDA
 // context, NCCL buffers, the allocator's reserve, which grows with both), to say what overflows.
@@ -45,7 +51,8 @@ struct TrainingMemoryUse {
     double overhead_bytes = 0;
     double usable_bytes = 0;
 };
-TrainingMemoryUse training_memory_use(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
+TrainingMemoryUse training_memory_use(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
+                                      Precision precision, Checkpointing checkpointing);
 
 // Quantile of the standard normal distribution for probability p in (0.5, 1).
 double normal_quantile(double p);

@@ -80,8 +80,8 @@ std::string single_pass_capacity_remedy(InferenceTask task) {
 
 // Detail and remedy for a workload served in one pass per batch (encoders, prefill-only scoring,
 // CNNs, recommenders) or in denoising steps (diffusion): no decode, no KV-cache remedies.
-void explain_single_pass(const Workload& workload, const GpuSpec& gpu, const InferencePerf& perf, ServingStack stack,
-                         Bottleneck& bottleneck) {
+void explain_single_pass(const Workload& workload, Precision precision, const GpuSpec& gpu, const InferencePerf& perf,
+                         ServingStack stack, Bottleneck& bottleneck) {
     const InferenceTask task = workload.task();
     const std::string noun(request_noun(task));
     const bool diffusion = task == InferenceTask::diffusion;
@@ -136,7 +136,7 @@ void explain_single_pass(const Workload& workload, const GpuSpec& gpu, const Inf
                     "bandwidth would not help";
             } else {
                 // Transformers with 8-bit weights still run 16-bit GEMMs (weight-only); CNNs run INT8 kernels.
-                const bool eight_bit = workload.precision == Precision::fp8 ||
+                const bool eight_bit = precision == Precision::fp8 ||
                                        (!workload.model.is_transformer() && bits_per_weight(workload.weights) <= 8);
                 bottleneck.remedy =
                     !eight_bit && (gpu.supports(Precision::fp8) || gpu.supports(Precision::int8))
@@ -172,10 +172,10 @@ void explain_single_pass(const Workload& workload, const GpuSpec& gpu, const Inf
 }
 
 // Detail and remedy for an inference bottleneck.
-void explain_inference(const Workload& workload, const GpuSpec& gpu, const InferencePerf& perf, ServingStack stack,
-                       BottleneckPhase phase, Bottleneck& bottleneck) {
+void explain_inference(const Workload& workload, Precision precision, const GpuSpec& gpu, const InferencePerf& perf,
+                       ServingStack stack, BottleneckPhase phase, Bottleneck& bottleneck) {
     if (workload.task() != InferenceTask::generation) {
-        explain_single_pass(workload, gpu, perf, stack, bottleneck);
+        explain_single_pass(workload, precision, gpu, perf, stack, bottleneck);
         return;
     }
     const double step = perf.decode_step_s;
@@ -280,20 +280,22 @@ void explain_inference(const Workload& workload, const GpuSpec& gpu, const Infer
 }
 
 // Detail and remedy for a training bottleneck.
-void explain_training(const Workload& workload, const GpuSpec& gpu, const TrainingPerf& perf, const Layout& layout,
-                      Bottleneck& bottleneck) {
+void explain_training(const Setting& setting, const TrainingPerf& perf, Bottleneck& bottleneck) {
+    const Workload& workload = setting.workload;
+    const GpuSpec& gpu = setting.gpu;
+    const Layout& layout = setting.layout;
     const double gpu_samples_per_s = perf.global_batch / std::max(1e-12, perf.step_time_s - perf.input_s);
     switch (bottleneck.resource) {
         case Resource::compute:
             bottleneck.detail = fmt::format("MFU {} of {}'s dense {} peak; pipeline bubble {}", percent(perf.mfu),
-                                            gpu.id, to_string(workload.precision), percent(perf.bubble_fraction));
+                                            gpu.id, to_string(setting.precision), percent(perf.bubble_fraction));
             if (perf.bubble_fraction > 0.15) {
                 bottleneck.remedy = fmt::format(
                     "compute-bound with a {} pipeline bubble: more micro-batches per step "
                     "(gradient accumulation), an interleaved schedule "
                     "(training.virtual_stages) or fewer pipeline stages",
                     percent(perf.bubble_fraction));
-            } else if (gpu.supports(Precision::fp8) && workload.precision != Precision::fp8) {
+            } else if (gpu.supports(Precision::fp8) && setting.precision != Precision::fp8) {
                 bottleneck.remedy =
                     "compute-bound, as training should be: FP8 (Transformer Engine GEMMs on the FP8 peak) or "
                     "more GPUs shorten the run";
@@ -364,7 +366,8 @@ void explain_training(const Workload& workload, const GpuSpec& gpu, const Traini
             return;
         }
         case Resource::memory_capacity: {
-            const perf_detail::TrainingMemoryUse use = perf_detail::training_memory_use(workload, gpu, layout);
+            const perf_detail::TrainingMemoryUse use =
+                perf_detail::training_memory_use(workload, gpu, layout, setting.precision, setting.checkpointing);
             if (use.states_bytes > use.usable_bytes) {
                 bottleneck.detail =
                     fmt::format("weights, gradients and optimizer state alone need {} of {} usable per GPU",
@@ -428,7 +431,7 @@ FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int c
             candidate.tensor_parallel = t;
             candidate.pipeline_parallel = p;
             candidate.data_parallel = std::max(1, count / (t * p));
-            return perf_detail::training_state_fits(workload, gpu, candidate);
+            return perf_detail::training_state_fits(workload, gpu, candidate, workload.precision, spec.checkpointing);
         };
         const int node = std::min(count, std::max(1, workload.constraints.gpus_per_node));
         const int heads = std::max(1, workload.model.heads);
@@ -506,7 +509,15 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
     const std::string engine =
         workload.is_training() ? query.engine : resolve_engine(workload, estimate.stack, query.engine);
     const EfficiencyFactors factors = efficiency.resolve(gpu, estimate.stack, engine);
-    Setting setting{workload, gpu, factors, efficiency.platform, estimate.layout, estimate.stack, estimate.notes};
+    Setting setting{workload,
+                    gpu,
+                    factors,
+                    efficiency.platform,
+                    estimate.layout,
+                    estimate.stack,
+                    estimate.notes,
+                    query.precision.value_or(workload.precision),
+                    query.checkpointing.value_or(workload.training.checkpointing)};
     if (workload.is_training()) {
         ResourceTimes times;
         estimate.training = perf_detail::estimate_training(setting, query.micro_batch, times);
@@ -523,14 +534,15 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
                 estimate.bottleneck.resource = Resource::input_pipeline;
                 estimate.bottleneck.share = training.input_s / training.step_time_s;
             }
-            if (!perf_detail::training_state_fits(workload, gpu, estimate.layout)) {
+            if (!perf_detail::training_state_fits(workload, gpu, estimate.layout, setting.precision,
+                                                  setting.checkpointing)) {
                 estimate.bottleneck.resource = Resource::memory_capacity;
                 estimate.bottleneck.share = 1;
             }
             estimate.bottleneck.phase = estimate.bottleneck.resource == Resource::memory_capacity
                                             ? BottleneckPhase::memory
                                             : BottleneckPhase::step;
-            explain_training(workload, gpu, training, estimate.layout, estimate.bottleneck);
+            explain_training(setting, training, estimate.bottleneck);
         }
     } else {
         perf_detail::InferenceTimes times;
@@ -565,7 +577,7 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
                 phase = BottleneckPhase::memory;
             }
             estimate.bottleneck.phase = phase;
-            explain_inference(workload, gpu, inference, estimate.stack, phase, estimate.bottleneck);
+            explain_inference(workload, setting.precision, gpu, inference, estimate.stack, phase, estimate.bottleneck);
         }
     }
     if (!estimate.training && !estimate.inference) {

@@ -230,12 +230,16 @@ struct PerfEstimate {
     std::vector<std::string> notes;
 };
 
+// precision and checkpointing are the compute precision and recompute level to estimate at (a
+// planner's candidate): the same figures as a copy of the workload with those fields set.
 struct PerfQuery {
     Layout layout;
     int micro_batch = 0;  // 0 = from workload
     int batch = 0;        // inference batch per replica; 0 = workload or the model's choice
     ServingStack stack = ServingStack::automatic;
     std::string engine;  // an engine of known_engine_names() the rules match; "" = resolve_engine's choice
+    std::optional<Precision> precision;          // none = the workload's precision
+    std::optional<Checkpointing> checkpointing;  // training: none = the workload's training.checkpointing
 };
 
 // Why `fitting_layout` found no layout; the words are the caller's (the CLI names its flags).
@@ -272,6 +276,8 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
 
 // The largest inference batch per replica that memory holds at the workload's context
 // (prompt + output), 0 when the weights do not fit. The one place the batch cap is computed.
-int inference_batch_capacity(const Workload& workload, const GpuSpec& gpu, const Layout& layout);
+// `precision`: the compute precision; none = the workload's.
+int inference_batch_capacity(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
+                             std::optional<Precision> precision = std::nullopt);
 
 }  // namespace gpusel

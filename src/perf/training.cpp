@@ -75,7 +75,8 @@ struct SampleWork {
     double tokens = 0;  // 0 for models without tokens
 };
 
-SampleWork sample_work(const Workload& workload, const EfficiencyFactors& factors, std::vector<std::string>& notes) {
+SampleWork sample_work(const Workload& workload, Checkpointing checkpointing, const EfficiencyFactors& factors,
+                       std::vector<std::string>& notes) {
     const ModelSpec& model = workload.model;
     const TrainingSpec& spec = workload.training;
     SampleWork work;
@@ -97,9 +98,9 @@ SampleWork sample_work(const Workload& workload, const EfficiencyFactors& factor
         // Frozen base under LoRA: no weight gradients, so 4Ψ instead of 6Ψ (plus the adapters).
         const double dense_passes = lora ? 4.0 : 6.0;
         double per_token = dense_passes * matmul + 6 * work.trainable_params * (lora ? 1 : 0) + 3 * attention_forward;
-        if (spec.checkpointing == Checkpointing::full) {
+        if (checkpointing == Checkpointing::full) {
             per_token += 2 * matmul + attention_forward;  // the forward pass again
-        } else if (spec.checkpointing == Checkpointing::selective) {
+        } else if (checkpointing == Checkpointing::selective) {
             per_token += attention_forward;  // attention core recomputed (Korthikanti et al. 2022)
         }
         work.executed_flops = per_token * seq;
@@ -173,7 +174,7 @@ double micro_batch_communication_s(const Setting& setting, const TransformerTrai
     if (tp > 1 && model.is_transformer()) {
         const LinkTier link = link_for_group(workload, setting.gpu, tp, setting.factors, setting.platform);
         const CollectiveLink collective = collective_link(link, setting.gpu, setting.factors);
-        const int all_reduces = 4 + (workload.training.checkpointing == Checkpointing::full ? 2 : 0);
+        const int all_reduces = 4 + (setting.checkpointing == Checkpointing::full ? 2 : 0);
         communication_s += exposed_tensor_share(workload, setting.factors) * all_reduces *
                            (static_cast<double>(model.layers) / pp) * all_reduce_s(activation_bytes, tp, collective);
         if (link.name.rfind("pcie", 0) == 0) {
@@ -343,7 +344,8 @@ void time_to_train(const TrainingSpec& spec, double tokens_per_sample, TrainingP
 
 }  // namespace
 
-TransformerTrainingOps transformer_training_ops(const Workload& workload, const GpuSpec& gpu,
+TransformerTrainingOps transformer_training_ops(const Workload& workload, Precision precision,
+                                                Checkpointing checkpointing, const GpuSpec& gpu,
                                                 const EfficiencyFactors& factors, std::vector<std::string>& notes) {
     const ModelSpec& model = workload.model;
     const TrainingSpec& spec = workload.training;
@@ -386,7 +388,7 @@ TransformerTrainingOps transformer_training_ops(const Workload& workload, const 
     double elements = 2 * 2 * h + 2 * 3 * h + (model.ffn_gated ? 3.0 : 2.0) * ops.ffn_width;
     double kernels = 5;
     const bool dropout = memory_detail::trains_with_dropout(model);
-    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    const bool fp32_training = precision == Precision::fp32 || precision == Precision::tf32;
     ops.activation_bytes = fp32_training ? 4 : 2;
     if (dropout) {
         elements += 2 * (2 * h + h / ops.activation_bytes);
@@ -403,16 +405,16 @@ TransformerTrainingOps transformer_training_ops(const Workload& workload, const 
     ops.elementwise_elements_per_token = elements;
     ops.elementwise_kernels = kernels;
     ops.gemm_passes = spec.lora.enabled() ? 2 : 3;  // a frozen base has no weight gradients
-    ops.gemm_recompute = spec.checkpointing == Checkpointing::full ? 1 : 0;
-    ops.attention_recompute = spec.checkpointing == Checkpointing::none ? 0 : 1;
+    ops.gemm_recompute = checkpointing == Checkpointing::full ? 1 : 0;
+    ops.attention_recompute = checkpointing == Checkpointing::none ? 0 : 1;
 
     // Rates: FP8 GEMMs on the FP8 peak at their own plateau; attention and element-wise stay
     // 16-bit (Transformer Engine recipes).
-    const bool fp8 = workload.precision == Precision::fp8 && gpu.supports(Precision::fp8);
-    if (workload.precision == Precision::fp8 && !fp8) {
+    const bool fp8 = precision == Precision::fp8 && gpu.supports(Precision::fp8);
+    if (precision == Precision::fp8 && !fp8) {
         notes.push_back(fmt::format("{} has no FP8 tensor cores; training runs in BF16", gpu.id));
     }
-    const Precision wide = workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision;
+    const Precision wide = precision == Precision::fp8 ? Precision::bf16 : precision;
     const double wide_peak = matmul_peak_flops_per_s(gpu, wide, notes);
     ops.bandwidth_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
     ops.floor_s = factors.kernel_floor_s;
@@ -497,9 +499,9 @@ double exposed_after_overlap(double comm_s, double hiding_s, double layers_per_s
     return std::max(comm_s - hiding_s, chunk_s);
 }
 
-double optimizer_bytes_per_param(const Workload& workload) {
+double optimizer_bytes_per_param(const Workload& workload, Precision precision) {
     const TrainingSpec& training = workload.training;
-    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    const bool fp32_training = precision == Precision::fp32 || precision == Precision::tf32;
     const double gradient_bytes = fp32_training ? 4 : 2;
     double state_bytes = 0;  // optimizer states per parameter, fp32
     switch (training.optimizer) {
@@ -550,14 +552,16 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
 
     // Transformers: per-operator kernels (docs/perf-model.md, "Training"); other models: FLOPs at
     // the achieved fraction of the dense peak against their DRAM traffic.
-    const bool fp8 = workload.precision == Precision::fp8 && gpu.supports(Precision::fp8);
-    const Precision wide = workload.precision == Precision::fp8 ? Precision::bf16 : workload.precision;
-    const TransformerTrainingOps ops = transformer_training_ops(workload, gpu, factors, notes);
+    const Precision precision = setting.precision;
+    const bool fp8 = precision == Precision::fp8 && gpu.supports(Precision::fp8);
+    const Precision wide = precision == Precision::fp8 ? Precision::bf16 : precision;
+    const TransformerTrainingOps ops =
+        transformer_training_ops(workload, precision, setting.checkpointing, gpu, factors, notes);
     const double base_peak = matmul_peak_flops_per_s(gpu, wide, notes);
     const double mfu_peak = fp8 ? gpu.peak_flops_per_s(Precision::fp8) : base_peak;
     const double bandwidth = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
 
-    const SampleWork work = sample_work(workload, factors, notes);
+    const SampleWork work = sample_work(workload, setting.checkpointing, factors, notes);
     if (!work.known) {
         return result;
     }
@@ -579,13 +583,13 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     const double bubble_slots = (pp - 1.0) / virtual_stages;
     const double pipeline_s = (accumulation + bubble_slots) * micro_s;
 
-    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    const bool fp32_training = precision == Precision::fp32 || precision == Precision::tf32;
     const double gradient_bytes = work.trainable_params / (tp * pp) * (fp32_training ? 4 : 2);
     const DataParallelSync sync = data_parallel_sync(setting, gpus, gradient_bytes, micro_kernel_s, accumulation);
 
     // Optimizer step: bandwidth-bound over the trainable parameters this GPU owns.
     const double owned_params = work.trainable_params / (tp * pp) / (layout.sharding != Sharding::none ? dp : 1);
-    double optimizer_s = owned_params * optimizer_bytes_per_param(workload) / bandwidth;
+    double optimizer_s = owned_params * optimizer_bytes_per_param(workload, precision) / bandwidth;
     double host_transfer_s = 0;
     const double host_link_bytes_per_s = gpu.host_link_bytes_per_s() * factors.host_link *
                                          (workload.data.pin_memory ? 1 : setting.platform.pageable_copy_fraction);

@@ -16,8 +16,8 @@
 namespace gpusel::perf_detail {
 
 // Bytes of optimizer traffic per trainable parameter per step (read and write of states,
-// master copy, gradient and weights).
-double optimizer_bytes_per_param(const Workload& workload);
+// master copy, gradient and weights) when training in `precision`.
+double optimizer_bytes_per_param(const Workload& workload, Precision precision);
 
 // The per-operator training model of a transformer (docs/perf-model.md, "Training"): the
 // shapes and rates of one layer's kernels, built once per workload and GPU. The planner's fast
@@ -48,7 +48,10 @@ struct TransformerTrainingOps {
     double floor_s = 0;
     double lower_bound_sample_s = 0;  // a sample's FLOPs at the plateau on one GPU: a bound
 };
-TransformerTrainingOps transformer_training_ops(const Workload& workload, const GpuSpec& gpu,
+// `precision` and `checkpointing`: what the workload trains at (the caller's choice, which may
+// differ from workload.precision and workload.training.checkpointing).
+TransformerTrainingOps transformer_training_ops(const Workload& workload, Precision precision,
+                                                Checkpointing checkpointing, const GpuSpec& gpu,
                                                 const EfficiencyFactors& factors, std::vector<std::string>& notes);
 // One micro-batch on one GPU of tensor parallel `tp` and pipeline stage count `pp`: GEMMs and
 // attention (compute) and element-wise kernels (memory), forward, backward and recompute.

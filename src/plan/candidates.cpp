@@ -119,18 +119,13 @@ CandidatePolicy CandidatePolicy::fixed_line(int count, Acquisition acquisition, 
     return policy;
 }
 
-Workload with_choices(const Workload& workload, Precision precision, Checkpointing checkpointing) {
-    Workload chosen = workload;
-    chosen.precision = precision;
-    chosen.training.checkpointing = checkpointing;
-    return chosen;
-}
-
 MemoryQuery memory_query(const Candidate& candidate) {
     MemoryQuery query;
     query.layout = candidate.layout;
     query.micro_batch = candidate.micro_batch;
     query.batch = candidate.batch;
+    query.precision = candidate.precision;
+    query.checkpointing = candidate.checkpointing;
     return query;
 }
 
@@ -305,11 +300,12 @@ void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSea
                                      format_duration(deadline->available), deadline->count)});
     }
     for (const TrainingChoice& choice : search.best_per_count) {
-        const Workload workload = with_choices(m_workload, choice.precision.precision, choice.checkpointing);
         PerfQuery perf_query;
         perf_query.layout = choice.layout;
         perf_query.micro_batch = choice.micro_batch;
-        PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+        perf_query.precision = choice.precision.precision;
+        perf_query.checkpointing = choice.checkpointing;
+        PerfEstimate perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
         if (!perf.training) {
             continue;
         }
@@ -329,9 +325,10 @@ void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSea
 }
 void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision,
                                             std::vector<Candidate>& out, Miss& miss, std::size_t& evaluated) {
-    const Workload workload = with_choices(m_workload, precision.precision, m_workload.training.checkpointing);
+    // The precision travels in the queries; the recompute level stays the workload's.
+    const Precision chosen = precision.precision;
     const int max_gpus = m_policy.exact_count.value_or(m_workload.constraints.max_gpus);
-    for (const Layout& layout : inference_layouts(workload, gpu, max_gpus)) {
+    for (const Layout& layout : inference_layouts(m_workload, gpu, max_gpus)) {
         if (m_policy.exact_count && *m_policy.exact_count % layout.tensor_parallel != 0) {
             continue;
         }
@@ -339,12 +336,13 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         MemoryQuery query;
         query.layout = layout;
         query.batch = 1;
-        const MemoryBreakdown memory = memory_breakdown(workload, gpu, query);
+        query.precision = chosen;
+        const MemoryBreakdown memory = memory_breakdown(m_workload, gpu, query);
         const double usable =
-            memory_usable_bytes(workload, gpu, layout, m_workload.constraints.memory_headroom_fraction);
+            memory_usable_bytes(m_workload, gpu, layout, m_workload.constraints.memory_headroom_fraction, chosen);
         if (memory.total_bytes > usable) {
             note_memory_miss(query, memory.total_bytes);
-            const std::optional<ServingMemory> engine = serving_memory(workload, gpu, layout);
+            const std::optional<ServingMemory> engine = serving_memory(m_workload, gpu, layout, chosen);
             note_miss(miss,
                       {gpu.id, RejectionKind::memory, "memory per GPU", memory.total_bytes, usable, layout.gpu_count(),
                        engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
@@ -358,7 +356,8 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         PerfQuery perf_query;
         perf_query.layout = layout;
         perf_query.batch = m_workload.inference.batch;
-        const std::optional<PerfEstimate> single = single_replica(workload, gpu, query, usable, perf_query);
+        perf_query.precision = chosen;
+        const std::optional<PerfEstimate> single = single_replica(gpu, query, usable, perf_query);
         if (!single || !single->inference->fits) {
             continue;
         }
@@ -378,13 +377,13 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         // Replicas are the data-parallel dimension of an inference layout; the perf model
         // spreads the offered load over them.
         perf_query.layout.data_parallel = replicas->serving;
-        PerfEstimate perf = estimate_perf(workload, gpu, perf_query, m_efficiency);
+        PerfEstimate perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
         if (perf.inference) {
             // The batch served must fit next to the weights and KV cache.
             MemoryQuery at_batch = query;
             at_batch.layout = perf_query.layout;
             at_batch.batch = perf.inference->batch;
-            const MemoryBreakdown used = memory_breakdown(workload, gpu, at_batch);
+            const MemoryBreakdown used = memory_breakdown(m_workload, gpu, at_batch);
             if (used.total_bytes > usable) {
                 note_memory_miss(at_batch, used.total_bytes);
                 note_miss(miss,
@@ -419,10 +418,9 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
     }
 }
 
-std::optional<PerfEstimate> CandidateEvaluator::single_replica(const Workload& workload, const GpuSpec& gpu,
-                                                               const MemoryQuery& query, double usable_bytes,
-                                                               PerfQuery& perf_query) const {
-    PerfEstimate single = estimate_perf(workload, gpu, perf_query, m_efficiency);
+std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gpu, const MemoryQuery& query,
+                                                               double usable_bytes, PerfQuery& perf_query) const {
+    PerfEstimate single = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
     if (!single.inference) {
         return std::nullopt;
     }
@@ -430,11 +428,11 @@ std::optional<PerfEstimate> CandidateEvaluator::single_replica(const Workload& w
         // An automatic batch larger than the memory holds: serve the largest that fits.
         MemoryQuery at_batch = query;
         at_batch.batch = single.inference->batch;
-        if (memory_breakdown(workload, gpu, at_batch).total_bytes > usable_bytes) {
-            const MemoryEstimate limits = estimate_memory(workload, gpu, query);
+        if (memory_breakdown(m_workload, gpu, at_batch).total_bytes > usable_bytes) {
+            const MemoryEstimate limits = estimate_memory(m_workload, gpu, query);
             if (limits.max_batch >= 1) {
                 perf_query.batch = limits.max_batch;
-                single = estimate_perf(workload, gpu, perf_query, m_efficiency);
+                single = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
                 if (!single.inference) {
                     return std::nullopt;
                 }

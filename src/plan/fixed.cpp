@@ -29,15 +29,19 @@ void closest_memory(const Workload& workload, const GpuSpec& gpu, const Training
             MemoryQuery query;
             query.layout = least.layout;
             query.micro_batch = least.micro_batch;
-            result.closest_memory =
-                estimate_memory(with_choices(workload, least.precision.precision, least.checkpointing), gpu, query);
+            query.precision = least.precision.precision;
+            query.checkpointing = least.checkpointing;
+            result.closest_memory = estimate_memory(workload, gpu, query);
             result.closest_layout = least.layout;
         }
         return;
     }
     if (const std::optional<MemoryMiss>& miss = evaluator.closest_memory_miss()) {
-        result.closest_memory = estimate_memory(
-            with_choices(workload, precisions.front().precision, workload.training.checkpointing), gpu, miss->query);
+        // Shown at the first precision, whichever one missed closest.
+        MemoryQuery query = miss->query;
+        query.precision = precisions.front().precision;
+        query.checkpointing = workload.training.checkpointing;
+        result.closest_memory = estimate_memory(workload, gpu, query);
         result.closest_layout = miss->query.layout;
     }
 }
@@ -95,7 +99,7 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
         return a.score < b.score;
     });
     Candidate& best = found.front();
-    best.memory = estimate_memory(with_choices(workload, best.precision, best.checkpointing), gpu, memory_query(best));
+    best.memory = estimate_memory(workload, gpu, memory_query(best));
     best.reason = winner_reason(workload, best, workload.objective);
     result.candidate = std::move(best);
     return result;

@@ -103,8 +103,9 @@ private:
     UsageProfile inference_usage(int gpus, int tensor_parallel) const;
     // One replica at the workload's batch, or at the largest automatic batch that fits next to
     // the weights and KV cache (`perf_query.batch` is set to it); none without an estimate.
-    std::optional<PerfEstimate> single_replica(const Workload& workload, const GpuSpec& gpu, const MemoryQuery& query,
-                                               double usable_bytes, PerfQuery& perf_query) const;
+    // `query` and `perf_query` carry the candidate's precision.
+    std::optional<PerfEstimate> single_replica(const GpuSpec& gpu, const MemoryQuery& query, double usable_bytes,
+                                               PerfQuery& perf_query) const;
     // Replicas for the offered load at `capacity_requests_per_s` each (a fixed line: its count);
     // none, with the miss noted, when they need more than `max_gpus`.
     std::optional<Replicas> replicas_for(double capacity_requests_per_s, int tensor_parallel, int max_gpus,
@@ -122,9 +123,8 @@ private:
     std::map<std::string, double> m_reference_rent;
 };
 
-// The workload as one candidate runs it: its precision and recompute level.
-Workload with_choices(const Workload& workload, Precision precision, Checkpointing checkpointing);
-// The memory query that reproduces a candidate's estimate.
+// The memory query that reproduces a candidate's estimate: its layout, batch, precision and
+// recompute level.
 MemoryQuery memory_query(const Candidate& candidate);
 
 // ---------------------------------------------------------------------------------------

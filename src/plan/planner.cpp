@@ -161,8 +161,7 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     }
     order_ties(ranked, objective);
     for (Candidate& candidate : ranked) {
-        candidate.memory = estimate_memory(with_choices(workload, candidate.precision, candidate.checkpointing),
-                                           *catalog.find(candidate.gpu), memory_query(candidate));
+        candidate.memory = estimate_memory(workload, *catalog.find(candidate.gpu), memory_query(candidate));
         candidate.reason = winner_reason(workload, candidate, objective);
     }
     if (!ranked.empty()) {

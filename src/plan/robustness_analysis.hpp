@@ -111,7 +111,6 @@ private:
     bool pick_holds(double speed, double price, double memory_t) const;
     void sample(RoleUncertainty& result);
     static double member_time_factor(const Member& member, const Outcome& outcome);
-    Workload variant(const Candidate& candidate) const;
     void warnings(RoleUncertainty& result) const;
 
     // robustness_break_even.cpp

@@ -27,13 +27,12 @@ std::string label_of(const Candidate& candidate) {
 // many replicas costs far more and moves alike).
 double Analysis::single_replica_capacity(const Member& member, const Workload& workload) const {
     const Candidate& candidate = *member.candidate;
-    Workload variant_workload = workload;
-    variant_workload.precision = candidate.precision;
     PerfQuery query;
     query.layout = candidate.layout;
     query.layout.data_parallel = 1;
     query.batch = candidate.batch;
-    const PerfEstimate perf = estimate_perf(variant_workload, *member.gpu, query, m_efficiency);
+    query.precision = candidate.precision;
+    const PerfEstimate perf = estimate_perf(workload, *member.gpu, query, m_efficiency);
     return perf.inference ? perf.inference->max_requests_per_s_meeting_slo : 0;
 }
 

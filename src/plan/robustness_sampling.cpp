@@ -122,9 +122,8 @@ bool Analysis::pick_holds(double speed, double price, double memory_t) const {
 
 void Analysis::sample(RoleUncertainty& result) {
     const Candidate& winner = *m_members[m_pick].candidate;
-    const Workload pick_workload = variant(winner);
-    m_usable_bytes = memory_usable_bytes(pick_workload, *m_members[m_pick].gpu, winner.layout,
-                                         m_workload.constraints.memory_headroom_fraction);
+    m_usable_bytes = memory_usable_bytes(m_workload, *m_members[m_pick].gpu, winner.layout,
+                                         m_workload.constraints.memory_headroom_fraction, winner.precision);
     // Ranked candidates' members, for bands and ties.
     std::vector<std::size_t> ranked_members;
     for (const Candidate& candidate : m_plan.ranked) {
@@ -202,13 +201,6 @@ void Analysis::sample(RoleUncertainty& result) {
 
 double Analysis::member_time_factor(const Member& member, const Outcome& outcome) {
     return member.base.speed > 0 ? member.base.speed / outcome.speed : 1;
-}
-
-Workload Analysis::variant(const Candidate& candidate) const {
-    Workload workload = m_workload;
-    workload.precision = candidate.precision;
-    workload.training.checkpointing = candidate.checkpointing;
-    return workload;
 }
 
 void Analysis::warnings(RoleUncertainty& result) const {

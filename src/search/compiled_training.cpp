@@ -45,7 +45,9 @@ double optimizer_state_bytes_per_param(Optimizer optimizer, const ModelSpec& mod
 }  // namespace
 
 std::optional<CompiledTraining> CompiledTraining::compile(const Workload& workload, const GpuSpec& gpu,
-                                                          const EfficiencyTable& efficiency) {
+                                                          const EfficiencyTable& efficiency,
+                                                          std::optional<Precision> precision,
+                                                          std::optional<Checkpointing> checkpointing) {
     const ModelSpec& model = workload.model;
     const TrainingSpec& training = workload.training;
     if (!workload.is_training() || memory_detail::uses_per_sample_activations(model) || training.lora.enabled() ||
@@ -56,6 +58,8 @@ std::optional<CompiledTraining> CompiledTraining::compile(const Workload& worklo
     CompiledTraining compiled;
     compiled.m_workload = &workload;
     compiled.m_gpu = &gpu;
+    compiled.m_precision = precision.value_or(workload.precision);
+    compiled.m_checkpointing = checkpointing.value_or(training.checkpointing);
     compiled.compile_memory(workload);
     const ServingStack stack = resolve_stack(workload, ServingStack::automatic);
     const EfficiencyFactors factors = efficiency.resolve(gpu, stack);
@@ -88,7 +92,7 @@ void CompiledTraining::compile_memory(const Workload& workload) {
     m_moe = model.is_moe();
     m_logits_on_last_stage = model.vocab > 0 && model.family != ModelFamily::encoder;
 
-    const double compute_bytes = activation_element_bytes(workload.precision);
+    const double compute_bytes = activation_element_bytes(m_precision);
     m_compute_bytes = compute_bytes;
     WeightFormat stored = workload.weights;
     if (!is_float_format(stored)) {
@@ -120,16 +124,16 @@ void CompiledTraining::compile_memory(const Workload& workload) {
 void CompiledTraining::compile_speed(const Workload& workload, const GpuSpec& gpu, const EfficiencyFactors& factors) {
     const TrainingSpec& training = workload.training;
     std::vector<std::string> ignored_notes;
-    m_ops = perf_detail::transformer_training_ops(workload, gpu, factors, ignored_notes);
+    m_ops = perf_detail::transformer_training_ops(workload, m_precision, m_checkpointing, gpu, factors, ignored_notes);
     m_tensor_share = perf_detail::exposed_tensor_share(workload, factors);
     m_bandwidth_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * factors.decode_bandwidth;
     const double seq = std::max(1, training.seq_len);
-    const bool fp8 = workload.precision == Precision::fp8;
-    m_activation_element = element_bytes(fp8 ? Precision::bf16 : workload.precision);
-    const bool fp32_training = workload.precision == Precision::fp32 || workload.precision == Precision::tf32;
+    const bool fp8 = m_precision == Precision::fp8;
+    m_activation_element = element_bytes(fp8 ? Precision::bf16 : m_precision);
+    const bool fp32_training = m_precision == Precision::fp32 || m_precision == Precision::tf32;
     m_gradient_bytes_per_param = fp32_training ? 4 : 2;
-    m_optimizer_traffic_per_param = perf_detail::optimizer_bytes_per_param(workload);
-    m_tensor_all_reduces = 4 + (training.checkpointing == Checkpointing::full ? 2 : 0);
+    m_optimizer_traffic_per_param = perf_detail::optimizer_bytes_per_param(workload, m_precision);
+    m_tensor_all_reduces = 4 + (m_checkpointing == Checkpointing::full ? 2 : 0);
     if (training.dataset_tokens > 0) {
         m_samples_total = training.dataset_tokens / seq;
     } else if (training.dataset_samples > 0) {
@@ -193,12 +197,12 @@ TrainingLayoutTerms CompiledTraining::layout_terms(int tensor_parallel, int pipe
     shape.element_bytes = m_compute_bytes;
     shape.dropout = memory_detail::trains_with_dropout(m_workload->model);
     shape.flash_attention = training.flash_attention;
-    shape.selective_recompute = training.checkpointing == Checkpointing::selective;
+    shape.selective_recompute = m_checkpointing == Checkpointing::selective;
     shape.tensor_parallel = terms.tensor_parallel;
     shape.autocast = m_autocast_copy;
     shape.recompute_ffn_activation = training.recompute_ffn_activation;
     double per_sample = 0;
-    if (training.checkpointing == Checkpointing::full) {
+    if (m_checkpointing == Checkpointing::full) {
         ActivationShape working = shape;
         working.selective_recompute = false;
         per_sample = m_layers * m_sequence_tokens * m_hidden * m_compute_bytes +

@@ -69,10 +69,13 @@ class CompiledTraining {
 public:
     // nullopt unless: a training workload of a transformer (Korthikanti activations, not a
     // per-sample figure), no LoRA, no memory calibration points, no offload, no data: section (the
-    // input pipeline), and a model with a speed estimate. `workload.precision` and
-    // `workload.training.checkpointing` are the ones evaluated.
+    // input pipeline), and a model with a speed estimate. `precision` and `checkpointing` are the
+    // ones evaluated (none: `workload.precision` and `workload.training.checkpointing`), as a
+    // MemoryQuery's and a PerfQuery's. The result refers to `workload`, which must outlive it.
     static std::optional<CompiledTraining> compile(const Workload& workload, const GpuSpec& gpu,
-                                                   const EfficiencyTable& efficiency);
+                                                   const EfficiencyTable& efficiency,
+                                                   std::optional<Precision> precision = std::nullopt,
+                                                   std::optional<Checkpointing> checkpointing = std::nullopt);
 
     TrainingLayoutTerms layout_terms(int tensor_parallel, int pipeline_parallel, int data_parallel) const;
 
@@ -111,6 +114,8 @@ private:
 
     const Workload* m_workload = nullptr;
     const GpuSpec* m_gpu = nullptr;
+    Precision m_precision = Precision::bf16;              // the one evaluated
+    Checkpointing m_checkpointing = Checkpointing::none;  // the one evaluated
     // Model.
     double m_params = 0;
     double m_embedding = 0;

@@ -108,8 +108,13 @@ struct Evaluation {
 // the path for workloads CompiledTraining does not cover.
 class ReferenceEvaluator {
 public:
-    ReferenceEvaluator(const Workload& workload, const GpuSpec& gpu, const EfficiencyTable& efficiency)
-        : m_workload(workload), m_gpu(gpu), m_efficiency(efficiency) {}
+    ReferenceEvaluator(const Workload& workload, Precision precision, Checkpointing checkpointing, const GpuSpec& gpu,
+                       const EfficiencyTable& efficiency)
+        : m_workload(workload),
+          m_precision(precision),
+          m_checkpointing(checkpointing),
+          m_gpu(gpu),
+          m_efficiency(efficiency) {}
 
     Layout layout(int tp, int pp, int dp, Sharding sharding) const {
         Layout layout;
@@ -129,6 +134,8 @@ public:
         MemoryQuery query;
         query.layout = layout;
         query.micro_batch = micro_batch;
+        query.precision = m_precision;
+        query.checkpointing = m_checkpointing;
         return memory_breakdown(m_workload, m_gpu, query).total_bytes;
     }
 
@@ -136,6 +143,8 @@ public:
         PerfQuery query;
         query.layout = layout;
         query.micro_batch = micro_batch;
+        query.precision = m_precision;
+        query.checkpointing = m_checkpointing;
         const PerfEstimate perf = estimate_perf(m_workload, m_gpu, query, m_efficiency);
         if (!perf.training) {
             return false;
@@ -149,6 +158,8 @@ public:
 
 private:
     const Workload& m_workload;
+    const Precision m_precision;
+    const Checkpointing m_checkpointing;
     const GpuSpec& m_gpu;
     const EfficiencyTable& m_efficiency;
 };
@@ -168,10 +179,7 @@ public:
         const Dimensions dims = dimensions(m_workload, m_gpu, max_count);
         for (const PrecisionChoice& precision : precision_choices(m_workload, m_gpu)) {
             for (const Checkpointing checkpointing : checkpointing_choices(m_workload)) {
-                Workload variant = m_workload;
-                variant.precision = precision.precision;
-                variant.training.checkpointing = checkpointing;
-                search_variant(variant, precision, checkpointing, dims, max_count);
+                search_variant(precision, checkpointing, dims, max_count);
             }
         }
         for (auto& [count, choice] : m_best) {
@@ -181,9 +189,8 @@ public:
     }
 
 private:
-    // What stays fixed while one precision × recompute variant is searched.
+    // What stays fixed while one precision × recompute variant of the workload is searched.
     struct Variant {
-        const Workload& workload;
         const PrecisionChoice& precision;
         Checkpointing checkpointing;
         const CompiledTraining* compiled;  // nullptr: the full estimators evaluate every point
@@ -202,29 +209,26 @@ private:
         std::vector<Sharding> shardings;
     };
 
-    void search_variant(const Workload& variant, const PrecisionChoice& precision, Checkpointing checkpointing,
-                        const Dimensions& dims, int max_count) {
+    void search_variant(const PrecisionChoice& precision, Checkpointing checkpointing, const Dimensions& dims,
+                        int max_count) {
         const std::optional<CompiledTraining> compiled =
-            m_options.reference ? std::nullopt : CompiledTraining::compile(variant, m_gpu, m_efficiency);
-        const ReferenceEvaluator reference(variant, m_gpu, m_efficiency);
+            m_options.reference
+                ? std::nullopt
+                : CompiledTraining::compile(m_workload, m_gpu, m_efficiency, precision.precision, checkpointing);
+        const ReferenceEvaluator reference(m_workload, precision.precision, checkpointing, m_gpu, m_efficiency);
         // Pruning rests on properties of the closed forms (monotone memory, the compute bound); the
         // full estimators' other paths (calibration fits, per-sample figures) are scanned whole.
         const bool prune = !m_options.reference && compiled.has_value();
-        const Variant context{variant,
-                              precision,
-                              checkpointing,
-                              compiled ? &*compiled : nullptr,
-                              reference,
-                              prune,
-                              variant.training.global_batch};
+        const Variant context{precision, checkpointing, compiled ? &*compiled : nullptr,
+                              reference, prune,         m_workload.training.global_batch};
         Block block;  // its vectors are reused from block to block
         for (const int tp : dims.tensor) {
             for (const int pp : dims.pipeline) {
                 if (static_cast<long long>(tp) * pp > max_count) {
                     continue;
                 }
-                for (const int dp : data_parallel_degrees(variant, tp * pp, max_count, m_options.fixed_count)) {
-                    fill_block(variant, dims, tp, pp, dp, block);
+                for (const int dp : data_parallel_degrees(m_workload, tp * pp, max_count, m_options.fixed_count)) {
+                    fill_block(dims, tp, pp, dp, block);
                     const std::size_t points = block.micro_batches.size() * block.shardings.size();
                     m_result.space += points;
                     if (points == 0 || block_cannot_win(context, block)) {
@@ -236,7 +240,7 @@ private:
         }
     }
 
-    void fill_block(const Workload& variant, const Dimensions& dims, int tp, int pp, int dp, Block& block) const {
+    void fill_block(const Dimensions& dims, int tp, int pp, int dp, Block& block) const {
         block.tp = tp;
         block.pp = pp;
         block.dp = dp;
@@ -245,14 +249,14 @@ private:
         for (const int micro_batch : dims.micro_batches) {
             // A proposal's GPU count is given: when it does not divide the global batch,
             // the accumulation steps are rounded (estimate_perf says so in a note).
-            if (m_options.fixed_count || micro_batch_valid(variant, micro_batch, dp)) {
+            if (m_options.fixed_count || micro_batch_valid(m_workload, micro_batch, dp)) {
                 block.micro_batches.push_back(micro_batch);
             }
         }
         block.shardings.clear();
         for (const Sharding sharding : dims.shardings) {
             // Sharding over one replica changes nothing: only the unsharded point.
-            if (dp > 1 || sharding == Sharding::none || variant.training.sharding_given) {
+            if (dp > 1 || sharding == Sharding::none || m_workload.training.sharding_given) {
                 block.shardings.push_back(sharding);
             }
         }
@@ -319,13 +323,13 @@ private:
     // batch: the gradients stay resident) and among those that do not; the first of the second
     // kind may need less (set-to-none frees its gradients between steps): the scan goes on from
     // there. The index of that micro-batch, or the end when no smaller need is possible.
-    static std::size_t next_micro_batch_after_memory_miss(const Variant& variant, const Block& block,
-                                                          std::size_t index) {
+    std::size_t next_micro_batch_after_memory_miss(const Variant& variant, const Block& block,
+                                                   std::size_t index) const {
         const std::vector<int>& micro_batches = block.micro_batches;
         const int global = variant.global_batch;
         const long long dp = block.dp;
         const bool accumulating = global > 0 && micro_batches[index] * dp < global;
-        if (!accumulating || variant.workload.training.zero_grad == ZeroGrad::zero) {
+        if (!accumulating || m_workload.training.zero_grad == ZeroGrad::zero) {
             return micro_batches.size();
         }
         std::size_t next = index + 1;
@@ -338,7 +342,7 @@ private:
     void record_point(const Variant& variant, int count, const Layout& layout, int micro_batch,
                       const Evaluation& evaluation) {
         if (!evaluation.meets_deadline && m_options.require_deadline) {
-            note_nearer(m_result.miss.deadline, evaluation.time_to_train_s, variant.workload.training.deadline_seconds,
+            note_nearer(m_result.miss.deadline, evaluation.time_to_train_s, m_workload.training.deadline_seconds,
                         count);
             return;
         }

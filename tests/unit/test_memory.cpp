@@ -750,3 +750,90 @@ TEST_CASE("memory::context parallelism keeps a 1/cp share of each sequence's act
     CHECK(split < whole);
     CHECK_THAT(split, Catch::Matchers::WithinRel(memory_breakdown(workload(4096, 1), gpu, query).total_bytes, 1e-12));
 }
+
+// ---------------------------------------------------------------------------------------
+// A query's precision and recompute level (the planner's candidates) against a copy of the
+// workload with those fields set: the same figures, exactly.
+
+namespace {
+
+Workload with_fields(Workload workload, Precision precision, Checkpointing checkpointing) {
+    workload.precision = precision;
+    workload.training.checkpointing = checkpointing;
+    return workload;
+}
+
+void check_same_breakdown(const MemoryBreakdown& query, const MemoryBreakdown& copy) {
+    CHECK(query.weights_bytes == copy.weights_bytes);
+    CHECK(query.gradients_bytes == copy.gradients_bytes);
+    CHECK(query.optimizer_bytes == copy.optimizer_bytes);
+    CHECK(query.activations_bytes == copy.activations_bytes);
+    CHECK(query.kv_cache_bytes == copy.kv_cache_bytes);
+    CHECK(query.overhead_bytes == copy.overhead_bytes);
+    CHECK(query.allocated_bytes == copy.allocated_bytes);
+    CHECK(query.total_bytes == copy.total_bytes);
+    CHECK(query.total_low_bytes == copy.total_low_bytes);
+    CHECK(query.total_high_bytes == copy.total_high_bytes);
+    CHECK(query.allocated_low_bytes == copy.allocated_low_bytes);
+    CHECK(query.allocated_high_bytes == copy.allocated_high_bytes);
+}
+
+void check_same_serving(const std::optional<ServingMemory>& query, const std::optional<ServingMemory>& copy) {
+    REQUIRE(query.has_value() == copy.has_value());
+    if (query) {
+        CHECK(query->budget_bytes == copy->budget_bytes);
+        CHECK(query->activation_peak_bytes == copy->activation_peak_bytes);
+        CHECK(query->kv_cache_bytes == copy->kv_cache_bytes);
+        CHECK(query->kv_cache_tokens == copy->kv_cache_tokens);
+        CHECK(query->fits == copy->fits);
+        CHECK(query->refusal == copy->refusal);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("memory: a query's precision and checkpointing give the figures of a workload copy with them set",
+          "[memory]") {
+    const GpuSpec& gpu = catalog_gpu("H100-SXM5");
+    const Workload training = workload_from(small_training("zero1", 2));            // bf16, no recompute
+    const Workload generate = workload_from(llama_inference("fp16", 512, 128, 4));  // per-request model
+    const Workload vllm = serving_workload("llama-3.1-8b", "bf16", "");             // a paged engine
+    const Workload tensorrt = serving_workload("llama-3.1-8b", "bf16", "engine: tensorrt-llm");
+    REQUIRE(training.training.checkpointing == Checkpointing::none);
+    REQUIRE(vllm.runtime.engine == Engine::vllm);
+    for (const Workload* workload : {&training, &generate, &vllm, &tensorrt}) {
+        for (const Precision precision : {Precision::fp32, Precision::bf16, Precision::fp16, Precision::fp8}) {
+            for (const Checkpointing checkpointing :
+                 {Checkpointing::none, Checkpointing::selective, Checkpointing::full}) {
+                CAPTURE(workload->name, to_string(precision), to_string(checkpointing));
+                const Workload copy = with_fields(*workload, precision, checkpointing);
+                MemoryQuery plain;
+                plain.layout.tensor_parallel = 2;
+                if (workload->is_training()) {
+                    plain.layout.data_parallel = 2;
+                    plain.layout.sharding = Sharding::zero1;
+                }
+                MemoryQuery chosen = plain;
+                chosen.precision = precision;
+                chosen.checkpointing = checkpointing;
+
+                check_same_breakdown(memory_breakdown(*workload, gpu, chosen), memory_breakdown(copy, gpu, plain));
+                const MemoryEstimate by_query = estimate_memory(*workload, gpu, chosen);
+                const MemoryEstimate by_copy = estimate_memory(copy, gpu, plain);
+                check_same_breakdown(by_query.per_gpu, by_copy.per_gpu);
+                CHECK(by_query.fits == by_copy.fits);
+                CHECK(by_query.headroom_bytes == by_copy.headroom_bytes);
+                CHECK(by_query.headroom_fraction == by_copy.headroom_fraction);
+                CHECK(by_query.max_micro_batch == by_copy.max_micro_batch);
+                CHECK(by_query.max_batch == by_copy.max_batch);
+                CHECK(by_query.max_context_tokens == by_copy.max_context_tokens);
+                CHECK(by_query.notes == by_copy.notes);
+                check_same_serving(by_query.serving, by_copy.serving);
+                check_same_serving(serving_memory(*workload, gpu, plain.layout, precision),
+                                   serving_memory(copy, gpu, plain.layout));
+                CHECK(memory_usable_bytes(*workload, gpu, plain.layout, 0.1, precision) ==
+                      memory_usable_bytes(copy, gpu, plain.layout, 0.1));
+            }
+        }
+    }
+}

@@ -10,6 +10,7 @@
 #include "inputs/workload.hpp"
 #include "perf/internal.hpp"
 #include "perf/perf.hpp"
+#include "support/test_support.hpp"
 
 using namespace gpusel;
 using Catch::Matchers::Contains;
@@ -875,4 +876,110 @@ inference: {input_tokens: 128, batch: 64, requests_per_s: 1}
     const std::string text = estimate.bottleneck.detail + " " + estimate.bottleneck.remedy;
     CHECK_THAT(text, !Contains("decode") && !Contains("TPOT") && !Contains("KV cache") && !Contains("TensorRT-LLM"));
     CHECK_THAT(estimate.notes.front(), Contains("encoder engine"));
+}
+
+// ---------------------------------------------------------------------------------------
+// A query's precision and recompute level (the planner's candidates) against a copy of the
+// workload with those fields set: the same figures, exactly.
+
+namespace {
+
+void check_same_perf(const PerfEstimate& query, const PerfEstimate& copy) {
+    REQUIRE(query.training.has_value() == copy.training.has_value());
+    REQUIRE(query.inference.has_value() == copy.inference.has_value());
+    if (query.training) {
+        const TrainingPerf& a = *query.training;
+        const TrainingPerf& b = *copy.training;
+        CHECK(a.step_time_s == b.step_time_s);
+        CHECK(a.tokens_per_s == b.tokens_per_s);
+        CHECK(a.samples_per_s == b.samples_per_s);
+        CHECK(a.mfu == b.mfu);
+        CHECK(a.time_to_train_s == b.time_to_train_s);
+        CHECK(a.scaling_efficiency == b.scaling_efficiency);
+        CHECK(a.meets_deadline == b.meets_deadline);
+        CHECK(a.compute_s == b.compute_s);
+        CHECK(a.memory_s == b.memory_s);
+        CHECK(a.communication_s == b.communication_s);
+        CHECK(a.host_transfer_s == b.host_transfer_s);
+        CHECK(a.bubble_fraction == b.bubble_fraction);
+        CHECK(a.model_flops_per_step == b.model_flops_per_step);
+        CHECK(a.micro_batch == b.micro_batch);
+        CHECK(a.gradient_accumulation == b.gradient_accumulation);
+        CHECK(a.global_batch == b.global_batch);
+    }
+    if (query.inference) {
+        const InferencePerf& a = *query.inference;
+        const InferencePerf& b = *copy.inference;
+        CHECK(a.ttft_s == b.ttft_s);
+        CHECK(a.tpot_s == b.tpot_s);
+        CHECK(a.output_tokens_per_s == b.output_tokens_per_s);
+        CHECK(a.prefill_tokens_per_s == b.prefill_tokens_per_s);
+        CHECK(a.requests_per_s == b.requests_per_s);
+        CHECK(a.p99_ttft_s == b.p99_ttft_s);
+        CHECK(a.p99_tpot_s == b.p99_tpot_s);
+        CHECK(a.p99_e2e_s == b.p99_e2e_s);
+        CHECK(a.batch == b.batch);
+        CHECK(a.max_batch_memory == b.max_batch_memory);
+        CHECK(a.fits == b.fits);
+        CHECK(a.batch_fits == b.batch_fits);
+        CHECK(a.meets_slo == b.meets_slo);
+        CHECK(a.max_requests_per_s_meeting_slo == b.max_requests_per_s_meeting_slo);
+        CHECK(a.binding_target == b.binding_target);
+        CHECK(a.decode_step_s == b.decode_step_s);
+        CHECK(a.batch_prefill_s == b.batch_prefill_s);
+        CHECK(a.decode_bytes_per_step == b.decode_bytes_per_step);
+    }
+    CHECK(query.bottleneck.resource == copy.bottleneck.resource);
+    CHECK(query.bottleneck.phase == copy.bottleneck.phase);
+    CHECK(query.bottleneck.share == copy.bottleneck.share);
+    CHECK(query.bottleneck.gpu_utilization == copy.bottleneck.gpu_utilization);
+    CHECK(query.bottleneck.detail == copy.bottleneck.detail);
+    CHECK(query.bottleneck.remedy == copy.bottleneck.remedy);
+    CHECK(query.notes == copy.notes);
+}
+
+}  // namespace
+
+TEST_CASE("perf: a query's precision and checkpointing give the estimate of a workload copy with them set", "[perf]") {
+    const GpuSpec* gpu = test::catalog().find("H100-SXM5");
+    REQUIRE(gpu != nullptr);
+    const Workload training = load_workload_text("format: 1\nname: t\nkind: training\n" + llama2_7b_model +
+                                                     "precision: bf16\ntraining:\n  optimizer: adamw\n  micro_batch: "
+                                                     "2\n  seq_len: 2048\n  dataset_tokens: 10B\n  deadline: 30d\n",
+                                                 "test.yaml", LoadContext{});
+    const Workload serving = inference_workload(512, 128, 4);
+    REQUIRE(training.training.checkpointing == Checkpointing::none);
+    // A split layout (tensor, pipeline and data parallel traffic) and one GPU, which a 7B model in
+    // fp32 with AdamW does not fit (the memory-capacity explanation).
+    Layout split;
+    split.tensor_parallel = 2;
+    split.pipeline_parallel = 2;
+    split.data_parallel = 2;
+    for (const Workload* workload : {&training, &serving}) {
+        for (const Layout& layout : {split, Layout{}}) {
+            for (const Precision precision : {Precision::fp32, Precision::bf16, Precision::fp16, Precision::fp8}) {
+                for (const Checkpointing checkpointing :
+                     {Checkpointing::none, Checkpointing::selective, Checkpointing::full}) {
+                    CAPTURE(workload->name, layout.gpu_count(), to_string(precision), to_string(checkpointing));
+                    Workload copy = *workload;
+                    copy.precision = precision;
+                    copy.training.checkpointing = checkpointing;
+                    PerfQuery plain;
+                    plain.layout = layout;
+                    if (!workload->is_training()) {
+                        plain.layout.pipeline_parallel = 1;
+                    }
+                    PerfQuery chosen = plain;
+                    chosen.precision = precision;
+                    chosen.checkpointing = checkpointing;
+                    check_same_perf(estimate_perf(*workload, *gpu, chosen, test::efficiency()),
+                                    estimate_perf(copy, *gpu, plain, test::efficiency()));
+                    if (!workload->is_training()) {
+                        CHECK(inference_batch_capacity(*workload, *gpu, plain.layout, precision) ==
+                              inference_batch_capacity(copy, *gpu, plain.layout));
+                    }
+                }
+            }
+        }
+    }
 }
