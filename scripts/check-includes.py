@@ -24,7 +24,7 @@ LAYERS = [
     ["inputs", "telemetry"],     # workloads, models, efficiency table; telemetry parsers
     ["memory", "verify"],        # memory estimator; acceptance checks of delivered hardware
     ["perf", "cost"],            # performance model; cost model and offer selection
-    ["search", "diagnose"],      # training-layout search; observed bottlenecks
+    ["search", "diagnose", "explain"],  # training-layout search; observed bottlenecks; prose of estimates
     ["plan"],                    # the planner
     ["check", "deploy"],         # proposal judgement; launch configurations
     ["report"],                  # every renderer
@@ -49,6 +49,7 @@ PUBLIC = {
     "cost": ["offer_selection.hpp"],  # which offers a workload may use, at what price
     "search": ["training_search.hpp"],  # private: compiled_training.hpp
     "diagnose": [],  # private: internal.hpp
+    "explain": [],
     "plan": ["robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
     "check": [],
     "deploy": [],  # private: launch_text.hpp

@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "cli/context.hpp"
 #include "cli/format_option.hpp"
+#include "explain/explain.hpp"
 #include "perf/calibration.hpp"
 #include "perf/perf.hpp"
 #include "report/perf_render.hpp"
@@ -87,6 +88,7 @@ void run_perf(Context& context, const PerfOptions& options) {
         calibrate_speed(workload, context.catalog(), uncalibrated, CalibrationStack{query.stack, query.engine});
     const EfficiencyTable efficiency = calibrated_efficiency(uncalibrated, calibration);
     PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
+    fill_bottleneck_explanation(workload, *gpu, estimate);
     const std::string group(speed_band_group(workload));
     const auto band = efficiency.speed_bands.find(group);
     const PerfResult result{workload,

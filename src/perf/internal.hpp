@@ -42,15 +42,7 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
 // `precision` and `checkpointing`.
 bool training_state_fits(const Workload& workload, const GpuSpec& gpu, const Layout& layout, Precision precision,
                          Checkpointing checkpointing);
-// What one GPU of a training layout holds against what it may use, bytes: the weights, gradients
-// and optimizer state; the activations of the workload's micro-batch; the overheads (CUDA
-// context, NCCL buffers, the allocator's reserve, which grows with both), to say what overflows.
-struct TrainingMemoryUse {
-    double states_bytes = 0;
-    double activations_bytes = 0;
-    double overhead_bytes = 0;
-    double usable_bytes = 0;
-};
+// What one GPU of a training layout holds against what it may use (perf.hpp, TrainingMemoryUse).
 TrainingMemoryUse training_memory_use(const Workload& workload, const GpuSpec& gpu, const Layout& layout,
                                       Precision precision, Checkpointing checkpointing);
 

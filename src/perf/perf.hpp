@@ -152,6 +152,16 @@ double matmul_params(const ModelSpec& model);
 // ---------------------------------------------------------------------------------------
 // Results.
 
+// What one GPU of a training layout holds against what it may use, bytes: the weights, gradients
+// and optimizer state; the activations of the micro-batch; the overheads (CUDA context, NCCL
+// buffers, the allocator's reserve, which grows with both), to say what overflows.
+struct TrainingMemoryUse {
+    double states_bytes = 0;
+    double activations_bytes = 0;
+    double overhead_bytes = 0;
+    double usable_bytes = 0;
+};
+
 struct TrainingPerf {
     double step_time_s = 0;
     double tokens_per_s = 0;  // whole candidate (0 for models without tokens)
@@ -173,6 +183,7 @@ struct TrainingPerf {
     int micro_batch = 0;
     int gradient_accumulation = 1;
     int global_batch = 0;
+    std::optional<TrainingMemoryUse> memory_use;  // set when the training state does not fit: what overflows
 };
 
 // The serving target that stops a higher load: the first to fail just above the largest load
@@ -221,12 +232,15 @@ struct InferencePerf {
     double vae_decode_s = 0;
 };
 
+// Numbers only: the bottleneck's detail and remedy are left empty for explain/explain.hpp
+// (fill_bottleneck_explanation), which writes them from these fields.
 struct PerfEstimate {
     std::optional<TrainingPerf> training;
     std::optional<InferencePerf> inference;
     Bottleneck bottleneck;
     Layout layout;
     ServingStack stack = ServingStack::optimized;
+    Precision precision = Precision::bf16;  // the compute precision estimated at (the query's, else the workload's)
     std::vector<std::string> notes;
 };
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "explain/explain.hpp"
 #include "plan/internal.hpp"
 
 namespace gpusel {
@@ -100,6 +101,7 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
     });
     Candidate& best = found.front();
     best.memory = estimate_memory(workload, gpu, memory_query(best));
+    fill_bottleneck_explanation(workload, gpu, best.perf);
     best.reason = winner_reason(workload, best, workload.objective);
     result.candidate = std::move(best);
     return result;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "explain/explain.hpp"
 #include "plan/internal.hpp"
 #include "plan/robustness.hpp"
 
@@ -161,7 +162,9 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     }
     order_ties(ranked, objective);
     for (Candidate& candidate : ranked) {
-        candidate.memory = estimate_memory(workload, *catalog.find(candidate.gpu), memory_query(candidate));
+        const GpuSpec& gpu = *catalog.find(candidate.gpu);
+        candidate.memory = estimate_memory(workload, gpu, memory_query(candidate));
+        fill_bottleneck_explanation(workload, gpu, candidate.perf);
         candidate.reason = winner_reason(workload, candidate, objective);
     }
     if (!ranked.empty()) {
