@@ -369,7 +369,8 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             note_miss(miss, std::move(slo));
             continue;
         }
-        const std::optional<Replicas> replicas = replicas_for(capacity, layout.tensor_parallel, max_gpus, miss);
+        const std::optional<Replicas> replicas =
+            replicas_for(*single->inference, layout.tensor_parallel, max_gpus, miss);
         if (!replicas) {
             continue;
         }
@@ -442,7 +443,7 @@ std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gp
     return single;
 }
 
-std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(double capacity_requests_per_s,
+std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(const InferencePerf& single,
                                                                              int tensor_parallel, int max_gpus,
                                                                              Miss& miss) const {
     // Replicas that carry the load, plus the spare ones deployment.redundancy asks for (a fixed
@@ -454,8 +455,23 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(dou
         replicas.serving = total - replicas.spares;
         return replicas;
     }
-    replicas.serving =
-        std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity_requests_per_s - 1e-9)));
+    // The fleet's capacity is perf's queueing model over all replicas (requests pooled behind one
+    // balancer), which is not additive: N replicas carry more than N × one replica's largest load.
+    // So the count is the one perf finds meeting the SLO at the offered load (replicas_needed, the
+    // same search `gpusel perf` prints), not the load divided by one replica's capacity; division
+    // only where perf finds no count (the SLO cannot be met at any: the estimate then says why).
+    if (single.meets_slo) {
+        replicas.serving = 1;
+    } else if (single.replicas_needed > 0) {
+        replicas.serving = single.replicas_needed;
+    } else {
+        const double capacity =
+            single.max_requests_per_s_meeting_slo > 0 ? single.max_requests_per_s_meeting_slo : single.requests_per_s;
+        replicas.serving =
+            capacity > 0
+                ? std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity - 1e-9)))
+                : 1;
+    }
     replicas.spares = spare_replicas(replicas.serving, false);
     const int gpus = (replicas.serving + replicas.spares) * tensor_parallel;
     if (gpus > max_gpus) {

@@ -106,9 +106,11 @@ private:
     // `query` and `perf_query` carry the candidate's precision.
     std::optional<PerfEstimate> single_replica(const GpuSpec& gpu, const MemoryQuery& query, double usable_bytes,
                                                PerfQuery& perf_query) const;
-    // Replicas for the offered load at `capacity_requests_per_s` each (a fixed line: its count);
-    // none, with the miss noted, when they need more than `max_gpus`.
-    std::optional<Replicas> replicas_for(double capacity_requests_per_s, int tensor_parallel, int max_gpus,
+    // Replicas for the offered load, from one replica's estimate `single`: the fewest that meet the
+    // SLO by perf's queueing model over the whole fleet (InferencePerf::replicas_needed), plus the
+    // spares (a fixed line: its count); none, with the miss noted, when they need more than
+    // `max_gpus`.
+    std::optional<Replicas> replicas_for(const InferencePerf& single, int tensor_parallel, int max_gpus,
                                          Miss& miss) const;
     int spare_replicas(int replicas, bool of_total) const;
 

@@ -153,10 +153,10 @@ void Analysis::add_member(const Candidate& candidate) {
         member.replica_gpus = std::max(1, candidate.count / std::max(1, candidate.replicas));
         member.capacity_per_replica =
             candidate.perf.inference->max_requests_per_s_meeting_slo / std::max(1, candidate.layout.data_parallel);
-        // The planner sized replicas from one replica's capacity; where the whole
-        // candidate's figure per replica gives another count, take the middle of the
-        // capacities that give the planner's count, so that the scenario at the estimate is
-        // the plan.
+        // The planner sized replicas with perf's search over the whole fleet (the queueing model
+        // is not additive); where the candidate's figure per replica gives another count, take
+        // the middle of the capacities that give the planner's count, so that the scenario at
+        // the estimate is the plan.
         const double rate = m_workload.inference.requests_per_s;
         if (rate > 0 && replicas_for(rate, member.capacity_per_replica) != member.serving) {
             member.capacity_per_replica = rate / (member.serving - 0.5);

@@ -254,6 +254,42 @@ TEST_CASE("plan: ranked candidates meet every hard constraint", "[plan]") {
     }
 }
 
+TEST_CASE("plan: a serving candidate's replicas are the fewest perf finds meeting the SLO", "[plan]") {
+    // The queueing model pools requests over all replicas, so N replicas carry more than N times
+    // one replica's largest load: dividing the load by one replica's capacity over-buys (on this
+    // example 29 A40 replicas where 11 meet the SLO). Every ranked serving candidate must hold
+    // the SLO with its serving replicas and miss it with one fewer, by perf itself.
+    const Workload workload = gpusel::load_workload_file(
+        gpusel::test::source_path("examples/chat-llama2-13b-int4.yaml"), gpusel::LoadContext{&catalog(), &models()});
+    const RolePlan plan = plan_one(workload, 40);
+    REQUIRE(plan.ranked.size() >= 20);
+    int checked_below = 0;
+    for (const Candidate& candidate : plan.ranked) {
+        INFO(candidate.gpu << " x" << candidate.count << " tp" << candidate.layout.tensor_parallel);
+        REQUIRE(candidate.perf.inference);
+        const gpusel::GpuSpec& gpu = *catalog().find(candidate.gpu);
+        gpusel::PerfQuery query;
+        query.layout = candidate.layout;
+        query.batch = candidate.batch;
+        query.precision = candidate.precision;
+        CHECK(candidate.layout.data_parallel == candidate.serving_replicas());
+        CHECK(gpusel::estimate_perf(workload, gpu, query, efficiency()).inference->meets_slo);
+        if (candidate.serving_replicas() > 1) {
+            --query.layout.data_parallel;
+            CHECK_FALSE(gpusel::estimate_perf(workload, gpu, query, efficiency()).inference->meets_slo);
+            ++checked_below;
+        }
+    }
+    CHECK(checked_below >= 15);
+    // The A40 on demand: 11 serving replicas + 1 spare (n+1), as `gpusel perf --count 10/11` shows.
+    const auto a40 = std::find_if(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& candidate) {
+        return candidate.gpu == "A40" && candidate.acquisition == gpusel::Acquisition::cloud_on_demand;
+    });
+    REQUIRE(a40 != plan.ranked.end());
+    CHECK(a40->serving_replicas() == 11);
+    CHECK(a40->count == 12);
+}
+
 TEST_CASE("plan: the same input gives the same plan", "[plan]") {
     const Workload workload = load(with_horizon("24mo"));
     const RolePlan first = plan_one(workload);
