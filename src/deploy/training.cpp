@@ -16,6 +16,9 @@
 //     --recompute-granularity,
 //     --recompute-method, --recompute-num-layers, --bf16, --fp8-format, --use-distributed-optimizer.
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -201,9 +204,24 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
     spec.assumptions.push_back(
         {"training script", "train.py", "a Hugging Face Trainer script (TrainingArguments flags); replace with yours"});
     if (spec.layout.tensor_parallel > 1 || spec.layout.pipeline_parallel > 1) {
-        spec.assumptions.push_back({"layout", describe(spec.layout),
-                                    "DeepSpeed's JSON does not split the model by tensor or pipeline; the memory "
-                                    "estimate holds for this layout only with --target megatron"});
+        // Without a model-parallel unit (HF Trainer passes none) DeepSpeed makes every rank a data
+        // parallel one and asserts train_batch_size == micro-batch × accumulation × world size at
+        // start-up (deepspeed/runtime/config.py, _batch_assertion). Keep the plan's samples per
+        // step where the accumulation divides; otherwise the nearest batch that multiplies out.
+        const int world = std::max(1, spec.gpus);
+        const int per_pass = std::max(1, spec.micro_batch) * world;
+        const int planned = spec.global_batch;
+        spec.gradient_accumulation =
+            std::max(1, static_cast<int>(std::lround(static_cast<double>(planned) / per_pass)));
+        spec.global_batch = per_pass * spec.gradient_accumulation;
+        spec.assumptions.push_back(
+            {"layout", describe(spec.layout),
+             fmt::format("DeepSpeed's JSON does not split the model by tensor or pipeline: the launch runs all {} "
+                         "GPUs data parallel, {} accumulation step{} for a global batch of {}{}; the memory estimate "
+                         "holds for this layout only with --target megatron",
+                         world, spec.gradient_accumulation, spec.gradient_accumulation == 1 ? "" : "s",
+                         spec.global_batch,
+                         spec.global_batch == planned ? "" : fmt::format(" (the plan's: {})", planned))});
     }
     if (spec.checkpointing == Checkpointing::selective) {
         spec.assumptions.push_back({"recompute", "selective",

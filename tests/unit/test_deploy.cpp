@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "base/error.hpp"
 #include "deploy/deploy.hpp"
 #include "deploy/launch_text.hpp"
@@ -241,6 +243,35 @@ TEST_CASE("DeepSpeed configuration: batch sizes multiply out, ZeRO stage and pre
     CHECK(contains(body,
                    "  --deepspeed pretrain-7b-training.ds_config.json \\\n  --per_device_train_batch_size 2 \\\n"
                    "  --gradient_accumulation_steps 4 \\\n  --bf16\n"));
+}
+
+TEST_CASE("DeepSpeed with a tensor-parallel pick: the batch multiplies out over every GPU", "[deploy]") {
+    // DeepSpeed without a model-parallel unit asserts train_batch_size == micro × accumulation ×
+    // world size. The pick: tp2 dp8 on 16 GPUs, micro-batch 2, accumulation 4, global batch 64.
+    LaunchSpec spec = training_spec();
+    REQUIRE(spec.layout.tensor_parallel == 2);
+    spec.micro_batch = 2;
+    spec.gradient_accumulation = 4;
+    spec.global_batch = 64;
+    const std::vector<Artefact> files = render_launch(DeployTarget::deepspeed, spec);
+    REQUIRE(files.size() == 2);
+    const auto config = nlohmann::json::parse(files[1].content);
+    // 64 samples per step over 16 data-parallel ranks of 2: 2 accumulation steps.
+    CHECK(config.at("train_batch_size").get<int>() == 64);
+    CHECK(config.at("train_micro_batch_size_per_gpu").get<int>() == 2);
+    CHECK(config.at("gradient_accumulation_steps").get<int>() == 2);
+    CHECK(contains(files[0].content, "  --gradient_accumulation_steps 2 \\\n"));
+    CHECK(contains(files[0].content,
+                   "the launch runs all 16 GPUs data parallel, 2 accumulation steps for a global "
+                   "batch of 64; the memory estimate holds for this layout only with --target "
+                   "megatron"));
+    // A global batch the world does not divide: the nearest that multiplies out, and the plan's named.
+    spec.global_batch = 40;  // 40 / 32 rounds to 1 step: 32
+    const std::vector<Artefact> odd = render_launch(DeployTarget::deepspeed, spec);
+    const auto odd_config = nlohmann::json::parse(odd[1].content);
+    CHECK(odd_config.at("train_batch_size").get<int>() == 32);
+    CHECK(odd_config.at("gradient_accumulation_steps").get<int>() == 1);
+    CHECK(contains(odd[0].content, "1 accumulation step for a global batch of 32 (the plan's: 40)"));
 }
 
 TEST_CASE("Megatron-LM: layout, batch, recompute and the model's shape as flags", "[deploy]") {
