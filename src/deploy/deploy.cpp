@@ -245,6 +245,14 @@ std::string model_mismatch(DeployTarget target, const LaunchSpec& spec) {
                            to_string(target), spec.workload, spec.model_label,
                            spec.training ? "torchrun, deepspeed, kubernetes or slurm" : "kubernetes or slurm");
     }
+    if (target == DeployTarget::megatron && spec.lora_rank > 0) {
+        // pretrain_gpt.py trains every weight and starts from random ones unless told to load a
+        // checkpoint; adapters are a fine-tuning entry point's job (PEFT under HF Trainer).
+        return fmt::format(
+            "megatron launches pretrain_gpt.py, which trains every weight; workload {} is a LoRA fine-tune "
+            "(rank {}): use --target torchrun or deepspeed (a PEFT fine-tuning script), kubernetes or slurm",
+            spec.workload, spec.lora_rank);
+    }
     if (target == DeployTarget::tensorrt_llm && spec.vendor != "nvidia") {
         return fmt::format(
             "tensorrt-llm runs on NVIDIA GPUs; the plan picked {} ({}): use --target vllm, sglang, "

@@ -194,11 +194,6 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
                              "split (--decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers)",
                              spec.architecture.layers, spec.layout.pipeline_parallel, spec.virtual_stages)});
         }
-        if (spec.lora_rank > 0) {
-            spec.assumptions.push_back({"LoRA", fmt::format("rank {} on {}", spec.lora_rank, spec.lora_targets),
-                                        "Megatron-LM's pretrain_gpt.py trains all weights; apply LoRA in your "
-                                        "fine-tuning entry point"});
-        }
         return spec;
     }
     spec.assumptions.push_back(
@@ -242,7 +237,10 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
 }
 
 bool uses_megatron(const LaunchSpec& spec) {
-    return spec.layout.tensor_parallel > 1 || spec.layout.pipeline_parallel > 1 || spec.context_parallel > 1;
+    // A LoRA fine-tune stays on the PEFT script whatever its layout (Megatron's pretrain_gpt.py
+    // would train every weight); the layout assumption says what that launch runs instead.
+    return spec.lora_rank == 0 &&
+           (spec.layout.tensor_parallel > 1 || spec.layout.pipeline_parallel > 1 || spec.context_parallel > 1);
 }
 
 CommandLine megatron_command(const LaunchSpec& spec, const Options& torchrun) {
