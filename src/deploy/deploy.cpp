@@ -121,7 +121,9 @@ void fill_serving(LaunchSpec& spec, const Candidate& pick, const Workload& workl
         const ServingMemory& serving = *pick.memory.serving;
         spec.memory_fraction = serving.memory_fraction;
         spec.max_model_len = serving.max_model_len;
-        spec.max_num_seqs = serving.max_num_seqs;
+        // The batch the estimate ran at, not the engine's limit: the engine admits up to
+        // max_num_seqs sequences, and TPOT was estimated (and the batch chosen) at pick.batch.
+        spec.max_num_seqs = pick.batch > 0 ? std::min(pick.batch, serving.max_num_seqs) : serving.max_num_seqs;
         spec.max_num_batched_tokens = serving.max_num_batched_tokens;
         spec.block_size = serving.block_size;
     } else {
@@ -271,7 +273,7 @@ LaunchSpec with_engine_settings(const LaunchSpec& spec, Engine engine) {
         if (settings.engine == engine) {
             result.memory_fraction = settings.memory_fraction;
             result.max_model_len = settings.max_model_len;
-            result.max_num_seqs = settings.max_num_seqs;
+            result.max_num_seqs = spec.batch > 0 ? std::min(spec.batch, settings.max_num_seqs) : settings.max_num_seqs;
             result.max_num_batched_tokens = settings.max_num_batched_tokens;
             result.block_size = settings.block_size;
             result.paged_engine = true;

@@ -41,9 +41,12 @@ std::string header_comment(const LaunchSpec& spec, std::string_view target, std:
 // guide): empty on one node.
 std::vector<std::pair<std::string, std::string>> nccl_environment(const LaunchSpec& spec);
 
-// The --quantization value that loads `weights` on `engine`; empty when none is needed (16-bit
-// weights) or no flag loads it (GGUF formats; nf4 on TensorRT-LLM).
-std::string quantization_flag_value(WeightFormat weights, Engine engine);
+// The --quantization value that loads `weights` on `engine` and runs the plan's compute
+// `precision`: the weight format's method; for 16-bit weights at fp8 compute, fp8 on vLLM and
+// SGLang (both quantize a 16-bit checkpoint to FP8 as it loads, W8A8); empty when none is needed
+// (16-bit weights and compute) or no flag does it (GGUF formats; nf4 and fp8-at-load on
+// TensorRT-LLM, whose checkpoint is quantized before the engine is built).
+std::string quantization_flag_value(WeightFormat weights, Precision precision, Engine engine);
 
 // The serving command of `engine` for one replica (vllm serve, sglang.launch_server, trtllm-serve).
 CommandLine serving_command(const LaunchSpec& spec, Engine engine);

@@ -411,10 +411,11 @@ void compare_serving(const LaunchSpec& plan_spec, const LaunchSettings& settings
         findings.push_back(fmt::format("KV-cache dtype {}; the plan assumed {}",
                                        printable_text(*settings.kv_cache_dtype), to_string(spec.kv_cache)));
     }
-    const std::string expected = deploy_detail::quantization_flag_value(spec.weights, engine);
+    const std::string expected = deploy_detail::quantization_flag_value(spec.weights, spec.precision, engine);
     if (settings.quantization && (expected.empty() || settings.quantization->rfind(expected, 0) != 0)) {
-        findings.push_back(fmt::format("quantization {}; the plan assumed weights {}",
-                                       printable_text(*settings.quantization), to_string(spec.weights)));
+        findings.push_back(fmt::format("quantization {}; the plan assumed weights {} at {} compute",
+                                       printable_text(*settings.quantization), to_string(spec.weights),
+                                       to_string(spec.precision)));
     }
 }
 

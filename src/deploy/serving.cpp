@@ -51,7 +51,8 @@ CommandLine vllm_command(const LaunchSpec& spec) {
         command.add("--pipeline-parallel-size", std::to_string(spec.layout.pipeline_parallel));
     }
     command.add("--dtype", dtype_name(spec.precision));
-    if (const std::string method = quantization_flag_value(spec.weights, Engine::vllm); !method.empty()) {
+    if (const std::string method = quantization_flag_value(spec.weights, spec.precision, Engine::vllm);
+        !method.empty()) {
         command.add("--quantization", method);
     }
     command.add("--max-model-len", std::to_string(spec.max_model_len));
@@ -79,7 +80,8 @@ CommandLine sglang_command(const LaunchSpec& spec) {
         command.add("--pp-size", std::to_string(spec.layout.pipeline_parallel));
     }
     command.add("--dtype", dtype_name(spec.precision));
-    if (const std::string method = quantization_flag_value(spec.weights, Engine::sglang); !method.empty()) {
+    if (const std::string method = quantization_flag_value(spec.weights, spec.precision, Engine::sglang);
+        !method.empty()) {
         command.add("--quantization", method);
     }
     command.add("--context-length", std::to_string(spec.max_model_len));
@@ -159,7 +161,12 @@ LaunchSpec with_engine_assumptions(const LaunchSpec& plan_spec, Engine engine) {
     if (spec.kv_cache == KvCacheFormat::int8) {
         spec.assumptions.push_back({"KV cache", "int8", "no engine flag selects an int8 KV cache; auto is written"});
     }
-    if (quantization_flag_value(spec.weights, engine).empty() && is_quantized(spec.weights)) {
+    if (engine == Engine::tensorrt_llm && spec.precision == Precision::fp8 && bits_per_weight(spec.weights) >= 16) {
+        spec.assumptions.push_back({"precision", "fp8",
+                                    "the estimate runs FP8 GEMMs: quantize the checkpoint to FP8 before building the "
+                                    "engine (TensorRT Model Optimizer, qformat fp8); trtllm-serve has no flag for it"});
+    }
+    if (quantization_flag_value(spec.weights, spec.precision, engine).empty() && is_quantized(spec.weights)) {
         spec.assumptions.push_back({"weights", std::string(to_string(spec.weights)),
                                     "no quantization flag of this engine loads it; the checkpoint's own "
                                     "quantization config must"});
@@ -171,7 +178,12 @@ LaunchSpec with_engine_assumptions(const LaunchSpec& plan_spec, Engine engine) {
 
 // The --quantization method of a weight format; empty when none is needed (16-bit weights) or
 // when the engine cannot load it (GGUF's q4_0, q4_k_m, q8_0; QLoRA's nf4 is bitsandbytes).
-std::string quantization_flag_value(WeightFormat weights, Engine engine) {
+std::string quantization_flag_value(WeightFormat weights, Precision precision, Engine engine) {
+    if (precision == Precision::fp8 && bits_per_weight(weights) >= 16) {
+        // vLLM: --quantization fp8 on an unquantized checkpoint is dynamic FP8 (weights per tensor
+        // at load, activations per token); SGLang's --quantization fp8 does the same.
+        return engine == Engine::tensorrt_llm ? "" : "fp8";
+    }
     switch (weights) {
         case WeightFormat::awq:
             return "awq";

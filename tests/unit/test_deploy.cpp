@@ -213,6 +213,30 @@ TEST_CASE("a target engine other than the plan's takes its own start-up settings
     CHECK(compare_launch(spec, read_launch_settings(vllm, "v.sh")).empty());
 }
 
+TEST_CASE("an FP8 pick on 16-bit weights launches FP8: --quantization fp8 where the engine has it", "[deploy]") {
+    // The estimate ran FP8 GEMMs on a bf16 checkpoint: vLLM and SGLang quantize it as they load
+    // (W8A8); trtllm-serve has no flag, so the launch says how to build the engine.
+    LaunchSpec spec = serving_spec();
+    spec.weights = WeightFormat::bf16;
+    spec.precision = Precision::fp8;
+    const std::string vllm = render_launch(DeployTarget::vllm, spec)[0].content;
+    CHECK(contains(vllm, "  --dtype auto \\\n  --quantization fp8 \\\n"));
+    const std::string sglang = render_launch(DeployTarget::sglang, spec)[0].content;
+    CHECK(contains(sglang, "  --quantization fp8 \\\n"));
+    const std::string trt = render_launch(DeployTarget::tensorrt_llm, spec)[0].content;
+    CHECK_FALSE(contains(trt, "--quantization"));
+    CHECK(contains(trt, "# assumption: precision = fp8: the estimate runs FP8 GEMMs: quantize the checkpoint"));
+    // Read back, the launch agrees; without the flag's value it would run bf16 GEMMs.
+    CHECK(compare_launch(spec, read_launch_settings(vllm, "v.sh")).empty());
+    // bf16 compute on the same weights needs no flag at all.
+    spec.precision = Precision::bf16;
+    CHECK_FALSE(contains(render_launch(DeployTarget::vllm, spec)[0].content, "--quantization"));
+    // Quantized weights keep their own method whatever the compute precision.
+    spec.weights = WeightFormat::awq;
+    spec.precision = Precision::fp8;
+    CHECK(contains(render_launch(DeployTarget::vllm, spec)[0].content, "  --quantization awq \\\n"));
+}
+
 TEST_CASE("DeepSpeed configuration: batch sizes multiply out, ZeRO stage and precision", "[deploy]") {
     LaunchSpec spec = training_spec();
     spec.layout.tensor_parallel = 1;

@@ -9,6 +9,6 @@ exec vllm serve "$MODEL" \
   --tensor-parallel-size=1 \
   --quantization awq_marlin \
   --max_model_len 768 \
-  --max-num-seqs 1024 \
+  --max-num-seqs 111 \
   --gpu-memory-utilization 0.90 \
   --kv-cache-dtype auto
