@@ -2,10 +2,13 @@
 // and the binding resource of one workload on one candidate.
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/context.hpp"
 #include "cli/format_option.hpp"
 #include "explain/explain.hpp"
@@ -25,7 +28,32 @@ struct PerfOptions {
     std::string stack = "auto";
     std::string batch;
     std::string micro_batch;
+    std::string precision;        // "" = the workload's
+    std::string tensor_parallel;  // "" = the smallest split that holds the weights
 };
+
+// --tensor-parallel T over --count N GPUs: inference replicas of T GPUs (N / T of them); training
+// keeps the workload's pipeline split and sharding and runs the rest data parallel.
+Layout tensor_parallel_layout(const Workload& workload, const GpuSpec& gpu, int count, int tensor_parallel,
+                              ServingStack stack) {
+    Layout layout;
+    if (workload.is_training()) {
+        const FittingLayout fitting = fitting_layout(workload, gpu, count, stack);
+        if (fitting.found()) {
+            layout = fitting.layout;
+        }
+    }
+    layout.tensor_parallel = tensor_parallel;
+    const int split = tensor_parallel * std::max(1, layout.pipeline_parallel);
+    if (count % split != 0) {
+        throw UsageError(fmt::format("--count {} is not a multiple of --tensor-parallel {}{}", count, tensor_parallel,
+                                     split == tensor_parallel
+                                         ? std::string()
+                                         : fmt::format(" × pipeline_parallel {}", layout.pipeline_parallel)));
+    }
+    layout.data_parallel = count / split;
+    return layout;
+}
 
 // The model says why no layout exists; the words name this command's --count flag.
 Layout layout_or_usage_error(const FittingLayout& fitting, int count) {
@@ -81,7 +109,22 @@ void run_perf(Context& context, const PerfOptions& options) {
     if (!options.micro_batch.empty() && !workload.is_training()) {
         throw UsageError("--micro-batch applies to training workloads; use --batch for inference");
     }
-    query.layout = layout_or_usage_error(fitting_layout(workload, *gpu, count, query.stack), count);
+    if (!options.precision.empty()) {
+        query.precision = parse_precision(options.precision);
+        if (!query.precision) {
+            std::vector<std::string> names;
+            for (const Precision precision : all_precisions) {
+                names.emplace_back(to_string(precision));
+            }
+            throw UsageError(fmt::format("--precision: '{}' is not one of {}{}", options.precision,
+                                         fmt::join(names, ", "), did_you_mean(options.precision, names)));
+        }
+    }
+    query.layout = options.tensor_parallel.empty()
+                       ? layout_or_usage_error(fitting_layout(workload, *gpu, count, query.stack), count)
+                       : tensor_parallel_layout(workload, *gpu, count,
+                                                parse_count_flag(options.tensor_parallel, "--tensor-parallel", 1, 64),
+                                                query.stack);
     const EfficiencyTable uncalibrated = builtin_efficiency();
     // The measurement ran on the stack the prediction is asked for.
     SpeedCalibration calibration =
@@ -135,10 +178,22 @@ void register_perf(CLI::App& app, Context& context) {
     command
         ->add_option("--micro-batch", options->micro_batch, "Training: samples per GPU per pass (overrides the file)")
         ->type_name("N");
+    command
+        ->add_option("--precision", options->precision,
+                     "Compute precision to estimate at: fp32, tf32, fp16, bf16, fp8, int8, int4, fp4 (default: the "
+                     "file's)")
+        ->type_name("P");
+    command
+        ->add_option("--tensor-parallel", options->tensor_parallel,
+                     "GPUs per model split: inference replicas of T GPUs, training tensor parallel T (default: the "
+                     "smallest split that holds the weights)")
+        ->type_name("T");
     command->footer(
         "\nExamples:\n"
         "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40\n"
         "      TTFT, TPOT, throughput and P99 at the offered load, with the bottleneck\n"
+        "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu T4 --count 34 --tensor-parallel 2\n"
+        "      a plan's pick exactly: its serving GPUs, layout (and --precision, --batch)\n"
         "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu H100-SXM5 --format json\n"
         "  gpusel perf train.yaml --gpu A100-80GB-SXM4 --count 16\n"
         "      step time, tokens/s, MFU and time to train over 16 GPUs (2 nodes of 8)\n"

@@ -17,6 +17,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The numbers the estimate ran at: compute precision; for serving the weight and KV-cache formats
+// as well ("fp8, weights bf16, KV cache fp16"), the words deploy's "pick:" line uses.
+std::string numerics_label(Precision precision, const Workload& workload) {
+    if (workload.is_training()) {
+        return std::string(to_string(precision));
+    }
+    return fmt::format("{}, weights {}, KV cache {}", to_string(precision), to_string(workload.weights),
+                       to_string(workload.kv_cache));
+}
+
 std::string stack_label(ServingStack stack, const Workload& workload) {
     switch (stack) {
         case ServingStack::llama_cpp:
@@ -348,8 +358,9 @@ Json speed_calibration_json(const SpeedCalibration& calibration, std::vector<std
 
 void render_perf_table(const PerfResult& result, std::ostream& out, const PerfStyle& style) {
     const PerfEstimate& estimate = result.estimate;
-    out << fmt::format("{} on {} × {} ({}), {}\n", result.workload.name, result.count, result.gpu_id,
-                       describe(estimate.layout), stack_label(estimate.stack, result.workload));
+    out << fmt::format("{} on {} × {} ({}, {}), {}\n", result.workload.name, result.count, result.gpu_id,
+                       describe(estimate.layout), numerics_label(estimate.precision, result.workload),
+                       stack_label(estimate.stack, result.workload));
     if (estimate.training) {
         training_lines(result, out);
     }
@@ -392,6 +403,10 @@ void render_perf_json(const PerfResult& result, std::ostream& out) {
     entry["count"] = result.count;
     entry["layout"] = layout_json(estimate.layout);
     entry["stack"] = std::string(to_string(estimate.stack));
+    entry["precision"] = std::string(to_string(estimate.precision));
+    entry["weights"] = std::string(to_string(result.workload.weights));
+    entry["kv_cache"] =
+        result.workload.is_training() ? Json(nullptr) : Json(std::string(to_string(result.workload.kv_cache)));
     entry["training"] = estimate.training ? training_json(result.workload, *estimate.training, notes) : Json(nullptr);
     entry["inference"] = estimate.inference ? inference_json(result.workload, estimate, notes) : Json(nullptr);
     entry["band"] = speed_band_json(result.band_group, result.band, entry["training"], entry["inference"], notes);

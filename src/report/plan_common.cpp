@@ -275,7 +275,9 @@ std::string setting_text(const RolePlan& plan, const Candidate& candidate) {
     std::string text = describe(candidate.layout);
     const Workload& workload = plan.workload;
     if (!candidate.perf.training) {
-        return text;
+        // The compute precision the estimate ran at, which deploy launches (an fp8 pick of a
+        // [bf16, fp8] search is not the bf16 the role's header names).
+        return text + fmt::format(", {}", to_string(candidate.precision));
     }
     if (!workload.training.micro_batch_options.empty()) {
         text += fmt::format(", micro-batch {}", candidate.micro_batch);
