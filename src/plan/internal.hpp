@@ -144,7 +144,7 @@ struct RankKey {
     double speed = 0;  // speed(), larger is faster
 };
 RankKey rank_key(const Candidate& candidate);
-// Score first, then TCO, then fewer GPUs.
+// Score first, then TCO; at the same score and TCO exactly, wins_tie (the faster, then fewer GPUs).
 bool ranks_before(const RankKey& a, const RankKey& b);
 // TCO within this many USD of the cheapest is a tie: max(tie_tolerance_usd, tie_tolerance_fraction
 // × the cheapest TCO) (plan.hpp).

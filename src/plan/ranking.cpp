@@ -136,7 +136,9 @@ bool ranks_before(const RankKey& a, const RankKey& b) {
     if (a.tco_usd != b.tco_usd) {
         return a.tco_usd < b.tco_usd;
     }
-    return a.count < b.count;
+    // The same money exactly (the same whole units bought, every GPU of them paid for): the
+    // faster configuration, so that a unit's GPUs are used rather than left idle; then fewer.
+    return wins_tie(a, b);
 }
 
 double tie_tolerance(double cheapest_tco_usd) {

@@ -26,6 +26,7 @@ PerfResult cnn_training() {
     training.gradient_accumulation = 1;
     training.global_batch = 64;
     result.estimate.training = training;
+    result.estimate.precision = gpusel::Precision::fp16;  // the header names the estimate's, not a default
     result.estimate.bottleneck = {gpusel::Resource::compute, gpusel::BottleneckPhase::step, 0.7, 0.95, "convolutions",
                                   "use channels_last"};
     result.estimate.notes = {"an assumption"};
@@ -42,7 +43,7 @@ std::string table(const PerfResult& result, bool quiet) {
 
 TEST_CASE("render::perf table: a training estimate of a model without tokens", "[render][perf]") {
     const std::string expected_head =
-        "resnet on 1 × L4 (tp1 pp1 dp1), PyTorch DDP\n"
+        "resnet on 1 × L4 (tp1 pp1 dp1, fp16), PyTorch DDP\n"
         "  step        250 ms per optimizer step: micro-batch 64 × 1 accumulation × 1 data parallel = 64 samples\n"
         "  throughput  256 samples/s, MFU 40 %\n"
         "  bottleneck  compute (70 % of the step time; GPU utilisation 95 %)\n"
@@ -55,7 +56,7 @@ TEST_CASE("render::perf table: a training estimate of a model without tokens", "
 TEST_CASE("render::perf table names every parallel dimension of the layout", "[render][perf]") {
     PerfResult result = cnn_training();
     result.estimate.layout.expert_parallel = 4;
-    CHECK_THAT(table(result, true), Catch::Matchers::StartsWith("resnet on 1 × L4 (tp1 pp1 dp1 ep4), PyTorch DDP\n"));
+    CHECK_THAT(table(result, true), Catch::Matchers::StartsWith("resnet on 1 × L4 (tp1 pp1 dp1 ep4, fp16), PyTorch DDP\n"));
 }
 
 TEST_CASE("render::perf json: null with a note for a value not computed and for tokens of a CNN",

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/format.hpp"
+#include "plan/internal.hpp"
 #include "plan/plan.hpp"
 #include "support/test_support.hpp"
 
@@ -252,6 +253,25 @@ TEST_CASE("plan: ranked candidates meet every hard constraint", "[plan]") {
             CHECK(plan.ranked[i - 1].score <= plan.ranked[i].score);
         }
     }
+}
+
+TEST_CASE("plan: at exactly the same cost the faster configuration ranks first, then fewer GPUs", "[plan]") {
+    using gpusel::plan_detail::RankKey;
+    using gpusel::plan_detail::ranks_before;
+    // 4 or 8 GPUs of one 8-GPU server bought whole: the same TCO; the 8 run twice as fast.
+    const RankKey four{100000, 100000, 4, 1.0};
+    const RankKey eight{100000, 100000, 8, 2.0};
+    CHECK(ranks_before(eight, four));
+    CHECK_FALSE(ranks_before(four, eight));
+    // Equally fast: fewer GPUs.
+    const RankKey eight_as_slow{100000, 100000, 8, 1.0};
+    CHECK(ranks_before(four, eight_as_slow));
+    // A cent cheaper ranks first, whatever its speed (within-tolerance ties are order_ties' job).
+    const RankKey cheaper_four{100000, 99999.99, 4, 1.0};
+    CHECK(ranks_before(cheaper_four, eight));
+    // The objective's score comes before both.
+    const RankKey better_score{99999, 200000, 16, 0.5};
+    CHECK(ranks_before(better_score, eight));
 }
 
 TEST_CASE("plan: a serving candidate's replicas are the fewest perf finds meeting the SLO", "[plan]") {
