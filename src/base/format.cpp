@@ -1,5 +1,6 @@
 #include "base/format.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -143,6 +144,17 @@ std::string format_rate(double per_second, const std::string& unit) {
         }
     }
     return trim_number(per_second / 1e6, 2) + "M " + unit;
+}
+
+std::string hidden_difference(const std::string& shown, const std::string& shown_limit, const std::string& difference) {
+    return shown == shown_limit ? difference : std::string();
+}
+
+std::string format_bytes_difference(double bytes) {
+    if (std::isfinite(bytes) && std::fabs(bytes) < 0.9995e9) {
+        return fmt::format("{:.0f} MB", std::max(1.0, std::round(std::fabs(bytes) / 1e6)));
+    }
+    return format_gb(std::fabs(bytes));
 }
 
 std::string format_percent(double fraction) {

@@ -16,4 +16,11 @@ std::string format_rate(double per_second, const std::string& unit);  // "95.5 t
 std::string format_percent(double fraction);                          // "71 %"
 std::string format_count(double count);                               // "950", "12.5K", "350M", "8.03B"
 
+// A strict comparison whose two sides print alike ("21.0 d > 21.0 d") hides a real difference:
+// then `difference` (the caller's formatted gap, to add to the sentence), else "". The comparison
+// itself is the caller's, on exact values; this only keeps the printed sentence from contradicting it.
+std::string hidden_difference(const std::string& shown, const std::string& shown_limit, const std::string& difference);
+// Bytes as the smallest readable difference: "40 MB" below 1 GB, else format_gb.
+std::string format_bytes_difference(double bytes);
+
 }  // namespace gpusel

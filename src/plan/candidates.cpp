@@ -34,6 +34,14 @@ std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& g
     return layouts;
 }
 
+// "15.5 GB usable", and, where the need prints as the same figure, how much it exceeds it by
+// ("15.5 GB usable, 40 MB short"): the printed sentence never contradicts the comparison.
+std::string usable_text(double needed_bytes, double usable_bytes) {
+    const std::string hidden = hidden_difference(format_gb(needed_bytes), format_gb(usable_bytes),
+                                                 format_bytes_difference(needed_bytes - usable_bytes));
+    return format_gb(usable_bytes) + " usable" + (hidden.empty() ? "" : ", " + hidden + " short");
+}
+
 }  // namespace
 
 void note_miss(Miss& miss, Rejection rejection) {
@@ -287,17 +295,21 @@ UsageProfile CandidateEvaluator::training_usage(const TrainingPerf& perf, int gp
 void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search,
                                            std::vector<Candidate>& out, Miss& miss) {
     if (const std::optional<NearMiss>& memory = search.miss.memory) {
-        note_miss(
-            miss,
-            {gpu.id, RejectionKind::memory, "memory per GPU", memory->needed, memory->available, memory->count,
-             fmt::format("needs {} per GPU at {} GPU{}, has {} ({} usable)", format_gb(memory->needed), memory->count,
-                         memory->count == 1 ? "" : "s", format_gb(gpu.memory_bytes), format_gb(memory->available))});
+        note_miss(miss,
+                  {gpu.id, RejectionKind::memory, "memory per GPU", memory->needed, memory->available, memory->count,
+                   fmt::format("needs {} per GPU at {} GPU{}, has {} ({})", format_gb(memory->needed), memory->count,
+                               memory->count == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                               usable_text(memory->needed, memory->available))});
     }
     if (const std::optional<NearMiss>& deadline = search.miss.deadline) {
+        const std::string needed = format_duration(deadline->needed);
+        const std::string limit = format_duration(deadline->available);
+        const std::string hidden =
+            hidden_difference(needed, limit, format_duration(deadline->needed - deadline->available));
         note_miss(miss, {gpu.id, RejectionKind::deadline, "training.deadline", deadline->needed, deadline->available,
                          deadline->count,
-                         fmt::format("{} > {} deadline at {} GPUs", format_duration(deadline->needed),
-                                     format_duration(deadline->available), deadline->count)});
+                         fmt::format("{} > {} deadline{} at {} GPUs", needed, limit,
+                                     hidden.empty() ? "" : " (by " + hidden + ")", deadline->count)});
     }
     for (const TrainingChoice& choice : search.best_per_count) {
         PerfQuery perf_query;
@@ -347,10 +359,10 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
                       {gpu.id, RejectionKind::memory, "memory per GPU", memory.total_bytes, usable, layout.gpu_count(),
                        engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
                                             layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s", engine->refusal)
-                              : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({} usable)",
+                              : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({})",
                                             format_gb(memory.total_bytes), layout.tensor_parallel,
                                             layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
-                                            format_gb(usable))});
+                                            usable_text(memory.total_bytes, usable))});
             continue;
         }
         PerfQuery perf_query;
@@ -387,10 +399,10 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             const MemoryBreakdown used = memory_breakdown(m_workload, gpu, at_batch);
             if (used.total_bytes > usable) {
                 note_memory_miss(at_batch, used.total_bytes);
-                note_miss(miss,
-                          {gpu.id, RejectionKind::memory, "memory per GPU", used.total_bytes, usable, gpus,
-                           fmt::format("needs {} per GPU at batch {}, has {} ({} usable)", format_gb(used.total_bytes),
-                                       perf.inference->batch, format_gb(gpu.memory_bytes), format_gb(usable))});
+                note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", used.total_bytes, usable, gpus,
+                                 fmt::format("needs {} per GPU at batch {}, has {} ({})", format_gb(used.total_bytes),
+                                             perf.inference->batch, format_gb(gpu.memory_bytes),
+                                             usable_text(used.total_bytes, usable))});
                 continue;
             }
         }

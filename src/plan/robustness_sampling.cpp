@@ -208,20 +208,25 @@ void Analysis::warnings(RoleUncertainty& result) const {
     const Candidate& candidate = *pick.candidate;
     const MemoryBreakdown& memory = m_plan.winner->memory.per_gpu;
     if (memory.total_bytes <= m_usable_bytes && memory.total_high_bytes > m_usable_bytes) {
+        const std::string hidden = hidden_difference(format_gb(memory.total_high_bytes), format_gb(m_usable_bytes),
+                                                     format_bytes_difference(memory.total_high_bytes - m_usable_bytes));
         result.warnings.push_back(fmt::format(
-            "fits only at the optimistic end of the memory band: {} per GPU estimated, up to {} of {} usable",
-            format_gb(memory.total_bytes), format_gb(memory.total_high_bytes), format_gb(m_usable_bytes)));
+            "fits only at the optimistic end of the memory band: {} per GPU estimated, up to {} of {} usable{}",
+            format_gb(memory.total_bytes), format_gb(memory.total_high_bytes), format_gb(m_usable_bytes),
+            hidden.empty() ? "" : " (" + hidden + " over)"));
     }
     const double slower = 1 - pick.speed.fraction;
     if (candidate.perf.training) {
         const double deadline = m_workload.training.deadline_seconds;
         const std::optional<double>& time = candidate.perf.training->time_to_train_s;
         if (deadline > 0 && time && *time <= deadline && *time / slower > deadline) {
+            const std::string hidden = hidden_difference(format_duration(*time / slower), format_duration(deadline),
+                                                         format_duration(*time / slower - deadline));
             result.warnings.push_back(fmt::format(
                 "meets the deadline only at the optimistic end of the speed band: {} per run now, {} if {:.0f} % "
-                "slower > {} deadline",
+                "slower > {} deadline{}",
                 format_duration(*time), format_duration(*time / slower), pick.speed.fraction * 100,
-                format_duration(deadline)));
+                format_duration(deadline), hidden.empty() ? "" : " (by " + hidden + ")"));
         }
     } else if (candidate.perf.inference) {
         const double rate = m_workload.inference.requests_per_s;

@@ -177,3 +177,23 @@ TEST_CASE("format: a value that rounds to zero from below prints without a sign"
     CHECK(format_bandwidth(-1e6) == "0.0 GB/s");
     CHECK(format_count(-0.0) == "0");
 }
+
+TEST_CASE("format::hidden_difference speaks only where the printed figures hide a strict comparison", "[format]") {
+    // 21.04 d against a 21.0 d deadline: both print "21.0 d", so the gap is said.
+    const double needed = 21.04 * 86400;
+    const double deadline = 21.0 * 86400;
+    REQUIRE(format_duration(needed) == format_duration(deadline));
+    CHECK(hidden_difference(format_duration(needed), format_duration(deadline), format_duration(needed - deadline)) ==
+          "57.6 min");
+    // 22 d against 21 d print apart: nothing to add.
+    CHECK(hidden_difference(format_duration(22 * 86400.0), format_duration(deadline), "1.0 d").empty());
+}
+
+TEST_CASE("format::format_bytes_difference in MB below 1 GB, never 0", "[format]") {
+    CHECK(format_bytes_difference(40e6) == "40 MB");
+    CHECK(format_bytes_difference(-40e6) == "40 MB");
+    CHECK(format_bytes_difference(0.2e6) == "1 MB");
+    CHECK(format_bytes_difference(999.4e6) == "999 MB");
+    CHECK(format_bytes_difference(999.6e6) == "1.0 GB");
+    CHECK(format_bytes_difference(2.5e9) == "2.5 GB");
+}
