@@ -24,7 +24,9 @@ void show_model(Context& context, const std::string& name) {
                                            snapshot.config_file.string());
             }
         } catch (const HfHubError& error) {
-            throw UsageError(error.what());
+            // The command line is right; the model's config cannot be had (not cached, offline,
+            // unreadable): an input error, exit 3, as `plan` gives for the same id in a workload.
+            throw InputError(Diagnostic{"", {}, "models show", error.what()});
         }
         model = &resolved;
     }
