@@ -48,6 +48,17 @@ std::vector<std::pair<std::string, std::string>> nccl_environment(const LaunchSp
 // TensorRT-LLM, whose checkpoint is quantized before the engine is built).
 std::string quantization_flag_value(WeightFormat weights, Precision precision, Engine engine);
 
+// The batch of a data-parallel-only launch (DeepSpeed JSON, HF Trainer flags) of `spec`: without a
+// model-parallel unit DeepSpeed makes every GPU a data-parallel rank and asserts train_batch_size
+// == micro-batch × accumulation × world size (deepspeed/runtime/config.py, _batch_assertion).
+// The plan's own batch when its layout splits nothing; otherwise the accumulation over all GPUs
+// that keeps the plan's global batch where it divides, else the nearest batch that multiplies out.
+struct DataParallelBatch {
+    int gradient_accumulation = 1;
+    int global_batch = 1;
+};
+DataParallelBatch data_parallel_batch(const LaunchSpec& spec);
+
 // The serving command of `engine` for one replica (vllm serve, sglang.launch_server, trtllm-serve).
 CommandLine serving_command(const LaunchSpec& spec, Engine engine);
 

@@ -425,9 +425,13 @@ void compare_batches(const LaunchSpec& spec, const LaunchSettings& settings, std
         findings.push_back(
             fmt::format("micro-batch {}; the memory estimate assumed {}", *settings.micro_batch, spec.micro_batch));
     }
-    if (settings.gradient_accumulation && *settings.gradient_accumulation != spec.gradient_accumulation) {
+    // A data-parallel-only launch of a split layout runs every GPU as a data-parallel rank: its
+    // accumulation is the one that multiplies out over all of them (deploy writes that one).
+    const int accumulation =
+        settings.megatron ? spec.gradient_accumulation : deploy_detail::data_parallel_batch(spec).gradient_accumulation;
+    if (settings.gradient_accumulation && *settings.gradient_accumulation != accumulation) {
         findings.push_back(fmt::format("gradient accumulation {}; the plan assumed {}", *settings.gradient_accumulation,
-                                       spec.gradient_accumulation));
+                                       accumulation));
     }
     if (settings.global_batch && *settings.global_batch != spec.global_batch) {
         findings.push_back(

@@ -199,16 +199,11 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
     spec.assumptions.push_back(
         {"training script", "train.py", "a Hugging Face Trainer script (TrainingArguments flags); replace with yours"});
     if (spec.layout.tensor_parallel > 1 || spec.layout.pipeline_parallel > 1) {
-        // Without a model-parallel unit (HF Trainer passes none) DeepSpeed makes every rank a data
-        // parallel one and asserts train_batch_size == micro-batch × accumulation × world size at
-        // start-up (deepspeed/runtime/config.py, _batch_assertion). Keep the plan's samples per
-        // step where the accumulation divides; otherwise the nearest batch that multiplies out.
         const int world = std::max(1, spec.gpus);
-        const int per_pass = std::max(1, spec.micro_batch) * world;
         const int planned = spec.global_batch;
-        spec.gradient_accumulation =
-            std::max(1, static_cast<int>(std::lround(static_cast<double>(planned) / per_pass)));
-        spec.global_batch = per_pass * spec.gradient_accumulation;
+        const DataParallelBatch batch = data_parallel_batch(spec);
+        spec.gradient_accumulation = batch.gradient_accumulation;
+        spec.global_batch = batch.global_batch;
         spec.assumptions.push_back(
             {"layout", describe(spec.layout),
              fmt::format("DeepSpeed's JSON does not split the model by tensor or pipeline: the launch runs all {} "
@@ -234,6 +229,16 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
                                     "target_modules)"});
     }
     return spec;
+}
+
+DataParallelBatch data_parallel_batch(const LaunchSpec& spec) {
+    if (spec.layout.tensor_parallel * spec.layout.pipeline_parallel <= 1) {
+        return {spec.gradient_accumulation, spec.global_batch};
+    }
+    const int per_pass = std::max(1, spec.micro_batch) * std::max(1, spec.gpus);
+    const int accumulation =
+        std::max(1, static_cast<int>(std::lround(static_cast<double>(spec.global_batch) / per_pass)));
+    return {accumulation, per_pass * accumulation};
 }
 
 bool uses_megatron(const LaunchSpec& spec) {

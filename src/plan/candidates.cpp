@@ -202,6 +202,16 @@ void CandidateEvaluator::price(const GpuSpec& gpu, Candidate candidate, UsagePro
                 }
                 continue;
             }
+            Candidate priced = candidate;
+            UsageProfile priced_usage = usage;
+            if (fill_units(gpu, cost.offer.idle_gpus / together, together, priced)) {
+                priced_usage = inference_usage(priced.count, candidate.layout.tensor_parallel);
+                priced_usage.reference_rent_usd_per_gpu_hour = usage.reference_rent_usd_per_gpu_hour;
+                cost = estimate_cost(m_workload, gpu, quote, priced_usage, m_policy.unit_price_usd);
+                if (!cost.available) {
+                    continue;
+                }
+            }
             const BudgetSpec& budget = m_workload.budget;
             if (m_policy.enforce_budget && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
                 note_miss(miss, {gpu.id, RejectionKind::budget, "budget.capex_usd", cost.capex_usd, budget.capex_usd,
@@ -217,17 +227,40 @@ void CandidateEvaluator::price(const GpuSpec& gpu, Candidate candidate, UsagePro
                                              format_usd(cost.monthly_opex_usd), format_usd(budget.monthly_usd))});
                 continue;
             }
-            candidate.acquisition = acquisition;
-            candidate.cost = std::move(cost);
-            candidate.usage = usage;
+            priced.acquisition = acquisition;
+            priced.cost = std::move(cost);
+            priced.usage = priced_usage;
             any = true;
-            out.push_back(candidate);
+            out.push_back(std::move(priced));
         }
     }
     if (!any) {
         note_reason(miss, no_offer_reason(gpu, usage.gpus));
     }
 }
+bool CandidateEvaluator::fill_units(const GpuSpec& gpu, int extra_replicas, int replica_gpus,
+                                    Candidate& candidate) const {
+    if (m_policy.exact_count || !candidate.perf.inference || extra_replicas < 1 ||
+        candidate.count + extra_replicas * replica_gpus > m_workload.constraints.max_gpus) {
+        return false;
+    }
+    PerfQuery query;
+    query.layout = candidate.layout;
+    query.layout.data_parallel += extra_replicas;
+    query.batch = candidate.batch;
+    query.precision = candidate.precision;
+    PerfEstimate perf = estimate_perf(m_workload, gpu, query, m_efficiency);
+    if (!perf.inference || !perf.inference->meets_slo) {
+        return false;  // never: more replicas at the same batch only shorten the queues
+    }
+    candidate.layout = query.layout;
+    candidate.count += extra_replicas * replica_gpus;
+    candidate.replicas += extra_replicas;
+    candidate.unit_fill_replicas += extra_replicas;
+    candidate.perf = std::move(perf);
+    return true;
+}
+
 std::string CandidateEvaluator::no_offer_reason(const GpuSpec& gpu, int gpus) const {
     if (m_policy.exact_count && !m_units_missed && !m_offer_exclusions.empty()) {
         return "no offer within the constraints: " + m_offer_exclusions.front();

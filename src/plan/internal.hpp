@@ -101,6 +101,11 @@ private:
     void note_memory_miss(const MemoryQuery& query, double total_bytes);
     UsageProfile training_usage(const TrainingPerf& perf, int gpus) const;
     UsageProfile inference_usage(int gpus, int tensor_parallel) const;
+    // "A whole unit bought is used": a serving candidate priced in units with room for
+    // `extra_replicas` more replicas of `replica_gpus` GPUs gets them as serving replicas (perf
+    // re-estimated over the larger fleet), unless the line's count is fixed or max_gpus caps it.
+    // True when it changed `candidate`.
+    bool fill_units(const GpuSpec& gpu, int extra_replicas, int replica_gpus, Candidate& candidate) const;
     // One replica at the workload's batch, or at the largest automatic batch that fits next to
     // the weights and KV cache (`perf_query.batch` is set to it); none without an estimate.
     // `query` and `perf_query` carry the candidate's precision.

@@ -33,11 +33,13 @@ std::string_view class_priorities(WorkloadClass workload_class);  // "memory cap
 struct Candidate {
     std::string gpu;  // catalog id
     std::string gpu_name;
-    int count = 1;           // GPUs in total (all replicas)
-    int replicas = 1;        // inference: copies of the model, spares included
-    int spare_replicas = 0;  // inference: of which kept for redundancy (deployment.redundancy), carrying no load
-    bool tied = false;       // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
-    Layout layout;           // tensor and pipeline parallel per replica; inference: data_parallel = serving replicas
+    int count = 1;               // GPUs in total (all replicas)
+    int replicas = 1;            // inference: copies of the model, spares included
+    int spare_replicas = 0;      // inference: of which kept for redundancy (deployment.redundancy), carrying no load
+    int unit_fill_replicas = 0;  // inference: serving replicas beyond the fewest meeting the SLO, on GPUs of
+                                 // whole units bought anyway (plan_detail::CandidateEvaluator::fill_units)
+    bool tied = false;           // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
+    Layout layout;  // tensor and pipeline parallel per replica; inference: data_parallel = serving replicas
     Precision precision = Precision::bf16;
     bool precision_fallback = false;  // the workload's precision is not native; this one is used
     Acquisition acquisition = Acquisition::buy_new;

@@ -157,9 +157,13 @@ void Analysis::add_member(const Candidate& candidate) {
         // is not additive); where the candidate's figure per replica gives another count, take
         // the middle of the capacities that give the planner's count, so that the scenario at
         // the estimate is the plan.
+        // Replicas filling units bought anyway are beyond the fewest needed: any count from that
+        // fewest up to the fleet is the plan.
         const double rate = m_workload.inference.requests_per_s;
-        if (rate > 0 && replicas_for(rate, member.capacity_per_replica) != member.serving) {
-            member.capacity_per_replica = rate / (member.serving - 0.5);
+        const int fewest = member.serving - candidate.unit_fill_replicas;
+        const int needed = replicas_for(rate, member.capacity_per_replica);
+        if (rate > 0 && (needed > member.serving || needed < fewest)) {
+            member.capacity_per_replica = rate / (fewest - 0.5);
         }
     }
     if (candidate.perf.inference && m_workload.inference.requests_per_s > 0) {

@@ -71,10 +71,13 @@ Outcome Analysis::sampled(const Member& member, double speed, double price) cons
             outcome.feasible = false;
         }
     } else if (candidate.perf.inference) {
-        const int serving = replicas_for(m_workload.inference.requests_per_s, member.capacity_per_replica * speed);
+        int serving = replicas_for(m_workload.inference.requests_per_s, member.capacity_per_replica * speed);
         if (serving <= 0) {
             outcome.feasible = false;
             return outcome;
+        }
+        if (candidate.unit_fill_replicas > 0 && serving < member.serving) {
+            serving = member.serving;  // its whole units are bought however few replicas the load needs
         }
         scale = static_cast<double>(serving + member.spares) / (member.serving + member.spares);
         outcome.replicas = serving + member.spares;

@@ -126,8 +126,8 @@ def main():
 
         # Offline and not cached: a clear error, no request.
         served = len(requests)
-        run(["models", "show", "ok/model"], env={"HF_HUB_OFFLINE": "1"}, expect_rc=2, expect=["not in the Hugging Face cache"])
-        run(["--offline", "models", "show", "ok/model"], expect_rc=2, expect=["offline"])
+        run(["models", "show", "ok/model"], env={"HF_HUB_OFFLINE": "1"}, expect_rc=3, expect=["not in the Hugging Face cache"])
+        run(["--offline", "models", "show", "ok/model"], expect_rc=3, expect=["offline"])
         if len(requests) != served:
             failures.append("offline mode made a request")
         # Download, stored as huggingface_hub stores it; then served from the cache.
@@ -138,17 +138,17 @@ def main():
             failures.append("the download is not stored in huggingface_hub's layout")
         run(["models", "show", "ok/model"], env={"HF_HUB_OFFLINE": "1"}, expect=["128 experts"], absent=["downloaded"])
         # Gated: 401 without a token, 403 with the wrong one, the token file honoured.
-        run(["models", "show", "gated/model"], expect_rc=2, expect=["401", "HF_TOKEN"])
-        run(["models", "show", "gated/model"], env={"HF_TOKEN": "hf_wrong"}, expect_rc=2, expect=["403", "request it"])
+        run(["models", "show", "gated/model"], expect_rc=3, expect=["401", "HF_TOKEN"])
+        run(["models", "show", "gated/model"], env={"HF_TOKEN": "hf_wrong"}, expect_rc=3, expect=["403", "request it"])
         (work / "token").write_text(TOKEN + "\n")
         run(["models", "show", "gated/model"], env={"HF_HOME": str(work), "HF_HUB_CACHE": str(work / "hub2")},
             expect=["128 experts"])
-        run(["models", "show", "missing/model"], expect_rc=2, expect=["404"])
+        run(["models", "show", "missing/model"], expect_rc=3, expect=["404"])
         run(["models", "show", "moved/model"], env={"HF_HUB_CACHE": str(work / "hub3")}, expect=["128 experts"])
-        run(["models", "show", "loop/model"], expect_rc=2, expect=["more than 5 redirects"])
-        run(["models", "show", "slow/model"], expect_rc=2, expect=["within 1 s"])
-        run(["models", "show", "truncated/model"], expect_rc=2, expect=["truncated"])
-        run(["models", "show", "nocommit/model"], expect_rc=2, expect=["X-Repo-Commit"])
+        run(["models", "show", "loop/model"], expect_rc=3, expect=["more than 5 redirects"])
+        run(["models", "show", "slow/model"], expect_rc=3, expect=["within 1 s"])
+        run(["models", "show", "truncated/model"], expect_rc=3, expect=["truncated"])
+        run(["models", "show", "nocommit/model"], expect_rc=3, expect=["X-Repo-Commit"])
         # A bad id is refused before any request.
         workload.write_text("name: w\nkind: inference\nmodel: {hf: 'bad--id/x'}\n")
         run(["validate", str(workload)], expect_rc=3, expect=["model.hf:", "'--'"])

@@ -294,7 +294,12 @@ TEST_CASE("plan: a serving candidate's replicas are the fewest perf finds meetin
         query.precision = candidate.precision;
         CHECK(candidate.layout.data_parallel == candidate.serving_replicas());
         CHECK(gpusel::estimate_perf(workload, gpu, query, efficiency()).inference->meets_slo);
-        if (candidate.serving_replicas() > 1) {
+        // Replicas filling whole units bought anyway (8 V100s of one server at TP2) come on top of
+        // the fewest; those are what the SLO needs.
+        const int fewest = candidate.serving_replicas() - candidate.unit_fill_replicas;
+        query.layout.data_parallel = fewest;
+        CHECK(gpusel::estimate_perf(workload, gpu, query, efficiency()).inference->meets_slo);
+        if (fewest > 1) {
             --query.layout.data_parallel;
             CHECK_FALSE(gpusel::estimate_perf(workload, gpu, query, efficiency()).inference->meets_slo);
             ++checked_below;

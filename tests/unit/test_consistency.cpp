@@ -1,0 +1,248 @@
+// Cross-command consistency (issue 33): for every pick of every example and of a generated grid
+// of serving and training workloads, what `plan` says is what `perf`, `check` and `deploy` say
+// of the same configuration:
+// - perf, given the pick's exact configuration (serving GPUs, layout, precision, batch or
+//   micro-batch and recompute), reproduces the plan's figures exactly;
+// - a serving pick's replicas are the fewest perf finds meeting the SLO (one fewer misses it);
+// - check's evaluation of a line ordering the pick (evaluate_fixed: its count and acquisition)
+//   meets the target at the same figures and cost;
+// - deploy's launch of the pick, read back (deploy --verify), contradicts nothing, and a DeepSpeed
+//   configuration multiplies out (train_batch_size = micro-batch × accumulation × GPUs).
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "deploy/deploy.hpp"
+#include "plan/plan.hpp"
+#include "support/test_support.hpp"
+
+using namespace gpusel;
+
+namespace {
+
+using test::catalog;
+using test::efficiency;
+using test::models;
+
+struct Checked {
+    int picks = 0;
+    int serving_below = 0;  // serving picks whose one-fewer-replica count was checked to miss
+    int launches = 0;
+};
+
+PerfQuery pick_query(const Candidate& pick) {
+    PerfQuery query;
+    query.layout = pick.layout;
+    query.precision = pick.precision;
+    if (pick.perf.training) {
+        query.micro_batch = pick.micro_batch;
+        query.checkpointing = pick.checkpointing;
+    } else {
+        query.batch = pick.batch;
+    }
+    return query;
+}
+
+void check_perf_reproduces(const Workload& workload, const GpuSpec& gpu, const Candidate& pick, Checked& checked) {
+    const PerfEstimate again = estimate_perf(workload, gpu, pick_query(pick), efficiency());
+    CHECK(again.precision == pick.precision);
+    if (pick.perf.training) {
+        REQUIRE(again.training);
+        CHECK(again.training->step_time_s == pick.perf.training->step_time_s);
+        CHECK(again.training->global_batch == pick.perf.training->global_batch);
+        CHECK(again.training->meets_deadline == pick.perf.training->meets_deadline);
+        CHECK(again.training->meets_deadline);
+        return;
+    }
+    REQUIRE(again.inference);
+    const InferencePerf& planned = *pick.perf.inference;
+    CHECK(again.inference->batch == planned.batch);
+    CHECK(again.inference->output_tokens_per_s == planned.output_tokens_per_s);
+    CHECK(again.inference->p99_tpot_s == planned.p99_tpot_s);
+    CHECK(again.inference->p99_ttft_s == planned.p99_ttft_s);
+    CHECK(again.inference->meets_slo);
+    CHECK(pick.layout.data_parallel == pick.serving_replicas());
+    // The fewest replicas meeting the SLO, plus those filling whole units bought anyway (no
+    // replica's worth of GPUs is left idle).
+    const int replica_gpus = pick.layout.tensor_parallel * pick.layout.pipeline_parallel;
+    CHECK(pick.cost.offer.idle_gpus < replica_gpus);
+    const int fewest = pick.serving_replicas() - pick.unit_fill_replicas;
+    PerfQuery at_fewest = pick_query(pick);
+    at_fewest.layout.data_parallel = fewest;
+    CHECK(estimate_perf(workload, gpu, at_fewest, efficiency()).inference->meets_slo);
+    if (fewest > 1) {
+        PerfQuery fewer = at_fewest;
+        --fewer.layout.data_parallel;
+        CHECK_FALSE(estimate_perf(workload, gpu, fewer, efficiency()).inference->meets_slo);
+        ++checked.serving_below;
+    }
+}
+
+void check_fixed_line(const Workload& workload, const GpuSpec& gpu, const Candidate& pick) {
+    const FixedEvaluation line =
+        evaluate_fixed(workload, catalog(), gpu, pick.count, pick.acquisition, std::nullopt, nullptr, efficiency());
+    INFO("check's line: " << line.why_not);
+    REQUIRE(line.candidate);
+    const Candidate& ordered = *line.candidate;
+    INFO("check's layout: " << describe(ordered.layout) << " " << to_string(ordered.precision));
+    CHECK(ordered.count == pick.count);
+    CHECK(ordered.cost.tco_usd == Approx(pick.cost.tco_usd).epsilon(1e-9));
+    if (pick.perf.inference) {
+        // Check judges the hardware ordered, in its own best layout: it must pass.
+        REQUIRE(ordered.perf.inference);
+        CHECK(ordered.perf.inference->meets_slo);
+    } else {
+        REQUIRE(ordered.perf.training);
+        CHECK(ordered.perf.training->meets_deadline);
+    }
+}
+
+void check_launch(const PlanReport& report, const RolePlan& role, Checked& checked) {
+    const LaunchSpec spec = make_launch_spec(report, role, catalog(), "w.yaml");
+    if (spec.training) {
+        const DeployTarget target =
+            spec.lora_rank > 0 || (spec.layout.tensor_parallel == 1 && spec.layout.pipeline_parallel == 1)
+                ? DeployTarget::deepspeed
+                : DeployTarget::megatron;
+        if (!model_mismatch(target, spec).empty()) {
+            return;
+        }
+        const std::vector<Artefact> files = render_launch(target, spec);
+        for (const Artefact& file : files) {
+            if (file.name.size() > 15 && file.name.substr(file.name.size() - 15) == ".ds_config.json") {
+                const auto config = nlohmann::json::parse(file.content);
+                CHECK(config.at("train_batch_size").get<int>() ==
+                      config.at("train_micro_batch_size_per_gpu").get<int>() *
+                          config.at("gradient_accumulation_steps").get<int>() * spec.gpus);
+            }
+        }
+        const std::vector<std::string> findings =
+            compare_launch(spec, read_launch_settings(files.front().content, "launch.sh"));
+        CHECK(findings == std::vector<std::string>{});
+        ++checked.launches;
+        return;
+    }
+    if (!spec.decoder_llm || !model_mismatch(DeployTarget::vllm, spec).empty()) {
+        return;
+    }
+    const std::string launch = render_launch(DeployTarget::vllm, spec).front().content;
+    CHECK(compare_launch(spec, read_launch_settings(launch, "serve.sh")).empty());
+    // The launch serves at the estimate's batch and in its precision.
+    CHECK(launch.find(fmt::format("--max-num-seqs {} ", spec.max_num_seqs)) != std::string::npos);
+    CHECK(spec.max_num_seqs == role.winner->batch);
+    if (role.winner->precision == Precision::fp8 && role.workload.weights == WeightFormat::bf16) {
+        CHECK(launch.find("--quantization fp8 ") != std::string::npos);
+    }
+    ++checked.launches;
+}
+
+// Everything above for one workload's pick; false when the plan found nothing feasible.
+bool check_workload(const Workload& workload, Checked& checked) {
+    Project project;
+    project.name = workload.name;
+    project.workloads.push_back(workload);
+    PlanOptions options;
+    options.top = 1;
+    const PlanReport report = make_plan(project, catalog(), efficiency(), options);
+    REQUIRE(report.roles.size() == 1);
+    const RolePlan& role = report.roles.front();
+    if (!role.winner) {
+        return false;
+    }
+    const Candidate& pick = *role.winner;
+    INFO(workload.name << ": " << pick.count << "x " << pick.gpu << " " << describe(pick.layout) << " "
+                       << to_string(pick.precision));
+    const GpuSpec& gpu = *catalog().find(pick.gpu);
+    check_perf_reproduces(workload, gpu, pick, checked);
+    check_fixed_line(workload, gpu, pick);
+    check_launch(report, role, checked);
+    ++checked.picks;
+    return true;
+}
+
+Workload load(const std::string& text, const std::string& name) {
+    return load_workload_text(text, name + ".yaml", LoadContext{&catalog(), &models()});
+}
+
+}  // namespace
+
+TEST_CASE("consistency: a generated grid of serving workloads, plan against perf, check and deploy", "[consistency]") {
+    Checked checked;
+    int workloads = 0;
+    for (const char* model : {"llama-3.2-3b", "llama-3.1-8b", "qwen2.5-14b", "mixtral-8x7b", "llama-3.1-70b"}) {
+        for (const double rate : {2.0, 20.0, 60.0}) {
+            for (const char* slo : {"{ttft: 300ms, tpot: 50ms}", "{ttft: 1s, tpot: 100ms}"}) {
+                for (const char* precision : {"bf16", "[bf16, fp8]"}) {
+                    for (const char* acquisition : {"buy-new", "cloud-on-demand"}) {
+                        const std::string name = fmt::format("serve-{}", ++workloads);
+                        const Workload workload = load(
+                            fmt::format(
+                                "format: 1\nname: {}\nkind: inference\nmodel: {{preset: {}}}\nprecision: "
+                                "{}\nweights: bf16\ninference:\n  input_tokens: 1024\n  output_tokens: 256\n"
+                                "  requests_per_s: {}\n  slo: {}\nconstraints:\n  max_gpus: 64\n  allow: "
+                                "[L40S, A100-80GB-SXM4, H100-SXM5, H200-SXM, RTX-PRO-6000]\n  acquisitions: [{}]\n",
+                                name, model, precision, rate, slo, acquisition),
+                            name);
+                        INFO(name << ": " << model << " " << rate << " req/s " << slo << " " << precision << " "
+                                  << acquisition);
+                        check_workload(workload, checked);
+                    }
+                }
+            }
+        }
+    }
+    CHECK(workloads == 120);
+    // Most of the grid is feasible and most picks need several replicas: the checks ran.
+    CHECK(checked.picks >= 100);
+    CHECK(checked.serving_below >= 40);
+    CHECK(checked.launches == checked.picks);
+}
+
+TEST_CASE("consistency: a generated grid of training workloads, plan against perf, check and deploy", "[consistency]") {
+    Checked checked;
+    int workloads = 0;
+    for (const char* model : {"llama-3.2-1b", "llama-3.1-8b", "qwen2.5-14b"}) {
+        for (const char* method : {"  lora: {rank: 16}\n", ""}) {
+            for (const char* tokens : {"1B", "20B"}) {
+                for (const char* deadline : {"", "  deadline: 7d\n", "  deadline: 1d\n"}) {
+                    for (const char* acquisition : {"buy-new", "cloud-on-demand"}) {
+                        const std::string name = fmt::format("train-{}", ++workloads);
+                        const Workload workload = load(
+                            fmt::format("format: 1\nname: {}\nkind: {}\nmodel: {{preset: {}}}\nprecision: "
+                                        "bf16\ntraining:\n  optimizer: adamw\n  micro_batch: 1\n  global_batch: 64\n"
+                                        "  seq_len: 2048\n  checkpointing: full\n  dataset_tokens: {}\n{}{}"
+                                        "constraints:\n  max_gpus: 64\n  allow: [L40S, A100-80GB-SXM4, H100-SXM5]\n"
+                                        "  acquisitions: [{}]\n",
+                                        name, method[0] ? "fine-tuning" : "training", model, tokens, method, deadline,
+                                        acquisition),
+                            name);
+                        INFO(name << ": " << model << (method[0] ? " LoRA " : " full ") << tokens << " " << deadline
+                                  << " " << acquisition);
+                        check_workload(workload, checked);
+                    }
+                }
+            }
+        }
+    }
+    CHECK(workloads == 72);
+    CHECK(checked.picks >= 60);
+    CHECK(checked.launches == checked.picks);
+}
+
+TEST_CASE("consistency: every example's picks, plan against perf, check and deploy", "[consistency]") {
+    Checked checked;
+    for (const char* file :
+         {"examples/chat-llama2-13b-int4.yaml", "examples/llama-finetune.yaml", "examples/llama3-70b-finetune.yaml",
+          "examples/pretrain-7b.yaml", "examples/roberta-finetune.yaml", "examples/vit-base-training.yaml",
+          "examples/yolov8-training.yaml", "examples/bert-embeddings.yaml", "examples/sdxl-serving.yaml",
+          "examples/recsys-serving.yaml", "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml"}) {
+        INFO(file);
+        const Workload workload = load_workload_file(test::source_path(file), LoadContext{&catalog(), &models()});
+        CHECK(check_workload(workload, checked));
+    }
+    CHECK(checked.picks == 12);
+}
