@@ -246,3 +246,30 @@ TEST_CASE("consistency: every example's picks, plan against perf, check and depl
     }
     CHECK(checked.picks == 12);
 }
+
+TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count perf confirms", "[consistency]") {
+    // The case the division over-bought (53 GPUs where perf found 19 meeting the SLO): the plan's
+    // serving replicas are the fewest perf finds, and one spare (n+1) is all it adds.
+    const Workload workload = load(
+        "format: 1\nname: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\nprecision: bf16\ninference:\n"
+        "  input_tokens: 512\n  output_tokens: 256\n  requests_per_s: 50\n  slo: {ttft: 500ms, tpot: 40ms}\n"
+        "constraints:\n  max_gpus: 64\n  allow: [RTX-5090]\n  tiers: [hyperscaler, neocloud, marketplace]\n",
+        "rtx5090");
+    Checked checked;
+    REQUIRE(check_workload(workload, checked));
+    Project project;
+    project.workloads.push_back(workload);
+    const PlanReport report = make_plan(project, catalog(), efficiency(), PlanOptions{});
+    const Candidate& pick = *report.roles.front().winner;
+    CHECK(pick.gpu == "RTX-5090");
+    CHECK(pick.spare_replicas == 1);
+    CHECK(pick.unit_fill_replicas == 0);
+    // perf at one replica says how many it takes: the plan serves with exactly that many.
+    PerfQuery one;
+    one.layout.tensor_parallel = pick.layout.tensor_parallel;
+    one.batch = pick.batch;
+    const PerfEstimate single = estimate_perf(workload, *catalog().find("RTX-5090"), one, efficiency());
+    REQUIRE(single.inference);
+    CHECK(single.inference->replicas_needed == pick.serving_replicas());
+    CHECK(pick.count == (pick.serving_replicas() + 1) * pick.layout.tensor_parallel);
+}
