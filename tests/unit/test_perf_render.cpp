@@ -56,7 +56,8 @@ TEST_CASE("render::perf table: a training estimate of a model without tokens", "
 TEST_CASE("render::perf table names every parallel dimension of the layout", "[render][perf]") {
     PerfResult result = cnn_training();
     result.estimate.layout.expert_parallel = 4;
-    CHECK_THAT(table(result, true), Catch::Matchers::StartsWith("resnet on 1 × L4 (tp1 pp1 dp1 ep4, fp16), PyTorch DDP\n"));
+    CHECK_THAT(table(result, true),
+               Catch::Matchers::StartsWith("resnet on 1 × L4 (tp1 pp1 dp1 ep4, fp16), PyTorch DDP\n"));
 }
 
 TEST_CASE("render::perf json: null with a note for a value not computed and for tokens of a CNN",
