@@ -186,8 +186,8 @@ std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisiti
     return found;
 }
 // Adds a feasible (gpu, count, layout) as candidates, once per acquisition and offer.
-void CandidateEvaluator::price(const GpuSpec& gpu, Candidate candidate, UsageProfile usage, std::vector<Candidate>& out,
-                               Miss& miss) {
+void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, UsageProfile usage,
+                               std::vector<Candidate>& out, Miss& miss) {
     bool any = false;
     usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
     const int together = m_workload.is_training()
@@ -365,7 +365,7 @@ void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSea
         candidate.micro_batch = choice.micro_batch;
         candidate.perf = std::move(perf);
         const UsageProfile usage = training_usage(*candidate.perf.training, candidate.count);
-        price(gpu, std::move(candidate), usage, out, miss);
+        price(gpu, candidate, usage, out, miss);
     }
 }
 void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision,
@@ -460,7 +460,7 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         candidate.batch = perf.inference->batch;
         candidate.perf = std::move(perf);
         ++m_feasible;
-        price(gpu, std::move(candidate), inference_usage(gpus, layout.tensor_parallel), out, miss);
+        price(gpu, candidate, inference_usage(gpus, layout.tensor_parallel), out, miss);
     }
 }
 

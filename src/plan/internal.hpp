@@ -96,7 +96,8 @@ private:
         int spares = 0;   // deployment.redundancy
     };
     std::vector<OfferQuote> quotes(const GpuSpec& gpu, Acquisition acquisition, int gpus, int together);
-    void price(const GpuSpec& gpu, Candidate candidate, UsageProfile usage, std::vector<Candidate>& out, Miss& miss);
+    void price(const GpuSpec& gpu, const Candidate& candidate, UsageProfile usage, std::vector<Candidate>& out,
+               Miss& miss);
     double reference_rent(const GpuSpec& gpu);
     void note_memory_miss(const MemoryQuery& query, double total_bytes);
     UsageProfile training_usage(const TrainingPerf& perf, int gpus) const;
