@@ -137,6 +137,7 @@ struct ProcurementLine {
     std::string reason;
     std::string alternative;
     std::string alternative_reason;
+    Precision precision = Precision::bf16;  // the compute precision the estimate ran at (what deploy launches)
 };
 
 struct PlanOptions {

@@ -30,6 +30,7 @@ ProcurementLine procurement_line(const RolePlan& plan) {
     line.tco_usd = winner.cost.tco_usd;
     line.horizon_months = plan.workload.deployment.horizon_months;
     line.reason = winner.reason;
+    line.precision = winner.precision;
     if (plan.alternative) {
         line.alternative = fmt::format("{} ×{} ({}, {})", plan.alternative->gpu, plan.alternative->count,
                                        describe(plan.alternative->acquisition), plan.alternative->cost.offer.id);

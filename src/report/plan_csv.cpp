@@ -33,11 +33,11 @@ void write_money(CsvWriter& writer, double usd) {
 
 void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options) {
     CsvWriter writer(options);
-    for (const char* column : {"role",           "gpu",         "gpu_name",           "quantity",  "acquisition",
-                               "unit_price_usd", "total_usd",   "monthly_opex_usd",   "tco_usd",   "horizon_months",
-                               "reason",         "alternative", "alternative_reason", "offer",     "offer_name",
-                               "provider",       "units",       "gpus_per_unit",      "gpus",      "price_per",
-                               "price_kind",     "price_as_of", "host_usd",           "resale_usd"}) {
+    for (const char* column : {"role",           "gpu",         "gpu_name",           "quantity",   "acquisition",
+                               "unit_price_usd", "total_usd",   "monthly_opex_usd",   "tco_usd",    "horizon_months",
+                               "reason",         "alternative", "alternative_reason", "offer",      "offer_name",
+                               "provider",       "units",       "gpus_per_unit",      "gpus",       "price_per",
+                               "price_kind",     "price_as_of", "host_usd",           "resale_usd", "precision"}) {
         writer.text(column);
     }
     writer.end_row();
@@ -72,6 +72,7 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
         writer.text(per).text(std::string(to_string(offer.price_kind))).text(offer.as_of);
         writer.money(static_cast<double>(host) / 100);
         writer.money(static_cast<double>(bought ? cents(line.resale_usd) : 0) / 100);
+        writer.text(std::string(to_string(line.precision)));
         writer.end_row();
         finite = finite && std::isfinite(line.monthly_opex_usd) && std::isfinite(line.tco_usd);
         total_cents += total;
@@ -96,6 +97,7 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
         writer.empty();
     }
     writer.money(static_cast<double>(host_cents) / 100).money(static_cast<double>(resale_cents) / 100);
+    writer.empty();
     writer.end_row();
     out << writer.str();
 }

@@ -417,6 +417,7 @@ public:
         json["host_usd"] = number(line.host_usd, at + "host_usd");
         json["resale_usd"] = number(line.resale_usd, at + "resale_usd");
         json["resale_counted"] = line.resale_counted;
+        json["precision"] = to_string(line.precision);
         json["offer"] = offer(line.offer, at + "offer");
         return json;
     }

@@ -140,9 +140,10 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
                    "unit_price_usd", "total_usd",   "monthly_opex_usd",   "tco_usd",    "horizon_months",
                    "reason",         "alternative", "alternative_reason", "offer",      "offer_name",
                    "provider",       "units",       "gpus_per_unit",      "gpus",       "price_per",
-                   "price_kind",     "price_as_of", "host_usd",           "resale_usd", "depreciation_usd_per_month"});
+                   "price_kind",     "price_as_of", "host_usd",           "resale_usd", "depreciation_usd_per_month",
+                   "precision"});
     const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60,
-                             30, 40, 14, 8, 13, 8,  11, 11, 12, 14, 14, 16};
+                             30, 40, 14, 8, 13, 8,  11, 11, 12, 14, 14, 16, 10};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
         const bool long_text = column >= 10 && column <= 14;
         sheet.width(column, widths[column], long_text ? formats.wrapped : nullptr);
@@ -182,6 +183,7 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
         sheet.number(row, 22, bought ? line.host_usd : 0.0, formats.money);
         sheet.number(row, 23, bought ? line.resale_usd : 0.0, formats.money);
         sheet.number(row, 24, bought ? line.depreciation_usd_per_month : 0.0, formats.money);
+        sheet.text(row, 25, std::string(to_string(line.precision)));
         host += bought && std::isfinite(line.host_usd) ? line.host_usd : 0;
         resale += bought && std::isfinite(line.resale_usd) ? line.resale_usd : 0;
         depreciation += bought && std::isfinite(line.depreciation_usd_per_month) ? line.depreciation_usd_per_month : 0;

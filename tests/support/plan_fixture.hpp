@@ -232,6 +232,7 @@ inline PlanReport fixture_plan_report() {
     purchase.offer.host_price_usd = 3000.25;
     purchase.offer.host_price_kind = gpusel::PriceKind::estimate;
     purchase.offer.order = "12 × NVIDIA L40S 48GB PCIe card (Retail, street 2026-09)";
+    purchase.precision = gpusel::Precision::fp8;  // the pick's compute precision, a column of its own
     report.procurement.push_back(purchase);
 
     report.total_capex_usd = 96000.5;

@@ -157,6 +157,12 @@ bool check_workload(const Workload& workload, Checked& checked) {
     INFO(workload.name << ": " << pick.count << "x " << pick.gpu << " " << describe(pick.layout) << " "
                        << to_string(pick.precision));
     const GpuSpec& gpu = *catalog().find(pick.gpu);
+    // The procurement line (CSV, XLSX and JSON render it field by field) orders the pick as planned.
+    REQUIRE(report.procurement.size() == 1);
+    CHECK(report.procurement.front().precision == pick.precision);
+    CHECK(report.procurement.front().gpus ==
+          pick.cost.offer.units * pick.cost.offer.gpus_per_unit + pick.cost.spare_gpus);
+    CHECK(report.procurement.front().tco_usd == pick.cost.tco_usd);
     check_perf_reproduces(workload, gpu, pick, checked);
     check_fixed_line(workload, gpu, pick);
     check_launch(report, role, checked);

@@ -114,18 +114,18 @@ TEST_CASE("render::plan csv is the procurement table, byte for byte", "[render][
     const std::string expected =
         "role,gpu,gpu_name,quantity,acquisition,unit_price_usd,total_usd,monthly_opex_usd,tco_usd,horizon_months,"
         "reason,alternative,alternative_reason,offer,offer_name,provider,units,gpus_per_unit,gpus,price_per,"
-        "price_kind,price_as_of,host_usd,resale_usd\r\n"
+        "price_kind,price_as_of,host_usd,resale_usd,precision\r\n"
         "training,A100-80GB-SXM4,\"NVIDIA A100 80GB SXM4, \"\"datacenter\"\"\",4,cloud-on-demand,2.79,0.00,164.58,"
         "3950.00,24,2 days a quarter: renting wins,H100-SXM5 ×2 (cloud on-demand),"
         "\"H100-SXM5 ×2 cloud on-demand: pays back only if the horizon exceeds 31 months, at $4,310\","
-        "lambda/gpu_1x_a100_80gb,gpu_1x_a100_80gb,lambda,4,1,4,unit-hour,list,2026-09,0.00,0.00\r\n"
+        "lambda/gpu_1x_a100_80gb,gpu_1x_a100_80gb,lambda,4,1,4,unit-hour,list,2026-09,0.00,0.00,bf16\r\n"
         "inference,L40S,NVIDIA L40S,12,buy-new,7500.00,96000.50,1234.57,125629.99,24,"
         "\"'-5 % TCO against L40: P99 TPOT 41 ms at 20 req/s\",A10 ×16 (buy new),"
         "\"'=1+1 is not a formula; P99 TPOT 63 ms > 50 ms SLO\",l40s-card,NVIDIA L40S 48GB PCIe card,retail,12,1,12,"
-        "gpu,street,2026-09,6000.50,40500.00\r\n"
+        "gpu,street,2026-09,6000.50,40500.00,fp8\r\n"
         // The totals row: 12 × 7,500.00 + 6,000.50 = 96,000.50; 164.58 + 1,234.57 = 1,399.15;
         // 3,950.00 + 125,629.99 = 129,579.99.
-        "total,,,,,,96000.50,1399.15,129579.99,,,,,,,,,,,,,,6000.50,40500.00\r\n";
+        "total,,,,,,96000.50,1399.15,129579.99,,,,,,,,,,,,,,6000.50,40500.00,\r\n";
     CHECK(out.str() == expected);
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("render::plan csv: byte order mark on request, empty cells for values 
     CHECK(lines[0].rfind("\xef\xbb\xbfrole,gpu,", 0) == 0);
     CHECK(lines[1].find(",2.79,0.00,164.58,,18.50,") != std::string::npos);
     // A total of a column with a value that is not finite is left empty, not summed.
-    CHECK(lines[2] == "total,,,,,,0.00,,,,,,,,,,,,,,,,0.00,0.00\r");
+    CHECK(lines[2] == "total,,,,,,0.00,,,,,,,,,,,,,,,,0.00,0.00,\r");
 }
 
 TEST_CASE("render::plan csv of a plan with nothing to buy is the header alone", "[render][csv]") {
@@ -154,7 +154,7 @@ TEST_CASE("render::plan csv of a plan with nothing to buy is the header alone", 
     CHECK(out.str() ==
           "role,gpu,gpu_name,quantity,acquisition,unit_price_usd,total_usd,monthly_opex_usd,tco_usd,horizon_months,"
           "reason,alternative,alternative_reason,offer,offer_name,provider,units,gpus_per_unit,gpus,price_per,"
-          "price_kind,price_as_of,host_usd,resale_usd\r\n");
+          "price_kind,price_as_of,host_usd,resale_usd,precision\r\n");
 }
 
 // ---------------------------------------------------------------------------------------
