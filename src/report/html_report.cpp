@@ -282,7 +282,8 @@ std::string procurement_section(const PlanReport& report) {
         if (!line.gpu_name.empty()) {
             gpu_cell += "<br><span class=\"muted\">" + html(line.gpu_name) + "</span>";
         }
-        gpu_cell += "</td>";
+        // The compute precision the estimate ran at, which deploy launches.
+        gpu_cell += fmt::format("<br><span class=\"muted\">{} compute</span></td>", to_string(line.precision));
         out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell + table_cell(std::to_string(line.quantity), true) +
                table_cell(describe(line.acquisition)) + table_cell(unit_price_words(line), true) +
                table_cell(is_purchase(line.acquisition) ? format_usd(line.total_usd) : "—", true) +

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -136,6 +137,16 @@ TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_repor
     CHECK(report.total_capex_usd == Approx(31500).margin(0.5));
     CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num\">$45,059</td>"));
     CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num\">$31,500</td>"));
+    // Each order names the compute precision it was estimated at (and deploy launches).
+    REQUIRE_FALSE(report.procurement.empty());
+    for (const gpusel::ProcurementLine& line : report.procurement) {
+        const auto role = std::find_if(report.roles.begin(), report.roles.end(),
+                                       [&](const RolePlan& plan) { return plan.role == line.role; });
+        REQUIRE(role != report.roles.end());
+        CHECK(line.precision == role->winner->precision);
+        CHECK_THAT(page, Catch::Matchers::Contains(fmt::format("<br><span class=\"muted\">{} compute</span></td>",
+                                                               gpusel::to_string(line.precision))));
+    }
     // Every ranked candidate appears in the table, the scatter, the memory chart; the top three in the cost chart.
     for (const RolePlan& plan : report.roles) {
         for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
