@@ -9,6 +9,7 @@
 // - deploy's launch of the pick, read back (deploy --verify), contradicts nothing, and a DeepSpeed
 //   configuration multiplies out (train_batch_size = micro-batch × accumulation × GPUs).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -140,8 +141,9 @@ void check_launch(const PlanReport& report, const RolePlan& role, Checked& check
     ++checked.launches;
 }
 
-// Everything above for one workload's pick; false when the plan found nothing feasible.
-bool check_workload(const Workload& workload, Checked& checked) {
+// Everything above for one workload's pick, which it returns; none when the plan found nothing
+// feasible.
+std::optional<Candidate> check_workload(const Workload& workload, Checked& checked) {
     Project project;
     project.name = workload.name;
     project.workloads.push_back(workload);
@@ -151,7 +153,7 @@ bool check_workload(const Workload& workload, Checked& checked) {
     REQUIRE(report.roles.size() == 1);
     const RolePlan& role = report.roles.front();
     if (!role.winner) {
-        return false;
+        return std::nullopt;
     }
     const Candidate& pick = *role.winner;
     INFO(workload.name << ": " << pick.count << "x " << pick.gpu << " " << describe(pick.layout) << " "
@@ -167,7 +169,7 @@ bool check_workload(const Workload& workload, Checked& checked) {
     check_fixed_line(workload, gpu, pick);
     check_launch(report, role, checked);
     ++checked.picks;
-    return true;
+    return pick;
 }
 
 Workload load(const std::string& text, const std::string& name) {
@@ -248,7 +250,7 @@ TEST_CASE("consistency: every example's picks, plan against perf, check and depl
           "examples/recsys-serving.yaml", "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml"}) {
         INFO(file);
         const Workload workload = load_workload_file(test::source_path(file), LoadContext{&catalog(), &models()});
-        CHECK(check_workload(workload, checked));
+        CHECK(check_workload(workload, checked).has_value());
     }
     CHECK(checked.picks == 12);
 }
@@ -262,11 +264,9 @@ TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count per
         "constraints:\n  max_gpus: 64\n  allow: [RTX-5090]\n  tiers: [hyperscaler, neocloud, marketplace]\n",
         "rtx5090");
     Checked checked;
-    REQUIRE(check_workload(workload, checked));
-    Project project;
-    project.workloads.push_back(workload);
-    const PlanReport report = make_plan(project, catalog(), efficiency(), PlanOptions{});
-    const Candidate& pick = *report.roles.front().winner;
+    const std::optional<Candidate> planned = check_workload(workload, checked);
+    REQUIRE(planned);
+    const Candidate& pick = *planned;
     CHECK(pick.gpu == "RTX-5090");
     CHECK(pick.spare_replicas == 1);
     CHECK(pick.unit_fill_replicas == 0);
