@@ -309,6 +309,7 @@ LaunchSpec make_launch_spec(const PlanReport& report, const RolePlan& role, cons
     spec.gpusel_version = GPUSEL_VERSION;
     spec.role = role.role;
     spec.training = workload.is_training();
+    spec.fine_tuning = workload.kind == WorkloadKind::fine_tuning;
     spec.model = workload.model.hf_id.empty() ? workload.model_label : workload.model.hf_id;
     spec.model_label = workload.model_label;
     spec.architecture = workload.model;

@@ -104,6 +104,14 @@ void add_megatron_numerics(CommandLine& command, const LaunchSpec& spec) {
     }
 }
 
+// What the Hugging Face Trainer script starts from, in the flags of the Transformers example
+// scripts' ModelArguments (run_clm.py): a fine-tune loads the published weights
+// (--model_name_or_path); pre-training builds the model from its configuration alone
+// (--config_name), with random weights.
+void add_model_source(CommandLine& command, const LaunchSpec& spec) {
+    command.add(spec.fine_tuning ? "--model_name_or_path" : "--config_name", spec.model);
+}
+
 CommandLine launcher_command(const LaunchSpec& spec, const std::string& config_path) {
     CommandLine command;
     command.program = {"deepspeed"};
@@ -116,6 +124,7 @@ CommandLine launcher_command(const LaunchSpec& spec, const std::string& config_p
         command.add("--master_port", master_port);
     }
     command.add_flag("train.py");
+    add_model_source(command, spec);
     command.add("--deepspeed", config_path);
     command.add("--per_device_train_batch_size", std::to_string(spec.micro_batch));
     command.add("--gradient_accumulation_steps", std::to_string(spec.gradient_accumulation));
@@ -183,6 +192,12 @@ LaunchSpec with_training_assumptions(LaunchSpec spec, bool megatron) {
         spec.assumptions.push_back({"data and tokenizer", "$DATA_PATH, the model's tokenizer",
                                     "the plan does not know the dataset's location; set DATA_PATH"});
         spec.assumptions.push_back({"learning rate", "$LR", "not part of the plan; set LR"});
+        if (spec.fine_tuning) {
+            spec.assumptions.push_back({"base checkpoint", "$CHECKPOINT_PATH",
+                                        "a full fine-tune starts from the model's weights in Megatron-LM's checkpoint "
+                                        "format: convert them (Megatron-LM tools/checkpoint) and set CHECKPOINT_PATH"});
+        }
+        spec.assumptions.push_back({"checkpoints", "$SAVE_PATH", "where the run saves; set SAVE_PATH"});
         if (spec.layout.sharding == Sharding::zero3) {
             spec.assumptions.push_back(
                 {"ZeRO-3", "--use-torch-fsdp2", "Megatron-LM shards parameters through PyTorch FSDP2"});
@@ -267,6 +282,13 @@ CommandLine megatron_command(const LaunchSpec& spec, const Options& torchrun) {
     if (spec.train_iterations > 0) {
         command.add("--train-iters", std::to_string(spec.train_iterations));
     }
+    if (spec.fine_tuning) {
+        // Megatron-LM's fine-tuning start: --load reads the base checkpoint's weights and
+        // --finetune resets the iteration count and skips its optimizer and RNG state.
+        command.add("--load", "$CHECKPOINT_PATH");
+        command.add_flag("--finetune");
+    }
+    command.add("--save", "$SAVE_PATH");
     command.add("--lr", "$LR");
     command.add("--data-path", "$DATA_PATH");
     command.add("--tokenizer-type", "HuggingFaceTokenizer");
@@ -277,6 +299,7 @@ CommandLine megatron_command(const LaunchSpec& spec, const Options& torchrun) {
 CommandLine deepspeed_torchrun_command(const LaunchSpec& spec, const Options& torchrun,
                                        const std::string& config_path) {
     CommandLine command = under_torchrun(torchrun, "train.py");
+    add_model_source(command, spec);
     command.add("--deepspeed", config_path);
     command.add("--per_device_train_batch_size", std::to_string(spec.micro_batch));
     command.add("--gradient_accumulation_steps", std::to_string(spec.gradient_accumulation));

@@ -320,6 +320,27 @@ TEST_CASE("Megatron-LM: layout, batch, recompute and the model's shape as flags"
     CHECK_FALSE(contains(body, "--context-parallel-size"));
 }
 
+TEST_CASE("pre-training starts from random weights, a fine-tune from the base checkpoint", "[deploy]") {
+    LaunchSpec spec = training_spec();  // kind training
+    const std::string pretrain = body_without_comments(render_launch(DeployTarget::megatron, spec)[0].content);
+    CHECK_FALSE(contains(pretrain, "--load"));
+    CHECK_FALSE(contains(pretrain, "--finetune"));
+    CHECK(contains(pretrain, "  --save \"$SAVE_PATH\" \\\n  --lr \"$LR\" \\\n"));
+    spec.layout.tensor_parallel = 1;  // DeepSpeed's train.py builds the model from its configuration
+    CHECK(contains(render_launch(DeployTarget::deepspeed, spec)[0].content,
+                   "  train.py \\\n  --config_name llama-2-7b \\\n  --deepspeed "));
+
+    spec.fine_tuning = true;  // full fine-tune: Megatron-LM loads the converted checkpoint, resets the step
+    spec.layout.tensor_parallel = 2;
+    const std::vector<Artefact> megatron = render_launch(DeployTarget::megatron, spec);
+    CHECK(contains(body_without_comments(megatron[0].content),
+                   "  --load \"$CHECKPOINT_PATH\" \\\n  --finetune \\\n  --save \"$SAVE_PATH\" \\\n"));
+    CHECK(contains(megatron[0].content, "# assumption: base checkpoint = $CHECKPOINT_PATH: a full fine-tune starts"));
+    spec.layout.tensor_parallel = 1;
+    CHECK(contains(render_launch(DeployTarget::deepspeed, spec)[0].content,
+                   "  train.py \\\n  --model_name_or_path llama-2-7b \\\n  --deepspeed "));
+}
+
 TEST_CASE("Megatron-LM: context parallelism is a flag, and alone it still needs Megatron", "[deploy]") {
     LaunchSpec spec = training_spec();
     spec.context_parallel = 2;
