@@ -72,6 +72,21 @@ std::string stack_for_task(InferenceTask task) {
 
 }  // namespace
 
+int widest_serving_tensor_parallel(const Workload& workload, const GpuSpec& gpu) {
+    const int node = std::max(1, workload.constraints.gpus_per_node);
+    // A replica's tensor parallel stays within one NVLink domain. PCIe-only cards split inside one
+    // host (2, 4, 8 cards: the usual L40S / RTX 6000 Ada / RTX PRO 6000 servers), the all-reduce
+    // priced over PCIe by the perf model (link_for_group); edge modules are one per device.
+    const int domain = gpu.has_gpu_interconnect()     ? gpu.interconnect.domain_size
+                       : gpu.segment == Segment::edge ? 1
+                                                      : node;
+    int widest = 1;
+    while (widest * 2 <= std::min({domain, node, 8})) {
+        widest *= 2;
+    }
+    return widest;
+}
+
 FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack) {
     FittingLayout result;
     if (count < 1) {
@@ -148,9 +163,14 @@ FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int c
         result.replica_gpus = shards;
         return result;
     }
+    const int widest = widest_serving_tensor_parallel(workload, gpu);
     if (resolved == ServingStack::llama_cpp) {
         // llama.cpp splits a model over GPUs by layers (--split-mode layer, the default).
         layout.pipeline_parallel = shards;
+    } else if (given_tp == 0 && shards > widest && shards % widest == 0) {
+        // Too large for one node: pipeline stages across nodes, as the planner lays it out.
+        layout.tensor_parallel = widest;
+        layout.pipeline_parallel = shards / widest;
     } else {
         layout.tensor_parallel = shards;
     }

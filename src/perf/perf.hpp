@@ -275,12 +275,18 @@ struct FittingLayout {
     bool found() const { return problem == LayoutProblem::none; }
 };
 
+// The widest tensor-parallel split of one serving replica, a power of two: one NVLink domain
+// (PCIe cards: one host's cards; edge modules: 1), at most constraints.gpus_per_node and 8. A
+// replica that needs more GPUs spans nodes by pipeline stages of this width.
+int widest_serving_tensor_parallel(const Workload& workload, const GpuSpec& gpu);
+
 // A layout for `count` GPUs when the caller has none, checked against memory: the smallest model
 // split that holds the workload, replicated over the rest. Training takes tensor/pipeline parallel
 // from the workload (auto = 1, raised inside a node until the weights and optimizer state fit)
 // and uses the rest as data parallel; inference shards the weights over the fewest GPUs that
 // hold them (tensor parallel inside an NVLink domain, otherwise tensor parallel over PCIe, or
-// layer split for llama.cpp) and uses the rest as replicas. Contrast `layout_as_written`
+// layer split for llama.cpp; beyond the widest tensor-parallel split, pipeline stages across
+// nodes) and uses the rest as replicas. Contrast `layout_as_written`
 // (inputs/layout.hpp), which checks no fit. A problem, not a layout, when `count` cannot be
 // divided that way.
 FittingLayout fitting_layout(const Workload& workload, const GpuSpec& gpu, int count, ServingStack stack);

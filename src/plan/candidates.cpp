@@ -18,18 +18,24 @@ namespace gpusel::plan_detail {
 namespace {
 
 std::vector<Layout> inference_layouts(const Workload& workload, const GpuSpec& gpu, int max_gpus) {
-    const int node = std::max(1, workload.constraints.gpus_per_node);
-    // A replica's tensor parallel stays within one NVLink domain. PCIe-only cards split inside one
-    // host (2, 4, 8 cards: the usual L40S / RTX 6000 Ada / RTX PRO 6000 servers), the all-reduce
-    // priced over PCIe by the perf model (link_for_group); edge modules are one per device.
-    const int domain = gpu.has_gpu_interconnect()     ? gpu.interconnect.domain_size
-                       : gpu.segment == Segment::edge ? 1
-                                                      : node;
+    const int widest = widest_serving_tensor_parallel(workload, gpu);
     std::vector<Layout> layouts;
-    for (int t = 1; t <= std::min({domain, node, max_gpus, 8}); t *= 2) {
+    for (int t = 1; t <= std::min(widest, max_gpus); t *= 2) {
         Layout layout;
         layout.tensor_parallel = t;
         layouts.push_back(layout);
+    }
+    // A replica too large for one node spans nodes by pipeline stages, tensor parallel inside each
+    // (vLLM's "distributed serving" recipe: TP = GPUs per node, PP = nodes, e.g. Llama 3.1 405B
+    // on two 8 × H100 nodes). Tried only after every one-node layout (evaluate_inference stops at
+    // the first that fits a node), so small models never pay for the wider search.
+    if (widest == std::max(1, workload.constraints.gpus_per_node) && gpu.segment != Segment::edge) {
+        for (int p = 2; p <= 8 && widest * p <= max_gpus; p *= 2) {
+            Layout layout;
+            layout.tensor_parallel = widest;
+            layout.pipeline_parallel = p;
+            layouts.push_back(layout);
+        }
     }
     return layouts;
 }
@@ -205,7 +211,8 @@ void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, U
             Candidate priced = candidate;
             UsageProfile priced_usage = usage;
             if (fill_units(gpu, cost.offer.idle_gpus / together, together, priced)) {
-                priced_usage = inference_usage(priced.count, candidate.layout.tensor_parallel);
+                priced_usage = inference_usage(
+                    priced.count, candidate.layout.tensor_parallel * std::max(1, candidate.layout.pipeline_parallel));
                 priced_usage.reference_rent_usd_per_gpu_hour = usage.reference_rent_usd_per_gpu_hour;
                 cost = estimate_cost(m_workload, gpu, quote, priced_usage, m_policy.unit_price_usd);
                 if (!cost.available) {
@@ -373,8 +380,13 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
     // The precision travels in the queries; the recompute level stays the workload's.
     const Precision chosen = precision.precision;
     const int max_gpus = m_policy.exact_count.value_or(m_workload.constraints.max_gpus);
+    bool fits_one_node = false;
     for (const Layout& layout : inference_layouts(m_workload, gpu, max_gpus)) {
-        if (m_policy.exact_count && *m_policy.exact_count % layout.tensor_parallel != 0) {
+        const int per_replica = layout.gpu_count();
+        if (layout.pipeline_parallel > 1 && fits_one_node) {
+            break;
+        }
+        if (m_policy.exact_count && *m_policy.exact_count % per_replica != 0) {
             continue;
         }
         ++evaluated;
@@ -393,11 +405,12 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
                        engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
                                             layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s", engine->refusal)
                               : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({})",
-                                            format_gb(memory.total_bytes), layout.tensor_parallel,
-                                            layout.tensor_parallel == 1 ? "" : "s", format_gb(gpu.memory_bytes),
+                                            format_gb(memory.total_bytes), per_replica,
+                                            per_replica == 1 ? "" : "s", format_gb(gpu.memory_bytes),
                                             usable_text(memory.total_bytes, usable))});
             continue;
         }
+        fits_one_node = fits_one_node || layout.pipeline_parallel == 1;
         PerfQuery perf_query;
         perf_query.layout = layout;
         perf_query.batch = m_workload.inference.batch;
@@ -408,18 +421,18 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         }
         const double capacity = single->inference->max_requests_per_s_meeting_slo;
         if (capacity <= 0 && m_policy.require_slo) {
-            Rejection slo = slo_miss(m_workload, *single->inference, layout.tensor_parallel);
+            Rejection slo = slo_miss(m_workload, *single->inference, layout);
             slo.gpu = gpu.id;
             slo.count = layout.gpu_count();
             note_miss(miss, std::move(slo));
             continue;
         }
         const std::optional<Replicas> replicas =
-            replicas_for(*single->inference, layout.tensor_parallel, max_gpus, miss);
+            replicas_for(*single->inference, per_replica, max_gpus, miss);
         if (!replicas) {
             continue;
         }
-        const int gpus = (replicas->serving + replicas->spares) * layout.tensor_parallel;
+        const int gpus = (replicas->serving + replicas->spares) * per_replica;
         // Replicas are the data-parallel dimension of an inference layout; the perf model
         // spreads the offered load over them.
         perf_query.layout.data_parallel = replicas->serving;
@@ -441,7 +454,7 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         }
         if (!perf.inference || (!perf.inference->meets_slo && m_policy.require_slo)) {
             Rejection slo = perf.inference
-                                ? slo_miss(m_workload, *perf.inference, layout.tensor_parallel)
+                                ? slo_miss(m_workload, *perf.inference, layout)
                                 : Rejection{gpu.id, RejectionKind::slo, "inference.slo", 0, 0, 0, "no estimate", 0};
             slo.gpu = gpu.id;
             slo.count = gpus;
@@ -460,7 +473,7 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         candidate.batch = perf.inference->batch;
         candidate.perf = std::move(perf);
         ++m_feasible;
-        price(gpu, candidate, inference_usage(gpus, layout.tensor_parallel), out, miss);
+        price(gpu, candidate, inference_usage(gpus, per_replica), out, miss);
     }
 }
 
@@ -489,13 +502,13 @@ std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gp
 }
 
 std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(const InferencePerf& single,
-                                                                             int tensor_parallel, int max_gpus,
+                                                                             int gpus_per_replica, int max_gpus,
                                                                              Miss& miss) const {
     // Replicas that carry the load, plus the spare ones deployment.redundancy asks for (a fixed
     // line: its replicas minus the spares, which carry no load).
     Replicas replicas;
     if (m_policy.exact_count) {
-        const int total = *m_policy.exact_count / tensor_parallel;
+        const int total = *m_policy.exact_count / gpus_per_replica;
         replicas.spares = total > 1 ? std::min(total - 1, spare_replicas(total, true)) : 0;
         replicas.serving = total - replicas.spares;
         return replicas;
@@ -518,7 +531,7 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(con
                 : 1;
     }
     replicas.spares = spare_replicas(replicas.serving, false);
-    const int gpus = (replicas.serving + replicas.spares) * tensor_parallel;
+    const int gpus = (replicas.serving + replicas.spares) * gpus_per_replica;
     if (gpus > max_gpus) {
         note_miss(miss, {"", RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus),
                          static_cast<double>(max_gpus), gpus,
@@ -529,12 +542,12 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(con
     return replicas;
 }
 
-UsageProfile CandidateEvaluator::inference_usage(int gpus, int tensor_parallel) const {
+UsageProfile CandidateEvaluator::inference_usage(int gpus, int gpus_per_replica) const {
     UsageProfile usage;
     usage.gpus = gpus;
     usage.service = true;
     usage.average_utilization = m_workload.deployment.utilization;
-    usage.min_gpus = std::min(gpus, m_workload.deployment.min_replicas * tensor_parallel);
+    usage.min_gpus = std::min(gpus, m_workload.deployment.min_replicas * gpus_per_replica);
     const double served_requests = m_workload.inference.requests_per_s * m_workload.deployment.utilization *
                                    m_workload.deployment.horizon_months * seconds_per_month;
     if (m_workload.model.is_transformer()) {

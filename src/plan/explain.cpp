@@ -211,7 +211,11 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
                        parts.empty() ? std::string("close second") : fmt::format("{}", fmt::join(parts, ", ")));
 }
 
-Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tensor_parallel) {
+Rejection slo_miss(const Workload& workload, const InferencePerf& perf, const Layout& replica) {
+    // "TP4", or "TP8 PP2" for a replica split over nodes by pipeline stages.
+    const std::string split = replica.pipeline_parallel > 1
+                                  ? fmt::format("TP{} PP{}", replica.tensor_parallel, replica.pipeline_parallel)
+                                  : fmt::format("TP{}", replica.tensor_parallel);
     const SloSpec& slo = workload.inference.slo;
     const auto over = [](const std::optional<double>& value, double limit) {
         return limit > 0 && (!value || *value > limit);
@@ -222,15 +226,15 @@ Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tens
         Rejection miss{"", RejectionKind::slo, fmt::format("inference.slo.{}", field), 0, limit, 0, "", 0};
         if (loaded) {
             miss.needed = *loaded;
-            miss.why_not = fmt::format("P{:g} {} {} > {} SLO at TP{}", slo.percentile, what, format_duration(*loaded),
-                                       format_duration(limit), tensor_parallel);
+            miss.why_not = fmt::format("P{:g} {} {} > {} SLO at {}", slo.percentile, what, format_duration(*loaded),
+                                       format_duration(limit), split);
         } else if (alone > limit) {
             miss.needed = alone;
-            miss.why_not = fmt::format("{} {} for one request alone > {} SLO at TP{}", what, format_duration(alone),
-                                       format_duration(limit), tensor_parallel);
+            miss.why_not = fmt::format("{} {} for one request alone > {} SLO at {}", what, format_duration(alone),
+                                       format_duration(limit), split);
         } else {
-            miss.why_not = fmt::format("{:g} req/s exceeds what TP{} replicas serve within the {} SLO",
-                                       workload.inference.requests_per_s, tensor_parallel, what);
+            miss.why_not = fmt::format("{:g} req/s exceeds what {} replicas serve within the {} SLO",
+                                       workload.inference.requests_per_s, split, what);
         }
         return miss;
     };
@@ -244,9 +248,7 @@ Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tens
         return describe("latency", "e2e", perf.p99_e2e_s, perf.ttft_s + perf.tpot_s * workload.inference.output_tokens,
                         slo.e2e_seconds);
     }
-    return {
-        "", RejectionKind::slo, "inference.slo", 0, 0, 0, fmt::format("cannot meet the SLO at TP{}", tensor_parallel),
-        0};
+    return {"", RejectionKind::slo, "inference.slo", 0, 0, 0, fmt::format("cannot meet the SLO at {}", split), 0};
 }
 
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) {

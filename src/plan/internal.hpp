@@ -101,7 +101,7 @@ private:
     double reference_rent(const GpuSpec& gpu);
     void note_memory_miss(const MemoryQuery& query, double total_bytes);
     UsageProfile training_usage(const TrainingPerf& perf, int gpus) const;
-    UsageProfile inference_usage(int gpus, int tensor_parallel) const;
+    UsageProfile inference_usage(int gpus, int gpus_per_replica) const;
     // "A whole unit bought is used": a serving candidate priced in units with room for
     // `extra_replicas` more replicas of `replica_gpus` GPUs gets them as serving replicas (perf
     // re-estimated over the larger fleet), unless the line's count is fixed or max_gpus caps it.
@@ -116,7 +116,7 @@ private:
     // SLO by perf's queueing model over the whole fleet (InferencePerf::replicas_needed), plus the
     // spares (a fixed line: its count); none, with the miss noted, when they need more than
     // `max_gpus`.
-    std::optional<Replicas> replicas_for(const InferencePerf& single, int tensor_parallel, int max_gpus,
+    std::optional<Replicas> replicas_for(const InferencePerf& single, int gpus_per_replica, int max_gpus,
                                          Miss& miss) const;
     int spare_replicas(int replicas, bool of_total) const;
 
@@ -175,7 +175,7 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
 std::string alternative_condition(const Workload& workload, const Candidate& winner, const Candidate& alternative);
 // The target a serving estimate misses, with the percentile (or unloaded) latency against its
 // limit; kind slo, count left to the caller.
-Rejection slo_miss(const Workload& workload, const InferencePerf& perf, int tensor_parallel);
+Rejection slo_miss(const Workload& workload, const InferencePerf& perf, const Layout& replica);
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan);
 
 }  // namespace gpusel::plan_detail

@@ -279,3 +279,32 @@ TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count per
     CHECK(single.inference->replicas_needed == pick.serving_replicas());
     CHECK(pick.count == (pick.serving_replicas() + 1) * pick.layout.tensor_parallel);
 }
+
+TEST_CASE("consistency: a model larger than one node serves with pipeline stages across nodes", "[consistency]") {
+    // Llama-3.1-405B in bf16 is 810 GB of weights: more than one 8 × H100 node holds (8 × 80 GB).
+    // vLLM's multi-node recipe splits it TP8 inside each node and PP2 across two; the planner
+    // must find that layout (it searched TP up to 8 only), and perf's own layout for 16 GPUs must
+    // be the same one.
+    const Workload workload = load(
+        "format: 1\nname: big\nkind: inference\nmodel: {preset: llama-3.1-405b}\nprecision: bf16\ninference:\n"
+        "  input_tokens: 1024\n  output_tokens: 256\n  requests_per_s: 2\n  slo: {ttft: 2s, tpot: 100ms}\n"
+        "constraints:\n  allow: [H100-SXM5]\n",
+        "llama405");
+    Checked checked;
+    const std::optional<Candidate> planned = check_workload(workload, checked);
+    REQUIRE(planned);
+    CHECK(planned->layout.tensor_parallel == 8);
+    CHECK(planned->layout.pipeline_parallel == 2);
+    CHECK(planned->count == 16 * planned->replicas);
+    const GpuSpec& h100 = *catalog().find("H100-SXM5");
+    const FittingLayout fitting = fitting_layout(workload, h100, 16, ServingStack::automatic);
+    REQUIRE(fitting.found());
+    CHECK(fitting.layout.tensor_parallel == 8);
+    CHECK(fitting.layout.pipeline_parallel == 2);
+    CHECK(fitting.layout.data_parallel == 1);
+    // Within one node the split stays tensor parallel (8 GPUs do not hold it: perf then says so).
+    const FittingLayout one_node = fitting_layout(workload, h100, 8, ServingStack::automatic);
+    REQUIRE(one_node.found());
+    CHECK(one_node.layout.tensor_parallel == 8);
+    CHECK(one_node.layout.pipeline_parallel == 1);
+}
