@@ -30,7 +30,8 @@ SERVING = ["vllm", "sglang", "tensorrt-llm"]
 TRAINING = ["torchrun", "megatron", "deepspeed"]
 ZERO = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}
 failures = []
-checked = {"scripts": 0, "commands": 0, "ds_configs": 0, "slurm": 0, "verified": 0, "edits": 0}
+checked = {"scripts": 0, "commands": 0, "engine_commands": 0, "engine_flags": 0, "engine_values": 0,
+           "ds_configs": 0, "slurm": 0, "verified": 0, "edits": 0}
 
 
 def run(*args):
@@ -58,6 +59,120 @@ def command_words(script):
         if words and words[0] in ("exec", "srun"):
             return words[1:]
     return []
+
+
+def load_engine_flags(engine):
+    """The pinned option list of one engine: ({option: closed value set or None}, commit)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine_flags", engine + ".txt")
+    flags, commit = {}, "?"
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if line.startswith("# commit:"):
+                commit = line.split()[2][:12]
+            if not line or line.startswith("#"):
+                continue
+            name, _, values = line.partition(" ")
+            flags[name] = set(values.split(",")) if values else None
+    return flags, commit
+
+
+ENGINE_FLAGS = {engine: load_engine_flags(engine) for engine in SERVING}
+ENGINE_COMMANDS = {engine: 0 for engine in SERVING}
+OPTION = re.compile(r"--?[A-Za-z]")
+
+
+def engine_options(words):
+    """(engine, option words) of a serving command line as gpusel writes it: `vllm serve MODEL
+    ...`, `python3 -m sglang.launch_server ...`, `trtllm-serve MODEL ...`; (None, []) otherwise."""
+    if words[:2] == ["vllm", "serve"]:
+        return "vllm", words[3:]
+    if len(words) >= 3 and words[0].startswith("python") and words[1:3] == ["-m", "sglang.launch_server"]:
+        return "sglang", words[3:]
+    if words[:1] == ["trtllm-serve"]:
+        return "tensorrt-llm", words[2:]
+    return None, []
+
+
+def engine_flag_problems(words):
+    """(engine, problems, options, closed values) of a serving command against its engine's list."""
+    engine, options = engine_options(words)
+    if engine is None:
+        return None, [], 0, 0
+    accepted, commit = ENGINE_FLAGS[engine]
+    listed = f"tests/deploy/engine_flags/{engine}.txt, pinned at {commit}"
+    problems, flags, values = [], 0, 0
+    i = 0
+    while i < len(options):
+        word = options[i]
+        i += 1
+        if not OPTION.match(word):
+            problems.append(f"{engine}: {word!r} is neither an option nor an option's value")
+            continue
+        name, equals, value = word.partition("=")
+        if not equals:
+            value = options[i] if i < len(options) and not OPTION.match(options[i]) else None
+            i += value is not None
+        flags += 1
+        if name not in accepted:
+            problems.append(f"{engine} flag {name}: not an option of the pinned source ({listed})")
+        elif accepted[name] is not None:
+            values += 1
+            if value not in accepted[name]:
+                problems.append(f"{engine} flag {name} {value}: not one of its values "
+                                f"{','.join(sorted(accepted[name]))} ({listed})")
+    return engine, problems, flags, values
+
+
+def check_engine_command(where, words, target=None):
+    engine, problems, flags, values = engine_flag_problems(words)
+    if target in SERVING and engine != target:
+        fail(f"{where}: the command is not a {target} serving command: {shlex.join(words[:3])}")
+    if engine is None:
+        return
+    for problem in problems:
+        fail(f"{where}: {problem}")
+    with LOCK:
+        ENGINE_COMMANDS[engine] += 1
+        checked["engine_commands"] += 1
+        checked["engine_flags"] += flags
+        checked["engine_values"] += values
+
+
+def manifest_commands(text):
+    """The words (command, then args) of each container of a manifest gpusel wrote: one list
+    item a line, double-quoted (JSON escapes) where YAML needs quotes."""
+    commands, key, key_indent = [], None, 0
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if stripped in ("command:", "args:"):
+            if stripped == "command:":
+                commands.append([])
+            key, key_indent = stripped, indent
+        elif key and commands and indent > key_indent and stripped.startswith("- "):
+            item = stripped[2:]
+            commands[-1].append(json.loads(item) if item.startswith('"') else item)
+        else:
+            key = None
+    return commands
+
+
+def check_engine_flag_checker():
+    """The flag check rejects what it should: an unknown option, a value outside a closed set, a
+    stray word; and passes a command built from listed options."""
+    cases = [
+        (["vllm", "serve", "m", "--tensor-parallel-size", "2", "--dtype", "bfloat16", "--port", "8000"], 0),
+        (["vllm", "serve", "m", "--tensor-parallel", "2"], 1),
+        (["vllm", "serve", "m", "--dtype", "fp16"], 1),
+        (["python3", "-m", "sglang.launch_server", "--model-path", "m", "--kv-cache-dtype", "fp8"], 1),
+        (["trtllm-serve", "m", "--backend", "tensorrt", "--tp_size", "2", "stray"], 2),
+    ]
+    for words, expected in cases:
+        _, problems, _, _ = engine_flag_problems(words)
+        if len(problems) != expected:
+            fail(f"engine flag self-test: {shlex.join(words)}: {len(problems)} problems, "
+                 f"expected {expected}: {problems}")
 
 
 def option(words, *names):
@@ -189,6 +304,11 @@ def launch_one(example, role, winner, target, directory):
             count("scripts")
         if target in SERVING:
             check_serving_script(example, winner, target, text)
+        if path.endswith(".sh"):
+            check_engine_command(f"{example} {role} {os.path.basename(path)}", command_words(text), target)
+        if path.endswith(".kubernetes.yaml"):
+            for words in manifest_commands(text):
+                check_engine_command(f"{example} {role} {os.path.basename(path)}", words)
         if path.endswith(".ds_config.json"):
             check_ds_config(example, winner, path)
         if target == "slurm":
@@ -226,11 +346,16 @@ def units_of(example):
     return units
 
 
+check_engine_flag_checker()
+
 # Each unit runs gpusel several times; threads overlap those processes on every core.
 with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
     all_units = [unit for units in pool.map(units_of, sorted(glob.glob("examples/*.yaml"))) for unit in units]
     list(pool.map(lambda unit: check_target(*unit), all_units))
 
+for engine, commands in ENGINE_COMMANDS.items():
+    if commands == 0:
+        fail(f"no {engine} serving command was checked against tests/deploy/engine_flags/{engine}.txt")
 for failure in failures:
     print("FAIL:", failure)
 print("check_launches: " + ", ".join(f"{count} {what}" for what, count in checked.items()))
