@@ -162,7 +162,7 @@ void apply_values(EfficiencyFactors& factors, const std::map<std::string, double
     }
 }
 
-// speed_bands: {training|prefill|decode|non-llm: {low, high, source}}, every group required.
+// speed_bands: {training|prefill|decode|non-llm: {low, median, high, source}}, every group required.
 void read_speed_bands(const YamlNode& node, Diagnostics& diagnostics, EfficiencyTable& table) {
     MapReader reader(node, "speed_bands", diagnostics);
     for (const std::string_view group : speed_band_groups) {
@@ -174,10 +174,15 @@ void read_speed_bands(const YamlNode& node, Diagnostics& diagnostics, Efficiency
         MapReader band_reader(*band_node, reader.child_path(group), diagnostics);
         SpeedBandFactors band;
         band_reader.require("low");
+        band_reader.require("median");
         band_reader.require("high");
         band_reader.require("source");
         band_reader.number("low", band.low, UnitKind::plain, 0, 1);
+        band_reader.number("median", band.median, UnitKind::plain, 0, 10);
         band_reader.number("high", band.high, UnitKind::plain, 1, 10);
+        if (band.median < band.low || band.median > band.high) {
+            band_reader.error("median", "must lie between low and high");
+        }
         band_reader.text("source", band.source);
         band_reader.finish();
         table.speed_bands[std::string(group)] = band;

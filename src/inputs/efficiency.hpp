@@ -92,8 +92,9 @@ struct PlatformFactors {
 // leave-one-publication-out cross-validation of tests/validation/test_perf_cross_validation.cpp):
 // a prediction v stands for a speed between low·v and high·v (10th and 90th percentiles).
 struct SpeedBandFactors {
-    double low = 1;
-    double high = 1;
+    double low = 1;     // 10th percentile of measured / predicted speed
+    double median = 1;  // 50th
+    double high = 1;    // 90th
     std::string source;
 };
 // The validation groups a speed figure belongs to.

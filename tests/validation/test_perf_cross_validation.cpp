@@ -372,20 +372,25 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
         "median {:.1f} % → {:.1f} %, p90 {:.1f} % → {:.1f} %\n",
         before.count, 100 * before.median, 100 * after.median, 100 * before.p90, 100 * after.p90);
     summary +=
-        "\nspeed bands (measured / predicted, 10th–90th percentile, out of sample) against data/efficiency.yaml:\n";
+        "\nspeed bands (measured / predicted: 10th, 50th and 90th percentile, out of sample) against data/efficiency.yaml:\n";
     for (const std::string_view group : speed_band_groups) {
         const auto found = ratios_by_group.find(std::string(group));
         REQUIRE(found != ratios_by_group.end());
         const double low = percentile_of(found->second, 0.1);
+        const double median = percentile_of(found->second, 0.5);
         const double high = percentile_of(found->second, 0.9);
         const SpeedBandFactors& shipped_band = shipped.speed_bands.at(std::string(group));
         const double low_gap = std::abs(shipped_band.low - std::min(low, 0.99));
+        const double median_gap = std::abs(shipped_band.median - median);
         const double high_gap = std::abs(shipped_band.high - std::max(high, 1.01));
-        summary +=
-            fmt::format("  {:<9} low {:.2f} high {:.2f}   (data: {:.2f} {:.2f}; gaps {:.4f} {:.4f}, held <= {:.3f})\n",
-                        group, low, high, shipped_band.low, shipped_band.high, low_gap, high_gap, speed_band_tolerance);
+        summary += fmt::format(
+            "  {:<9} low {:.2f} median {:.2f} high {:.2f}   (data: {:.2f} {:.2f} {:.2f}; gaps {:.4f} {:.4f} {:.4f}, "
+            "held <= {:.3f})\n",
+            group, low, median, high, shipped_band.low, shipped_band.median, shipped_band.high, low_gap, median_gap,
+            high_gap, speed_band_tolerance);
         INFO("speed band " << group);
         CHECK(low_gap <= speed_band_tolerance);
+        CHECK(median_gap <= speed_band_tolerance);
         CHECK(high_gap <= speed_band_tolerance);
     }
     const auto leaked_rows = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.leaked; });
