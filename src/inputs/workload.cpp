@@ -118,13 +118,63 @@ void WorkloadReader::read(const YamlNode& root) {
         budget.finish();
     }
     read_constraints(top.node("constraints"), top.child_path("constraints"), top.position());
-    if (!top.choice("objective", m_workload.objective, objective_names) && !top.has("objective")) {
-        assume("objective", "tco", "default");
-    }
+    derive_site_from_segments();
+    read_objective(top);
     if (const YamlNode* node = top.node("calibration")) {
         read_calibration(*node, top.child_path("calibration"));
     }
     top.finish();
+}
+
+// Explicit beats default: a workload that allows only edge parts (constraints.segment: [edge])
+// runs at the edge, whatever the role's default site; the assumption says it was derived.
+void WorkloadReader::derive_site_from_segments() {
+    const std::vector<Segment>& segments = m_workload.constraints.segments;
+    DeploymentSpec& deployment = m_workload.deployment;
+    if (deployment.site || deployment.target == DeploymentTarget::edge || segments.empty() ||
+        std::any_of(segments.begin(), segments.end(), [](Segment segment) { return segment != Segment::edge; })) {
+        return;
+    }
+    deployment.site = Site::edge;
+    for (Assumption& assumption : m_workload.assumptions) {
+        if (assumption.field == "deployment.site") {
+            assumption.value = "edge";
+            assumption.source = "derived from constraints.segment: [edge]";
+        }
+    }
+    // The default spare replica is production serving's in a data centre, not an edge device's
+    // (docs/workload.md, `redundancy`).
+    const auto spare = std::find_if(m_workload.assumptions.begin(), m_workload.assumptions.end(),
+                                    [](const Assumption& assumption) {
+                                        return assumption.field == "deployment.redundancy";
+                                    });
+    if (spare != m_workload.assumptions.end()) {
+        deployment.redundancy = DeploymentSpec::Redundancy::none;
+        m_workload.assumptions.erase(spare);
+    }
+}
+
+// `objective: tco`, or `objective: {minimize: tco, confidence: 0.9}`.
+void WorkloadReader::read_objective(MapReader& top) {
+    const YamlNode* node = top.has("objective") ? top.node("objective") : nullptr;
+    if (node != nullptr && node->kind == YamlNode::Kind::mapping) {
+        MapReader objective(*node, top.child_path("objective"), m_diagnostics);
+        if (!objective.choice("minimize", m_workload.objective, objective_names) && !objective.has("minimize")) {
+            assume("objective.minimize", "tco", "default");
+        }
+        if (!objective.number("confidence", m_workload.confidence, UnitKind::fraction, 0.5, 0.99) &&
+            !objective.has("confidence")) {
+            assume("objective.confidence", "0.9", "default");
+        }
+        objective.finish();
+        return;
+    }
+    if (!top.choice("objective", m_workload.objective, objective_names) && node == nullptr) {
+        assume("objective", "tco", "default");
+    }
+    if (node == nullptr || node->kind == YamlNode::Kind::scalar) {
+        assume("objective.confidence", "0.9", "default");
+    }
 }
 
 void WorkloadReader::assume(std::string_view field, std::string_view value, std::string_view source) {

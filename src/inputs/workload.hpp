@@ -295,6 +295,10 @@ struct Workload {
     BudgetSpec budget;
     ConstraintSpec constraints;
     Objective objective = Objective::tco;
+    // objective.confidence: the share of the robustness scenarios (speed, price and memory
+    // drawn from their bands) in which a pick must still meet memory, SLO, deadline and budget
+    // as ordered; 0.5 to 0.99.
+    double confidence = 0.9;
     CalibrationSpec calibration;
     std::vector<Assumption> assumptions;
 

@@ -56,6 +56,8 @@ public:
 
 private:
     // workload.cpp
+    void read_objective(MapReader& top);
+    void derive_site_from_segments();
     void assume(std::string_view field, std::string_view value, std::string_view source = "default");
     void read_model(const YamlNode& node, const std::string& path);
     void read_precision(MapReader& top);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,7 @@
 #include "base/units.hpp"
 #include "cost/offer_selection.hpp"
 #include "plan/internal.hpp"
+#include "plan/robustness.hpp"
 
 namespace gpusel::plan_detail {
 
@@ -354,11 +356,14 @@ void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSea
     for (const TrainingChoice& choice : search.best_per_count) {
         PerfQuery perf_query;
         perf_query.layout = choice.layout;
-        perf_query.micro_batch = choice.micro_batch;
+        perf_query.micro_batch = confident_micro_batch(gpu, choice, miss);
+        if (perf_query.micro_batch == 0) {
+            continue;
+        }
         perf_query.precision = choice.precision.precision;
         perf_query.checkpointing = choice.checkpointing;
         PerfEstimate perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
-        if (!perf.training) {
+        if (!perf.training || !meets_deadline_confidently(gpu, *perf.training, choice.layout.gpu_count(), miss)) {
             continue;
         }
         Candidate candidate;
@@ -369,12 +374,93 @@ void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSea
         candidate.precision = choice.precision.precision;
         candidate.precision_fallback = choice.precision.fallback;
         candidate.checkpointing = choice.checkpointing;
-        candidate.micro_batch = choice.micro_batch;
+        candidate.micro_batch = perf_query.micro_batch;
         candidate.perf = std::move(perf);
         const UsageProfile usage = training_usage(*candidate.perf.training, candidate.count);
         price(gpu, candidate, usage, out, miss);
     }
 }
+// The search fills memory with the largest micro-batch whose estimate fits; the decision must
+// hold at the confidence level, so the micro-batch is the largest (down from the search's, the
+// global batch still dividing) whose memory at the band's confidence quantile fits. 0 (and a
+// miss) when even the smallest does not.
+int CandidateEvaluator::confident_micro_batch(const GpuSpec& gpu, const TrainingChoice& choice, Miss& miss) const {
+    if (m_policy.exact_count) {
+        return choice.micro_batch;  // check judges the hardware ordered at the estimate
+    }
+    const double z = normal_quantile(m_workload.confidence);
+    const double usable = memory_usable_bytes(m_workload, gpu, choice.layout,
+                                              m_workload.constraints.memory_headroom_fraction,
+                                              choice.precision.precision);
+    const int global = m_workload.training.global_batch;
+    const int data_parallel = std::max(1, choice.layout.data_parallel);
+    double bytes = 0;
+    double estimate = 0;
+    double low = 0;
+    double high = 0;
+    // The micro-batches the workload allows (its options, or the one it names), from the search's
+    // down.
+    std::vector<int> allowed = m_workload.training.micro_batch_options;
+    if (allowed.empty()) {
+        allowed.push_back(m_workload.training.micro_batch);
+    }
+    std::sort(allowed.begin(), allowed.end(), std::greater<>());
+    for (const int micro_batch : allowed) {
+        if (micro_batch > choice.micro_batch ||
+            (global > 0 && global % (micro_batch * data_parallel) != 0 && micro_batch != choice.micro_batch)) {
+            continue;
+        }
+        MemoryQuery query;
+        query.layout = choice.layout;
+        query.micro_batch = micro_batch;
+        query.precision = choice.precision.precision;
+        query.checkpointing = choice.checkpointing;
+        const MemoryBreakdown memory = memory_breakdown(m_workload, gpu, query);
+        estimate = memory.total_bytes;
+        low = memory.total_low_bytes;
+        high = memory.total_high_bytes;
+        bytes = band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, z);
+        if (bytes <= usable) {
+            return micro_batch;
+        }
+    }
+    note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", bytes, usable, choice.layout.gpu_count(),
+                     fmt::format("fits in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}, at the smallest "
+                                 "micro-batch allowed: {} per GPU estimated, {} at the memory band's {:.0f}th "
+                                 "percentile, {}",
+                                 100 * band_share_below({low, estimate, high, false}, usable),
+                                 m_workload.confidence * 100, choice.layout.gpu_count(),
+                                 choice.layout.gpu_count() == 1 ? "" : "s", format_gb(estimate),
+                                 format_gb(bytes), m_workload.confidence * 100, usable_text(bytes, usable))});
+    return 0;
+}
+
+// The deadline at the confidence level: the run's time at the slow quantile of the speed band
+// (speed_band: measured / predicted over the validation runs).
+bool CandidateEvaluator::meets_deadline_confidently(const GpuSpec& gpu, const TrainingPerf& training, int count,
+                                                    Miss& miss) const {
+    const double deadline = m_workload.training.deadline_seconds;
+    if (deadline <= 0 || !training.time_to_train_s || m_policy.exact_count) {
+        return true;
+    }
+    const SpeedBandFactors band = speed_band(m_workload, m_efficiency).percentiles;
+    const double slow = band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
+    const double time = *training.time_to_train_s / slow;
+    if (time <= deadline) {
+        return true;
+    }
+    // The run meets the deadline when the speed factor is at least estimate / deadline.
+    const double share = 1 - band_share_below({band.low, band.median, band.high, true},
+                                              *training.time_to_train_s / deadline);
+    note_miss(miss, {gpu.id, RejectionKind::deadline, "training.deadline", time, deadline, count,
+                     fmt::format("meets the {} deadline in {:.0f} % of scenarios (needs {:.0f} %) at {} GPUs: {} per "
+                                 "run estimated, {} at the speed band's {:.0f}th percentile",
+                                 format_duration(deadline), 100 * share, m_workload.confidence * 100, count,
+                                 format_duration(*training.time_to_train_s), format_duration(time),
+                                 (1 - m_workload.confidence) * 100)});
+    return false;
+}
+
 void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionChoice& precision,
                                             std::vector<Candidate>& out, Miss& miss, std::size_t& evaluated) {
     // The precision travels in the queries; the recompute level stays the workload's.
@@ -461,11 +547,18 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             note_miss(miss, std::move(slo));
             continue;
         }
+        const int margin = margin_replicas(gpu, perf_query, perf, replicas->serving, replicas->spares, per_replica,
+                                           max_gpus, miss);
+        if (margin < 0) {
+            continue;
+        }
+        const int gpus_with_margin = gpus + margin * per_replica;
         Candidate candidate;
         candidate.gpu = gpu.id;
         candidate.gpu_name = gpu.name;
-        candidate.count = gpus;
-        candidate.replicas = replicas->serving + replicas->spares;
+        candidate.count = gpus_with_margin;
+        candidate.margin_replicas = margin;
+        candidate.replicas = replicas->serving + margin + replicas->spares;
         candidate.spare_replicas = replicas->spares;
         candidate.layout = perf_query.layout;
         candidate.precision = precision.precision;
@@ -473,8 +566,74 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         candidate.batch = perf.inference->batch;
         candidate.perf = std::move(perf);
         ++m_feasible;
-        price(gpu, candidate, inference_usage(gpus, per_replica), out, miss);
+        price(gpu, candidate, inference_usage(gpus_with_margin, per_replica), out, miss);
     }
+}
+
+int CandidateEvaluator::confident_batch(const GpuSpec& gpu, const MemoryQuery& query, double usable_bytes,
+                                        int batch) const {
+    if (uses_serving_engine(m_workload)) {
+        return batch;
+    }
+    const double z = normal_quantile(m_workload.confidence);
+    const auto fits = [&](int candidate) {
+        MemoryQuery at_batch = query;
+        at_batch.batch = candidate;
+        const MemoryBreakdown memory = memory_breakdown(m_workload, gpu, at_batch);
+        return band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, z) <=
+               usable_bytes;
+    };
+    if (fits(batch)) {
+        return batch;
+    }
+    int low = 1;  // the batch of one was checked by the caller at the estimate; the band may still refuse it
+    int high = batch;
+    if (!fits(low)) {
+        return batch;  // no batch fits at the quantile: the robustness analysis says how often it does
+    }
+    while (high - low > 1) {
+        const int middle = low + (high - low) / 2;
+        (fits(middle) ? low : high) = middle;
+    }
+    return low;
+}
+
+// Replicas to add so that the fleet still carries the load within the SLO when the GPU runs at
+// the slow quantile of the speed band (the robustness analysis's model: capacity scales with
+// speed). `perf` is re-estimated at the count found. -1 (and a miss) when max_gpus is reached
+// first.
+int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, PerfEstimate& perf, int serving,
+                                        int spares, int per_replica, int max_gpus, Miss& miss) const {
+    const double rate = m_workload.inference.requests_per_s;
+    if (m_policy.exact_count || rate <= 0 || !perf.inference) {
+        return 0;
+    }
+    const SpeedBandFactors band = speed_band(m_workload, m_efficiency).percentiles;
+    const double slow = band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
+    const double capacity = perf.inference->max_requests_per_s_meeting_slo;
+    if (capacity * slow >= rate * (1 - 1e-9)) {
+        return 0;
+    }
+    for (int more = serving + 1; (more + spares) * per_replica <= max_gpus; ++more) {
+        PerfQuery wider = query;
+        wider.layout.data_parallel = more;
+        PerfEstimate estimate = estimate_perf(m_workload, gpu, wider, m_efficiency);
+        if (estimate.inference && estimate.inference->meets_slo &&
+            estimate.inference->max_requests_per_s_meeting_slo * slow >= rate * (1 - 1e-9)) {
+            query = wider;
+            perf = std::move(estimate);
+            return more - serving;
+        }
+    }
+    const double share = capacity > 0 ? 1 - band_share_below({band.low, band.median, band.high, true}, rate / capacity)
+                                      : 0;
+    const int gpus = (serving + spares) * per_replica;
+    note_miss(miss, {gpu.id, RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus + per_replica),
+                     static_cast<double>(max_gpus), gpus,
+                     fmt::format("meets the SLO in {:.0f} % of scenarios (needs {:.0f} %) at {} GPUs; a margin replica "
+                                 "would exceed constraints.max_gpus {}",
+                                 100 * share, m_workload.confidence * 100, gpus, max_gpus)});
+    return -1;
 }
 
 std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gpu, const MemoryQuery& query,
@@ -495,6 +654,17 @@ std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gp
                 if (!single.inference) {
                     return std::nullopt;
                 }
+            }
+        }
+        // Outside a paged engine (whose memory is a fixed share of the device) the batch must fit
+        // at the memory band's confidence quantile too: the largest that does, by bisection
+        // (memory grows with the batch).
+        const int confident = confident_batch(gpu, query, usable_bytes, single.inference->batch);
+        if (confident != single.inference->batch && confident >= 1) {
+            perf_query.batch = confident;
+            single = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
+            if (!single.inference) {
+                return std::nullopt;
             }
         }
     }

@@ -155,9 +155,13 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
         } else {
             parts.push_back(fmt::format("P{:g} latency {}", slo.percentile, shown(inference.p99_e2e_s)));
         }
-        const int serving = candidate.serving_replicas();
+        const int serving = candidate.serving_replicas() - candidate.margin_replicas;
         parts.push_back(fmt::format(
-            "{} replica{} at {:g} req/s{}", serving, serving == 1 ? "" : "s", workload.inference.requests_per_s,
+            "{} replica{} at {:g} req/s{}{}", serving, serving == 1 ? "" : "s", workload.inference.requests_per_s,
+            candidate.margin_replicas > 0
+                ? fmt::format(" + {} for the speed band at {:g} % confidence (objective.confidence)",
+                              candidate.margin_replicas, workload.confidence * 100)
+                : std::string(),
             candidate.spare_replicas > 0 ? fmt::format(" + {} spare (deployment.redundancy)", candidate.spare_replicas)
                                          : std::string()));
     }
@@ -189,8 +193,12 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
     }
     const double difference = alternative.cost.tco_usd - winner.cost.tco_usd;
     if (alternative.tied || std::fabs(difference) < 1) {
-        parts.push_back(fmt::format("tied on TCO (within {} or {:.0f} %), ranked by speed, then fewer devices",
-                                    format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100));
+        const std::string rule = tie_rule(rank_key(winner), rank_key(alternative));
+        parts.push_back(fmt::format("tied on TCO (within {} or {:.0f} %{}); the pick won the tie: {}",
+                                    format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100,
+                                    difference >= 0.5 ? fmt::format("; {} more", format_usd(difference))
+                                                      : std::string(),
+                                    rule.empty() ? std::string("listed first") : rule));
     } else if (difference > 0) {
         parts.push_back(
             fmt::format("{} more over {:.0f} months", format_usd(difference), workload.deployment.horizon_months));
@@ -254,8 +262,31 @@ Rejection slo_miss(const Workload& workload, const InferencePerf& perf, const La
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) {
     std::vector<std::string> lines;
     if (!plan.winner) {
-        lines.push_back("nothing meets every constraint: relax the deadline, SLO or budget, or allow more GPUs");
+        // The nearest miss names the constraint that binds (the rejections come nearest first).
+        const auto nearest = std::find_if(plan.rejected.begin(), plan.rejected.end(), [](const Rejection& rejection) {
+            return rejection.kind != RejectionKind::excluded && rejection.kind != RejectionKind::precision;
+        });
+        if (nearest != plan.rejected.end()) {
+            lines.push_back(fmt::format("nothing meets every constraint; the nearest miss: {} — {}{}", nearest->gpu,
+                                        nearest->why_not,
+                                        nearest->limit.empty() ? std::string() : " (" + nearest->limit + ")"));
+        } else {
+            lines.push_back("nothing meets every constraint: every GPU is excluded by the workload's own lists");
+        }
         return lines;
+    }
+    const Candidate& pick = *plan.winner;
+    if (pick.perf.training && pick.perf.training->time_to_train_s) {
+        // The method's first lesson: a job this small needs one GPU that holds it, not a cluster.
+        const double gpu_hours = *pick.perf.training->time_to_train_s * pick.count * workload.training.runs / 3600;
+        if (gpu_hours < 1) {
+            lines.push_back(fmt::format("≈ {:.2g} GPU-hours of work in all: any GPU with at least {} of memory "
+                                        "does it; the pick {} costs {} over the horizon",
+                                        gpu_hours, format_gb(pick.memory.per_gpu.total_bytes),
+                                        pick.count == 1 ? "(one GPU)" : fmt::format("({} GPUs)", pick.count),
+                                        pick.cost.tco_usd < 100 ? fmt::format("${:.2f}", pick.cost.tco_usd)
+                                                                : format_usd(pick.cost.tco_usd)));
+        }
     }
     const Bottleneck& bottleneck = plan.winner->perf.bottleneck;
     if (bottleneck.resource == Resource::input_pipeline) {

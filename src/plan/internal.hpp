@@ -116,6 +116,11 @@ private:
     // SLO by perf's queueing model over the whole fleet (InferencePerf::replicas_needed), plus the
     // spares (a fixed line: its count); none, with the miss noted, when they need more than
     // `max_gpus`.
+    int confident_batch(const GpuSpec& gpu, const MemoryQuery& query, double usable_bytes, int batch) const;
+    int margin_replicas(const GpuSpec& gpu, PerfQuery& query, PerfEstimate& perf, int serving, int spares,
+                        int per_replica, int max_gpus, Miss& miss) const;
+    int confident_micro_batch(const GpuSpec& gpu, const TrainingChoice& choice, Miss& miss) const;
+    bool meets_deadline_confidently(const GpuSpec& gpu, const TrainingPerf& training, int count, Miss& miss) const;
     std::optional<Replicas> replicas_for(const InferencePerf& single, int gpus_per_replica, int max_gpus,
                                          Miss& miss) const;
     int spare_replicas(int replicas, bool of_total) const;
@@ -146,17 +151,25 @@ double speed(const Candidate& candidate);
 struct RankKey {
     double score = 0;  // objective_score, smaller is better
     double tco_usd = 0;
-    int count = 0;     // GPUs
-    double speed = 0;  // speed(), larger is faster
+    int count = 0;         // GPUs used
+    double speed = 0;      // speed(), larger is faster
+    int ordered_gpus = 0;  // GPUs bought or rented: whole units, idle ones included
+    int idle_gpus = 0;     // of those, the ones the configuration leaves unused
+    bool marketplace = false;  // rented from a marketplace host
 };
 RankKey rank_key(const Candidate& candidate);
-// Score first, then TCO; at the same score and TCO exactly, wins_tie (the faster, then fewer GPUs).
+// Score first, then TCO; at the same score and TCO exactly, wins_tie.
 bool ranks_before(const RankKey& a, const RankKey& b);
 // TCO within this many USD of the cheapest is a tie: max(tie_tolerance_usd, tie_tolerance_fraction
 // × the cheapest TCO) (plan.hpp).
 double tie_tolerance(double cheapest_tco_usd);
-// Among tied options: the faster first, then the one with fewer devices (docs/cost-model.md).
+// Among tied options, "just right" (docs/cost-model.md, "Ties"): fewer GPUs ordered, then fewer
+// of them idle, then a hyperscaler or neocloud over a marketplace host, then the cheaper, then
+// the faster, then fewer GPUs used.
 bool wins_tie(const RankKey& a, const RankKey& b);
+// The rule of wins_tie that separates a from b: "fewer GPUs", "fewer idle GPUs", "not a
+// marketplace host", "cheaper", "faster", "fewer GPUs used"; empty when none does.
+std::string tie_rule(const RankKey& a, const RankKey& b);
 // Sorts by ranks_before.
 void sort_by_score(std::vector<Candidate>& candidates);
 // Candidates whose cost is within the tie tolerance of the best are tied with it: among them

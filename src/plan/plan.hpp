@@ -38,6 +38,8 @@ struct Candidate {
     int spare_replicas = 0;      // inference: of which kept for redundancy (deployment.redundancy), carrying no load
     int unit_fill_replicas = 0;  // inference: serving replicas beyond the fewest meeting the SLO, on GPUs of
                                  // whole units bought anyway (plan_detail::CandidateEvaluator::fill_units)
+    int margin_replicas = 0;     // inference: serving replicas beyond the fewest meeting the SLO at the estimate,
+                                 // so that the SLO holds at the slow quantile of the speed band (objective.confidence)
     bool tied = false;           // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
     Layout layout;  // tensor and pipeline parallel per replica; inference: data_parallel = serving replicas
     Precision precision = Precision::bf16;
@@ -68,9 +70,11 @@ enum class RejectionKind {
     max_gpus,   // the load needs more GPUs than constraints.max_gpus
     budget,     // capex or monthly cost over budget
     no_offer,   // nothing to buy or rent that matches the constraints
+    confidence, // meets every constraint at the estimate, in fewer scenarios than objective.confidence
 };
 
-// "excluded", "precision", "memory", "deadline", "slo", "max-gpus", "budget", "no-offer": the
+// "excluded", "precision", "memory", "deadline", "slo", "max-gpus", "budget", "no-offer",
+// "confidence": the
 // names of the JSON output's rejected[].kind.
 std::string_view to_string(RejectionKind kind);
 

@@ -77,6 +77,53 @@ std::vector<TrainingSearchResult> search_catalog(const Workload& workload, const
     return results;
 }
 
+// objective.confidence: a candidate holds only if, in that share of the robustness scenarios,
+// it still fits and meets SLO, deadline and budget as ordered (bands[r].p_feasible). Where the
+// pick does not, the ranked candidates before the first that does are rejected with the share
+// they reach, and that one becomes the pick (true: the analysis must be redone for it). The
+// planner's own margins (serving replicas, training micro-batch and deadline at the band's
+// quantile) make this rare; it catches what they do not size (budgets, inference memory bands).
+bool keep_confident(RolePlan& plan, const Workload& workload, Objective objective) {
+    const RoleUncertainty& uncertainty = plan.uncertainty;
+    if (!uncertainty.computed || uncertainty.p_feasible >= workload.confidence ||
+        uncertainty.bands.size() != plan.ranked.size()) {
+        return false;
+    }
+    std::size_t first = 0;
+    while (first < plan.ranked.size() && uncertainty.bands[first].p_feasible < workload.confidence) {
+        ++first;
+    }
+    for (std::size_t r = 0; r < first; ++r) {
+        const Candidate& candidate = plan.ranked[r];
+        const double share = uncertainty.bands[r].p_feasible;
+        Rejection rejection{candidate.gpu,
+                            RejectionKind::confidence,
+                            "objective.confidence",
+                            workload.confidence,
+                            share,
+                            candidate.count,
+                            fmt::format("{}× {}: meets every constraint as ordered in {:.0f} % of scenarios (needs "
+                                        "{:.0f} %, objective.confidence)",
+                                        candidate.count, describe(candidate.acquisition), share * 100,
+                                        workload.confidence * 100),
+                            0};
+        rejection.closeness = rejection_closeness(RejectionKind::confidence, workload.confidence, share);
+        plan.rejected.insert(plan.rejected.begin(), std::move(rejection));
+    }
+    plan.ranked.erase(plan.ranked.begin(), plan.ranked.begin() + static_cast<std::ptrdiff_t>(first));
+    plan.winner.reset();
+    plan.uncertainty = {};
+    if (plan.ranked.empty()) {
+        return false;
+    }
+    for (Candidate& candidate : plan.ranked) {
+        candidate.tied = false;
+    }
+    order_ties(plan.ranked, objective);
+    plan.winner = plan.ranked.front();
+    return true;
+}
+
 RolePlan plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& uncalibrated,
                    Objective objective, std::size_t top, bool reference) {
     RolePlan plan;
@@ -167,30 +214,41 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
         fill_bottleneck_explanation(workload, gpu, candidate.perf);
         candidate.reason = winner_reason(workload, candidate, objective);
     }
-    if (!ranked.empty()) {
-        plan.winner = ranked.front();
+    plan.ranked = std::move(ranked);
+    if (!plan.ranked.empty()) {
+        plan.winner = plan.ranked.front();
+    }
+    plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
+    if (keep_confident(plan, workload, objective)) {
+        plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
+    }
+    if (plan.winner) {
+        const std::vector<Candidate>& ranked_now = plan.ranked;
         // The alternative is a Pareto neighbour of the pick: faster, or cheaper; never one the
         // pick beats on both.
-        const auto neighbour = std::find_if(ranked.begin() + 1, ranked.end(), [&](const Candidate& other) {
-            return speed(other) > speed(ranked.front()) || other.cost.tco_usd < ranked.front().cost.tco_usd ||
+        const auto neighbour = std::find_if(ranked_now.begin() + 1, ranked_now.end(), [&](const Candidate& other) {
+            return speed(other) > speed(ranked_now.front()) || other.cost.tco_usd < ranked_now.front().cost.tco_usd ||
                    other.tied;
         });
-        if (neighbour != ranked.end()) {
+        if (neighbour != ranked_now.end()) {
             plan.alternative = *neighbour;
-            plan.alternative_why_not = alternative_condition(workload, ranked.front(), *neighbour);
+            plan.alternative_why_not = alternative_condition(workload, ranked_now.front(), *neighbour);
         }
     }
-    if (ranked.size() > top) {
-        ranked.resize(top);
+    if (plan.ranked.size() > top) {
+        plan.ranked.resize(top);
+        if (plan.uncertainty.bands.size() > top) {
+            plan.uncertainty.bands.resize(top);
+        }
+        const int shown = static_cast<int>(top);
+        std::erase_if(plan.uncertainty.tied_with, [shown](int rank) { return rank > shown; });
     }
-    plan.ranked = std::move(ranked);
     plan.pareto = pareto_indices(plan.ranked);
     plan.advice = advice(workload, plan);
     if (plan.calibration.applied) {
         plan.advice.insert(plan.advice.begin(), describe_calibration(plan.calibration));
         plan.advice.insert(plan.advice.begin() + 1, plan.calibration.notes.begin(), plan.calibration.notes.end());
     }
-    plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
     return plan;
 }
 

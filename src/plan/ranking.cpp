@@ -27,6 +27,8 @@ std::string_view to_string(RejectionKind kind) {
             return "budget";
         case RejectionKind::no_offer:
             return "no-offer";
+        case RejectionKind::confidence:
+            return "confidence";
     }
     return "?";
 }
@@ -41,6 +43,7 @@ double rejection_closeness(RejectionKind kind, double needed, double available) 
     const double ratio = available > 0 ? needed / available : 0.0;
     switch (kind) {
         case RejectionKind::budget:
+        case RejectionKind::confidence:
             return ratio;
         case RejectionKind::max_gpus:
         case RejectionKind::deadline:
@@ -126,7 +129,14 @@ std::vector<std::size_t> pareto_indices(const std::vector<Candidate>& ranked) {
 }
 
 RankKey rank_key(const Candidate& candidate) {
-    return {candidate.score, candidate.cost.tco_usd, candidate.count, speed(candidate)};
+    const OfferUse& offer = candidate.cost.offer;
+    return {candidate.score,
+            candidate.cost.tco_usd,
+            candidate.count,
+            speed(candidate),
+            candidate.count + offer.idle_gpus,
+            offer.idle_gpus,
+            offer.kind == OfferKind::rental && offer.tier == ProviderTier::marketplace};
 }
 
 bool ranks_before(const RankKey& a, const RankKey& b) {
@@ -136,8 +146,8 @@ bool ranks_before(const RankKey& a, const RankKey& b) {
     if (a.tco_usd != b.tco_usd) {
         return a.tco_usd < b.tco_usd;
     }
-    // The same money exactly (the same whole units bought, every GPU of them paid for): the
-    // faster configuration, so that a unit's GPUs are used rather than left idle; then fewer.
+    // The same money exactly: the tie rule (the same whole units bought, every GPU of them paid
+    // for: the configuration that leaves none idle).
     return wins_tie(a, b);
 }
 
@@ -145,11 +155,44 @@ double tie_tolerance(double cheapest_tco_usd) {
     return std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(cheapest_tco_usd));
 }
 
+// Issue 39's order: an 8-GPU cluster for a job one GPU does within the tie margin is the
+// waste the method warns about first; then GPUs paid for and idle; then the host's reliability.
 bool wins_tie(const RankKey& a, const RankKey& b) {
+    if (a.ordered_gpus != b.ordered_gpus) {
+        return a.ordered_gpus < b.ordered_gpus;
+    }
+    if (a.idle_gpus != b.idle_gpus) {
+        return a.idle_gpus < b.idle_gpus;
+    }
+    if (a.marketplace != b.marketplace) {
+        return !a.marketplace;
+    }
+    if (a.tco_usd != b.tco_usd) {
+        return a.tco_usd < b.tco_usd;
+    }
     if (a.speed != b.speed) {
         return a.speed > b.speed;
     }
     return a.count < b.count;
+}
+
+std::string tie_rule(const RankKey& a, const RankKey& b) {
+    if (a.ordered_gpus != b.ordered_gpus) {
+        return "fewer GPUs";
+    }
+    if (a.idle_gpus != b.idle_gpus) {
+        return "fewer idle GPUs";
+    }
+    if (a.marketplace != b.marketplace) {
+        return "not a marketplace host";
+    }
+    if (a.tco_usd != b.tco_usd) {
+        return "cheaper";
+    }
+    if (a.speed != b.speed) {
+        return "faster";
+    }
+    return a.count != b.count ? "fewer GPUs used" : "";
 }
 
 void sort_by_score(std::vector<Candidate>& candidates) {

@@ -58,7 +58,9 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     }
     const auto key = [&](std::size_t index) {
         const Outcome& outcome = outcomes[index];
-        return plan_detail::RankKey{score_of(objective, outcome), outcome.tco_usd, outcome.count, outcome.speed};
+        return plan_detail::RankKey{score_of(objective, outcome), outcome.tco_usd,   outcome.count,
+                                    outcome.speed,                outcome.count + outcome.idle_gpus,
+                                    outcome.idle_gpus,            outcome.marketplace};
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return plan_detail::ranks_before(key(a), key(b)); });
@@ -106,6 +108,7 @@ RoleUncertainty Analysis::run() {
     result.computed = true;
     result.samples = m_options.samples;
     result.seed = m_options.seed;
+    result.confidence = m_workload.confidence;
     const Member& pick = m_members[m_pick];
     result.speed_phase = pick.speed.phase;
     result.speed_band_fraction = pick.speed.fraction;
@@ -160,7 +163,7 @@ void Analysis::add_member(const Candidate& candidate) {
         // Replicas filling units bought anyway are beyond the fewest needed: any count from that
         // fewest up to the fleet is the plan.
         const double rate = m_workload.inference.requests_per_s;
-        const int fewest = member.serving - candidate.unit_fill_replicas;
+        const int fewest = member.serving - candidate.unit_fill_replicas - candidate.margin_replicas;
         const int needed = replicas_for(rate, member.capacity_per_replica);
         if (rate > 0 && (needed > member.serving || needed < fewest)) {
             member.capacity_per_replica = rate / (fewest - 0.5);
@@ -208,6 +211,9 @@ Outcome Analysis::base_outcome(const Candidate& candidate) {
     outcome.speed = speed_of(candidate);
     outcome.count = candidate.count;
     outcome.replicas = candidate.replicas;
+    const plan_detail::RankKey key = plan_detail::rank_key(candidate);
+    outcome.idle_gpus = key.idle_gpus;
+    outcome.marketplace = key.marketplace;
     if (candidate.perf.training) {
         const TrainingPerf& training = *candidate.perf.training;
         outcome.time_s = training.time_to_train_s.value_or(training.step_time_s);
@@ -275,11 +281,87 @@ double price_band_fraction(PriceKind kind) {
 
 SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency) {
     const std::string_view group = speed_band_group(workload);
-    SpeedBand band{group == "non-llm" ? "non-LLM" : std::string(group), 0};
+    SpeedBand band{group == "non-llm" ? "non-LLM" : std::string(group), 0, {}};
     if (const auto found = efficiency.speed_bands.find(group); found != efficiency.speed_bands.end()) {
         band.fraction = std::max(1 - found->second.low, found->second.high - 1);
+        band.percentiles = found->second;
     }
     return band;
+}
+
+double ScenarioRandom::uniform() {
+    m_state += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = m_state;
+    z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31U;
+    return static_cast<double>(z >> 11U) * 0x1.0p-53;
+}
+
+double ScenarioRandom::normal() {
+    // 1 − uniform() keeps the logarithm finite.
+    const double radius = std::sqrt(-2.0 * std::log(1.0 - uniform()));
+    return radius * std::cos(2.0 * 3.14159265358979323846 * uniform());
+}
+
+double band_value(const PercentileBand& band, double z) {
+    if (band.log_scale) {
+        const double median = std::log(band.p50);
+        const double spread = z < 0 ? median - std::log(band.p10) : std::log(band.p90) - median;
+        return std::exp(median + z * spread / normal_p90);
+    }
+    const double spread = z < 0 ? band.p50 - band.p10 : band.p90 - band.p50;
+    return band.p50 + z * spread / normal_p90;
+}
+
+double band_share_below(const PercentileBand& band, double value) {
+    double z = 0;
+    if (band.log_scale) {
+        if (value <= 0) {
+            return 0;
+        }
+        const double offset = std::log(value) - std::log(band.p50);
+        const double spread = offset < 0 ? std::log(band.p50) - std::log(band.p10) : std::log(band.p90) - std::log(band.p50);
+        z = spread > 0 ? offset / spread * normal_p90 : (offset < 0 ? -infinity : infinity);
+    } else {
+        const double offset = value - band.p50;
+        const double spread = offset < 0 ? band.p50 - band.p10 : band.p90 - band.p50;
+        z = spread > 0 ? offset / spread * normal_p90 : (offset < 0 ? -infinity : infinity);
+    }
+    if (value == band.p50) {
+        z = 0;
+    }
+    return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+
+double normal_quantile(double p) {
+    // P. J. Acklam, "An algorithm for computing the inverse normal cumulative distribution
+    // function" (2003): rational approximations in the central region and the two tails.
+    static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                                   1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+    static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                   6.680131188771972e+01,  -1.328068155288572e+01};
+    static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                   -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+    static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                   3.754408661907416e+00};
+    const double low = 0.02425;
+    if (p <= 0) {
+        return -infinity;
+    }
+    if (p >= 1) {
+        return infinity;
+    }
+    if (p < low || p > 1 - low) {
+        const double q = std::sqrt(-2 * std::log(p < low ? p : 1 - p));
+        const double tail = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+                            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+        return p < low ? tail : -tail;
+    }
+    const double q = p - 0.5;
+    const double r = q * q;
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
 std::vector<Candidate> robustness_pool(const std::vector<Candidate>& sorted, std::size_t limit) {

@@ -7,6 +7,7 @@
 // bisection). Pure and deterministic: the same inputs and seed give the same result, bit for bit.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,42 @@ double price_band_fraction(PriceKind kind);
 struct SpeedBand {
     std::string phase;  // "training", "non-LLM", "prefill", "decode"
     double fraction = 0;
+    SpeedBandFactors percentiles;  // measured / predicted speed: 10th, 50th, 90th percentile
 };
 SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency);
+
+// A distribution through three percentiles (10th, 50th, 90th), as the bands are measured: two
+// half-normals joined at the median (a split normal), in log space for factors (speed, price)
+// so that a factor stays positive. Reproduces all three percentiles exactly; below the 10th and
+// above the 90th it has the normal's tails, so 10 % of draws fall outside the band on each side.
+struct PercentileBand {
+    double p10 = 1;
+    double p50 = 1;
+    double p90 = 1;
+    bool log_scale = true;  // factors; false: an additive quantity (bytes)
+};
+// The 90th percentile of the standard normal.
+inline constexpr double normal_p90 = 1.2815515655446004;
+// The band's value at standard-normal deviate `z` (its quantile at Φ(z)).
+double band_value(const PercentileBand& band, double z);
+// The share of the band's distribution at or below `value` (band_value's inverse, then Φ).
+double band_share_below(const PercentileBand& band, double value);
+// The scenarios' random numbers: splitmix64 (Steele, Lea, Flood 2014), a fixed, portable
+// sequence (<random>'s distributions are implementation-defined, which would make the output
+// differ between standard libraries), and standard-normal deviates from it (Box–Muller).
+class ScenarioRandom {
+public:
+    explicit ScenarioRandom(std::uint64_t seed) : m_state(seed) {}
+    double uniform();  // [0, 1)
+    double normal();
+
+private:
+    std::uint64_t m_state;
+};
+
+// The standard-normal deviate of probability `p` in (0, 1) (Acklam's rational approximation,
+// relative error below 1.2e-9).
+double normal_quantile(double p);
 
 struct RobustnessOptions {
     int samples = 400;

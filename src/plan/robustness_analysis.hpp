@@ -34,6 +34,9 @@ struct Outcome {
     int count = 0;
     int replicas = 0;
     std::size_t gpu = 0;  // GPU type (one representative per type, as the planner ranks)
+    // The tie rule's terms (plan_detail::RankKey): GPUs ordered beyond those used stay as planned.
+    int idle_gpus = 0;
+    bool marketplace = false;
 };
 
 // The objective's score of an outcome: smaller is better.
@@ -66,6 +69,7 @@ struct Member {
     int spares = 0;
     int replica_gpus = 1;
     double capacity_per_replica = 0;  // req/s within the SLO
+    double usable_bytes = infinity;   // memory a GPU may use (set for ranked candidates)
     double single_capacity = 0;       // one replica's, as the perf model gives it (see capacity_under)
 };
 
@@ -108,7 +112,8 @@ private:
 
     // robustness_sampling.cpp
     Outcome sampled(const Member& member, double speed, double price) const;
-    bool pick_holds(double speed, double price, double memory_t) const;
+    bool holds(const Member& member, const Candidate& ranked, double speed, double price, double memory_z) const;
+    static double speed_factor(const Member& member, double z);
     void sample(RoleUncertainty& result);
     static double member_time_factor(const Member& member, const Outcome& outcome);
     void warnings(RoleUncertainty& result) const;
@@ -151,7 +156,6 @@ private:
     std::vector<std::string> m_speed_slots;
     std::vector<std::string> m_price_slots;
     std::size_t m_pick = none;
-    double m_usable_bytes = infinity;
     std::vector<Outcome> m_given;  // each configuration re-priced at the inputs as given
 };
 

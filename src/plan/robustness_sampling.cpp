@@ -18,27 +18,6 @@ namespace gpusel::robustness_detail {
 
 namespace {
 
-// splitmix64 (Steele, Lea, Flood 2014): a fixed, portable sequence. <random>'s distributions
-// are implementation-defined, which would make the output differ between standard libraries.
-class Random {
-public:
-    explicit Random(std::uint64_t seed) : m_state(seed) {}
-    double uniform() {
-        m_state += 0x9e3779b97f4a7c15ULL;
-        std::uint64_t z = m_state;
-        z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
-        z ^= z >> 31U;
-        return static_cast<double>(z >> 11U) * 0x1.0p-53;
-    }
-    // Triangular on [−1, 1], mode 0: errors near zero are likelier than at the band's edge,
-    // and none lies beyond it (the bands are 90th-percentile errors, not hard limits; docs).
-    double triangular() { return uniform() + uniform() - 1.0; }
-
-private:
-    std::uint64_t m_state;
-};
-
 double percentile_of(std::vector<double> values, double fraction) {
     if (values.empty()) {
         return 0;
@@ -96,14 +75,30 @@ Outcome Analysis::sampled(const Member& member, double speed, double price) cons
     return outcome;
 }
 
-// The pick as ordered (its count, its replicas) in one scenario: fits, deadline, SLO, budget.
-bool Analysis::pick_holds(double speed, double price, double memory_t) const {
-    const Member& member = m_members[m_pick];
+// A ranked candidate as ordered (its count, its replicas) in one scenario: fits, deadline, SLO,
+// budget. `memory_z`: the memory model's error, shared by every candidate (one model). On a
+// paged serving engine the memory as started is fixed (a fraction of the device); what the
+// error moves is the KV-cache pool, hence how many sequences a replica runs at once, hence
+// its capacity.
+bool Analysis::holds(const Member& member, const Candidate& ranked, double speed, double price,
+                     double memory_z) const {
     const Candidate& candidate = *member.candidate;
-    const MemoryBreakdown& memory = m_plan.winner->memory.per_gpu;
-    const double bytes = memory_t >= 0 ? memory.total_bytes + memory_t * (memory.total_high_bytes - memory.total_bytes)
-                                       : memory.total_bytes + memory_t * (memory.total_bytes - memory.total_low_bytes);
-    if (bytes > m_usable_bytes) {
+    const MemoryBreakdown& memory = ranked.memory.per_gpu;
+    const double bytes = band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false},
+                                    memory_z);
+    double capacity_factor = 1;
+    if (ranked.memory.serving) {
+        const ServingMemory& engine = *ranked.memory.serving;
+        const double pool_bytes = engine.kv_cache_bytes - std::max(0.0, bytes - memory.total_bytes);
+        const double per_sequence = engine.kv_bytes_per_token * std::max(1, ranked.memory.context_tokens);
+        const double sequences = per_sequence > 0 ? pool_bytes / per_sequence : infinity;
+        if (sequences < 1) {
+            return false;
+        }
+        if (ranked.batch > 0 && sequences < ranked.batch) {
+            capacity_factor = sequences / ranked.batch;
+        }
+    } else if (bytes > member.usable_bytes) {
         return false;
     }
     if (candidate.perf.training) {
@@ -112,7 +107,7 @@ bool Analysis::pick_holds(double speed, double price, double memory_t) const {
             *candidate.perf.training->time_to_train_s / speed > deadline) {
             return false;
         }
-    } else if (member.capacity_per_replica * speed * member.serving <
+    } else if (member.capacity_per_replica * speed * capacity_factor * member.serving <
                m_workload.inference.requests_per_s * (1 - 1e-9)) {
         return false;
     }
@@ -124,48 +119,54 @@ bool Analysis::pick_holds(double speed, double price, double memory_t) const {
 }
 
 void Analysis::sample(RoleUncertainty& result) {
-    const Candidate& winner = *m_members[m_pick].candidate;
-    m_usable_bytes = memory_usable_bytes(m_workload, *m_members[m_pick].gpu, winner.layout,
-                                         m_workload.constraints.memory_headroom_fraction, winner.precision);
-    // Ranked candidates' members, for bands and ties.
+    // Ranked candidates' members, for bands, ties and the share of scenarios each holds in.
     std::vector<std::size_t> ranked_members;
     for (const Candidate& candidate : m_plan.ranked) {
-        ranked_members.push_back(find(candidate));
+        const std::size_t index = find(candidate);
+        ranked_members.push_back(index);
+        if (index != none) {
+            Member& member = m_members[index];
+            member.usable_bytes = memory_usable_bytes(m_workload, *member.gpu, candidate.layout,
+                                                      m_workload.constraints.memory_headroom_fraction,
+                                                      candidate.precision);
+        }
     }
+    std::vector<int> ranked_holds(ranked_members.size(), 0);
     std::vector<std::vector<double>> times(ranked_members.size());
     std::vector<std::vector<double>> costs(ranked_members.size());
     std::vector<int> pick_beats(ranked_members.size(), 0);
-    Random random(m_options.seed);
+    ScenarioRandom random(m_options.seed);
     std::vector<double> gpu_error(m_speed_slots.size());
     std::vector<double> price_error(m_price_slots.size());
     std::vector<Outcome> outcomes(m_members.size());
+    std::vector<double> speeds(m_members.size());
+    std::vector<double> prices(m_members.size());
     int best = 0;
-    int holds = 0;
     for (int s = 0; s < m_options.samples; ++s) {
-        const double memory_t = random.triangular();
+        const double memory_z = random.normal();
         for (double& error : gpu_error) {
-            error = random.triangular();
+            error = random.normal();
         }
         for (double& error : price_error) {
-            error = random.triangular();
+            error = random.normal();
         }
         for (std::size_t i = 0; i < m_members.size(); ++i) {
             const Member& member = m_members[i];
-            outcomes[i] = sampled(member, 1 + member.speed.fraction * gpu_error[member.speed_slot],
-                                  1 + member.price_band * price_error[member.price_slot]);
+            speeds[i] = speed_factor(member, gpu_error[member.speed_slot]);
+            prices[i] = band_value({1 - member.price_band, 1, 1 + member.price_band, true},
+                                   price_error[member.price_slot]);
+            outcomes[i] = sampled(member, speeds[i], prices[i]);
         }
         if (winner_of(outcomes, m_objective) == m_pick) {
             ++best;
-        }
-        const Member& pick = m_members[m_pick];
-        if (pick_holds(1 + pick.speed.fraction * gpu_error[pick.speed_slot],
-                       1 + pick.price_band * price_error[pick.price_slot], memory_t)) {
-            ++holds;
         }
         for (std::size_t r = 0; r < ranked_members.size(); ++r) {
             const std::size_t index = ranked_members[r];
             if (index == none) {
                 continue;
+            }
+            if (holds(m_members[index], m_plan.ranked[r], speeds[index], prices[index], memory_z)) {
+                ++ranked_holds[r];
             }
             times[r].push_back(member_time_factor(m_members[index], outcomes[index]));
             costs[r].push_back(outcomes[index].tco_usd);
@@ -177,10 +178,13 @@ void Analysis::sample(RoleUncertainty& result) {
     }
     const double samples = m_options.samples;
     result.p_best = best / samples;
-    result.p_feasible = holds / samples;
     for (std::size_t r = 0; r < ranked_members.size(); ++r) {
         EstimateBand band;
         const std::size_t index = ranked_members[r];
+        band.p_feasible = index == none ? 0 : ranked_holds[r] / samples;
+        if (index == m_pick) {
+            result.p_feasible = band.p_feasible;
+        }
         if (index != none && !times[r].empty()) {
             band.time_low_factor = percentile_of(times[r], 0.05);
             band.time_high_factor = percentile_of(times[r], 0.95);
@@ -190,9 +194,10 @@ void Analysis::sample(RoleUncertainty& result) {
             if (member.candidate->perf.inference) {
                 const double rate = m_workload.inference.requests_per_s;
                 band.replicas_low =
-                    replicas_for(rate, member.capacity_per_replica * (1 + member.speed.fraction)) + member.spares;
+                    replicas_for(rate, member.capacity_per_replica * speed_factor(member, normal_p90)) + member.spares;
                 band.replicas_high =
-                    replicas_for(rate, member.capacity_per_replica * (1 - member.speed.fraction)) + member.spares;
+                    replicas_for(rate, member.capacity_per_replica * speed_factor(member, -normal_p90)) +
+                    member.spares;
             }
             if (index != m_pick && pick_beats[r] < m_options.tie_confidence * samples) {
                 result.tied_with.push_back(static_cast<int>(r + 1));
@@ -206,19 +211,30 @@ double Analysis::member_time_factor(const Member& member, const Outcome& outcome
     return member.base.speed > 0 ? member.base.speed / outcome.speed : 1;
 }
 
+double Analysis::speed_factor(const Member& member, double z) {
+    const SpeedBandFactors& band = member.speed.percentiles;
+    return band_value({band.low, band.median, band.high, true}, z);
+}
+
+// What the pick needs at the confidence level: memory at its quantile, speed at the opposite
+// one (the slow end the decision must survive), the price at its high quantile.
 void Analysis::warnings(RoleUncertainty& result) const {
     const Member& pick = m_members[m_pick];
     const Candidate& candidate = *pick.candidate;
+    const double confidence = m_workload.confidence;
+    const double z = normal_quantile(confidence);
+    const int percent = static_cast<int>(std::lround(confidence * 100));
     const MemoryBreakdown& memory = m_plan.winner->memory.per_gpu;
-    if (memory.total_bytes <= m_usable_bytes && memory.total_high_bytes > m_usable_bytes) {
-        const std::string hidden = hidden_difference(format_gb(memory.total_high_bytes), format_gb(m_usable_bytes),
-                                                     format_bytes_difference(memory.total_high_bytes - m_usable_bytes));
+    const double bytes = band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, z);
+    if (!m_plan.winner->memory.serving && bytes > pick.usable_bytes) {
+        const std::string hidden = hidden_difference(format_gb(bytes), format_gb(pick.usable_bytes),
+                                                     format_bytes_difference(bytes - pick.usable_bytes));
         result.warnings.push_back(fmt::format(
-            "fits only at the optimistic end of the memory band: {} per GPU estimated, up to {} of {} usable{}",
-            format_gb(memory.total_bytes), format_gb(memory.total_high_bytes), format_gb(m_usable_bytes),
+            "may not fit: {} per GPU estimated, {} at the memory band's {}th percentile > {} usable{}",
+            format_gb(memory.total_bytes), format_gb(bytes), percent, format_gb(pick.usable_bytes),
             hidden.empty() ? "" : " (" + hidden + " over)"));
     }
-    const double slower = 1 - pick.speed.fraction;
+    const double slower = speed_factor(pick, -z);
     if (candidate.perf.training) {
         const double deadline = m_workload.training.deadline_seconds;
         const std::optional<double>& time = candidate.perf.training->time_to_train_s;
@@ -226,9 +242,9 @@ void Analysis::warnings(RoleUncertainty& result) const {
             const std::string hidden = hidden_difference(format_duration(*time / slower), format_duration(deadline),
                                                          format_duration(*time / slower - deadline));
             result.warnings.push_back(fmt::format(
-                "meets the deadline only at the optimistic end of the speed band: {} per run now, {} if {:.0f} % "
-                "slower > {} deadline{}",
-                format_duration(*time), format_duration(*time / slower), pick.speed.fraction * 100,
+                "may miss the deadline: {} per run estimated, {} at the speed band's {}th percentile ({:.2f}× "
+                "the estimate) > {} deadline{}",
+                format_duration(*time), format_duration(*time / slower), 100 - percent, slower,
                 format_duration(deadline), hidden.empty() ? "" : " (by " + hidden + ")"));
         }
     } else if (candidate.perf.inference) {
@@ -237,19 +253,20 @@ void Analysis::warnings(RoleUncertainty& result) const {
         if (served < rate * (1 - 1e-9)) {
             const int needed = replicas_for(rate, pick.capacity_per_replica * slower);
             result.warnings.push_back(fmt::format(
-                "meets the SLO only at the optimistic end of the speed band: if {:.0f} % slower ({}), its {} "
-                "serving replica{} carry {:.3g} req/s within the SLO < {:g} req/s; {} would be needed",
-                pick.speed.fraction * 100, pick.speed.phase, pick.serving, pick.serving == 1 ? "" : "s", served, rate,
+                "may miss the SLO: at the {} speed band's {}th percentile ({:.2f}× the estimate), its {} serving "
+                "replica{} carry {:.3g} req/s within the SLO < {:g} req/s; {} would be needed",
+                pick.speed.phase, 100 - percent, slower, pick.serving, pick.serving == 1 ? "" : "s", served, rate,
                 needed));
         }
     }
     const double capex_budget = m_workload.budget.capex_usd;
+    const double price_high = band_value({1 - pick.price_band, 1, 1 + pick.price_band, true}, z);
     if (capex_budget > 0 && candidate.cost.capex_usd <= capex_budget &&
-        candidate.cost.capex_usd * (1 + pick.price_band) > capex_budget) {
+        candidate.cost.capex_usd * price_high > capex_budget) {
         result.warnings.push_back(fmt::format(
-            "stays within the capex budget only at the low end of its price band ({} {}, ±{:.0f} %): {} vs {}",
-            to_string(pick.quote->price.kind), candidate.cost.offer.id, pick.price_band * 100,
-            format_usd(candidate.cost.capex_usd), format_usd(capex_budget)));
+            "may exceed the capex budget: {} at the {}th percentile of its price band ({} {}, ±{:.0f} %) > {}",
+            format_usd(candidate.cost.capex_usd * price_high), percent, to_string(pick.quote->price.kind),
+            candidate.cost.offer.id, pick.price_band * 100, format_usd(capex_budget)));
     }
 }
 

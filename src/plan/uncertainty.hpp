@@ -19,6 +19,7 @@ struct EstimateBand {
     double tco_high_usd = 0;
     int replicas_low = 0;  // inference: replicas needed at the fast and the slow end
     int replicas_high = 0;
+    double p_feasible = 0;  // share of scenarios in which it still fits and meets deadline, SLO, budget as ordered
 };
 
 // Where the winner changes when one input moves, the rest held.
@@ -51,6 +52,7 @@ struct RoleUncertainty {
     unsigned long long seed = 0;
     double p_best = 0;                  // share of scenarios in which the pick ranks first
     double p_feasible = 0;              // ... in which the pick as ordered still fits and meets deadline, SLO, budget
+    double confidence = 0.9;            // objective.confidence: the p_feasible a pick must reach
     std::vector<int> tied_with;         // ranks (1-based, in RolePlan::ranked) statistically tied with the pick
     std::string speed_phase;            // the validation group whose error bands the pick's speed
     double speed_band_fraction = 0;     // ± of the pick's speed

@@ -39,6 +39,7 @@ p { margin: 4px 0 8px; }
 .none { font-weight: 600; color: #8a1020; }
 table { border-collapse: collapse; width: 100%; font-size: 12px; margin: 6px 0 14px; }
 th, td { border-bottom: 1px solid #d6d6d6; padding: 4px 5px; text-align: left; vertical-align: top; }
+td { overflow-wrap: anywhere; }
 th { background: #eef1f6; font-weight: 600; border-bottom: 1.5px solid #9aa3b5; }
 th.num { text-align: right; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }

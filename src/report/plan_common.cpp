@@ -364,9 +364,10 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
         return lines;
     }
     lines.push_back(fmt::format(
-        "the pick ranks first in {:.0f} % of {} scenarios and meets every constraint as ordered in {:.0f} % (speed "
-        "±{:.0f} % {}, price ±{:.0f} % by kind, memory band)",
-        uncertainty.p_best * 100, uncertainty.samples, uncertainty.p_feasible * 100,
+        "the pick ranks first in {:.0f} % of {} scenarios and meets every constraint as ordered in {:.0f} % (needs "
+        "{:.0f} %, objective.confidence; speed ±{:.0f} % {}, price ±{:.0f} % by kind and memory drawn from their "
+        "10th–90th percentile bands)",
+        uncertainty.p_best * 100, uncertainty.samples, uncertainty.p_feasible * 100, uncertainty.confidence * 100,
         uncertainty.speed_band_fraction * 100, uncertainty.speed_phase, uncertainty.price_band_fraction * 100));
     if (uncertainty.tied_with.empty()) {
         lines.emplace_back(

@@ -338,6 +338,7 @@ public:
         Json json;
         json["p_best"] = number(uncertainty.p_best, at + "p_best");
         json["p_feasible"] = number(uncertainty.p_feasible, at + "p_feasible");
+        json["confidence"] = number(uncertainty.confidence, at + "confidence");
         json["tied_with"] = uncertainty.tied_with;
         json["samples"] = uncertainty.samples;
         json["seed"] = uncertainty.seed;
@@ -358,6 +359,7 @@ public:
             entry["tco_high_usd"] = number(band.tco_high_usd, where + "tco_high_usd");
             entry["replicas_low"] = band.replicas_low;
             entry["replicas_high"] = band.replicas_high;
+            entry["p_feasible"] = number(band.p_feasible, where + "p_feasible");
             bands.push_back(std::move(entry));
         }
         json["bands"] = std::move(bands);

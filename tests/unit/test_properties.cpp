@@ -1173,6 +1173,10 @@ std::vector<std::string> business_lines(PropertyRng& rng, const Catalog& plan_ca
     if (rng.chance(0.4)) {
         lines.push_back(fmt::format("objective: {}",
                                     rng.pick<const char*>({"tco", "time", "latency", "throughput-per-usd", "energy"})));
+    } else if (rng.chance(0.5)) {
+        lines.push_back(fmt::format("objective: {{minimize: {}, confidence: {}}}",
+                                    rng.pick<const char*>({"tco", "time", "latency", "throughput-per-usd", "energy"}),
+                                    rng.pick<const char*>({"0.5", "75%", "0.9", "0.95"})));
     }
     return lines;
 }
@@ -1473,6 +1477,10 @@ void check_role_plan(const Workload& workload, const Catalog& plan_catalog, cons
         CHECK(index < plan.ranked.size());
     }
     CHECK(plan.winner.has_value() == !plan.ranked.empty());
+    if (plan.winner && plan.uncertainty.computed) {
+        // objective.confidence: the pick holds as ordered in at least that share of the scenarios.
+        CHECK(plan.uncertainty.p_feasible >= workload.confidence);
+    }
     if (plan.winner) {
         INFO("winner");
         check_meets_constraints(workload, plan_catalog, *plan.winner);

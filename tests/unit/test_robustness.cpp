@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "plan/plan.hpp"
 #include "plan/robustness.hpp"
@@ -180,4 +181,67 @@ TEST_CASE("robustness: the same seed gives the same result, bit for bit", "[robu
     CHECK(a.seed == 7);
     CHECK(a.p_best == b.p_best);
     CHECK(a.bands.front().tco_low_usd == b.bands.front().tco_low_usd);
+}
+
+TEST_CASE("robustness: scenario draws reproduce each band's published percentiles", "[robustness]") {
+    // Every band is a 10th / 50th / 90th percentile triple (speed: measured / predicted over the
+    // validation runs); the scenarios must draw values whose sampled percentiles are those three,
+    // within ±2 % (20,000 draws: the sampling error of a 10th percentile is about 0.4 %).
+    CHECK(gpusel::normal_quantile(0.9) == Approx(gpusel::normal_p90).epsilon(1e-8));
+    CHECK(gpusel::normal_quantile(0.5) == Approx(0).margin(1e-12));
+    CHECK(gpusel::normal_quantile(0.01) == Approx(-2.3263478740).epsilon(1e-8));
+    const auto percentile = [](std::vector<double> values, double fraction) {
+        std::sort(values.begin(), values.end());
+        return values[static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1))];
+    };
+    for (const auto& [group, measured] : efficiency().speed_bands) {
+        INFO("speed band " << group);
+        const gpusel::PercentileBand band{measured.low, measured.median, measured.high, true};
+        gpusel::ScenarioRandom random(0x5eed2026ULL);
+        std::vector<double> draws;
+        for (int i = 0; i < 20000; ++i) {
+            draws.push_back(gpusel::band_value(band, random.normal()));
+        }
+        CHECK(percentile(draws, 0.1) == Approx(measured.low).epsilon(0.02));
+        CHECK(percentile(draws, 0.5) == Approx(measured.median).epsilon(0.02));
+        CHECK(percentile(draws, 0.9) == Approx(measured.high).epsilon(0.02));
+        // band_share_below inverts band_value.
+        CHECK(gpusel::band_share_below(band, measured.low) == Approx(0.1).epsilon(1e-6));
+        CHECK(gpusel::band_share_below(band, measured.median) == Approx(0.5).epsilon(1e-9));
+        CHECK(gpusel::band_share_below(band, measured.high) == Approx(0.9).epsilon(1e-6));
+    }
+    // A memory band (bytes, additive): 30 GB estimated, 27–36 GB from 10th to 90th percentile.
+    const gpusel::PercentileBand memory{27e9, 30e9, 36e9, false};
+    gpusel::ScenarioRandom random(7);
+    std::vector<double> draws;
+    for (int i = 0; i < 20000; ++i) {
+        draws.push_back(gpusel::band_value(memory, random.normal()));
+    }
+    CHECK(percentile(draws, 0.1) == Approx(27e9).epsilon(0.02));
+    CHECK(percentile(draws, 0.5) == Approx(30e9).epsilon(0.02));
+    CHECK(percentile(draws, 0.9) == Approx(36e9).epsilon(0.02));
+    // Hand-worked: the 95th percentile lies 1.645 / 1.2816 of the upper half-width above the median.
+    CHECK(gpusel::band_value(memory, gpusel::normal_quantile(0.95)) == Approx(30e9 + 6e9 * 1.6448536 / 1.2815516));
+}
+
+TEST_CASE("robustness: every example's pick holds at its confidence level", "[robustness]") {
+    for (const char* file :
+         {"examples/bert-embeddings.yaml", "examples/chat-llama2-13b-int4.yaml", "examples/edge-ocr-jetson.yaml",
+          "examples/llama-finetune.yaml", "examples/llama3-70b-finetune.yaml", "examples/pretrain-7b.yaml",
+          "examples/recsys-serving.yaml", "examples/resnet50-train-cpu-decode.yaml",
+          "examples/roberta-finetune.yaml", "examples/sdxl-lora.yaml", "examples/sdxl-serving.yaml",
+          "examples/unet3d-medical.yaml", "examples/vit-base-training.yaml", "examples/yolov8-training.yaml",
+          "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml"}) {
+        INFO(file);
+        gpusel::Project project;
+        project.name = "example";
+        project.workloads.push_back(gpusel::load_workload_file(
+            gpusel::test::source_path(file), gpusel::LoadContext{&gpusel::test::catalog(), &models()}));
+        const PlanReport report = gpusel::make_plan(project, gpusel::test::catalog(), efficiency());
+        const RolePlan& plan = report.roles.front();
+        REQUIRE(plan.winner);
+        REQUIRE(plan.uncertainty.computed);
+        CHECK(plan.uncertainty.p_feasible >= project.workloads.front().confidence);
+        CHECK(project.workloads.front().confidence == 0.9);
+    }
 }

@@ -146,7 +146,10 @@ TEST_CASE("training search: the scale scenarios search their whole space", "[tra
     };
     const std::vector<Scenario> scenarios = {
         {"examples/scale/llama-405b-pretrain.yaml", 190547, "B200x4096 tp2 pp1 dp2048 zero3 mb1 full fp8"},
-        {"examples/scale/gpt-1t-pretrain.yaml", 184749, "B200x256 tp8 pp16 dp2 zero2 mb1 none fp8"},
+        // 256 B200s at tp8 pp16 dp2 zero2 (the pick at the estimate) fit only below the memory
+        // band's 90th percentile (objective.confidence 0.9); the search offers one point per count,
+        // so the next count that holds is taken.
+        {"examples/scale/gpt-1t-pretrain.yaml", 184749, "B200x1024 tp8 pp32 dp4 zero1 mb1 none fp8"},
     };
     for (const Scenario& scenario : scenarios) {
         Project project;
