@@ -51,7 +51,7 @@ struct LaunchSpec {
     Role role = Role::inference;
     bool training = false;     // a training or fine-tuning workload (else inference)
     bool fine_tuning = false;  // kind fine-tuning: the run starts from the model's published weights
-    std::string model;      // what the launcher loads: the Hugging Face id, or the preset's name
+    std::string model;         // what the launcher loads: the Hugging Face id, or the preset's name
     std::string model_label;
     ModelSpec architecture;    // for launchers that build the model from flags (Megatron-LM)
     bool decoder_llm = false;  // a decoder transformer (dense or MoE): what LLM engines and Megatron's GPT run

@@ -144,10 +144,9 @@ void WorkloadReader::derive_site_from_segments() {
     }
     // The default spare replica is production serving's in a data centre, not an edge device's
     // (docs/workload.md, `redundancy`).
-    const auto spare = std::find_if(m_workload.assumptions.begin(), m_workload.assumptions.end(),
-                                    [](const Assumption& assumption) {
-                                        return assumption.field == "deployment.redundancy";
-                                    });
+    const auto spare =
+        std::find_if(m_workload.assumptions.begin(), m_workload.assumptions.end(),
+                     [](const Assumption& assumption) { return assumption.field == "deployment.redundancy"; });
     if (spare != m_workload.assumptions.end()) {
         deployment.redundancy = DeploymentSpec::Redundancy::none;
         m_workload.assumptions.erase(spare);

@@ -389,9 +389,8 @@ int CandidateEvaluator::confident_micro_batch(const GpuSpec& gpu, const Training
         return choice.micro_batch;  // check judges the hardware ordered at the estimate
     }
     const double z = normal_quantile(m_workload.confidence);
-    const double usable = memory_usable_bytes(m_workload, gpu, choice.layout,
-                                              m_workload.constraints.memory_headroom_fraction,
-                                              choice.precision.precision);
+    const double usable = memory_usable_bytes(
+        m_workload, gpu, choice.layout, m_workload.constraints.memory_headroom_fraction, choice.precision.precision);
     const int global = m_workload.training.global_batch;
     const int data_parallel = std::max(1, choice.layout.data_parallel);
     double bytes = 0;
@@ -424,14 +423,14 @@ int CandidateEvaluator::confident_micro_batch(const GpuSpec& gpu, const Training
             return micro_batch;
         }
     }
-    note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", bytes, usable, choice.layout.gpu_count(),
-                     fmt::format("fits in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}, at the smallest "
-                                 "micro-batch allowed: {} per GPU estimated, {} at the memory band's {:.0f}th "
-                                 "percentile, {}",
-                                 100 * band_share_below({low, estimate, high, false}, usable),
-                                 m_workload.confidence * 100, choice.layout.gpu_count(),
-                                 choice.layout.gpu_count() == 1 ? "" : "s", format_gb(estimate),
-                                 format_gb(bytes), m_workload.confidence * 100, usable_text(bytes, usable))});
+    note_miss(miss,
+              {gpu.id, RejectionKind::memory, "memory per GPU", bytes, usable, choice.layout.gpu_count(),
+               fmt::format("fits in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}, at the smallest "
+                           "micro-batch allowed: {} per GPU estimated, {} at the memory band's {:.0f}th "
+                           "percentile, {}",
+                           100 * band_share_below({low, estimate, high, false}, usable), m_workload.confidence * 100,
+                           choice.layout.gpu_count(), choice.layout.gpu_count() == 1 ? "" : "s", format_gb(estimate),
+                           format_gb(bytes), m_workload.confidence * 100, usable_text(bytes, usable))});
     return 0;
 }
 
@@ -444,20 +443,21 @@ bool CandidateEvaluator::meets_deadline_confidently(const GpuSpec& gpu, const Tr
         return true;
     }
     const SpeedBandFactors band = speed_band(m_workload, m_efficiency).percentiles;
-    const double slow = band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
+    const double slow =
+        band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
     const double time = *training.time_to_train_s / slow;
     if (time <= deadline) {
         return true;
     }
     // The run meets the deadline when the speed factor is at least estimate / deadline.
-    const double share = 1 - band_share_below({band.low, band.median, band.high, true},
-                                              *training.time_to_train_s / deadline);
+    const double share =
+        1 - band_share_below({band.low, band.median, band.high, true}, *training.time_to_train_s / deadline);
     note_miss(miss, {gpu.id, RejectionKind::deadline, "training.deadline", time, deadline, count,
-                     fmt::format("meets the {} deadline in {:.0f} % of scenarios (needs {:.0f} %) at {} GPUs: {} per "
+                     fmt::format("meets the {} deadline in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}: {} per "
                                  "run estimated, {} at the speed band's {:.0f}th percentile",
                                  format_duration(deadline), 100 * share, m_workload.confidence * 100, count,
-                                 format_duration(*training.time_to_train_s), format_duration(time),
-                                 (1 - m_workload.confidence) * 100)});
+                                 count == 1 ? "" : "s", format_duration(*training.time_to_train_s),
+                                 format_duration(time), (1 - m_workload.confidence) * 100)});
     return false;
 }
 
@@ -491,9 +491,8 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
                        engine ? fmt::format("{} at {} GPU{} per replica: {}", to_string(engine->engine),
                                             layout.gpu_count(), layout.gpu_count() == 1 ? "" : "s", engine->refusal)
                               : fmt::format("needs {} per GPU at {} GPU{} per replica, has {} ({})",
-                                            format_gb(memory.total_bytes), per_replica,
-                                            per_replica == 1 ? "" : "s", format_gb(gpu.memory_bytes),
-                                            usable_text(memory.total_bytes, usable))});
+                                            format_gb(memory.total_bytes), per_replica, per_replica == 1 ? "" : "s",
+                                            format_gb(gpu.memory_bytes), usable_text(memory.total_bytes, usable))});
             continue;
         }
         fits_one_node = fits_one_node || layout.pipeline_parallel == 1;
@@ -513,8 +512,7 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             note_miss(miss, std::move(slo));
             continue;
         }
-        const std::optional<Replicas> replicas =
-            replicas_for(*single->inference, per_replica, max_gpus, miss);
+        const std::optional<Replicas> replicas = replicas_for(*single->inference, per_replica, max_gpus, miss);
         if (!replicas) {
             continue;
         }
@@ -547,8 +545,8 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             note_miss(miss, std::move(slo));
             continue;
         }
-        const int margin = margin_replicas(gpu, perf_query, perf, replicas->serving, replicas->spares, per_replica,
-                                           max_gpus, miss);
+        const int margin =
+            margin_replicas(gpu, perf_query, perf, replicas->serving, replicas->spares, per_replica, max_gpus, miss);
         if (margin < 0) {
             continue;
         }
@@ -609,7 +607,8 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
         return 0;
     }
     const SpeedBandFactors band = speed_band(m_workload, m_efficiency).percentiles;
-    const double slow = band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
+    const double slow =
+        band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
     const double capacity = perf.inference->max_requests_per_s_meeting_slo;
     if (capacity * slow >= rate * (1 - 1e-9)) {
         return 0;
@@ -625,8 +624,8 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
             return more - serving;
         }
     }
-    const double share = capacity > 0 ? 1 - band_share_below({band.low, band.median, band.high, true}, rate / capacity)
-                                      : 0;
+    const double share =
+        capacity > 0 ? 1 - band_share_below({band.low, band.median, band.high, true}, rate / capacity) : 0;
     const int gpus = (serving + spares) * per_replica;
     note_miss(miss, {gpu.id, RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus + per_replica),
                      static_cast<double>(max_gpus), gpus,

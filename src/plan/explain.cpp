@@ -194,11 +194,11 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
     const double difference = alternative.cost.tco_usd - winner.cost.tco_usd;
     if (alternative.tied || std::fabs(difference) < 1) {
         const std::string rule = tie_rule(rank_key(winner), rank_key(alternative));
-        parts.push_back(fmt::format("tied on TCO (within {} or {:.0f} %{}); the pick won the tie: {}",
-                                    format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100,
-                                    difference >= 0.5 ? fmt::format("; {} more", format_usd(difference))
-                                                      : std::string(),
-                                    rule.empty() ? std::string("listed first") : rule));
+        parts.push_back(
+            fmt::format("tied on TCO (within {} or {:.0f} %{}); the pick won the tie: {}",
+                        format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100,
+                        difference >= 0.5 ? fmt::format("; {} more", format_usd(difference)) : std::string(),
+                        rule.empty() ? std::string("listed first") : rule));
     } else if (difference > 0) {
         parts.push_back(
             fmt::format("{} more over {:.0f} months", format_usd(difference), workload.deployment.horizon_months));
@@ -280,12 +280,12 @@ std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) 
         // The method's first lesson: a job this small needs one GPU that holds it, not a cluster.
         const double gpu_hours = *pick.perf.training->time_to_train_s * pick.count * workload.training.runs / 3600;
         if (gpu_hours < 1) {
-            lines.push_back(fmt::format("≈ {:.2g} GPU-hours of work in all: any GPU with at least {} of memory "
-                                        "does it; the pick {} costs {} over the horizon",
-                                        gpu_hours, format_gb(pick.memory.per_gpu.total_bytes),
-                                        pick.count == 1 ? "(one GPU)" : fmt::format("({} GPUs)", pick.count),
-                                        pick.cost.tco_usd < 100 ? fmt::format("${:.2f}", pick.cost.tco_usd)
-                                                                : format_usd(pick.cost.tco_usd)));
+            lines.push_back(fmt::format(
+                "≈ {:.2g} GPU-hours of work in all: any GPU with at least {} of memory "
+                "does it; the pick {} costs {} over the horizon",
+                gpu_hours, format_gb(pick.memory.per_gpu.total_bytes),
+                pick.count == 1 ? "(one GPU)" : fmt::format("({} GPUs)", pick.count),
+                pick.cost.tco_usd < 100 ? fmt::format("${:.2f}", pick.cost.tco_usd) : format_usd(pick.cost.tco_usd)));
         }
     }
     const Bottleneck& bottleneck = plan.winner->perf.bottleneck;

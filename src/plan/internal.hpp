@@ -151,10 +151,10 @@ double speed(const Candidate& candidate);
 struct RankKey {
     double score = 0;  // objective_score, smaller is better
     double tco_usd = 0;
-    int count = 0;         // GPUs used
-    double speed = 0;      // speed(), larger is faster
-    int ordered_gpus = 0;  // GPUs bought or rented: whole units, idle ones included
-    int idle_gpus = 0;     // of those, the ones the configuration leaves unused
+    int count = 0;             // GPUs used
+    double speed = 0;          // speed(), larger is faster
+    int ordered_gpus = 0;      // GPUs bought or rented: whole units, idle ones included
+    int idle_gpus = 0;         // of those, the ones the configuration leaves unused
     bool marketplace = false;  // rented from a marketplace host
 };
 RankKey rank_key(const Candidate& candidate);

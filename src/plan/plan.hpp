@@ -62,15 +62,15 @@ struct Candidate {
 // A catalog entry that no candidate of survived, and the closest miss.
 // The constraint a rejected GPU type missed nearest to feasibility.
 enum class RejectionKind {
-    excluded,   // the workload's own lists and limits (allow/deny, segment, power, form factor)
-    precision,  // the GPU lacks the workload's precision
-    memory,     // no layout tried fits in the GPU's usable memory
-    deadline,   // training: every count allowed misses training.deadline
-    slo,        // serving: every layout misses inference.slo
-    max_gpus,   // the load needs more GPUs than constraints.max_gpus
-    budget,     // capex or monthly cost over budget
-    no_offer,   // nothing to buy or rent that matches the constraints
-    confidence, // meets every constraint at the estimate, in fewer scenarios than objective.confidence
+    excluded,    // the workload's own lists and limits (allow/deny, segment, power, form factor)
+    precision,   // the GPU lacks the workload's precision
+    memory,      // no layout tried fits in the GPU's usable memory
+    deadline,    // training: every count allowed misses training.deadline
+    slo,         // serving: every layout misses inference.slo
+    max_gpus,    // the load needs more GPUs than constraints.max_gpus
+    budget,      // capex or monthly cost over budget
+    no_offer,    // nothing to buy or rent that matches the constraints
+    confidence,  // meets every constraint at the estimate, in fewer scenarios than objective.confidence
 };
 
 // "excluded", "precision", "memory", "deadline", "slo", "max-gpus", "budget", "no-offer",

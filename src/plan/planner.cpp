@@ -77,6 +77,35 @@ std::vector<TrainingSearchResult> search_catalog(const Workload& workload, const
     return results;
 }
 
+// The alternative is a Pareto neighbour of the pick: faster, or cheaper; never one the pick
+// beats on both.
+void choose_alternative(RolePlan& plan, const Workload& workload) {
+    if (!plan.winner) {
+        return;
+    }
+    const std::vector<Candidate>& ranked = plan.ranked;
+    const auto neighbour = std::find_if(ranked.begin() + 1, ranked.end(), [&](const Candidate& other) {
+        return speed(other) > speed(ranked.front()) || other.cost.tco_usd < ranked.front().cost.tco_usd || other.tied;
+    });
+    if (neighbour != ranked.end()) {
+        plan.alternative = *neighbour;
+        plan.alternative_why_not = alternative_condition(workload, ranked.front(), *neighbour);
+    }
+}
+
+// The first `top` ranked candidates, with their bands and ties (the analysis saw them all).
+void keep_top(RolePlan& plan, std::size_t top) {
+    if (plan.ranked.size() <= top) {
+        return;
+    }
+    plan.ranked.resize(top);
+    if (plan.uncertainty.bands.size() > top) {
+        plan.uncertainty.bands.resize(top);
+    }
+    const int shown = static_cast<int>(top);
+    std::erase_if(plan.uncertainty.tied_with, [shown](int rank) { return rank > shown; });
+}
+
 // objective.confidence: a candidate holds only if, in that share of the robustness scenarios,
 // it still fits and meets SLO, deadline and budget as ordered (bands[r].p_feasible). Where the
 // pick does not, the ranked candidates before the first that does are rejected with the share
@@ -96,17 +125,17 @@ bool keep_confident(RolePlan& plan, const Workload& workload, Objective objectiv
     for (std::size_t r = 0; r < first; ++r) {
         const Candidate& candidate = plan.ranked[r];
         const double share = uncertainty.bands[r].p_feasible;
-        Rejection rejection{candidate.gpu,
-                            RejectionKind::confidence,
-                            "objective.confidence",
-                            workload.confidence,
-                            share,
-                            candidate.count,
-                            fmt::format("{}× {}: meets every constraint as ordered in {:.0f} % of scenarios (needs "
-                                        "{:.0f} %, objective.confidence)",
-                                        candidate.count, describe(candidate.acquisition), share * 100,
-                                        workload.confidence * 100),
-                            0};
+        Rejection rejection{
+            candidate.gpu,
+            RejectionKind::confidence,
+            "objective.confidence",
+            workload.confidence,
+            share,
+            candidate.count,
+            fmt::format("{}× {}: meets every constraint as ordered in {:.0f} % of scenarios (needs "
+                        "{:.0f} %, objective.confidence)",
+                        candidate.count, describe(candidate.acquisition), share * 100, workload.confidence * 100),
+            0};
         rejection.closeness = rejection_closeness(RejectionKind::confidence, workload.confidence, share);
         plan.rejected.insert(plan.rejected.begin(), std::move(rejection));
     }
@@ -222,27 +251,8 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     if (keep_confident(plan, workload, objective)) {
         plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
     }
-    if (plan.winner) {
-        const std::vector<Candidate>& ranked_now = plan.ranked;
-        // The alternative is a Pareto neighbour of the pick: faster, or cheaper; never one the
-        // pick beats on both.
-        const auto neighbour = std::find_if(ranked_now.begin() + 1, ranked_now.end(), [&](const Candidate& other) {
-            return speed(other) > speed(ranked_now.front()) || other.cost.tco_usd < ranked_now.front().cost.tco_usd ||
-                   other.tied;
-        });
-        if (neighbour != ranked_now.end()) {
-            plan.alternative = *neighbour;
-            plan.alternative_why_not = alternative_condition(workload, ranked_now.front(), *neighbour);
-        }
-    }
-    if (plan.ranked.size() > top) {
-        plan.ranked.resize(top);
-        if (plan.uncertainty.bands.size() > top) {
-            plan.uncertainty.bands.resize(top);
-        }
-        const int shown = static_cast<int>(top);
-        std::erase_if(plan.uncertainty.tied_with, [shown](int rank) { return rank > shown; });
-    }
+    choose_alternative(plan, workload);
+    keep_top(plan, top);
     plan.pareto = pareto_indices(plan.ranked);
     plan.advice = advice(workload, plan);
     if (plan.calibration.applied) {

@@ -58,9 +58,9 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     }
     const auto key = [&](std::size_t index) {
         const Outcome& outcome = outcomes[index];
-        return plan_detail::RankKey{score_of(objective, outcome), outcome.tco_usd,   outcome.count,
-                                    outcome.speed,                outcome.count + outcome.idle_gpus,
-                                    outcome.idle_gpus,            outcome.marketplace};
+        return plan_detail::RankKey{
+            score_of(objective, outcome),      outcome.tco_usd,   outcome.count,      outcome.speed,
+            outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace};
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return plan_detail::ranks_before(key(a), key(b)); });
@@ -321,7 +321,8 @@ double band_share_below(const PercentileBand& band, double value) {
             return 0;
         }
         const double offset = std::log(value) - std::log(band.p50);
-        const double spread = offset < 0 ? std::log(band.p50) - std::log(band.p10) : std::log(band.p90) - std::log(band.p50);
+        const double spread =
+            offset < 0 ? std::log(band.p50) - std::log(band.p10) : std::log(band.p90) - std::log(band.p50);
         z = spread > 0 ? offset / spread * normal_p90 : (offset < 0 ? -infinity : infinity);
     } else {
         const double offset = value - band.p50;
@@ -337,10 +338,10 @@ double band_share_below(const PercentileBand& band, double value) {
 double normal_quantile(double p) {
     // P. J. Acklam, "An algorithm for computing the inverse normal cumulative distribution
     // function" (2003): rational approximations in the central region and the two tails.
-    static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+    static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                                    1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
     static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                   6.680131188771972e+01,  -1.328068155288572e+01};
+                                   6.680131188771972e+01, -1.328068155288572e+01};
     static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                                    -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
     static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,

@@ -80,12 +80,11 @@ Outcome Analysis::sampled(const Member& member, double speed, double price) cons
 // paged serving engine the memory as started is fixed (a fraction of the device); what the
 // error moves is the KV-cache pool, hence how many sequences a replica runs at once, hence
 // its capacity.
-bool Analysis::holds(const Member& member, const Candidate& ranked, double speed, double price,
-                     double memory_z) const {
+bool Analysis::holds(const Member& member, const Candidate& ranked, double speed, double price, double memory_z) const {
     const Candidate& candidate = *member.candidate;
     const MemoryBreakdown& memory = ranked.memory.per_gpu;
-    const double bytes = band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false},
-                                    memory_z);
+    const double bytes =
+        band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, memory_z);
     double capacity_factor = 1;
     if (ranked.memory.serving) {
         const ServingMemory& engine = *ranked.memory.serving;
@@ -126,9 +125,9 @@ void Analysis::sample(RoleUncertainty& result) {
         ranked_members.push_back(index);
         if (index != none) {
             Member& member = m_members[index];
-            member.usable_bytes = memory_usable_bytes(m_workload, *member.gpu, candidate.layout,
-                                                      m_workload.constraints.memory_headroom_fraction,
-                                                      candidate.precision);
+            member.usable_bytes =
+                memory_usable_bytes(m_workload, *member.gpu, candidate.layout,
+                                    m_workload.constraints.memory_headroom_fraction, candidate.precision);
         }
     }
     std::vector<int> ranked_holds(ranked_members.size(), 0);
@@ -153,8 +152,8 @@ void Analysis::sample(RoleUncertainty& result) {
         for (std::size_t i = 0; i < m_members.size(); ++i) {
             const Member& member = m_members[i];
             speeds[i] = speed_factor(member, gpu_error[member.speed_slot]);
-            prices[i] = band_value({1 - member.price_band, 1, 1 + member.price_band, true},
-                                   price_error[member.price_slot]);
+            prices[i] =
+                band_value({1 - member.price_band, 1, 1 + member.price_band, true}, price_error[member.price_slot]);
             outcomes[i] = sampled(member, speeds[i], prices[i]);
         }
         if (winner_of(outcomes, m_objective) == m_pick) {
@@ -196,8 +195,7 @@ void Analysis::sample(RoleUncertainty& result) {
                 band.replicas_low =
                     replicas_for(rate, member.capacity_per_replica * speed_factor(member, normal_p90)) + member.spares;
                 band.replicas_high =
-                    replicas_for(rate, member.capacity_per_replica * speed_factor(member, -normal_p90)) +
-                    member.spares;
+                    replicas_for(rate, member.capacity_per_replica * speed_factor(member, -normal_p90)) + member.spares;
             }
             if (index != m_pick && pick_beats[r] < m_options.tie_confidence * samples) {
                 result.tied_with.push_back(static_cast<int>(r + 1));
@@ -229,10 +227,10 @@ void Analysis::warnings(RoleUncertainty& result) const {
     if (!m_plan.winner->memory.serving && bytes > pick.usable_bytes) {
         const std::string hidden = hidden_difference(format_gb(bytes), format_gb(pick.usable_bytes),
                                                      format_bytes_difference(bytes - pick.usable_bytes));
-        result.warnings.push_back(fmt::format(
-            "may not fit: {} per GPU estimated, {} at the memory band's {}th percentile > {} usable{}",
-            format_gb(memory.total_bytes), format_gb(bytes), percent, format_gb(pick.usable_bytes),
-            hidden.empty() ? "" : " (" + hidden + " over)"));
+        result.warnings.push_back(
+            fmt::format("may not fit: {} per GPU estimated, {} at the memory band's {}th percentile > {} usable{}",
+                        format_gb(memory.total_bytes), format_gb(bytes), percent, format_gb(pick.usable_bytes),
+                        hidden.empty() ? "" : " (" + hidden + " over)"));
     }
     const double slower = speed_factor(pick, -z);
     if (candidate.perf.training) {

@@ -228,10 +228,10 @@ TEST_CASE("robustness: every example's pick holds at its confidence level", "[ro
     for (const char* file :
          {"examples/bert-embeddings.yaml", "examples/chat-llama2-13b-int4.yaml", "examples/edge-ocr-jetson.yaml",
           "examples/llama-finetune.yaml", "examples/llama3-70b-finetune.yaml", "examples/pretrain-7b.yaml",
-          "examples/recsys-serving.yaml", "examples/resnet50-train-cpu-decode.yaml",
-          "examples/roberta-finetune.yaml", "examples/sdxl-lora.yaml", "examples/sdxl-serving.yaml",
-          "examples/unet3d-medical.yaml", "examples/vit-base-training.yaml", "examples/yolov8-training.yaml",
-          "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml"}) {
+          "examples/recsys-serving.yaml", "examples/resnet50-train-cpu-decode.yaml", "examples/roberta-finetune.yaml",
+          "examples/sdxl-lora.yaml", "examples/sdxl-serving.yaml", "examples/unet3d-medical.yaml",
+          "examples/vit-base-training.yaml", "examples/yolov8-training.yaml", "examples/smart-support/dev.yaml",
+          "examples/smart-support/train.yaml"}) {
         INFO(file);
         gpusel::Project project;
         project.name = "example";

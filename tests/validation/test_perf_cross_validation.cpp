@@ -372,7 +372,8 @@ TEST_CASE("perf model out of sample: leave one publication out", "[validation][p
         "median {:.1f} % → {:.1f} %, p90 {:.1f} % → {:.1f} %\n",
         before.count, 100 * before.median, 100 * after.median, 100 * before.p90, 100 * after.p90);
     summary +=
-        "\nspeed bands (measured / predicted: 10th, 50th and 90th percentile, out of sample) against data/efficiency.yaml:\n";
+        "\nspeed bands (measured / predicted: 10th, 50th and 90th percentile, out of sample) against "
+        "data/efficiency.yaml:\n";
     for (const std::string_view group : speed_band_groups) {
         const auto found = ratios_by_group.find(std::string(group));
         REQUIRE(found != ratios_by_group.end());
