@@ -355,3 +355,23 @@ TEST_CASE("workload::load checks context_parallel against the sequence and the a
                                    "sequence; this model has none"});
     CHECK(errors(training("{preset: llama-2-7b}", "  context_parallel: 0\n")).size() == 1);
 }
+
+TEST_CASE("workload::load reads objective as a name or as {minimize, confidence}", "[workload]") {
+    const std::string head = "format: 1\nname: x\nkind: inference\nmodel: {preset: llama-3.1-8b}\n";
+    const Workload plain = load(head + "objective: time\n");
+    CHECK(plain.objective == gpusel::Objective::time);
+    CHECK(plain.confidence == 0.9);
+    CHECK(assumed(plain, "objective.confidence", "0.9"));
+    const Workload mapped = load(head + "objective: {minimize: energy, confidence: 95%}\n");
+    CHECK(mapped.objective == gpusel::Objective::energy);
+    CHECK(mapped.confidence == Approx(0.95));
+    const Workload half = load(head + "objective: {confidence: 0.5}\n");
+    CHECK(half.objective == gpusel::Objective::tco);
+    CHECK(assumed(half, "objective.minimize", "tco"));
+    CHECK(errors(head + "objective: {minimize: tcoo, confidence: 2, margin: 1}\n") ==
+          std::vector<std::string>{
+              "w.yaml:5:23: objective.minimize: 'tcoo' is not one of tco, time, latency, throughput-per-usd, energy; "
+              "did you mean 'tco'?",
+              "w.yaml:5:41: objective.confidence: '2' is above the maximum of 0.99",
+              "w.yaml:5:44: objective.margin: unknown field 'margin'; known fields: minimize, confidence"});
+}
