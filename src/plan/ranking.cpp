@@ -155,7 +155,7 @@ double tie_tolerance(double cheapest_tco_usd) {
     return std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(cheapest_tco_usd));
 }
 
-// Issue 39's order: an 8-GPU cluster for a job one GPU does within the tie margin is the
+// docs/cost-model.md "Ties": an 8-GPU cluster for a job one GPU does within the tie margin is the
 // waste the method warns about first; then GPUs paid for and idle; then the host's reliability.
 bool wins_tie(const RankKey& a, const RankKey& b) {
     if (a.ordered_gpus != b.ordered_gpus) {
