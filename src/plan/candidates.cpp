@@ -147,7 +147,12 @@ MemoryQuery memory_query(const Candidate& candidate) {
 
 CandidateEvaluator::CandidateEvaluator(const Workload& workload, const Catalog& catalog,
                                        const EfficiencyTable& efficiency, CandidatePolicy policy)
-    : m_workload(workload), m_catalog(catalog), m_efficiency(efficiency), m_policy(std::move(policy)) {}
+    : m_workload(workload),
+      m_catalog(catalog),
+      m_efficiency(efficiency),
+      m_policy(std::move(policy)),
+      m_speed(speed_distribution(speed_band(workload, efficiency).percentiles)),
+      m_slow_speed(band_value(m_speed, normal_quantile(1 - workload.confidence))) {}
 
 void CandidateEvaluator::begin_gpu() {
     m_offer_exclusions.clear();
@@ -394,9 +399,7 @@ int CandidateEvaluator::confident_micro_batch(const GpuSpec& gpu, const Training
     const int global = m_workload.training.global_batch;
     const int data_parallel = std::max(1, choice.layout.data_parallel);
     double bytes = 0;
-    double estimate = 0;
-    double low = 0;
-    double high = 0;
+    PercentileBand smallest;
     // The micro-batches the workload allows (its options, or the one it names), from the search's
     // down.
     std::vector<int> allowed = m_workload.training.micro_batch_options;
@@ -414,23 +417,20 @@ int CandidateEvaluator::confident_micro_batch(const GpuSpec& gpu, const Training
         query.micro_batch = micro_batch;
         query.precision = choice.precision.precision;
         query.checkpointing = choice.checkpointing;
-        const MemoryBreakdown memory = memory_breakdown(m_workload, gpu, query);
-        estimate = memory.total_bytes;
-        low = memory.total_low_bytes;
-        high = memory.total_high_bytes;
-        bytes = band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, z);
+        smallest = memory_distribution(memory_breakdown(m_workload, gpu, query));
+        bytes = band_value(smallest, z);
         if (bytes <= usable) {
             return micro_batch;
         }
     }
-    note_miss(miss,
-              {gpu.id, RejectionKind::memory, "memory per GPU", bytes, usable, choice.layout.gpu_count(),
-               fmt::format("fits in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}, at the smallest "
-                           "micro-batch allowed: {} per GPU estimated, {} at the memory band's {:.0f}th "
-                           "percentile, {}",
-                           100 * band_share_below({low, estimate, high, false}, usable), m_workload.confidence * 100,
-                           choice.layout.gpu_count(), choice.layout.gpu_count() == 1 ? "" : "s", format_gb(estimate),
-                           format_gb(bytes), m_workload.confidence * 100, usable_text(bytes, usable))});
+    note_miss(miss, {gpu.id, RejectionKind::memory, "memory per GPU", bytes, usable, choice.layout.gpu_count(),
+                     fmt::format("fits in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}, at the smallest "
+                                 "micro-batch allowed: {} per GPU estimated, {} at the memory band's {:.0f}th "
+                                 "percentile, {}",
+                                 100 * band_share_below(smallest, usable), m_workload.confidence * 100,
+                                 choice.layout.gpu_count(), choice.layout.gpu_count() == 1 ? "" : "s",
+                                 format_gb(smallest.p50), format_gb(bytes), m_workload.confidence * 100,
+                                 usable_text(bytes, usable))});
     return 0;
 }
 
@@ -442,16 +442,12 @@ bool CandidateEvaluator::meets_deadline_confidently(const GpuSpec& gpu, const Tr
     if (deadline <= 0 || !training.time_to_train_s || m_policy.exact_count) {
         return true;
     }
-    const SpeedBandFactors band = speed_band(m_workload, m_efficiency).percentiles;
-    const double slow =
-        band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
-    const double time = *training.time_to_train_s / slow;
+    const double time = *training.time_to_train_s / m_slow_speed;
     if (time <= deadline) {
         return true;
     }
     // The run meets the deadline when the speed factor is at least estimate / deadline.
-    const double share =
-        1 - band_share_below({band.low, band.median, band.high, true}, *training.time_to_train_s / deadline);
+    const double share = 1 - band_share_below(m_speed, *training.time_to_train_s / deadline);
     note_miss(miss, {gpu.id, RejectionKind::deadline, "training.deadline", time, deadline, count,
                      fmt::format("meets the {} deadline in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}: {} per "
                                  "run estimated, {} at the speed band's {:.0f}th percentile",
@@ -577,9 +573,7 @@ int CandidateEvaluator::confident_batch(const GpuSpec& gpu, const MemoryQuery& q
     const auto fits = [&](int candidate) {
         MemoryQuery at_batch = query;
         at_batch.batch = candidate;
-        const MemoryBreakdown memory = memory_breakdown(m_workload, gpu, at_batch);
-        return band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, z) <=
-               usable_bytes;
+        return band_value(memory_distribution(memory_breakdown(m_workload, gpu, at_batch)), z) <= usable_bytes;
     };
     if (fits(batch)) {
         return batch;
@@ -606,11 +600,8 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     if (m_policy.exact_count || rate <= 0 || !perf.inference) {
         return 0;
     }
-    const SpeedBandFactors band = speed_band(m_workload, m_efficiency).percentiles;
-    const double slow =
-        band_value({band.low, band.median, band.high, true}, normal_quantile(1 - m_workload.confidence));
     const double capacity = perf.inference->max_requests_per_s_meeting_slo;
-    if (capacity * slow >= rate * (1 - 1e-9)) {
+    if (capacity * m_slow_speed >= rate * (1 - 1e-9)) {
         return 0;
     }
     for (int more = serving + 1; (more + spares) * per_replica <= max_gpus; ++more) {
@@ -618,14 +609,13 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
         wider.layout.data_parallel = more;
         PerfEstimate estimate = estimate_perf(m_workload, gpu, wider, m_efficiency);
         if (estimate.inference && estimate.inference->meets_slo &&
-            estimate.inference->max_requests_per_s_meeting_slo * slow >= rate * (1 - 1e-9)) {
+            estimate.inference->max_requests_per_s_meeting_slo * m_slow_speed >= rate * (1 - 1e-9)) {
             query = wider;
             perf = std::move(estimate);
             return more - serving;
         }
     }
-    const double share =
-        capacity > 0 ? 1 - band_share_below({band.low, band.median, band.high, true}, rate / capacity) : 0;
+    const double share = capacity > 0 ? 1 - band_share_below(m_speed, rate / capacity) : 0;
     const int gpus = (serving + spares) * per_replica;
     note_miss(miss, {gpu.id, RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus + per_replica),
                      static_cast<double>(max_gpus), gpus,

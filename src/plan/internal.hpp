@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "plan/plan.hpp"
+#include "plan/robustness.hpp"
 #include "search/training_search.hpp"
 
 namespace gpusel::plan_detail {
@@ -129,6 +130,10 @@ private:
     const Catalog& m_catalog;
     const EfficiencyTable& m_efficiency;
     CandidatePolicy m_policy;
+    // The speed band as a distribution, and its (1 − objective.confidence) quantile: the slow
+    // end every decision must survive (robustness.hpp).
+    PercentileBand m_speed;
+    double m_slow_speed = 1;
     std::size_t m_feasible = 0;
     std::optional<MemoryMiss> m_closest_miss;
     std::vector<std::string> m_offer_exclusions;  // of the GPU being priced

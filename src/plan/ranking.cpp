@@ -155,44 +155,46 @@ double tie_tolerance(double cheapest_tco_usd) {
     return std::max(tie_tolerance_usd, tie_tolerance_fraction * std::fabs(cheapest_tco_usd));
 }
 
+namespace {
+
+// The rule that separates a from b, and whether a wins by it.
+struct TieDecision {
+    std::string_view rule;  // empty: nothing separates them
+    bool first_wins = false;
+};
+
 // docs/cost-model.md "Ties": an 8-GPU cluster for a job one GPU does within the tie margin is the
 // waste the method warns about first; then GPUs paid for and idle; then the host's reliability.
-bool wins_tie(const RankKey& a, const RankKey& b) {
+TieDecision decide_tie(const RankKey& a, const RankKey& b) {
     if (a.ordered_gpus != b.ordered_gpus) {
-        return a.ordered_gpus < b.ordered_gpus;
+        return {"fewer GPUs", a.ordered_gpus < b.ordered_gpus};
     }
     if (a.idle_gpus != b.idle_gpus) {
-        return a.idle_gpus < b.idle_gpus;
+        return {"fewer idle GPUs", a.idle_gpus < b.idle_gpus};
     }
     if (a.marketplace != b.marketplace) {
-        return !a.marketplace;
+        return {"not a marketplace host", !a.marketplace};
     }
     if (a.tco_usd != b.tco_usd) {
-        return a.tco_usd < b.tco_usd;
+        return {"cheaper", a.tco_usd < b.tco_usd};
     }
     if (a.speed != b.speed) {
-        return a.speed > b.speed;
+        return {"faster", a.speed > b.speed};
     }
-    return a.count < b.count;
+    if (a.count != b.count) {
+        return {"fewer GPUs used", a.count < b.count};
+    }
+    return {};
+}
+
+}  // namespace
+
+bool wins_tie(const RankKey& a, const RankKey& b) {
+    return decide_tie(a, b).first_wins;
 }
 
 std::string tie_rule(const RankKey& a, const RankKey& b) {
-    if (a.ordered_gpus != b.ordered_gpus) {
-        return "fewer GPUs";
-    }
-    if (a.idle_gpus != b.idle_gpus) {
-        return "fewer idle GPUs";
-    }
-    if (a.marketplace != b.marketplace) {
-        return "not a marketplace host";
-    }
-    if (a.tco_usd != b.tco_usd) {
-        return "cheaper";
-    }
-    if (a.speed != b.speed) {
-        return "faster";
-    }
-    return a.count != b.count ? "fewer GPUs used" : "";
+    return std::string(decide_tie(a, b).rule);
 }
 
 void sort_by_score(std::vector<Candidate>& candidates) {

@@ -304,6 +304,18 @@ double ScenarioRandom::normal() {
     return radius * std::cos(2.0 * 3.14159265358979323846 * uniform());
 }
 
+PercentileBand speed_distribution(const SpeedBandFactors& band) {
+    return {band.low, band.median, band.high, true};
+}
+
+PercentileBand price_distribution(double band_fraction) {
+    return {1 - band_fraction, 1, 1 + band_fraction, true};
+}
+
+PercentileBand memory_distribution(const MemoryBreakdown& memory) {
+    return {memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false};
+}
+
 double band_value(const PercentileBand& band, double z) {
     if (band.log_scale) {
         const double median = std::log(band.p50);

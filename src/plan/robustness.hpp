@@ -41,6 +41,11 @@ struct PercentileBand {
 };
 // The 90th percentile of the standard normal.
 inline constexpr double normal_p90 = 1.2815515655446004;
+// The bands as distributions: speed as measured / predicted, a price ± its kind's fraction, a
+// memory breakdown's low / estimate / high bytes.
+PercentileBand speed_distribution(const SpeedBandFactors& band);
+PercentileBand price_distribution(double band_fraction);
+PercentileBand memory_distribution(const MemoryBreakdown& memory);
 // The band's value at standard-normal deviate `z` (its quantile at Φ(z)).
 double band_value(const PercentileBand& band, double z);
 // The share of the band's distribution at or below `value` (band_value's inverse, then Φ).

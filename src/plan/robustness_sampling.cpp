@@ -83,8 +83,7 @@ Outcome Analysis::sampled(const Member& member, double speed, double price) cons
 bool Analysis::holds(const Member& member, const Candidate& ranked, double speed, double price, double memory_z) const {
     const Candidate& candidate = *member.candidate;
     const MemoryBreakdown& memory = ranked.memory.per_gpu;
-    const double bytes =
-        band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, memory_z);
+    const double bytes = band_value(memory_distribution(memory), memory_z);
     double capacity_factor = 1;
     if (ranked.memory.serving) {
         const ServingMemory& engine = *ranked.memory.serving;
@@ -152,8 +151,7 @@ void Analysis::sample(RoleUncertainty& result) {
         for (std::size_t i = 0; i < m_members.size(); ++i) {
             const Member& member = m_members[i];
             speeds[i] = speed_factor(member, gpu_error[member.speed_slot]);
-            prices[i] =
-                band_value({1 - member.price_band, 1, 1 + member.price_band, true}, price_error[member.price_slot]);
+            prices[i] = band_value(price_distribution(member.price_band), price_error[member.price_slot]);
             outcomes[i] = sampled(member, speeds[i], prices[i]);
         }
         if (winner_of(outcomes, m_objective) == m_pick) {
@@ -211,7 +209,7 @@ double Analysis::member_time_factor(const Member& member, const Outcome& outcome
 
 double Analysis::speed_factor(const Member& member, double z) {
     const SpeedBandFactors& band = member.speed.percentiles;
-    return band_value({band.low, band.median, band.high, true}, z);
+    return band_value(speed_distribution(band), z);
 }
 
 // What the pick needs at the confidence level: memory at its quantile, speed at the opposite
@@ -223,7 +221,7 @@ void Analysis::warnings(RoleUncertainty& result) const {
     const double z = normal_quantile(confidence);
     const int percent = static_cast<int>(std::lround(confidence * 100));
     const MemoryBreakdown& memory = m_plan.winner->memory.per_gpu;
-    const double bytes = band_value({memory.total_low_bytes, memory.total_bytes, memory.total_high_bytes, false}, z);
+    const double bytes = band_value(memory_distribution(memory), z);
     if (!m_plan.winner->memory.serving && bytes > pick.usable_bytes) {
         const std::string hidden = hidden_difference(format_gb(bytes), format_gb(pick.usable_bytes),
                                                      format_bytes_difference(bytes - pick.usable_bytes));
@@ -258,7 +256,7 @@ void Analysis::warnings(RoleUncertainty& result) const {
         }
     }
     const double capex_budget = m_workload.budget.capex_usd;
-    const double price_high = band_value({1 - pick.price_band, 1, 1 + pick.price_band, true}, z);
+    const double price_high = band_value(price_distribution(pick.price_band), z);
     if (capex_budget > 0 && candidate.cost.capex_usd <= capex_budget &&
         candidate.cost.capex_usd * price_high > capex_budget) {
         result.warnings.push_back(fmt::format(
