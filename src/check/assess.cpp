@@ -124,11 +124,13 @@ public:
                 }
             }
         }
-        // Fewer GPUs of the same type that meet every constraint.
+        // Fewer GPUs of the same type that meet every constraint, at the confidence level a plan's
+        // pick is sized for (a plan's margin replica is not "oversized").
         if (assessment.proposed && count > 1 && assessment.excluded_by.empty()) {
             for (const int n : counts_below(count)) {
                 FixedEvaluation fewer = evaluate(workload, gpu, n, hardware.acquisition, hardware.unit_price_usd);
-                if (fewer.candidate && meets_every_constraint(workload, m_proposal.policy, *fewer.candidate)) {
+                if (fewer.candidate && fewer.holds_at_confidence &&
+                    meets_every_constraint(workload, m_proposal.policy, *fewer.candidate)) {
                     assessment.fewest_meeting_all = std::move(fewer.candidate);
                     break;
                 }

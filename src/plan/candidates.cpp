@@ -154,6 +154,25 @@ CandidateEvaluator::CandidateEvaluator(const Workload& workload, const Catalog& 
       m_speed(speed_distribution(speed_band(workload, efficiency).percentiles)),
       m_slow_speed(band_value(m_speed, normal_quantile(1 - workload.confidence))) {}
 
+bool CandidateEvaluator::holds_at_confidence(const GpuSpec& gpu, const Candidate& candidate) const {
+    if (candidate.perf.inference) {
+        return candidate.perf.inference->max_requests_per_s_meeting_slo * m_slow_speed >=
+               m_workload.inference.requests_per_s * (1 - 1e-9);
+    }
+    if (!candidate.perf.training) {
+        return false;
+    }
+    const double deadline = m_workload.training.deadline_seconds;
+    const std::optional<double>& time = candidate.perf.training->time_to_train_s;
+    if (deadline > 0 && time && *time / m_slow_speed > deadline) {
+        return false;
+    }
+    const double usable = memory_usable_bytes(m_workload, gpu, candidate.layout,
+                                              m_workload.constraints.memory_headroom_fraction, candidate.precision);
+    return band_value(memory_distribution(memory_breakdown(m_workload, gpu, memory_query(candidate))),
+                      normal_quantile(m_workload.confidence)) <= usable;
+}
+
 void CandidateEvaluator::begin_gpu() {
     m_offer_exclusions.clear();
 }

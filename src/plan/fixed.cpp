@@ -103,6 +103,7 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
     best.memory = estimate_memory(workload, gpu, memory_query(best));
     fill_bottleneck_explanation(workload, gpu, best.perf);
     best.reason = winner_reason(workload, best, workload.objective);
+    result.holds_at_confidence = evaluator.holds_at_confidence(gpu, best);
     result.candidate = std::move(best);
     return result;
 }

@@ -78,6 +78,8 @@ public:
                        CandidatePolicy policy);
 
     void begin_gpu();
+    // The planner's confidence margins, judged for a candidate as given (FixedEvaluation).
+    bool holds_at_confidence(const GpuSpec& gpu, const Candidate& candidate) const;
     // Prices the fastest point of each GPU count the search found; the search's nearest miss
     // becomes `miss` when none is left.
     void evaluate_training(const GpuSpec& gpu, const TrainingSearchResult& search, std::vector<Candidate>& out,

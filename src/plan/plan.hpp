@@ -176,6 +176,10 @@ struct FixedEvaluation {
     // with the workload's headroom), so that the caller can show the breakdown.
     std::optional<MemoryEstimate> closest_memory;
     Layout closest_layout;
+    // The candidate as ordered still holds at objective.confidence: the margins the planner sizes
+    // for (serving capacity and training time at the speed band's slow quantile, memory at the
+    // band's quantile) — what a smaller line `check` suggests must meet, as a plan's pick does.
+    bool holds_at_confidence = false;
 };
 
 // Why the workload's lists and limits exclude `gpu` (constraints.allow / deny / vendor / segment /

@@ -291,6 +291,15 @@ TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count per
                                    .inference->max_requests_per_s_meeting_slo;
         CHECK(without * 0.83 < 50);
         CHECK(pick.perf.inference->max_requests_per_s_meeting_slo * 0.83 >= 50);
+        // check agrees: the line one replica smaller meets the SLO at the estimate but not at the
+        // confidence level, so it is no "sufficient" alternative to the pick.
+        const gpusel::GpuSpec& gpu = *catalog().find("RTX-5090");
+        CHECK(
+            evaluate_fixed(workload, catalog(), gpu, pick.count, pick.acquisition, std::nullopt, nullptr, efficiency())
+                .holds_at_confidence);
+        CHECK_FALSE(evaluate_fixed(workload, catalog(), gpu, pick.count - 1, pick.acquisition, std::nullopt, nullptr,
+                                   efficiency())
+                        .holds_at_confidence);
     }
 }
 
