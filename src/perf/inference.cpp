@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -467,12 +468,38 @@ struct Serving {
     bool llama_cpp;
     int replicas;  // behind one load balancer that sends each request to a free replica
 
+    // The load searches ask for the same few step times thousands of times (one prefill per
+    // load point, one batch time per iteration of the batching fixed point); each is a pure
+    // function of this replica, so it is computed once. Copies (other replica counts) share
+    // the values, which do not depend on the count.
+    mutable std::optional<double> prefill_one_cache_s;
+    mutable std::vector<double> batch_time_cache_s;
+
     double mean_context() const { return input_tokens + output_tokens / 2; }
-    double prefill_one() const { return prefill(model, 1, input_tokens, llama_cpp).total_s(); }
+    double prefill_one() const {
+        if (!prefill_one_cache_s) {
+            prefill_one_cache_s = prefill(model, 1, input_tokens, llama_cpp).total_s();
+        }
+        return *prefill_one_cache_s;
+    }
     double step(double batch) const { return decode_step(model, batch, mean_context()).total_s(); }
 
     // Static batch: prefill all prompts together, then decode them together.
     double batch_time(int batch) const {
+        constexpr int cached_batches = 1 << 16;
+        if (batch < 0 || batch >= cached_batches) {
+            return uncached_batch_time(batch);
+        }
+        const auto index = static_cast<std::size_t>(batch);
+        if (batch_time_cache_s.size() <= index) {
+            batch_time_cache_s.resize(index + 1, -1.0);
+        }
+        if (batch_time_cache_s[index] < 0) {
+            batch_time_cache_s[index] = uncached_batch_time(batch);
+        }
+        return batch_time_cache_s[index];
+    }
+    double uncached_batch_time(int batch) const {
         if (!model.transformer) {
             return forward_batch_s(model, batch);
         }
@@ -765,7 +792,8 @@ SloTarget binding_target(const Serving& serving, const SloSpec& slo, int batch, 
 }
 
 // Latencies at the offered load, the SLO verdict, the largest load meeting it and what binds.
-void apply_load(const Setting& setting, const Serving& serving, int batch, InferencePerf& result) {
+void apply_load(const Setting& setting, const Serving& serving, int batch, bool search_capacity,
+                InferencePerf& result) {
     const InferenceSpec& spec = setting.workload.inference;
     const bool transformer = serving.model.transformer;
     const LoadPoint loaded = serving.at(spec.requests_per_s, batch);
@@ -782,6 +810,9 @@ void apply_load(const Setting& setting, const Serving& serving, int batch, Infer
             spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
     }
     result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, transformer);
+    if (!search_capacity) {
+        return;
+    }
     const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
     result.max_requests_per_s_meeting_slo = max_load;
     if (!result.meets_slo && result.fits && max_load > 0) {
@@ -792,7 +823,8 @@ void apply_load(const Setting& setting, const Serving& serving, int batch, Infer
 
 }  // namespace
 
-InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times) {
+InferencePerf estimate_inference(const Setting& setting, int batch_override, bool search_capacity,
+                                 InferenceTimes& times) {
     const Workload& workload = setting.workload;
     const InferenceSpec& spec = workload.inference;
     InferencePerf result;
@@ -807,7 +839,9 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
                           static_cast<double>(spec.output_tokens),
                           spec.slo.percentile / 100,
                           setting.stack == ServingStack::llama_cpp,
-                          result.replicas};
+                          result.replicas,
+                          {},
+                          {}};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
         result.batch = 0;
@@ -836,7 +870,10 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, Inf
     result.requests_per_s = result.replicas * batch / serving.batch_time(batch);
     result.output_tokens_per_s = model.transformer ? result.requests_per_s * spec.output_tokens : 0;
     fill_step_figures(model, serving, batch, result, times);
-    apply_load(setting, serving, batch, result);
+    apply_load(setting, serving, batch, search_capacity, result);
+    if (!search_capacity) {
+        return result;
+    }
     // Would more memory (a larger batch) raise the load meeting the SLO by 10 % or more?
     if (requested <= 0 && result.fits && batch == choice.memory_cap && choice.memory_cap < choice.engine_limit) {
         const int unconstrained = choice.largest_for_tpot(serving, spec.slo, choice.engine_limit);

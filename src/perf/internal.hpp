@@ -36,7 +36,9 @@ struct InferenceTimes {
     ResourceTimes prefill;  // prefill of a full batch
     ResourceTimes decode;   // all decode steps of a full batch (non-transformers: the forward pass)
 };
-InferencePerf estimate_inference(const Setting& setting, int batch_override, InferenceTimes& times);
+// `search_capacity`: PerfQuery::search_capacity.
+InferencePerf estimate_inference(const Setting& setting, int batch_override, bool search_capacity,
+                                 InferenceTimes& times);
 
 // Whether the training state (memory_breakdown's total) fits the layout under the headroom, at
 // `precision` and `checkpointing`.

@@ -227,7 +227,7 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
         }
     } else {
         perf_detail::InferenceTimes times;
-        estimate.inference = perf_detail::estimate_inference(setting, query.batch, times);
+        estimate.inference = perf_detail::estimate_inference(setting, query.batch, query.search_capacity, times);
         if (estimate.inference->batch == 0) {
             estimate.inference.reset();
         }

@@ -107,7 +107,8 @@ double all_reduce_s(double bytes, int ranks, const CollectiveLink& link);
 double all_gather_s(double bytes, int ranks, const CollectiveLink& link);
 
 // Probability that an arrival waits in an M/M/c queue (Erlang C) with `servers` servers and
-// offered load `load` = λ/μ (Erlangs). 1 when load >= servers.
+// offered load `load` = λ/μ (Erlangs). 1 when load >= servers; 0 when below 1e-30 (no
+// percentile a report shows can see it).
 double erlang_c_wait_probability(int servers, double load);
 
 // The smallest fixed point x = map(x) at or above `from`, for an increasing `map` with
@@ -254,6 +255,11 @@ struct PerfQuery {
     std::string engine;  // an engine of known_engine_names() the rules match; "" = resolve_engine's choice
     std::optional<Precision> precision;          // none = the workload's precision
     std::optional<Checkpointing> checkpointing;  // training: none = the workload's training.checkpointing
+    // Inference: search the largest load that meets the SLO (max_requests_per_s_meeting_slo,
+    // replicas_needed, binding_target, memory_limits_load). false: the latencies at the offered
+    // load only, those four left at their defaults: a caller that probes many loads of one
+    // configuration (the robustness analysis) needs no capacity search at each.
+    bool search_capacity = true;
 };
 
 // Why `fitting_layout` found no layout; the words are the caller's (the CLI names its flags).

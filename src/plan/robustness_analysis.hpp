@@ -70,7 +70,7 @@ struct Member {
     int replica_gpus = 1;
     double capacity_per_replica = 0;  // req/s within the SLO
     double usable_bytes = infinity;   // memory a GPU may use (set for ranked candidates)
-    double single_capacity = 0;       // one replica's, as the perf model gives it (see capacity_under)
+    double single_capacity = 0;       // one replica's, as the perf model gives it (see serving_replicas_under)
 };
 
 // One input moved: the workload as changed, and factors the workload does not hold.
@@ -132,10 +132,19 @@ private:
         double swing_high = 0;
         std::function<void(Scenario&, double)> apply;
     };
+    // One replica's P99 latencies at one load (req/s), as the perf model gives them; `usable`
+    // false where the replica is unstable at that load or its batch does not fit.
+    struct LoadLatency {
+        bool usable = false;
+        double ttft_s = 0;
+        std::optional<double> tpot_s;
+        double e2e_s = 0;
+        bool meets(const SloSpec& slo) const;
+    };
     double single_replica_capacity(const Member& member, const Workload& workload) const;
-    double capacity_under(const Member& member, const Scenario& scenario, std::map<std::string, double>& ratios) const;
+    const LoadLatency& single_replica_latency(const Member& member, double load) const;
+    int serving_replicas_under(const Member& member, const Scenario& scenario) const;
     Outcome exact(const Member& member, const Scenario& scenario) const;
-    Outcome exact(const Member& member, const Scenario& scenario, std::map<std::string, double>& ratios) const;
     std::size_t winner_under(const Scenario& scenario) const;
     std::vector<Input> inputs() const;
     void price_inputs(std::vector<Input>& list) const;
@@ -157,6 +166,9 @@ private:
     std::vector<std::string> m_price_slots;
     std::size_t m_pick = none;
     std::vector<Outcome> m_given;  // each configuration re-priced at the inputs as given
+    // single_replica_latency's results by configuration (GPU, tensor parallel, batch, precision)
+    // and load: the SLO break-evens probe the same loads at every SLO value they try.
+    mutable std::map<std::string, std::map<double, LoadLatency>> m_latency_cache;
 };
 
 }  // namespace gpusel::robustness_detail

@@ -20,6 +20,11 @@ std::string label_of(const Candidate& candidate) {
     return fmt::format("{} ×{} {}", candidate.gpu, candidate.count, describe(candidate.acquisition));
 }
 
+std::string configuration_key(const Candidate& candidate) {
+    return fmt::format("{}/{}/{}/{}", candidate.gpu, candidate.layout.tensor_parallel, candidate.batch,
+                       to_string(candidate.precision));
+}
+
 }  // namespace
 
 // The capacity per replica of a service, in req/s within the SLO: as planned, or scaled by
@@ -36,32 +41,80 @@ double Analysis::single_replica_capacity(const Member& member, const Workload& w
     return perf.inference ? perf.inference->max_requests_per_s_meeting_slo : 0;
 }
 
-// `ratios`: one scenario's capacity ratios by GPU, layout, batch and precision, which the
-// acquisitions of one configuration share.
-double Analysis::capacity_under(const Member& member, const Scenario& scenario,
-                                std::map<std::string, double>& ratios) const {
-    if (!scenario.slo_changed) {
-        return member.capacity_per_replica;
+bool Analysis::LoadLatency::meets(const SloSpec& slo) const {
+    return usable && (slo.ttft_seconds <= 0 || ttft_s <= slo.ttft_seconds) &&
+           (slo.tpot_seconds <= 0 || !tpot_s || *tpot_s <= slo.tpot_seconds) &&
+           (slo.e2e_seconds <= 0 || e2e_s <= slo.e2e_seconds);
+}
+
+const Analysis::LoadLatency& Analysis::single_replica_latency(const Member& member, double load) const {
+    const Candidate& candidate = *member.candidate;
+    std::map<double, LoadLatency>& by_load = m_latency_cache[configuration_key(candidate)];
+    const auto found = by_load.find(load);
+    if (found != by_load.end()) {
+        return found->second;
     }
-    if (member.single_capacity <= 0) {
+    Workload loaded = m_workload;
+    loaded.inference.requests_per_s = load;
+    PerfQuery query;
+    query.layout = candidate.layout;
+    query.layout.data_parallel = 1;
+    query.batch = candidate.batch;
+    query.precision = candidate.precision;
+    query.search_capacity = false;
+    const PerfEstimate perf = estimate_perf(loaded, *member.gpu, query, m_efficiency);
+    LoadLatency latency;
+    if (perf.inference && perf.inference->fits && perf.inference->batch_fits && perf.inference->p99_ttft_s) {
+        latency.usable = true;
+        latency.ttft_s = *perf.inference->p99_ttft_s;
+        latency.tpot_s = perf.inference->p99_tpot_s;
+        latency.e2e_s = perf.inference->p99_e2e_s.value_or(latency.ttft_s);
+    }
+    return by_load.emplace(load, latency).first->second;
+}
+
+// Replicas serving the scenario's load. Under a moved SLO, one replica's capacity c(T) is the
+// largest load whose latencies meet target T, and the planner's count is ceil(rate / capacity),
+// capacity = capacity_per_replica × c(T) / c(T₀). So n replicas suffice exactly when one replica
+// meets T at the load ℓₙ = c(T₀) · rate / (capacity_per_replica · n): the smallest such n, found
+// by doubling and halving over n. The loads ℓₙ do not depend on T, so every SLO value a
+// break-even tries reads the same cached latencies instead of searching a capacity again.
+int Analysis::serving_replicas_under(const Member& member, const Scenario& scenario) const {
+    const double rate = scenario.workload.inference.requests_per_s;
+    if (!scenario.slo_changed) {
+        return replicas_for(rate, member.capacity_per_replica);
+    }
+    if (member.single_capacity <= 0 || member.capacity_per_replica <= 0) {
         return 0;
     }
-    const Candidate& candidate = *member.candidate;
-    const std::string key = fmt::format("{}/{}/{}/{}", candidate.gpu, candidate.layout.tensor_parallel, candidate.batch,
-                                        to_string(candidate.precision));
-    auto found = ratios.find(key);
-    if (found == ratios.end()) {
-        found = ratios.emplace(key, single_replica_capacity(member, scenario.workload) / member.single_capacity).first;
+    const SloSpec& slo = scenario.workload.inference.slo;
+    const auto suffices = [&](int replicas) {
+        const double load = member.single_capacity * rate / (member.capacity_per_replica * (replicas + 1e-9));
+        return single_replica_latency(member, load).meets(slo);
+    };
+    constexpr int most_replicas = 1 << 20;
+    int enough = 1;
+    while (!suffices(enough)) {
+        if (enough >= most_replicas) {
+            // Beyond any fleet the constraints allow: the capacity itself, searched.
+            const double capacity = single_replica_capacity(member, scenario.workload);
+            return replicas_for(rate, member.capacity_per_replica * capacity / member.single_capacity);
+        }
+        enough *= 2;
     }
-    return member.capacity_per_replica * found->second;
+    int low = enough / 2 + 1;
+    while (low < enough) {
+        const int middle = low + (enough - low) / 2;
+        if (suffices(middle)) {
+            enough = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    return enough;
 }
 
 Outcome Analysis::exact(const Member& member, const Scenario& scenario) const {
-    std::map<std::string, double> ratios;
-    return exact(member, scenario, ratios);
-}
-
-Outcome Analysis::exact(const Member& member, const Scenario& scenario, std::map<std::string, double>& ratios) const {
     const Candidate& candidate = *member.candidate;
     const Workload& workload = scenario.workload;
     Outcome outcome = member.base;
@@ -84,7 +137,7 @@ Outcome Analysis::exact(const Member& member, const Scenario& scenario, std::map
         }
     } else if (candidate.perf.inference) {
         const double rate = workload.inference.requests_per_s;
-        const int serving = replicas_for(rate, capacity_under(member, scenario, ratios));
+        const int serving = serving_replicas_under(member, scenario);
         if (serving <= 0) {
             outcome.feasible = false;
             return outcome;
@@ -134,9 +187,8 @@ std::size_t Analysis::winner_under(const Scenario& scenario) const {
         return winner_of(outcomes, m_objective);
     }
     outcomes.reserve(m_members.size());
-    std::map<std::string, double> ratios;
     for (const Member& member : m_members) {
-        outcomes.push_back(exact(member, scenario, ratios));
+        outcomes.push_back(exact(member, scenario));
     }
     return winner_of(outcomes, m_objective);
 }

@@ -153,6 +153,54 @@ TEST_CASE("perf::roofline and Erlang C", "[perf]") {
     CHECK(erlang_c_wait_probability(4, 0) == 0);
 }
 
+TEST_CASE("perf::Erlang C agrees with the textbook recursion, negligible values as 0", "[perf]") {
+    // The textbook form: Erlang B by B(k) = a·B(k−1) / (k + a·B(k−1)), then C = c·B / (c − a(1 − B)).
+    const auto textbook = [](int servers, double load) {
+        double erlang_b = 1;
+        for (int k = 1; k <= servers; ++k) {
+            erlang_b = load * erlang_b / (k + load * erlang_b);
+        }
+        return servers * erlang_b / (servers - load * (1 - erlang_b));
+    };
+    int compared = 0;
+    int negligible = 0;
+    for (const int servers : {1, 2, 3, 8, 64, 256, 1024, 12800}) {
+        for (const double share : {1e-4, 0.01, 0.2, 0.5, 0.8, 0.95, 0.999}) {
+            const double load = servers * share;
+            const double expected = textbook(servers, load);
+            const double got = erlang_c_wait_probability(servers, load);
+            INFO(servers << " servers, load " << load << ": textbook " << expected << ", got " << got);
+            if (got == 0) {
+                CHECK(expected < 1e-30);
+                ++negligible;
+            } else {
+                CHECK_THAT(got, WithinRel(expected, 1e-11));
+                ++compared;
+            }
+        }
+    }
+    CHECK(compared >= 30);
+    CHECK(negligible >= 10);
+}
+
+TEST_CASE("perf::a GEMM's time is the cube norm of its compute and memory times", "[perf]") {
+    GemmRates rates;
+    rates.peak_flops_per_s = 989e12;
+    rates.bandwidth_bytes_per_s = 3.35e12;
+    rates.kernel_floor_s = 4e-6;
+    // From a weight stream far above the compute time to the reverse, through the ridge point.
+    for (const double rows : {1.0, 8.0, 64.0, 128.0, 256.0, 1024.0, 8192.0, 65536.0}) {
+        const double weight_bytes = 2.0 * 8192 * 8192;
+        const GemmTime time = gemm_timing(rows, 8192, 8192, weight_bytes, rates);
+        const double memory_s = weight_bytes / rates.bandwidth_bytes_per_s + rates.kernel_floor_s;
+        const double expected = std::cbrt(std::pow(time.compute_s, 3) + std::pow(memory_s, 3));
+        INFO(rows << " rows");
+        CHECK_THAT(time.time_s, WithinRel(expected, 2e-15));
+        CHECK(time.time_s >= std::max(time.compute_s, memory_s));
+        CHECK(time.time_s <= 1.26 * std::max(time.compute_s, memory_s));
+    }
+}
+
 namespace {
 // The definition smallest_fixed_point must agree with: plain iteration from below, as the
 // serving queue solved it before (stop at a 1e-9 relative step; above `limit`: none).
