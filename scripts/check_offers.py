@@ -40,11 +40,11 @@ TOP_KEYS = {"format", "as_of", "gpus", "providers", "hosts", "purchase", "rental
 PROVIDER_REQ = {"id", "name", "kind"}
 PROVIDER_OPT = {"tier"}
 HOST_REQ = {"id", "name", "slots", "price", "price_kind", "as_of", "sources"}
-HOST_OPT = {"notes", "includes"}
+HOST_OPT = {"notes", "includes", "vcpus"}
 PURCHASE_REQ = {"id", "vendor", "gpu", "name", "gpus", "form", "price", "price_kind", "as_of", "sources"}
-PURCHASE_OPT = {"includes", "needs_host", "condition", "sites", "regions", "max_units", "notes"}
+PURCHASE_OPT = {"includes", "needs_host", "condition", "sites", "regions", "max_units", "notes", "vcpus"}
 RENTAL_REQ = {"id", "provider", "instance_type", "gpu", "gpus", "price_kind", "as_of", "sources", "prices"}
-RENTAL_OPT = {"availability", "notes"}
+RENTAL_OPT = {"availability", "notes", "vcpus"}
 PRICE_FIELDS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 PRICE_MAP_REQ = {"price"}
 PRICE_MAP_OPT = {"price_kind", "as_of", "source"}
@@ -207,6 +207,16 @@ def main():
             c.err(where, f"cloud provider needs tier in {sorted(TIERS)}")
         providers[pid] = p
 
+    def vcpus_checked(where, entry):
+        """vcpus: a whole number of host CPU threads, and a source that names where it was read."""
+        if "vcpus" not in entry:
+            return
+        v = entry["vcpus"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            c.err(where, "vcpus must be a whole number >= 1")
+        elif not any("vcpu" in str(s).lower() for s in entry.get("sources") or []):
+            c.err(where, "vcpus needs a source: a sources line that says where the vCPU count was read")
+
     # ---------------------------------------------------------------- hosts
     hosts = {}
     for i, h in enumerate(offers.get("hosts") or []):
@@ -219,6 +229,7 @@ def main():
         if hid.lower() in hosts:
             c.err(where, "duplicate host id")
         hosts[hid.lower()] = h
+        vcpus_checked(where, h)
         if not isinstance(h["slots"], int) or isinstance(h["slots"], bool) or h["slots"] < 1:
             c.err(where, "slots must be an integer >= 1")
         c.usd(where, h["price"])
@@ -252,6 +263,7 @@ def main():
         if not c.keys(where, o, PURCHASE_REQ, PURCHASE_OPT):
             continue
         offer_id(where, str(o["id"]))
+        vcpus_checked(where, o)
         if o["id"] != str(o["id"]).lower():
             c.err(where, "purchase ids are lower-case")
         v = providers.get(str(o["vendor"]))
@@ -312,6 +324,7 @@ def main():
         if isinstance(n, bool) or not isinstance(n, (int, float)) or n <= 0 or (not isinstance(n, int) and n > 1):
             c.err(where, "gpus must be a whole number >= 1 (a fraction <= 1 only for fractional rentals)")
             n = None
+        vcpus_checked(where, o)
         avail = o.get("availability", "on_demand")
         if avail not in AVAILABILITY:
             c.err(where, f"availability '{avail}' not in {sorted(AVAILABILITY)}")

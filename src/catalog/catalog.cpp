@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -278,6 +280,36 @@ void Catalog::upsert(HostOffer host) {
     upsert_by_id(m_hosts, std::move(host));
 }
 
+namespace {
+void derive_host_vcpus(Catalog& catalog) {
+    std::unordered_map<std::string, std::vector<double>> per_gpu;
+    for (const Offer& offer : catalog.offers()) {
+        double vcpus_per_gpu = 0;
+        if (offer.vcpus > 0) {
+            vcpus_per_gpu = static_cast<double>(offer.vcpus) / offer.gpus_per_unit;
+        } else if (const HostOffer* host = offer.needs_host.empty() ? nullptr : catalog.find_host(offer.needs_host);
+                   host != nullptr && host->vcpus > 0) {
+            vcpus_per_gpu = static_cast<double>(host->vcpus) / host->slots;
+        }
+        if (vcpus_per_gpu > 0) {
+            per_gpu[to_lower(offer.gpu)].push_back(vcpus_per_gpu);
+        }
+    }
+    for (const GpuSpec& gpu : catalog.gpus()) {
+        GpuSpec* spec = catalog.find_mutable(gpu.id);
+        std::vector<double>& values = per_gpu[to_lower(gpu.id)];
+        spec->host_vcpus_offers = static_cast<int>(values.size());
+        spec->host_vcpus_per_gpu = 0;
+        if (!values.empty()) {
+            std::sort(values.begin(), values.end());
+            const std::size_t middle = values.size() / 2;
+            spec->host_vcpus_per_gpu =
+                values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+        }
+    }
+}
+}  // namespace
+
 void merge_catalog_text(Catalog& catalog, std::string_view text, const std::string& file_name) {
     Diagnostics diagnostics(file_name);
     const YamlNode root = parse_yaml_text(text, file_name, &diagnostics);
@@ -345,6 +377,7 @@ void merge_catalog_text(Catalog& catalog, std::string_view text, const std::stri
     read_offer_lists(top, merged);
     top.finish();
     diagnostics.throw_if_any();
+    derive_host_vcpus(merged);
     catalog = std::move(merged);
 }
 

@@ -62,6 +62,11 @@ struct GpuSpec {
     GpuInterconnect interconnect;
     std::vector<std::string> sources;
     std::string notes;
+    // Host CPU threads per GPU, derived from the offers when a catalog is merged: the median
+    // over this GPU's offers that publish them of vCPUs / GPUs (rentals and complete systems:
+    // their own; cards and baseboards: their host's vCPUs / slots). 0 when none does.
+    double host_vcpus_per_gpu = 0;
+    int host_vcpus_offers = 0;  // how many offers that median rests on
 
     bool supports(Precision precision) const { return dense_flops_per_s[static_cast<std::size_t>(precision)] > 0; }
     double peak_flops_per_s(Precision precision) const {

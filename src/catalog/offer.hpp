@@ -70,6 +70,7 @@ struct HostOffer {
     int slots = 1;
     PricePoint price;  // per host
     std::string notes;
+    int vcpus = 0;  // host CPU threads; 0 = not published
 };
 
 struct Offer {
@@ -79,6 +80,9 @@ struct Offer {
     std::string provider;  // provider id: the vendor (purchase) or the cloud (rental)
     std::string name;      // the unit as an order line names it; rentals: the instance type
     int gpus_per_unit = 1;
+    // Host CPU threads of one unit: a rental instance's vCPUs, a complete system's threads
+    // (servers, racks); 0 = not published (cards and baseboards: their host's).
+    int vcpus = 0;
     // Purchase.
     UnitForm form = UnitForm::card;
     std::vector<std::string> includes;  // what the price covers, in words

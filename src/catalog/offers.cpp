@@ -35,6 +35,8 @@ constexpr std::pair<Availability, std::string_view> availability_names[] = {
 constexpr double max_unit_usd = 1e9;
 constexpr double max_instance_hour_usd = 1e5;
 constexpr int max_gpus_per_unit = 1024;
+// A GB200 NVL72 rack has 72 Grace CPUs × 72 cores (5,184); the limit leaves room above it.
+constexpr int max_vcpus_per_unit = 65536;
 
 template <typename Enum, std::size_t N>
 std::string_view name_of(Enum value, const std::pair<Enum, std::string_view> (&table)[N]) {
@@ -110,6 +112,7 @@ void read_common(MapReader& reader, Offer& offer, bool is_new) {
     }
     reader.text("gpu", offer.gpu);
     reader.integer("gpus", offer.gpus_per_unit, 1, max_gpus_per_unit);
+    reader.integer("vcpus", offer.vcpus, 1, max_vcpus_per_unit);
     reader.choice("price_kind", offer.price_kind, price_kind_names);
     read_year_month(reader, "as_of", offer.as_of);
     read_sources(reader, offer.sources);
@@ -379,6 +382,7 @@ void read_offer_lists(MapReader& top, Catalog& catalog) {
         }
         reader.text("name", host.name);
         reader.integer("slots", host.slots, 1, 64);
+        reader.integer("vcpus", host.vcpus, 1, max_vcpus_per_unit);
         reader.number("price", host.price.usd, UnitKind::usd, 0, max_unit_usd, true);
         reader.choice("price_kind", host.price.kind, price_kind_names);
         read_year_month(reader, "as_of", host.price.as_of);

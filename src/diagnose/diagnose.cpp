@@ -449,6 +449,7 @@ FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload
     // input-pipeline description, to give the speed the GPUs reach when nothing starves them.
     Workload unobstructed = workload;
     unobstructed.data.given = false;
+    unobstructed.data.modelled = false;
     const std::optional<Throughput> here = unobstructed_throughput(unobstructed, *gpu, worth.gpu_count, efficiency);
     if (!here) {
         worth.note = fmt::format("the performance model cannot place workload '{}' on {} x {}", workload.name,

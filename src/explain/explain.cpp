@@ -297,9 +297,10 @@ void explain_training(const Workload& workload, const GpuSpec& gpu, const PerfEs
                     : "host-link-bound: pin memory (pin_memory: true) so copies overlap compute";
             return;
         case Resource::input_pipeline: {
-            const DataSpec& data = workload.data;
-            bottleneck.detail = fmt::format("the input pipeline delivers {}, the GPUs could consume {}",
+            const DataSpec& data = perf.input_data ? *perf.input_data : workload.data;
+            bottleneck.detail = fmt::format("the input pipeline delivers {}{}, the GPUs could consume {}",
                                             format_rate(perf.input_samples_per_s, "samples/s"),
+                                            data.given ? "" : " (assumed: no data: section)",
                                             format_rate(gpu_samples_per_s, "samples/s"));
             const int per_node = std::max(1, workload.constraints.gpus_per_node);
             const int gpus = layout.gpu_count();
@@ -311,13 +312,14 @@ void explain_training(const Workload& workload, const GpuSpec& gpu, const PerfEs
             if (cpu_bound) {
                 const int workers_needed =
                     static_cast<int>(std::ceil(gpu_samples_per_s / nodes / data.cpu_samples_per_s_per_core));
+                const char* cores = data.given ? "CPU cores" : "vCPUs";
                 std::string workers =
                     workers_needed <= data.cpu_cores
                         ? fmt::format("{} loader workers", workers_needed)
-                        : fmt::format("{} CPU cores per node (has {})", workers_needed, data.cpu_cores);
+                        : fmt::format("{} {} per node (has {})", workers_needed, cores, data.cpu_cores);
                 bottleneck.remedy = fmt::format(
-                    "input-bound: move JPEG decode to the GPU (DALI){}, {} — a faster GPU "
-                    "would not help",
+                    "input-bound: move JPEG decode to the GPU (DALI, nvJPEG){}, {}, or store the samples "
+                    "pre-decoded (LMDB, FFCV) — a faster GPU would not help",
                     data.pin_memory ? "" : ", pin memory", workers);
             } else {
                 bottleneck.remedy =

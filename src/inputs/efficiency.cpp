@@ -392,6 +392,10 @@ EfficiencyTable parse_efficiency_text(std::string_view text, const std::string& 
                      table.platform.ethernet_bytes_per_s_per_gpu, source);
         read_sourced(reader, "pageable_copy_fraction", UnitKind::fraction, 0, 1, table.platform.pageable_copy_fraction,
                      source);
+        read_sourced(reader, "image_decode_per_vcpu", UnitKind::plain, 0, 1e6,
+                     table.platform.image_decode_samples_per_s_per_vcpu, table.platform.image_decode_source);
+        read_sourced(reader, "host_vcpus_per_gpu", UnitKind::plain, 0, 1024, table.platform.host_vcpus_per_gpu,
+                     table.platform.host_vcpus_source);
         if (const YamlNode* storage = reader.node("storage")) {
             MapReader storage_reader(*storage, reader.child_path("storage"), diagnostics);
             for (const auto& [kind, name] : storage_names) {

@@ -86,6 +86,14 @@ struct PlatformFactors {
     // Sequential read bandwidth of each storage kind, bytes/s.
     std::map<Storage, double> storage_bytes_per_s;
     double pageable_copy_fraction = 0.5;  // pageable host memory vs pinned
+    // The input pipeline assumed for image training without a data: section (docs/perf-model.md,
+    // "Input pipeline"): ImageNet-class JPEG decode and augmentation on one host CPU thread, and
+    // the host threads per GPU where a GPU's offers publish none. Optional in an efficiency file
+    // (data/efficiency.yaml has both); 0 = no pipeline is assumed.
+    double image_decode_samples_per_s_per_vcpu = 0;
+    std::string image_decode_source;
+    double host_vcpus_per_gpu = 0;
+    std::string host_vcpus_source;
 };
 
 // The spread of measured / predicted speed over the validation set, out of sample (the

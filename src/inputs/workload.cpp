@@ -109,6 +109,9 @@ void WorkloadReader::read(const YamlNode& root) {
     }
     if (const YamlNode* node = top.node("data")) {
         read_data(*node, top.child_path("data"));
+    } else if (m_workload.assumes_image_pipeline()) {
+        assume("data", "JPEG images decoded and augmented on the host CPUs, a loader worker per vCPU",
+               "image model; vCPUs from each GPU's offers");
     }
     read_deployment(top.node("deployment"), top.child_path("deployment"), top.position());
     if (const YamlNode* node = top.node("budget")) {

@@ -159,6 +159,9 @@ std::string_view to_string(InferenceTask task);
 
 struct DataSpec {
     bool given = false;  // true when the workload has a data: section
+    // false: no input pipeline at all, not even the one assumed for image training without a
+    // data: section (diagnose's speed of the GPUs when nothing starves them).
+    bool modelled = true;
     double sample_bytes = 0;
     Decode decode = Decode::none;
     int cpu_cores = 16;
@@ -305,6 +308,10 @@ struct Workload {
     bool is_training() const { return kind != WorkloadKind::inference; }
     // What an inference workload serves, from the model's family and output_tokens.
     InferenceTask task() const;
+    // Training of an image model (CNN, ViT, detector: model.input H×W×3) without a data:
+    // section: its samples are assumed to be JPEG-class images decoded on the host's CPUs
+    // (docs/perf-model.md, "Input pipeline"), not to arrive from nowhere.
+    bool assumes_image_pipeline() const;
 };
 
 struct Project {

@@ -53,6 +53,18 @@ constexpr std::pair<Storage, std::string_view> storage_names[] = {{Storage::hdd,
 
 }  // namespace
 
+bool Workload::assumes_image_pipeline() const {
+    if (!is_training() || data.given || !data.modelled ||
+        (model.family != ModelFamily::cnn && model.family != ModelFamily::vit)) {
+        return false;
+    }
+    // H×W×3: an RGB image. Volumes (H×W×D×1) and latents (H×W×4) are not JPEG samples.
+    const std::string_view input = model.input;
+    const std::size_t first = input.find('x');
+    const std::size_t second = first == std::string_view::npos ? first : input.find('x', first + 1);
+    return second != std::string_view::npos && input.substr(second + 1) == "3" && first > 0 && second > first + 1;
+}
+
 std::string_view to_string(Optimizer optimizer) {
     return name_of(optimizer_names, optimizer);
 }

@@ -181,6 +181,9 @@ struct TrainingPerf {
     double bubble_fraction = 0;
     double model_flops_per_step = 0;  // whole candidate
     double input_samples_per_s = 0;   // what the CPUs and storage deliver (0 = not limiting)
+    // The input pipeline the estimate modelled: the workload's data: section, or the one assumed
+    // for image training without it (given false); absent when none is modelled.
+    std::optional<DataSpec> input_data;
     int micro_batch = 0;
     int gradient_accumulation = 1;
     int global_batch = 0;

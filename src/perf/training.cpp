@@ -284,10 +284,45 @@ struct InputPipeline {
     double samples_per_s = 0;  // 0 = not limiting
 };
 
-InputPipeline input_pipeline(const Setting& setting, int gpus, int dp, int global_batch, double gpu_step_s,
-                             double host_link_bytes_per_s) {
+// The data pipeline of a training job: the workload's data: section, or for image training
+// without one (Workload::assumes_image_pipeline) JPEG decode and augmentation on every host CPU
+// thread of the node, one DataLoader worker each, at the platform's sourced rate per thread; the
+// threads are the GPU's offers' (the median vCPUs per GPU, GpuSpec::host_vcpus_per_gpu), else
+// the platform's typical ratio. Empty when no pipeline is modelled.
+std::optional<DataSpec> modelled_input(const Setting& setting, int gpus) {
     const Workload& workload = setting.workload;
-    const DataSpec& data = workload.data;
+    if (workload.data.given) {
+        return workload.data;
+    }
+    if (!workload.assumes_image_pipeline()) {
+        return std::nullopt;
+    }
+    const PlatformFactors& platform = setting.platform;
+    const bool from_offers = setting.gpu.host_vcpus_per_gpu > 0;
+    const double per_gpu = from_offers ? setting.gpu.host_vcpus_per_gpu : platform.host_vcpus_per_gpu;
+    // An efficiency file without the platform's figures assumes nothing.
+    if (platform.image_decode_samples_per_s_per_vcpu <= 0 || per_gpu <= 0) {
+        return std::nullopt;
+    }
+    const int node_gpus = std::min(gpus, std::max(1, workload.constraints.gpus_per_node));
+    DataSpec data;
+    data.decode = Decode::cpu;
+    data.cpu_samples_per_s_per_core = platform.image_decode_samples_per_s_per_vcpu;
+    data.cpu_cores = std::max(1, static_cast<int>(std::floor(per_gpu * node_gpus)));
+    data.loader_workers = data.cpu_cores;
+    setting.notes.push_back(fmt::format(
+        "no data: section: the input pipeline is assumed — JPEG decode and augmentation on the CPU at {:g} "
+        "samples/s per vCPU (an estimate, data/efficiency.yaml platform.image_decode_per_vcpu) on {} vCPUs per "
+        "node ({:g} per GPU, {}); describe it in data: to change",
+        data.cpu_samples_per_s_per_core, data.cpu_cores, per_gpu,
+        from_offers ? fmt::format("the median of {} {} offer(s)", setting.gpu.host_vcpus_offers, setting.gpu.id)
+                    : "no offer of this GPU publishes its vCPUs: platform.host_vcpus_per_gpu"));
+    return data;
+}
+
+InputPipeline input_pipeline(const Setting& setting, const DataSpec& data, int gpus, int dp, int global_batch,
+                             double gpu_step_s, double host_link_bytes_per_s) {
+    const Workload& workload = setting.workload;
     InputPipeline pipeline;
     const int per_node = std::max(1, workload.constraints.gpus_per_node);
     const int nodes = (gpus + per_node - 1) / per_node;
@@ -605,9 +640,10 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
 
     const double gpu_step_s = pipeline_s + sync.exposed_s + optimizer_s + host_transfer_s;
     double input_wait_s = 0;
-    if (workload.data.given) {
+    if (const std::optional<DataSpec> data = modelled_input(setting, gpus)) {
         const InputPipeline input =
-            input_pipeline(setting, gpus, dp, result.global_batch, gpu_step_s, host_link_bytes_per_s);
+            input_pipeline(setting, *data, gpus, dp, result.global_batch, gpu_step_s, host_link_bytes_per_s);
+        result.input_data = data;
         result.input_samples_per_s = input.samples_per_s;
         host_transfer_s += input.blocking_copy_s;
         input_wait_s = input.wait_s;

@@ -52,7 +52,7 @@ std::optional<CompiledTraining> CompiledTraining::compile(const Workload& worklo
     const TrainingSpec& training = workload.training;
     if (!workload.is_training() || memory_detail::uses_per_sample_activations(model) || training.lora.enabled() ||
         !workload.calibration.memory.empty() || training.offload != Offload::none || workload.data.given ||
-        model.layers <= 0 || model.heads <= 0) {
+        workload.assumes_image_pipeline() || model.layers <= 0 || model.heads <= 0) {
         return std::nullopt;
     }
     CompiledTraining compiled;

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
+#include <vector>
 
 #include "base/text.hpp"
 #include "catalog/catalog.hpp"
@@ -314,6 +316,69 @@ rental:
               "bad.yaml:25:23: rental[0].prices[0].region: no price in this region: give on_demand, spot, "
               "reserved_1y or reserved_3y, or set the offer's availability"});
     CHECK(catalog.offers().size() == 2);  // the failed merge changed nothing
+}
+
+TEST_CASE("catalog: host vCPUs per GPU are the median over the offers that publish them", "[catalog][offers]") {
+    Catalog catalog;
+    gpusel::merge_catalog_text(catalog, minimal_entry, "c.yaml");
+    CHECK(catalog.find("TEST-1")->host_vcpus_per_gpu == 0);  // the legacy offers publish none
+    CHECK(catalog.find("TEST-1")->host_vcpus_offers == 0);
+    gpusel::merge_catalog_text(catalog, R"(format: 2
+providers:
+  - {id: acme, name: Acme, kind: vendor}
+  - {id: cloudy, name: Cloudy, kind: cloud, tier: neocloud}
+hosts:
+  - {id: box8, name: 8-slot box, slots: 8, vcpus: 64, price: 40000USD, price_kind: estimate, as_of: 2026-11,
+     sources: [vCPUs from the box datasheet]}
+purchase:
+  - {id: card, vendor: acme, gpu: TEST-1, name: Card, gpus: 1, form: card, needs_host: box8, price: 3000USD,
+     price_kind: msrp, as_of: 2026-01, sources: [list]}
+rental:
+  - {id: cloudy/x8, provider: cloudy, instance_type: x8, gpu: TEST-1, gpus: 8, vcpus: 96, price_kind: list,
+     as_of: 2026-10, sources: [pricing page with vCPUs], prices: [{region: any, on_demand: 24}]}
+  - {id: cloudy/x1, provider: cloudy, instance_type: x1, gpu: TEST-1, gpus: 1, vcpus: 16, price_kind: list,
+     as_of: 2026-10, sources: [pricing page with vCPUs], prices: [{region: any, on_demand: 3}]}
+)",
+                               "offers.yaml");
+    // 64 / 8 (the card's host), 96 / 8 and 16 / 1: the median of 8, 12 and 16.
+    const gpusel::GpuSpec& gpu = *catalog.find("TEST-1");
+    CHECK(gpu.host_vcpus_per_gpu == 12);
+    CHECK(gpu.host_vcpus_offers == 3);
+    CHECK(catalog.find_host("box8")->vcpus == 64);
+    CHECK(catalog.find_offer("cloudy/x8")->vcpus == 96);
+    // Out of range: a position and the range.
+    CHECK(input_errors([&] {
+              gpusel::merge_catalog_text(catalog, R"(format: 2
+rental:
+  - {id: cloudy/x0, provider: cloudy, instance_type: x0, gpu: TEST-1, gpus: 1, vcpus: 0, price_kind: list,
+     as_of: 2026-10, sources: [x], prices: [{region: any, on_demand: 3}]}
+)",
+                                         "bad.yaml");
+          }) == std::vector<std::string>{"bad.yaml:3:87: rental[0].vcpus: '0' is out of range; expected 1 to 65536"});
+}
+
+TEST_CASE("catalog: the built-in offers' host vCPUs per GPU", "[catalog][offers]") {
+    // Independent of the loader: the median, over an A100-80GB-SXM4's offers with vcpus, of
+    // vCPUs / GPUs, as data/offers.yaml gives them (p4de.24xlarge 96/8, Lambda and Azure 8-GPU
+    // instances, ...): every value is checked to come from an offer of that GPU.
+    const Catalog catalog = gpusel::builtin_catalog();
+    for (const char* id : {"A100-80GB-SXM4", "H100-SXM5", "T4", "L4"}) {
+        std::vector<double> ratios;
+        for (const gpusel::Offer* offer : catalog.offers_for(id)) {
+            if (offer->vcpus > 0) {
+                ratios.push_back(static_cast<double>(offer->vcpus) / offer->gpus_per_unit);
+            }
+        }
+        INFO(id);
+        REQUIRE_FALSE(ratios.empty());
+        std::sort(ratios.begin(), ratios.end());
+        const std::size_t middle = ratios.size() / 2;
+        const double median = ratios.size() % 2 == 1 ? ratios[middle] : (ratios[middle - 1] + ratios[middle]) / 2;
+        CHECK(catalog.find(id)->host_vcpus_per_gpu == median);
+        CHECK(catalog.find(id)->host_vcpus_offers == static_cast<int>(ratios.size()));
+        CHECK(median >= 4);
+        CHECK(median <= 40);
+    }
 }
 
 TEST_CASE("offer: region globs", "[catalog][offers]") {

@@ -613,6 +613,76 @@ data:
     CHECK(estimate.bottleneck.gpu_utilization < 1.0);
 }
 
+TEST_CASE("perf::image training without data: decodes on the host vCPUs its GPU's offers publish", "[perf]") {
+    GpuSpec gpu = test_gpu();
+    // The built-in platform figures (data/efficiency.yaml), on the test's efficiency factors.
+    const EfficiencyTable builtin = builtin_efficiency();
+    CHECK(builtin.platform.image_decode_samples_per_s_per_vcpu == 250);
+    CHECK(builtin.platform.host_vcpus_per_gpu == 22);
+    EfficiencyTable table = test_efficiency();
+    table.platform.image_decode_samples_per_s_per_vcpu = builtin.platform.image_decode_samples_per_s_per_vcpu;
+    table.platform.host_vcpus_per_gpu = builtin.platform.host_vcpus_per_gpu;
+    const std::string model = R"(format: 1
+name: cnn
+kind: training
+model:
+  family: cnn
+  params: 25.6M
+  flops_per_sample: 8.2GFLOP
+  input: INPUT
+precision: fp16
+training:
+  optimizer: sgd-momentum
+  micro_batch: 256
+)";
+    const auto with_input = [&](const std::string& input) {
+        std::string text = model;
+        text.replace(text.find("INPUT"), 5, input);
+        return load_workload_text(text, "test.yaml", LoadContext{});
+    };
+    const Workload workload = with_input("224x224x3");
+    REQUIRE(workload.assumes_image_pipeline());
+    CHECK(std::any_of(workload.assumptions.begin(), workload.assumptions.end(),
+                      [](const Assumption& assumption) { return assumption.field == "data"; }));
+    // 4 vCPUs per GPU from its offers: 4 workers × 250 samples/s on one GPU.
+    gpu.host_vcpus_per_gpu = 4;
+    gpu.host_vcpus_offers = 2;
+    PerfEstimate estimate = run(workload, gpu, table);
+    REQUIRE(estimate.training);
+    REQUIRE(estimate.training->input_data);
+    CHECK_FALSE(estimate.training->input_data->given);
+    CHECK(estimate.training->input_data->cpu_cores == 4);
+    CHECK(estimate.training->input_data->loader_workers == 4);
+    CHECK_THAT(estimate.training->input_samples_per_s, WithinRel(1000.0, 1e-12));
+    CHECK_THAT(estimate.training->samples_per_s, WithinRel(1000.0, 1e-9));
+    CHECK(std::any_of(estimate.notes.begin(), estimate.notes.end(), [](const std::string& note) {
+        return note.find("250 samples/s per vCPU") != std::string::npos &&
+               note.find("4 vCPUs per node (4 per GPU, the median of 2 TEST-A100 offer(s))") != std::string::npos;
+    }));
+    fill_bottleneck_explanation(workload, gpu, estimate);
+    CHECK(estimate.bottleneck.resource == Resource::input_pipeline);
+    CHECK_THAT(estimate.bottleneck.detail, Contains("(assumed: no data: section)"));
+    CHECK_THAT(estimate.bottleneck.remedy,
+               Contains("nvJPEG") && Contains("vCPUs per node (has 4)") && Contains("LMDB"));
+    // Eight GPUs on one node: eight GPUs' vCPUs.
+    PerfEstimate eight = run(workload, gpu, table, 8);
+    REQUIRE(eight.training);
+    CHECK_THAT(eight.training->input_samples_per_s, WithinRel(32 * 250.0, 1e-12));
+    // No offer publishes vCPUs: the platform's 22 per GPU.
+    gpu.host_vcpus_per_gpu = 0;
+    gpu.host_vcpus_offers = 0;
+    const PerfEstimate fallback = run(workload, gpu, table);
+    REQUIRE(fallback.training);
+    CHECK_THAT(fallback.training->input_samples_per_s, WithinRel(22 * 250.0, 1e-12));
+    // Volumes and latents are not JPEG samples; inference has no loader.
+    CHECK_FALSE(with_input("128x128x128x1").assumes_image_pipeline());
+    CHECK_FALSE(with_input("128x128x4").assumes_image_pipeline());
+    const PerfEstimate volume = run(with_input("128x128x128x1"), gpu, table);
+    REQUIRE(volume.training);
+    CHECK_FALSE(volume.training->input_data);
+    CHECK(volume.training->input_samples_per_s == 0);
+}
+
 TEST_CASE("perf::default layouts", "[perf]") {
     const GpuSpec gpu = test_gpu();
     const Workload training = load_workload_text(R"(format: 1

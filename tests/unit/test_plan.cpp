@@ -519,6 +519,11 @@ TEST_CASE("plan: a job of minutes gets one GPU, said as such", "[plan]") {
     for (const Candidate& candidate : plan.ranked) {
         CHECK(candidate.count == 1);  // the tie group: every cheap option has one GPU
     }
+    // No data: section, yet the images are decoded somewhere: on the host's vCPUs, assumed.
+    REQUIRE(plan.winner->perf.training);
+    REQUIRE(plan.winner->perf.training->input_data);
+    CHECK_FALSE(plan.winner->perf.training->input_data->given);
+    CHECK(plan.winner->perf.training->input_samples_per_s > 0);
     const auto hours = std::find_if(plan.advice.begin(), plan.advice.end(), [](const std::string& line) {
         return line.find("GPU-hours of work in all") != std::string::npos;
     });
