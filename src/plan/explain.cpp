@@ -259,6 +259,21 @@ Rejection slo_miss(const Workload& workload, const InferencePerf& perf, const La
     return {"", RejectionKind::slo, "inference.slo", 0, 0, 0, fmt::format("cannot meet the SLO at {}", split), 0};
 }
 
+std::vector<std::string> relaxation_advice(const RolePlan& plan) {
+    std::vector<std::string> lines;
+    for (const Relaxation& relaxation : plan.relaxations) {
+        lines.push_back(fmt::format("relaxing one constraint gives a pick: {} {} → {}: {}", relaxation.field,
+                                    relaxation.from, relaxation.to, relaxation.pick));
+    }
+    if (plan.relaxations.empty()) {
+        lines.push_back(plan.relaxations_tried.empty()
+                            ? std::string("no constraint to relax alone: the workload itself cannot run")
+                            : fmt::format("no single constraint relaxed alone gives a pick (tried {})",
+                                          fmt::join(plan.relaxations_tried, ", ")));
+    }
+    return lines;
+}
+
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) {
     std::vector<std::string> lines;
     if (!plan.winner) {

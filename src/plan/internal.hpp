@@ -22,6 +22,19 @@ namespace gpusel::plan_detail {
 
 inline constexpr double infinity = std::numeric_limits<double>::infinity();
 
+// planner.cpp: one role over the whole catalog (make_plan's unit of work), the `top` ranked.
+RolePlan plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& uncalibrated,
+                   Objective objective, std::size_t top, bool reference);
+
+// relaxation.cpp: for a role where nothing is feasible, each constraint the workload sets that,
+// relaxed alone, gives a pick — with the least value among the options then ranked (GPU count,
+// deadline, budget, SLO target) or "any" (GPU filters) — in the order tried: max_gpus, deadline,
+// budget, SLO targets, GPU filters.
+// `tried` receives every field relaxed, whether or not it gave a pick.
+std::vector<Relaxation> find_relaxations(const Workload& workload, const Catalog& catalog,
+                                         const EfficiencyTable& efficiency, Objective objective, bool reference,
+                                         std::vector<std::string>& tried);
+
 // The closest a GPU type came to being feasible, and why it was not: `rejection.closeness` is
 // infinite until a miss is noted; `gpu` is left to the caller.
 struct Miss {
@@ -197,5 +210,7 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
 // limit; kind slo, count left to the caller.
 Rejection slo_miss(const Workload& workload, const InferencePerf& perf, const Layout& replica);
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan);
+// The lines that follow a plan with no pick: each relaxation, or that none alone gives one.
+std::vector<std::string> relaxation_advice(const RolePlan& plan);
 
 }  // namespace gpusel::plan_detail

@@ -97,6 +97,15 @@ struct Rejection {
 // not a measurement.
 double rejection_closeness(RejectionKind kind, double needed, double available);
 
+// One constraint that, relaxed alone, yields a pick where nothing met them all: the field, its
+// value as given, the least value among the options then ranked, and the pick at that value.
+struct Relaxation {
+    std::string field;  // e.g. "constraints.max_gpus", "training.deadline", "inference.slo.tpot"
+    std::string from;   // as the workload gives it, e.g. "24", "3.0 d", "[amd]"
+    std::string to;     // e.g. "28", "3.6 d", "any"
+    std::string pick;   // e.g. "28 × H100-SXM5, cloud on-demand, $1,234,567 over 24 months"
+};
+
 struct RolePlan {
     Role role = Role::training;
     Workload workload;
@@ -109,6 +118,9 @@ struct RolePlan {
     std::vector<Rejection> rejected;
     std::vector<std::size_t> pareto;  // indices into `ranked`: time vs cost (training) or latency vs throughput
     std::vector<std::string> advice;  // e.g. "input-bound: fix the pipeline before upgrading the GPU"
+    // Only when nothing is feasible: each constraint whose relaxation alone gives a pick.
+    std::vector<Relaxation> relaxations;
+    std::vector<std::string> relaxations_tried;  // the fields relaxed in turn, e.g. "training.deadline"
     // Training counts layout points (GPU × count × tp × pp × dp × ZeRO × micro-batch × recompute ×
     // precision), inference tensor-parallel layouts; each point is priced for every acquisition
     // afterwards (the fastest point per GPU count: see training_search.hpp).

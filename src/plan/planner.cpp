@@ -153,8 +153,10 @@ bool keep_confident(RolePlan& plan, const Workload& workload, Objective objectiv
     return true;
 }
 
-RolePlan plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& uncalibrated,
-                   Objective objective, std::size_t top, bool reference) {
+}  // namespace
+
+RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& uncalibrated,
+                                Objective objective, std::size_t top, bool reference) {
     RolePlan plan;
     // Measured speeds move every candidate's stack factor alike (perf/calibration.hpp).
     plan.calibration = calibrate_speed(workload, catalog, uncalibrated);
@@ -262,8 +264,6 @@ RolePlan plan_role(const Workload& workload, const Catalog& catalog, const Effic
     return plan;
 }
 
-}  // namespace
-
 std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu) {
     return static_exclusion(workload, gpu);
 }
@@ -281,6 +281,13 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             report.objective = "per role (see each role)";
         }
         RolePlan plan = plan_role(workload, catalog, efficiency, objective, options.top, options.reference_search);
+        if (!plan.winner) {
+            plan.relaxations = find_relaxations(workload, catalog, efficiency, objective, options.reference_search,
+                                                plan.relaxations_tried);
+            for (std::string& line : relaxation_advice(plan)) {
+                plan.advice.push_back(std::move(line));
+            }
+        }
         report.horizon_months = std::max(report.horizon_months, workload.deployment.horizon_months);
         for (const Assumption& assumption : workload.assumptions) {
             Assumption copy = assumption;

@@ -323,6 +323,14 @@ public:
         json["class_priorities"] = class_priorities(plan.workload_class);
         json["pareto"] = plan.pareto;
         json["advice"] = strings(plan.advice);
+        nlohmann::json relaxations = nlohmann::json::array();
+        for (const Relaxation& relaxation : plan.relaxations) {
+            relaxations.push_back({{"field", relaxation.field},
+                                   {"from", relaxation.from},
+                                   {"to", relaxation.to},
+                                   {"pick", relaxation.pick}});
+        }
+        json["relaxations"] = std::move(relaxations);
         json["calibration"] = speed_calibration_json(plan.calibration, m_notes);
         json["robustness"] = robustness(plan.uncertainty, path + ".robustness");
         json["sensitivity"] = sensitivity(plan.uncertainty, path + ".sensitivity");

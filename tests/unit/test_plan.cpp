@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "base/format.hpp"
 #include "plan/internal.hpp"
@@ -531,4 +535,70 @@ TEST_CASE("plan: a job of minutes gets one GPU, said as such", "[plan]") {
     CHECK(hours->find("the pick (one GPU) costs $") != std::string::npos);
     // The explanation names the rule that decided against the alternative.
     CHECK(plan.alternative_why_not.find("the pick won the tie: ") != std::string::npos);
+}
+
+namespace {
+// A printed value ("13.5 d") as a workload field takes it ("13.5d").
+std::string without_spaces(std::string text) {
+    text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+    return text;
+}
+}  // namespace
+
+TEST_CASE("plan: nothing feasible names each constraint that, relaxed alone, gives a pick", "[plan]") {
+    // 7B pre-training in 12 h on at most 8 AMD GPUs under $100,000 of capex: the deadline binds;
+    // lifting the GPU count, the budget or the vendor alone still leaves the others unmet.
+    const std::string head =
+        "name: tight\nkind: training\nmodel: {preset: llama-2-7b}\nprecision: bf16\n"
+        "constraints: {max_gpus: 8, vendor: [amd]}\nbudget: {capex: 100000USD}\n";
+    const RolePlan plan =
+        plan_one(load(head + "training: {optimizer: adamw, global_batch: 512, dataset_tokens: 20B, deadline: 12h}\n"));
+    REQUIRE_FALSE(plan.winner);
+    REQUIRE(plan.relaxations.size() == 1);
+    const gpusel::Relaxation& deadline = plan.relaxations.front();
+    CHECK(deadline.field == "training.deadline");
+    CHECK(deadline.from == "12.0 h");
+    // The value it names gives exactly the pick it names.
+    const RolePlan relaxed = plan_one(load(head +
+                                           "training: {optimizer: adamw, global_batch: 512, dataset_tokens: "
+                                           "20B, deadline: " +
+                                           without_spaces(deadline.to) + "}\n"));
+    REQUIRE(relaxed.winner);
+    CHECK(deadline.pick.rfind(fmt::format("{} × {}, ", relaxed.winner->count, relaxed.winner->gpu), 0) == 0);
+    CHECK(relaxed.winner->perf.training->time_to_train_s.value() > 12 * 3600.0);
+    const auto line = std::find_if(plan.advice.begin(), plan.advice.end(), [&](const std::string& text) {
+        return text.find("relaxing one constraint gives a pick: training.deadline 12.0 h → " + deadline.to) !=
+               std::string::npos;
+    });
+    CHECK(line != plan.advice.end());
+}
+
+TEST_CASE("plan: an SLO no GPU meets is relaxed to the least P99 that gives a pick", "[plan]") {
+    const std::string head =
+        "name: chat\nkind: inference\nmodel: {preset: llama-3.1-70b}\nprecision: fp8\n"
+        "constraints: {max_gpus: 16}\n";
+    const RolePlan plan = plan_one(load(head + "inference: {requests_per_s: 20, slo: {tpot: 8ms, ttft: 500ms}}\n"));
+    REQUIRE_FALSE(plan.winner);
+    std::map<std::string, gpusel::Relaxation> by_field;
+    for (const gpusel::Relaxation& relaxation : plan.relaxations) {
+        by_field[relaxation.field] = relaxation;
+    }
+    REQUIRE(by_field.count("inference.slo.tpot") == 1);
+    const gpusel::Relaxation& tpot = by_field["inference.slo.tpot"];
+    CHECK(tpot.from == "8.0 ms");
+    const RolePlan at_target = plan_one(
+        load(head + "inference: {requests_per_s: 20, slo: {tpot: " + without_spaces(tpot.to) + ", ttft: 500ms}}\n"));
+    REQUIRE(at_target.winner);
+    CHECK(tpot.pick.rfind(fmt::format("{} × {}, ", at_target.winner->count, at_target.winner->gpu), 0) == 0);
+    CHECK(at_target.winner->perf.inference->p99_tpot_s.value() > 0.008);
+    // More GPUs alone also do it (more tensor parallel per replica): at the count it names.
+    REQUIRE(by_field.count("constraints.max_gpus") == 1);
+    const int gpus = std::stoi(by_field["constraints.max_gpus"].to);
+    CHECK(gpus > 16);
+    const RolePlan wider =
+        plan_one(load("name: chat\nkind: inference\nmodel: {preset: llama-3.1-70b}\n"
+                      "precision: fp8\nconstraints: {max_gpus: " +
+                      std::to_string(gpus) + "}\ninference: {requests_per_s: 20, slo: {tpot: 8ms, ttft: 500ms}}\n"));
+    REQUIRE(wider.winner);
+    CHECK(wider.winner->count <= gpus);
 }
