@@ -177,6 +177,20 @@ void CandidateEvaluator::begin_gpu() {
     m_offer_exclusions.clear();
 }
 
+bool CandidateEvaluator::single_source(const GpuSpec& gpu) {
+    const auto found = m_single_source.find(gpu.id);
+    if (found != m_single_source.end()) {
+        return found->second;
+    }
+    std::vector<std::string> providers;
+    for (const Offer* offer : m_catalog.offers_for(gpu.id)) {
+        if (std::find(providers.begin(), providers.end(), offer->provider) == providers.end()) {
+            providers.push_back(offer->provider);
+        }
+    }
+    return m_single_source.emplace(gpu.id, providers.size() <= 1).first->second;
+}
+
 // The quotes a candidate of `gpu` may be priced with for `acquisition`: every offer the
 // constraints leave (a fixed line: only whole units of the named offer, or of any offer).
 // `together`: GPUs that one job or replica spreads over (training: all; serving: a replica).
@@ -235,6 +249,7 @@ void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, U
                 continue;
             }
             Candidate priced = candidate;
+            priced.single_source = single_source(gpu);
             UsageProfile priced_usage = usage;
             if (fill_units(gpu, cost.offer.idle_gpus / together, together, priced)) {
                 priced_usage = inference_usage(

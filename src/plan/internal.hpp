@@ -152,7 +152,9 @@ private:
     std::size_t m_feasible = 0;
     std::optional<MemoryMiss> m_closest_miss;
     std::vector<std::string> m_offer_exclusions;  // of the GPU being priced
-    bool m_units_missed = false;                  // exact count: offers exist, but not in whole units of it
+    std::map<std::string, bool> m_single_source;  // by GPU id: sold or rented by one provider only
+    bool single_source(const GpuSpec& gpu);
+    bool m_units_missed = false;  // exact count: offers exist, but not in whole units of it
     std::map<std::string, double> m_reference_rent;
 };
 
@@ -171,11 +173,12 @@ double speed(const Candidate& candidate);
 struct RankKey {
     double score = 0;  // objective_score, smaller is better
     double tco_usd = 0;
-    int count = 0;             // GPUs used
-    double speed = 0;          // speed(), larger is faster
-    int ordered_gpus = 0;      // GPUs bought or rented: whole units, idle ones included
-    int idle_gpus = 0;         // of those, the ones the configuration leaves unused
-    bool marketplace = false;  // rented from a marketplace host
+    int count = 0;               // GPUs used
+    double speed = 0;            // speed(), larger is faster
+    int ordered_gpus = 0;        // GPUs bought or rented: whole units, idle ones included
+    int idle_gpus = 0;           // of those, the ones the configuration leaves unused
+    bool marketplace = false;    // rented from a marketplace host
+    bool single_source = false;  // Candidate::single_source
 };
 RankKey rank_key(const Candidate& candidate);
 // Score first, then TCO; at the same score and TCO exactly, wins_tie.
@@ -184,11 +187,13 @@ bool ranks_before(const RankKey& a, const RankKey& b);
 // × the cheapest TCO) (plan.hpp).
 double tie_tolerance(double cheapest_tco_usd);
 // Among tied options, "just right" (docs/cost-model.md, "Ties"): fewer GPUs ordered, then fewer
-// of them idle, then a hyperscaler or neocloud over a marketplace host, then the cheaper, then
-// the faster, then fewer GPUs used.
+// of them idle, then a hyperscaler or neocloud over a marketplace host, then a part several
+// providers offer over a single-source one, then the cheaper, then the faster, then fewer GPUs
+// used.
 bool wins_tie(const RankKey& a, const RankKey& b);
 // The rule of wins_tie that separates a from b: "fewer GPUs", "fewer idle GPUs", "not a
-// marketplace host", "cheaper", "faster", "fewer GPUs used"; empty when none does.
+// marketplace host", "a part several providers offer", "cheaper", "faster", "fewer GPUs used";
+// empty when none does.
 std::string tie_rule(const RankKey& a, const RankKey& b);
 // Sorts by ranks_before.
 void sort_by_score(std::vector<Candidate>& candidates);

@@ -41,6 +41,7 @@ struct Candidate {
     int margin_replicas = 0;     // inference: serving replicas beyond the fewest meeting the SLO at the estimate,
                                  // so that the SLO holds at the slow quantile of the speed band (objective.confidence)
     bool tied = false;           // its cost is within the tie tolerance of the pick's (plan.hpp, tie_tolerance)
+    bool single_source = false;  // its GPU type is sold or rented by one provider of the catalog only (a scarce part)
     Layout layout;  // tensor and pipeline parallel per replica; inference: data_parallel = serving replicas
     Precision precision = Precision::bf16;
     bool precision_fallback = false;  // the workload's precision is not native; this one is used

@@ -136,7 +136,8 @@ RankKey rank_key(const Candidate& candidate) {
             speed(candidate),
             candidate.count + offer.idle_gpus,
             offer.idle_gpus,
-            offer.kind == OfferKind::rental && offer.tier == ProviderTier::marketplace};
+            offer.kind == OfferKind::rental && offer.tier == ProviderTier::marketplace,
+            candidate.single_source};
 }
 
 bool ranks_before(const RankKey& a, const RankKey& b) {
@@ -174,6 +175,10 @@ TieDecision decide_tie(const RankKey& a, const RankKey& b) {
     }
     if (a.marketplace != b.marketplace) {
         return {"not a marketplace host", !a.marketplace};
+    }
+    // A part one provider alone sells is the harder to get more of, replace or rent elsewhere.
+    if (a.single_source != b.single_source) {
+        return {"a part several providers offer", !a.single_source};
     }
     if (a.tco_usd != b.tco_usd) {
         return {"cheaper", a.tco_usd < b.tco_usd};

@@ -59,8 +59,8 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     const auto key = [&](std::size_t index) {
         const Outcome& outcome = outcomes[index];
         return plan_detail::RankKey{
-            score_of(objective, outcome),      outcome.tco_usd,   outcome.count,      outcome.speed,
-            outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace};
+            score_of(objective, outcome),      outcome.tco_usd,   outcome.count,       outcome.speed,
+            outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace, outcome.single_source};
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return plan_detail::ranks_before(key(a), key(b)); });
@@ -214,6 +214,7 @@ Outcome Analysis::base_outcome(const Candidate& candidate) {
     const plan_detail::RankKey key = plan_detail::rank_key(candidate);
     outcome.idle_gpus = key.idle_gpus;
     outcome.marketplace = key.marketplace;
+    outcome.single_source = key.single_source;
     if (candidate.perf.training) {
         const TrainingPerf& training = *candidate.perf.training;
         outcome.time_s = training.time_to_train_s.value_or(training.step_time_s);

@@ -37,6 +37,7 @@ struct Outcome {
     // The tie rule's terms (plan_detail::RankKey): GPUs ordered beyond those used stay as planned.
     int idle_gpus = 0;
     bool marketplace = false;
+    bool single_source = false;
 };
 
 // The objective's score of an outcome: smaller is better.

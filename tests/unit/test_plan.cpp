@@ -278,6 +278,52 @@ TEST_CASE("plan: at exactly the same cost the faster configuration ranks first, 
     CHECK(ranks_before(better_score, eight));
 }
 
+TEST_CASE("plan: the tie ladder — fewer GPUs, none idle, no marketplace, a common part, then cheaper", "[plan]") {
+    using gpusel::plan_detail::RankKey;
+    using gpusel::plan_detail::tie_rule;
+    using gpusel::plan_detail::wins_tie;
+    // score, TCO, GPUs used, speed, GPUs ordered, idle, marketplace, single source
+    const RankKey base{100, 100, 1, 1.0, 1, 0, false, false};
+    RankKey other = base;
+    other.tco_usd = 90;
+    other.single_source = true;
+    // A part one provider alone sells loses to a common one, even $10 cheaper.
+    CHECK(wins_tie(base, other));
+    CHECK(tie_rule(base, other) == "a part several providers offer");
+    // A marketplace host loses before the part's scarcity is asked.
+    RankKey market = base;
+    market.marketplace = true;
+    CHECK(wins_tie(other, market));
+    CHECK(tie_rule(other, market) == "not a marketplace host");
+    // Both common: the cheaper.
+    other.single_source = false;
+    CHECK(wins_tie(other, base));
+    CHECK(tie_rule(other, base) == "cheaper");
+    // Fewer GPUs ordered comes first of all.
+    RankKey two = base;
+    two.ordered_gpus = 2;
+    two.count = 2;
+    CHECK(tie_rule(other, two) == "fewer GPUs");
+}
+
+TEST_CASE("plan: a single-source GPU is marked, from the catalog's offers", "[plan]") {
+    // A10G: rented from AWS only (g5); L4: several clouds and resellers.
+    const RolePlan plan = plan_one(load("name: small\nkind: inference\nmodel: {preset: bert-base}\nprecision: fp16\n"
+                                        "inference: {requests_per_s: 10}\nconstraints: {allow: [A10G, L4]}\n"),
+                                   10);
+    int seen = 0;
+    for (const Candidate& candidate : plan.ranked) {
+        if (candidate.gpu == "A10G") {
+            CHECK(candidate.single_source);
+            ++seen;
+        } else if (candidate.gpu == "L4") {
+            CHECK_FALSE(candidate.single_source);
+            ++seen;
+        }
+    }
+    CHECK(seen == 2);
+}
+
 TEST_CASE("plan: a serving candidate's replicas are the fewest perf finds meeting the SLO", "[plan]") {
     // The queueing model pools requests over all replicas, so N replicas carry more than N times
     // one replica's largest load: dividing the load by one replica's capacity over-buys (on this
