@@ -188,6 +188,15 @@ ParsedNumber parse_quantity(std::string_view text, UnitKind kind) {
             return failure(fmt::format("'{}' has trailing space", text));
         }
     }
+    // Units are never guessed: "ttft: 300" could be milliseconds or seconds, and "25" as a share
+    // could be 25 % or 2,500 %; both were read silently the second way.
+    if (unit.empty() && kind == UnitKind::seconds && value != 0) {
+        return failure(fmt::format("'{}' has no unit; write {}ms, {}s or another duration unit (min, h, d)", text,
+                                   number, number));
+    }
+    if (unit.empty() && kind == UnitKind::fraction && value > 1) {
+        return failure(fmt::format("'{}' is above 1 as a fraction; write {}% or {:g}", text, number, value / 100));
+    }
     double factor = 1.0;
     if (!unit.empty()) {
         const std::optional<double> found = unit_factor(kind, unit);

@@ -418,7 +418,12 @@ private:
         evaluated(line.role, rule);
         const double quote = *line.hardware.unit_price_usd;
         const double ratio = quote / *catalog;
-        if (ratio >= quote_low_ratio && ratio <= quote_high_ratio) {
+        // Strict: any gap beyond policy.max_price_gap fails (a lost zero, 856 against 8,565, is
+        // 0.10×); otherwise a quote outside half to twice the catalog's is a warning.
+        const ProposalPolicy& policy = m_proposal.policy;
+        const double low = policy.strict ? 1 - policy.max_price_gap_fraction : quote_low_ratio;
+        const double high = policy.strict ? 1 + policy.max_price_gap_fraction : quote_high_ratio;
+        if (ratio >= low && ratio <= high) {
             return;
         }
         const Acquisition acquisition = line.hardware.acquisition;
@@ -437,9 +442,9 @@ private:
             finding.evidence.push_back(word("catalog_as_of", as_of));
         }
         finding.fix = fmt::format(
-            "check the quote: prices outside {:g}–{:g}× the catalog's are flagged; if it is right, "
+            "check the quote: prices outside {:g}–{:g}× the catalog's are flagged{}; if it is right, "
             "add it to a --catalog file so that every check uses it",
-            quote_low_ratio, quote_high_ratio);
+            low, high, policy.strict ? " (policy.max_price_gap, strict)" : "");
         add(std::move(finding));
     }
 
@@ -1096,6 +1101,15 @@ CheckReport judge_proposal(const Proposal& proposal, const std::vector<HardwareA
         const auto assessment = std::find_if(assessments.begin(), assessments.end(),
                                              [&](const HardwareAssessment& item) { return item.line == index; });
         judge.line(index, assessment == assessments.end() ? nullptr : &*assessment);
+    }
+    if (proposal.policy.strict) {
+        // Strict: a warning is a failure; the message says why it fails.
+        for (Finding& finding : report.findings) {
+            if (finding.severity == FindingSeverity::warning) {
+                finding.severity = FindingSeverity::error;
+                finding.message += " [strict: warnings fail]";
+            }
+        }
     }
     judge.finish();
     return report;

@@ -24,6 +24,7 @@ struct CheckOptions {
     std::string proposal_file;
     CheckFormat format = CheckFormat::text;
     std::string output;
+    bool strict = false;
 };
 
 std::string render(CheckFormat format, const CheckReport& report) {
@@ -94,6 +95,9 @@ void run_check(Context& context, const CheckOptions& options) {
         }
         throw;
     }
+    if (options.strict) {
+        proposal.policy.strict = true;
+    }
     const std::vector<std::string> project_files = files_read_by(proposal.project);
     target.inputs.insert(target.inputs.end(), project_files.begin(), project_files.end());
     check_output_target(target);
@@ -125,16 +129,21 @@ void register_check(CLI::App& app, Context& context) {
         ->add_option("-o,--output", options->output,
                      "Write the result to FILE (whole or not at all; --force to replace)")
         ->type_name("FILE");
+    command->add_flag("--strict", options->strict,
+                      "Every warning fails (exit 1), and a quoted price more than policy.max_price_gap (50 %) from "
+                      "the catalog's is an error; the same as policy.strict: true");
     command->footer(
         "\nExamples:\n"
         "  gpusel check examples/proposals/good.yaml                           findings with evidence and fixes\n"
         "  gpusel check proposal.yaml --format github                          annotations on the PR's lines\n"
         "  gpusel check proposal.yaml --format junit -o gpusel-check.xml       a test report for GitLab/Jenkins\n"
         "  gpusel check proposal.yaml --format json | jq '.findings[].rule'    for scripts\n"
+        "  gpusel check proposal.yaml --strict                                 warnings fail too (release gate)\n"
         "\n" +
         rules_help() +
-        "Exit codes: 0 no error finding (warnings and notes allowed), 1 an error finding, 2 usage error,\n"
-        "3 invalid proposal or workload (file:line:col on standard error), 4 output error.\n");
+        "Exit codes: 0 no error finding (warnings and notes allowed, unless --strict), 1 an error finding\n"
+        "(or, with --strict, a warning), 2 usage error, 3 invalid proposal or workload (file:line:col on\n"
+        "standard error), 4 output error.\n");
     command->callback([&context, options] { run_check(context, *options); });
 }
 

@@ -338,6 +338,10 @@ struct ProposalPolicy {
     double min_saving_usd = 1000;  // overspend fails only when the cheaper option also saves at least this
     bool require_slo = true;
     bool warn_oversize = true;
+    // Strict (policy.strict or `gpusel check --strict`): every warning fails the check (exit 1),
+    // and a quoted unit price more than max_price_gap_fraction from the catalog's is an error.
+    bool strict = false;
+    double max_price_gap_fraction = 0.5;
 };
 
 struct Proposal {

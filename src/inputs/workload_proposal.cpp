@@ -136,6 +136,8 @@ void read_proposal_policy(const YamlNode& policy, ProposalPolicy& result, Diagno
     reader.number("min_saving", result.min_saving_usd, UnitKind::usd, 0, 1e12);
     reader.boolean("require_slo", result.require_slo);
     reader.boolean("warn_oversize", result.warn_oversize);
+    reader.boolean("strict", result.strict);
+    reader.number("max_price_gap", result.max_price_gap_fraction, UnitKind::fraction, 0, 1, true);
     reader.finish();
 }
 

@@ -208,11 +208,14 @@ std::string render_check_text(const CheckReport& report) {
     std::string out;
     const ProposalPolicy& policy = report.policy;
     out += fmt::format("proposal {} ({})\n", report.proposal, report.file);
-    out +=
-        fmt::format("policy: memory headroom {} · max overspend {} and {} · missed deadline/SLO is {} · oversize {}\n",
-                    format_percent(policy.memory_headroom_fraction), format_percent(policy.max_overspend_fraction),
-                    format_usd(policy.min_saving_usd), policy.require_slo ? "an error" : "a warning",
-                    policy.warn_oversize ? "warned" : "not checked");
+    out += fmt::format(
+        "policy: memory headroom {} · max overspend {} and {} · missed deadline/SLO is {} · oversize {}{}\n",
+        format_percent(policy.memory_headroom_fraction), format_percent(policy.max_overspend_fraction),
+        format_usd(policy.min_saving_usd), policy.require_slo ? "an error" : "a warning",
+        policy.warn_oversize ? "warned" : "not checked",
+        policy.strict ? fmt::format(" · strict: warnings fail, quotes within {} of the catalog",
+                                    format_percent(policy.max_price_gap_fraction))
+                      : "");
     for (const std::string& line : report.summary) {
         out += "  " + line + "\n";
     }

@@ -495,6 +495,41 @@ TEST_CASE("check: price-far-from-catalog flags quotes outside half to twice the 
     CHECK(rules_of(run(40001)) == std::vector<std::string>{"price-far-from-catalog"});
 }
 
+TEST_CASE("check: strict — every warning fails, and quotes beyond policy.max_price_gap are errors", "[check]") {
+    const GpuSpec gpu = make_gpu("X80", 80);  // catalog: 20,000 USD new
+    ProposedHardware hardware = line(Role::training, "X80", 2, Acquisition::buy_new, 5);
+    hardware.unit_price_position = {9, 17};
+    const auto run = [&](double quote, bool strict, double gap) {
+        hardware.unit_price_usd = quote;
+        Proposal proposal = proposal_for(training_workload(), {hardware});
+        proposal.policy.strict = strict;
+        proposal.policy.max_price_gap_fraction = gap;
+        HardwareAssessment assessment = assessment_for(gpu);
+        assessment.proposed = training_candidate("X80", 2, 30, 80, 3, 10, 1000);
+        assessment.catalog_price = gpusel::PricePoint{20000, gpusel::PriceKind::list, "2026-01", {"test"}};
+        assessment.catalog_offer = "x80-card";
+        return gpusel::judge_proposal(proposal, {assessment});
+    };
+    // 1.6× the catalog: within half to twice (no finding), beyond the 50 % gap when strict (an error).
+    CHECK(run(32000, false, 0.5).findings.empty());
+    const CheckReport strict = run(32000, true, 0.5);
+    const Finding& finding = only(strict, "price-far-from-catalog");
+    CHECK(finding.severity == Severity::error);
+    CHECK_FALSE(strict.passed());
+    CHECK_THAT(finding.fix,
+               Catch::Matchers::Contains("0.5–1.5×") && Catch::Matchers::Contains("(policy.max_price_gap, strict)"));
+    // A wider gap allows it; at 1.5× exactly it passes.
+    CHECK(run(32000, true, 0.7).findings.empty());
+    CHECK(run(30000, true, 0.5).findings.empty());
+    // The lost zero: a warning that passes, or under strict an error that fails.
+    const CheckReport lenient = run(2000, false, 0.5);
+    CHECK(lenient.passed());
+    CHECK(only(lenient, "price-far-from-catalog").severity == Severity::warning);
+    const CheckReport failed = run(2000, true, 0.5);
+    CHECK_FALSE(failed.passed());
+    CHECK_THAT(only(failed, "price-far-from-catalog").message, Catch::Matchers::EndsWith("[strict: warnings fail]"));
+}
+
 TEST_CASE("check: layout notes for tensor parallel over PCIe and more GPUs per node than the NVLink domain",
           "[check]") {
     SECTION("fixed tensor parallel on a PCIe-only card") {

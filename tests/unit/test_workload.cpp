@@ -141,6 +141,31 @@ constraints:
        });
 }
 
+TEST_CASE("workload::load never guesses a unit: bare durations and shares above 1 are errors", "[workload]") {
+    const std::string head = "name: w\nkind: inference\nmodel: {preset: llama-2-7b}\n";
+    // "ttft: 300" was 300 seconds, "tpot: 50" 50 seconds: both valid, both wrong.
+    CHECK(errors(head + "inference: {requests_per_s: 2, slo: {ttft: 300, tpot: 50}}\n") ==
+          std::vector<std::string>{
+              "w.yaml:4:44: inference.slo.ttft: '300' has no unit; write 300ms, 300s or another duration unit "
+              "(min, h, d)",
+              "w.yaml:4:55: inference.slo.tpot: '50' has no unit; write 50ms, 50s or another duration unit "
+              "(min, h, d)"});
+    CHECK(load(head + "inference: {requests_per_s: 2, slo: {ttft: 300ms, tpot: 0.05s}}\n").inference.slo.ttft_seconds ==
+          Approx(0.3));
+    // "utilization: 70" was 7,000 %: a share is 70% or 0.7.
+    CHECK(errors(head + "deployment: {utilization: 70}\n") ==
+          std::vector<std::string>{"w.yaml:4:27: deployment.utilization: '70' is above 1 as a fraction; write 70% "
+                                   "or 0.7"});
+    CHECK(load(head + "deployment: {utilization: 70%}\n").deployment.utilization == Approx(0.7));
+    CHECK(load(head + "deployment: {utilization: 0.7}\n").deployment.utilization == Approx(0.7));
+    // A training deadline too.
+    CHECK(
+        errors("name: t\nkind: training\nmodel: {preset: llama-2-7b}\n"
+               "training: {dataset_tokens: 1B, deadline: 72}\n") ==
+        std::vector<std::string>{
+            "w.yaml:4:42: training.deadline: '72' has no unit; write 72ms, 72s or another duration unit (min, h, d)"});
+}
+
 TEST_CASE("workload::load requires name, kind and model", "[workload]") {
     CHECK(errors("format: 1\n") == std::vector<std::string>{"w.yaml:1:1: name: missing required field",
                                                             "w.yaml:1:1: kind: missing required field",
@@ -372,6 +397,6 @@ TEST_CASE("workload::load reads objective as a name or as {minimize, confidence}
           std::vector<std::string>{
               "w.yaml:5:23: objective.minimize: 'tcoo' is not one of tco, time, latency, throughput-per-usd, energy; "
               "did you mean 'tco'?",
-              "w.yaml:5:41: objective.confidence: '2' is above the maximum of 0.99",
+              "w.yaml:5:41: objective.confidence: '2' is above 1 as a fraction; write 2% or 0.02",
               "w.yaml:5:44: objective.margin: unknown field 'margin'; known fields: minimize, confidence"});
 }
