@@ -323,7 +323,7 @@ public:
         json["class_priorities"] = class_priorities(plan.workload_class);
         json["pareto"] = plan.pareto;
         json["advice"] = strings(plan.advice);
-        nlohmann::json relaxations = nlohmann::json::array();
+        Json relaxations = Json::array();
         for (const Relaxation& relaxation : plan.relaxations) {
             relaxations.push_back({{"field", relaxation.field},
                                    {"from", relaxation.from},
