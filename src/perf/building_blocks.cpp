@@ -206,6 +206,26 @@ double bracketed_fixed_point(const std::function<double(double)>& map, double lo
 }
 }  // namespace
 
+std::optional<int> smallest_holding(int from, int most, const std::function<bool(int)>& holds) {
+    int high = std::max(1, from);
+    while (!holds(high)) {
+        if (high >= most) {
+            return std::nullopt;
+        }
+        high *= 2;
+    }
+    int low = high == from ? from : high / 2 + 1;
+    while (low < high) {
+        const int middle = low + (high - low) / 2;
+        if (holds(middle)) {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    return high;
+}
+
 std::optional<double> smallest_fixed_point(const std::function<double(double)>& map, double from, double limit) {
     // An increasing map iterated from below its smallest fixed point x* climbs to x* (never past
     // it: x <= x* gives map(x) <= x*), but slowly when map's slope is near 1, as the serving queue's

@@ -756,20 +756,7 @@ int replicas_meeting(const Serving& serving, const InferenceSpec& spec, int batc
         pooled.replicas = replicas;
         return meets(pooled.at(spec.requests_per_s, batch), spec.slo, serving.model.transformer);
     };
-    int high = from;
-    while (!meets_with(high) && high < (1 << 20)) {
-        high *= 2;
-    }
-    int low = from;
-    while (low < high) {
-        const int middle = low + (high - low) / 2;
-        if (meets_with(middle)) {
-            high = middle;
-        } else {
-            low = middle + 1;
-        }
-    }
-    return meets_with(high) ? high : 0;
+    return smallest_holding(from, 1 << 20, meets_with).value_or(0);
 }
 
 // Which target stops a higher load: the first to fail just above the largest load meeting them.

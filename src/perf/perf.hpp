@@ -118,6 +118,11 @@ double erlang_c_wait_probability(int servers, double load);
 // of `map` instead of tens.
 std::optional<double> smallest_fixed_point(const std::function<double(double)>& map, double from, double limit);
 
+// The smallest whole n >= from at which `holds` is true, for a `holds` that stays true once it
+// is (replicas meeting an SLO): doubling from `from` until it holds, then halving the last step.
+// nullopt when it does not hold by `most` (checked up to the first doubling at or past it).
+std::optional<int> smallest_holding(int from, int most, const std::function<bool(int)>& holds);
+
 // A communication tier: what a collective among a group of GPUs runs over.
 struct LinkTier {
     std::string name;        // "nvlink4", "pcie4", "infiniband", "ethernet"

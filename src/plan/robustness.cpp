@@ -170,6 +170,8 @@ void Analysis::add_member(const Candidate& candidate) {
         }
     }
     if (candidate.perf.inference && m_workload.inference.requests_per_s > 0) {
+        member.configuration = fmt::format("{}/{}/{}/{}", candidate.gpu, candidate.layout.tensor_parallel,
+                                           candidate.batch, to_string(candidate.precision));
         member.single_capacity = single_replica_capacity(member, m_workload);
     }
     // Slopes from the cost model itself: re-priced at +10 % price and +10 % time.

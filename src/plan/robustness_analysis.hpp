@@ -72,6 +72,7 @@ struct Member {
     double capacity_per_replica = 0;  // req/s within the SLO
     double usable_bytes = infinity;   // memory a GPU may use (set for ranked candidates)
     double single_capacity = 0;       // one replica's, as the perf model gives it (see serving_replicas_under)
+    std::string configuration;        // GPU, tensor parallel, batch and precision: its latency cache's key
 };
 
 // One input moved: the workload as changed, and factors the workload does not hold.

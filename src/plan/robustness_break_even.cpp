@@ -20,11 +20,6 @@ std::string label_of(const Candidate& candidate) {
     return fmt::format("{} ×{} {}", candidate.gpu, candidate.count, describe(candidate.acquisition));
 }
 
-std::string configuration_key(const Candidate& candidate) {
-    return fmt::format("{}/{}/{}/{}", candidate.gpu, candidate.layout.tensor_parallel, candidate.batch,
-                       to_string(candidate.precision));
-}
-
 }  // namespace
 
 // The capacity per replica of a service, in req/s within the SLO: as planned, or scaled by
@@ -49,7 +44,7 @@ bool Analysis::LoadLatency::meets(const SloSpec& slo) const {
 
 const Analysis::LoadLatency& Analysis::single_replica_latency(const Member& member, double load) const {
     const Candidate& candidate = *member.candidate;
-    std::map<double, LoadLatency>& by_load = m_latency_cache[configuration_key(candidate)];
+    std::map<double, LoadLatency>& by_load = m_latency_cache[member.configuration];
     const auto found = by_load.find(load);
     if (found != by_load.end()) {
         return found->second;
@@ -92,26 +87,12 @@ int Analysis::serving_replicas_under(const Member& member, const Scenario& scena
         const double load = member.single_capacity * rate / (member.capacity_per_replica * (replicas + 1e-9));
         return single_replica_latency(member, load).meets(slo);
     };
-    constexpr int most_replicas = 1 << 20;
-    int enough = 1;
-    while (!suffices(enough)) {
-        if (enough >= most_replicas) {
-            // Beyond any fleet the constraints allow: the capacity itself, searched.
-            const double capacity = single_replica_capacity(member, scenario.workload);
-            return replicas_for(rate, member.capacity_per_replica * capacity / member.single_capacity);
-        }
-        enough *= 2;
+    if (const std::optional<int> enough = smallest_holding(1, 1 << 20, suffices)) {
+        return *enough;
     }
-    int low = enough / 2 + 1;
-    while (low < enough) {
-        const int middle = low + (enough - low) / 2;
-        if (suffices(middle)) {
-            enough = middle;
-        } else {
-            low = middle + 1;
-        }
-    }
-    return enough;
+    // Beyond any fleet the constraints allow: the capacity itself, searched.
+    const double capacity = single_replica_capacity(member, scenario.workload);
+    return replicas_for(rate, member.capacity_per_replica * capacity / member.single_capacity);
 }
 
 Outcome Analysis::exact(const Member& member, const Scenario& scenario) const {

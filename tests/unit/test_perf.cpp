@@ -153,6 +153,23 @@ TEST_CASE("perf::roofline and Erlang C", "[perf]") {
     CHECK(erlang_c_wait_probability(4, 0) == 0);
 }
 
+TEST_CASE("perf::smallest_holding finds the first whole number from which a condition holds", "[perf]") {
+    for (const int first : {1, 2, 3, 7, 8, 9, 100, 1000, 65537}) {
+        int calls = 0;
+        const auto holds = [&](int n) {
+            ++calls;
+            return n >= first;
+        };
+        INFO(first);
+        CHECK(gpusel::smallest_holding(1, 1 << 20, holds) == first);
+        CHECK(calls <= 2 * 18 + 2);  // doubling, then halving: logarithmic
+        CHECK(gpusel::smallest_holding(first, 1 << 20, holds) == first);
+    }
+    // Starting above the answer: the start. Never holding by the limit: none.
+    CHECK(gpusel::smallest_holding(50, 1 << 20, [](int n) { return n >= 10; }) == 50);
+    CHECK_FALSE(gpusel::smallest_holding(1, 1024, [](int n) { return n > 5000; }));
+}
+
 TEST_CASE("perf::Erlang C agrees with the textbook recursion, negligible values as 0", "[perf]") {
     // The textbook form: Erlang B by B(k) = a·B(k−1) / (k + a·B(k−1)), then C = c·B / (c − a(1 − B)).
     const auto textbook = [](int servers, double load) {
