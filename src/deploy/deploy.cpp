@@ -158,6 +158,11 @@ void fill_training(LaunchSpec& spec, const Candidate& pick, const Workload& work
     if (pick.perf.training) {
         spec.gradient_accumulation = pick.perf.training->gradient_accumulation;
         spec.global_batch = pick.perf.training->global_batch;
+        // The estimate's loader workers are per node; each GPU's process runs its share.
+        if (const std::optional<DataSpec>& data = pick.perf.training->input_data) {
+            const int workers = std::min(data->cpu_cores, std::max(1, data->loader_workers));
+            spec.loader_workers = std::max(1, workers / std::max(1, spec.gpus_per_node));
+        }
     }
     if (spec.global_batch <= 0) {
         spec.global_batch = spec.micro_batch * spec.layout.data_parallel * spec.gradient_accumulation;

@@ -87,6 +87,7 @@ struct LaunchSpec {
     int seq_len = 0;
     int context_parallel = 1;  // training.context_parallel: GPUs of the data-parallel degree one sequence spans
     int virtual_stages = 1;    // model chunks per pipeline stage the estimate scheduled (interleaved 1F1B); 1 = plain
+    int loader_workers = 0;    // DataLoader workers per training process the estimate assumed; 0 = none modelled
     Checkpointing checkpointing = Checkpointing::none;
     long long train_iterations = 0;  // optimizer steps of one run (dataset × epochs / global batch); 0 = unknown
     int lora_rank = 0;               // 0 = full fine-tuning

@@ -112,6 +112,23 @@ void add_model_source(CommandLine& command, const LaunchSpec& spec) {
     command.add(spec.fine_tuning ? "--model_name_or_path" : "--config_name", spec.model);
 }
 
+// The TrainingArguments of train.py, as the estimate ran: batch, accumulation, precision,
+// recompute, and the DataLoader workers its input pipeline assumed (Trainer's default is 0:
+// loading in the training process itself).
+void add_trainer_arguments(CommandLine& command, const LaunchSpec& spec, const std::string& config_path) {
+    add_model_source(command, spec);
+    command.add("--deepspeed", config_path);
+    command.add("--per_device_train_batch_size", std::to_string(spec.micro_batch));
+    command.add("--gradient_accumulation_steps", std::to_string(spec.gradient_accumulation));
+    command.add_flag(spec.precision == Precision::fp16 ? "--fp16" : "--bf16");
+    if (spec.checkpointing == Checkpointing::full) {
+        command.add_flag("--gradient_checkpointing");
+    }
+    if (spec.loader_workers > 0) {
+        command.add("--dataloader_num_workers", std::to_string(spec.loader_workers));
+    }
+}
+
 CommandLine launcher_command(const LaunchSpec& spec, const std::string& config_path) {
     CommandLine command;
     command.program = {"deepspeed"};
@@ -124,14 +141,7 @@ CommandLine launcher_command(const LaunchSpec& spec, const std::string& config_p
         command.add("--master_port", master_port);
     }
     command.add_flag("train.py");
-    add_model_source(command, spec);
-    command.add("--deepspeed", config_path);
-    command.add("--per_device_train_batch_size", std::to_string(spec.micro_batch));
-    command.add("--gradient_accumulation_steps", std::to_string(spec.gradient_accumulation));
-    command.add_flag(spec.precision == Precision::fp16 ? "--fp16" : "--bf16");
-    if (spec.checkpointing == Checkpointing::full) {
-        command.add_flag("--gradient_checkpointing");
-    }
+    add_trainer_arguments(command, spec, config_path);
     return command;
 }
 
@@ -299,14 +309,7 @@ CommandLine megatron_command(const LaunchSpec& spec, const Options& torchrun) {
 CommandLine deepspeed_torchrun_command(const LaunchSpec& spec, const Options& torchrun,
                                        const std::string& config_path) {
     CommandLine command = under_torchrun(torchrun, "train.py");
-    add_model_source(command, spec);
-    command.add("--deepspeed", config_path);
-    command.add("--per_device_train_batch_size", std::to_string(spec.micro_batch));
-    command.add("--gradient_accumulation_steps", std::to_string(spec.gradient_accumulation));
-    command.add_flag(spec.precision == Precision::fp16 ? "--fp16" : "--bf16");
-    if (spec.checkpointing == Checkpointing::full) {
-        command.add_flag("--gradient_checkpointing");
-    }
+    add_trainer_arguments(command, spec, config_path);
     return command;
 }
 
