@@ -17,7 +17,13 @@ Checks:
   * coverage: every GPU has >= 1 purchase and >= 1 rental offer, or a line in the GAPS comment block
     of offers.yaml ("#   no-purchase|no-rental GPU-ID: reason"); a GAPS line for a GPU that does
     have such an offer is also an error (stale note);
-  * the GPU catalog is format 2 and carries no price:/cloud: blocks.
+  * the GPU catalog is format 2 and carries no price:/cloud: blocks;
+  * price sanity (issue 35; docs/cost-model.md, "Price sanity rules"): a new unit costs at least
+    what a used one of the same GPU, form and size costs; a new A100, H100 or B200 costs per GPU
+    within its sourced band (PRICE_BANDS; a server or rack up to SERVER_OVERHEAD times the band's
+    top); a server or rack costs at least its GPUs' lowest new card price; five years of the
+    cheapest on-demand hour cost at least the purchase, per GPU. A flagged offer either says why
+    in its notes, with the word "sanity" and the rule, or is an error.
 """
 
 import argparse
@@ -62,6 +68,27 @@ PROVIDER_ID_RE = re.compile(r"^[a-z0-9-]+$")
 AS_OF_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 USD_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*USD\s*$")
 GAP_RE = re.compile(r"^#\s+(no-purchase|no-rental)\s+([A-Za-z0-9_.\-]+):\s*(\S.*)$")
+
+# New price per GPU, USD, for the families with published figures (a card, module or chip; a
+# whole server carries up to SERVER_OVERHEAD times that per GPU). Outside these families no
+# band is applied.
+PRICE_BANDS = {
+    # NextPlatform 2022-05-09: A100 SXM4 40GB list $15,000 (2020-07), $12,500 (2022-07); CNBC
+    # 2023-02-23 "the $10,000 chip"; DGX A100 launch $199,000 = $24,875 per GPU (NVIDIA, 2020-05).
+    "A100": (10000, 25000),
+    # Raymond James via Barron's (2023-08): H100 "sold to customers for $25,000 to $30,000";
+    # Delta Computer DGX H100 listing (2024-03) $41,217 per GPU.
+    "H100": (25000, 41250),
+    # CNBC 2024-03-19: Jensen Huang, B200 "$30,000 to $40,000".
+    "B200": (30000, 40000),
+}
+# Server price / (GPUs x single-GPU price): 1.64, epoch-research/training-cost-trends hardware.py
+# get_server_cost_overhead (1.54-1.69 for P100, V100, A100 servers).
+SERVER_OVERHEAD = 1.64
+# Years of on-demand rent that must cost at least the purchase (issue 35: "rental-hour x 8,760 h
+# x 5 >= purchase"): a server's life (Epoch, 2026-05-14, ai-datacenter-cost-breakdown: 5 years).
+RENT_YEARS = 5
+HOURS_PER_YEAR = 8760
 
 PER_GPU_HOUR_MIN = 0.01
 PER_GPU_HOUR_MAX = 100.0
@@ -149,6 +176,84 @@ def load_gaps(path):
             if m:
                 gaps[m.group(1)][m.group(2).upper()] = m.group(3)
     return gaps
+
+
+def amount_of(value):
+    """A price as written (12345USD, a number, or {price: ...}), or None."""
+    if isinstance(value, dict):
+        value = value.get("price")
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = USD_RE.match(str(value)) if value is not None else None
+    return float(m.group(1)) if m else None
+
+
+def price_family(gpu_id):
+    for family in PRICE_BANDS:
+        if gpu_id.upper().startswith(family):
+            return family
+    return None
+
+
+def sanity_flags(purchases, rentals, usd=amount_of):
+    """Price sanity findings: (offer, rule, message). `purchases` and `rentals` are the offers
+    that passed the field checks."""
+    flags = []
+
+    def per_gpu(o):
+        amount = usd(o["price"])
+        return None if amount is None else amount / o["gpus"]
+
+    new_by_unit, used_by_unit = {}, {}
+    for o in purchases:
+        key = (str(o["gpu"]).upper(), o["form"], o["gpus"])
+        (used_by_unit if o.get("condition", "new") != "new" else new_by_unit).setdefault(key, []).append(o)
+    for key, used in used_by_unit.items():
+        for n in new_by_unit.get(key, []):
+            for u in used:
+                if per_gpu(n) is not None and per_gpu(u) is not None and per_gpu(n) < per_gpu(u):
+                    flags.append((n, "new >= used", f"new {per_gpu(n):,.0f} USD per GPU is below used "
+                                                          f"{u['id']} at {per_gpu(u):,.0f}"))
+    cards = {}
+    for o in purchases:
+        if o.get("condition", "new") == "new" and o["form"] in ("card", "module") and per_gpu(o) is not None:
+            gpu = str(o["gpu"]).upper()
+            cards[gpu] = min(cards.get(gpu, per_gpu(o)), per_gpu(o))
+    cheapest_hour = {}
+    for o in rentals:
+        for price in o["prices"]:
+            amount = usd(price.get("on_demand")) if isinstance(price, dict) else None
+            if amount is not None:
+                gpu = str(o["gpu"]).upper()
+                hour = amount / o["gpus"]
+                if gpu not in cheapest_hour or hour < cheapest_hour[gpu][0]:
+                    cheapest_hour[gpu] = (hour, o["id"])
+    for o in purchases:
+        price = per_gpu(o)
+        if price is None or o.get("condition", "new") != "new":
+            continue
+        gpu = str(o["gpu"]).upper()
+        system = o["form"] in ("server", "rack")
+        family = price_family(gpu)
+        if family:
+            low, high = PRICE_BANDS[family]
+            top = high * SERVER_OVERHEAD if system else high
+            if not low <= price <= top:
+                flags.append((o, "band", f"{price:,.0f} USD per GPU outside the {family} band "
+                                               f"{low:,.0f}..{top:,.0f}"))
+        if system and gpu in cards and price < cards[gpu]:
+            flags.append((o, "system >= cards", f"{price:,.0f} USD per GPU is below the lowest new "
+                                                      f"card, {cards[gpu]:,.0f}"))
+        if gpu in cheapest_hour:
+            hour, rental = cheapest_hour[gpu]
+            rent = hour * HOURS_PER_YEAR * RENT_YEARS
+            if rent < price:
+                flags.append((o, "rent x 5 years >= purchase",
+                              f"{price:,.0f} USD per GPU is more than {RENT_YEARS} years of {rental} "
+                              f"on demand ({hour:.2f} USD per GPU-hour = {rent:,.0f})"))
+    return flags
 
 
 def main():
@@ -241,6 +346,7 @@ def main():
 
     # ---------------------------------------------------------------- purchase
     offer_ids = {}
+    sane_purchases, sane_rentals = [], []
     purchase_count = {g: 0 for g in gpus}
     rental_count = {g: 0 for g in gpus}
 
@@ -304,6 +410,8 @@ def main():
             c.err(where, "estimate without notes (the derivation)")
         if g is not None:
             purchase_count[g] += 1
+            if isinstance(o["gpus"], int) and o["gpus"] >= 1 and o["form"] in FORMS:
+                sane_purchases.append(o)
 
     # ---------------------------------------------------------------- rental
     for i, o in enumerate(offers.get("rental") or []):
@@ -373,6 +481,18 @@ def main():
             c.err(where, "estimate without notes (the derivation)")
         if g is not None:
             rental_count[g] += 1
+            if n:
+                sane_rentals.append(o)
+
+    # ---------------------------------------------------------------- price sanity
+    flags = sanity_flags(sane_purchases, sane_rentals)
+    explained = 0
+    for o, rule, message in flags:
+        if "sanity" in str(o.get("notes") or "").lower():
+            explained += 1
+        else:
+            c.err(f"purchase {o['id']}", f"price sanity ({rule}): {message}; correct it from a better source, "
+                                         f"or say why in notes (with the word 'sanity')")
 
     # ---------------------------------------------------------------- coverage
     gaps = load_gaps(args.offers)
@@ -398,6 +518,9 @@ def main():
             print(f"{gpus[g]:<{width}}  {purchase_count[g]:>8}  {rental_count[g]:>6}  {note}")
         print(f"{len(offers.get('providers') or [])} providers, {len(hosts)} hosts, "
               f"{sum(purchase_count.values())} purchase offers, {sum(rental_count.values())} rental offers")
+        print(f"price sanity: {len(flags)} finding(s), {explained} explained in the offer's notes")
+        for o, rule, message in flags:
+            print(f"  {o['id']}: {rule}: {message}")
 
     if c.errors:
         print(f"\n{len(c.errors)} problem(s):", file=sys.stderr)
