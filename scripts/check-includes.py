@@ -46,7 +46,7 @@ PUBLIC = {
     "memory": ["terms.hpp"],  # per-term formulas perf and search share; private: internal.hpp
     "verify": [],
     "perf": ["bottleneck.hpp", "calibration.hpp", "training_ops.hpp"],  # private: internal.hpp
-    "cost": ["offer_selection.hpp"],  # which offers a workload may use, at what price
+    "cost": ["offer_selection.hpp", "price_sanity.hpp"],  # which offers a workload may use, at what price; prices that cannot be right
     "search": ["training_search.hpp"],  # private: compiled_training.hpp
     "diagnose": [],  # private: internal.hpp
     "explain": [],

@@ -20,8 +20,8 @@ Checks:
   * the GPU catalog is format 2 and carries no price:/cloud: blocks;
   * price sanity (issue 35; docs/cost-model.md, "Price sanity rules"): a new unit costs at least
     what a used one of the same GPU, form and size costs; a new A100, H100 or B200 costs per GPU
-    within its sourced band (PRICE_BANDS; a server or rack up to SERVER_OVERHEAD times the band's
-    top); a server or rack costs at least its GPUs' lowest new card price; five years of the
+    within its sourced band (data/cost.yaml, price_sanity; a server or rack up to
+    server_over_card_ratio times the band's top); a server or rack costs at least its GPUs' lowest new card price; five years of the
     cheapest on-demand hour cost at least the purchase, per GPU. A flagged offer either says why
     in its notes, with the word "sanity" and the rule, or is an error.
 """
@@ -69,25 +69,10 @@ AS_OF_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 USD_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*USD\s*$")
 GAP_RE = re.compile(r"^#\s+(no-purchase|no-rental)\s+([A-Za-z0-9_.\-]+):\s*(\S.*)$")
 
-# New price per GPU, USD, for the families with published figures (a card, module or chip; a
-# whole server carries up to SERVER_OVERHEAD times that per GPU). Outside these families no
-# band is applied.
-PRICE_BANDS = {
-    # NextPlatform 2022-05-09: A100 SXM4 40GB list $15,000 (2020-07), $12,500 (2022-07); CNBC
-    # 2023-02-23 "the $10,000 chip"; DGX A100 launch $199,000 = $24,875 per GPU (NVIDIA, 2020-05).
-    "A100": (10000, 25000),
-    # Raymond James via Barron's (2023-08): H100 "sold to customers for $25,000 to $30,000";
-    # Delta Computer DGX H100 listing (2024-03) $41,217 per GPU.
-    "H100": (25000, 41250),
-    # CNBC 2024-03-19: Jensen Huang, B200 "$30,000 to $40,000".
-    "B200": (30000, 40000),
-}
-# Server price / (GPUs x single-GPU price): 1.64, epoch-research/training-cost-trends hardware.py
-# get_server_cost_overhead (1.54-1.69 for P100, V100, A100 servers).
-SERVER_OVERHEAD = 1.64
-# Years of on-demand rent that must cost at least the purchase (issue 35: "rental-hour x 8,760 h
-# x 5 >= purchase"): a server's life (Epoch, 2026-05-14, ai-datacenter-cost-breakdown: 5 years).
-RENT_YEARS = 5
+# The price sanity constants (bands per family, server ratio, years of rent) are read from
+# data/cost.yaml's price_sanity section, with their sources: the same values the binary's
+# `catalog validate` uses.
+FAMILIES = ("A100", "H100", "B200")
 HOURS_PER_YEAR = 8760
 
 PER_GPU_HOUR_MIN = 0.01
@@ -190,32 +175,43 @@ def amount_of(value):
     return float(m.group(1)) if m else None
 
 
-def price_family(gpu_id):
-    for family in PRICE_BANDS:
+def load_sanity_rules(path=os.path.join(ROOT, "data", "cost.yaml")):
+    """{bands: {family: (low, high)}, server_over_card_ratio, rent_years} from data/cost.yaml."""
+    with open(path, encoding="utf-8") as f:
+        section = yaml.safe_load(f)["price_sanity"]
+    return {
+        "bands": {family: (section[f"{family.lower()}_low_usd"]["value"], section[f"{family.lower()}_high_usd"]["value"])
+                  for family in FAMILIES},
+        "server_over_card_ratio": section["server_over_card_ratio"]["value"],
+        "rent_years": section["rent_years"]["value"],
+    }
+
+
+def price_family(gpu_id, bands):
+    for family in bands:
         if gpu_id.upper().startswith(family):
             return family
     return None
 
 
-def sanity_flags(purchases, rentals, usd=amount_of):
-    """Price sanity findings: (offer, rule, message). `purchases` and `rentals` are the offers
-    that passed the field checks."""
+def sanity_flags(purchases, rentals, rules=None, usd=amount_of):
+    """Price sanity findings: (offer, rule, message), in offer order then rule order, as
+    `gpusel catalog validate` gives them (src/cost/price_sanity.cpp). `purchases` and `rentals`
+    are the offers that passed the field checks; `rules` defaults to data/cost.yaml's."""
+    rules = rules or load_sanity_rules()
+    bands = rules["bands"]
+    years = rules["rent_years"]
     flags = []
 
     def per_gpu(o):
         amount = usd(o["price"])
         return None if amount is None else amount / o["gpus"]
 
-    new_by_unit, used_by_unit = {}, {}
-    for o in purchases:
-        key = (str(o["gpu"]).upper(), o["form"], o["gpus"])
-        (used_by_unit if o.get("condition", "new") != "new" else new_by_unit).setdefault(key, []).append(o)
-    for key, used in used_by_unit.items():
-        for n in new_by_unit.get(key, []):
-            for u in used:
-                if per_gpu(n) is not None and per_gpu(u) is not None and per_gpu(n) < per_gpu(u):
-                    flags.append((n, "new >= used", f"new {per_gpu(n):,.0f} USD per GPU is below used "
-                                                          f"{u['id']} at {per_gpu(u):,.0f}"))
+    used = [o for o in purchases if o.get("condition", "new") != "new"]
+
+    def unit(o):
+        return str(o["gpu"]).upper(), o["form"], o["gpus"]
+
     cards = {}
     for o in purchases:
         if o.get("condition", "new") == "new" and o["form"] in ("card", "module") and per_gpu(o) is not None:
@@ -235,24 +231,26 @@ def sanity_flags(purchases, rentals, usd=amount_of):
         if price is None or o.get("condition", "new") != "new":
             continue
         gpu = str(o["gpu"]).upper()
+        for u in used:
+            if unit(u) == unit(o) and per_gpu(u) is not None and price < per_gpu(u):
+                flags.append((o, "new >= used", f"new ${price:,.0f} per GPU is below used {u['id']} at "
+                                                f"${per_gpu(u):,.0f}"))
         system = o["form"] in ("server", "rack")
-        family = price_family(gpu)
+        family = price_family(gpu, bands)
         if family:
-            low, high = PRICE_BANDS[family]
-            top = high * SERVER_OVERHEAD if system else high
+            low, high = bands[family]
+            top = high * rules["server_over_card_ratio"] if system else high
             if not low <= price <= top:
-                flags.append((o, "band", f"{price:,.0f} USD per GPU outside the {family} band "
-                                               f"{low:,.0f}..{top:,.0f}"))
+                flags.append((o, "band", f"${price:,.0f} per GPU outside the {family} band ${low:,.0f}..${top:,.0f}"))
         if system and gpu in cards and price < cards[gpu]:
-            flags.append((o, "system >= cards", f"{price:,.0f} USD per GPU is below the lowest new "
-                                                      f"card, {cards[gpu]:,.0f}"))
+            flags.append((o, "system >= cards", f"${price:,.0f} per GPU is below the lowest new card, ${cards[gpu]:,.0f}"))
         if gpu in cheapest_hour:
             hour, rental = cheapest_hour[gpu]
-            rent = hour * HOURS_PER_YEAR * RENT_YEARS
+            rent = hour * HOURS_PER_YEAR * years
             if rent < price:
-                flags.append((o, "rent x 5 years >= purchase",
-                              f"{price:,.0f} USD per GPU is more than {RENT_YEARS} years of {rental} "
-                              f"on demand ({hour:.2f} USD per GPU-hour = {rent:,.0f})"))
+                flags.append((o, f"rent x {years:g} years >= purchase",
+                              f"${price:,.0f} per GPU is more than {years:g} years of {rental} "
+                              f"on demand (${hour:.2f} per GPU-hour = ${rent:,.0f})"))
     return flags
 
 

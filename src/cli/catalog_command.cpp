@@ -14,6 +14,8 @@
 #include "catalog/skypilot_import.hpp"
 #include "cli/context.hpp"
 #include "cost/offer_selection.hpp"
+#include "cost/price_sanity.hpp"
+#include "inputs/cost_assumptions.hpp"
 #include "io/output.hpp"
 #include "io/yaml.hpp"
 #include "report/catalog_render.hpp"
@@ -37,14 +39,25 @@ void show_catalog_entry(Context& context, const std::string& id) {
 void validate_file(Context& context, const std::string& path) {
     const CheckedCatalogFile checked = check_catalog_file(context, path);
     // Warnings about the entries of this file only, not about the catalog it extends.
+    const auto in_file = [&](const std::string& warned) {
+        return std::any_of(checked.ids.begin(), checked.ids.end(), [&](const std::string& id) {
+            return equals_ignore_case(id, warned) ||
+                   (checked.merged.find(id) != nullptr && checked.merged.find(id) == checked.merged.find(warned));
+        });
+    };
     std::size_t shown = 0;
     for (const CatalogWarning& warning : audit_catalog(checked.merged)) {
-        const bool in_file = std::any_of(checked.ids.begin(), checked.ids.end(), [&](const std::string& id) {
-            return equals_ignore_case(id, warning.id) ||
-                   (checked.merged.find(id) != nullptr && checked.merged.find(id) == checked.merged.find(warning.id));
-        });
-        if (in_file) {
+        if (in_file(warning.id)) {
             context.err << fmt::format("{}: warning: {}: {}\n", path, warning.id, warning.message);
+            ++shown;
+        }
+    }
+    for (const PriceFinding& finding : price_sanity_findings(checked.merged, builtin_cost_assumptions().price_sanity)) {
+        if (in_file(finding.offer_id)) {
+            context.err << fmt::format(
+                "{}: warning: {}: price sanity ({}): {}; correct it, or say why in the "
+                "offer's notes (with the word 'sanity')\n",
+                path, finding.offer_id, finding.rule, finding.message);
             ++shown;
         }
     }
@@ -215,7 +228,8 @@ void register_catalog(CLI::App& app, Context& context) {
     auto file = std::make_shared<std::string>();
     CLI::App* validate = command->add_subcommand("validate",
                                                  "Check a catalog file: required fields, units, ranges, unique ids, "
-                                                 "references, sources; warn on stale or converted prices");
+                                                 "references, sources; warn on stale, converted or implausible prices "
+                                                 "(docs/cost-model.md, \"Price sanity rules\")");
     validate->add_option("file", *file, "Catalog YAML file")->required()->type_name("FILE");
     validate->callback([&context, file] { validate_file(context, *file); });
     register_import(*command, context);

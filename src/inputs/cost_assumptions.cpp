@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text.hpp"
 #include "io/yaml.hpp"
 
 namespace gpusel::embedded {
@@ -86,6 +87,27 @@ void read_strategy(MapReader& section, CostAssumptions& assumptions) {
     }
 }
 
+void read_price_sanity(MapReader& section, CostAssumptions& assumptions) {
+    DatedSources& sources = assumptions.sources;
+    PriceSanityRules& rules = assumptions.price_sanity;
+    read_dated_number(section, "server_over_card_ratio", UnitKind::plain, 1, 10, rules.server_over_card_ratio, sources);
+    read_dated_number(section, "rent_years", UnitKind::plain, 0, 50, rules.rent_years, sources, true);
+    // The families with a published band; a new one is a new pair of keys here and in the file.
+    for (const char* family : {"A100", "H100", "B200"}) {
+        const std::string prefix = to_lower(family);
+        PriceBand band{family, 0, 0};
+        const bool low =
+            read_dated_number(section, prefix + "_low_usd", UnitKind::plain, 0, 1e7, band.low_usd, sources, true);
+        const bool high =
+            read_dated_number(section, prefix + "_high_usd", UnitKind::plain, 0, 1e7, band.high_usd, sources, true);
+        if (low && high && band.high_usd < band.low_usd) {
+            dated_value_error(section, prefix + "_high_usd",
+                              fmt::format("must be at least {}_low_usd ({})", prefix, band.low_usd));
+        }
+        rules.bands.push_back(band);
+    }
+}
+
 }  // namespace
 
 CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::string& file_name) {
@@ -112,6 +134,7 @@ CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::st
     read_dated_section(top, "rental", [&](MapReader& section) { read_rental(section, assumptions); });
     read_dated_section(top, "sites", [&](MapReader& section) { read_sites(section, assumptions); });
     read_dated_section(top, "strategy", [&](MapReader& section) { read_strategy(section, assumptions); });
+    read_dated_section(top, "price_sanity", [&](MapReader& section) { read_price_sanity(section, assumptions); });
     top.finish();
     diagnostics.throw_if_any();
     return assumptions;

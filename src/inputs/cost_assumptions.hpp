@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "inputs/dated_values.hpp"
 
@@ -19,6 +20,21 @@ struct FailureCurve {
     double late_start_months = 0;
     double late_end_months = 0;
     double late_failed_fraction = 0;  // failed in months late_start_months … late_end_months
+};
+
+// A family of GPUs (ids starting with `family`, case-insensitive) and its published new price
+// per GPU, USD: low_usd <= high_usd.
+struct PriceBand {
+    std::string family;  // "A100", "H100", "B200"
+    double low_usd = 0;
+    double high_usd = 0;
+};
+
+// The price sanity rules' constants (docs/cost-model.md, "Price sanity rules").
+struct PriceSanityRules {
+    double server_over_card_ratio = 0;  // a server's price per GPU may reach this × a band's top; >= 1
+    double rent_years = 0;              // years of on-demand rent that must cost at least a purchase; > 0
+    std::vector<PriceBand> bands;       // a100, h100, b200, in the file's order
 };
 
 struct CostAssumptions {
@@ -48,6 +64,7 @@ struct CostAssumptions {
     // Strategy by horizon: rent below rent_below_months, mix up to own_above_months, own beyond.
     int rent_below_months = 0;
     int own_above_months = 0;
+    PriceSanityRules price_sanity;
     // Each value's source and date, by "section.key" as the file names it ("warranty.edge_months").
     DatedSources sources;
 };

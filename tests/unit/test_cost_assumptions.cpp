@@ -62,8 +62,21 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.edge_ops_usd_per_gpu_month == 0);
     CHECK(cost.rent_below_months == 6);
     CHECK(cost.own_above_months == 24);
+    // docs/cost-model.md, "Price sanity rules".
+    CHECK(cost.price_sanity.server_over_card_ratio == 1.64);
+    CHECK(cost.price_sanity.rent_years == 5);
+    REQUIRE(cost.price_sanity.bands.size() == 3);
+    CHECK(cost.price_sanity.bands[0].family == "A100");
+    CHECK(cost.price_sanity.bands[0].low_usd == 10000);
+    CHECK(cost.price_sanity.bands[0].high_usd == 25000);
+    CHECK(cost.price_sanity.bands[1].family == "H100");
+    CHECK(cost.price_sanity.bands[1].low_usd == 25000);
+    CHECK(cost.price_sanity.bands[1].high_usd == 41250);
+    CHECK(cost.price_sanity.bands[2].family == "B200");
+    CHECK(cost.price_sanity.bands[2].low_usd == 30000);
+    CHECK(cost.price_sanity.bands[2].high_usd == 40000);
     // Every value has a source and a month; the ones no document gives say they are estimates.
-    CHECK(cost.sources.size() == 23);
+    CHECK(cost.sources.size() == 31);
     for (const auto& [key, dated] : cost.sources) {
         INFO(key);
         CHECK_FALSE(dated.source.empty());
@@ -109,4 +122,12 @@ TEST_CASE("cost assumptions: the failure curve's periods must follow each other"
     CHECK(input_errors([&] { parse_cost_assumptions_text(text, "cost.yaml"); }) ==
           std::vector<std::string>{fmt::format(
               "cost.yaml:{}:12: failures.late_start_months.value: must be after early_end_months (12)", late)});
+}
+
+TEST_CASE("cost assumptions: a price band's top is at least its bottom", "[cost]") {
+    std::string text = read_text("data/cost.yaml");
+    const int high = replace_once(text, "  h100_high_usd:\n    value: 41250\n", "  h100_high_usd:\n    value: 20000\n");
+    CHECK(input_errors([&] { parse_cost_assumptions_text(text, "cost.yaml"); }) ==
+          std::vector<std::string>{fmt::format(
+              "cost.yaml:{}:12: price_sanity.h100_high_usd.value: must be at least h100_low_usd (25000)", high + 1)});
 }
