@@ -196,9 +196,11 @@ void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const Offer
     cost.monthly_opex_usd = monthly_running + part.failures_usd / months;
     cost.tco_usd = cost.capex_usd + part.power_usd + part.operations_usd + part.failures_usd -
                    (cost.resale_counted ? part.resale_usd : 0.0);
-    cost.depreciation_months = months;
-    cost.depreciation_usd_per_month =
-        (cost.capex_usd - (cost.resale_counted ? part.resale_usd : 0.0)) / std::max(months, 1e-9);
+    // Finance books owned servers straight-line over their life, not over one project's horizon
+    // (docs/cost-model.md, "Depreciation"); what is left at the horizon is the book value.
+    cost.depreciation_months = deployment.asset_life_months.value_or(assumptions.asset_life_months);
+    cost.depreciation_usd_per_month = cost.capex_usd / cost.depreciation_months;
+    cost.book_value_at_horizon_usd = cost.capex_usd * std::max(0.0, 1.0 - months / cost.depreciation_months);
     if (!offer.needs_host.empty() && quote.host == nullptr) {
         cost.notes.push_back(fmt::format("needs host {}, which the catalog does not price", offer.needs_host));
     }

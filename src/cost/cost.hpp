@@ -88,8 +88,9 @@ struct CostEstimate {
     bool resale_counted = false;            // deployment.count_resale: expected resale subtracted from tco_usd
     int warranty_months = 0;                // purchases: failures within it cost spares and downtime, not GPUs
     Site site = Site::datacenter;           // where the units run, for power and operations
-    double depreciation_usd_per_month = 0;  // straight-line: (capex − counted resale) / horizon
-    double depreciation_months = 0;         // purchases: the horizon; 0 when rented
+    double depreciation_usd_per_month = 0;  // straight-line: capex / depreciation_months
+    double depreciation_months = 0;         // purchases: the asset life; 0 when rented
+    double book_value_at_horizon_usd = 0;   // capex × (1 − horizon / asset life), at least 0
     double cloud_equivalent_usd = 0;        // the same GPU-hours rented on demand
     // Buying: break_even_month(capex_usd, monthly_opex_usd, cloud_equivalent_usd / horizon), the
     // month from which owning has cost less than renting the same GPU-hours on demand.

@@ -131,6 +131,10 @@ CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::st
                           assumptions.spare_above_horizon_months, assumptions.sources);
     });
     read_dated_section(top, "warranty", [&](MapReader& section) { read_warranty(section, assumptions); });
+    read_dated_section(top, "depreciation", [&](MapReader& section) {
+        read_dated_number(section, "asset_life_months", UnitKind::plain, 0, max_months, assumptions.asset_life_months,
+                          assumptions.sources, true);
+    });
     read_dated_section(top, "rental", [&](MapReader& section) { read_rental(section, assumptions); });
     read_dated_section(top, "sites", [&](MapReader& section) { read_sites(section, assumptions); });
     read_dated_section(top, "strategy", [&](MapReader& section) { read_strategy(section, assumptions); });

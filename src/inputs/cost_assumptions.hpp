@@ -51,6 +51,9 @@ struct CostAssumptions {
     int consumer_warranty_months = 0;
     int edge_warranty_months = 0;
     int used_warranty_months = 0;
+    // Straight-line depreciation of owned units over this life unless the workload sets
+    // deployment.asset_life; > 0.
+    double asset_life_months = 0;
     // Renting: a reservation is billed for every hour of whole terms; hidden costs per launch and
     // per byte moved across zones (the file's startup_minutes_per_launch and transfer_usd_per_gb).
     double reservation_term_months = 0;

@@ -195,6 +195,9 @@ struct DeploymentSpec {
     double redundancy_fraction = 0;
     int seats = 1;              // development roles: one box per engineer
     bool count_resale = false;  // subtract expected resale from the TCO that ranks candidates
+    // Straight-line depreciation life of owned units, months; empty = data/cost.yaml's
+    // depreciation.asset_life_months (docs/cost-model.md).
+    std::optional<double> asset_life_months;
     bool ops_given = false;     // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
     bool pue_given = false;     // pue set in the file (else 1.0 away from a data centre)
 };

@@ -142,6 +142,10 @@ void WorkloadReader::read_money_conventions(MapReader& reader, DeploymentSpec& d
         reader.error("seats", "seats count the engineers of a development role; this workload's role is " +
                                   std::string(to_string(m_workload.role)));
     }
+    double asset_life_seconds = 0;
+    if (reader.number("asset_life", asset_life_seconds, UnitKind::seconds, 30 * 86400.0, 30 * 365.25 * 86400)) {
+        deployment.asset_life_months = asset_life_seconds / seconds_per_month;
+    }
     reader.boolean("count_resale", deployment.count_resale);
     if (!reader.has("count_resale")) {
         assume(reader.child_path("count_resale"), "false", "expected resale is reported, not subtracted");

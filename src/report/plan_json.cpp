@@ -181,6 +181,8 @@ public:
         depreciation["method"] = "straight-line";
         depreciation["months"] = number(cost.depreciation_months, at + "depreciation.months");
         depreciation["usd_per_month"] = number(cost.depreciation_usd_per_month, at + "depreciation.usd_per_month");
+        depreciation["book_value_at_horizon_usd"] =
+            number(cost.book_value_at_horizon_usd, at + "depreciation.book_value_at_horizon_usd");
         json["depreciation"] = std::move(depreciation);
         json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
         const CostBreakdown& parts = cost.breakdown;

@@ -210,7 +210,7 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
                "unit-hour when rented (acquisition cloud-*); total_usd is the purchase incl. hosts and spares, 0 "
                "when rented (quantity × unit_price_usd + host_usd); resale_usd is the expected resale, subtracted "
                "from tco_usd only when the workload counts it; depreciation_usd_per_month is straight-line over the "
-               "horizon; price_kind estimate = not published.");
+               "asset life (deployment.asset_life, default 5 years); price_kind estimate = not published.");
 }
 
 void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {

@@ -109,14 +109,24 @@ TEST_CASE("cost::estimate_cost of buying four GPUs for 24 months", "[cost]") {
     CHECK(cost.tco_usd >= cost.capex_usd);
     CHECK(cost.monthly_opex_usd == Approx((3298.82112 + 14400) / 24));
     CHECK(cost.usd_per_unit == Approx(656.9882112));
-    CHECK(cost.depreciation_usd_per_month == Approx(2000));  // $48,000 straight-line over 24 months
-    // Counting resale (deployment.count_resale) subtracts it, and depreciates the rest.
+    // $48,000 straight-line over the 60-month asset life (data/cost.yaml), not the 24-month
+    // horizon: $800 a month, and 48,000 x (1 - 24/60) = $28,800 of book value at the horizon.
+    CHECK(cost.depreciation_months == 60);
+    CHECK(cost.depreciation_usd_per_month == Approx(800));
+    CHECK(cost.book_value_at_horizon_usd == Approx(28800));
+    // Counting resale (deployment.count_resale) subtracts it from the TCO; the books do not move.
     Workload with_resale = workload;
     with_resale.deployment.count_resale = true;
     const CostEstimate counted = estimate_cost(with_resale, test_gpu(), Acquisition::buy_new, job(10, 4));
     CHECK(counted.resale_counted);
     CHECK(counted.tco_usd == Approx(48000 + 3298.82112 + 14400 - 18000));
-    CHECK(counted.depreciation_usd_per_month == Approx(30000.0 / 24));
+    CHECK(counted.depreciation_usd_per_month == Approx(800));
+    // deployment.asset_life: 18 months, shorter than the horizon: $2,666.67 a month, nothing left.
+    Workload short_life = workload;
+    short_life.deployment.asset_life_months = 18;
+    const CostEstimate written_off = estimate_cost(short_life, test_gpu(), Acquisition::buy_new, job(10, 4));
+    CHECK(written_off.depreciation_usd_per_month == Approx(48000.0 / 18));
+    CHECK(written_off.book_value_at_horizon_usd == 0);
     // Used cards have no warranty: 4 × 18.75 % × $4,000 replacements.
     const CostEstimate used = estimate_cost(workload, test_gpu(), Acquisition::buy_used, job(10, 4));
     CHECK(used.warranty_months == 0);

@@ -52,6 +52,7 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.consumer_warranty_months == 24);
     CHECK(cost.edge_warranty_months == 12);
     CHECK(cost.used_warranty_months == 0);
+    CHECK(cost.asset_life_months == 60);
     CHECK(cost.reservation_term_months == 12);
     // Converted from the file's units exactly as the constants they replace were written.
     CHECK(cost.startup_hours_per_launch == 4.0 / 60.0);
@@ -76,7 +77,7 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.price_sanity.bands[2].low_usd == 30000);
     CHECK(cost.price_sanity.bands[2].high_usd == 40000);
     // Every value has a source and a month; the ones no document gives say they are estimates.
-    CHECK(cost.sources.size() == 31);
+    CHECK(cost.sources.size() == 32);
     for (const auto& [key, dated] : cost.sources) {
         INFO(key);
         CHECK_FALSE(dated.source.empty());

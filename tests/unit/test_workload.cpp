@@ -43,6 +43,7 @@ training:
   deadline: 14d
 deployment:
   horizon: 24mo
+  asset_life: 4y
 )");
     CHECK(workload.name == "support-bot-finetune");
     CHECK(workload.kind == gpusel::WorkloadKind::fine_tuning);
@@ -58,6 +59,7 @@ deployment:
     CHECK(workload.training.dataset_tokens == 2e9);
     CHECK(workload.training.deadline_seconds == 14 * 86400.0);
     CHECK(workload.deployment.horizon_months == Approx(24.0));
+    CHECK(workload.deployment.asset_life_months == Approx(48.0));
     CHECK(workload.deployment.pue == 1.4);
     CHECK(assumed(workload, "role", "training"));
     CHECK(assumed(workload, "precision", "bf16"));
