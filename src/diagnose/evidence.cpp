@@ -64,13 +64,32 @@ void add_topology_evidence(const DiagnoseInputs& in, const std::vector<int>& job
             "no topology: pass --topo (nvidia-smi topo -m)";
         return;
     }
+    // Each GPU's row, looked up once: Topology::gpu() and gpu_link() scan the devices, which
+    // per GPU pair would be cubic in the GPUs.
+    const Topology& topology = *in.topology;
+    std::map<int, std::size_t> row_of_gpu;
+    for (const std::size_t row : topology.gpu_rows()) {
+        row_of_gpu.emplace(topology.devices[row].gpu_index, row);  // the first row, as Topology::gpu()
+    }
+    const auto link_between = [&](int a, int b) -> const TopoLink* {
+        const std::size_t row = row_of_gpu.at(a);
+        const std::size_t column = row_of_gpu.at(b);
+        return row < topology.links.size() && column < topology.links[row].size() ? &topology.links[row][column]
+                                                                                  : nullptr;
+    };
     std::vector<int> placed;
+    std::size_t unplaced = 0;
+    constexpr std::size_t unplaced_named = 8;  // one note each; the rest are counted
     for (const int gpu : job) {
-        if (in.topology->gpu(gpu) != nullptr) {
+        if (row_of_gpu.count(gpu) != 0) {
             placed.push_back(gpu);
-        } else {
+        } else if (unplaced++ < unplaced_named) {
             notes.push_back(fmt::format("GPU {} is in the GPU telemetry but not in {}", gpu, in.topology->file));
         }
+    }
+    if (unplaced > unplaced_named) {
+        notes.push_back(fmt::format("... and {} more GPUs of the GPU telemetry are not in {}",
+                                    unplaced - unplaced_named, in.topology->file));
     }
     const std::string source = source_of(TelemetryKind::nvidia_smi_topo, in.topology->file);
     if (placed.size() < 2) {
@@ -83,7 +102,7 @@ void add_topology_evidence(const DiagnoseInputs& in, const std::vector<int>& job
     for (std::size_t i = 0; i < placed.size(); ++i) {
         for (std::size_t j = i + 1; j < placed.size(); ++j) {
             ++pairs;
-            const TopoLink* link = in.topology->gpu_link(placed[i], placed[j]);
+            const TopoLink* link = link_between(placed[i], placed[j]);
             if (link != nullptr &&
                 (link->kind == LinkKind::phb || link->kind == LinkKind::node || link->kind == LinkKind::sys)) {
                 ++through_host;
@@ -109,7 +128,7 @@ void add_topology_evidence(const DiagnoseInputs& in, const std::vector<int>& job
     }
     std::set<int> nodes;
     for (const int gpu : placed) {
-        const std::optional<int> node = in.topology->gpu(gpu)->numa_node;
+        const std::optional<int> node = topology.devices[row_of_gpu.at(gpu)].numa_node;
         if (!node) {
             table.missing["numa_nodes_spanned"] = "NUMA affinity is N/A in the topology";
             return;
@@ -126,7 +145,8 @@ void add_topology_evidence(const DiagnoseInputs& in, const std::vector<int>& job
         }
     }
     for (const int gpu : placed) {
-        table.numa_details.push_back(fmt::format("GPU{}: NUMA node {}", gpu, *in.topology->gpu(gpu)->numa_node));
+        table.numa_details.push_back(
+            fmt::format("GPU{}: NUMA node {}", gpu, *topology.devices[row_of_gpu.at(gpu)].numa_node));
     }
 }
 

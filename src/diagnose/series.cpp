@@ -18,8 +18,9 @@ namespace diagnose_detail {
 
 namespace {
 
+// `job` is ascending (Diagnosis::job_gpus): a binary search, not a scan per sample.
 bool in_job(const std::vector<int>& job, int gpu) {
-    return std::find(job.begin(), job.end(), gpu) != job.end();
+    return std::binary_search(job.begin(), job.end(), gpu);
 }
 
 bool steady(const SteadyMask& mask, const GpuTelemetry* t, std::size_t index) {

@@ -3,8 +3,7 @@
 // seconds per GPU, too short to judge).
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -15,52 +14,68 @@ namespace gpusel::diagnose_detail {
 
 namespace {
 
-// Seconds of a printed time: a Unix time (Prometheus), or the HH:MM:SS[.fff] at the end of
-// dmon's -o T / DT and --query-gpu's timestamp. nullopt for anything else.
-std::optional<double> seconds_of(const std::string& time) {
-    if (time.empty()) {
-        return std::nullopt;
-    }
-    if (time.find_first_not_of("0123456789.") == std::string::npos) {
-        return std::strtod(time.c_str(), nullptr);
-    }
-    const std::size_t space = time.rfind(' ');
-    const std::string clock = space == std::string::npos ? time : time.substr(space + 1);
-    int h = 0;
-    int m = 0;
-    double s = 0;
-    char c1 = 0;
-    char c2 = 0;
-    if (std::sscanf(clock.c_str(), "%d%c%d%c%lf", &h, &c1, &m, &c2, &s) != 5 || c1 != ':' || c2 != ':' || h < 0 ||
-        h > 23 || m < 0 || m > 59 || s < 0 || s >= 61) {
-        return std::nullopt;
-    }
-    return h * 3600.0 + m * 60.0 + s;
-}
-
 // One GPU's busy samples in one input, in capture order: their rows and values.
 struct BusySeries {
     std::vector<std::size_t> rows;
     std::vector<double> values;
 };
 
-BusySeries busy_series(const GpuTelemetry& t, int gpu, GpuMetric busy) {
-    BusySeries series;
+// The busy series of every job GPU of one input, in one pass over its samples (a pass per GPU
+// would make a capture of 10^5 GPUs quadratic). `job` is ascending.
+std::map<int, BusySeries> busy_series_by_gpu(const GpuTelemetry& t, const std::vector<int>& job, GpuMetric busy) {
+    std::map<int, BusySeries> by_gpu;
     for (std::size_t i = 0; i < t.samples.size(); ++i) {
         const GpuSample& sample = t.samples[i];
-        if (sample.entity == GpuEntity::gpu && sample.gpu == gpu && sample.value(busy)) {
+        if (sample.entity != GpuEntity::gpu || !std::binary_search(job.begin(), job.end(), sample.gpu)) {
+            continue;
+        }
+        if (const std::optional<double> value = sample.value(busy)) {
+            BusySeries& series = by_gpu[sample.gpu];
             series.rows.push_back(i);
-            series.values.push_back(*sample.value(busy));
+            series.values.push_back(*value);
         }
     }
-    return series;
+    return by_gpu;
+}
+
+// The capture's length from the steady samples' times. Dated times (dmon -o DT, --query-gpu,
+// Prometheus) span from the earliest to the latest, whatever the order of the rows; times of
+// day alone (dmon -o T) from the first to the last, one day added when the last is earlier
+// (the capture ran past midnight).
+// [begin, end): the steady samples' rows, in capture order.
+std::optional<double> capture_span(const GpuTelemetry& t, std::vector<std::size_t>::const_iterator begin,
+                                   std::vector<std::size_t>::const_iterator end) {
+    if (end - begin < 2) {
+        return std::nullopt;
+    }
+    const std::optional<SampleTime> first = t.samples[*begin].time();
+    const std::optional<SampleTime> last = t.samples[*(end - 1)].time();
+    if (!first || !last) {
+        return std::nullopt;
+    }
+    if (!first->dated || !last->dated) {
+        if (first->dated || last->dated) {
+            return std::nullopt;
+        }
+        const double span = last->seconds - first->seconds;
+        return span < 0 ? span + 86400 : span;
+    }
+    double earliest = first->seconds;
+    double latest = first->seconds;
+    for (auto row = begin; row != end; ++row) {
+        const std::optional<SampleTime> time = t.samples[*row].time();
+        if (time && time->dated) {
+            earliest = std::min(earliest, time->seconds);
+            latest = std::max(latest, time->seconds);
+        }
+    }
+    return latest - earliest;
 }
 
 // Leaves one GPU's warm-up and tail out of `keep`, with a phase note for each; from the first
 // input that has any, the GPU's steady mean and the capture's duration.
-void trim_warm_up_and_tail(const GpuTelemetry& t, int gpu, GpuMetric busy, bool first_input, std::vector<bool>& keep,
-                           CaptureQuality& capture) {
-    const BusySeries series = busy_series(t, gpu, busy);
+void trim_warm_up_and_tail(const GpuTelemetry& t, int gpu, const BusySeries& series, bool first_input,
+                           std::vector<bool>& keep, CaptureQuality& capture) {
     const std::vector<std::size_t>& rows = series.rows;
     const std::vector<double>& values = series.values;
     if (values.empty()) {
@@ -81,11 +96,14 @@ void trim_warm_up_and_tail(const GpuTelemetry& t, int gpu, GpuMetric busy, bool 
     }
     const auto phase = [&](const char* name, std::size_t from, std::size_t to) {
         if (to > from) {
+            // Lines ascending: rows put in time order (--query-gpu newest first) run backwards.
+            const int first_line = t.samples[rows[from]].line;
+            const int last_line = t.samples[rows[to - 1]].line;
             capture.phases.push_back(fmt::format(
                 "GPU {}: {} of {} sample{} (lines {}-{}) below half the median utilisation ({:.0f} %), left "
                 "out",
-                gpu, name, to - from, to - from == 1 ? "" : "s", t.samples[rows[from]].line,
-                t.samples[rows[to - 1]].line, median));
+                gpu, name, to - from, to - from == 1 ? "" : "s", std::min(first_line, last_line),
+                std::max(first_line, last_line), median));
         }
         for (std::size_t i = from; i < to; ++i) {
             keep[rows[i]] = false;
@@ -96,15 +114,15 @@ void trim_warm_up_and_tail(const GpuTelemetry& t, int gpu, GpuMetric busy, bool 
     if (!first_input) {
         return;
     }
-    const std::vector<double> kept(values.begin() + static_cast<std::ptrdiff_t>(first),
-                                   values.begin() + static_cast<std::ptrdiff_t>(last));
-    capture.per_gpu.push_back(GpuBusy{gpu, summarize(kept).mean, kept.size()});
-    const std::optional<double> from = seconds_of(t.samples[rows[first]].time);
-    const std::optional<double> to = seconds_of(t.samples[rows[last - 1]].time);
-    if (from && to && last - first > 1) {
-        double span = *to - *from;
-        span += span < 0 ? 86400 : 0;  // past midnight
-        capture.duration_s = std::max(capture.duration_s.value_or(0), span);
+    // The steady values, in the buffer the median used: a capture of millions of samples is
+    // not copied again.
+    sorted.assign(values.begin() + static_cast<std::ptrdiff_t>(first),
+                  values.begin() + static_cast<std::ptrdiff_t>(last));
+    const std::size_t kept = sorted.size();
+    capture.per_gpu.push_back(GpuBusy{gpu, summarize(std::move(sorted)).mean, kept});
+    if (const std::optional<double> span = capture_span(t, rows.begin() + static_cast<std::ptrdiff_t>(first),
+                                                        rows.begin() + static_cast<std::ptrdiff_t>(last))) {
+        capture.duration_s = std::max(capture.duration_s.value_or(0), *span);
     }
 }
 
@@ -121,8 +139,9 @@ SteadyState find_steady_state(const DiagnoseInputs& in, const std::vector<int>& 
         if (!busy) {
             continue;
         }
-        for (const int gpu : job) {
-            trim_warm_up_and_tail(*t, gpu, *busy, first_input, keep, capture);
+        const std::map<int, BusySeries> by_gpu = busy_series_by_gpu(*t, job, *busy);
+        for (const auto& [gpu, series] : by_gpu) {
+            trim_warm_up_and_tail(*t, gpu, series, first_input, keep, capture);
         }
         first_input = first_input && capture.per_gpu.empty();
     }

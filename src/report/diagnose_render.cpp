@@ -10,12 +10,18 @@
 #include <nlohmann/json.hpp>
 
 #include "base/format.hpp"
+#include "base/text.hpp"
 #include "io/json_output.hpp"
 #include "report/text_table.hpp"
 
 namespace gpusel {
 
 namespace {
+
+// Text that can carry bytes of an input file (notes quote labels and column names; sources and
+// file names are paths) is printed through printable_text: control characters and invalid
+// UTF-8 come out as \xNN, so that no input can move the cursor, ring the bell or start a line
+// a CI log reads as a command (docs/reliability.md).
 
 using Json = nlohmann::ordered_json;
 
@@ -94,7 +100,7 @@ void render_evidence_table(const Verdict& verdict, std::ostream& out) {
         table.add_row({e.metric, number_text(e.mean), e.p5 ? number_text(*e.p5) : "—",
                        e.p95 ? number_text(*e.p95) : "—", fmt::format("{} {}", comparison(e), number_text(e.threshold)),
                        e.share_beyond ? format_percent(*e.share_beyond) : "—",
-                       e.samples > 0 ? std::to_string(e.samples) : "—", e.source});
+                       e.samples > 0 ? std::to_string(e.samples) : "—", printable_text(e.source)});
     }
     out << table.render(2);
 }
@@ -119,10 +125,10 @@ void render_capture(const CaptureQuality& capture, std::ostream& out) {
                        capture.samples_per_gpu == 1 ? "" : "s",
                        capture.duration_s ? fmt::format(" over {:.0f} s", *capture.duration_s) : "");
     for (const std::string& warning : capture.warnings) {
-        out << "  warning: " << warning << "\n";
+        out << "  warning: " << printable_text(warning) << "\n";
     }
     for (const std::string& phase : capture.phases) {
-        out << "  " << phase << "\n";
+        out << "  " << printable_text(phase) << "\n";
     }
 }
 
@@ -264,13 +270,13 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
         const DiagnosisRule& rule = *verdict.rule;
         out << fmt::format("\n[{}] {}: {} (rule {}), confidence {}\n", to_string(rule.severity),
                            to_string(rule.bottleneck), rule.finding, rule.id, to_string(verdict.confidence));
-        out << "  " << verdict.summary << "\n";
+        out << "  " << printable_text(verdict.summary) << "\n";
         if (!verdict.evidence.empty()) {
             render_evidence_table(verdict, out);
         }
         render_signals(verdict, out);
         for (const std::string& detail : verdict.details) {
-            out << "  " << detail << "\n";
+            out << "  " << printable_text(detail) << "\n";
         }
         out << "  remedies, largest expected gain first:\n";
         for (std::size_t i = 0; i < rule.remedies.size(); ++i) {
@@ -289,7 +295,7 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
         out << "\nruled out (the conditions held, the evidence against outweighs them):\n";
         for (const Verdict& verdict : diagnosis.ruled_out) {
             out << fmt::format("  {} ({}): {}\n", verdict.rule->id, to_string(verdict.rule->bottleneck),
-                               verdict.summary);
+                               printable_text(verdict.summary));
             render_signals(verdict, out);
         }
     }
@@ -302,7 +308,7 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
     if (!diagnosis.not_evaluated.empty()) {
         out << "\nnot evaluated:\n";
         for (const SkippedRule& skipped : diagnosis.not_evaluated) {
-            out << fmt::format("  {}: {}\n", skipped.rule, skipped.reason);
+            out << fmt::format("  {}: {}\n", skipped.rule, printable_text(skipped.reason));
         }
     }
     out << "\ninputs:\n";
@@ -311,13 +317,13 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
         for (std::size_t i = 0; i < input.gpus.size(); ++i) {
             gpu_list += (i == 0 ? "" : ", ") + std::to_string(input.gpus[i]);
         }
-        out << fmt::format("  {}: {}, {} row{}{}\n", to_string(input.kind), input.file, input.samples,
+        out << fmt::format("  {}: {}, {} row{}{}\n", to_string(input.kind), printable_text(input.file), input.samples,
                            input.samples == 1 ? "" : "s", gpu_list.empty() ? "" : ", GPUs " + gpu_list);
     }
     if (!diagnosis.notes.empty()) {
         out << "\nnotes:\n";
         for (const std::string& note : diagnosis.notes) {
-            out << "  " << note << "\n";
+            out << "  " << printable_text(note) << "\n";
         }
     }
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Renderers of `gpusel diagnose`: the terminal view and JSON format 1 of a Diagnosis and, when a
 // workload was given, what the fixes would be worth. Pure functions of the result: they format
-// what diagnose() and estimate_fix_worth() computed and never recompute.
+// what diagnose() and estimate_fix_worth() computed and never recompute. Text output escapes
+// what came from the inputs (printable_text); JSON output is valid UTF-8 whatever the inputs.
 
 #include <iosfwd>
 #include <optional>

@@ -38,6 +38,19 @@ std::optional<int> banner_cpu_count(std::string_view line) {
     return static_cast<int>(*count);
 }
 
+// A report's rows are 60 bytes and more (a time, a CPU, six to ten shares): 16 MiB holds some
+// 300,000. A million rows means rows of a few bytes, which the tools never print and which
+// would cost 128 bytes each in memory: an error rather than half a GiB.
+constexpr std::size_t max_cpu_rows = 1000000;
+
+void check_row_count(std::size_t rows, const std::string& file, int line) {
+    if (rows == max_cpu_rows) {
+        throw input_error(
+            file, line, 1,
+            fmt::format("more than {} CPU rows; mpstat, sar and top rows are longer than these", max_cpu_rows));
+    }
+}
+
 // A sysstat section header: a CPU (or NODE) column and no numbers after it.
 struct SysstatHeader {
     std::vector<std::string> after_cpu;  // column names right of CPU, in order
@@ -67,7 +80,7 @@ std::optional<SysstatHeader> sysstat_header(const std::vector<Token>& tokens) {
     return header;
 }
 
-CpuTelemetry parse_sysstat(const std::vector<Line>& lines, const std::string& file) {
+CpuTelemetry parse_sysstat(const LineRange& lines, const std::string& file) {
     CpuTelemetry telemetry;
     telemetry.file = file;
     telemetry.kind = TelemetryKind::mpstat;
@@ -138,6 +151,7 @@ CpuTelemetry parse_sysstat(const std::vector<Line>& lines, const std::string& fi
             }
         }
         sample.busy_pct = std::clamp(100.0 - idle.value_or(100.0), 0.0, 100.0);
+        check_row_count(telemetry.samples.size() + telemetry.averages.size(), file, line.number);
         if (sample.time == "Average:") {
             telemetry.averages.push_back(std::move(sample));
         } else {
@@ -203,7 +217,7 @@ bool parse_top_cpu_line(std::string_view content, int indent, CpuSample& sample,
     return true;
 }
 
-CpuTelemetry parse_top(const std::vector<Line>& lines, const std::string& file) {
+CpuTelemetry parse_top(const LineRange& lines, const std::string& file) {
     CpuTelemetry telemetry;
     telemetry.file = file;
     telemetry.kind = TelemetryKind::top;
@@ -242,6 +256,7 @@ CpuTelemetry parse_top(const std::vector<Line>& lines, const std::string& file) 
                 continue;
             }
             if (parse_top_cpu_line(content, indent, sample, file, line.number)) {
+                check_row_count(telemetry.samples.size(), file, line.number);
                 telemetry.samples.push_back(std::move(sample));
             } else {
                 notes.add("skipped a CPU line without an 'id' share", line.number);
@@ -299,7 +314,7 @@ CpuTelemetry parse_top(const std::vector<Line>& lines, const std::string& file) 
 }  // namespace
 
 CpuTelemetry parse_cpu_report(std::string_view text, const std::string& file) {
-    const std::vector<Line> lines = split_lines(text);
+    const LineRange lines = split_lines(text);
     for (const Line& line : lines) {
         const std::string_view content = trim(line.text);
         if (content.empty()) {

@@ -112,6 +112,56 @@ std::optional<double> read_cell(const Token& cell, std::string_view column, cons
     return value;
 }
 
+// Whether a row has a cell besides its index, date and time.
+bool has_value_cell(const std::vector<Token>& cells, const std::vector<std::string>& columns, std::size_t gpu_at) {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (i != gpu_at && columns[i] != "Date" && columns[i] != "Time") {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A dmon row of `columns` (no more cells than columns) as a sample.
+GpuSample read_dmon_row(const std::vector<Token>& cells, const std::vector<std::string>& columns, std::size_t gpu_at,
+                        const std::string& file, int line) {
+    GpuSample sample;
+    sample.gpu = *parse_index(cells[gpu_at].text);
+    sample.line = line;
+    std::string_view date;
+    std::string_view clock;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        const std::string& column = columns[i];
+        if (i == gpu_at) {
+            continue;
+        }
+        if (column == "Date") {
+            date = cells[i].text;
+            continue;
+        }
+        if (column == "Time") {
+            clock = cells[i].text;
+            continue;
+        }
+        const std::optional<double> value = read_cell(cells[i], column, file, line);
+        const std::optional<ColumnMeaning> meaning = dmon_meaning(column);
+        if (value && meaning && meaning->metric) {
+            sample.set(*meaning->metric,
+                       checked_gpu_reading(*meaning->metric, *value, meaning->scale, fmt::format("column '{}'", column),
+                                           cells[i].text, file, line, cells[i].column));
+        }
+    }
+    // Date and time (-o DT) compare across midnight; a time alone (-o T) is a time of day.
+    if (!clock.empty()) {
+        const std::optional<SampleTime> time =
+            parse_sample_time(date.empty() ? std::string(clock) : fmt::format("{} {}", date, clock));
+        if (time) {
+            sample.set_time(*time);
+        }
+    }
+    return sample;
+}
+
 }  // namespace
 
 GpuTelemetry parse_nvidia_smi_dmon(std::string_view text, const std::string& file) {
@@ -166,30 +216,16 @@ GpuTelemetry parse_nvidia_smi_dmon(std::string_view text, const std::string& fil
                 file, line.number, cells[columns.size()].column,
                 fmt::format("row has {} values but the header names {} columns", cells.size(), columns.size()));
         }
+        if (!has_value_cell(cells, columns, gpu_at)) {
+            // A row cut short to its index (and time) holds no reading: a capture stopped mid-row,
+            // or a file of such rows, which would cost a sample each and say nothing.
+            notes.add("skipped a row cut short before its first value", line.number);
+            continue;
+        }
         if (cells.size() < columns.size()) {
             notes.add("row cut short; its missing columns have no value", line.number);
         }
-        GpuSample sample;
-        sample.gpu = *parse_index(cells[gpu_at].text);
-        sample.line = line.number;
-        for (std::size_t i = 0; i < cells.size(); ++i) {
-            const std::string& column = columns[i];
-            if (i == gpu_at) {
-                continue;
-            }
-            if (column == "Date" || column == "Time") {
-                sample.time += (sample.time.empty() ? "" : " ") + std::string(cells[i].text);
-                continue;
-            }
-            const std::optional<double> value = read_cell(cells[i], column, file, line.number);
-            const std::optional<ColumnMeaning> meaning = dmon_meaning(column);
-            if (value && meaning && meaning->metric) {
-                sample.set(*meaning->metric, checked_gpu_reading(*meaning->metric, *value, meaning->scale,
-                                                                 fmt::format("column '{}'", column), cells[i].text,
-                                                                 file, line.number, cells[i].column));
-            }
-        }
-        telemetry.samples.push_back(std::move(sample));
+        telemetry.samples.push_back(read_dmon_row(cells, columns, gpu_at, file, line.number));
     }
     if (columns.empty()) {
         throw input_error(file, 1, 1, "no '# gpu ...' header line; expected `nvidia-smi dmon` output");
@@ -213,7 +249,6 @@ GpuTelemetry parse_dcgmi_dmon(std::string_view text, const std::string& file) {
         if (content.empty()) {
             continue;
         }
-        const std::vector<Token> cells = split_whitespace(line.text);
         if (content.front() == '#') {
             const std::vector<Token> tokens = split_whitespace(content.substr(1));
             if (!tokens.empty() && tokens.front().text == "Entity") {
@@ -221,8 +256,8 @@ GpuTelemetry parse_dcgmi_dmon(std::string_view text, const std::string& file) {
                 for (std::size_t i = 1; i < tokens.size(); ++i) {
                     names.emplace_back(tokens[i].text);
                     if (dcgm_field(tokens[i].text) == nullptr) {
-                        notes.add(fmt::format("column '{}' is not a DCGM field gpusel reads; kept without a metric",
-                                              tokens[i].text));
+                        notes.add(fmt::format("column {} is not a DCGM field gpusel reads; kept without a metric",
+                                              quote(tokens[i].text)));
                     }
                 }
                 if (!columns.empty() && names != columns) {
@@ -234,6 +269,7 @@ GpuTelemetry parse_dcgmi_dmon(std::string_view text, const std::string& file) {
             }
             continue;
         }
+        const std::vector<Token> cells = split_whitespace(line.text);
         if (cells.front().text == "ID" || cells.front().text == "Id") {
             continue;  // the units line under the header
         }
@@ -259,6 +295,10 @@ GpuTelemetry parse_dcgmi_dmon(std::string_view text, const std::string& file) {
         if (values > columns.size()) {
             throw input_error(file, line.number, cells[2 + columns.size()].column,
                               fmt::format("row has {} values but the header names {} fields", values, columns.size()));
+        }
+        if (values == 0) {
+            notes.add("skipped a row cut short before its first value", line.number);
+            continue;
         }
         if (values < columns.size()) {
             notes.add("row cut short; its missing columns have no value", line.number);

@@ -33,33 +33,41 @@ std::string strip_escapes(std::string_view text) {
 
 }  // namespace
 
-std::vector<Line> split_lines(std::string_view text) {
-    if (starts_with(text, "\xEF\xBB\xBF")) {
-        text.remove_prefix(3);
+LineRange::Iterator::Iterator(std::string_view text) : m_text(text), m_done(false) {
+    if (starts_with(m_text, "\xEF\xBB\xBF")) {
+        m_text.remove_prefix(3);
     }
-    std::vector<Line> lines;
-    int number = 0;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = text.find('\n', start);
-        std::string_view line =
-            text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-        ++number;
-        if (!line.empty() && line.back() == '\r') {
-            line.remove_suffix(1);
-        }
-        if (end == std::string_view::npos) {
-            if (!line.empty()) {
-                lines.push_back(Line{
-                    line.find('\x1b') == std::string_view::npos ? std::string(line) : strip_escapes(line), number});
-            }
-            break;
-        }
-        lines.push_back(
-            Line{line.find('\x1b') == std::string_view::npos ? std::string(line) : strip_escapes(line), number});
-        start = end + 1;
+    ++*this;
+}
+
+LineRange::Iterator& LineRange::Iterator::operator++() {
+    if (m_done || m_next > m_text.size()) {
+        m_done = true;
+        return *this;
     }
-    return lines;
+    const std::size_t end = m_text.find('\n', m_next);
+    std::string_view line =
+        m_text.substr(m_next, end == std::string_view::npos ? std::string_view::npos : end - m_next);
+    ++m_number;
+    if (!line.empty() && line.back() == '\r') {
+        line.remove_suffix(1);
+    }
+    // A last line without a line end is a line; the empty text after a final LF is not.
+    if (end == std::string_view::npos && line.empty()) {
+        m_done = true;
+        return *this;
+    }
+    m_next = end == std::string_view::npos ? m_text.size() + 1 : end + 1;
+    m_line = line;
+    m_stripped_line = line.find('\x1b') != std::string_view::npos;
+    if (m_stripped_line) {
+        m_stripped = strip_escapes(line);
+    }
+    return *this;
+}
+
+LineRange split_lines(std::string_view text) {
+    return LineRange(text);
 }
 
 std::vector<Token> split_whitespace(std::string_view line) {

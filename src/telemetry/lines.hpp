@@ -12,13 +12,45 @@
 namespace gpusel::telemetry_detail {
 
 struct Line {
-    std::string text;  // without the line end; ANSI escapes removed
-    int number = 0;    // 1-based
+    std::string_view text;  // without the line end; ANSI escapes removed. Valid until the next line is read
+    int number = 0;         // 1-based
 };
 
-// Splits on LF (a CR before it is dropped), removes a leading UTF-8 BOM and ANSI CSI escapes
-// (ESC [ ... final byte), which `nvidia-smi topo -m` prints around its header.
-std::vector<Line> split_lines(std::string_view text);
+// The lines of a text, read one at a time and without a copy of the text (a file of 16 MiB of
+// blank lines must not become 16 million strings): splits on LF (a CR before it is dropped),
+// removes a leading UTF-8 BOM and ANSI CSI escapes (ESC [ ... final byte), which `nvidia-smi
+// topo -m` prints around its header. An input range: `for (const Line& line : split_lines(text))`;
+// each begin() starts again from the first line. `text` must outlive the range.
+class LineRange {
+public:
+    class Iterator {
+    public:
+        Iterator() = default;  // the end
+        explicit Iterator(std::string_view text);
+        Line operator*() const { return Line{m_stripped_line ? std::string_view(m_stripped) : m_line, m_number}; }
+        Iterator& operator++();
+        bool operator==(const Iterator& other) const { return m_done == other.m_done; }
+        bool operator!=(const Iterator& other) const { return m_done != other.m_done; }
+
+    private:
+        std::string_view m_text;
+        std::size_t m_next = 0;  // where the line after m_line starts
+        int m_number = 0;
+        bool m_done = true;
+        std::string_view m_line;       // as in the text
+        bool m_stripped_line = false;  // it held escapes: its text is m_stripped
+        std::string m_stripped;
+    };
+
+    explicit LineRange(std::string_view text) : m_text(text) {}
+    Iterator begin() const { return Iterator(m_text); }
+    static Iterator end() { return {}; }
+
+private:
+    std::string_view m_text;
+};
+
+LineRange split_lines(std::string_view text);
 
 struct Token {
     std::string_view text;

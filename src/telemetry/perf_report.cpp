@@ -185,6 +185,11 @@ void read_names(const std::vector<Token>& tokens, std::size_t at, const std::vec
 
 }  // namespace
 
+// A flat profile's rows are 40 bytes and more (share, command, object, symbol): 16 MiB holds
+// some 400,000. A million rows means rows of a few bytes, which perf never prints and which
+// would cost 150 bytes each in memory: an error rather than half a GiB.
+constexpr std::size_t max_perf_rows = 1000000;
+
 PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
     PerfProfile profile;
     profile.file = file;
@@ -209,6 +214,11 @@ PerfProfile parse_perf_report(std::string_view text, const std::string& file) {
             std::count_if(columns.begin(), columns.end(), [](Column c) { return is_numeric_column(c); }));
         if (tokens.size() < numeric) {
             throw input_error(file, line.number, tokens.front().column, "profile row is missing its share columns");
+        }
+        if (profile.symbols.size() == max_perf_rows) {
+            throw input_error(
+                file, line.number, 1,
+                fmt::format("more than {} profile rows; perf report rows are longer than these", max_perf_rows));
         }
         PerfSymbol symbol;
         symbol.line = line.number;

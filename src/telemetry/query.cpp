@@ -196,24 +196,29 @@ struct QueryHeader {
     std::vector<std::string> columns;  // canonical names
     std::vector<std::string> units;    // from the header ("memory.used [MiB]"), empty otherwise
     bool present = false;              // the file has a header line
-    std::size_t first_row = 0;
+    int first_row_line = 0;            // the line number of the first data line
 };
 
-QueryHeader parse_query_header(const std::vector<Line>& lines, const std::string& file,
+QueryHeader parse_query_header(const LineRange& lines, const std::string& file,
                                const std::vector<std::string>& fields) {
     QueryHeader header;
-    std::size_t first = 0;
-    while (first < lines.size() && is_blank(lines[first].text)) {
-        ++first;
+    std::string first_text;  // a copy: a line's text lives only as long as the loop's step
+    int first_number = 0;
+    for (const Line& line : lines) {
+        if (!is_blank(line.text)) {
+            first_text = line.text;
+            first_number = line.number;
+            break;
+        }
     }
-    if (first == lines.size()) {
+    if (first_number == 0) {
         throw input_error(file, 1, 1, "empty file; expected `nvidia-smi --query-gpu=... --format=csv` output");
     }
-    const std::vector<Cell> head = split_csv(lines[first].text);
+    const std::vector<Cell> head = split_csv(first_text);
     header.present = std::all_of(head.begin(), head.end(), [](const Cell& c) { return looks_like_field_name(c.text); });
     if (!header.present) {
         if (fields.empty()) {
-            throw input_error(file, lines[first].number, 1,
+            throw input_error(file, first_number, 1,
                               "no header line (captured with --format=csv,noheader?); pass the --query-gpu field "
                               "list with --query-fields, e.g. --query-fields index,utilization.gpu,memory.used");
         }
@@ -221,7 +226,7 @@ QueryHeader parse_query_header(const std::vector<Line>& lines, const std::string
             header.columns.push_back(canonical(field));
             header.units.emplace_back();
         }
-        header.first_row = first;
+        header.first_row_line = first_number;
         return header;
     }
     for (const Cell& cell : head) {
@@ -235,12 +240,12 @@ QueryHeader parse_query_header(const std::vector<Line>& lines, const std::string
             wanted.push_back(canonical(field));
         }
         if (wanted != header.columns) {
-            throw input_error(file, lines[first].number, 1,
+            throw input_error(file, first_number, 1,
                               "the header names other fields than --query-fields; drop --query-fields or make "
                               "it match the header");
         }
     }
-    header.first_row = first + 1;
+    header.first_row_line = first_number + 1;
     return header;
 }
 
@@ -324,6 +329,12 @@ int row_gpu(const std::vector<Cell>& cells, const QueryColumns& columns,
     if (columns.identity && *columns.identity < cells.size()) {
         const std::string identity(cells[*columns.identity].text);
         const auto inserted = ordinal_of_identity.emplace(identity, static_cast<int>(ordinal_of_identity.size()));
+        // The same bound as an index field's: a GPU numbered beyond 100000 is not one of a
+        // machine, and each costs memory in every step of a diagnosis.
+        if (inserted.second && ordinal_of_identity.size() > 100000) {
+            throw input_error(file, line, cells[*columns.identity].column,
+                              "more than 100000 distinct GPUs (uuid / pci.bus_id); expected one machine's GPUs");
+        }
         return inserted.first->second;
     }
     return 0;
@@ -353,13 +364,24 @@ std::optional<GpuSample> parse_query_row(const Line& line, const QueryHeader& he
                           fmt::format("row has {} values but there are {} fields", cells.size(), width));
     }
     if (cells.size() < width) {
+        const bool any_reading = std::any_of(columns.metric_of.begin(),
+                                             columns.metric_of.begin() + static_cast<std::ptrdiff_t>(cells.size()),
+                                             [](const std::optional<GpuMetric>& metric) { return metric.has_value(); });
+        if (!any_reading) {
+            // No reading at all: a capture stopped mid-row, or a file of such rows, which would
+            // cost a sample each and say nothing.
+            notes.add("skipped a row cut short before its first value", line.number);
+            return std::nullopt;
+        }
         notes.add("row cut short; its missing fields have no value", line.number);
     }
     GpuSample sample;
     sample.line = line.number;
     sample.gpu = row_gpu(cells, columns, ordinal_of_identity, file, line.number);
     if (columns.time && *columns.time < cells.size()) {
-        sample.time = std::string(cells[*columns.time].text);
+        if (const std::optional<SampleTime> time = parse_sample_time(trim(cells[*columns.time].text))) {
+            sample.set_time(*time);
+        }
     }
     for (std::size_t i = 0; i < cells.size(); ++i) {
         const std::optional<GpuMetric>& metric = columns.metric_of[i];
@@ -373,6 +395,25 @@ std::optional<GpuSample> parse_query_row(const Line& line, const QueryHeader& he
         }
     }
     return sample;
+}
+
+// Rows whose timestamps all carry a date are put in time order when the file has them in
+// another (a log written newest first, or merged from several): the steady state and the
+// capture's length read samples in time order. Rows of one time keep their file order. Times
+// of day alone are left as printed: across midnight only the file knows their order.
+void sort_dated_rows(std::deque<GpuSample>& samples, NoteLog& notes) {
+    const auto dated = [](const GpuSample& sample) { return sample.time() && sample.time()->dated; };
+    if (!std::all_of(samples.begin(), samples.end(), dated)) {
+        return;
+    }
+    const auto earlier = [](const GpuSample& a, const GpuSample& b) {
+        return std::make_pair(a.time()->seconds, a.line) < std::make_pair(b.time()->seconds, b.line);
+    };
+    if (std::is_sorted(samples.begin(), samples.end(), earlier)) {
+        return;
+    }
+    std::sort(samples.begin(), samples.end(), earlier);
+    notes.add("the rows are not in time order (newest first?); they are read in time order");
 }
 
 }  // namespace
@@ -394,19 +435,23 @@ GpuTelemetry parse_nvidia_smi_query(std::string_view text, const std::string& fi
     telemetry.kind = TelemetryKind::nvidia_smi_query;
     telemetry.file = file;
     NoteLog notes;
-    const std::vector<Line> lines = split_lines(text);
+    const LineRange lines = split_lines(text);
     const QueryHeader header = parse_query_header(lines, file, fields);
     const QueryColumns columns = query_columns(header, notes);
     std::map<std::string, int> ordinal_of_identity;
-    for (std::size_t l = header.first_row; l < lines.size(); ++l) {
+    for (const Line& line : lines) {
+        if (line.number < header.first_row_line) {
+            continue;
+        }
         if (std::optional<GpuSample> sample =
-                parse_query_row(lines[l], header, columns, ordinal_of_identity, file, notes)) {
+                parse_query_row(line, header, columns, ordinal_of_identity, file, notes)) {
             telemetry.samples.push_back(std::move(*sample));
         }
     }
     if (telemetry.samples.empty()) {
         throw input_error(file, 1, 1, "no data rows; expected `nvidia-smi --query-gpu=... --format=csv` output");
     }
+    sort_dated_rows(telemetry.samples, notes);
     if (!columns.index && columns.identity) {
         notes.add("no index field: GPUs are numbered in order of first appearance of their uuid / pci.bus_id");
     }

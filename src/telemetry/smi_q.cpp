@@ -293,6 +293,63 @@ void fill_typed_fields(SmiGpu& gpu, const std::string& file) {
     gpu.fabric_status = text_of(gpu, {"Fabric / Status"});
 }
 
+// Bounds that no report of nvidia-smi comes near, so that a hostile file cannot make the
+// reader's memory or time grow faster than the file: a field's path is the names of the
+// sections above it, which a long or deeply nested name would repeat in every field under it.
+constexpr std::size_t max_smi_name_bytes = 128;  // the longest key is under 64 ("... Event Reasons Counters")
+constexpr std::size_t max_smi_depth = 8;         // sections nest 4 deep
+constexpr std::size_t max_smi_gpus = 4096;       // GPU sections (one report shows at most a few dozen)
+constexpr std::size_t max_smi_fields = 65536;    // "Key : Value" lines (about 400 per GPU)
+
+// A new GPU section, at most max_smi_gpus of them.
+SmiGpu& add_gpu_section(std::vector<SmiGpu>& gpus, int line, const std::string& file) {
+    if (gpus.size() == max_smi_gpus) {
+        throw input_error(file, line, 1,
+                          fmt::format("more than {} GPU sections; expected one `nvidia-smi -q` report", max_smi_gpus));
+    }
+    gpus.emplace_back();
+    gpus.back().line = line;
+    return gpus.back();
+}
+
+using Sections = std::vector<std::pair<int, std::string>>;  // indentation, name
+
+// One indented line of a GPU block: a section (onto `sections`) or a "Key : Value" field of
+// `gpu` under the sections above it. `fields` counts the report's fields, at most
+// max_smi_fields; lines beyond the name and depth bounds are skipped with a note.
+void read_block_line(const Line& line, std::string_view content, int indent, const std::string& file,
+                     Sections& sections, SmiGpu& gpu, std::size_t& fields, NoteLog& notes) {
+    while (!sections.empty() && sections.back().first >= indent) {
+        sections.pop_back();
+    }
+    const std::size_t colon = content.find(" :");
+    const std::string_view name = colon == std::string_view::npos ? content : trim(content.substr(0, colon));
+    if (name.size() > max_smi_name_bytes || sections.size() == max_smi_depth) {
+        notes.add(fmt::format("skipped a line that is not nvidia-smi's (a name over {} bytes, or sections nested "
+                              "deeper than {})",
+                              max_smi_name_bytes, max_smi_depth),
+                  line.number);
+        return;
+    }
+    if (colon == std::string_view::npos) {
+        sections.emplace_back(indent, std::string(content));
+        return;
+    }
+    std::string path;
+    for (const auto& section : sections) {
+        path += section.second + " / ";
+    }
+    path += std::string(name);
+    const std::string_view value = trim(content.substr(colon + 2));
+    const int column = value.empty() ? 1 : static_cast<int>(value.data() - line.text.data()) + 1;
+    if (gpu.fields.emplace(path, SmiField{std::string(value), line.number, column}).second &&
+        ++fields == max_smi_fields + 1) {
+        throw input_error(
+            file, line.number, 1,
+            fmt::format("more than {} 'Key : Value' lines; expected one `nvidia-smi -q` report", max_smi_fields));
+    }
+}
+
 }  // namespace
 
 SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
@@ -300,9 +357,10 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
     report.file = file;
     NoteLog notes;
     std::vector<SmiGpu> gpus;
-    std::vector<std::pair<int, std::string>> sections;  // indentation, name
+    Sections sections;
     bool in_gpu = false;
     bool in_nvlink = false;
+    std::size_t fields = 0;
     for (const Line& line : split_lines(text)) {
         const std::string_view content = trim(line.text);
         if (content.empty()) {
@@ -327,9 +385,7 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
         }
         if (indent == 0) {
             if (is_gpu_header(content)) {
-                gpus.emplace_back();
-                gpus.back().bus_id = std::string(content.substr(4));
-                gpus.back().line = line.number;
+                add_gpu_section(gpus, line.number, file).bus_id = std::string(content.substr(4));
                 in_gpu = true;
                 sections.clear();
                 continue;
@@ -355,27 +411,11 @@ SmiReport parse_nvidia_smi_q(std::string_view text, const std::string& file) {
         }
         if (!in_gpu) {
             // Sections with no "GPU <bus id>" above them: an excerpt of one GPU's block.
-            gpus.emplace_back();
-            gpus.back().line = line.number;
+            add_gpu_section(gpus, line.number, file);
             in_gpu = true;
             sections.clear();
         }
-        while (!sections.empty() && sections.back().first >= indent) {
-            sections.pop_back();
-        }
-        std::string path;
-        for (const auto& section : sections) {
-            path += section.second + " / ";
-        }
-        const std::size_t colon = content.find(" :");
-        if (colon == std::string_view::npos) {
-            sections.emplace_back(indent, std::string(content));
-            continue;
-        }
-        path += std::string(trim(content.substr(0, colon)));
-        const std::string_view value = trim(content.substr(colon + 2));
-        const int column = value.empty() ? 1 : static_cast<int>(value.data() - line.text.data()) + 1;
-        gpus.back().fields.emplace(path, SmiField{std::string(value), line.number, column});
+        read_block_line(line, content, indent, file, sections, gpus.back(), fields, notes);
     }
     // Indented text that is not "Key : Value" (another tool's output) makes sections but no
     // fields: such a "GPU" is not one.

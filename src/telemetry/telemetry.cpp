@@ -1,7 +1,7 @@
 // Shared pieces of the telemetry module: names, sample accessors, file reading.
 
 #include <algorithm>
-#include <set>
+#include <bit>
 
 #include "io/yaml.hpp"
 #include "telemetry/telemetry.hpp"
@@ -95,28 +95,235 @@ std::string_view metric_name(GpuMetric metric) {
 static_assert(static_cast<std::size_t>(GpuMetric::pcie_link_width_max) + 1 == gpu_metric_count,
               "gpu_metric_count must count every GpuMetric");
 
-std::optional<double> GpuSample::value(GpuMetric metric) const {
-    return m_values[static_cast<std::size_t>(metric)];
+std::size_t GpuValues::count() const {
+    return static_cast<std::size_t>(std::popcount(m_present));
 }
 
-void GpuSample::set(GpuMetric metric, double value) {
-    m_values[static_cast<std::size_t>(metric)] = value;
+std::size_t GpuValues::rank(GpuMetric metric) const {
+    const std::uint32_t below = (std::uint32_t{1} << static_cast<unsigned>(metric)) - 1;
+    return static_cast<std::size_t>(std::popcount(m_present & below));
+}
+
+void GpuValues::release() {
+    if (count() > 1) {
+        delete[] m_many;
+    }
+    m_present = 0;
+    m_one = 0;
+}
+
+GpuValues::GpuValues(const GpuValues& other) : m_present(other.m_present) {
+    if (count() > 1) {
+        m_many = new double[count()];
+        std::copy(other.m_many, other.m_many + count(), m_many);
+    } else {
+        m_one = other.m_one;
+    }
+}
+
+GpuValues::GpuValues(GpuValues&& other) noexcept : m_present(other.m_present) {
+    if (count() > 1) {
+        m_many = other.m_many;
+    } else {
+        m_one = other.m_one;
+    }
+    other.m_present = 0;
+    other.m_one = 0;
+}
+
+GpuValues& GpuValues::operator=(const GpuValues& other) {
+    if (this != &other) {
+        GpuValues copy(other);
+        *this = std::move(copy);
+    }
+    return *this;
+}
+
+GpuValues& GpuValues::operator=(GpuValues&& other) noexcept {
+    if (this != &other) {
+        release();
+        m_present = other.m_present;
+        if (count() > 1) {
+            m_many = other.m_many;
+        } else {
+            m_one = other.m_one;
+        }
+        other.m_present = 0;
+        other.m_one = 0;
+    }
+    return *this;
+}
+
+GpuValues::~GpuValues() {
+    release();
+}
+
+std::optional<double> GpuValues::get(GpuMetric metric) const {
+    const std::uint32_t bit = std::uint32_t{1} << static_cast<unsigned>(metric);
+    if ((m_present & bit) == 0) {
+        return std::nullopt;
+    }
+    return count() == 1 ? m_one : m_many[rank(metric)];
+}
+
+void GpuValues::set(GpuMetric metric, double value) {
+    const std::uint32_t bit = std::uint32_t{1} << static_cast<unsigned>(metric);
+    const std::size_t n = count();
+    if ((m_present & bit) != 0) {
+        (n == 1 ? m_one : m_many[rank(metric)]) = value;
+        return;
+    }
+    if (n == 0) {
+        m_present = bit;
+        m_one = value;
+        return;
+    }
+    // One more value: a new array in metric order. A row sets at most 24, once each.
+    auto* grown = new double[n + 1];
+    const std::size_t at = rank(metric);
+    const double* old = n == 1 ? &m_one : m_many;
+    std::copy(old, old + at, grown);
+    grown[at] = value;
+    std::copy(old + at, old + n, grown + at + 1);
+    if (n > 1) {
+        delete[] m_many;
+    }
+    m_many = grown;
+    m_present |= bit;
+}
+
+std::optional<SampleTime> GpuSample::time() const {
+    if (!m_has_time) {
+        return std::nullopt;
+    }
+    return SampleTime{m_seconds, m_dated};
+}
+
+void GpuSample::set_time(SampleTime time) {
+    m_seconds = time.seconds;
+    m_dated = time.dated;
+    m_has_time = true;
+}
+
+namespace {
+
+// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+long long days_from_civil(int year, unsigned month, unsigned day) {
+    year -= month <= 2 ? 1 : 0;
+    const int era = (year >= 0 ? year : year - 399) / 400;
+    const auto year_of_era = static_cast<unsigned>(year - era * 400);
+    const unsigned day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+    const unsigned day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    return static_cast<long long>(era) * 146097 + static_cast<long long>(day_of_era) - 719468;
+}
+
+bool all_digits(std::string_view text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+int digits_value(std::string_view text) {
+    int value = 0;
+    for (const char c : text) {
+        value = value * 10 + (c - '0');
+    }
+    return value;
+}
+
+// "20240104" (dmon), "2024/01/16" (--query-gpu), "2024-01-16": days since the epoch.
+std::optional<long long> date_days(std::string_view text) {
+    std::string_view year;
+    std::string_view month;
+    std::string_view day;
+    if (text.size() == 8) {
+        year = text.substr(0, 4);
+        month = text.substr(4, 2);
+        day = text.substr(6, 2);
+    } else if (text.size() == 10 && text[4] == text[7] && (text[4] == '/' || text[4] == '-')) {
+        year = text.substr(0, 4);
+        month = text.substr(5, 2);
+        day = text.substr(8, 2);
+    } else {
+        return std::nullopt;
+    }
+    if (!all_digits(year) || !all_digits(month) || !all_digits(day)) {
+        return std::nullopt;
+    }
+    const int m = digits_value(month);
+    const int d = digits_value(day);
+    if (m < 1 || m > 12 || d < 1 || d > 31) {
+        return std::nullopt;
+    }
+    return days_from_civil(digits_value(year), static_cast<unsigned>(m), static_cast<unsigned>(d));
+}
+
+// "13:54:35" or "14:44:16.977": seconds since midnight.
+std::optional<double> clock_seconds(std::string_view text) {
+    if (text.size() < 8 || text[2] != ':' || text[5] != ':') {
+        return std::nullopt;
+    }
+    const std::string_view hours = text.substr(0, 2);
+    const std::string_view minutes = text.substr(3, 2);
+    const std::string_view whole = text.substr(6, 2);
+    std::string_view fraction = text.substr(8);
+    if (!all_digits(hours) || !all_digits(minutes) || !all_digits(whole)) {
+        return std::nullopt;
+    }
+    double seconds = digits_value(whole);
+    if (!fraction.empty()) {
+        if (fraction.front() != '.' || !all_digits(fraction.substr(1))) {
+            return std::nullopt;
+        }
+        double scale = 0.1;
+        for (const char c : fraction.substr(1)) {
+            seconds += (c - '0') * scale;
+            scale /= 10;
+        }
+    }
+    const int h = digits_value(hours);
+    const int m = digits_value(minutes);
+    if (h > 23 || m > 59 || seconds >= 61) {
+        return std::nullopt;
+    }
+    return h * 3600.0 + m * 60.0 + seconds;
+}
+
+}  // namespace
+
+std::optional<SampleTime> parse_sample_time(std::string_view text) {
+    const std::size_t space = text.find(' ');
+    if (space == std::string_view::npos) {
+        const std::optional<double> clock = clock_seconds(text);
+        return clock ? std::optional<SampleTime>(SampleTime{*clock, false}) : std::nullopt;
+    }
+    const std::optional<long long> days = date_days(text.substr(0, space));
+    const std::optional<double> clock = clock_seconds(text.substr(space + 1));
+    if (!days || !clock) {
+        return std::nullopt;
+    }
+    return SampleTime{static_cast<double>(*days) * 86400 + *clock, true};
 }
 
 std::vector<int> GpuTelemetry::gpus() const {
-    std::set<int> seen;
+    std::vector<int> seen;
     for (const GpuSample& sample : samples) {
         if (sample.entity == GpuEntity::gpu) {
-            seen.insert(sample.gpu);
+            seen.push_back(sample.gpu);
         }
     }
-    return {seen.begin(), seen.end()};
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    return seen;
 }
 
 bool GpuTelemetry::has(GpuMetric metric) const {
     return std::any_of(samples.begin(), samples.end(), [metric](const GpuSample& sample) {
         return sample.entity == GpuEntity::gpu && sample.value(metric).has_value();
     });
+}
+
+const SampleLabels& GpuTelemetry::labels(const GpuSample& sample) const {
+    static const SampleLabels none;
+    return sample.label_set == 0 || sample.label_set > label_sets.size() ? none : label_sets[sample.label_set - 1];
 }
 
 std::vector<const CpuSample*> CpuTelemetry::overall() const {

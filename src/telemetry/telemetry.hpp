@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -81,34 +82,85 @@ inline constexpr std::size_t gpu_metric_count = 24;
 std::string_view metric_name(GpuMetric metric);  // "sm_util_pct", "fb_used_bytes", ...
 
 // DCGM entity kinds as dcgmi prints them. Other tools report whole GPUs only.
-enum class GpuEntity { gpu, gpu_instance, compute_instance, other };
+enum class GpuEntity : std::uint8_t { gpu, gpu_instance, compute_instance, other };
 
-struct GpuSample {
-    int gpu = 0;  // the index the tool printed (dmon `gpu`, DCGM entity id, query `index` or row order)
-    GpuEntity entity = GpuEntity::gpu;
-    std::string time;  // as printed ("20240104 13:54:35", "2024/01/16 14:44:16.977"); empty when none
-    int line = 0;      // 1-based line in the file
-    // Prometheus labels (DCGM exporter): `UUID`, `Hostname`, `pod`; empty for the other tools.
-    std::string uuid, host, pod;
+// When a sample was taken, as far as the tool printed it.
+struct SampleTime {
+    double seconds = 0;  // since the Unix epoch when `dated` (the date as printed, read as UTC), else since midnight
+    bool dated = false;  // the tool printed a date too: times of different days compare
+};
 
-    std::optional<double> value(GpuMetric metric) const;
+// A time as the tools print it: "20240104 13:54:35" (dmon -o DT), "2024/01/16 14:44:16.977"
+// (--query-gpu timestamp), "13:54:35" (dmon -o T, not dated). nullopt for anything else.
+std::optional<SampleTime> parse_sample_time(std::string_view text);
+
+// The readings of one sample: at most one value per GpuMetric. Stored compactly: a capture of
+// millions of narrow rows holds one or a few values per row, not 24 (docs/diagnose.md, "Limits").
+class GpuValues {
+public:
+    GpuValues() = default;
+    GpuValues(const GpuValues& other);
+    GpuValues(GpuValues&& other) noexcept;
+    GpuValues& operator=(const GpuValues& other);
+    GpuValues& operator=(GpuValues&& other) noexcept;
+    ~GpuValues();
+
+    std::optional<double> get(GpuMetric metric) const;
     void set(GpuMetric metric, double value);
 
 private:
-    std::array<std::optional<double>, gpu_metric_count> m_values{};
+    std::size_t count() const;
+    std::size_t rank(GpuMetric metric) const;  // how many present metrics come before `metric`
+    void release();
+
+    std::uint32_t m_present = 0;  // bit i: GpuMetric i has a value
+    union {
+        double m_one = 0;  // the value, when there is one
+        double* m_many;    // the values in metric order, when there are several
+    };
+};
+
+// Labels of a Prometheus series (DCGM exporter) that say where its samples come from.
+struct SampleLabels {
+    std::string uuid, host, pod;  // `UUID`, `Hostname`, `pod`
+};
+
+// 40 bytes: a 16 MiB capture of 4-byte rows holds four million of them.
+struct GpuSample {
+    int gpu = 0;                  // the index the tool printed (dmon `gpu`, DCGM entity id, query `index` or row order)
+    int line = 0;                 // 1-based line in the file
+    std::uint32_t label_set = 0;  // Prometheus: 1 + its index in GpuTelemetry::label_sets; 0 for none
+    GpuEntity entity = GpuEntity::gpu;
+
+    std::optional<double> value(GpuMetric metric) const { return m_values.get(metric); }
+    void set(GpuMetric metric, double value) { m_values.set(metric, value); }
+    // The printed time, read; nullopt when the tool printed none (or only a date).
+    std::optional<SampleTime> time() const;
+    void set_time(SampleTime time);
+
+private:
+    bool m_has_time = false;
+    bool m_dated = false;
+    double m_seconds = 0;
+    GpuValues m_values;
 };
 
 struct GpuTelemetry {
     TelemetryKind kind = TelemetryKind::nvidia_smi_dmon;
     std::string file;
     std::vector<std::string> columns;  // column names of the last header, as printed
-    std::vector<GpuSample> samples;    // one per GPU per sample time, file order
-    std::vector<std::string> notes;    // skipped lines, columns without a value, assumptions
+    // One per GPU per sample time, file order (--query-gpu rows with dated times: time order).
+    // A deque: no reallocation that holds every sample twice while a large capture is read.
+    std::deque<GpuSample> samples;
+    std::vector<SampleLabels> label_sets;  // Prometheus: the distinct label sets of the samples
+    std::vector<std::string> notes;        // skipped lines, columns without a value, assumptions
 
     // Distinct indices of whole GPUs (entity gpu), ascending.
     std::vector<int> gpus() const;
     // Whether any whole-GPU sample has a value for `metric`.
     bool has(GpuMetric metric) const;
+    // The Prometheus labels of a sample; empty for the other tools.
+    const SampleLabels& labels(const GpuSample& sample) const;
 };
 
 // `nvidia-smi dmon` with any -s selection and -o D/T/DT; pre-535 (5-wide) and current (7-wide)
@@ -133,14 +185,15 @@ std::vector<std::string> split_query_fields(std::string_view list, const std::st
 // DCGM-exporter metrics through Prometheus (docs/diagnose.md has the curl/promtool commands).
 // Metric names are the exporter's DCGM_FI_* names; DCGM_FI_PROF_* ratios become percent,
 // DCGM_FI_DEV_FB_* MiB become bytes, DCGM_FI_PROF_{PCIE,NVLINK}_*_BYTES stay bytes/s. Labels:
-// `gpu` is the index, `UUID`, `Hostname` and `pod` are kept on the sample, `GPU_I_ID` marks a MIG
-// instance. Series of several hosts are numbered by first appearance of (Hostname, gpu), with a
+// `gpu` is the index, `UUID`, `Hostname` and `pod` are kept (GpuTelemetry::labels), `GPU_I_ID`
+// marks a MIG instance. Series of several hosts are numbered by first appearance of (Hostname, gpu), with a
 // note. Other metrics are skipped (noted); DCGM's blank sentinels (values >= 2^63 - 16, e.g.
 // DCGM_FI_DEV_MEMORY_TEMP 9223372036854775794 in the exporter's README) read as no value.
 
 // Text exposition format: one scrape, or several appended (`while :; do curl -s URL; sleep
 // 1; done`). The k-th value of a series is the k-th sample of its GPU; an optional timestamp
-// (ms) becomes the sample time. Throws InputError when no DCGM_FI_ series is found or a line
+// (milliseconds since the epoch: the exposition format's unit) becomes the sample time, in
+// seconds. Throws InputError when no DCGM_FI_ series is found or a line
 // is not `name{labels} value [timestamp]`.
 GpuTelemetry parse_prometheus_text(std::string_view text, const std::string& file);
 
@@ -176,10 +229,11 @@ struct CpuProcess {  // a process row of `top -b`
 struct CpuTelemetry {
     TelemetryKind kind = TelemetryKind::mpstat;  // mpstat, sar or top
     std::string file;
-    std::optional<int> cpu_count;       // from the sysstat banner "(9 CPU)"
-    std::vector<CpuSample> samples;     // interval rows, file order
-    std::vector<CpuSample> averages;    // the tool's own "Average:" rows
-    std::vector<CpuProcess> processes;  // top: the rows of the last frame, as printed
+    std::optional<int> cpu_count;  // from the sysstat banner "(9 CPU)"
+    // Deques: no reallocation that holds every row twice while a large report is read.
+    std::deque<CpuSample> samples;     // interval rows, file order
+    std::deque<CpuSample> averages;    // the tool's own "Average:" rows
+    std::deque<CpuProcess> processes;  // top: the rows of the last frame, as printed
     std::vector<std::string> notes;
 
     // Rows for all CPUs together ("all"), in file order.
@@ -207,7 +261,7 @@ struct PerfProfile {
     std::string file;
     std::string event;                    // "cycles", from "# Samples: N of event 'E'"
     std::optional<double> total_samples;  // N from the same line
-    std::vector<PerfSymbol> symbols;      // top-level rows in file order (call-graph lines skipped)
+    std::deque<PerfSymbol> symbols;  // top-level rows in file order (call-graph lines skipped); a deque, as samples
     std::vector<std::string> notes;
 };
 

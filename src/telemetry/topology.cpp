@@ -3,6 +3,8 @@
 // same because cells never contain blanks (the " X " self cell is padded, not spaced inside).
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -56,22 +58,26 @@ TopoLink read_link(std::string_view cell) {
     return link;
 }
 
-// "NIC0: mlx5_0": the NIC's device name, onto the matrix row of that NIC.
-void read_nic_legend_line(const std::vector<Token>& tokens, Topology& topology) {
+// "NIC0: mlx5_0": the NIC's device name, onto the matrix row of that NIC (`row_of`: each
+// device's row, by name).
+void read_nic_legend_line(const std::vector<Token>& tokens, const std::map<std::string, std::size_t>& row_of,
+                          Topology& topology) {
     if (tokens.size() != 2 || !ends_with(tokens[0].text, ":")) {
         return;
     }
-    const std::string_view nic = tokens[0].text.substr(0, tokens[0].text.size() - 1);
-    for (TopoDevice& device : topology.devices) {
-        if (device.name == nic) {
-            device.nic_name = std::string(tokens[1].text);
-        }
+    const std::string nic(tokens[0].text.substr(0, tokens[0].text.size() - 1));
+    if (const auto row = row_of.find(nic); row != row_of.end()) {
+        topology.devices[row->second].nic_name = std::string(tokens[1].text);
     }
 }
 
+// A real matrix has a few dozen devices (GPUs and NICs; 8 GPUs and 12 NICs on a DGX H200). A
+// header naming more is not `nvidia-smi topo -m`, and its matrix would cost devices² cells.
+constexpr std::size_t max_topology_devices = 1024;
+
 // The header row: device names (GPU0 GPU1 ... NIC0 ...) then the affinity columns.
 void read_header_row(const std::vector<Token>& tokens, int line, std::vector<std::string>& names,
-                     std::vector<Label>& labels, NoteLog& notes) {
+                     std::vector<Label>& labels, const std::string& file, NoteLog& notes) {
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view word = tokens[i].text;
         const std::string_view next = i + 1 < tokens.size() ? tokens[i + 1].text : "";
@@ -86,9 +92,15 @@ void read_header_row(const std::vector<Token>& tokens, int line, std::vector<std
             labels.push_back(Label::gpu_numa_id);
             i += 2;
         } else if (labels.empty()) {
+            if (names.size() == max_topology_devices) {
+                throw input_error(file, line, tokens[i].column,
+                                  fmt::format("the header names more than {} devices; expected `nvidia-smi topo -m` "
+                                              "output",
+                                              max_topology_devices));
+            }
             names.emplace_back(word);
         } else {
-            notes.add(fmt::format("header column '{}' after the affinity columns is not read", word), line);
+            notes.add(fmt::format("header column {} after the affinity columns is not read", quote(word)), line);
         }
     }
 }
@@ -130,7 +142,7 @@ void read_matrix_row(const std::vector<Token>& tokens, const Line& line, const s
             row.push_back(read_link(tokens[1 + c].text));
             if (row.back().kind == LinkKind::unknown) {
                 notes.add(
-                    fmt::format("connection '{}' is not one of X, NV#, PIX, PXB, PHB, NODE, SYS", row.back().text),
+                    fmt::format("connection {} is not one of X, NV#, PIX, PXB, PHB, NODE, SYS", quote(row.back().text)),
                     line.number);
             }
         } else {
@@ -150,6 +162,8 @@ Topology parse_nvidia_smi_topo(std::string_view text, const std::string& file) {
     topology.file = file;
     NoteLog notes;
     std::vector<std::string> names;
+    std::set<std::string_view> header_names;           // views of `names`
+    std::map<std::string, std::size_t> row_of_device;  // matrix rows read, by device name
     std::vector<Label> labels;
     bool in_matrix = false;
     bool in_nic_legend = false;
@@ -169,22 +183,29 @@ Topology parse_nvidia_smi_topo(std::string_view text, const std::string& file) {
         }
         const std::vector<Token> tokens = split_whitespace(content);
         if (in_nic_legend) {
-            read_nic_legend_line(tokens, topology);
+            read_nic_legend_line(tokens, row_of_device, topology);
             continue;
         }
         if (names.empty()) {
             if (tokens.empty() || tokens.front().text != "GPU0") {
                 continue;  // text before the header
             }
-            read_header_row(tokens, line.number, names, labels, notes);
+            read_header_row(tokens, line.number, names, labels, file, notes);
+            header_names.insert(names.begin(), names.end());
             in_matrix = true;
             continue;
         }
         if (!in_matrix) {
             continue;
         }
-        if (std::find(names.begin(), names.end(), tokens.front().text) == names.end()) {
+        if (header_names.count(tokens.front().text) == 0) {
             notes.add("skipped a line that is not a matrix row", line.number);
+            continue;
+        }
+        // Each device has one row: a repeated one is not the tool's (and would let rows outgrow
+        // the header).
+        if (!row_of_device.emplace(std::string(tokens.front().text), topology.devices.size()).second) {
+            notes.add("skipped a repeated matrix row", line.number);
             continue;
         }
         read_matrix_row(tokens, line, names, labels, file, notes, topology);

@@ -522,3 +522,70 @@ TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's 
     CHECK(worth.fastest_per_s >= worth.after_fix_per_s);
     CHECK(catalog.find(worth.fastest_gpu)->memory_bytes >= h100->memory_bytes);
 }
+
+TEST_CASE("diagnose: capture lengths read each format's times", "[diagnose]") {
+    SECTION("Prometheus text timestamps are milliseconds: 40 scrapes 500 ms apart span 19.5 s") {
+        std::string text;
+        for (int i = 0; i < 40; ++i) {
+            text += "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 90 " + std::to_string(1705416256000 + 500LL * i) + "\n";
+        }
+        DiagnoseInputs in;
+        in.prometheus = parse_prometheus(text, "m");
+        const Diagnosis d = diagnose(in);
+        REQUIRE(d.capture.duration_s.has_value());
+        CHECK(*d.capture.duration_s == 19.5);  // was read as seconds: 19,500 s
+        CHECK(d.capture.too_short);            // under 30 s
+    }
+    SECTION("--query-gpu rows written newest first are read in time order, never wrapped past midnight") {
+        std::string text = "timestamp, index, utilization.gpu [%]\n";
+        for (int i = 40; i >= 0; --i) {
+            text += "2024/01/16 14:44:" + std::to_string(i + 10) + ".000, 0, " + std::to_string(i == 0 ? 0 : 90) +
+                    "\n";  // the oldest row (the last line) is idle: the warm-up
+        }
+        DiagnoseInputs in;
+        in.query = parse_nvidia_smi_query(text, "q");
+        CHECK(in.query->samples.front().line == 42);  // 14:44:10, the last line
+        CHECK(in.query->notes ==
+              std::vector<std::string>{"the rows are not in time order (newest first?); they are read in time order"});
+        const Diagnosis d = diagnose(in);
+        REQUIRE(d.capture.duration_s.has_value());
+        CHECK(*d.capture.duration_s == 39);  // 14:44:11 to 14:44:50, the warm-up row left out; was 86,361 s
+        CHECK(d.capture.phases ==
+              std::vector<std::string>{
+                  "GPU 0: warm-up of 1 sample (lines 42-42) below half the median utilisation (90 %), left out"});
+    }
+    SECTION("times of day alone still wrap past midnight") {
+        std::string text = "#Time gpu sm\n";
+        for (int i = 0; i < 40; ++i) {
+            const int second = 50 + i;  // 23:59:50 to 00:00:29
+            text += (second < 60 ? "23:59:" + std::to_string(second)
+                                 : "00:00:" + std::string(second < 70 ? "0" : "") + std::to_string(second - 60)) +
+                    " 0 90\n";
+        }
+        DiagnoseInputs in;
+        in.dmon = parse_nvidia_smi_dmon(text, "d");
+        CHECK_FALSE(in.dmon->samples[0].time()->dated);
+        const Diagnosis d = diagnose(in);
+        REQUIRE(d.capture.duration_s.has_value());
+        CHECK(*d.capture.duration_s == 39);
+    }
+}
+
+TEST_CASE("diagnose: 3 x 10^4 GPU indices take one pass per input, not one per GPU", "[diagnose]") {
+    // Warm-up trimming scanned every sample once per job GPU: 10^5 indices took 43 s, 3 x 10^4
+    // about 4 s; now well under a second.
+    std::string text = "# gpu sm\n";
+    for (int gpu = 0; gpu < 30000; ++gpu) {
+        text += std::to_string(gpu) + " " + std::to_string(gpu % 2 == 0 ? 90 : 30) + "\n";
+    }
+    DiagnoseInputs in;
+    in.dmon = parse_nvidia_smi_dmon(text, "d");
+    const Diagnosis d = diagnose(in);
+    CHECK(d.job_gpus.size() == 30000);
+    REQUIRE(d.capture.per_gpu.size() == 30000);
+    CHECK(d.capture.per_gpu.back().gpu == 29999);
+    CHECK(d.capture.per_gpu.back().busy_pct == 30);
+    CHECK(d.capture.samples_per_gpu == 1);
+    REQUIRE(d.gpu_busy_pct.has_value());
+    CHECK(*d.gpu_busy_pct == 60);
+}

@@ -41,3 +41,21 @@ TEST_CASE("render::diagnose json: a value not computed is null with a note", "[r
                    "    \"capture.duration_s: the computed value is not a finite number (nan); written as null\"\n"
                    "  ],"));
 }
+
+TEST_CASE("render::diagnose text escapes what came from the inputs", "[render][diagnose]") {
+    // A note quoting a Prometheus label: a line break that would start a GitHub annotation, a
+    // BEL, a byte that is not UTF-8.
+    gpusel::DiagnoseResult result;
+    result.diagnosis.inputs.push_back({gpusel::TelemetryKind::prometheus_text, "m\x1b[2J", 1, {0}});
+    result.diagnosis.notes.push_back("m: host 'a\n::error::x' \a\xff");
+    std::ostringstream text;
+    gpusel::render_diagnose_text(result, text, gpusel::DiagnoseStyle{false});
+    CHECK_THAT(text.str(), Catch::Matchers::EndsWith("inputs:\n"
+                                                     "  prometheus-text: m\\x1b[2J, 1 row, GPUs 0\n"
+                                                     "\n"
+                                                     "notes:\n"
+                                                     "  m: host 'a\\x0a::error::x' \\x07\\xff\n"));
+    std::ostringstream json;
+    CHECK_NOTHROW(gpusel::render_diagnose_json(result, json));  // invalid UTF-8 becomes U+FFFD
+    CHECK_THAT(json.str(), Catch::Matchers::Contains("\"m: host 'a\\n::error::x' \\u0007\xEF\xBF\xBD\""));
+}

@@ -59,7 +59,7 @@ TEST_CASE("telemetry::parse_nvidia_smi_dmon reads the current (590) default layo
                                                 "mclk", "pclk"});
     const GpuSample& first = t.samples.front();
     CHECK(first.line == 3);
-    CHECK(first.time.empty());
+    CHECK_FALSE(first.time().has_value());
     CHECK(value(first, GpuMetric::power_watts) == 631);
     CHECK(value(first, GpuMetric::gpu_temp_c) == 63);
     CHECK(value(first, GpuMetric::mem_temp_c) == 57);
@@ -112,7 +112,9 @@ TEST_CASE("telemetry::parse_nvidia_smi_dmon interleaves GPUs and reads fb in MiB
 TEST_CASE("telemetry::parse_nvidia_smi_dmon reads -o TD/DT timestamps, blank lines and PCIe columns", "[telemetry]") {
     const GpuTelemetry t = parse_nvidia_smi_dmon(fixture("nvidia-smi-dmon-s-mutc-o-TD.txt"), "td.txt");
     REQUIRE(t.samples.size() == 6);
-    CHECK(t.samples[0].time == "20240104 13:54:35");
+    REQUIRE(t.samples[0].time().has_value());
+    CHECK(t.samples[0].time()->seconds == 1704376475);  // 2024-01-04 13:54:35 (UTC as printed)
+    CHECK(t.samples[0].time()->dated);
     CHECK(value(t.samples[0], GpuMetric::fb_used_bytes) == 239 * mib);
     CHECK(value(t.samples[0], GpuMetric::pcie_rx_bytes_per_s) == 5 * mib);
     CHECK(value(t.samples[0], GpuMetric::pcie_tx_bytes_per_s) == 10 * mib);
@@ -123,7 +125,8 @@ TEST_CASE("telemetry::parse_nvidia_smi_dmon reads -o TD/DT timestamps, blank lin
 
     const GpuTelemetry dt = parse_nvidia_smi_dmon(fixture("nvidia-smi-dmon-s-pucvmet-o-DT.txt"), "dt.txt");
     REQUIRE(dt.samples.size() == 3);
-    CHECK(dt.samples[2].time == "20260816 09:22:36");
+    CHECK(dt.samples[2].time()->seconds == 1786872156);  // 2026-08-16 09:22:36
+    CHECK(dt.samples[2].time()->dated);
     CHECK(value(dt.samples[0], GpuMetric::pcie_tx_bytes_per_s) == 2 * mib);
     CHECK(value(dt.samples[1], GpuMetric::pcie_tx_bytes_per_s) == 0);
     CHECK(value(dt.samples[0], GpuMetric::fb_used_bytes) == 2 * mib);
@@ -232,7 +235,8 @@ TEST_CASE("telemetry::parse_nvidia_smi_query reads a header with units", "[telem
     CHECK(t.gpus() == std::vector<int>{0});
     CHECK(t.columns == std::vector<std::string>{"timestamp", "pstate", "temperature.gpu", "utilization.gpu",
                                                 "utilization.memory", "memory.total", "memory.free", "memory.used"});
-    CHECK(t.samples[0].time == "2024/01/16 14:44:16.977");
+    CHECK(t.samples[0].time()->seconds == Approx(1705416256.977));  // 2024/01/16 14:44:16.977
+    CHECK(t.samples[0].time()->dated);
     CHECK(value(t.samples[0], GpuMetric::fb_total_bytes) == 23028 * mib);
     CHECK(value(t.samples[0], GpuMetric::fb_used_bytes) == 21 * mib);
     CHECK(value(t.samples[1], GpuMetric::fb_free_bytes) == 22508 * mib);
@@ -300,7 +304,7 @@ TEST_CASE("telemetry::parse_nvidia_smi_query reads the all-fields capture and he
         parse_nvidia_smi_query(fixture("nvidia-smi-query-gpu-csv-allfields-H100-590-load.txt"), "a.csv");
     REQUIRE(t.samples.size() == 1);
     const GpuSample& s = t.samples[0];
-    CHECK(s.time == "2026/07/14 08:12:53.353");
+    CHECK(s.time()->seconds == Approx(1784016773.353));  // 2026/07/14 08:12:53.353
     CHECK(value(s, GpuMetric::sm_util_pct) == 100);
     CHECK(value(s, GpuMetric::mem_util_pct) == 11);
     CHECK(value(s, GpuMetric::fb_used_bytes) == 19818 * mib);
@@ -977,4 +981,100 @@ TEST_CASE("telemetry parsers refuse each bad-input family at its position", "[te
     CHECK(parse_nvidia_smi_nvlink(bom + "GPU 0: X (UUID: y)\n  Link 0: 25 GB/s\n", "x").at(0).links.size() == 1);
     // Another tool's output is no nvlink report: nothing is read (verify --nvlink then refuses).
     CHECK(parse_nvidia_smi_nvlink("# gpu   sm\n    0   5\n", "x").empty());
+}
+
+TEST_CASE("telemetry::parse_sample_time reads the tools' times, dated or not", "[telemetry]") {
+    CHECK(parse_sample_time("20240104 13:54:35")->seconds == 1704376475);  // dmon -o DT
+    CHECK(parse_sample_time("20240104 13:54:35")->dated);
+    CHECK(parse_sample_time("2024/01/16 14:44:16.977")->seconds == Approx(1705416256.977));  // --query-gpu
+    CHECK(parse_sample_time("2024-02-29 00:00:00")->seconds == 1709164800);                  // a leap day
+    CHECK(parse_sample_time("13:54:35")->seconds == 50075);                                  // dmon -o T
+    CHECK_FALSE(parse_sample_time("13:54:35")->dated);
+    for (const char* bad : {"", "20240104", "1705416256", "24:00:00", "2024/13/01 00:00:00", "13:54", "13:54:35x",
+                            "2024/01/16  14:44:16", "03:14:20 PM"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(parse_sample_time(bad).has_value());
+    }
+}
+
+TEST_CASE("telemetry::GpuValues holds any set of metrics in little space", "[telemetry]") {
+    GpuSample sample;
+    CHECK_FALSE(sample.value(GpuMetric::sm_util_pct).has_value());
+    sample.set(GpuMetric::pcie_link_width_max, 16);  // the last metric first
+    CHECK(sample.value(GpuMetric::pcie_link_width_max) == 16);
+    sample.set(GpuMetric::sm_util_pct, 90);
+    sample.set(GpuMetric::power_watts, 300);
+    sample.set(GpuMetric::sm_util_pct, 91);  // overwritten, not added
+    const GpuSample copy = sample;
+    GpuSample temporary = sample;
+    GpuSample moved = std::move(temporary);
+    for (const GpuSample* s : std::initializer_list<const GpuSample*>{&sample, &copy, &moved}) {
+        CHECK(s->value(GpuMetric::sm_util_pct) == 91);
+        CHECK(s->value(GpuMetric::power_watts) == 300);
+        CHECK(s->value(GpuMetric::pcie_link_width_max) == 16);
+        CHECK_FALSE(s->value(GpuMetric::mem_util_pct).has_value());
+    }
+    moved = copy;
+    CHECK(moved.value(GpuMetric::power_watts) == 300);
+    CHECK(sizeof(GpuSample) <= 40);  // a 16 MiB capture of 4-byte rows holds 4 million of them
+}
+
+TEST_CASE("telemetry: rows cut short before their first value are skipped", "[telemetry]") {
+    // Such rows carry no reading; a file of them cost a sample each (RSS 696 MiB at 16 MiB).
+    const GpuTelemetry d = parse_nvidia_smi_dmon("# gpu sm mem\n0 50 1\n0\n1 60\n", "d");
+    CHECK(d.samples.size() == 2);
+    CHECK(d.notes == std::vector<std::string>{"skipped a row cut short before its first value (line 3)",
+                                              "row cut short; its missing columns have no value (line 4)"});
+    const GpuTelemetry g = parse_dcgmi_dmon("#Entity GPUTL\nID\nGPU 0 50\nGPU 0\n", "g");
+    CHECK(g.samples.size() == 1);
+    CHECK(g.notes == std::vector<std::string>{"skipped a row cut short before its first value (line 4)"});
+    const GpuTelemetry q = parse_nvidia_smi_query("index, utilization.gpu [%]\n0, 50\n0\n", "q");
+    CHECK(q.samples.size() == 1);
+    CHECK(q.notes == std::vector<std::string>{"skipped a row cut short before its first value (line 3)"});
+}
+
+TEST_CASE("telemetry: notes are escaped, and a file cannot make more than 50 kinds", "[telemetry]") {
+    std::string header = "#Entity";
+    for (int i = 0; i < 60; ++i) {
+        header += " x" + std::to_string(i);
+    }
+    const GpuTelemetry g = parse_dcgmi_dmon(header + "\x07\nGPU 0 1\n", "g");
+    REQUIRE(g.notes.size() == 51);
+    CHECK(g.notes[0] == "column 'x0' is not a DCGM field gpusel reads; kept without a metric");
+    // 10 more columns and the row cut short
+    CHECK(g.notes[50] == "11 more notes of other kinds left out");
+    const GpuTelemetry bell = parse_dcgmi_dmon("#Entity GPUTL b\x07\xff\nGPU 0 1 2\n", "g");
+    CHECK(bell.notes == std::vector<std::string>{"column 'b\\x07\\xff' is not a DCGM field gpusel reads; kept without "
+                                                 "a metric"});
+}
+
+TEST_CASE("telemetry::parse_nvidia_smi_topo bounds the matrix", "[telemetry]") {
+    const Topology t = parse_nvidia_smi_topo("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \nGPU0\tSYS\tSYS\n", "t");
+    REQUIRE(t.devices.size() == 2);
+    CHECK(t.gpu_link(0, 1)->kind == LinkKind::nvlink);
+    CHECK(t.notes == std::vector<std::string>{"skipped a repeated matrix row (line 4)"});
+    std::string wide = "\tGPU0";
+    for (int i = 1; i <= 1024; ++i) {
+        wide += "\tNIC" + std::to_string(i);
+    }
+    CHECK(error_of([&] { parse_nvidia_smi_topo(wide + "\nGPU0\t X\n", "t"); }).rfind("t:1:", 0) == 0);
+    CHECK_THAT(error_of([&] { parse_nvidia_smi_topo(wide + "\nGPU0\t X\n", "t"); }),
+               Catch::Matchers::EndsWith("the header names more than 1024 devices; expected `nvidia-smi topo -m` "
+                                         "output"));
+}
+
+TEST_CASE("telemetry::parse_nvidia_smi_q bounds names, nesting, GPUs and fields", "[telemetry]") {
+    const SmiReport r = parse_nvidia_smi_q(
+        "GPU 00000000:2F:00.0\n    " + std::string(200, 'S') + "\n        Key : 1\n    Product Name : H100\n", "q");
+    REQUIRE(r.gpus.size() == 1);
+    CHECK(r.gpus[0].field("Key") != nullptr);  // the over-long section is skipped, its keys kept
+    CHECK(r.gpus[0].product_name == "H100");
+    CHECK(r.notes == std::vector<std::string>{"skipped a line that is not nvidia-smi's (a name over 128 bytes, or "
+                                              "sections nested deeper than 8) (line 2)"});
+    std::string many;
+    for (int i = 0; i <= 4096; ++i) {
+        many += "GPU 00000000:2F:00.0\n";
+    }
+    CHECK(error_of([&] { parse_nvidia_smi_q(many, "q"); }) ==
+          "q:4097:1: more than 4096 GPU sections; expected one `nvidia-smi -q` report");
 }
