@@ -291,41 +291,9 @@ void read_workload_document(const YamlNode& document, LaunchSettings& settings, 
 LaunchSettings read_manifest(std::string_view text, const std::string& file) {
     LaunchSettings settings;
     settings.kind = "kubernetes manifest";
-    std::size_t chunk_start = 0;
-    int chunk_line = 1;
-    const auto parse_chunk = [&](std::size_t end) {
-        const std::string_view chunk = text.substr(chunk_start, end - chunk_start);
-        bool has_content = false;
-        std::size_t position = 0;
-        while (position < chunk.size() && !has_content) {
-            const std::size_t end_of_line = std::min(chunk.find('\n', position), chunk.size());
-            const std::string_view line = chunk.substr(position, end_of_line - position);
-            const std::size_t first = line.find_first_not_of(" \t\r");
-            has_content = first != std::string_view::npos && line[first] != '#';
-            position = end_of_line + 1;
-        }
-        if (has_content) {
-            // Blank lines in front keep the line numbers of the whole file in messages.
-            const std::string padded = std::string(static_cast<std::size_t>(chunk_line - 1), '\n') + std::string(chunk);
-            read_workload_document(parse_yaml_text(padded, file), settings, file);
-        }
-    };
-    int line_number = 1;
-    for (std::size_t line_start = 0; line_start < text.size(); ++line_number) {
-        const std::size_t line_end = std::min(text.find('\n', line_start), text.size());
-        std::string_view line = text.substr(line_start, line_end - line_start);
-        if (!line.empty() && line.back() == '\r') {
-            line.remove_suffix(1);
-        }
-        if (line == "---") {
-            parse_chunk(line_start);
-            chunk_start = line_end + 1;
-            chunk_line = line_number + 1;
-        }
-        line_start = line_end + 1;
-    }
-    if (chunk_start < text.size()) {
-        parse_chunk(text.size());
+    // One document at a time: the tree of the last one is freed before the next is parsed.
+    for (const YamlDocumentText& document : split_yaml_documents(text)) {
+        read_workload_document(parse_yaml_document(document, file), settings, file);
     }
     if (!settings.gpus_per_pod) {
         throw InputError(problem(file, Position{},

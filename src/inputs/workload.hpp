@@ -323,6 +323,11 @@ struct Project {
     std::vector<Workload> workloads;
 };
 
+// The most GPUs one proposal line may give (count, or units × the offer's GPUs per unit): the
+// largest count any reader accepts, and what bounds `gpusel check`'s work on the line (the
+// counts it tries besides, check/assess.cpp, grow with the logarithm of the count).
+inline constexpr int max_proposed_gpus = 1 << 20;
+
 struct ProposedHardware {
     Role role = Role::inference;
     std::string gpu;

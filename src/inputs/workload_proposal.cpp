@@ -45,18 +45,25 @@ void read_hardware_offer(MapReader& entry, ProposedHardware& item, const LoadCon
 // units: counts units of the named offer; the GPU count follows from it and must agree with a
 // given count.
 void read_hardware_units(MapReader& entry, ProposedHardware& item, const LoadContext& context) {
-    if (!entry.integer("units", item.units, 1, 1 << 20)) {
+    if (!entry.integer("units", item.units, 1, max_proposed_gpus)) {
         return;
     }
     if (!entry.has("offer")) {
         entry.error("units", "units count units of an offer: name it with offer:");
     } else if (const Offer* offer = context.catalog != nullptr ? context.catalog->find_offer(item.offer) : nullptr) {
-        const int gpus = item.units * offer->gpus_per_unit;
+        const long long gpus = static_cast<long long>(item.units) * offer->gpus_per_unit;
+        if (gpus > max_proposed_gpus) {
+            entry.error("units", fmt::format("{} units of {} are {} GPUs, more than the {} one line may give; "
+                                             "give at most {} units",
+                                             item.units, offer->id, gpus, max_proposed_gpus,
+                                             max_proposed_gpus / offer->gpus_per_unit));
+            return;
+        }
         if (entry.has("count") && item.count != gpus) {
             entry.error("count", fmt::format("count {} disagrees with {} unit{} of {} ({} GPUs); give one of them",
                                              item.count, item.units, item.units == 1 ? "" : "s", offer->id, gpus));
         }
-        item.count = gpus;
+        item.count = static_cast<int>(gpus);
     }
 }
 
@@ -78,7 +85,7 @@ ProposedHardware read_proposed_hardware(MapReader& entry, const LoadContext& con
                                        suggestion.empty() ? "; `gpusel catalog list` shows the ids"
                                                           : ", did you mean '" + suggestion + "'?"));
     }
-    entry.integer("count", item.count, 1, 1 << 20);
+    entry.integer("count", item.count, 1, max_proposed_gpus);
     entry.choice("acquisition", item.acquisition, acquisition_names);
     read_hardware_units(entry, item, context);
     if (entry.has("offer") && entry.has("gpu") && context.catalog != nullptr) {

@@ -58,6 +58,25 @@ YamlNode read_yaml_file(const std::string& path, Diagnostics* soft = nullptr);
 // Parses text already in memory. Throws InputError; `soft` as above.
 YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Diagnostics* soft = nullptr);
 
+// One document of a multi-document YAML stream (a Kubernetes manifest): its text, the document
+// markers that open and close it included, and the line of the stream its text starts on.
+struct YamlDocumentText {
+    std::string_view text;
+    int first_line = 1;
+};
+
+// Splits a YAML stream into its documents, in order, leaving out those without content (only
+// blank lines, comments, directives and markers). A document marker is a line that starts at
+// column 0 with "---" (starts a document) or "..." (ends one), followed by the end of the line,
+// a blank or a comment: as `helm template` writes "--- # Source: chart/templates/x.yaml".
+// YAML forbids such a line inside any scalar, so an indented "---" (a line of a block scalar's
+// text) never splits. Linear in the size of `text`; the views point into it.
+std::vector<YamlDocumentText> split_yaml_documents(std::string_view text);
+
+// Parses one document of a stream as parse_yaml_text does (one document, the same limits), with
+// every position, in the tree and in the errors, counted in lines of the whole stream.
+YamlNode parse_yaml_document(const YamlDocumentText& document, const std::string& file_name);
+
 // Reads a whole file with the same checks on size and type as read_yaml_file (no UTF-8 or
 // YAML checks). Throws InputError.
 std::string read_input_file(const std::string& path, std::size_t limit_bytes = max_input_bytes);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -638,16 +640,23 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     if (capacity * m_slow_speed >= rate * (1 - 1e-9)) {
         return 0;
     }
-    for (int more = serving + 1; (more + spares) * per_replica <= max_gpus; ++more) {
+    // The fewest replicas that carry it, by doubling and halving (capacity grows with replicas):
+    // one estimate per replica added made 2^20 GPUs' worth of replicas minutes of work (issue 38).
+    const auto at = [&](int replicas) {
         PerfQuery wider = query;
-        wider.layout.data_parallel = more;
-        PerfEstimate estimate = estimate_perf(m_workload, gpu, wider, m_efficiency);
-        if (estimate.inference && estimate.inference->meets_slo &&
-            estimate.inference->max_requests_per_s_meeting_slo * m_slow_speed >= rate * (1 - 1e-9)) {
-            query = wider;
-            perf = std::move(estimate);
-            return more - serving;
-        }
+        wider.layout.data_parallel = replicas;
+        return std::pair{wider, estimate_perf(m_workload, gpu, wider, m_efficiency)};
+    };
+    const auto carries = [&](int replicas) {
+        const PerfEstimate estimate = at(replicas).second;
+        return estimate.inference && estimate.inference->meets_slo &&
+               estimate.inference->max_requests_per_s_meeting_slo * m_slow_speed >= rate * (1 - 1e-9);
+    };
+    const int most = max_gpus / per_replica - spares;
+    if (const std::optional<int> replicas = smallest_holding(serving + 1, most, carries);
+        replicas && *replicas <= most) {
+        std::tie(query, perf) = at(*replicas);
+        return *replicas - serving;
     }
     const double share = capacity > 0 ? 1 - band_share_below(m_speed, rate / capacity) : 0;
     const int gpus = (serving + spares) * per_replica;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
@@ -466,6 +467,47 @@ TEST_CASE("every rendered launch reads back as agreeing, an edited one does not"
     CHECK(findings[2] == "2 GPUs in all; the plan has 6");
     const std::string training = render_launch(DeployTarget::kubernetes, training_spec())[0].content;
     CHECK(compare_launch(training_spec(), read_launch_settings(training, "job.yaml")).empty());
+}
+
+TEST_CASE("a manifest read back: helm's commented separators, end markers, block scalars", "[deploy]") {
+    const LaunchSpec spec = serving_spec();
+    const std::string rendered = render_launch(DeployTarget::kubernetes, spec)[0].content;
+    // As `helm template` writes it: a ConfigMap first, each document opened by "--- # Source: ...".
+    const std::string config_map =
+        "--- # Source: chart/templates/configmap.yaml\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n"
+        "  notes.md: |\n    front matter\n    ---\n    replicas: 9\n    ...\n";
+    const std::string helm = config_map + "--- # Source: chart/templates/deployment.yaml\n" + rendered + "...\n";
+    CHECK(compare_launch(spec, read_launch_settings(helm, "helm.yaml")).empty());
+    // A document after an end marker needs no "---".
+    CHECK(compare_launch(spec, read_launch_settings(config_map + "...\n" + rendered, "end.yaml")).empty());
+
+    // Positions count lines of the whole file, however many documents come first.
+    std::string many;
+    for (int i = 0; i < 3; ++i) {
+        many += "--- # Source: chart/templates/cm" + std::to_string(i) + ".yaml\napiVersion: v1\nkind: ConfigMap\n";
+    }
+    std::string edited = rendered;
+    edited.replace(edited.find("replicas: 3"), 11, "replicas: x");
+    const std::string_view before_replicas = std::string_view(edited).substr(0, edited.find("replicas: x"));
+    const auto replicas_line = 11 + std::count(before_replicas.begin(), before_replicas.end(), '\n');
+    try {
+        read_launch_settings(many + "---\n" + edited, "many.yaml");
+        FAIL("expected an InputError");
+    } catch (const InputError& error) {
+        CHECK(format_diagnostic(error.diagnostics().front()) ==
+              fmt::format("many.yaml:{}:13: spec.replicas: 'x' is not a count", replicas_line));
+    }
+}
+
+TEST_CASE("a manifest of 20,000 documents reads in linear time", "[deploy]") {
+    // Padding each document with a newline per line in front made this quadratic (issue 38).
+    const LaunchSpec spec = serving_spec();
+    std::string manifest = render_launch(DeployTarget::kubernetes, spec)[0].content;
+    for (int i = 0; i < 20000; ++i) {
+        manifest += "---\nkind: ConfigMap\n";
+    }
+    CHECK(compare_launch(spec, read_launch_settings(manifest, "big.yaml")).empty());
 }
 
 TEST_CASE("an AMD pick: amd.com/gpu, no GFD node selector, no TensorRT-LLM", "[deploy]") {

@@ -181,8 +181,9 @@ TEST_CASE("perf::Erlang C agrees with the textbook recursion, negligible values 
     };
     int compared = 0;
     int negligible = 0;
-    for (const int servers : {1, 2, 3, 8, 64, 256, 1024, 12800}) {
-        for (const double share : {1e-4, 0.01, 0.2, 0.5, 0.8, 0.95, 0.999}) {
+    // From 12,800 servers on, large loads start the recursion near the load (issue 38).
+    for (const int servers : {1, 2, 3, 8, 64, 256, 1024, 12800, 100000, 1 << 20}) {
+        for (const double share : {1e-4, 0.01, 0.2, 0.5, 0.8, 0.95, 0.999, 0.99999}) {
             const double load = servers * share;
             const double expected = textbook(servers, load);
             const double got = erlang_c_wait_probability(servers, load);

@@ -92,6 +92,48 @@ TEST_CASE("yaml::parse_yaml_text bounds nesting, size and node count", "[yaml]")
     CHECK_THAT(parse_errors(many).front(), Catch::Matchers::Contains("more than 200000 values in one file"));
 }
 
+namespace {
+// Each document of a stream as "first line: text".
+std::vector<std::string> documents_of(std::string_view stream) {
+    std::vector<std::string> documents;
+    for (const gpusel::YamlDocumentText& document : gpusel::split_yaml_documents(stream)) {
+        documents.push_back(std::to_string(document.first_line) + ": " + std::string(document.text));
+    }
+    return documents;
+}
+}  // namespace
+
+TEST_CASE("yaml::split_yaml_documents splits at column-0 markers only", "[yaml]") {
+    // helm template's separators carry a comment; the marker stays with the document it opens.
+    CHECK(documents_of("--- # Source: c/a.yaml\na: 1\n--- # Source: c/b.yaml\nb: 2\n") ==
+          std::vector<std::string>{"1: --- # Source: c/a.yaml\na: 1\n", "3: --- # Source: c/b.yaml\nb: 2\n"});
+    // Comments, directives and empty documents in front belong to the next document or none.
+    CHECK(documents_of("# top\n---\n---\t\n%YAML 1.2\n---\r\na: 1\n...\n# end\n") ==
+          std::vector<std::string>{"4: %YAML 1.2\n---\r\na: 1\n...\n"});
+    // After an end marker a document may start bare; a marker's line may hold the content.
+    CHECK(documents_of("a: 1\n... # end\nb: 2\n--- |\n  text\n") ==
+          std::vector<std::string>{"1: a: 1\n... # end\n", "3: b: 2\n", "4: --- |\n  text\n"});
+    // Not markers: an indented "---" (a block scalar's line), "---x", "----", "...x".
+    CHECK(documents_of("data:\n  k: |\n    ---\n    ...\n---x: 1\n----: 2\n...x: 3\n") ==
+          std::vector<std::string>{"1: data:\n  k: |\n    ---\n    ...\n---x: 1\n----: 2\n...x: 3\n"});
+    CHECK(documents_of("\xef\xbb\xbf---\na: 1\n---\nb: 2") ==
+          std::vector<std::string>{"1: \xef\xbb\xbf---\na: 1\n", "3: ---\nb: 2"});
+    CHECK(documents_of("").empty());
+    CHECK(documents_of("---\n# only comments\n...\n").empty());
+}
+
+TEST_CASE("yaml::parse_yaml_document counts positions in lines of the whole stream", "[yaml]") {
+    const std::string stream = "a: 1\n--- # Source: b.yaml\nkind: Pod\nspec:\n  x: 2\n---\nbad: [1\n";
+    const std::vector<gpusel::YamlDocumentText> documents = gpusel::split_yaml_documents(stream);
+    REQUIRE(documents.size() == 3);
+    const YamlNode second = gpusel::parse_yaml_document(documents[1], "m.yaml");
+    CHECK(second.find("kind")->position.line == 3);
+    CHECK(second.find("spec")->find("x")->position.line == 5);
+    CHECK(second.find("spec")->find("x")->position.column == 6);
+    CHECK(input_errors([&] { gpusel::parse_yaml_document(documents[2], "m.yaml"); }) ==
+          std::vector<std::string>{"m.yaml:8:1: YAML syntax error: end of sequence flow not found"});
+}
+
 TEST_CASE("yaml::read_input_file refuses what is not a regular file", "[yaml]") {
     CHECK(input_errors([] { gpusel::read_input_file("/nonexistent/w.yaml"); }) ==
           std::vector<std::string>{"/nonexistent/w.yaml: no such file"});
