@@ -48,8 +48,8 @@ std::string_view name_of(Enum value, const std::pair<Enum, std::string_view> (&t
     return "";
 }
 
-bool valid_id(const std::string& id, bool allow_slash) {
-    return !id.empty() && id.size() <= 96 && std::all_of(id.begin(), id.end(), [&](char c) {
+bool valid_id(std::string_view id, bool allow_slash) {
+    return !id.empty() && id.size() <= max_offer_id_length && std::all_of(id.begin(), id.end(), [&](char c) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
                c == '.' || (allow_slash && c == '/');
     });
@@ -261,6 +261,10 @@ bool first_time(MapReader& reader, std::unordered_set<std::string>& seen, const 
 
 }  // namespace
 
+bool valid_offer_id(std::string_view id) {
+    return valid_id(id, true);
+}
+
 std::string_view to_string(OfferKind kind) {
     return kind == OfferKind::purchase ? "purchase" : "rental";
 }
@@ -348,34 +352,32 @@ void read_year_month(MapReader& reader, std::string_view key, std::string& into)
 void read_offer_lists(MapReader& top, Catalog& catalog) {
     read_list(top, "providers", [&](MapReader& reader, std::unordered_set<std::string>& seen) {
         std::string id;
-        if (!read_id(reader, id, false) || !first_time(reader, seen, id)) {
-            return;
-        }
-        Provider* existing = catalog.find_provider_mutable(id);
+        const bool usable = read_id(reader, id, false) && first_time(reader, seen, id);
+        Provider* existing = usable ? catalog.find_provider_mutable(id) : nullptr;
         Provider provider = existing != nullptr ? *existing : Provider{};
         provider.id = existing != nullptr ? existing->id : to_lower(id);
-        if (existing == nullptr) {
+        if (usable && existing == nullptr) {
             reader.require("name");
             reader.require("kind");
         }
         reader.text("name", provider.name);
         reader.choice("kind", provider.kind, provider_kind_names);
         reader.choice("tier", provider.tier, tier_names);
-        if (provider.kind == ProviderKind::cloud && provider.tier == ProviderTier::none) {
+        if (usable && provider.kind == ProviderKind::cloud && provider.tier == ProviderTier::none) {
             reader.error(reader.has("tier") ? "tier" : "kind",
                          "a cloud needs a tier: hyperscaler, neocloud or marketplace");
         }
-        catalog.upsert(std::move(provider));
+        if (usable) {
+            catalog.upsert(std::move(provider));
+        }
     });
     read_list(top, "hosts", [&](MapReader& reader, std::unordered_set<std::string>& seen) {
         std::string id;
-        if (!read_id(reader, id, false) || !first_time(reader, seen, id)) {
-            return;
-        }
-        HostOffer* existing = catalog.find_host_mutable(id);
+        const bool usable = read_id(reader, id, false) && first_time(reader, seen, id);
+        HostOffer* existing = usable ? catalog.find_host_mutable(id) : nullptr;
         HostOffer host = existing != nullptr ? *existing : HostOffer{};
         host.id = existing != nullptr ? existing->id : id;
-        if (existing == nullptr) {
+        if (usable && existing == nullptr) {
             for (const char* key : {"name", "slots", "price", "price_kind", "as_of", "sources"}) {
                 reader.require(key);
             }
@@ -388,28 +390,36 @@ void read_offer_lists(MapReader& top, Catalog& catalog) {
         read_year_month(reader, "as_of", host.price.as_of);
         read_sources(reader, host.price.sources);
         reader.text("notes", host.notes);
-        catalog.upsert(std::move(host));
+        if (usable) {
+            catalog.upsert(std::move(host));
+        }
     });
     for (const OfferKind kind : {OfferKind::purchase, OfferKind::rental}) {
         read_list(top, kind == OfferKind::purchase ? "purchase" : "rental",
                   [&](MapReader& reader, std::unordered_set<std::string>& seen) {
                       std::string id;
-                      if (!read_id(reader, id, true) || !first_time(reader, seen, id)) {
-                          return;
-                      }
-                      Offer* existing = catalog.find_offer_mutable(id);
+                      bool usable = read_id(reader, id, true) && first_time(reader, seen, id);
+                      Offer* existing = usable ? catalog.find_offer_mutable(id) : nullptr;
                       if (existing != nullptr && existing->kind != kind) {
                           reader.error("id", fmt::format("'{}' is a {} offer; it cannot be redefined as a {} offer", id,
                                                          to_string(existing->kind), to_string(kind)));
-                          return;
+                          usable = false;
+                          existing = nullptr;
                       }
                       Offer offer = existing != nullptr ? *existing : Offer{};
                       offer.id = existing != nullptr ? existing->id : id;
                       offer.kind = kind;
+                      // An entry whose id was refused is still read field by field (its other
+                      // fields are not "unknown"), but neither required fields nor references are
+                      // asked of it and it is not merged: the id problem is its one report.
+                      const bool is_new = usable && existing == nullptr;
                       if (kind == OfferKind::purchase) {
-                          read_purchase(reader, offer, existing == nullptr);
+                          read_purchase(reader, offer, is_new);
                       } else {
-                          read_rental(reader, offer, existing == nullptr);
+                          read_rental(reader, offer, is_new);
+                      }
+                      if (!usable) {
+                          return;
                       }
                       offer.legacy = false;
                       check_references(reader, catalog, offer);

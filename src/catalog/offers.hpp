@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "catalog/catalog.hpp"
 #include "io/yaml.hpp"
@@ -26,6 +27,11 @@ struct LegacyPrices {
         return new_usd || used_usd || on_demand_usd_per_hour || spot_usd_per_hour || reserved_1y_usd_per_hour;
     }
 };
+
+// An offer id as the loader accepts it: letters, digits, '-', '_', '.' and '/', at most
+// max_offer_id_length bytes. Importers check what they write with it.
+inline constexpr std::size_t max_offer_id_length = 96;
+bool valid_offer_id(std::string_view id);
 
 // Reads `key` as YYYY-MM into `into`; a diagnostic otherwise.
 void read_year_month(MapReader& reader, std::string_view key, std::string& into);

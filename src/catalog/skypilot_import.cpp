@@ -6,7 +6,8 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -229,91 +230,115 @@ std::optional<double> read_number(const Cell& cell, std::string_view column, std
     return parsed.value;
 }
 
-struct Table {
-    std::vector<Row> rows;
-    bool has_zone = false;
-};
-
-Table read_table(std::string_view text, const std::string& file_name) {
-    check_utf8(text, file_name);
-    const std::vector<CsvRecord> records = parse_csv_records(text, file_name);
-    if (records.empty()) {
-        throw InputError(
-            Diagnostic{file_name, Position{1, 1}, "", "empty file; expected a SkyPilot vms.csv with a header line"});
+// The data rows of a vms.csv, one at a time: the reader keeps the header's column indexes and
+// one record, never the file's rows.
+class RowReader {
+public:
+    // Reads and checks the header. Throws InputError for an empty file, a missing or duplicate
+    // column, malformed quoting.
+    RowReader(std::string_view text, const std::string& file_name)
+        : m_records(text, file_name), m_diagnostics(file_name) {
+        CsvRecord header;
+        if (!m_records.next(header)) {
+            throw InputError(Diagnostic{file_name, Position{1, 1}, "",
+                                        "empty file; expected a SkyPilot vms.csv with a header line"});
+        }
+        read_header(header);
+        m_diagnostics.throw_if_any();
+        m_width = header.fields.size();
     }
-    Diagnostics diagnostics(file_name);
-    const CsvRecord& header = records.front();
-    std::optional<std::size_t> index[col_count];
-    std::vector<std::string> header_names;
-    for (std::size_t i = 0; i < header.fields.size(); ++i) {
-        const CsvField& field = header.fields[i];
-        header_names.push_back(field.text);
-        for (std::size_t c = 0; c < col_count; ++c) {
-            // Case-insensitive: the README spells it GPUInfo, the files GpuInfo.
-            if (equals_ignore_case(field.text, column_names[c])) {
-                if (index[c]) {
-                    diagnostics.error(field.position, std::string(column_names[c]),
-                                      fmt::format("duplicate column (also column {})", *index[c] + 1));
-                } else {
-                    index[c] = i;
+
+    // The next data row of the header's width into `row`; false at the end. A row of another
+    // width or with a number that is not one is recorded in diagnostics() and passed over.
+    bool next(Row& row) {
+        while (m_records.next(m_record)) {
+            ++m_rows;
+            if (read_row(row)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    std::size_t rows() const { return m_rows; }
+    Diagnostics& diagnostics() { return m_diagnostics; }
+
+private:
+    void read_header(const CsvRecord& header) {
+        std::vector<std::string> header_names;
+        for (std::size_t i = 0; i < header.fields.size(); ++i) {
+            const CsvField& field = header.fields[i];
+            header_names.push_back(field.text);
+            for (std::size_t c = 0; c < col_count; ++c) {
+                // Case-insensitive: the README spells it GPUInfo, the files GpuInfo.
+                if (equals_ignore_case(field.text, column_names[c])) {
+                    if (m_index[c]) {
+                        m_diagnostics.error(field.position, std::string(column_names[c]),
+                                            fmt::format("duplicate column (also column {})", *m_index[c] + 1));
+                    } else {
+                        m_index[c] = i;
+                    }
                 }
             }
         }
-    }
-    std::vector<std::string> known_names(std::begin(column_names), std::end(column_names));
-    known_names.insert(known_names.end(), std::begin(ignored_columns), std::end(ignored_columns));
-    for (std::size_t c = 0; c < required_columns; ++c) {
-        if (!index[c]) {
-            // A header cell that is a near miss of the column is the likely culprit.
-            std::string near;
-            for (const std::string& name : header_names) {
-                const bool known = std::any_of(known_names.begin(), known_names.end(),
-                                               [&](const std::string& k) { return equals_ignore_case(k, name); });
-                if (!known && edit_distance(name, column_names[c]) <= 2) {
-                    near = name;
+        std::vector<std::string> known_names(std::begin(column_names), std::end(column_names));
+        known_names.insert(known_names.end(), std::begin(ignored_columns), std::end(ignored_columns));
+        for (std::size_t c = 0; c < required_columns; ++c) {
+            if (!m_index[c]) {
+                // A header cell that is a near miss of the column is the likely culprit.
+                std::string near;
+                for (const std::string& name : header_names) {
+                    const bool known = std::any_of(known_names.begin(), known_names.end(),
+                                                   [&](const std::string& k) { return equals_ignore_case(k, name); });
+                    if (!known && edit_distance(name, column_names[c]) <= 2) {
+                        near = name;
+                    }
                 }
+                m_diagnostics.error(Position{header.line, 1}, std::string(column_names[c]),
+                                    near.empty() ? std::string("missing required column")
+                                                 : fmt::format("missing required column; is '{}' meant?", near));
             }
-            diagnostics.error(Position{header.line, 1}, std::string(column_names[c]),
-                              near.empty() ? std::string("missing required column")
-                                           : fmt::format("missing required column; is '{}' meant?", near));
         }
     }
-    diagnostics.throw_if_any();
 
-    Table table;
-    table.has_zone = index[col_zone].has_value();
-    const std::size_t width = header.fields.size();
-    for (std::size_t r = 1; r < records.size(); ++r) {
-        const CsvRecord& record = records[r];
-        if (record.fields.size() != width) {
-            const Position position =
-                record.fields.size() > width ? record.fields[width].position : Position{record.line, record.end_column};
-            diagnostics.error(
+    bool read_row(Row& row) {
+        const CsvRecord& record = m_record;
+        if (record.fields.size() != m_width) {
+            const Position position = record.fields.size() > m_width ? record.fields[m_width].position
+                                                                     : Position{record.line, record.end_column};
+            m_diagnostics.error(
                 position, "",
-                fmt::format("row has {} fields; the header has {}{}", record.fields.size(), width,
-                            record.fields.size() > width ? " (a field with a comma must be quoted)" : ""));
-            continue;
+                fmt::format("row has {} fields; the header has {}{}", record.fields.size(), m_width,
+                            record.fields.size() > m_width ? " (a field with a comma must be quoted)" : ""));
+            return false;
         }
-        Row row;
         row.line = record.line;
         for (std::size_t c = 0; c < col_count; ++c) {
-            if (index[c]) {
-                row.cells[c] = Cell{record.fields[*index[c]].text, record.fields[*index[c]].position};
+            if (m_index[c]) {
+                const CsvField& field = record.fields[*m_index[c]];
+                row.cells[c].text.assign(field.text);  // keeps the cell's capacity from row to row
+                row.cells[c].position = field.position;
             } else {
+                row.cells[c].text.clear();
                 row.cells[c].position = record.fields.front().position;
             }
         }
         row.count = read_number(row.cells[col_accelerator_count], "AcceleratorCount",
-                                "a GPU count such as 8 or 0.125, or an empty cell", diagnostics);
+                                "a GPU count such as 8 or 0.125, or an empty cell", m_diagnostics);
         row.price = read_number(row.cells[col_price], "Price", "USD per instance-hour such as 3.912, or an empty cell",
-                                diagnostics);
+                                m_diagnostics);
         row.spot = read_number(row.cells[col_spot_price], "SpotPrice",
-                               "USD per instance-hour such as 1.4134, or an empty cell", diagnostics);
-        table.rows.push_back(std::move(row));
+                               "USD per instance-hour such as 1.4134, or an empty cell", m_diagnostics);
+        return true;
     }
-    diagnostics.throw_if_any();
-    return table;
-}
+
+    CsvRecordReader m_records;
+    CsvRecord m_record;
+    Diagnostics m_diagnostics;
+    std::optional<std::size_t> m_index[col_count];
+    std::size_t m_width = 0;
+    std::size_t m_rows = 0;
+};
 
 // GpuInfo's per-GPU memory: `'MemoryInfo': {'SizeInMiB': N}` of the first GPU. The total
 // (TotalGpuMemoryInMiB) is not used: Lambda writes one GPU's size there.
@@ -389,11 +414,13 @@ std::string yaml_scalar(std::string_view text) {
 
 struct RegionAccumulator {
     std::string region;
-    std::vector<double> on_demand;  // one per zone row that has one
+    std::optional<double> on_demand_low;  // over the zone rows that have one
+    std::optional<double> on_demand_high;
     std::optional<double> spot;
     int zones = 0;
     int spot_zones = 0;
-    std::vector<std::string> spot_not_below;  // zones whose spot was at or above on-demand
+    int spot_not_below = 0;                         // zones whose spot was at or above on-demand
+    std::vector<std::string> spot_not_below_names;  // the first max_listed_names of them
 };
 
 struct OfferAccumulator {
@@ -401,12 +428,55 @@ struct OfferAccumulator {
     std::string accelerator;  // the SkyPilot name, for conflicts
     std::string gcp_host;     // the machine type summed in, GCP only
     std::vector<RegionAccumulator> regions;
+    // Region -> position in `regions`: a linear search made 10^5 regions of one instance type
+    // take minutes.
+    std::unordered_map<std::string, std::size_t> region_index;
 };
+
+// Names listed in one note or warning; the rest are counted. A note is one YAML value, and the
+// loader refuses a value over 64 KiB.
+constexpr std::size_t max_listed_names = 50;
+
+// "a, b, c" of the first max_listed_names names, then "and N more".
+std::string name_list(const std::vector<std::string>& names, std::size_t total) {
+    const std::size_t shown = std::min(names.size(), max_listed_names);
+    std::string text =
+        fmt::format("{}", fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "));
+    if (total > shown) {
+        text += fmt::format(" and {} more", total - shown);
+    }
+    return text;
+}
+
+// Values (YAML nodes) the loader counts for an offer's fixed fields: the mapping, ten keys and
+// their values, and the one sources item. Each price line adds at least three (the mapping,
+// `region` and its value). Used to refuse an output the loader would refuse, while reading.
+constexpr std::size_t nodes_per_offer = 22;
+constexpr std::size_t nodes_per_price_line = 3;
 
 // "a4-highgpu-8g B200 × 8: the a4-highgpu-8g row (line 7) has price '0.0'"
 std::string describe(const SkippedRow& row) {
     std::string text = row.instance_type.empty() ? row.accelerator : row.instance_type + " " + row.accelerator;
     return row.detail.empty() ? text : text + ": " + row.detail;
+}
+
+// The prices of a GCP host row, kept to be added to its accelerator rows.
+struct GcpHost {
+    std::optional<double> price;
+    std::optional<double> spot;
+    int line = 0;
+    std::string price_text;  // the cell, for the message when the price is empty or 0
+};
+
+// One hash key for (machine type, region, zone): lengths first, so that no cell's text can be
+// mistaken for a separator.
+std::string gcp_host_key(const std::string& machine_type, const std::string& region, const std::string& zone) {
+    return fmt::format("{}:{}{}:{}{}", machine_type.size(), machine_type, region.size(), region, zone);
+}
+
+bool matches_any(const std::vector<std::string>& patterns, std::string_view text) {
+    return patterns.empty() || std::any_of(patterns.begin(), patterns.end(),
+                                           [&](const std::string& pattern) { return region_matches(pattern, text); });
 }
 
 class Importer {
@@ -417,7 +487,8 @@ public:
           m_catalog(catalog),
           m_provider(cloud_provider(options.provider)),
           m_cloud(options.cloud.empty() ? options.provider : options.cloud),
-          m_gcp(m_cloud == "gcp") {}
+          m_gcp(m_cloud == "gcp"),
+          m_source(yaml_quoted(source_line())) {}
 
     SkypilotImportResult run(std::string_view text) {
         if (!m_options.schema_version.empty() && m_options.schema_version != "v7" && m_options.schema_version != "v8") {
@@ -429,41 +500,65 @@ public:
                                        "(~/.sky/catalogs/v8/<cloud>/vms.csv); older schemas lack columns",
                                        m_options.schema_version)});
         }
-        const Table table = read_table(text, m_file);
-        m_result.rows = table.rows.size();
+        check_utf8(text, m_file);
         if (m_gcp) {
-            index_gcp_hosts(table);
+            index_gcp_hosts(text);
         }
-        for (const Row& row : table.rows) {
-            import_row(row);
+        RowReader reader(text, m_file);
+        Row row;
+        while (reader.next(row)) {
+            // Once the file is known to be malformed nothing is imported; the rest is only checked,
+            // so that every problem is reported.
+            if (reader.diagnostics().empty()) {
+                import_row(row);
+            }
         }
+        m_result.rows = reader.rows();
+        reader.diagnostics().throw_if_any();
         if (!m_provider.known) {
-            m_result.warnings.push_back(
-                ImportWarning{0, "",
-                              fmt::format("provider '{}' is not in gpusel's tier table; written as tier "
-                                          "neocloud with its id as name: edit the providers entry if wrong",
-                                          m_provider.id)});
+            warn(0, "",
+                 fmt::format("provider '{}' is not in gpusel's tier table; written as tier "
+                             "neocloud with its id as name: edit the providers entry if wrong",
+                             m_provider.id));
         }
         for (OfferAccumulator& accumulator : m_offers) {
             finish(accumulator);
             m_result.offers.push_back(std::move(accumulator.offer));
         }
-        std::sort(m_result.unknown_accelerators.begin(), m_result.unknown_accelerators.end());
-        m_result.unknown_accelerators.erase(
-            std::unique(m_result.unknown_accelerators.begin(), m_result.unknown_accelerators.end()),
-            m_result.unknown_accelerators.end());
+        m_offers.clear();
+        m_result.unknown_accelerators.assign(m_unknown.begin(), m_unknown.end());
         if (m_result.offers.empty()) {
             throw_no_offers();
         }
         m_result.yaml = render();
+        // The running count is a lower bound (a price line may hold two prices more, notes are
+        // added at the end); the exact one gives the same advice before the loader is asked.
+        if (rendered_nodes() > max_nodes || m_result.yaml.size() > max_input_bytes) {
+            throw_too_large({}, rendered_nodes() > max_nodes, "");
+        }
+        check_loads(m_result.yaml);
         return m_result;
     }
 
 private:
     void skip(const Row& row, Position position, std::string column, std::string instance_type, std::string reason,
               std::string detail) {
-        m_result.skipped.push_back(SkippedRow{position, std::move(column), std::move(instance_type),
-                                              accelerator_text(row), std::move(reason), std::move(detail)});
+        SkippedRow skipped{position,          std::move(column), std::move(instance_type), accelerator_text(row),
+                           std::move(reason), std::move(detail)};
+        ++m_result.skipped_rows;
+        auto group = std::find_if(m_result.skip_groups.begin(), m_result.skip_groups.end(),
+                                  [&](const SkipGroup& g) { return g.reason == skipped.reason; });
+        if (group == m_result.skip_groups.end()) {
+            m_result.skip_groups.push_back(SkipGroup{skipped.reason, 0, {}});
+            group = std::prev(m_result.skip_groups.end());
+        }
+        ++group->rows;
+        if (group->examples.size() < max_skip_examples) {
+            group->examples.push_back(skipped);
+        }
+        if (m_result.skipped.size() < max_kept_skipped_rows) {
+            m_result.skipped.push_back(std::move(skipped));
+        }
     }
 
     static std::string accelerator_text(const Row& row) {
@@ -475,15 +570,30 @@ private:
     }
 
     void warn(int line, const std::string& offer_id, std::string message) {
+        if (m_result.warnings.size() >= max_kept_warnings) {
+            ++m_result.warnings_not_kept;
+            return;
+        }
         m_result.warnings.push_back(ImportWarning{line, offer_id, std::move(message)});
     }
 
-    void index_gcp_hosts(const Table& table) {
-        for (const Row& row : table.rows) {
-            if (row.text(col_accelerator_name).empty() && !row.text(col_instance_type).empty()) {
-                m_gcp_hosts.emplace(
-                    std::make_tuple(row.text(col_instance_type), row.text(col_region), row.text(col_zone)), &row);
+    // First pass over a GCP file: the host rows an accelerator row may be joined with. Only the
+    // machine types of the tables are kept, since only they are looked up.
+    void index_gcp_hosts(std::string_view text) {
+        std::unordered_set<std::string> machine_types;
+        for (const SkypilotGcpMachine& machine : builtin_skypilot_mappings().gcp_machines) {
+            machine_types.insert(machine.machine_type);
+        }
+        RowReader reader(text, m_file);  // its diagnostics are the second pass's to report
+        Row row;
+        while (reader.next(row)) {
+            if (!row.text(col_accelerator_name).empty() || machine_types.count(row.text(col_instance_type)) == 0) {
+                continue;
             }
+            const bool usable_price = row.price && *row.price != 0;
+            m_gcp_hosts.try_emplace(
+                gcp_host_key(row.text(col_instance_type), row.text(col_region), row.text(col_zone)),
+                GcpHost{row.price, row.spot, row.line, usable_price ? std::string() : row.text(col_price)});
         }
     }
 
@@ -518,8 +628,12 @@ private:
         if (!name_known && m_catalog.find(name) != nullptr) {
             return m_catalog.find(name)->id;
         }
-        const std::string listed = name_known ? fmt::format("{} on {} {}", name, m_cloud, instance_type) : name;
-        m_result.unknown_accelerators.push_back(listed);
+        std::string listed = name_known ? fmt::format("{} on {} {}", name, m_cloud, instance_type) : name;
+        if (m_unknown.size() < max_listed_unknown_accelerators) {
+            m_unknown.insert(std::move(listed));
+        } else if (m_unknown.count(listed) == 0) {
+            m_result.more_unknown_accelerators = true;
+        }
         skip(row, at, "AcceleratorName", instance_type, "unknown accelerator name (not guessed)",
              name_known ? fmt::format("no rule for this name on {} {}", m_cloud, instance_type) : "");
         return "";
@@ -576,6 +690,22 @@ private:
         return instance_type;
     }
 
+    // False (the row is skipped) when the instance type cannot be part of an offer id: the
+    // catalog loader would refuse the file.
+    bool instance_type_makes_an_id(const Row& row, const std::string& instance_type) {
+        const std::string id = m_provider.id + "/" + instance_type;
+        if (valid_offer_id(id)) {
+            return true;
+        }
+        const bool too_long = id.size() > max_offer_id_length;
+        skip(row, row.at(col_instance_type), "InstanceType", "", "instance type not usable in an offer id",
+             too_long ? fmt::format("{} is {} characters, over the {} of an offer id", quote_cell(printable_text(id)),
+                                    id.size(), max_offer_id_length)
+                      : fmt::format("{} has a character other than letters, digits, '-', '_', '.' and '/'",
+                                    quote_cell(printable_text(instance_type))));
+        return false;
+    }
+
     // False (the row is skipped) when a known instance type has another GPU count than the row.
     bool count_agrees_with_instance(const Row& row, const std::string& instance_type, int gpus) {
         for (const SkypilotKnownCount& known : builtin_skypilot_mappings().known_counts) {
@@ -595,24 +725,24 @@ private:
     struct RowPrices {
         std::optional<double> on_demand;
         std::optional<double> spot;
-        const Row* host = nullptr;
+        bool gcp_host = false;
         bool spot_not_below = false;  // a spot price at or above on-demand was dropped
     };
 
     // Adds the GCP host row's prices to an accelerator row's; false (the row is skipped) when the
     // host row is missing or has no price.
     bool add_gcp_host(const Row& row, const std::string& instance_type, RowPrices& prices) {
-        const auto found = m_gcp_hosts.find(std::make_tuple(instance_type, row.text(col_region), row.text(col_zone)));
+        const auto found = m_gcp_hosts.find(gcp_host_key(instance_type, row.text(col_region), row.text(col_zone)));
         if (found == m_gcp_hosts.end()) {
             skip(row, row.at(col_region), "Region", instance_type, "no GCP host row for the machine type and zone",
                  fmt::format("no {} row in {} {}", instance_type, row.text(col_region), row.text(col_zone)));
             return false;
         }
-        const Row* host = found->second;
-        prices.host = host;
-        if (!host->price || *host->price == 0) {
+        const GcpHost& host = found->second;
+        prices.gcp_host = true;
+        if (!host.price || *host.price == 0) {
             skip(row, row.at(col_price), "Price", instance_type, "GCP host price 0.0 or empty (unknown)",
-                 fmt::format("the {} row (line {}) has price '{}'", instance_type, host->line, host->text(col_price)));
+                 fmt::format("the {} row (line {}) has price '{}'", instance_type, host.line, host.price_text));
             return false;
         }
         // The accelerator row's own spot at or above its own on-demand is the data bug
@@ -623,10 +753,10 @@ private:
             spot.reset();
         }
         if (prices.on_demand) {
-            prices.on_demand = round_price(*prices.on_demand + *host->price);
+            prices.on_demand = round_price(*prices.on_demand + *host.price);
         }
-        spot = spot && host->spot && *host->spot > 0 ? std::optional<double>(round_price(*spot + *host->spot))
-                                                     : std::nullopt;
+        spot =
+            spot && host.spot && *host.spot > 0 ? std::optional<double>(round_price(*spot + *host.spot)) : std::nullopt;
         return true;
     }
 
@@ -643,17 +773,21 @@ private:
                              row.text(col_region), zone_name(row), row.text(col_spot_price)));
             spot.reset();
         }
-        RegionAccumulator& region = region_for(accumulator, row.text(col_region));
+        RegionAccumulator& region = region_for(row, accumulator);
         ++region.zones;
         if (on_demand) {
-            region.on_demand.push_back(*on_demand);
+            region.on_demand_low = region.on_demand_low ? std::min(*region.on_demand_low, *on_demand) : *on_demand;
+            region.on_demand_high = region.on_demand_high ? std::max(*region.on_demand_high, *on_demand) : *on_demand;
         }
         if (spot && on_demand && *spot >= *on_demand) {
             prices.spot_not_below = true;
             spot.reset();
         }
         if (prices.spot_not_below) {
-            region.spot_not_below.push_back(zone_name(row));
+            ++region.spot_not_below;
+            if (region.spot_not_below_names.size() < max_listed_names) {
+                region.spot_not_below_names.push_back(zone_name(row));
+            }
         }
         if (spot) {
             ++region.spot_zones;
@@ -666,6 +800,12 @@ private:
         if (name.empty()) {
             return;  // a CPU instance, or a GCP host row (joined below)
         }
+        if (!matches_any(m_options.regions, row.text(col_region)) ||
+            (!row.text(col_instance_type).empty() &&
+             !matches_any(m_options.instance_types, row.text(col_instance_type)))) {
+            ++m_result.unselected_gpu_rows;
+            return;
+        }
         ++m_result.gpu_rows;
         const std::optional<int> count = usable_gpu_count(row);
         if (!count) {
@@ -674,6 +814,14 @@ private:
         const int gpus = *count;
         const std::string instance_type = instance_type_of(row, name, gpus);
         if (instance_type.empty()) {
+            return;
+        }
+        if (row.text(col_instance_type).empty() && !matches_any(m_options.instance_types, instance_type)) {
+            --m_result.gpu_rows;  // a GCP accelerator row, matched by its machine type
+            ++m_result.unselected_gpu_rows;
+            return;
+        }
+        if (!instance_type_makes_an_id(row, instance_type)) {
             return;
         }
         const std::string mapped = map_gpu(row, instance_type);
@@ -701,7 +849,7 @@ private:
                  fmt::format("{}/h is {}/GPU-h", number_text(*on_demand), number_text(*on_demand / gpus)));
             return;
         }
-        OfferAccumulator* accumulator = offer_for(row, instance_type, spec->id, gpus, prices.host);
+        OfferAccumulator* accumulator = offer_for(row, instance_type, spec->id, gpus, prices.gcp_host);
         if (accumulator == nullptr) {
             return;
         }
@@ -722,7 +870,7 @@ private:
     }
 
     OfferAccumulator* offer_for(const Row& row, const std::string& instance_type, const std::string& gpu, int gpus,
-                                const Row* host) {
+                                bool gcp_host) {
         const auto found = m_offer_index.find(instance_type);
         if (found != m_offer_index.end()) {
             OfferAccumulator& existing = m_offers[found->second];
@@ -738,7 +886,7 @@ private:
         }
         OfferAccumulator accumulator;
         accumulator.accelerator = row.text(col_accelerator_name);
-        accumulator.gcp_host = host != nullptr ? instance_type : "";
+        accumulator.gcp_host = gcp_host ? instance_type : "";
         ImportedOffer& offer = accumulator.offer;
         offer.id = m_provider.id + "/" + instance_type;
         offer.instance_type = instance_type;
@@ -748,7 +896,47 @@ private:
         check_memory(row, accumulator);
         m_offer_index.emplace(instance_type, m_offers.size());
         m_offers.push_back(std::move(accumulator));
+        count_output(row, nodes_per_offer,
+                     offer_head(m_offers.back().offer, false).size() + std::string_view("    prices:\n").size());
         return &m_offers.back();
+    }
+
+    // Adds what a new offer or price line will at least write to the running count, and refuses
+    // the import at the row that takes it past what the catalog loader reads: the output is
+    // never built only to be refused (10^6 instance types were 2.4 GB of memory and a 397 MB file).
+    void count_output(const Row& row, std::size_t nodes, std::size_t bytes) {
+        m_output_nodes += nodes;
+        m_output_bytes += bytes;
+        if (m_output_nodes > max_nodes || m_output_bytes > max_input_bytes) {
+            throw_too_large(Position{row.line, 1}, m_output_nodes > max_nodes, " by this row");
+        }
+    }
+
+    [[noreturn]] void throw_too_large(Position position, bool too_many_values, std::string_view when) const {
+        const std::size_t offers = m_offers.empty() ? m_result.offers.size() : m_offers.size();
+        throw InputError(Diagnostic{
+            m_file, position, "",
+            fmt::format("the imported catalog would {} ({} offer{} and {} regional price{}{}); import part of the "
+                        "file with --regions GLOB,... or --instance-types GLOB,..., or split it; nothing written",
+                        too_many_values
+                            ? fmt::format("hold more than the {} values a catalog file may", max_nodes)
+                            : fmt::format("be larger than the {} MiB a catalog file may be", max_input_bytes >> 20),
+                        offers, offers == 1 ? "" : "s", m_price_lines, m_price_lines == 1 ? "" : "s", when)});
+    }
+
+    // The values (YAML nodes) the loader will count in the rendered output: 18 for the header
+    // (format, as_of, the provider), then per offer its fixed fields, notes, and price lines of
+    // 3 to 7 values.
+    std::size_t rendered_nodes() const {
+        std::size_t nodes = 18;
+        for (const ImportedOffer& offer : m_result.offers) {
+            nodes += nodes_per_offer + (offer.notes.empty() ? 0 : 2);
+            for (const ImportedPrice& price : offer.prices) {
+                nodes +=
+                    nodes_per_price_line + (price.on_demand_usd_per_hour ? 2 : 0) + (price.spot_usd_per_hour ? 2 : 0);
+            }
+        }
+        return nodes;
     }
 
     void check_memory(const Row& row, OfferAccumulator& accumulator) {
@@ -771,14 +959,17 @@ private:
         accumulator.offer.notes.push_back(message);
     }
 
-    RegionAccumulator& region_for(OfferAccumulator& accumulator, const std::string& region) {
-        for (RegionAccumulator& existing : accumulator.regions) {
-            if (existing.region == region) {
-                return existing;
-            }
+    RegionAccumulator& region_for(const Row& row, OfferAccumulator& accumulator) {
+        const std::string& region = row.text(col_region);
+        const auto [found, inserted] = accumulator.region_index.try_emplace(region, accumulator.regions.size());
+        if (inserted) {
+            ++m_price_lines;
+            // Counted as written before regions of one price are merged (a lower bound only
+            // when they are not): at most one bound for both cases.
+            count_output(row, nodes_per_price_line, price_line(ImportedPrice{region, {}, {}, 0, 0}).size());
+            accumulator.regions.push_back(RegionAccumulator{region, {}, {}, {}, 0, 0, 0, {}});
         }
-        accumulator.regions.push_back(RegionAccumulator{region, {}, {}, 0, 0, {}});
-        return accumulator.regions.back();
+        return accumulator.regions[found->second];
     }
 
     void finish(OfferAccumulator& accumulator) {
@@ -797,23 +988,26 @@ private:
             price.zones = region.zones;
             price.spot_zones = region.spot_zones;
             price.spot_usd_per_hour = region.spot;
-            if (!region.on_demand.empty()) {
-                const auto [low, high] = std::minmax_element(region.on_demand.begin(), region.on_demand.end());
-                price.on_demand_usd_per_hour = *low;
-                if (*low != *high && !marketplace) {
-                    warn(0, offer.id,
-                         fmt::format("{}: on-demand differs between zones ({} to {}); the lowest is kept",
-                                     region.region, number_text(*low), number_text(*high)));
+            if (region.on_demand_low) {
+                price.on_demand_usd_per_hour = region.on_demand_low;
+                if (*region.on_demand_low != *region.on_demand_high && !marketplace) {
+                    warn(
+                        0, offer.id,
+                        fmt::format("{}: on-demand differs between zones ({} to {}); the lowest is kept", region.region,
+                                    number_text(*region.on_demand_low), number_text(*region.on_demand_high)));
                 }
             }
-            if (!region.spot_not_below.empty()) {
+            if (region.spot_not_below > 0) {
                 warn(0, offer.id,
-                     fmt::format("{}: spot at or above on-demand in {} of {} zone{} ({}); spot dropped there",
-                                 region.region, region.spot_not_below.size(), region.zones,
-                                 region.zones == 1 ? "" : "s", fmt::join(region.spot_not_below, ", ")));
+                     fmt::format(
+                         "{}: spot at or above on-demand in {} of {} zone{} ({}); spot dropped there", region.region,
+                         region.spot_not_below, region.zones, region.zones == 1 ? "" : "s",
+                         name_list(region.spot_not_below_names, static_cast<std::size_t>(region.spot_not_below))));
             }
             offer.prices.push_back(price);
         }
+        accumulator.regions.clear();
+        accumulator.region_index.clear();
         offer.reservation_only = std::none_of(offer.prices.begin(), offer.prices.end(), [](const ImportedPrice& p) {
             return p.on_demand_usd_per_hour.has_value();
         });
@@ -848,11 +1042,13 @@ private:
             std::vector<std::string> names;
             int zones = 0;
             for (const ImportedPrice& price : offer.prices) {
-                names.push_back(price.region);
+                if (names.size() < max_listed_names) {
+                    names.push_back(price.region);
+                }
                 zones += price.zones;
             }
             notes.push_back(fmt::format("the same on-demand price in {} regions, written as region any: {}",
-                                        names.size(), fmt::join(names, ", ")));
+                                        offer.prices.size(), name_list(names, offer.prices.size())));
             ImportedPrice any;
             any.region = "any";
             any.on_demand_usd_per_hour = offer.prices.front().on_demand_usd_per_hour;
@@ -861,14 +1057,17 @@ private:
         }
         if (any_spot) {
             std::vector<std::string> counts;
+            std::size_t spot_regions = 0;
             for (const ImportedPrice& price : offer.prices) {
                 if (price.spot_usd_per_hour) {
-                    counts.push_back(fmt::format("{} {} of {} zone{}", price.region, price.spot_zones, price.zones,
-                                                 price.zones == 1 ? "" : "s"));
+                    if (++spot_regions <= max_listed_names) {
+                        counts.push_back(fmt::format("{} {} of {} zone{}", price.region, price.spot_zones, price.zones,
+                                                     price.zones == 1 ? "" : "s"));
+                    }
                 }
             }
             notes.push_back(fmt::format("spot is the lowest over availability zones with a spot price: {}",
-                                        fmt::join(counts, ", ")));
+                                        name_list(counts, spot_regions)));
         }
         if (marketplace) {
             notes.push_back("marketplace prices move hourly: re-import before deciding");
@@ -883,21 +1082,47 @@ private:
             diagnostics.push_back(Diagnostic{m_file, row.position, row.column,
                                              fmt::format("row skipped: {}: {}", row.reason, describe(row))});
         }
-        if (diagnostics.size() > max_reported_diagnostics) {
-            const std::size_t more = diagnostics.size() - max_reported_diagnostics;
+        if (m_result.skipped_rows > max_reported_diagnostics) {
             diagnostics.resize(max_reported_diagnostics);
-            diagnostics.push_back(Diagnostic{m_file, {}, "", fmt::format("{} more skipped rows not shown", more)});
+            diagnostics.push_back(Diagnostic{
+                m_file,
+                {},
+                "",
+                fmt::format("{} more skipped rows not shown", m_result.skipped_rows - max_reported_diagnostics)});
         }
-        diagnostics.push_back(Diagnostic{
-            m_file,
-            {},
-            "",
+        std::string last =
             m_result.gpu_rows == 0
                 ? fmt::format("no offer imported: none of the {} rows names an accelerator", m_result.rows)
             : m_result.gpu_rows == 1
                 ? std::string("no offer imported: the one GPU row was skipped; nothing written")
-                : fmt::format("no offer imported: all {} GPU rows were skipped; nothing written", m_result.gpu_rows)});
+                : fmt::format("no offer imported: all {} GPU rows were skipped; nothing written", m_result.gpu_rows);
+        if (m_result.gpu_rows == 0 && m_result.unselected_gpu_rows > 0) {
+            last = fmt::format(
+                "no offer imported: none of the {} GPU rows is selected by --regions/--instance-types; nothing written",
+                m_result.unselected_gpu_rows);
+        }
+        diagnostics.push_back(Diagnostic{m_file, {}, "", std::move(last)});
         throw InputError(std::move(diagnostics));
+    }
+
+    // The output read back as `--catalog` will read it, on top of the catalog the import mapped
+    // against. The checks above keep every known cause out; this is the guarantee that a
+    // cause nobody thought of yet gives an error here rather than a file gpusel refuses later.
+    void check_loads(const std::string& yaml) const {
+        Catalog copy = m_catalog;
+        try {
+            merge_catalog_text(copy, yaml, "the imported catalog");
+        } catch (const InputError& error) {
+            std::vector<Diagnostic> diagnostics;
+            for (const Diagnostic& problem : error.diagnostics()) {
+                diagnostics.push_back(
+                    Diagnostic{m_file,
+                               {},
+                               "",
+                               "the imported catalog would not load (nothing written): " + format_diagnostic(problem)});
+            }
+            throw InputError(std::move(diagnostics));
+        }
     }
 
     std::string source_line() const {
@@ -909,6 +1134,36 @@ private:
             line += ", md5 " + m_options.md5;
         }
         return line;
+    }
+
+    // An offer's lines from `- id:` to `sources:` (and `notes:` when asked): what it writes
+    // before its prices.
+    std::string offer_head(const ImportedOffer& offer, bool with_notes) const {
+        std::string out;
+        out += fmt::format("  - id: {}\n", yaml_scalar(offer.id));
+        out += fmt::format("    provider: {}\n", yaml_scalar(m_provider.id));
+        out += fmt::format("    instance_type: {}\n", yaml_scalar(offer.instance_type));
+        out += fmt::format("    gpu: {}\n", yaml_scalar(offer.gpu));
+        out += fmt::format("    gpus: {}\n", offer.gpus);
+        out += fmt::format("    availability: {}\n", offer.reservation_only ? "reservation_only" : "on_demand");
+        out += "    price_kind: list\n";
+        out += fmt::format("    as_of: {}\n", m_options.as_of);
+        out += fmt::format("    sources: [{}]\n", m_source);
+        if (with_notes && !offer.notes.empty()) {
+            out += fmt::format("    notes: {}\n", yaml_quoted(fmt::format("{}", fmt::join(offer.notes, "; "))));
+        }
+        return out;
+    }
+
+    static std::string price_line(const ImportedPrice& price) {
+        std::string line = fmt::format("region: {}", yaml_scalar(price.region));
+        if (price.on_demand_usd_per_hour) {
+            line += ", on_demand: " + number_text(*price.on_demand_usd_per_hour);
+        }
+        if (price.spot_usd_per_hour) {
+            line += ", spot: " + number_text(*price.spot_usd_per_hour);
+        }
+        return "      - {" + line + "}\n";
     }
 
     std::string render() const {
@@ -923,30 +1178,11 @@ private:
         out += fmt::format("  - {{id: {}, name: {}, kind: cloud, tier: {}}}\n", yaml_scalar(m_provider.id),
                            yaml_quoted(m_provider.name), to_string(m_provider.tier));
         out += "rental:\n";
-        const std::string source = yaml_quoted(source_line());
         for (const ImportedOffer& offer : m_result.offers) {
-            out += fmt::format("  - id: {}\n", yaml_scalar(offer.id));
-            out += fmt::format("    provider: {}\n", yaml_scalar(m_provider.id));
-            out += fmt::format("    instance_type: {}\n", yaml_scalar(offer.instance_type));
-            out += fmt::format("    gpu: {}\n", yaml_scalar(offer.gpu));
-            out += fmt::format("    gpus: {}\n", offer.gpus);
-            out += fmt::format("    availability: {}\n", offer.reservation_only ? "reservation_only" : "on_demand");
-            out += "    price_kind: list\n";
-            out += fmt::format("    as_of: {}\n", m_options.as_of);
-            out += fmt::format("    sources: [{}]\n", source);
-            if (!offer.notes.empty()) {
-                out += fmt::format("    notes: {}\n", yaml_quoted(fmt::format("{}", fmt::join(offer.notes, "; "))));
-            }
+            out += offer_head(offer, true);
             out += "    prices:\n";
             for (const ImportedPrice& price : offer.prices) {
-                std::string line = fmt::format("region: {}", yaml_scalar(price.region));
-                if (price.on_demand_usd_per_hour) {
-                    line += ", on_demand: " + number_text(*price.on_demand_usd_per_hour);
-                }
-                if (price.spot_usd_per_hour) {
-                    line += ", spot: " + number_text(*price.spot_usd_per_hour);
-                }
-                out += "      - {" + line + "}\n";
+                out += price_line(price);
             }
         }
         return out;
@@ -958,9 +1194,14 @@ private:
     CloudProvider m_provider;
     std::string m_cloud;  // the SkyPilot cloud whose conventions the file follows
     bool m_gcp = false;
-    std::map<std::tuple<std::string, std::string, std::string>, const Row*> m_gcp_hosts;
+    std::string m_source;                                  // the sources item, quoted
+    std::unordered_map<std::string, GcpHost> m_gcp_hosts;  // by gcp_host_key
     std::vector<OfferAccumulator> m_offers;
-    std::map<std::string, std::size_t> m_offer_index;
+    std::unordered_map<std::string, std::size_t> m_offer_index;
+    std::set<std::string> m_unknown;  // sorted, unique, at most max_listed_unknown_accelerators
+    std::size_t m_price_lines = 0;
+    std::size_t m_output_nodes = 0;  // what the offers so far will at least write
+    std::size_t m_output_bytes = 0;
     SkypilotImportResult m_result;
 };
 
@@ -1034,40 +1275,31 @@ SkypilotImportResult import_skypilot_csv(std::string_view csv_text, const std::s
 
 std::string skypilot_import_summary(const SkypilotImportResult& result, const std::string& file_name,
                                     const std::string& output_name) {
-    std::string out =
-        fmt::format("gpusel: imported {} offer{} from {} rows of {} ({} GPU rows) into {}\n", result.offers.size(),
-                    result.offers.size() == 1 ? "" : "s", result.rows, file_name, result.gpu_rows, output_name);
-    if (!result.skipped.empty()) {
-        out += fmt::format("gpusel: skipped {} GPU row{}:\n", result.skipped.size(),
-                           result.skipped.size() == 1 ? "" : "s");
+    std::string out = fmt::format(
+        "gpusel: imported {} offer{} from {} rows of {} ({} GPU rows{}) into {}\n", result.offers.size(),
+        result.offers.size() == 1 ? "" : "s", result.rows, file_name, result.gpu_rows,
+        result.unselected_gpu_rows == 0
+            ? std::string()
+            : fmt::format("; {} more not selected by --regions/--instance-types", result.unselected_gpu_rows),
+        output_name);
+    if (result.skipped_rows > 0) {
+        out += fmt::format("gpusel: skipped {} GPU row{}:\n", result.skipped_rows, result.skipped_rows == 1 ? "" : "s");
         // Groups in order of first appearance, each with its first few rows as examples.
-        std::vector<std::string> reasons;
-        for (const SkippedRow& row : result.skipped) {
-            if (std::find(reasons.begin(), reasons.end(), row.reason) == reasons.end()) {
-                reasons.push_back(row.reason);
-            }
-        }
-        constexpr std::size_t examples = 3;
-        for (const std::string& reason : reasons) {
+        for (const SkipGroup& group : result.skip_groups) {
             std::vector<std::string> shown;
-            std::size_t count = 0;
-            for (const SkippedRow& row : result.skipped) {
-                if (row.reason != reason) {
-                    continue;
-                }
-                if (++count <= examples) {
-                    shown.push_back(fmt::format("line {} {}", row.position.line, describe(row)));
-                }
+            for (const SkippedRow& row : group.examples) {
+                shown.push_back(printable_text(fmt::format("line {} {}", row.position.line, describe(row))));
             }
-            out += fmt::format("  {}: {} row{} ({}{})\n", reason, count, count == 1 ? "" : "s", fmt::join(shown, "; "),
-                               count > examples ? "; …" : "");
+            out += fmt::format("  {}: {} row{} ({}{})\n", group.reason, group.rows, group.rows == 1 ? "" : "s",
+                               fmt::join(shown, "; "), group.rows > group.examples.size() ? "; …" : "");
         }
     }
     if (!result.unknown_accelerators.empty()) {
-        out += fmt::format(
-            "gpusel: unknown accelerator names (not guessed; add the GPU to a --catalog file or map "
-            "it by hand): {}\n",
-            fmt::join(result.unknown_accelerators, ", "));
+        out += printable_text(
+            fmt::format("gpusel: unknown accelerator names (not guessed; add the GPU to a --catalog file or map "
+                        "it by hand): {}{}",
+                        fmt::join(result.unknown_accelerators, ", "), result.more_unknown_accelerators ? ", …" : ""));
+        out += "\n";
     }
     return out;
 }

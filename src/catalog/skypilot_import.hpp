@@ -22,6 +22,18 @@
 //    availability zones; spot at or above on-demand is dropped with a warning.
 //  - The output is deterministic: offers and regions in file order, numbers in their shortest
 //    round-trip form.
+//  - The output always loads: an instance type that cannot be part of an offer id (a space, a
+//    line break, a NUL, an id over 96 characters) is a skipped row, and the rendered YAML is
+//    read back with the catalog loader before it is returned. An output beyond what a catalog
+//    file may hold (4 MiB, 200,000 values: io/yaml.hpp) is an InputError at the row that
+//    crosses the limit, found while reading, with the filters to use (--regions,
+//    --instance-types). Every price line is counted there as written, before regions that share
+//    one price are merged into `any`: an instance type in more than ~66,000 regions is refused.
+//  - Linear time, bounded memory: rows are read one at a time and dropped (only GCP's host rows
+//    of the machine types in the tables are kept, to join their accelerator rows); every lookup
+//    is hashed; what the result keeps per skipped row, warning and unknown name is capped (the
+//    counts are not). Peak memory is the input plus a few times the input at most (GCP's host
+//    index), and far less for other clouds (docs/catalog.md, "Limits").
 
 #include <optional>
 #include <string>
@@ -109,6 +121,10 @@ struct SkypilotImportOptions {
     std::string imported_on;     // YYYY-MM-DD, for the sources line
     std::string source_path;     // the file as the user named it, for the sources line
     std::string md5;             // optional checksum of the file, for the sources line
+    // Rows to import, as globs ('*', '?', case-insensitive; see region_matches). Empty = all.
+    // A GCP accelerator row is matched by the machine type it is priced as.
+    std::vector<std::string> regions;
+    std::vector<std::string> instance_types;
 };
 
 // One price line of an offer: one region.
@@ -140,20 +156,39 @@ struct SkippedRow {
     std::string detail;       // what about this row, e.g. "0.125"
 };
 
+// Skipped rows of one reason: how many, and the first few.
+struct SkipGroup {
+    std::string reason;
+    std::size_t rows = 0;
+    std::vector<SkippedRow> examples;  // the first max_skip_examples
+};
+
 struct ImportWarning {
     int line = 0;  // 0 when about a whole offer
     std::string offer_id;
     std::string message;
 };
 
+// What the result keeps of a file with millions of problem rows: the counts are exact, the
+// lists stop here (a 64 MiB file must not need gigabytes to report on).
+inline constexpr std::size_t max_kept_skipped_rows = 100;  // = max_reported_diagnostics
+inline constexpr std::size_t max_skip_examples = 3;
+inline constexpr std::size_t max_kept_warnings = 1000;
+inline constexpr std::size_t max_listed_unknown_accelerators = 100;
+
 struct SkypilotImportResult {
     std::string yaml;
     std::vector<ImportedOffer> offers;
     std::size_t rows = 0;                           // data rows in the file
-    std::size_t gpu_rows = 0;                       // rows naming an accelerator (GCP: accelerator rows)
-    std::vector<SkippedRow> skipped;                // file order
+    std::size_t gpu_rows = 0;                       // rows naming an accelerator (GCP: accelerator rows), selected ones
+    std::size_t unselected_gpu_rows = 0;            // GPU rows outside --regions / --instance-types
+    std::vector<SkippedRow> skipped;                // the first max_kept_skipped_rows, file order
+    std::size_t skipped_rows = 0;                   // all of them
+    std::vector<SkipGroup> skip_groups;             // by reason, in order of first appearance
     std::vector<std::string> unknown_accelerators;  // sorted, unique: "Foo", or "A100 on vast 1x-A100"
-    std::vector<ImportWarning> warnings;
+    bool more_unknown_accelerators = false;         // beyond max_listed_unknown_accelerators
+    std::vector<ImportWarning> warnings;            // the first max_kept_warnings
+    std::size_t warnings_not_kept = 0;
 };
 
 // Imports `csv_text` (the content of `file_name`). Throws InputError as described above.

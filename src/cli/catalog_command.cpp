@@ -74,6 +74,8 @@ struct ImportFlags {
     std::string provider;
     std::string as_of;
     std::string output;
+    std::vector<std::string> regions;
+    std::vector<std::string> instance_types;
 };
 
 // UTC, so that the same file gives the same month on every machine.
@@ -128,6 +130,8 @@ void run_import_skypilot(const ImportFlags& flags, Context& context) {
     options.as_of = flags.as_of;
     options.imported_on = import_date();
     options.source_path = flags.file == "-" ? std::string("standard input") : flags.file;
+    options.regions = flags.regions;
+    options.instance_types = flags.instance_types;
     if (options.as_of.empty()) {
         // The CSV carries no date; the file's modification time is when SkyPilot last fetched it.
         struct stat status {};
@@ -146,6 +150,9 @@ void run_import_skypilot(const ImportFlags& flags, Context& context) {
         context.err << fmt::format("{}{}: warning: {}{}\n", flags.file,
                                    warning.line > 0 ? fmt::format(":{}", warning.line) : std::string(),
                                    warning.offer_id.empty() ? std::string() : warning.offer_id + ": ", warning.message);
+    }
+    if (result.warnings_not_kept > 0) {
+        context.err << fmt::format("{}: {} more warnings not shown\n", flags.file, result.warnings_not_kept);
     }
     if (!context.quiet) {
         context.err << skypilot_import_summary(result, flags.file, target.display_name());
@@ -173,6 +180,18 @@ void register_import(CLI::App& catalog, Context& context) {
                      "Month of the prices (default: the file's modification month, with a warning)")
         ->type_name("YYYY-MM");
     skypilot
+        ->add_option("--regions", flags->regions,
+                     "Import only rows of these regions: globs, comma-separated or repeated, e.g. 'us-*,eu-west-1'")
+        ->delimiter(',')
+        ->allow_extra_args(false)  // one value per --regions, so that a following FILE stays the file
+        ->type_name("GLOB");
+    skypilot
+        ->add_option("--instance-types", flags->instance_types,
+                     "Import only these instance types: globs as for --regions, e.g. 'p5.*,p4d.*'")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("GLOB");
+    skypilot
         ->add_option("-o,--output", flags->output,
                      "Write the catalog YAML to FILE (required; '-' for standard output; whole or not at all; "
                      "--force to replace)")
@@ -185,6 +204,9 @@ void register_import(CLI::App& catalog, Context& context) {
         "  gpusel catalog import skypilot gcp.csv --provider gcp --as-of 2026-11 -o -   (to standard output)\n"
         "\nOne offer per instance type, one price line per region; GPU rows only, whole GPUs only. Rows that\n"
         "cannot be priced or mapped to a catalog GPU are skipped with the reason; nothing is guessed.\n"
+        "The output is read back as --catalog will read it before it is written; one that would pass a catalog\n"
+        "file's limits (4 MiB, 200000 values) is refused: import part of the file with --regions or\n"
+        "--instance-types.\n"
         "Rules: docs/catalog.md, \"Importing a SkyPilot catalog\".");
     skypilot->callback([flags, &context] { run_import_skypilot(*flags, context); });
 }

@@ -318,6 +318,53 @@ rental:
     CHECK(catalog.offers().size() == 2);  // the failed merge changed nothing
 }
 
+TEST_CASE("catalog: a duplicate or invalid offer id is one error and the entry's fields are still read",
+          "[catalog][offers]") {
+    // Returning at the id made every later field of the entry an "unknown field" (issue 38).
+    Catalog catalog;
+    gpusel::merge_catalog_text(catalog, minimal_entry, "c.yaml");
+    const std::string bad = R"(format: 2
+providers:
+  - {id: cloudy, name: Cloudy, kind: cloud, tier: neocloud}
+  - {id: cloudy, name: Again, kind: cloud, tier: neocloud}
+rental:
+  - id: cloudy/r1
+    provider: cloudy
+    instance_type: r1
+    gpu: TEST-1
+    gpus: 1
+    price_kind: list
+    as_of: 2026-10
+    sources: [x]
+    prices: [{region: any, on_demand: 2}]
+  - id: CLOUDY/R1
+    provider: cloudy
+    instance_type: r1
+    gpu: TEST-1
+    gpus: 0
+    price_kind: list
+    as_of: 2026-10
+    sources: [x]
+    prices: [{region: any, on_demand: 2}]
+  - id: cloudy/r 2
+    provider: cloudy
+    instance_type: r 2
+    gpu: TEST-1
+    gpus: 1
+    price_kind: list
+    as_of: 2026-10
+    sources: [x]
+    prices: [{region: any, on_demand: 2}]
+)";
+    CHECK(
+        input_errors([&] { gpusel::merge_catalog_text(catalog, bad, "bad.yaml"); }) ==
+        std::vector<std::string>{
+            "bad.yaml:4:10: providers[1].id: duplicate id 'cloudy' in this file",
+            "bad.yaml:15:9: rental[1].id: duplicate id 'CLOUDY/R1' in this file",
+            "bad.yaml:19:11: rental[1].gpus: '0' is out of range; expected 1 to 1024",  // read, not unknown
+            "bad.yaml:24:9: rental[2].id: 'cloudy/r 2' is not a valid id; use letters, digits, '-', '_', '.' and '/'"});
+}
+
 TEST_CASE("catalog: host vCPUs per GPU are the median over the offers that publish them", "[catalog][offers]") {
     Catalog catalog;
     gpusel::merge_catalog_text(catalog, minimal_entry, "c.yaml");

@@ -583,3 +583,156 @@ TEST_CASE("skypilot: every imported file loads as a format-2 catalog over the bu
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile files at scale (issue 38): the output always loads, the reader is linear and keeps
+// nothing per row.
+
+namespace {
+
+constexpr const char* short_header =
+    "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region,AvailabilityZone\n";
+
+// What `gpusel --catalog` does with the output: it must load.
+std::size_t loaded_offers(const std::string& yaml) {
+    gpusel::Catalog catalog = gpusel::test::catalog();
+    const std::size_t before = catalog.offers().size();
+    gpusel::merge_catalog_text(catalog, yaml, "out.yaml");
+    return catalog.offers().size() - before;
+}
+
+}  // namespace
+
+TEST_CASE("skypilot: an instance type no offer id can hold is a skipped row naming it and the output loads",
+          "[skypilot][hostile]") {
+    const std::string text = std::string(short_header) + "g4.ok,L4,1,0.8,,us-east-1,us-east-1a\n" +
+                             "g4 space,L4,1,0.8,,us-east-1,us-east-1a\n" + "\"g4\nnewline\",L4,1,0.8,,us-east-1,a\n" +
+                             std::string("g4") + '\0' + "nul,L4,1,0.8,,us-east-1,a\n" + std::string(100, 'x') +
+                             ",L4,1,0.8,,us-east-1,a\n";
+    const auto result = import_text(text, "aws");
+    CHECK(offer_ids(result) == std::vector<std::string>{"aws/g4.ok"});
+    CHECK(skip_lines(result) == std::vector<std::string>{"3:1 InstanceType: instance type not usable in an offer id",
+                                                         "4:1 InstanceType: instance type not usable in an offer id",
+                                                         "6:1 InstanceType: instance type not usable in an offer id",
+                                                         "7:1 InstanceType: instance type not usable in an offer id"});
+    CHECK(gpusel::skypilot_import_summary(result, "vms.csv", "out.yaml") ==
+          "gpusel: imported 1 offer from 5 rows of vms.csv (5 GPU rows) into out.yaml\n"
+          "gpusel: skipped 4 GPU rows:\n"
+          "  instance type not usable in an offer id: 4 rows (line 3 L4 × 1: 'g4 space' has a character other than "
+          "letters, digits, '-', '_', '.' and '/'; line 4 L4 × 1: 'g4\\x0anewline' has a character other than "
+          "letters, digits, '-', '_', '.' and '/'; line 6 L4 × 1: 'g4\\x00nul' has a character other than letters, "
+          "digits, '-', '_', '.' and '/'; …)\n");
+    CHECK(result.skipped[3].detail ==
+          "'aws/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is 104 characters, over the 96 of an "
+          "offer id");
+    CHECK(loaded_offers(result.yaml) == 1);
+}
+
+TEST_CASE("skypilot: an output over a catalog file's limits is refused at the row that crosses them",
+          "[skypilot][hostile]") {
+    // 8,001 instance types: 22 values each plus a price line of at least 3 pass the 200,000 a
+    // catalog file may hold. Refused while reading, before any YAML is built.
+    std::string types = short_header;
+    for (int i = 0; i < 8100; ++i) {
+        types += "t" + std::to_string(i) + ",L4,1,0.8,,us-east-1,a\n";
+    }
+    CHECK(input_errors([&] { import_text(types, "aws"); }) ==
+          std::vector<std::string>{
+              "vms.csv:8002:1: the imported catalog would hold more than the 200000 values a catalog file may (8001 "
+              "offers and 8000 regional prices by this row); import part of the file with --regions GLOB,... or "
+              "--instance-types GLOB,..., or split it; nothing written"});
+    // One instance type in 39,993 regions of distinct prices: 5 values a line, counted exactly once
+    // the offers are known (18 + 22 + 39,993 × 5 = 200,005).
+    std::string regions = short_header;
+    for (int i = 0; i < 39993; ++i) {
+        regions += "t,L4,1," + std::to_string(1 + i % 7) + ",,r" + std::to_string(i) + ",a\n";
+    }
+    CHECK(input_errors([&] { import_text(regions, "aws"); }) ==
+          std::vector<std::string>{
+              "vms.csv: the imported catalog would hold more than the 200000 values a catalog file may (1 offer and "
+              "39993 regional prices); import part of the file with --regions GLOB,... or --instance-types "
+              "GLOB,..., or split it; nothing written"});
+}
+
+TEST_CASE("skypilot: --regions and --instance-types import part of a file", "[skypilot][hostile]") {
+    const std::string text = std::string(short_header) + "g4.a,L4,1,0.8,,us-east-1,a\n" +
+                             "g4.a,L4,1,0.8,,eu-west-1,a\n" + "p5.b,L4,1,0.8,,us-west-2,a\n";
+    gpusel::SkypilotImportOptions options = options_for("aws");
+    options.regions = {"US-*"};
+    options.instance_types = {"g4.?"};
+    const auto result = gpusel::import_skypilot_csv(text, "vms.csv", options, gpusel::test::catalog());
+    CHECK(offer_ids(result) == std::vector<std::string>{"aws/g4.a"});
+    REQUIRE(result.offers[0].prices.size() == 1);
+    CHECK(result.offers[0].prices[0].region == "us-east-1");
+    CHECK(gpusel::skypilot_import_summary(result, "vms.csv", "out.yaml") ==
+          "gpusel: imported 1 offer from 3 rows of vms.csv (1 GPU rows; 2 more not selected by "
+          "--regions/--instance-types) into out.yaml\n");
+    options.regions = {"ap-*"};
+    CHECK(input_errors([&] { gpusel::import_skypilot_csv(text, "vms.csv", options, gpusel::test::catalog()); }) ==
+          std::vector<std::string>{"vms.csv: no offer imported: none of the 3 GPU rows is selected by "
+                                   "--regions/--instance-types; nothing written"});
+}
+
+TEST_CASE("skypilot: regions of one instance type are hashed (linear) and a note lists 50 of them",
+          "[skypilot][hostile]") {
+    // A linear search per row made this quadratic: 10^5 regions took minutes.
+    std::string text = short_header;
+    for (int i = 0; i < 60000; ++i) {
+        text += "t,L4,1,0.8,,r" + std::to_string(i) + ",a\n";
+    }
+    const auto result = import_text(text, "aws");
+    REQUIRE(result.offers.size() == 1);
+    REQUIRE(result.offers[0].prices.size() == 1);
+    CHECK(result.offers[0].prices[0].region == "any");
+    CHECK(result.offers[0].prices[0].zones == 60000);
+    const std::string& note = result.offers[0].notes.at(0);
+    CHECK(note.rfind("the same on-demand price in 60000 regions, written as region any: r0, r1, r2,", 0) == 0);
+    CHECK(note.substr(note.size() - 23) == "r48, r49 and 59950 more");
+    CHECK(loaded_offers(result.yaml) == 1);
+}
+
+TEST_CASE("skypilot: rows are not kept and skipped rows and warnings are counted past what is kept",
+          "[skypilot][hostile]") {
+    // 200,000 empty rows: read and dropped one at a time (6 million were 5 GB as vectors).
+    std::string empty = short_header;
+    for (int i = 0; i < 200000; ++i) {
+        empty += ",,,,,,\n";
+    }
+    CHECK(input_errors([&] { import_text(empty, "aws"); }) ==
+          std::vector<std::string>{"vms.csv: no offer imported: none of the 200000 rows names an accelerator"});
+
+    std::string rows = short_header;
+    for (int i = 0; i < 1500; ++i) {
+        rows += "t,L4,1,0.8,0,us-east-1,z" + std::to_string(i) + "\n";  // spot 0: a warning each
+    }
+    for (int i = 0; i < 1200; ++i) {
+        rows += "u,L4,0.5,0.8,,us-east-1,z\n";  // fractional: skipped
+    }
+    const auto result = import_text(rows, "aws");
+    CHECK(result.warnings.size() == gpusel::max_kept_warnings);
+    CHECK(result.warnings_not_kept == 500);
+    CHECK(result.skipped.size() == gpusel::max_kept_skipped_rows);
+    CHECK(result.skipped_rows == 1200);
+    REQUIRE(result.skip_groups.size() == 1);
+    CHECK(result.skip_groups[0].rows == 1200);
+    CHECK(result.skip_groups[0].examples.size() == gpusel::max_skip_examples);
+    CHECK(gpusel::skypilot_import_summary(result, "vms.csv", "out.yaml") ==
+          "gpusel: imported 1 offer from 2700 rows of vms.csv (2700 GPU rows) into out.yaml\n"
+          "gpusel: skipped 1200 GPU rows:\n"
+          "  fractional GPU count (whole units only): 1200 rows (line 1502 u L4 × 0.5; line 1503 u L4 × 0.5; line "
+          "1504 u L4 × 0.5; …)\n");
+}
+
+TEST_CASE("csv reader: records one at a time reuse their fields", "[skypilot][csv]") {
+    const std::string file = "t.csv";
+    gpusel::CsvRecordReader reader("a,b,c\n\n1,2\n", file);
+    gpusel::CsvRecord record;
+    REQUIRE(reader.next(record));
+    CHECK(record.fields.size() == 3);
+    REQUIRE(reader.next(record));
+    CHECK(record.line == 3);
+    REQUIRE(record.fields.size() == 2);
+    CHECK(record.fields[1].text == "2");
+    CHECK(record.end_column == 4);
+    CHECK_FALSE(reader.next(record));
+}
