@@ -181,7 +181,13 @@ Topology parse_nvidia_smi_topo(std::string_view text, const std::string& file) {
             in_nic_legend = true;
             continue;
         }
-        const std::vector<Token> tokens = split_whitespace(content);
+        // Columns count from the start of the line, not of the trimmed text: `topo -m` indents
+        // its header with a tab.
+        std::vector<Token> tokens = split_whitespace(content);
+        const int indent = static_cast<int>(content.data() - line.text.data());
+        for (Token& token : tokens) {
+            token.column += indent;
+        }
         if (in_nic_legend) {
             read_nic_legend_line(tokens, row_of_device, topology);
             continue;
