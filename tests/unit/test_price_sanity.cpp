@@ -73,7 +73,7 @@ TEST_CASE("price sanity: a new unit below a used one of the same unit, and outsi
               .empty());
 }
 
-TEST_CASE("price sanity: a card's band has no server allowance; notes that say why are heard", "[cost]") {
+TEST_CASE("price sanity: a card's band has no server allowance, and notes that say why are heard", "[cost]") {
     CHECK(findings(purchase("card", "H100-TEST", 1, "card", 41250)).empty());
     const std::vector<PriceFinding> over = findings(purchase("card", "H100-TEST", 1, "card", 41251));
     REQUIRE(over.size() == 1);
