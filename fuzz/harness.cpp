@@ -14,6 +14,8 @@
 #include "base/error.hpp"
 #include "base/units.hpp"
 #include "catalog/catalog.hpp"
+#include "catalog/skypilot_import.hpp"
+#include "deploy/deploy.hpp"
 #include "inputs/models.hpp"
 #include "inputs/workload.hpp"
 #include "io/yaml.hpp"
@@ -468,11 +470,55 @@ void fuzz_telemetry(const std::uint8_t* data, std::size_t size) {
                });
 }
 
+void fuzz_skypilot(const std::uint8_t* data, std::size_t size) {
+    // An import either refuses the file or writes a catalog that gpusel itself loads: the
+    // output goes through the same loader as `--catalog` (issue 38: ids with a space, a
+    // newline or a NUL used to be written and then refused).
+    SkypilotImportOptions options;
+    options.provider = "aws";
+    options.schema_version = "v8";
+    options.as_of = "2026-11";
+    options.imported_on = "2026-12-05";
+    options.source_path = "vms.csv";
+    try {
+        const SkypilotImportResult result =
+            import_skypilot_csv(as_text(data, size), "vms.csv", options, base_catalog());
+        require(!result.offers.empty(), "import without offers accepted");
+        for (const ImportedOffer& offer : result.offers) {
+            require(offer.gpus >= 1, "imported offer with fewer than one GPU");
+            for (const ImportedPrice& price : offer.prices) {
+                for (const std::optional<double>& rate : {price.on_demand_usd_per_hour, price.spot_usd_per_hour}) {
+                    require(!rate || (std::isfinite(*rate) && *rate > 0), "imported price not finite and positive");
+                }
+            }
+        }
+        Catalog catalog = base_catalog();
+        try {
+            merge_catalog_text(catalog, result.yaml, "imported.yaml");
+        } catch (const InputError& error) {
+            violated("the imported catalog does not load: " + format_diagnostic(error.diagnostics().front()));
+        }
+    } catch (const InputError& error) {
+        check_diagnostics(error);
+    }
+}
+
+void fuzz_launch(const std::uint8_t* data, std::size_t size) {
+    try {
+        const LaunchSettings settings = read_launch_settings(as_text(data, size), "launch.yaml");
+        require(!settings.kind.empty(), "launch settings without a kind");
+        check_finite(settings.memory_fraction, "launch memory fraction");
+    } catch (const InputError& error) {
+        check_diagnostics(error);
+    }
+}
+
 std::span<const Target> targets() {
     static constexpr std::array list{Target{"yaml", fuzz_yaml},           Target{"workload", fuzz_workload},
                                      Target{"catalog", fuzz_catalog},     Target{"models", fuzz_models},
                                      Target{"proposal", fuzz_proposal},   Target{"units", fuzz_units},
-                                     Target{"hf_config", fuzz_hf_config}, Target{"telemetry", fuzz_telemetry}};
+                                     Target{"hf_config", fuzz_hf_config}, Target{"telemetry", fuzz_telemetry},
+                                     Target{"skypilot", fuzz_skypilot},   Target{"launch", fuzz_launch}};
     return list;
 }
 

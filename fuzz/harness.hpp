@@ -29,6 +29,8 @@ void fuzz_proposal(const std::uint8_t* data, std::size_t size);   // load_propos
 void fuzz_units(const std::uint8_t* data, std::size_t size);      // parse_quantity, parse_integer
 void fuzz_hf_config(const std::uint8_t* data, std::size_t size);  // model_from_hf_config_text
 void fuzz_telemetry(const std::uint8_t* data, std::size_t size);  // every telemetry parser
+void fuzz_skypilot(const std::uint8_t* data, std::size_t size);   // import_skypilot_csv, then the catalog loader
+void fuzz_launch(const std::uint8_t* data, std::size_t size);     // read_launch_settings (deploy --verify)
 
 std::span<const Target> targets();
 const Target* find_target(std::string_view name);

@@ -4,41 +4,51 @@
 # regression files (fuzz/regressions/TARGET). Fails when any harness finds a crash, a broken
 # contract, a leak, a timeout (10 s for one input) or memory use above 2 GiB.
 #
-#   scripts/fuzz.sh [--ci] [SECONDS] [TARGET...]   targets: yaml workload catalog models proposal
-#                                                   units hf_config telemetry
+#   scripts/fuzz.sh [--ci | --long] [SECONDS] [TARGET...]
+#       targets: yaml workload catalog models proposal units hf_config telemetry skypilot launch
 #
 # Exploring (the default): inputs found along the way accumulate in build/fuzz/work/corpus-TARGET
 # from run to run, and each run draws a new random seed.
 # --ci (what `scripts/bootstrap.sh test` runs): every run is the same experiment. Each harness
 # starts from a fresh copy of its seeds and regression files in build/fuzz/ci/corpus-TARGET
 # (nothing under fuzz/ is written), with a fixed seed (-seed=1), for SECONDS.
+# --long: the run docs/reliability.md records. Like exploring (corpus kept in
+# build/fuzz/long/corpus-TARGET, a new seed each time), SECONDS defaults to 600, and the end
+# is a table, also written to build/fuzz/long/summary.md: per harness the seconds, executions,
+# coverage (libFuzzer's `cov`, edges reached, and `ft`, features), corpus files and findings.
 #
-# A crasher is saved as build/fuzz/{work,ci}/artifacts-TARGET/{crash,leak,timeout,oom}-*, and
-# its path is printed: minimise it (fuzz_TARGET -minimize_crash=1 FILE), fix the loader, and add
-# it to fuzz/regressions/TARGET/ so that ctest replays it forever.
+# A crasher is saved as build/fuzz/{work,ci,long}/artifacts-TARGET/{crash,leak,timeout,oom}-*,
+# and its path is printed: minimise it (fuzz_TARGET -minimize_crash=1 FILE), fix the loader,
+# and add it to fuzz/regressions/TARGET/ so that ctest replays it forever.
 #
 # Needs clang-14 and libclang-rt-14-dev (`scripts/bootstrap.sh fuzz` installs them and runs this).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: scripts/fuzz.sh [--ci] [SECONDS] [TARGET...]" >&2
+  echo "usage: scripts/fuzz.sh [--ci | --long] [SECONDS] [TARGET...]" >&2
   exit 2
 }
 
 ci=false
-if [ "${1:-}" = --ci ]; then
-  ci=true
-  shift
+long=false
+case "${1:-}" in
+  --ci) ci=true; shift ;;
+  --long) long=true; shift ;;
+esac
+if $long; then
+  seconds=600
+else
+  seconds=30
 fi
-seconds="${1:-30}"
-if [ $# -gt 0 ]; then
-  shift
-fi
+case "${1:-}" in
+  ''|*[!0-9]*) ;;
+  *) seconds=$1; shift ;;
+esac
 case "$seconds" in
   ''|*[!0-9]*|0) usage ;;
 esac
-all_targets=(yaml workload catalog models proposal units hf_config telemetry)
+all_targets=(yaml workload catalog models proposal units hf_config telemetry skypilot launch)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=("${all_targets[@]}")
@@ -63,6 +73,8 @@ if $ci; then
   work=build/fuzz/ci
   rm -rf "$work"
   seed_options=(-seed=1)
+elif $long; then
+  work=build/fuzz/long
 else
   work=build/fuzz/work
 fi
@@ -93,10 +105,16 @@ run_harness() {
   "$binary" "${seed_options[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -dict=fuzz/yaml.dict -print_final_stats=1 -artifact_prefix="$artifacts/" \
     "${inputs[@]}" >"$log" 2>&1 || status=$?
-  local runs
+  local runs coverage features files findings
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  # libFuzzer's last progress line ("#N DONE cov: C ft: F corp: ...") carries the coverage.
+  coverage=$(sed -n 's/.* cov: \([0-9]*\) .*/\1/p' "$log" | tail -1)
+  features=$(sed -n 's/.* ft: \([0-9]*\) .*/\1/p' "$log" | tail -1)
+  files=$(find "$corpus" -type f | wc -l)
+  findings=$(find "$artifacts" -type f | wc -l)
+  echo "| $target | $seconds | ${runs:-?} | ${coverage:-?} | ${features:-?} | $files | $findings |" >"$work/$target.row"
   if [ "$status" -eq 0 ]; then
-    echo "fuzz: $target: ok, ${runs:-?} executions in ${seconds} s, corpus $(find "$corpus" -type f | wc -l) files"
+    echo "fuzz: $target: ok, ${runs:-?} executions in ${seconds} s, coverage ${coverage:-?} edges, corpus $files files"
   else
     # One block, so that parallel harnesses do not interleave their reports.
     {
@@ -135,6 +153,18 @@ for target in "${targets[@]}"; do
     failed+=("$target")
   fi
 done
+
+if $long; then
+  {
+    echo "| harness | seconds | executions | coverage (cov) | features (ft) | corpus files | findings |"
+    echo "|---|---|---|---|---|---|---|"
+    for target in "${targets[@]}"; do
+      cat "$work/$target.row" 2>/dev/null || echo "| $target | $seconds | ? | ? | ? | ? | did not run |"
+    done
+  } >"$work/summary.md"
+  echo "fuzz: clang $(clang++-14 --version | sed -n 's/.*version \([0-9.]*\).*/\1/p;q'), $(date -u +%Y-%m-%d), $jobs at a time:"
+  cat "$work/summary.md"
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: ${#failed[@]} failed: ${failed[*]}"
