@@ -96,10 +96,10 @@ gpusel::SkypilotImportOptions skypilot_options() {
 constexpr const char* skypilot_header =
     "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice,AvailabilityZone\n";
 
-// One instance type in very many regions: the shape whose region lookup was a linear search.
+// One instance type in 2,000 regions, a zone per row: the region lookup was a linear search.
 void read_skypilot_regions(benchmark::State& state) {
     const std::string text = fill(skypilot_header, skypilot_limit_bytes, [](std::size_t i) {
-        return fmt::format("p4d.24xlarge,A100,8,96,1152,32.77,region-{},,10.0,zone-{}\n", i, i);
+        return fmt::format("p4d.24xlarge,A100,8,96,1152,32.77,region-{},,10.0,zone-{}\n", i % 2000, i);
     });
     measure(state, text, [](const std::string& input) {
         return gpusel::import_skypilot_csv(input, "vms.csv", skypilot_options(), gpusel::test::catalog()).offers.size();
@@ -119,11 +119,13 @@ void read_skypilot_empty_rows(benchmark::State& state) {
 }
 BENCHMARK(read_skypilot_empty_rows)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-// nvidia-smi --query-gpu CSV with a new GPU index on every row.
+// nvidia-smi --query-gpu CSV over 100,000 GPU indices (the most one file may name).
 void read_query_many_gpus(benchmark::State& state) {
     const std::string text =
-        fill("timestamp, index, utilization.gpu [%], memory.used [MiB]\n", max_telemetry_bytes,
-             [](std::size_t i) { return fmt::format("2026/12/05 10:00:00.000, {}, 50 %, 1000 MiB\n", i); });
+        fill("timestamp, index, utilization.gpu [%], memory.used [MiB]\n", max_telemetry_bytes, [](std::size_t i) {
+            return fmt::format("2026/12/05 10:{:02}:{:02}.000, {}, 50 %, 1000 MiB\n", i / 6000000, i / 100000 % 60,
+                               i % 100000);
+        });
     measure(state, text, [](const std::string& input) { return gpusel::parse_nvidia_smi_query(input, "query.csv"); });
 }
 BENCHMARK(read_query_many_gpus)->Unit(benchmark::kMillisecond);
@@ -140,26 +142,32 @@ void read_dmon(benchmark::State& state) {
 }
 BENCHMARK(read_dmon)->Unit(benchmark::kMillisecond);
 
-// Prometheus range query JSON: many series of a few points (the key-position rescan).
+// Prometheus range query JSON: 40 hosts x 1,000 GPUs, a series of 20 points each (the
+// key-position rescan was per series).
 void read_prometheus_range(benchmark::State& state) {
-    std::string text =
-        fill(R"({"status":"success","data":{"resultType":"matrix","result":[)", max_telemetry_bytes, [](std::size_t i) {
-            return fmt::format(R"({}{{"metric":{{"__name__":"DCGM_FI_DEV_GPU_UTIL","gpu":"{}"}},)"
-                               R"("values":[[1705416256,"50"],[1705416257,"60"]]}})",
-                               i == 0 ? "" : ",", i);
-        });
+    std::string points;
+    for (int t = 0; t < 20; ++t) {
+        points += fmt::format("{}[{},\"50\"]", t == 0 ? "" : ",", 1705416256 + t);
+    }
+    std::string text = fill(R"({"status":"success","data":{"resultType":"matrix","result":[)", max_telemetry_bytes,
+                            [&points](std::size_t i) {
+                                return fmt::format(R"({}{{"metric":{{"__name__":"DCGM_FI_DEV_GPU_UTIL","gpu":"{}",)"
+                                                   R"("Hostname":"node-{}"}},"values":[{}]}})",
+                                                   i == 0 ? "" : ",", i % 1000, i / 1000, points);
+                            });
     text += "]}}";
     measure(state, text, [](const std::string& input) { return gpusel::parse_prometheus(input, "range.json"); });
 }
 BENCHMARK(read_prometheus_range)->Unit(benchmark::kMillisecond);
 
-// Prometheus text exposition (dcgm-exporter scrapes): many GPUs, long label sets.
+// Prometheus text exposition (dcgm-exporter scrapes): one host's 1,024 GPUs, long label sets,
+// timestamps in milliseconds.
 void read_prometheus_text(benchmark::State& state) {
     const std::string text = fill("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n", max_telemetry_bytes, [](std::size_t i) {
         return fmt::format(
             "DCGM_FI_DEV_GPU_UTIL{{gpu=\"{}\",UUID=\"GPU-{:08x}\",device=\"nvidia{}\",modelName=\"NVIDIA H100 80GB "
-            "HBM3\",Hostname=\"node-{}\"}} 50 {}\n",
-            i % 1024, i, i % 1024, i / 1024, 1705416256000 + 1000 * (i / 1024));
+            "HBM3\",Hostname=\"node-0\"}} 50 {}\n",
+            i % 1024, i % 1024, i % 1024, 1705416256000 + 1000 * (i / 1024));
     });
     measure(state, text, [](const std::string& input) { return gpusel::parse_prometheus(input, "metrics.txt"); });
 }
