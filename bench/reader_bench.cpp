@@ -10,6 +10,8 @@
 // code, message and peak memory; this file measures time only.
 
 #include <cstddef>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -18,6 +20,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/skypilot_import.hpp"
 #include "deploy/deploy.hpp"
+#include "inputs/models.hpp"
 #include "io/yaml.hpp"
 #include "support/test_support.hpp"
 #include "telemetry/telemetry.hpp"
@@ -56,6 +59,24 @@ void measure(benchmark::State& state, const std::string& text, Read read) {
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(text.size()));
     state.counters["input_MiB"] = static_cast<double>(text.size()) / (1u << 20);
+}
+
+std::string fixture(const std::string& relative) {
+    std::ifstream file(std::string(GPUSEL_SOURCE_DIR) + "/tests/data/telemetry/" + relative);
+    std::ostringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+// A real capture's first `header_lines` lines, then the rest repeated to just under the limit.
+std::string repeated_fixture(const std::string& relative, int header_lines) {
+    const std::string text = fixture(relative);
+    std::size_t body = 0;
+    for (int line = 0; line < header_lines; ++line) {
+        body = text.find('\n', body) + 1;
+    }
+    const std::string rows = text.substr(body);
+    return fill(text.substr(0, body), max_telemetry_bytes, [&rows](std::size_t) { return rows; });
 }
 
 // A YAML mapping of many small sequences: the generic reader's worst realistic shape.
@@ -172,6 +193,76 @@ void read_prometheus_text(benchmark::State& state) {
     measure(state, text, [](const std::string& input) { return gpusel::parse_prometheus(input, "metrics.txt"); });
 }
 BENCHMARK(read_prometheus_text)->Unit(benchmark::kMillisecond);
+
+// dcgmi dmon, mpstat, perf report and nvidia-smi -q: real captures repeated to 16 MiB.
+void read_dcgmi(benchmark::State& state) {
+    const std::string text = repeated_fixture("dcgmi-dmon-e-1001-1004-1005-dcgm-docs.txt", 2);
+    measure(state, text, [](const std::string& input) { return gpusel::parse_dcgmi_dmon(input, "dcgmi.txt"); });
+}
+BENCHMARK(read_dcgmi)->Unit(benchmark::kMillisecond);
+
+void read_mpstat(benchmark::State& state) {
+    const std::string text = repeated_fixture("mpstat-P-ALL-1-repeated-headers.txt", 2);
+    measure(state, text, [](const std::string& input) { return gpusel::parse_cpu_report(input, "mpstat.txt"); });
+}
+BENCHMARK(read_mpstat)->Unit(benchmark::kMillisecond);
+
+void read_perf_report(benchmark::State& state) {
+    const std::string text = repeated_fixture("perf-report-python-imagenet-dataloader-libjpeg-rows.txt", 0);
+    measure(state, text, [](const std::string& input) { return gpusel::parse_perf_report(input, "perf.txt"); });
+}
+BENCHMARK(read_perf_report)->Unit(benchmark::kMillisecond);
+
+void read_smi_q(benchmark::State& state) {
+    const std::string text = repeated_fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt", 7);
+    measure(state, text, [](const std::string& input) { return gpusel::parse_nvidia_smi_q(input, "smi-q.txt"); });
+}
+BENCHMARK(read_smi_q)->Unit(benchmark::kMillisecond);
+
+// nvidia-smi topo -m at its cap: 1,024 devices, every pair NVLinked.
+void read_topology(benchmark::State& state) {
+    constexpr int devices = 1024;
+    std::string text;
+    for (int column = 0; column < devices; ++column) {
+        text += fmt::format("\tGPU{}", column);
+    }
+    text += "\tCPU Affinity\n";
+    for (int row = 0; row < devices; ++row) {
+        text += fmt::format("GPU{}", row);
+        for (int column = 0; column < devices; ++column) {
+            text += row == column ? "\t X " : "\tNV18";
+        }
+        text += "\t0-47\n";
+    }
+    measure(state, text, [](const std::string& input) { return gpusel::parse_nvidia_smi_topo(input, "topo.txt"); });
+}
+BENCHMARK(read_topology)->Unit(benchmark::kMillisecond);
+
+// nvidia-smi nvlink -s: 18 links per GPU, as many GPUs as 16 MiB holds.
+void read_nvlink(benchmark::State& state) {
+    const std::string text = fill("", max_telemetry_bytes, [](std::size_t gpu) {
+        std::string block =
+            fmt::format("GPU {}: NVIDIA H100 80GB HBM3 (UUID: GPU-{:08x}-0000-0000-0000-000000000000)\n", gpu, gpu);
+        for (int link = 0; link < 18; ++link) {
+            block += fmt::format("\t Link {}: 26.562 GB/s\n", link);
+        }
+        return block;
+    });
+    measure(state, text, [](const std::string& input) { return gpusel::parse_nvidia_smi_nvlink(input, "nvlink.txt"); });
+}
+BENCHMARK(read_nvlink)->Unit(benchmark::kMillisecond);
+
+// A Hugging Face config.json at its 1 MiB limit: a real config, then a long list of unused ids.
+void read_hf_config(benchmark::State& state) {
+    std::string text = fill(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+"num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+"max_position_embeddings": 131072, "model_type": "llama", "torch_dtype": "bfloat16", "unused": [0)",
+                            1u << 20, [](std::size_t i) { return fmt::format(",{}", i); });
+    text += "]}";
+    measure(state, text,
+            [](const std::string& input) { return gpusel::model_from_hf_config_text(input, "config.json"); });
+}
+BENCHMARK(read_hf_config)->Unit(benchmark::kMillisecond);
 
 // A Kubernetes manifest of many small documents, separators with comments (helm template).
 void read_launch_manifest(benchmark::State& state) {
