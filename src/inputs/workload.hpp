@@ -198,8 +198,8 @@ struct DeploymentSpec {
     // Straight-line depreciation life of owned units, months; empty = data/cost.yaml's
     // depreciation.asset_life_months (docs/cost-model.md).
     std::optional<double> asset_life_months;
-    bool ops_given = false;     // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
-    bool pue_given = false;     // pue set in the file (else 1.0 away from a data centre)
+    bool ops_given = false;  // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
+    bool pue_given = false;  // pue set in the file (else 1.0 away from a data centre)
 };
 
 // The software the job runs on. Sources for each framework's behaviour: docs/memory-model.md.
