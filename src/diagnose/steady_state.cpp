@@ -61,7 +61,7 @@ std::optional<double> capture_span(const GpuTelemetry& t, std::vector<std::size_
         return span < 0 ? span + 86400 : span;
     }
     double earliest = first->seconds;
-    double latest = first->seconds;
+    double latest = earliest;
     for (auto row = begin; row != end; ++row) {
         const std::optional<SampleTime> time = t.samples[*row].time();
         if (time && time->dated) {
