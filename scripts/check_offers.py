@@ -46,9 +46,9 @@ TOP_KEYS = {"format", "as_of", "gpus", "providers", "hosts", "purchase", "rental
 PROVIDER_REQ = {"id", "name", "kind"}
 PROVIDER_OPT = {"tier"}
 HOST_REQ = {"id", "name", "slots", "price", "price_kind", "as_of", "sources"}
-HOST_OPT = {"notes", "includes", "vcpus"}
+HOST_OPT = {"notes", "includes", "vcpus", "power"}
 PURCHASE_REQ = {"id", "vendor", "gpu", "name", "gpus", "form", "price", "price_kind", "as_of", "sources"}
-PURCHASE_OPT = {"includes", "needs_host", "condition", "sites", "regions", "max_units", "notes", "vcpus"}
+PURCHASE_OPT = {"includes", "needs_host", "condition", "sites", "regions", "max_units", "notes", "vcpus", "system_power"}
 RENTAL_REQ = {"id", "provider", "instance_type", "gpu", "gpus", "price_kind", "as_of", "sources", "prices"}
 RENTAL_OPT = {"availability", "notes", "vcpus"}
 PRICE_FIELDS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
@@ -320,6 +320,17 @@ def main():
         elif not any("vcpu" in str(s).lower() for s in entry.get("sources") or []):
             c.err(where, "vcpus needs a source: a sources line that says where the vCPU count was read")
 
+    def power_checked(where, entry, key, label):
+        """power / system_power: watts written with their unit ('1100W'), and a sources line
+        that starts with the label and says where the figure comes from."""
+        if key not in entry:
+            return
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*W", str(entry[key]))
+        if m is None or float(m.group(1)) <= 0:
+            c.err(where, f"{key} must be watts with the unit, e.g. 1100W")
+        elif not any(str(s).lower().startswith(label + ":") for s in entry.get("sources") or []):
+            c.err(where, f"{key} needs a source: a sources line that starts with '{label}:'")
+
     # ---------------------------------------------------------------- hosts
     hosts = {}
     for i, h in enumerate(offers.get("hosts") or []):
@@ -333,6 +344,7 @@ def main():
             c.err(where, "duplicate host id")
         hosts[hid.lower()] = h
         vcpus_checked(where, h)
+        power_checked(where, h, "power", "power")
         if not isinstance(h["slots"], int) or isinstance(h["slots"], bool) or h["slots"] < 1:
             c.err(where, "slots must be an integer >= 1")
         c.usd(where, h["price"])
@@ -368,6 +380,9 @@ def main():
             continue
         offer_id(where, str(o["id"]))
         vcpus_checked(where, o)
+        power_checked(where, o, "system_power", "system power")
+        if "system_power" in o and o.get("form") not in ("server", "rack"):
+            c.err(where, "system_power is for servers and racks; a card's host carries its power")
         if o["id"] != str(o["id"]).lower():
             c.err(where, "purchase ids are lower-case")
         v = providers.get(str(o["vendor"]))

@@ -71,6 +71,9 @@ struct HostOffer {
     PricePoint price;  // per host
     std::string notes;
     int vcpus = 0;  // host CPU threads; 0 = not published
+    // What the host draws at full load besides the GPUs it holds (CPUs, memory, NICs, fans,
+    // drives, conversion losses); 0 = not published (cost model: a ratio of the GPUs' power).
+    double power_watts = 0;
 };
 
 struct Offer {
@@ -92,6 +95,8 @@ struct Offer {
     std::vector<Site> sites;           // where it may run; empty = datacenter
     std::vector<std::string> regions;  // region globs where it is sold; empty = worldwide
     int max_units = 0;                 // most units in one order; 0 = no limit
+    // Servers and racks: the maker's maximum system power, GPUs included; 0 = not published.
+    double system_power_watts = 0;
     // Rental.
     std::string instance_type;
     Availability availability = Availability::on_demand;

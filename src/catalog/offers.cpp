@@ -37,6 +37,7 @@ constexpr double max_instance_hour_usd = 1e5;
 constexpr int max_gpus_per_unit = 1024;
 // A GB200 NVL72 rack has 72 Grace CPUs × 72 cores (5,184); the limit leaves room above it.
 constexpr int max_vcpus_per_unit = 65536;
+constexpr double max_system_watts = 1e7;  // a 10 MW unit: far above any rack
 
 template <typename Enum, std::size_t N>
 std::string_view name_of(Enum value, const std::pair<Enum, std::string_view> (&table)[N]) {
@@ -134,6 +135,7 @@ void read_purchase(MapReader& reader, Offer& offer, bool is_new) {
         reader.text("needs_host", offer.needs_host);
     }
     reader.choice("condition", offer.condition, condition_names);
+    reader.number("system_power", offer.system_power_watts, UnitKind::watts, 0, max_system_watts, true);
     // The price inherits the offer's kind, date and sources, read above.
     if (offer.price) {
         offer.price->kind = offer.price_kind;
@@ -226,6 +228,24 @@ void read_list(MapReader& top, std::string_view section, Read&& read) {
     }
 }
 
+// A system power is a whole server's or rack's, so it holds at least its GPUs' board power.
+void check_system_power(MapReader& reader, const Catalog& catalog, const Offer& offer) {
+    if (offer.form != UnitForm::server && offer.form != UnitForm::rack) {
+        reader.error("system_power", fmt::format("a {} has no system power of its own; give its host's power under "
+                                                 "hosts: (power)",
+                                                 to_string(offer.form)));
+        return;
+    }
+    const GpuSpec* gpu = catalog.find(offer.gpu);
+    const double boards_watts = gpu == nullptr ? 0.0 : gpu->power_watts * offer.gpus_per_unit;
+    if (offer.system_power_watts < boards_watts) {
+        reader.error("system_power",
+                     fmt::format("{:.0f} W is less than its {} GPUs' board power ({} × {:.0f} W = {:.0f} W)",
+                                 offer.system_power_watts, offer.gpus_per_unit, offer.gpus_per_unit, gpu->power_watts,
+                                 boards_watts));
+    }
+}
+
 // The GPU, provider and host an offer names must be known by the time it is read (GPUs and
 // providers come first in a file, and built-in ones are always there).
 void check_references(MapReader& reader, const Catalog& catalog, const Offer& offer) {
@@ -248,6 +268,9 @@ void check_references(MapReader& reader, const Catalog& catalog, const Offer& of
     }
     if (!offer.needs_host.empty() && catalog.find_host(offer.needs_host) == nullptr) {
         reader.error("needs_host", fmt::format("unknown host '{}'; add it under hosts:", offer.needs_host));
+    }
+    if (offer.system_power_watts > 0) {
+        check_system_power(reader, catalog, offer);
     }
 }
 
@@ -385,6 +408,7 @@ void read_offer_lists(MapReader& top, Catalog& catalog) {
         reader.text("name", host.name);
         reader.integer("slots", host.slots, 1, 64);
         reader.integer("vcpus", host.vcpus, 1, max_vcpus_per_unit);
+        reader.number("power", host.power_watts, UnitKind::watts, 0, max_system_watts, true);
         reader.number("price", host.price.usd, UnitKind::usd, 0, max_unit_usd, true);
         reader.choice("price_kind", host.price.kind, price_kind_names);
         read_year_month(reader, "as_of", host.price.as_of);

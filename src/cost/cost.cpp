@@ -135,6 +135,33 @@ struct UnitsBought {
     int all_units() const { return units * seats; }
 };
 
+// What the owned units in service draw at full load, GPUs included: a server's or rack's
+// published system power, else its GPUs' board power × the ratio of the makers' published
+// systems (data/cost.yaml system_power); a card's or baseboard's board power plus its hosts'
+// published power, else the same ratio. Spares on the shelf draw nothing. Finance pays the
+// wall socket, not the GPU boards: a DGX H100 is 10.2 kW, its eight boards 5.6 kW.
+double owned_system_watts(const GpuSpec& gpu, const OfferQuote& quote, int hosts, double owned_gpus,
+                          CostEstimate& cost) {
+    const Offer& offer = *quote.offer;
+    const double boards_watts = owned_gpus * gpu.power_watts;
+    const double ratio = builtin_cost_assumptions().server_over_board_ratio;
+    const bool whole_system = offer.form == UnitForm::server || offer.form == UnitForm::rack;
+    if (whole_system && offer.system_power_watts > 0) {
+        return std::max(boards_watts, owned_gpus / offer.gpus_per_unit * offer.system_power_watts);
+    }
+    if (!whole_system && quote.host == nullptr) {
+        return boards_watts;  // a self-contained module or a card in no catalogued host
+    }
+    if (!whole_system && quote.host->power_watts > 0) {
+        return boards_watts + hosts * quote.host->power_watts;
+    }
+    cost.notes.push_back(
+        fmt::format("system power estimated: {:.2f} × the GPUs' board power (no published figure "
+                    "for the {})",
+                    ratio, whole_system ? "system" : "host"));
+    return boards_watts * ratio;
+}
+
 // Owning over the horizon: the units, spares and hosts, power and operations by site, failures
 // after the warranty, resale, and the month from which owning costs less than renting.
 void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote, const UnitsBought& bought,
@@ -179,7 +206,8 @@ void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const Offer
                        : office                           ? assumptions.office_ops_usd_per_gpu_month
                                                           : assumptions.edge_ops_usd_per_gpu_month;
     const double owned_busy_hours = horizon_hours * deployment.utilization;
-    cost.energy_kwh = owned_gpus * gpu.power_watts / watts_per_kilowatt * owned_busy_hours * pue;
+    cost.system_power_watts = owned_system_watts(gpu, quote, cost.offer.hosts, owned_gpus, cost);
+    cost.energy_kwh = cost.system_power_watts / watts_per_kilowatt * owned_busy_hours * pue;
     part.power_usd = cost.energy_kwh * deployment.energy_usd_per_kwh;
     part.operations_usd = owned_gpus * ops * months;
     // Failures within the warranty are replaced by the maker (the spares cover the downtime);

@@ -98,6 +98,9 @@ struct CostEstimate {
     double usd_per_unit = 0;
     std::string unit;
     double energy_kwh = 0;
+    // Owned: what the units in service draw at full load, GPUs, hosts, NICs and fans included
+    // (before PUE); rented: 0 (the rent pays the power).
+    double system_power_watts = 0;
     CostBreakdown breakdown;
     std::vector<std::string> notes;
 };

@@ -135,6 +135,10 @@ CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::st
         read_dated_number(section, "asset_life_months", UnitKind::plain, 0, max_months, assumptions.asset_life_months,
                           assumptions.sources, true);
     });
+    read_dated_section(top, "system_power", [&](MapReader& section) {
+        read_dated_number(section, "server_over_board_ratio", UnitKind::plain, 1, 10,
+                          assumptions.server_over_board_ratio, assumptions.sources);
+    });
     read_dated_section(top, "rental", [&](MapReader& section) { read_rental(section, assumptions); });
     read_dated_section(top, "sites", [&](MapReader& section) { read_sites(section, assumptions); });
     read_dated_section(top, "strategy", [&](MapReader& section) { read_strategy(section, assumptions); });

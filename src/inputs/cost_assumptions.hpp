@@ -54,6 +54,11 @@ struct CostAssumptions {
     // Straight-line depreciation of owned units over this life unless the workload sets
     // deployment.asset_life; > 0.
     double asset_life_months = 0;
+    // System power of owned units beyond their GPU boards (host CPUs, memory, NICs, fans, drives,
+    // conversion losses), at the same full load as the boards' power: a server or rack without a
+    // published system power, or a host without a published power, draws
+    // server_over_board_ratio × its GPUs' board power in all (>= 1).
+    double server_over_board_ratio = 0;
     // Renting: a reservation is billed for every hour of whole terms; hidden costs per launch and
     // per byte moved across zones (the file's startup_minutes_per_launch and transfer_usd_per_gb).
     double reservation_term_months = 0;

@@ -194,11 +194,12 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
     const double difference = alternative.cost.tco_usd - winner.cost.tco_usd;
     if (alternative.tied || std::fabs(difference) < 1) {
         const std::string rule = tie_rule(rank_key(winner), rank_key(alternative));
-        parts.push_back(
-            fmt::format("tied on TCO (within {} or {:.0f} %{}); the pick won the tie: {}",
-                        format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100,
-                        difference >= 0.5 ? fmt::format("; {} more", format_usd(difference)) : std::string(),
-                        rule.empty() ? std::string("listed first") : rule));
+        parts.push_back(fmt::format("tied on TCO (within {} or {:.0f} %{}); the pick won the tie: {}",
+                                    format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100,
+                                    difference >= 0.5    ? fmt::format("; {} more", format_usd(difference))
+                                    : difference <= -0.5 ? fmt::format("; {} less", format_usd(-difference))
+                                                         : std::string(),
+                                    rule.empty() ? std::string("listed first") : rule));
     } else if (difference > 0) {
         parts.push_back(
             fmt::format("{} more over {:.0f} months", format_usd(difference), workload.deployment.horizon_months));
@@ -210,7 +211,12 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
     const double capex_gap = alternative.cost.capex_usd - winner.cost.capex_usd;
     const double monthly_gap = winner.cost.monthly_opex_usd - alternative.cost.monthly_opex_usd;
     if (difference > 0 && capex_gap > 0 && monthly_gap > 0) {
-        parts.push_back(fmt::format("pays back only if the horizon exceeds {:.0f} months", capex_gap / monthly_gap));
+        // Beyond the asset's book life a payback month is no horizon anyone plans for.
+        const double payback_months = capex_gap / monthly_gap;
+        const double life_months = alternative.cost.depreciation_months;
+        parts.push_back(life_months > 0 && payback_months > life_months
+                            ? fmt::format("does not pay back within its {:.0f}-month asset life", life_months)
+                            : fmt::format("pays back only if the horizon exceeds {:.0f} months", payback_months));
     }
     if (!alternative.memory.fits) {
         parts.push_back("does not fit");

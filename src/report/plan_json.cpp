@@ -185,6 +185,7 @@ public:
             number(cost.book_value_at_horizon_usd, at + "depreciation.book_value_at_horizon_usd");
         json["depreciation"] = std::move(depreciation);
         json["energy_kwh"] = number(cost.energy_kwh, at + "energy_kwh");
+        json["system_power_watts"] = number(cost.system_power_watts, at + "system_power_watts");
         const CostBreakdown& parts = cost.breakdown;
         const std::string part = at + "breakdown.";
         Json breakdown;

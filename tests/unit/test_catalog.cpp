@@ -404,6 +404,39 @@ rental:
           }) == std::vector<std::string>{"bad.yaml:3:87: rental[0].vcpus: '0' is out of range; expected 1 to 65536"});
 }
 
+TEST_CASE("catalog: a host's power and a system's power load in watts and are checked", "[catalog][offers]") {
+    Catalog catalog;
+    gpusel::merge_catalog_text(catalog, minimal_entry, "c.yaml");  // TEST-1: 150 W boards
+    gpusel::merge_catalog_text(catalog, R"(format: 2
+providers:
+  - {id: acme, name: Acme, kind: vendor}
+hosts:
+  - {id: box8, name: 8-slot box, slots: 8, power: 1.1kW, price: 40000USD, price_kind: estimate, as_of: 2026-11,
+     sources: [parts list]}
+purchase:
+  - {id: server, vendor: acme, gpu: TEST-1, name: Server, gpus: 8, form: server, system_power: 3000W,
+     price: 90000USD, price_kind: list, as_of: 2026-01, sources: [datasheet]}
+)",
+                               "offers.yaml");
+    CHECK(catalog.find_host("box8")->power_watts == 1100);
+    CHECK(catalog.find_offer("server")->system_power_watts == 3000);
+    // A card has no system power; a system draws at least its boards (8 x 150 W = 1,200 W).
+    CHECK(input_errors([&] {
+              gpusel::merge_catalog_text(catalog, R"(format: 2
+purchase:
+  - {id: card, vendor: acme, gpu: TEST-1, name: Card, gpus: 1, form: card, system_power: 500W, price: 3000USD,
+     price_kind: msrp, as_of: 2026-01, sources: [list]}
+  - {id: small, vendor: acme, gpu: TEST-1, name: Small, gpus: 8, form: server, system_power: 1000W,
+     price: 90000USD, price_kind: list, as_of: 2026-01, sources: [datasheet]}
+)",
+                                         "bad.yaml");
+          }) == std::vector<std::string>{
+                    "bad.yaml:3:90: purchase[0].system_power: a card has no system power of its own; give its "
+                    "host's power under hosts: (power)",
+                    "bad.yaml:5:94: purchase[1].system_power: 1000 W is less than its 8 GPUs' board power (8 × "
+                    "150 W = 1200 W)"});
+}
+
 TEST_CASE("catalog: the built-in offers' host vCPUs per GPU", "[catalog][offers]") {
     // Independent of the loader: the median, over an A100-80GB-SXM4's offers with vcpus, of
     // vCPUs / GPUs, as data/offers.yaml gives them (p4de.24xlarge 96/8, Lambda and Azure 8-GPU

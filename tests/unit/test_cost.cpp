@@ -96,19 +96,21 @@ TEST_CASE("cost::estimate_cost of buying four GPUs for 24 months", "[cost]") {
     REQUIRE(cost.available);
     CHECK(cost.spare_gpus == 0);  // spares only beyond 24 months
     CHECK(cost.capex_usd == Approx(48000));
-    // 4 × 0.4 kW × (24 × 730.5 h × 0.7) × 1.4 = 27,490.176 kWh at $0.12
-    CHECK(cost.energy_kwh == Approx(27490.176));
-    CHECK(cost.breakdown.power_usd == Approx(3298.82112));
+    // The test host publishes no power: the system draws 1.82 × the boards (data/cost.yaml
+    // system_power). 4 × 0.4 kW × 1.82 × (24 × 730.5 h × 0.7) × 1.4 = 50,032.12 kWh at $0.12.
+    CHECK(cost.system_power_watts == Approx(4 * 400 * 1.82));
+    CHECK(cost.energy_kwh == Approx(50032.12032));
+    CHECK(cost.breakdown.power_usd == Approx(6003.8544384));
     CHECK(cost.breakdown.operations_usd == Approx(14400));
     // 4 × 18.75 % fail within 24 months, all inside the 3-year warranty: no replacement bought.
     CHECK(cost.warranty_months == 36);
     CHECK(cost.breakdown.failures_usd == 0);
     CHECK(cost.breakdown.resale_usd == Approx(18000));  // 4 × $10,000 × 0.45, reported
     CHECK_FALSE(cost.resale_counted);                   // ... and not subtracted by default
-    CHECK(cost.tco_usd == Approx(48000 + 3298.82112 + 14400));
+    CHECK(cost.tco_usd == Approx(48000 + 6003.8544384 + 14400));
     CHECK(cost.tco_usd >= cost.capex_usd);
-    CHECK(cost.monthly_opex_usd == Approx((3298.82112 + 14400) / 24));
-    CHECK(cost.usd_per_unit == Approx(656.9882112));
+    CHECK(cost.monthly_opex_usd == Approx((6003.8544384 + 14400) / 24));
+    CHECK(cost.usd_per_unit == Approx(684.038544384));
     // $48,000 straight-line over the 60-month asset life (data/cost.yaml), not the 24-month
     // horizon: $800 a month, and 48,000 x (1 - 24/60) = $28,800 of book value at the horizon.
     CHECK(cost.depreciation_months == 60);
@@ -119,7 +121,7 @@ TEST_CASE("cost::estimate_cost of buying four GPUs for 24 months", "[cost]") {
     with_resale.deployment.count_resale = true;
     const CostEstimate counted = estimate_cost(with_resale, test_gpu(), Acquisition::buy_new, job(10, 4));
     CHECK(counted.resale_counted);
-    CHECK(counted.tco_usd == Approx(48000 + 3298.82112 + 14400 - 18000));
+    CHECK(counted.tco_usd == Approx(48000 + 6003.8544384 + 14400 - 18000));
     CHECK(counted.depreciation_usd_per_month == Approx(800));
     // deployment.asset_life: 18 months, shorter than the horizon: $2,666.67 a month, nothing left.
     Workload short_life = workload;
@@ -142,10 +144,10 @@ TEST_CASE("cost::estimate_cost break-even of a service against renting on demand
     service.service = true;
     const CostEstimate cost = estimate_cost(workload, test_gpu(), Acquisition::buy_new, service);
     // Renting 4 GPUs for a service bills every hour: 4 × 24 × 730.5 h at $2 = $140,256, i.e. $5,844
-    // a month; owning runs $737.45 a month (no failures inside the warranty) after $48,000 capex.
+    // a month; owning runs $850.16 a month (no failures inside the warranty) after $48,000 capex.
     CHECK(cost.cloud_equivalent_usd == Approx(140256));
     REQUIRE(cost.break_even_month.has_value());
-    CHECK(*cost.break_even_month == Approx(48000.0 / (5844 - 737.45088)));
+    CHECK(*cost.break_even_month == Approx(48000.0 / (5844 - 850.1606016)));
 }
 
 TEST_CASE("cost::estimate_cost adds 15 % spares beyond 24 months", "[cost]") {
@@ -192,6 +194,59 @@ TEST_CASE("cost::estimate_cost refuses spot for a service", "[cost]") {
     CHECK(spot.unavailable_reason == "spot capacity can be reclaimed at short notice; not for serving");
 }
 
+TEST_CASE("cost: owned power is the system's, hosts, NICs and fans included", "[cost][money]") {
+    const Workload workload;  // 24 months x 730.5 h x 0.7 busy = 12,272.4 h; PUE 1.4; $0.12/kWh
+    const double busy_hours = 24 * 730.5 * 0.7;
+    GpuSpec gpu = test_gpu();  // 400 W boards
+    // Cards in hosts that publish their draw: 4 one-slot hosts of 300 W beside 4 x 400 W boards.
+    auto carded = *gpusel::test::test_quote(gpu, prices, Acquisition::buy_new);
+    gpusel::HostOffer host = *carded.host;
+    host.power_watts = 300;
+    carded.host = &host;
+    const CostEstimate cards = gpusel::estimate_cost(workload, gpu, carded, job(10, 4));
+    CHECK(cards.offer.hosts == 4);
+    CHECK(cards.system_power_watts == Approx(4 * 400 + 4 * 300));
+    CHECK(cards.energy_kwh == Approx(2.8 * busy_hours * 1.4));
+    CHECK(cards.breakdown.power_usd == Approx(2.8 * busy_hours * 1.4 * 0.12));
+    CHECK(cards.notes.empty());
+    // A server with a published system power: 5 GPUs in service need one 8-GPU server, whose
+    // 6,000 W all count (its 3 idle GPUs and fans run too).
+    auto served = *gpusel::test::test_quote(gpu, prices, Acquisition::buy_new, 8);
+    gpusel::Offer server = *served.offer;
+    server.form = gpusel::UnitForm::server;
+    server.needs_host.clear();
+    server.system_power_watts = 6000;
+    served.offer = &server;
+    served.host = nullptr;
+    const CostEstimate published = gpusel::estimate_cost(workload, gpu, served, job(10, 5));
+    CHECK(published.system_power_watts == Approx(6000));
+    CHECK(published.energy_kwh == Approx(6.0 * busy_hours * 1.4));
+    // Two servers for 9 GPUs; a spare server on the shelf (36 months: round(15 % x 2) = 0; at 7
+    // servers one spare) draws nothing.
+    Workload longer = workload;
+    longer.deployment.horizon_months = 36;
+    const CostEstimate seven = gpusel::estimate_cost(longer, gpu, served, job(10, 56));
+    CHECK(seven.spare_units == 1);
+    CHECK(seven.system_power_watts == Approx(7 * 6000));
+    // Without the figure: 1.82 x the boards (DGX H100: 10.2 kW / 5.6 kW), and a note says so.
+    server.system_power_watts = 0;
+    const CostEstimate estimated = gpusel::estimate_cost(workload, gpu, served, job(10, 5));
+    CHECK(estimated.system_power_watts == Approx(8 * 400 * 1.82));
+    REQUIRE(estimated.notes.size() == 2);  // the estimate and the 3 idle GPUs
+    CHECK(estimated.notes[0] ==
+          "system power estimated: 1.82 × the GPUs' board power (no published figure for the "
+          "system)");
+    // A self-contained module draws its board power alone; a rental carries none (the rent pays it).
+    auto module_quote = *gpusel::test::test_quote(gpu, prices, Acquisition::buy_new);
+    gpusel::Offer module = *module_quote.offer;
+    module.form = gpusel::UnitForm::module;
+    module.needs_host.clear();
+    module_quote.offer = &module;
+    module_quote.host = nullptr;
+    CHECK(gpusel::estimate_cost(workload, gpu, module_quote, job(10, 1)).system_power_watts == Approx(400));
+    CHECK(estimate_cost(workload, gpu, Acquisition::cloud_on_demand, job(10, 4)).system_power_watts == 0);
+}
+
 TEST_CASE("cost::horizon_strategy", "[cost]") {
     CHECK(gpusel::horizon_strategy(3) == "under 6 months: rent");
     CHECK(gpusel::horizon_strategy(12) == "6-24 months: own the base load, rent peaks");
@@ -217,7 +272,7 @@ TEST_CASE("cost::estimate_cost buys and rents whole units of the offer", "[cost]
     CHECK(bought.offer.hosts == 1);
     CHECK(bought.capex_usd == Approx(80000 + 16000));
     CHECK(bought.breakdown.operations_usd == Approx(8 * 150 * 24));
-    CHECK(bought.energy_kwh == Approx(8 * 0.4 * 24 * 730.5 * 0.7 * 1.4));
+    CHECK(bought.energy_kwh == Approx(8 * 0.4 * 1.82 * 24 * 730.5 * 0.7 * 1.4));
     CHECK(bought.breakdown.failures_usd == 0);  // inside the 3-year warranty
     // 9 GPUs: two servers.
     CHECK(gpusel::estimate_cost(workload, gpu, quote, job(10, 9)).capex_usd == Approx(2 * 96000));
@@ -263,7 +318,7 @@ TEST_CASE("cost: a desk-side box pays neither data-centre PUE nor operations", "
     const CostEstimate cost = gpusel::estimate_cost(workload, gpu, quote, job(10, 1));
     CHECK(cost.site == gpusel::Site::office);
     CHECK(cost.breakdown.operations_usd == 0);
-    CHECK(cost.energy_kwh == Approx(0.4 * 17532 * 0.7 * 1.0));  // PUE 1.0, not 1.4
+    CHECK(cost.energy_kwh == Approx(0.4 * 1.82 * 17532 * 0.7 * 1.0));  // PUE 1.0, not 1.4
     // Set in the file, they apply anyway.
     workload.deployment.ops_given = true;
     CHECK(gpusel::estimate_cost(workload, gpu, quote, job(10, 1)).breakdown.operations_usd == Approx(150 * 24));

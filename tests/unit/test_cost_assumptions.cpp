@@ -53,6 +53,7 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.edge_warranty_months == 12);
     CHECK(cost.used_warranty_months == 0);
     CHECK(cost.asset_life_months == 60);
+    CHECK(cost.server_over_board_ratio == 1.82);  // median of DGX H100 1.82, A100 2.03, B200 1.79
     CHECK(cost.reservation_term_months == 12);
     // Converted from the file's units exactly as the constants they replace were written.
     CHECK(cost.startup_hours_per_launch == 4.0 / 60.0);
@@ -77,7 +78,7 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.price_sanity.bands[2].low_usd == 30000);
     CHECK(cost.price_sanity.bands[2].high_usd == 40000);
     // Every value has a source and a month; the ones no document gives say they are estimates.
-    CHECK(cost.sources.size() == 32);
+    CHECK(cost.sources.size() == 33);
     for (const auto& [key, dated] : cost.sources) {
         INFO(key);
         CHECK_FALSE(dated.source.empty());
