@@ -16,13 +16,21 @@ role is `total`, carries the column sums of gpus and of every money column.
 cash-flow CSV: every month's net_usd = capex + opex + rent − resale and cumulative_usd is the
 running sum; each role's months add up to its `total` row exactly, whose net_usd equals the sum
 of the role's tco_usd in the procurement CSV (within a cent per money column), and the plan's
-`total` row is the sum of the role totals and the procurement CSV's total tco_usd."""
+`total` row is the sum of the role totals and the procurement CSV's total tco_usd.
+
+Each single workload is checked again over 36 months with deployment.count_resale: true, so that
+spares and subtracted resale occur."""
 import csv
 import glob
 import io
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from decimal import Decimal
+
+import yaml
 
 binary = sys.argv[1]
 failures = []
@@ -154,7 +162,26 @@ def check_cash_flow(path, rows, tco_by_role):
             sums[column] = sums.get(column, Decimal(0)) + values[column]
 
 
+# Each single workload again over 36 months (spares are bought beyond 24) with its resale
+# counted: the lines must add up with resale_subtracted_usd in play.
+variants = []
+scratch = tempfile.mkdtemp(prefix="csv-adds-up-")
 for path in files:
+    with open(path, encoding="utf-8") as handle:
+        workload = yaml.safe_load(handle)
+    if not isinstance(workload, dict) or "roles" in workload or "workloads" in workload:
+        continue
+    deployment = workload.setdefault("deployment", {})
+    deployment["horizon"] = "36mo"
+    deployment["count_resale"] = True
+    variant = os.path.join(scratch, "resale-36mo-" + os.path.basename(path))
+    with open(variant, "w", encoding="utf-8") as handle:
+        yaml.safe_dump(workload, handle, allow_unicode=True, sort_keys=False)
+    variants.append(variant)
+counted = 0
+spares = 0
+
+for path in files + variants:
     rows = plan(path, "csv")
     if rows is None:
         continue
@@ -162,12 +189,18 @@ for path in files:
         failures.append(f"{path}: no rows")
         continue
     tco_by_role = check_procurement(path, rows)
+    counted += sum(1 for row in rows[:-1] if row["resale_subtracted_usd"] not in ("", "0.00"))
+    spares += sum(1 for row in rows[:-1] if row["spare_units"] not in ("", "0"))
     flow = plan(path, "cashflow-csv")
     if flow is None:
         continue
     check_cash_flow(path, flow, tco_by_role)
 
+shutil.rmtree(scratch, ignore_errors=True)
+if counted == 0 or spares == 0:
+    failures.append(f"the 36-month variants must subtract some resale ({counted} lines) and buy spares ({spares})")
 for failure in failures:
     print(failure)
-print(f"csv_adds_up: {len(files)} plans, {checked_rows} order lines re-added, {checked_months} cash-flow months")
+print(f"csv_adds_up: {len(files)} plans and {len(variants)} 36-month variants with resale counted, {checked_rows} "
+      f"order lines re-added ({counted} with resale subtracted, {spares} with spares), {checked_months} cash-flow months")
 sys.exit(1 if failures or checked_rows == 0 or checked_months == 0 else 0)
