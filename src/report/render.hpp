@@ -70,9 +70,11 @@ struct XlsxOptions {
 };
 
 // An .xlsx workbook: sheet "Procurement" (the CSV columns, money formatted, a Total row whose
-// cells are =SUM() formulas with cached values), "Candidates" (every ranked candidate of every
-// role), "Rejected" and "Assumptions". Returns the file's bytes so that the caller writes them
-// atomically. Throws OutputError when libxlsxwriter or the temporary file fails.
+// cells are =SUM() formulas with cached values, the footnotes generated from the lines), "Cash
+// flow" (the cash-flow CSV's columns, a total per role and for the plan as =SUM() formulas),
+// "Candidates" (every ranked candidate of every role), "Rejected" and "Assumptions". Returns the
+// file's bytes so that the caller writes them atomically. Throws OutputError when libxlsxwriter
+// or the temporary file fails.
 std::string render_plan_xlsx(const PlanReport& report, const XlsxOptions& options = {});
 
 }  // namespace gpusel
