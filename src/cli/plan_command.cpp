@@ -98,7 +98,11 @@ void run_plan(const PlanFlags& flags, Context& context) {
         } else {
             CsvOptions csv_options;
             csv_options.byte_order_mark = flags.excel;
-            render_plan_csv(report, text, csv_options);
+            if (flags.format == PlanFormat::cash_flow_csv) {
+                render_plan_cash_flow_csv(report, text, csv_options);
+            } else {
+                render_plan_csv(report, text, csv_options);
+            }
         }
         content = text.str();
     }
@@ -128,8 +132,9 @@ void register_plan(CLI::App& app, Context& context) {
                                               {"markdown", PlanFormat::markdown},
                                               {"json", PlanFormat::json},
                                               {"csv", PlanFormat::csv},
+                                              {"cashflow-csv", PlanFormat::cash_flow_csv},
                                               {"xlsx", PlanFormat::xlsx}},
-                      "table (default), markdown, json, csv or xlsx");
+                      "table (default), markdown, json, csv, cashflow-csv (month by month) or xlsx");
     command->add_option("-o,--output", flags->output, "Write to FILE (whole or not at all; --force to replace)")
         ->type_name("FILE");
     command->add_option("--top", flags->top, "Ranked candidates shown per role (default 5)")->type_name("N");
@@ -145,6 +150,7 @@ void register_plan(CLI::App& app, Context& context) {
         "  gpusel plan examples/smart-support.yaml\n"
         "  gpusel plan examples/chat-llama2-13b-int4.yaml --objective latency --top 10\n"
         "  gpusel plan examples/smart-support.yaml --format csv -o purchase.csv        (finance)\n"
+        "  gpusel plan examples/smart-support.yaml --format cashflow-csv -o cash.csv   (month by month)\n"
         "  gpusel plan examples/smart-support.yaml --format xlsx -o plan.xlsx\n"
         "  gpusel plan examples/smart-support.yaml --format markdown > comment.md      (pull request)\n"
         "  gpusel plan examples/scale/llama-405b-pretrain.yaml    (405B on up to 16,384 GPUs)\n"

@@ -192,6 +192,7 @@ void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const Offer
         cost.offer.hosts = hosts;
         cost.offer.host_price_usd = quote.host->price.usd;
         cost.offer.host_price_kind = quote.host->price.kind;
+        cost.offer.host_price_as_of = quote.host->price.as_of;
     }
     part.spares_usd = cost.spare_units * price;
     // Power and operations by where the units run: a data centre's PUE and staff, the office's or
@@ -261,8 +262,10 @@ void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQu
     // Whole reservation terms, at least one.
     const double term_months = assumptions.reservation_term_months;
     const double committed_months = std::ceil(std::max(months, 1.0) / term_months) * term_months;
+    cost.billed_months = months;
     if (acquisition == Acquisition::cloud_reserved) {
         rented_hours = committed_months * hours_per_month;
+        cost.billed_months = committed_months;
     } else if (acquisition == Acquisition::cloud_spot) {
         rented_hours *= 1.0 + deployment.spot_overhead_fraction;
     }

@@ -55,6 +55,7 @@ struct OfferUse {
     int hosts = 0;
     double host_price_usd = 0;
     PriceKind host_price_kind = PriceKind::estimate;
+    std::string host_price_as_of;
     std::string order;  // "2 × p5.48xlarge (16 × H100-SXM5), AWS us-east-1, on-demand $55.04/h"
     bool estimated() const {
         return price_kind == PriceKind::estimate || (hosts > 0 && host_price_kind == PriceKind::estimate);
@@ -91,6 +92,7 @@ struct CostEstimate {
     double depreciation_usd_per_month = 0;  // straight-line: capex / depreciation_months
     double depreciation_months = 0;         // purchases: the asset life; 0 when rented
     double book_value_at_horizon_usd = 0;   // capex × (1 − horizon / asset life), at least 0
+    double billed_months = 0;               // rented: months billed (reserved: whole terms, may pass the horizon)
     double cloud_equivalent_usd = 0;        // the same GPU-hours rented on demand
     // Buying: break_even_month(capex_usd, monthly_opex_usd, cloud_equivalent_usd / horizon), the
     // month from which owning has cost less than renting the same GPU-hours on demand.

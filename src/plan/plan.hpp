@@ -147,8 +147,11 @@ struct ProcurementLine {
     double host_usd = 0;        // hosts that cards and baseboards need (in total_usd)
     double resale_usd = 0;      // expected resale at the horizon's end (in tco_usd only when counted)
     bool resale_counted = false;
-    double depreciation_usd_per_month = 0;  // straight-line over the horizon (purchases)
-    double monthly_opex_usd = 0;
+    double depreciation_usd_per_month = 0;  // straight-line over the asset life (purchases)
+    double depreciation_months = 0;         // purchases: the asset life
+    double monthly_opex_usd = 0;            // bought: power, operations, failures; rented: rent / horizon
+    double rental_extras_usd = 0;           // rented: start-up minutes and data transfer
+    double billed_months = 0;               // rented: months billed (reserved: whole terms, may pass the horizon)
     double tco_usd = 0;
     double horizon_months = 0;
     std::string reason;
@@ -209,6 +212,60 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
 
 // The procurement line of a role's pick (an empty line when the role has none).
 ProcurementLine procurement_line(const RolePlan& plan);
+
+// One line of an order, one unit per column (docs/spec/plan-output.md, "Order lines"): the GPU
+// units of a role's pick (spares included), or the hosts those cards or baseboards need, each
+// with its own price and price kind. Over a role's lines capex_usd, opex and rent add up to the
+// role's TCO: tco_usd = capex_usd + opex_usd_per_month × horizon_months + rent_usd −
+// resale_subtracted_usd on every line.
+enum class OrderItem { gpus, host };
+std::string_view to_string(OrderItem item);  // "gpus" | "host"
+
+struct OrderLine {
+    Role role = Role::training;
+    OrderItem item = OrderItem::gpus;
+    Acquisition acquisition = Acquisition::buy_new;
+    std::string id;          // the offer's id, or the host's
+    std::string name;        // the unit as the order names it (a rental: the instance type), or the host's name
+    std::string provider;    // the offer's provider id; empty on a host line (the catalog names none)
+    int quantity_units = 0;  // units of the offer (spares included), or hosts
+    int spare_units = 0;
+    int gpus_per_unit = 0;  // 0 on a host line
+    int gpus = 0;           // GPUs in those units (idle and spare included); 0 on a host line
+    double unit_price_usd = 0;
+    std::string_view price_per;  // "unit" (bought) or "unit-hour" (rented)
+    PriceKind price_kind = PriceKind::estimate;
+    std::string price_as_of;
+    double capex_usd = 0;                   // bought up front: quantity_units × unit_price_usd; 0 when rented
+    double opex_usd_per_month = 0;          // owned: power, operations, failures, averaged over the horizon
+    double rent_usd = 0;                    // rented: everything billed (reserved: whole terms), start-up, transfer
+    double resale_usd = 0;                  // expected resale of bought GPU units at the horizon (a memo)
+    double resale_subtracted_usd = 0;       // resale_usd when the workload counts it, else 0
+    double depreciation_usd_per_month = 0;  // capex_usd straight-line over the asset life
+    double tco_usd = 0;
+    double horizon_months = 0;
+};
+
+// The lines of `line`: the GPU units, then the hosts when the units need any.
+std::vector<OrderLine> order_lines(const ProcurementLine& line);
+
+// One month of a role's cash flow (docs/cost-model.md, "Cash flow"): month 0 is delivery (the
+// capex, hosts and spares included); months 1..N carry the opex (owned) or the rent (rented)
+// the cost model spreads evenly over the horizon (a reserved term over its billed months, which
+// may pass the horizon; a fractional last month its share); the expected resale comes back in
+// the horizon's last month, subtracted only when counted, else shown as a memo.
+struct CashFlowMonth {
+    int month = 0;
+    double capex_usd = 0;
+    double opex_usd = 0;
+    double rent_usd = 0;
+    double resale_usd = 0;              // subtracted from net_usd (counted resale only)
+    double net_usd = 0;                 // capex + opex + rent − resale
+    double resale_not_counted_usd = 0;  // memo: expected resale the TCO does not subtract
+};
+
+// The months of `line`'s cash flow, 0 to the last billed month; their net_usd sums to tco_usd.
+std::vector<CashFlowMonth> cash_flow(const ProcurementLine& line);
 
 PlanReport make_plan(const Project& project, const Catalog& catalog, const EfficiencyTable& efficiency,
                      const PlanOptions& options = {});

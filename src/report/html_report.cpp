@@ -168,9 +168,12 @@ std::string break_even_words(const CostEstimate& cost, double horizon_months) {
     if (!is_purchase(cost.acquisition)) {
         return "—";
     }
+    if (!(cost.cloud_equivalent_usd > 0)) {
+        return "no rental offer to compare";
+    }
     const std::optional<double> month = buy_versus_rent_break_even_month(cost, horizon_months);
     if (!month) {
-        return "never";
+        return "never (renting costs less per month)";
     }
     if (*month > horizon_months) {
         return fmt::format("month {:.0f} (beyond)", *month);
@@ -188,12 +191,6 @@ std::string alternative_words(const std::string& gpu, const std::string& alterna
         return why;
     }
     return alternative.empty() ? why : alternative + " — " + why;
-}
-
-std::string unit_price_words(const ProcurementLine& line) {
-    const std::string marker = line.offer.price_kind == PriceKind::estimate ? "~" : "";
-    return is_purchase(line.acquisition) ? marker + format_usd(line.unit_price_usd)
-                                         : fmt::format("{}{}/unit-h", marker, format_usd_cents(line.unit_price_usd));
 }
 
 std::string training_speed(const TrainingPerf& perf) {
@@ -272,35 +269,71 @@ std::string procurement_section(const PlanReport& report) {
         out += "</section>\n";
         return out;
     }
-    out += "<table>\n<thead><tr>" + header_cell("role") + header_cell("GPU") + header_cell("qty", true) +
-           header_cell("acquisition") + header_cell("unit price", true) + header_cell("purchase", true) +
-           header_cell("opex / month", true) + header_cell("TCO", true) + header_cell("order") + header_cell("why") +
-           header_cell("alternative") + "</tr></thead>\n<tbody>\n";
-    for (const ProcurementLine& line : report.procurement) {
-        const std::string alternative_gpu = line.alternative.substr(0, line.alternative.find(' '));
-        const std::string alternative = alternative_words(alternative_gpu, line.alternative, line.alternative_reason);
-        std::string gpu_cell = "<td class=\"gpu\">" + html(line.gpu);
-        if (!line.gpu_name.empty()) {
-            gpu_cell += "<br><span class=\"muted\">" + html(line.gpu_name) + "</span>";
+    // One row per order line (the GPU units, then their hosts), one unit per column.
+    out += "<table>\n<thead><tr>" + header_cell("role") + header_cell("GPU") + header_cell("line") +
+           header_cell("units", true) + header_cell("GPUs", true) + header_cell("acquisition") +
+           header_cell("unit price", true) + header_cell("per") + header_cell("price kind") +
+           header_cell("capex", true) + header_cell("opex / month", true) + header_cell("rent", true) +
+           header_cell("TCO", true) + header_cell("order") + header_cell("why") + header_cell("alternative") +
+           "</tr></thead>\n<tbody>\n";
+    double capex = 0;
+    double opex = 0;
+    double rent = 0;
+    double tco = 0;
+    int gpus = 0;
+    for (const ProcurementLine& procured : report.procurement) {
+        const std::string alternative_gpu = procured.alternative.substr(0, procured.alternative.find(' '));
+        const std::string alternative =
+            alternative_words(alternative_gpu, procured.alternative, procured.alternative_reason);
+        for (const OrderLine& line : order_lines(procured)) {
+            const bool units = line.item == OrderItem::gpus;
+            std::string gpu_cell = "<td class=\"gpu\">" + html(procured.gpu);
+            if (units && !procured.gpu_name.empty()) {
+                gpu_cell += "<br><span class=\"muted\">" + html(procured.gpu_name) + "</span>";
+            }
+            if (units) {
+                // The compute precision the estimate ran at, which deploy launches.
+                gpu_cell += fmt::format("<br><span class=\"muted\">{} compute</span>", to_string(procured.precision));
+            }
+            gpu_cell += "</td>";
+            const std::string estimated = line.price_kind == PriceKind::estimate ? "~" : "";
+            const std::string price = !std::isfinite(line.unit_price_usd) ? "—"
+                                      : line.price_per == "unit-hour"
+                                          ? estimated + format_usd_cents(line.unit_price_usd) + "/h"
+                                          : estimated + format_usd(line.unit_price_usd);
+            std::string tco_cell = format_usd(line.tco_usd);
+            tco_cell += fmt::format(" over {:g} mo", line.horizon_months);
+            out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell +
+                   table_cell(units ? std::string(to_string(line.item)) : "host: " + line.name) +
+                   table_cell(std::to_string(line.quantity_units), true) + table_cell(std::to_string(line.gpus), true) +
+                   table_cell(describe(line.acquisition)) + table_cell(price, true) +
+                   table_cell(std::string(line.price_per)) + table_cell(std::string(to_string(line.price_kind))) +
+                   table_cell(format_usd(line.capex_usd), true) +
+                   table_cell(format_usd(line.opex_usd_per_month), true) + table_cell(format_usd(line.rent_usd), true) +
+                   table_cell(tco_cell, true) +
+                   table_cell(units ? plan_text::order_note(procured.offer, procured.quantity - procured.offer.units)
+                                    : "") +
+                   table_cell(units ? procured.reason : "") +
+                   table_cell(units ? (alternative.empty() ? "—" : alternative) : "") + "</tr>\n";
+            capex += line.capex_usd;
+            opex += line.opex_usd_per_month;
+            rent += line.rent_usd;
+            tco += line.tco_usd;
+            gpus += line.gpus;
         }
-        // The compute precision the estimate ran at, which deploy launches.
-        gpu_cell += fmt::format("<br><span class=\"muted\">{} compute</span></td>", to_string(line.precision));
-        out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell + table_cell(std::to_string(line.quantity), true) +
-               table_cell(describe(line.acquisition)) + table_cell(unit_price_words(line), true) +
-               table_cell(is_purchase(line.acquisition) ? format_usd(line.total_usd) : "—", true) +
-               table_cell(format_usd(line.monthly_opex_usd), true) +
-               table_cell(fmt::format("{} over {:g} mo", format_usd(line.tco_usd), line.horizon_months), true) +
-               table_cell(plan_text::order_note(line.offer, line.quantity - line.offer.units)) +
-               table_cell(line.reason) + table_cell(alternative.empty() ? "—" : alternative) + "</tr>\n";
     }
-    out += fmt::format("<tr class=\"total\"><td colspan=\"5\">total</td>{}{}{}<td colspan=\"3\"></td></tr>\n",
-                       table_cell(format_usd(report.total_capex_usd), true),
-                       table_cell(format_usd(report.total_monthly_opex_usd), true),
-                       table_cell(format_usd(report.total_tco_usd), true));
+    out += fmt::format(
+        "<tr class=\"total\"><td colspan=\"4\">total</td>{}<td colspan=\"4\"></td>{}{}{}{}<td "
+        "colspan=\"3\"></td></tr>\n",
+        table_cell(std::to_string(gpus), true), table_cell(format_usd(capex), true), table_cell(format_usd(opex), true),
+        table_cell(format_usd(rent), true), table_cell(format_usd(tco), true));
     out += "</tbody>\n</table>\n";
-    out +=
-        "<p class=\"muted\">Quantities include spares when bought. Unit price is per GPU when bought and per "
-        "GPU-hour when rented. TCO is capex plus running costs over the horizon, minus resale.</p>\n";
+    // Generated from the lines above: only the prices, estimates and resale they hold.
+    out += "<ul class=\"muted footnotes\">\n";
+    for (const std::string& note : plan_text::procurement_footnotes(report)) {
+        out += "<li>" + html(note) + "</li>\n";
+    }
+    out += "</ul>\n";
     out += "</section>\n";
     return out;
 }
@@ -739,6 +772,7 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
     spec.y_axis = {"Cumulative cost (USD)", svg::Scale::linear, "$", true};
     std::vector<std::string> crossings;
     bool any_bought = false;
+    bool any_resale_counted = false;
     const std::size_t shown = std::min(plan.ranked.size(), cost_chart_candidates);
     for (std::size_t i = 0; i < shown; ++i) {
         const Candidate& candidate = plan.ranked[i];
@@ -752,7 +786,10 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
             continue;
         }
         const std::vector<svg::Point> rented = on_demand_equivalent_by_month(candidate.cost, horizon);
+        any_resale_counted = any_resale_counted || candidate.cost.resale_counted;
         if (rented.empty()) {
+            crossings.push_back(fmt::format("#{} {}: no rental offer of this GPU to compare buying with.", i + 1,
+                                            gpu_label(candidate)));
             continue;
         }
         spec.series.push_back(
@@ -772,8 +809,11 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
     }
     std::string caption =
         "Solid: bought (purchase at month 0, then running costs); dashed: rented; dotted: the same GPU-hours of a "
-        "bought candidate rented on demand. Monthly costs are the cost model's averages over the horizon; resale "
-        "at the end (subtracted in the TCO) is not drawn. ";
+        "bought candidate rented on demand. Monthly costs are the cost model's averages over the horizon. ";
+    if (any_bought) {
+        caption += any_resale_counted ? "The expected resale at the end, subtracted in the TCO, is not drawn. "
+                                      : "The expected resale at the end is not drawn, nor subtracted in the TCO. ";
+    }
     for (const std::string& crossing : crossings) {
         caption += crossing + " ";
     }

@@ -215,6 +215,119 @@ std::string order_note(const OfferUse& offer, int spare_units) {
     return text + " [" + offer.id + "]";
 }
 
+namespace {
+
+// "p5.48xlarge (8 GPUs)": a line's unit with the GPUs in it.
+std::string unit_words(const OrderLine& line) {
+    return fmt::format("{} ({} GPU{})", line.name, line.gpus_per_unit, line.gpus_per_unit == 1 ? "" : "s");
+}
+
+// Appends `text` to `list` unless it is there already (several roles may order the same unit).
+void add_once(std::vector<std::string>& list, const std::string& text) {
+    if (std::find(list.begin(), list.end(), text) == list.end()) {
+        list.push_back(text);
+    }
+}
+
+std::string joined(const std::vector<std::string>& list) {
+    return fmt::format("{}", fmt::join(list, "; "));
+}
+
+}  // namespace
+
+std::vector<std::string> procurement_footnotes(const PlanReport& report) {
+    std::vector<std::string> bought_units;
+    std::vector<std::string> rented_units;
+    std::vector<std::string> hosts;
+    std::vector<std::string> estimates;
+    int spare_units = 0;
+    double resale_counted_usd = 0;
+    double resale_not_counted_usd = 0;
+    bool any_bought = false;
+    bool any_rented = false;
+    bool any_counted = false;
+    std::vector<std::string> past_horizon;
+    for (const ProcurementLine& procured : report.procurement) {
+        if (is_purchase(procured.acquisition)) {
+            any_bought = true;
+            any_counted = any_counted || procured.resale_counted;
+        } else {
+            any_rented = true;
+            if (procured.billed_months > procured.horizon_months) {
+                past_horizon.push_back(fmt::format("{}: the reservation bills {} months, past the {}-month horizon",
+                                                   to_string(procured.role), months_text(procured.billed_months),
+                                                   months_text(procured.horizon_months)));
+            }
+        }
+        for (const OrderLine& line : order_lines(procured)) {
+            if (line.item == OrderItem::host) {
+                add_once(hosts, line.name);
+            } else if (line.price_per == "unit-hour") {
+                add_once(rented_units, unit_words(line));
+            } else {
+                add_once(bought_units, unit_words(line));
+            }
+            if (line.price_kind == PriceKind::estimate) {
+                add_once(estimates, line.name);
+            }
+            spare_units += line.spare_units;
+            resale_counted_usd += line.resale_subtracted_usd;
+            resale_not_counted_usd += line.resale_usd - line.resale_subtracted_usd;
+        }
+    }
+    std::vector<std::string> notes;
+    std::string quantities = "Units count what the offer sells, GPUs the GPUs in them";
+    if (spare_units > 0) {
+        quantities += fmt::format(" ({} spare unit{} included)", spare_units, spare_units == 1 ? "" : "s");
+    }
+    if (!hosts.empty()) {
+        quantities += fmt::format("; a host line counts the servers the cards or baseboards need ({})", joined(hosts));
+    }
+    notes.push_back(quantities + ".");
+    if (!bought_units.empty() || !hosts.empty()) {
+        std::vector<std::string> per_unit = bought_units;
+        for (const std::string& host : hosts) {
+            per_unit.push_back(host);
+        }
+        notes.push_back(fmt::format("Unit price is per unit bought: {}.", joined(per_unit)));
+    }
+    if (!rented_units.empty()) {
+        notes.push_back(fmt::format("Unit price is per instance-hour rented (unit-hour): {}.", joined(rented_units)));
+    }
+    if (!estimates.empty()) {
+        notes.push_back(fmt::format("~ marks an estimated price, not published: {}.", joined(estimates)));
+    }
+    std::string tco = "TCO = capex";
+    if (any_bought) {
+        tco += " + opex per month × months (power, operations, failures after warranty)";
+    }
+    if (any_rented) {
+        tco += " + rent (every hour billed, start-up and data transfer)";
+    }
+    if (any_counted) {
+        tco += " − counted resale";
+    }
+    const std::optional<double> horizon = common_horizon(report);
+    tco += horizon ? fmt::format(", over {} months.", months_text(*horizon)) : ", each role over its horizon.";
+    notes.push_back(tco);
+    if (any_counted) {
+        notes.push_back(
+            fmt::format("The expected resale at the horizon's end, {}, is subtracted from the TCO "
+                        "(deployment.count_resale: true).",
+                        format_usd(resale_counted_usd)));
+    }
+    if (any_bought && resale_not_counted_usd > 0) {
+        notes.push_back(
+            fmt::format("The expected resale at the horizon's end, {}, is not subtracted from the TCO "
+                        "(deployment.count_resale: false).",
+                        format_usd(resale_not_counted_usd)));
+    }
+    for (const std::string& line : past_horizon) {
+        notes.push_back(line + "; the rent includes them.");
+    }
+    return notes;
+}
+
 std::string purchase_total_cell(Acquisition acquisition, double total_usd) {
     if (is_rental(acquisition) && total_usd == 0) {
         return "—";

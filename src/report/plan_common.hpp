@@ -53,6 +53,11 @@ std::string unit_price_cell(Acquisition acquisition, double unit_price_usd, bool
 // us-east-1, on-demand $55.04/h (list 2026-11)", with the host a card needs, idle GPUs and
 // spares.
 std::string order_note(const OfferUse& offer, int spare_units);
+// The footnotes of a procurement table, generated from the order lines present (never fixed
+// text): what quantities count, what each unit price is per (only the kinds of price present),
+// which prices are estimates, what the TCO adds up, and whether the expected resale is subtracted
+// (only where something is bought). Plain sentences; each renderer escapes them.
+std::vector<std::string> procurement_footnotes(const PlanReport& report);
 // "—" for a rental (nothing bought), else "$6,400".
 std::string purchase_total_cell(Acquisition acquisition, double total_usd);
 // "$1.97" below $100, "$1,234" above; "—" when not finite.

@@ -235,6 +235,7 @@ public:
             host["units"] = use.hosts;
             host["price_usd"] = number(use.host_price_usd, path + ".host.price_usd");
             host["price_kind"] = to_string(use.host_price_kind);
+            host["price_as_of"] = use.host_price_as_of;
             json["host"] = std::move(host);
         } else {
             json["host"] = nullptr;
@@ -432,6 +433,41 @@ public:
         json["resale_counted"] = line.resale_counted;
         json["precision"] = to_string(line.precision);
         json["offer"] = offer(line.offer, at + "offer");
+        json["quantity_units"] = line.quantity;
+        json["price_per"] = line.offer.price_per();
+        Json lines = Json::array();
+        const std::vector<OrderLine> order = order_lines(line);
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            lines.push_back(order_line(order[i], fmt::format("{}lines[{}]", at, i)));
+        }
+        json["lines"] = std::move(lines);
+        return json;
+    }
+
+    // One unit per key, as the CSV's columns (docs/spec/plan-output.md, "Order lines").
+    Json order_line(const OrderLine& line, const std::string& path) {
+        const std::string at = path + ".";
+        Json json;
+        json["item"] = to_string(line.item);
+        json["id"] = line.id;
+        json["name"] = line.name;
+        json["provider"] = line.provider;
+        json["quantity_units"] = line.quantity_units;
+        json["spare_units"] = line.spare_units;
+        json["gpus_per_unit"] = line.gpus_per_unit;
+        json["gpus"] = line.gpus;
+        json["unit_price_usd"] = number(line.unit_price_usd, at + "unit_price_usd");
+        json["price_per"] = line.price_per;
+        json["price_kind"] = to_string(line.price_kind);
+        json["price_as_of"] = line.price_as_of;
+        json["capex_usd"] = number(line.capex_usd, at + "capex_usd");
+        json["opex_usd_per_month"] = number(line.opex_usd_per_month, at + "opex_usd_per_month");
+        json["rent_usd"] = number(line.rent_usd, at + "rent_usd");
+        json["resale_usd"] = number(line.resale_usd, at + "resale_usd");
+        json["resale_subtracted_usd"] = number(line.resale_subtracted_usd, at + "resale_subtracted_usd");
+        json["tco_usd"] = number(line.tco_usd, at + "tco_usd");
+        json["horizon_months"] = number(line.horizon_months, at + "horizon_months");
+        json["depreciation_usd_per_month"] = number(line.depreciation_usd_per_month, at + "depreciation_usd_per_month");
         return json;
     }
 
@@ -464,6 +500,23 @@ public:
         totals["capex_usd"] = number(report.total_capex_usd, "totals.capex_usd");
         totals["monthly_opex_usd"] = number(report.total_monthly_opex_usd, "totals.monthly_opex_usd");
         totals["tco_usd"] = number(report.total_tco_usd, "totals.tco_usd");
+        // The order lines' column sums: owned running costs apart from rent.
+        double opex_usd_per_month = 0;
+        double rent_usd = 0;
+        double resale_usd = 0;
+        double resale_subtracted_usd = 0;
+        for (const ProcurementLine& procured : report.procurement) {
+            for (const OrderLine& line : order_lines(procured)) {
+                opex_usd_per_month += line.opex_usd_per_month;
+                rent_usd += line.rent_usd;
+                resale_usd += line.resale_usd;
+                resale_subtracted_usd += line.resale_subtracted_usd;
+            }
+        }
+        totals["opex_usd_per_month"] = number(opex_usd_per_month, "totals.opex_usd_per_month");
+        totals["rent_usd"] = number(rent_usd, "totals.rent_usd");
+        totals["resale_usd"] = number(resale_usd, "totals.resale_usd");
+        totals["resale_subtracted_usd"] = number(resale_subtracted_usd, "totals.resale_subtracted_usd");
         json["totals"] = std::move(totals);
         json["notes"] = strings(m_notes);  // last: every non-finite value above has been seen
         return json;

@@ -82,31 +82,65 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
     }
     const std::optional<double> horizon = common_horizon(report);
     const std::string tco_header = horizon ? fmt::format("TCO ({} mo)", months_text(*horizon)) : "TCO";
+    // One row per order line (the GPU units, then their hosts), one unit per column.
     table_header(out,
-                 {"Role", "GPU", "Qty", "Acquisition", "Unit price", "Total", "Opex / month", tco_header, "Order",
-                  "Why", "Alternative"},
-                 "llrlrrrrlll");
-    for (const ProcurementLine& line : report.procurement) {
-        std::string tco = format_usd(line.tco_usd);
-        if (!horizon) {
-            tco += fmt::format(" ({} mo)", months_text(line.horizon_months));
+                 {"Role", "GPU", "Line", "Units", "GPUs", "Acquisition", "Unit price", "Per", "Price kind", "Capex",
+                  "Opex / month", "Rent", tco_header, "Order", "Why", "Alternative"},
+                 "lllrrllllrrrrlll");
+    for (const ProcurementLine& procured : report.procurement) {
+        for (const OrderLine& line : order_lines(procured)) {
+            const bool units = line.item == OrderItem::gpus;
+            std::string tco = format_usd(line.tco_usd);
+            if (!horizon) {
+                tco += fmt::format(" ({} mo)", months_text(line.horizon_months));
+            }
+            table_row(
+                out,
+                {md(to_string(line.role)), "**" + md(procured.gpu) + "**",
+                 md(units ? std::string(to_string(line.item)) : "host: " + line.name),
+                 fmt::format("{}", line.quantity_units), fmt::format("{}", line.gpus),
+                 md(acquisition_words(line.acquisition)),
+                 md(unit_price_cell(line.acquisition, line.unit_price_usd, line.price_kind == PriceKind::estimate)),
+                 md(line.price_per), md(to_string(line.price_kind)), md(format_usd(line.capex_usd)),
+                 md(format_usd(line.opex_usd_per_month)), md(format_usd(line.rent_usd)), md(tco),
+                 units ? md(order_note(procured.offer, procured.quantity - procured.offer.units)) : "",
+                 units ? md(procured.reason) : "",
+                 units ? md(alternative_text(procured.alternative, procured.alternative_reason,
+                                             procured.alternative.substr(0, procured.alternative.find(' '))))
+                       : ""});
         }
-        table_row(
-            out,
-            {md(to_string(line.role)), "**" + md(line.gpu) + "**", fmt::format("{}", line.quantity),
-             md(acquisition_words(line.acquisition)),
-             md(unit_price_cell(line.acquisition, line.unit_price_usd, line.offer.price_kind == PriceKind::estimate)),
-             md(purchase_total_cell(line.acquisition, line.total_usd)), md(format_usd(line.monthly_opex_usd)), md(tco),
-             md(order_note(line.offer, line.quantity - line.offer.units)), md(line.reason),
-             md(alternative_text(line.alternative, line.alternative_reason,
-                                 line.alternative.substr(0, line.alternative.find(' '))))});
+    }
+    double capex = 0;
+    double opex = 0;
+    double rent = 0;
+    double tco = 0;
+    int gpus = 0;
+    for (const ProcurementLine& procured : report.procurement) {
+        for (const OrderLine& line : order_lines(procured)) {
+            capex += line.capex_usd;
+            opex += line.opex_usd_per_month;
+            rent += line.rent_usd;
+            tco += line.tco_usd;
+            gpus += line.gpus;
+        }
+    }
+    table_row(out, {"**total**", "", "", "", fmt::format("{}", gpus), "", "", "", "", md(format_usd(capex)),
+                    md(format_usd(opex)), md(format_usd(rent)), md(format_usd(tco)), "", "", ""});
+    out << "\n";
+    for (const std::string& note : procurement_footnotes(report)) {
+        out << "- " << md(note) << "\n";
     }
     const std::string tco_label =
         horizon ? fmt::format("{}-month TCO", months_text(*horizon)) : std::string("TCO (each role over its horizon)");
-    out << "\n**Totals:** "
-        << md(fmt::format("capex {} · monthly opex {} · {} {}", format_usd(report.total_capex_usd),
-                          format_usd(report.total_monthly_opex_usd), tco_label, format_usd(report.total_tco_usd)))
-        << "\n\n";
+    std::vector<std::string> totals = {"capex " + format_usd(capex)};
+    if (opex != 0) {
+        totals.push_back("opex " + format_usd(opex) + " per month");
+    }
+    if (rent != 0) {
+        totals.push_back("rent " + format_usd(rent));
+    }
+    totals.push_back(tco_label + " " + format_usd(tco));
+    out << "\n**Totals:** " << md(fmt::format("{}", fmt::join(totals, " · "))) << "\n\n";
 }
 
 std::string capitalized(std::string text) {

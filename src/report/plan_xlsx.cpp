@@ -134,64 +134,99 @@ struct Formats {
     lxw_format* bold = nullptr;
 };
 
+// "A" for column 0, "AB" for column 27: a column's name in a formula.
+std::string column_name(std::size_t column) {
+    std::string name;
+    for (std::size_t left = column + 1; left > 0; left = (left - 1) / 26) {
+        name.insert(name.begin(), static_cast<char>('A' + (left - 1) % 26));
+    }
+    return name;
+}
+
+// The CSV's columns (render_plan_csv), one row per order line, a totals row of =SUM() formulas
+// and the footnotes generated from the lines.
 void write_procurement(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
     Sheet sheet(workbook_add_worksheet(workbook, "Procurement"), formats.header);
-    sheet.headers({"role",           "gpu",         "gpu_name",           "quantity",   "acquisition",
-                   "unit_price_usd", "total_usd",   "monthly_opex_usd",   "tco_usd",    "horizon_months",
-                   "reason",         "alternative", "alternative_reason", "offer",      "offer_name",
-                   "provider",       "units",       "gpus_per_unit",      "gpus",       "price_per",
-                   "price_kind",     "price_as_of", "host_usd",           "resale_usd", "depreciation_usd_per_month",
-                   "precision"});
-    const double widths[] = {12, 18, 26, 9, 16, 15, 14, 17, 14, 15, 60, 28, 60,
-                             30, 40, 14, 8, 13, 8,  11, 11, 12, 14, 14, 16, 10};
+    sheet.headers({"role",
+                   "item",
+                   "gpu",
+                   "gpu_name",
+                   "acquisition",
+                   "offer",
+                   "offer_name",
+                   "provider",
+                   "quantity_units",
+                   "spare_units",
+                   "gpus_per_unit",
+                   "gpus",
+                   "unit_price_usd",
+                   "price_per",
+                   "price_kind",
+                   "price_as_of",
+                   "capex_usd",
+                   "opex_usd_per_month",
+                   "rent_usd",
+                   "resale_usd",
+                   "resale_subtracted_usd",
+                   "tco_usd",
+                   "horizon_months",
+                   "depreciation_usd_per_month",
+                   "precision",
+                   "reason",
+                   "alternative",
+                   "alternative_reason"});
+    const double widths[] = {12, 7,  18, 26, 16, 30, 36, 12, 15, 12, 14, 8,  15, 11,
+                             11, 12, 15, 19, 14, 14, 22, 15, 15, 27, 10, 60, 28, 60};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
-        const bool long_text = column >= 10 && column <= 14;
+        const bool long_text = column == 6 || column >= 25;
         sheet.width(column, widths[column], long_text ? formats.wrapped : nullptr);
     }
-    double total = 0;
-    double opex = 0;
-    double tco = 0;
-    double host = 0;
-    double resale = 0;
-    double depreciation = 0;
+    constexpr std::size_t first_money = 16;  // capex_usd .. tco_usd
+    constexpr std::size_t depreciation_column = 23;
+    constexpr std::size_t gpus_column = 11;
+    std::vector<double> sums(depreciation_column + 1, 0.0);
     std::size_t row = 1;
-    for (const ProcurementLine& line : report.procurement) {
-        sheet.text(row, 0, to_string(line.role));
-        sheet.text(row, 1, line.gpu);
-        sheet.text(row, 2, line.gpu_name);
-        sheet.number(row, 3, static_cast<double>(line.quantity), formats.integer);
-        sheet.text(row, 4, to_string(line.acquisition));
-        sheet.number(row, 5, line.unit_price_usd, formats.money);
-        sheet.number(row, 6, line.total_usd, formats.money);
-        sheet.number(row, 7, line.monthly_opex_usd, formats.money);
-        sheet.number(row, 8, line.tco_usd, formats.money);
-        sheet.number(row, 9, line.horizon_months, formats.decimal);
-        sheet.text(row, 10, line.reason, formats.wrapped);
-        sheet.text(row, 11, line.alternative, formats.wrapped);
-        sheet.text(row, 12, line.alternative_reason, formats.wrapped);
-        const OfferUse& offer = line.offer;
-        sheet.text(row, 13, offer.id);
-        sheet.text(row, 14, offer.kind == OfferKind::rental ? offer.instance_type : offer.name, formats.wrapped);
-        sheet.text(row, 15, offer.provider);
-        sheet.number(row, 16, static_cast<double>(line.quantity), formats.integer);
-        sheet.number(row, 17, static_cast<double>(offer.gpus_per_unit), formats.integer);
-        sheet.number(row, 18, static_cast<double>(line.gpus), formats.integer);
-        const bool bought = is_purchase(line.acquisition);
-        sheet.text(row, 19, !bought ? "unit-hour" : offer.gpus_per_unit == 1 ? "gpu" : "unit");
-        sheet.text(row, 20, std::string(to_string(offer.price_kind)));
-        sheet.text(row, 21, offer.as_of);
-        sheet.number(row, 22, bought ? line.host_usd : 0.0, formats.money);
-        sheet.number(row, 23, bought ? line.resale_usd : 0.0, formats.money);
-        sheet.number(row, 24, bought ? line.depreciation_usd_per_month : 0.0, formats.money);
-        sheet.text(row, 25, std::string(to_string(line.precision)));
-        host += bought && std::isfinite(line.host_usd) ? line.host_usd : 0;
-        resale += bought && std::isfinite(line.resale_usd) ? line.resale_usd : 0;
-        depreciation += bought && std::isfinite(line.depreciation_usd_per_month) ? line.depreciation_usd_per_month : 0;
-        // The cached results of the SUM formulas: what a reader that does not recalculate shows.
-        total += std::isfinite(line.total_usd) ? line.total_usd : 0;
-        opex += std::isfinite(line.monthly_opex_usd) ? line.monthly_opex_usd : 0;
-        tco += std::isfinite(line.tco_usd) ? line.tco_usd : 0;
-        ++row;
+    for (const ProcurementLine& procured : report.procurement) {
+        for (const OrderLine& line : order_lines(procured)) {
+            const bool units = line.item == OrderItem::gpus;
+            sheet.text(row, 0, to_string(line.role));
+            sheet.text(row, 1, to_string(line.item));
+            sheet.text(row, 2, procured.gpu);
+            sheet.text(row, 3, procured.gpu_name);
+            sheet.text(row, 4, to_string(line.acquisition));
+            sheet.text(row, 5, line.id);
+            sheet.text(row, 6, line.name, formats.wrapped);
+            sheet.text(row, 7, line.provider);
+            sheet.number(row, 8, static_cast<double>(line.quantity_units), formats.integer);
+            sheet.number(row, 9, static_cast<double>(line.spare_units), formats.integer);
+            if (units) {
+                sheet.number(row, 10, static_cast<double>(line.gpus_per_unit), formats.integer);
+            }
+            sheet.number(row, gpus_column, static_cast<double>(line.gpus), formats.integer);
+            sheet.number(row, 12, line.unit_price_usd, formats.money);
+            sheet.text(row, 13, line.price_per);
+            sheet.text(row, 14, to_string(line.price_kind));
+            sheet.text(row, 15, line.price_as_of);
+            const double money[] = {line.capex_usd,  line.opex_usd_per_month,    line.rent_usd,
+                                    line.resale_usd, line.resale_subtracted_usd, line.tco_usd};
+            for (std::size_t i = 0; i < std::size(money); ++i) {
+                sheet.number(row, first_money + i, money[i], formats.money);
+                // The cached results of the SUM formulas: what a reader that does not recalculate shows.
+                sums[first_money + i] += std::isfinite(money[i]) ? money[i] : 0;
+            }
+            sheet.number(row, 22, line.horizon_months, formats.decimal);
+            sheet.number(row, depreciation_column, line.depreciation_usd_per_month, formats.money);
+            sums[depreciation_column] +=
+                std::isfinite(line.depreciation_usd_per_month) ? line.depreciation_usd_per_month : 0;
+            sums[gpus_column] += line.gpus;
+            sheet.text(row, 24, to_string(procured.precision));
+            if (units) {
+                sheet.text(row, 25, procured.reason, formats.wrapped);
+                sheet.text(row, 26, procured.alternative, formats.wrapped);
+                sheet.text(row, 27, procured.alternative_reason, formats.wrapped);
+            }
+            ++row;
+        }
     }
     sheet.filter(row - 1);
     if (report.procurement.empty()) {
@@ -199,18 +234,125 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     }
     const std::size_t last = row;  // 1-based row number of the last line
     sheet.text(row, 0, "total", formats.bold);
-    sheet.formula(row, 6, fmt::format("=SUM(G2:G{})", last), total, formats.money_bold);
-    sheet.formula(row, 7, fmt::format("=SUM(H2:H{})", last), opex, formats.money_bold);
-    sheet.formula(row, 8, fmt::format("=SUM(I2:I{})", last), tco, formats.money_bold);
-    sheet.formula(row, 22, fmt::format("=SUM(W2:W{})", last), host, formats.money_bold);
-    sheet.formula(row, 23, fmt::format("=SUM(X2:X{})", last), resale, formats.money_bold);
-    sheet.formula(row, 24, fmt::format("=SUM(Y2:Y{})", last), depreciation, formats.money_bold);
-    sheet.text(row + 2, 0,
-               "quantity counts units of the offer (offer_id); unit_price_usd is per unit when bought and per "
-               "unit-hour when rented (acquisition cloud-*); total_usd is the purchase incl. hosts and spares, 0 "
-               "when rented (quantity × unit_price_usd + host_usd); resale_usd is the expected resale, subtracted "
-               "from tco_usd only when the workload counts it; depreciation_usd_per_month is straight-line over the "
-               "asset life (deployment.asset_life, default 5 years); price_kind estimate = not published.");
+    for (std::size_t column = 0; column < sums.size(); ++column) {
+        const bool summed = column == gpus_column || (column >= first_money && column < first_money + 6) ||
+                            column == depreciation_column;
+        if (summed) {
+            const std::string name = column_name(column);
+            sheet.formula(row, column, fmt::format("=SUM({}2:{}{})", name, name, last), sums[column],
+                          column == gpus_column ? formats.integer : formats.money_bold);
+        }
+    }
+    row += 2;
+    sheet.text(row++, 0,
+               "tco_usd = capex_usd + opex_usd_per_month × horizon_months + rent_usd − resale_subtracted_usd on "
+               "every line; depreciation_usd_per_month is capex_usd straight-line over the asset life "
+               "(deployment.asset_life). The Cash flow sheet spreads the same figures month by month.");
+    for (const std::string& note : procurement_footnotes(report)) {
+        sheet.text(row++, 0, note);
+    }
+}
+
+// Each role's cash_flow() month by month (render_plan_cash_flow_csv's columns), a total row per
+// role of =SUM() formulas (its net is the role's TCO), and the plan's total.
+void write_cash_flow(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
+    Sheet sheet(workbook_add_worksheet(workbook, "Cash flow"), formats.header);
+    sheet.headers({"role", "gpu", "acquisition", "month", "capex_usd", "opex_usd", "rent_usd", "resale_usd", "net_usd",
+                   "cumulative_usd", "resale_not_counted_usd"});
+    const double widths[] = {12, 18, 16, 7, 15, 14, 14, 14, 15, 16, 23};
+    for (std::size_t column = 0; column < std::size(widths); ++column) {
+        sheet.width(column, widths[column]);
+    }
+    constexpr std::size_t first_money = 4;
+    constexpr std::size_t columns = 7;  // capex .. resale_not_counted
+    std::vector<std::size_t> total_rows;
+    std::vector<double> all(columns, 0.0);
+    std::size_t row = 1;
+    for (const ProcurementLine& line : report.procurement) {
+        const std::size_t first = row + 1;  // 1-based
+        std::vector<double> sums(columns, 0.0);
+        double cumulative = 0;
+        for (const CashFlowMonth& month : cash_flow(line)) {
+            sheet.text(row, 0, to_string(line.role));
+            sheet.text(row, 1, line.gpu);
+            sheet.text(row, 2, to_string(line.acquisition));
+            sheet.number(row, 3, static_cast<double>(month.month), formats.integer);
+            cumulative += month.net_usd;
+            const double money[] = {month.capex_usd,
+                                    month.opex_usd,
+                                    month.rent_usd,
+                                    month.resale_usd,
+                                    month.net_usd,
+                                    cumulative,
+                                    month.resale_not_counted_usd};
+            for (std::size_t i = 0; i < columns; ++i) {
+                sheet.number(row, first_money + i, money[i], formats.money);
+                sums[i] += i == 5 ? 0.0 : money[i];
+            }
+            ++row;
+        }
+        sums[5] = cumulative;
+        sheet.text(row, 0, to_string(line.role), formats.bold);
+        sheet.text(row, 1, line.gpu, formats.bold);
+        sheet.text(row, 2, to_string(line.acquisition), formats.bold);
+        sheet.text(row, 3, "total", formats.bold);
+        for (std::size_t i = 0; i < columns; ++i) {
+            const std::string name = column_name(first_money + i);
+            // The cumulative's total is its last month; every other column's the sum of the months.
+            const std::string formula =
+                i == 5 ? fmt::format("={}{}", name, row) : fmt::format("=SUM({}{}:{}{})", name, first, name, row);
+            sheet.formula(row, first_money + i, formula, sums[i], formats.money_bold);
+            all[i] += sums[i];
+        }
+        total_rows.push_back(row + 1);
+        ++row;
+    }
+    if (report.procurement.empty()) {
+        return;
+    }
+    sheet.text(row, 0, "total", formats.bold);
+    sheet.text(row, 3, "total", formats.bold);
+    for (std::size_t i = 0; i < columns; ++i) {
+        const std::string name = column_name(first_money + i);
+        std::string formula = "=";
+        for (std::size_t k = 0; k < total_rows.size(); ++k) {
+            formula += fmt::format("{}{}{}", k == 0 ? "" : "+", name, total_rows[k]);
+        }
+        sheet.formula(row, first_money + i, formula, all[i], formats.money_bold);
+    }
+    // Notes on what the rows above hold, and only that.
+    bool any_bought = false;
+    bool any_rented = false;
+    bool any_counted = false;
+    bool any_not_counted = false;
+    for (const ProcurementLine& line : report.procurement) {
+        const bool bought = is_purchase(line.acquisition);
+        any_bought = any_bought || bought;
+        any_rented = any_rented || !bought;
+        any_counted = any_counted || (bought && line.resale_counted && line.resale_usd > 0);
+        any_not_counted = any_not_counted || (bought && !line.resale_counted && line.resale_usd > 0);
+    }
+    row += 2;
+    if (any_bought) {
+        sheet.text(row++, 0,
+                   "Month 0 is delivery: the capex, hosts and spares included; months 1 on carry the opex of the "
+                   "owned GPUs (power, operations, failures after warranty), spread evenly over the horizon.");
+    }
+    if (any_rented) {
+        sheet.text(row++, 0,
+                   "Rent is spread evenly over the months it is billed (a reserved term over all of them, past the "
+                   "horizon if the term is longer).");
+    }
+    if (any_counted) {
+        sheet.text(row++, 0,
+                   "resale_usd: the expected resale, back in the horizon's last month and subtracted from net_usd "
+                   "(deployment.count_resale: true).");
+    }
+    if (any_not_counted) {
+        sheet.text(row++, 0,
+                   "resale_not_counted_usd: the expected resale in the horizon's last month, a memo outside every "
+                   "sum (deployment.count_resale: false).");
+    }
 }
 
 void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
@@ -369,6 +511,7 @@ std::string render_plan_xlsx(const PlanReport& report, const XlsxOptions& option
     try {
         const Formats formats = make_formats(workbook);
         write_procurement(workbook, report, formats);
+        write_cash_flow(workbook, report, formats);
         write_candidates(workbook, report, formats);
         write_rejected(workbook, report, formats);
         write_assumptions(workbook, report, formats);

@@ -15,7 +15,7 @@
 
 namespace gpusel {
 
-enum class PlanFormat { table, markdown, json, csv, xlsx };
+enum class PlanFormat { table, markdown, json, csv, cash_flow_csv, xlsx };
 
 // How the terminal looks. The CLI sets width from COLUMNS and colour only on a TTY without
 // NO_COLOR / --no-color; the renderer never looks itself.
@@ -48,12 +48,20 @@ void render_plan_markdown(const PlanReport& report, std::ostream& out);
 // in the top-level "notes" naming its path. Invalid UTF-8 in text is replaced (U+FFFD).
 void render_plan_json(const PlanReport& report, std::ostream& out);
 
-// CSV (cli.md, `plan --format csv`): one row per procurement line under the header
-// role,gpu,gpu_name,quantity,acquisition,unit_price_usd,total_usd,monthly_opex_usd,tco_usd,
-// horizon_months,reason,alternative,alternative_reason; written with CsvWriter (RFC 4180, CRLF,
-// money with two decimals, formula-like text neutralised). unit_price_usd is per GPU when
-// bought and per GPU-hour when rented (acquisition cloud-*); total_usd is 0 when rented.
+// CSV (cli.md, `plan --format csv`): one row per order line (order_lines(): the GPU units of each
+// role's pick, then its hosts), one unit per column (quantity_units, gpus, unit_price_usd per
+// price_per `unit` or `unit-hour`, capex_usd, opex_usd_per_month, rent_usd, resale_usd,
+// resale_subtracted_usd, tco_usd), then a totals row whose role is `total` and whose money cells
+// are the column sums of the rows as printed; written with CsvWriter (RFC 4180, CRLF, money with
+// two decimals, formula-like text neutralised).
 void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options = {});
+
+// CSV (cli.md, `plan --format cashflow-csv`): each role's cash_flow() month by month under the
+// header role,gpu,acquisition,month,capex_usd,opex_usd,rent_usd,resale_usd,net_usd,
+// cumulative_usd,resale_not_counted_usd; after a role's months a row whose month is `total`
+// (its net_usd is the role's TCO), and last a row whose role is `total` (the plan's). Cents are
+// rounded so that each role's months add up to its total row exactly.
+void render_plan_cash_flow_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options = {});
 
 struct XlsxOptions {
     // The workbook's creation time (docProps/core.xml); absent: libxlsxwriter uses the current
@@ -62,9 +70,11 @@ struct XlsxOptions {
 };
 
 // An .xlsx workbook: sheet "Procurement" (the CSV columns, money formatted, a Total row whose
-// cells are =SUM() formulas with cached values), "Candidates" (every ranked candidate of every
-// role), "Rejected" and "Assumptions". Returns the file's bytes so that the caller writes them
-// atomically. Throws OutputError when libxlsxwriter or the temporary file fails.
+// cells are =SUM() formulas with cached values, the footnotes generated from the lines), "Cash
+// flow" (the cash-flow CSV's columns, a total per role and for the plan as =SUM() formulas),
+// "Candidates" (every ranked candidate of every role), "Rejected" and "Assumptions". Returns the
+// file's bytes so that the caller writes them atomically. Throws OutputError when libxlsxwriter
+// or the temporary file fails.
 std::string render_plan_xlsx(const PlanReport& report, const XlsxOptions& options = {});
 
 }  // namespace gpusel

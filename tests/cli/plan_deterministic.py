@@ -67,7 +67,7 @@ for example in examples:
 work = tempfile.mkdtemp(prefix="gpusel-deterministic-")
 try:
     project = "examples/smart-support.yaml"
-    for fmt in ("table", "markdown", "csv"):
+    for fmt in ("table", "markdown", "csv", "cashflow-csv"):
         compare(f"{project} {fmt}", ["plan", project, "--format", fmt])
     compare(f"{project} xlsx", ["plan", project, "--format", "xlsx"], os.path.join(work, "plan.xlsx"))
 finally:

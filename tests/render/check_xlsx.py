@@ -5,8 +5,8 @@ Usage: check_xlsx.py FIXTURE_PROGRAM OUTPUT.xlsx
 
 Runs the fixture program (tests/render/render_fixture.cpp), which renders the hand-built
 report of tests/unit/plan_fixture.hpp, then reads the file with the standard library only
-(zipfile + ElementTree): the ZIP is valid, the sheets are Procurement, Candidates, Rejected and
-Assumptions, the Procurement totals are =SUM() formulas over the money columns with cached
+(zipfile + ElementTree): the ZIP is valid, the sheets are Procurement, Cash flow, Candidates,
+Rejected and Assumptions, the Procurement totals are =SUM() formulas over the money columns with cached
 values that match the lines (worked out by hand below), money cells carry a currency format,
 and no text cell became a formula.
 """
@@ -38,7 +38,7 @@ def main():
         check(archive.testzip() is None, "a ZIP member is corrupt")
         workbook = ET.fromstring(archive.read("xl/workbook.xml"))
         sheets = [sheet.get("name") for sheet in workbook.iter(MAIN + "sheet")]
-        check(sheets == ["Procurement", "Candidates", "Rejected", "Assumptions"], f"sheets are {sheets}")
+        check(sheets == ["Procurement", "Cash flow", "Candidates", "Rejected", "Assumptions"], f"sheets are {sheets}")
 
         relations = ET.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
         targets = {rel.get("Id"): rel.get("Target") for rel in relations}
@@ -69,31 +69,66 @@ def main():
             return result
 
         procurement = cells("Procurement")
-        header = [procurement[f"{column}1"]["value"] for column in "ABCDEFGHIJKLM"]
-        check(header == ["role", "gpu", "gpu_name", "quantity", "acquisition", "unit_price_usd", "total_usd",
-                         "monthly_opex_usd", "tco_usd", "horizon_months", "reason", "alternative",
-                         "alternative_reason"], f"Procurement header is {header}")
-        check(procurement["C2"]["value"] == 'NVIDIA A100 80GB SXM4, "datacenter"', "gpu_name with comma and quotes")
-        check(float(procurement["F2"]["value"]) == 2.79, "unit price of the rental")
-        check(float(procurement["G3"]["value"]) == 96000.5, "purchase total")
-        check(procurement["G3"]["format"] == "$#,##0.00", f"money format is {procurement['G3']['format']}")
+        columns = [chr(ord("A") + i) for i in range(26)] + ["AA", "AB"]
+        header = [procurement[f"{column}1"]["value"] for column in columns]
+        check(header == ["role", "item", "gpu", "gpu_name", "acquisition", "offer", "offer_name", "provider",
+                         "quantity_units", "spare_units", "gpus_per_unit", "gpus", "unit_price_usd", "price_per",
+                         "price_kind", "price_as_of", "capex_usd", "opex_usd_per_month", "rent_usd", "resale_usd",
+                         "resale_subtracted_usd", "tco_usd", "horizon_months", "depreciation_usd_per_month",
+                         "precision", "reason", "alternative", "alternative_reason"], f"Procurement header is {header}")
+        check(procurement["D2"]["value"] == 'NVIDIA A100 80GB SXM4, "datacenter"', "gpu_name with comma and quotes")
+        check(float(procurement["M2"]["value"]) == 2.79 and procurement["N2"]["value"] == "unit-hour",
+              "unit price of the rental, per unit-hour")
+        # Row 3 the cards (12 × $7,500, street), row 4 their hosts (2 × $3,000.25, an estimate).
+        check(procurement["B3"]["value"] == "gpus" and procurement["B4"]["value"] == "host", "a line per item")
+        check(float(procurement["Q3"]["value"]) == 90000 and float(procurement["Q4"]["value"]) == 6000.5, "capex")
+        check(procurement["O3"]["value"] == "street" and procurement["O4"]["value"] == "estimate",
+              "each line its own price kind")
+        check(float(procurement["L4"]["value"]) == 0, "a host line holds no GPUs")
+        check(procurement["Q3"]["format"] == "$#,##0.00", f"money format is {procurement['Q3']['format']}")
         # Text that looks like a formula stays text (a shared string), never a formula.
-        check(procurement["K3"]["type"] == "s" and procurement["K3"]["value"].startswith("-5 %"), "reason K3 is text")
-        check(procurement["M3"]["type"] == "s" and procurement["M3"]["value"].startswith("=1+1"), "reason M3 is text")
+        check(procurement["Z3"]["type"] == "s" and procurement["Z3"]["value"].startswith("-5 %"), "reason Z3 is text")
+        check(procurement["AB3"]["type"] == "s" and procurement["AB3"]["value"].startswith("=1+1"),
+              "reason AB3 is text")
 
-        # Totals row 4: SUM over rows 2..3 of G (total), H (monthly opex), I (TCO); cached values
-        # 0 + 96000.5, 164.58333 + 1234.567 = 1399.15033, 3950 + 125629.99 = 129579.99.
-        expected = {"G4": ("SUM(G2:G3)", 96000.5), "H4": ("SUM(H2:H3)", 1399.15033), "I4": ("SUM(I2:I3)", 129579.99),
-                    "W4": ("SUM(W2:W3)", 6000.5), "X4": ("SUM(X2:X3)", 40500), "Y4": ("SUM(Y2:Y3)", 4000.0208)}
-        for reference, (formula, total) in expected.items():
+        # Totals row 5: SUM over rows 2..4; cached values worked out by hand: GPUs 4 + 12 + 0; capex
+        # 0 + 90,000 + 6,000.5; opex 1,234.567 (the cards only); rent 3,950 (the rental); resale
+        # 40,500 reported, 0 subtracted; TCO 3,950 + (125,630.108 − 6,000.5) + 6,000.5; depreciation
+        # 90,000 / 24 + 6,000.5 / 24.
+        expected = {"L5": ("SUM(L2:L4)", 16, "0"), "Q5": ("SUM(Q2:Q4)", 96000.5, "$#,##0.00"),
+                    "R5": ("SUM(R2:R4)", 1234.567, "$#,##0.00"), "S5": ("SUM(S2:S4)", 3950, "$#,##0.00"),
+                    "T5": ("SUM(T2:T4)", 40500, "$#,##0.00"), "U5": ("SUM(U2:U4)", 0, "$#,##0.00"),
+                    "V5": ("SUM(V2:V4)", 129580.108, "$#,##0.00"),
+                    "X5": ("SUM(X2:X4)", 3750 + 6000.5 / 24, "$#,##0.00")}
+        for reference, (formula, total, number_format) in expected.items():
             cell = procurement.get(reference, {})
             check(cell.get("formula") == formula, f"{reference} formula is {cell.get('formula')}")
             check(cell.get("value") is not None and abs(float(cell["value"]) - total) < 1e-6,
                   f"{reference} cached value is {cell.get('value')}, expected {total}")
-            check(cell.get("format") == "$#,##0.00", f"{reference} format is {cell.get('format')}")
+            check(cell.get("format") == number_format, f"{reference} format is {cell.get('format')}")
         formulas = sorted(reference for reference, cell in procurement.items() if cell["formula"])
-        check(formulas == ["G4", "H4", "I4", "W4", "X4", "Y4"], f"formula cells are {formulas}")
-        check(procurement["A4"]["value"] == "total", "total row label")
+        check(formulas == sorted(expected), f"formula cells are {formulas}")
+        check(procurement["A5"]["value"] == "total", "total row label")
+        notes = [cell["value"] for reference, cell in procurement.items() if reference.startswith("A") and
+                 reference[1:].isdigit() and int(reference[1:]) > 6]
+        # The notes come from the lines: the resale is not counted, only the host's price is an estimate.
+        check(any("$40,500, is not subtracted" in note for note in notes), f"the resale note: {notes}")
+        check(not any("is subtracted" in note for note in notes), "no note calls the resale subtracted")
+        check("~ marks an estimated price, not published: 8-slot PCIe server." in notes, "the estimate note")
+
+        # Cash flow: the rental's months 0-24 (rows 2-26) and total (27), the purchase's (28-52,
+        # 53), the plan's total (54). Net totals: 3,950; 96,000.5 + 24 × 1,234.567 = 125,630.108.
+        flow = cells("Cash flow")
+        check(flow["D1"]["value"] == "month" and flow["I1"]["value"] == "net_usd", "Cash flow header")
+        check(flow["D27"]["value"] == "total" and flow["I27"]["formula"] == "SUM(I2:I26)", "rental total row")
+        check(abs(float(flow["I27"]["value"]) - 3950) < 1e-6, f"rental net total {flow['I27']['value']}")
+        check(flow["J27"]["formula"] == "J26", "the cumulative total is the last month's")
+        check(float(flow["E28"]["value"]) == 96000.5, "capex at delivery, hosts included")
+        check(abs(float(flow["I53"]["value"]) - 125630.108) < 1e-6, f"purchase net total {flow['I53']['value']}")
+        check(float(flow["K52"]["value"]) == 40500 and float(flow["H52"]["value"]) == 0,
+              "resale not counted: a memo in month 24")
+        check(flow["I54"]["formula"] == "I27+I53" and abs(float(flow["I54"]["value"]) - 129580.108) < 1e-6,
+              "plan total")
 
         candidates = cells("Candidates")
         check(candidates["A1"]["value"] == "role" and candidates["C1"]["value"] == "gpu", "Candidates header")
@@ -114,7 +149,7 @@ def main():
         for failure in failures:
             print("FAIL:", failure)
         return 1
-    print("xlsx ok: 4 sheets, 6 SUM formulas with cached totals, text never a formula")
+    print("xlsx ok: 5 sheets, 8 SUM formulas with cached totals, a cash flow adding up, text never a formula")
     return 0
 
 

@@ -206,7 +206,7 @@ inline PlanReport fixture_plan_report() {
     purchase.unit_price_usd = 7500;
     purchase.total_usd = 96000.5;
     purchase.monthly_opex_usd = 1234.567;
-    purchase.tco_usd = 125629.99;
+    purchase.tco_usd = 125630.108;  // $96,000.50 + 24 × $1,234.567 (resale not counted)
     purchase.horizon_months = 24;
     purchase.reason = "-5 % TCO against L40: P99 TPOT 41 ms at 20 req/s";
     purchase.alternative = "A10 ×16 (buy new)";
@@ -216,6 +216,7 @@ inline PlanReport fixture_plan_report() {
     purchase.host_usd = 6000.5;
     purchase.resale_usd = 40500;                      // 12 × $7,500 × 0.45, reported only
     purchase.depreciation_usd_per_month = 4000.0208;  // $96,000.50 over 24 months
+    purchase.depreciation_months = 24;
     purchase.offer.id = "l40s-card";
     purchase.offer.kind = gpusel::OfferKind::purchase;
     purchase.offer.provider = "retail";
@@ -231,13 +232,14 @@ inline PlanReport fixture_plan_report() {
     purchase.offer.hosts = 2;
     purchase.offer.host_price_usd = 3000.25;
     purchase.offer.host_price_kind = gpusel::PriceKind::estimate;
+    purchase.offer.host_price_as_of = "2026-06";
     purchase.offer.order = "12 × NVIDIA L40S 48GB PCIe card (Retail, street 2026-09)";
     purchase.precision = gpusel::Precision::fp8;  // the pick's compute precision, a column of its own
     report.procurement.push_back(purchase);
 
     report.total_capex_usd = 96000.5;
     report.total_monthly_opex_usd = 164.58333 + 1234.567;
-    report.total_tco_usd = 3950 + 125629.99;
+    report.total_tco_usd = 3950 + 125630.108;
     report.assumptions = {{"support-bot-finetune: deployment.pue", "1.4", "default"},
                           {"chat-api: deployment.energy_price", "0.12 USD/kWh", "default"},
                           {"chat-api: inference.batch", "16", "largest batch meeting the SLO"}};

@@ -179,6 +179,8 @@ TEST_CASE("cost::estimate_cost of renting", "[cost]") {
     CHECK(spot.breakdown.rental_usd == Approx(44));  // 10 % extra runtime for interruptions
     const CostEstimate reserved = estimate_cost(workload, test_gpu(), Acquisition::cloud_reserved, job(10, 4));
     CHECK(reserved.breakdown.rental_usd == Approx(24 * 730.5 * 4 * 1.4));  // billed for the whole term
+    CHECK(reserved.billed_months == 24);   // the 24-month horizon is two whole 1-year terms
+    CHECK(on_demand.billed_months == 24);  // the horizon: the rent is spread over it
     const CostEstimate quoted =
         estimate_cost(workload, test_gpu(), Acquisition::cloud_on_demand, job(10, 4), std::optional<double>(1.5));
     CHECK(quoted.unit_price_usd == 1.5);

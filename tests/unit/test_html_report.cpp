@@ -161,7 +161,7 @@ TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_repor
     const Candidate& l40s = report.roles[0].ranked[2];
     REQUIRE(l40s.gpu == "L40S");
     CHECK_FALSE(buy_versus_rent_break_even_month(l40s.cost, 24).has_value());
-    CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num wrap\">never</td>"));
+    CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num wrap\">never (renting costs less per month)</td>"));
     CHECK_THAT(page,
                Catch::Matchers::Contains("#3 L40S × 8: buying does not break even against renting within 24 months."));
     // The memory bar note: total / capacity of the winner.
@@ -171,6 +171,17 @@ TEST_CASE("html_report::render_plan_html shows the plan's numbers", "[html_repor
           std::string::npos);
     CHECK_THAT(page, Catch::Matchers::Contains("<tr><td>no BF16, and 16 GB &lt; 26.4 GB needed</td><td>T4</td></tr>"));
     CHECK_THAT(page, Catch::Matchers::Contains("<h3>Rejected (5)</h3>"));
+}
+
+TEST_CASE("html_report::render_plan_html says when no rental offer exists to compare buying with", "[html_report]") {
+    PlanReport report = test::sample_plan_report(1);
+    Candidate& l40s = report.roles[0].ranked[2];
+    REQUIRE(l40s.gpu == "L40S");
+    l40s.cost.cloud_equivalent_usd = 0;  // the catalog rents no L40S the workload may use
+    const std::string page = gpusel::render_plan_html(report);
+    CHECK_THAT(page, Catch::Matchers::Contains("<td class=\"num wrap\">no rental offer to compare</td>"));
+    CHECK_THAT(page, Catch::Matchers::Contains("#3 L40S × 8: no rental offer of this GPU to compare buying with."));
+    CHECK_FALSE(page.find("#3 L40S × 8: buying does not break even") != std::string::npos);
 }
 
 TEST_CASE("html_report::render_plan_html marks the break-even month where buying pays off", "[html_report]") {

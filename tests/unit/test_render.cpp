@@ -112,20 +112,28 @@ TEST_CASE("render::plan csv is the procurement table, byte for byte", "[render][
     // quoted with the quotes doubled; reasons starting with '-' and '=' get a leading ' and
     // quotes; a reason with a comma is quoted; "×" passes as UTF-8.
     const std::string expected =
-        "role,gpu,gpu_name,quantity,acquisition,unit_price_usd,total_usd,monthly_opex_usd,tco_usd,horizon_months,"
-        "reason,alternative,alternative_reason,offer,offer_name,provider,units,gpus_per_unit,gpus,price_per,"
-        "price_kind,price_as_of,host_usd,resale_usd,precision\r\n"
-        "training,A100-80GB-SXM4,\"NVIDIA A100 80GB SXM4, \"\"datacenter\"\"\",4,cloud-on-demand,2.79,0.00,164.58,"
-        "3950.00,24,2 days a quarter: renting wins,H100-SXM5 ×2 (cloud on-demand),"
-        "\"H100-SXM5 ×2 cloud on-demand: pays back only if the horizon exceeds 31 months, at $4,310\","
-        "lambda/gpu_1x_a100_80gb,gpu_1x_a100_80gb,lambda,4,1,4,unit-hour,list,2026-09,0.00,0.00,bf16\r\n"
-        "inference,L40S,NVIDIA L40S,12,buy-new,7500.00,96000.50,1234.57,125629.99,24,"
+        "role,item,gpu,gpu_name,acquisition,offer,offer_name,provider,quantity_units,spare_units,gpus_per_unit,gpus,"
+        "unit_price_usd,price_per,price_kind,price_as_of,capex_usd,opex_usd_per_month,rent_usd,resale_usd,"
+        "resale_subtracted_usd,tco_usd,horizon_months,depreciation_usd_per_month,precision,reason,alternative,"
+        "alternative_reason\r\n"
+        // The rental: one line, priced per unit-hour; all of its TCO is rent.
+        "training,gpus,A100-80GB-SXM4,\"NVIDIA A100 80GB SXM4, \"\"datacenter\"\"\",cloud-on-demand,"
+        "lambda/gpu_1x_a100_80gb,gpu_1x_a100_80gb,lambda,4,0,1,4,2.79,unit-hour,list,2026-09,0.00,0.00,3950.00,0.00,"
+        "0.00,3950.00,24,0.00,bf16,2 days a quarter: renting wins,H100-SXM5 ×2 (cloud on-demand),"
+        "\"H100-SXM5 ×2 cloud on-demand: pays back only if the horizon exceeds 31 months, at $4,310\"\r\n"
+        // The cards: 12 × 7,500.00 = 90,000.00; TCO 90,000 + 24 × 1,234.567 = 119,629.608; resale
+        // reported, not subtracted; depreciation 90,000 / 24 = 3,750.
+        "inference,gpus,L40S,NVIDIA L40S,buy-new,l40s-card,NVIDIA L40S 48GB PCIe card,retail,12,0,1,12,7500.00,unit,"
+        "street,2026-09,90000.00,1234.57,0.00,40500.00,0.00,119629.61,24,3750.00,fp8,"
         "\"'-5 % TCO against L40: P99 TPOT 41 ms at 20 req/s\",A10 ×16 (buy new),"
-        "\"'=1+1 is not a formula; P99 TPOT 63 ms > 50 ms SLO\",l40s-card,NVIDIA L40S 48GB PCIe card,retail,12,1,12,"
-        "gpu,street,2026-09,6000.50,40500.00,fp8\r\n"
-        // The totals row: 12 × 7,500.00 + 6,000.50 = 96,000.50; 164.58 + 1,234.57 = 1,399.15;
-        // 3,950.00 + 125,629.99 = 129,579.99.
-        "total,,,,,,96000.50,1399.15,129579.99,,,,,,,,,,,,,,6000.50,40500.00,\r\n";
+        "\"'=1+1 is not a formula; P99 TPOT 63 ms > 50 ms SLO\"\r\n"
+        // The hosts, their own line with their own (estimated) price: 2 × 3,000.25 = 6,000.50;
+        // depreciation 6,000.50 / 24 = 250.02.
+        "inference,host,L40S,NVIDIA L40S,buy-new,pcie-8slot-server,8-slot PCIe server,,2,0,,0,3000.25,unit,estimate,"
+        "2026-06,6000.50,0.00,0.00,0.00,0.00,6000.50,24,250.02,fp8,,,\r\n"
+        // The totals row: GPUs 4 + 12; capex 90,000.00 + 6,000.50; TCO 3,950.00 + 119,629.61 +
+        // 6,000.50 = 129,580.11; depreciation 3,750.00 + 250.02.
+        "total,,,,,,,,,,,16,,,,,96000.50,1234.57,3950.00,40500.00,0.00,129580.11,,4000.02,,,,\r\n";
     CHECK(out.str() == expected);
 }
 
@@ -140,10 +148,37 @@ TEST_CASE("render::plan csv: byte order mark on request, empty cells for values 
     gpusel::render_plan_csv(report, out, options);
     const std::vector<std::string> lines = lines_of(out.str());
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0].rfind("\xef\xbb\xbfrole,gpu,", 0) == 0);
-    CHECK(lines[1].find(",2.79,0.00,164.58,,18.50,") != std::string::npos);
+    CHECK(lines[0].rfind("\xef\xbb\xbfrole,item,gpu,", 0) == 0);
+    // Rent and TCO of the line (its TCO, all rent) are empty.
+    CHECK(lines[1].find(",2.79,unit-hour,list,2026-09,0.00,0.00,,0.00,0.00,,18.50,0.00,bf16,") != std::string::npos);
     // A total of a column with a value that is not finite is left empty, not summed.
-    CHECK(lines[2] == "total,,,,,,0.00,,,,,,,,,,,,,,,,0.00,0.00,\r");
+    CHECK(lines[2] == "total,,,,,,,,,,,4,,,,,0.00,0.00,,0.00,0.00,,,0.00,,,,\r");
+}
+
+TEST_CASE("render::plan cash-flow csv: month by month, each role adding up to its TCO", "[render][csv]") {
+    std::ostringstream out;
+    gpusel::render_plan_cash_flow_csv(fixture_plan_report(), out);
+    const std::vector<std::string> lines = lines_of(out.str());
+    // The header, 25 months and a total per role, the plan's total.
+    REQUIRE(lines.size() == 1 + 26 + 26 + 1);
+    CHECK(lines[0] ==
+          "role,gpu,acquisition,month,capex_usd,opex_usd,rent_usd,resale_usd,net_usd,cumulative_usd,"
+          "resale_not_counted_usd\r");
+    // The rental: nothing at delivery, $3,950 / 24 = $164.5833 a month, cents carried so that the
+    // running total is the exact one rounded (164.58, then 329.17 − 164.58 = 164.59).
+    CHECK(lines[1] == "training,A100-80GB-SXM4,cloud-on-demand,0,0.00,0.00,0.00,0.00,0.00,0.00,0.00\r");
+    CHECK(lines[2] == "training,A100-80GB-SXM4,cloud-on-demand,1,0.00,0.00,164.58,0.00,164.58,164.58,0.00\r");
+    CHECK(lines[3] == "training,A100-80GB-SXM4,cloud-on-demand,2,0.00,0.00,164.59,0.00,164.59,329.17,0.00\r");
+    CHECK(lines[26] == "training,A100-80GB-SXM4,cloud-on-demand,total,0.00,0.00,3950.00,0.00,3950.00,3950.00,0.00\r");
+    // The purchase: capex with the hosts at delivery, 24 × $1,234.567 of opex, the resale a memo
+    // in month 24 (not counted).
+    CHECK(lines[27] == "inference,L40S,buy-new,0,96000.50,0.00,0.00,0.00,96000.50,96000.50,0.00\r");
+    CHECK(lines[28] == "inference,L40S,buy-new,1,0.00,1234.57,0.00,0.00,1234.57,97235.07,0.00\r");
+    CHECK(lines[29] == "inference,L40S,buy-new,2,0.00,1234.56,0.00,0.00,1234.56,98469.63,0.00\r");
+    CHECK(lines[51] == "inference,L40S,buy-new,24,0.00,1234.57,0.00,0.00,1234.57,125630.11,40500.00\r");
+    CHECK(lines[52] == "inference,L40S,buy-new,total,96000.50,29629.61,0.00,0.00,125630.11,125630.11,40500.00\r");
+    // 3,950.00 + 125,630.11: the procurement CSV's total tco_usd.
+    CHECK(lines[53] == "total,,,total,96000.50,29629.61,3950.00,0.00,129580.11,129580.11,40500.00\r");
 }
 
 TEST_CASE("render::plan csv of a plan with nothing to buy is the header alone", "[render][csv]") {
@@ -152,9 +187,10 @@ TEST_CASE("render::plan csv of a plan with nothing to buy is the header alone", 
     std::ostringstream out;
     gpusel::render_plan_csv(report, out);
     CHECK(out.str() ==
-          "role,gpu,gpu_name,quantity,acquisition,unit_price_usd,total_usd,monthly_opex_usd,tco_usd,horizon_months,"
-          "reason,alternative,alternative_reason,offer,offer_name,provider,units,gpus_per_unit,gpus,price_per,"
-          "price_kind,price_as_of,host_usd,resale_usd,precision\r\n");
+          "role,item,gpu,gpu_name,acquisition,offer,offer_name,provider,quantity_units,spare_units,gpus_per_unit,gpus,"
+          "unit_price_usd,price_per,price_kind,price_as_of,capex_usd,opex_usd_per_month,rent_usd,resale_usd,"
+          "resale_subtracted_usd,tco_usd,horizon_months,depreciation_usd_per_month,precision,reason,alternative,"
+          "alternative_reason\r\n");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -278,7 +314,9 @@ TEST_CASE("render::plan json writes null with a note for a value that is not fin
           Json::array(
               {"roles[0].winner.cost.usd_per_unit: the computed value is not a finite number (nan); written as null",
                "roles[0].candidates[1].score: the computed value is not a finite number (inf); written as null",
-               "procurement[1].tco_usd: the computed value is not a finite number (-inf); written as null"}));
+               "procurement[1].tco_usd: the computed value is not a finite number (-inf); written as null",
+               // The GPU line's TCO is the role's less its hosts.
+               "procurement[1].lines[0].tco_usd: the computed value is not a finite number (-inf); written as null"}));
 }
 
 TEST_CASE("render::plan json: absent values are null, invalid UTF-8 is replaced, not thrown", "[render][json]") {
@@ -449,17 +487,38 @@ TEST_CASE("render::plan markdown: procurement first, GitHub tables with escaped 
     CHECK(procurement < training);
     CHECK(lines_of(text)[0] == "## gpusel plan: smart-support");
     CHECK(contains_line(text,
-                        "| Role | GPU | Qty | Acquisition | Unit price | Total | Opex / month | TCO (24 mo) | Order | "
-                        "Why | Alternative |"));
-    CHECK(contains_line(text, "| --- | --- | --: | --- | --: | --: | --: | --: | --- | --- | --- |"));
-    // '$' escaped (GitHub renders $…$ as math); the alternative's condition names its GPU already.
+                        "| Role | GPU | Line | Units | GPUs | Acquisition | Unit price | Per | Price kind | Capex | "
+                        "Opex / month | Rent | TCO (24 mo) | Order | Why | Alternative |"));
     CHECK(contains_line(text,
-                        "| training | **A100-80GB-SXM4** | 4 | cloud on-demand | \\$2.79/h | — | \\$165 | \\$3,950 | "
-                        "4 × gpu\\_1x\\_a100\\_80gb (4 × A100-80GB-SXM4), Lambda, on-demand \\$2.79/h (list 2026-09) "
-                        "\\[lambda/gpu\\_1x\\_a100\\_80gb\\] | 2 days a quarter: renting wins | H100-SXM5 ×2 cloud "
-                        "on-demand: pays back only if the "
-                        "horizon exceeds 31 months, at \\$4,310 |"));
-    CHECK(contains_line(text, "**Totals:** capex \\$96,001 · monthly opex \\$1,399 · 24-month TCO \\$129,580"));
+                        "| --- | --- | --- | --: | --: | --- | --- | --- | --- | --: | --: | --: | --: | --- | "
+                        "--- | --- |"));
+    // '$' escaped (GitHub renders $…$ as math); the alternative's condition names its GPU already.
+    CHECK(contains_line(
+        text,
+        "| training | **A100-80GB-SXM4** | gpus | 4 | 4 | cloud on-demand | \\$2.79/h | unit-hour | list | "
+        "\\$0 | \\$0 | \\$3,950 | \\$3,950 | "
+        "4 × gpu\\_1x\\_a100\\_80gb (4 × A100-80GB-SXM4), Lambda, on-demand \\$2.79/h (list 2026-09) "
+        "\\[lambda/gpu\\_1x\\_a100\\_80gb\\] | 2 days a quarter: renting wins | H100-SXM5 ×2 cloud "
+        "on-demand: pays back only if the "
+        "horizon exceeds 31 months, at \\$4,310 |"));
+    // The hosts: a line of their own, with their own (estimated) price: 2 × $3,000.25.
+    CHECK(contains_line(text,
+                        "| inference | **L40S** | host: 8-slot PCIe server | 2 | 0 | buy new | \\~\\$3,000 | unit | "
+                        "estimate | \\$6,001 | \\$0 | \\$0 | \\$6,001 |  |  |  |"));
+    // The totals row: $90,000 + $6,000.50; TCO $3,950 + $119,629.61 + $6,000.50.
+    CHECK(contains_line(text,
+                        "| **total** |  |  |  | 16 |  |  |  |  | \\$96,001 | \\$1,235 | \\$3,950 | \\$129,580 |  |  "
+                        "|  |"));
+    // Footnotes from the lines: an instance-hour price for the rental, the estimated host named,
+    // the resale not subtracted.
+    CHECK(contains_line(text, "- Unit price is per instance-hour rented (unit-hour): gpu\\_1x\\_a100\\_80gb (1 GPU)."));
+    CHECK(contains_line(text, "- \\~ marks an estimated price, not published: 8-slot PCIe server."));
+    CHECK(contains_line(text,
+                        "- The expected resale at the horizon's end, \\$40,500, is not subtracted from the TCO "
+                        "(deployment.count\\_resale: false)."));
+    CHECK(contains_line(text,
+                        "**Totals:** capex \\$96,001 · opex \\$1,235 per month · rent \\$3,950 · 24-month TCO "
+                        "\\$129,580"));
     CHECK(contains_line(text,
                         "| 2 | V100-SXM2-32GB\\* | 16 | buy new | 29.8/32 GB | 6400 tok/s | 48.0 ms | memory bw 62 % | "
                         "\\$140,000 | \\$0.42 |"));
