@@ -61,7 +61,8 @@ PRICE_KINDS = {"list", "msrp", "quote", "street", "reported", "estimate"}
 FORMS = {"card", "baseboard", "server", "rack", "module"}
 CONDITIONS = {"new", "used", "refurbished"}
 SITES = {"datacenter", "office", "edge"}
-AVAILABILITY = {"on_demand", "reservation_only", "capacity_block_only"}
+# quota_gated: on-demand after a quota grant; its spot does not rank (the loader, offer_selection).
+AVAILABILITY = {"on_demand", "reservation_only", "capacity_block_only", "quota_gated"}
 
 ID_RE = re.compile(r"^[A-Za-z0-9_.\-/]+$")
 PROVIDER_ID_RE = re.compile(r"^[a-z0-9-]+$")
@@ -131,8 +132,25 @@ class Checker:
         return amount
 
     def hourly(self, where, value, offer_kind):
-        """A rental price: number or {price, price_kind, as_of, source}. Returns (amount, kind)."""
+        """A rental price: number or {price, price_kind, as_of, source}; spot may give
+        {zones: [...]} instead of price (every availability zone's price; gpusel ranks on their
+        median). Returns (amount, kind); for zones the amount is the highest zone's, so that the
+        checks below (below on-demand, per-GPU range) hold for every zone."""
         kind = offer_kind
+        if isinstance(value, dict) and "zones" in value and where.endswith(" spot"):
+            zones = value["zones"]
+            if "price" in value:
+                self.err(where, "give price or zones, not both")
+            if not isinstance(zones, list) or not zones:
+                self.err(where, "zones must be a non-empty list of prices")
+                return None, kind
+            for zone in zones:
+                if isinstance(zone, bool) or not isinstance(zone, (int, float)) or zone <= 0:
+                    self.err(where, f"zone price {zone!r} is not a positive number (USD per instance-hour)")
+                    return None, kind
+            value = dict(value)
+            del value["zones"]
+            value["price"] = max(zones)
         if isinstance(value, dict):
             if not self.keys(where, value, PRICE_MAP_REQ, PRICE_MAP_OPT):
                 return None, kind
@@ -488,7 +506,7 @@ def main():
                         c.err(f"{pw} {fld}", f"{amounts[fld]} is not below on-demand {amounts['on_demand']}")
         if not any_on_demand and avail == "on_demand":
             c.err(where, "no on-demand price and availability is on_demand")
-        if any_on_demand and avail != "on_demand":
+        if any_on_demand and avail not in ("on_demand", "quota_gated"):
             c.err(where, f"availability {avail} but an on-demand price is given")
         if has_estimate and not str(o.get("notes") or "").strip():
             c.err(where, "estimate without notes (the derivation)")

@@ -19,7 +19,9 @@ enum class ProviderKind { cloud, vendor };
 enum class ProviderTier { none, hyperscaler, neocloud, marketplace };
 enum class UnitForm { card, baseboard, server, rack, module };
 enum class UnitCondition { new_unit, used, refurbished };
-enum class Availability { on_demand, reservation_only, capacity_block_only };
+// How a rental can be had. `quota_gated`: on-demand only after a quota grant or a capacity
+// request; its spot market is not one to plan on, so spot is not ranked.
+enum class Availability { on_demand, reservation_only, capacity_block_only, quota_gated };
 // Where a unit may run: a data centre, an office or desk (GeForce cards, by their EULA), the edge.
 enum class Site { datacenter, office, edge };
 
@@ -36,7 +38,7 @@ std::string_view to_string(ProviderKind kind);          // "cloud" | "vendor"
 std::string_view to_string(ProviderTier tier);          // "" | "hyperscaler" | "neocloud" | "marketplace"
 std::string_view to_string(UnitForm form);              // "card" ... "module"
 std::string_view to_string(UnitCondition condition);    // "new" | "used" | "refurbished"
-std::string_view to_string(Availability availability);  // "on_demand" | ...
+std::string_view to_string(Availability availability);  // "on_demand" | ... | "quota_gated"
 std::string_view to_string(Site site);                  // "datacenter" | "office" | "edge"
 
 struct Provider {
@@ -52,7 +54,14 @@ struct PricePoint {
     PriceKind kind = PriceKind::estimate;
     std::string as_of;  // YYYY-MM
     std::vector<std::string> sources;
+    // A market price seen in several places (a spot price per availability zone of the region):
+    // every price seen, ascending. `usd` is then their median, the figure that ranks; empty =
+    // one price.
+    std::vector<double> zones_usd;
 };
+
+// The median of `values` (the mean of the middle two when their count is even); 0 when empty.
+double median_of(std::vector<double> values);
 
 // A rental offer's prices in one region (or "any"), USD per instance-hour.
 struct RegionalRates {

@@ -29,7 +29,8 @@ constexpr std::pair<UnitCondition, std::string_view> condition_names[] = {
 constexpr std::pair<Availability, std::string_view> availability_names[] = {
     {Availability::on_demand, "on_demand"},
     {Availability::reservation_only, "reservation_only"},
-    {Availability::capacity_block_only, "capacity_block_only"}};
+    {Availability::capacity_block_only, "capacity_block_only"},
+    {Availability::quota_gated, "quota_gated"}};
 
 // Far beyond any unit on sale (an NVL72 rack is a few million), tight enough to catch a slip.
 constexpr double max_unit_usd = 1e9;
@@ -77,19 +78,39 @@ void read_sources(MapReader& reader, std::vector<std::string>& sources) {
 }
 
 // A price given as a number (inheriting the offer's kind, date and sources) or as a map
-// {price, price_kind, as_of, source}.
+// {price, price_kind, as_of, source}. Where `zones_allowed` (spot), the map may give `zones`, a
+// list of the prices of each availability zone, instead of `price`: the price is their median.
 void read_price(MapReader& reader, std::string_view key, std::optional<PricePoint>& into, const Offer& defaults,
-                UnitKind unit, double max_usd) {
+                UnitKind unit, double max_usd, bool zones_allowed = false) {
     const YamlNode* node = reader.node(key);
     if (node == nullptr) {
         return;
     }
-    PricePoint point = into.value_or(PricePoint{0, defaults.price_kind, defaults.as_of, defaults.sources});
+    PricePoint point = into.value_or(PricePoint{0, defaults.price_kind, defaults.as_of, defaults.sources, {}});
     const std::string path = reader.child_path(key);
     if (node->kind == YamlNode::Kind::mapping) {
         MapReader price(*node, path, reader.diagnostics());
-        price.require("price");
-        price.number("price", point.usd, unit, 0, max_usd, true);
+        const YamlNode* zones = zones_allowed ? price.node("zones") : nullptr;
+        if (zones == nullptr) {
+            price.require("price");
+            price.number("price", point.usd, unit, 0, max_usd, true);
+            point.zones_usd.clear();
+        } else if (price.node("price") != nullptr) {
+            price.error("price", "give price or zones, not both (with zones the price is their median)");
+        } else if (zones->kind != YamlNode::Kind::sequence || zones->items.empty()) {
+            price.error("zones", "expected a list of the zones' prices, at least one");
+        } else {
+            point.zones_usd.clear();
+            for (std::size_t i = 0; i < zones->items.size(); ++i) {
+                double usd = 0;
+                if (read_number(zones->items[i], fmt::format("{}[{}]", price.child_path("zones"), i),
+                                reader.diagnostics(), usd, unit, 0, max_usd, true)) {
+                    point.zones_usd.push_back(usd);
+                }
+            }
+            std::sort(point.zones_usd.begin(), point.zones_usd.end());
+            point.usd = median_of(point.zones_usd);
+        }
         price.choice("price_kind", point.kind, price_kind_names);
         read_year_month(price, "as_of", point.as_of);
         std::string source;
@@ -99,6 +120,8 @@ void read_price(MapReader& reader, std::string_view key, std::optional<PricePoin
         price.finish();
     } else if (!read_number(*node, path, reader.diagnostics(), point.usd, unit, 0, max_usd, true)) {
         return;
+    } else {
+        point.zones_usd.clear();
     }
     if (point.usd > 0) {
         into = std::move(point);
@@ -192,7 +215,7 @@ void read_rental(MapReader& reader, Offer& offer, bool is_new) {
         line.require("region");
         line.text("region", rates.region);
         read_price(line, "on_demand", rates.on_demand, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
-        read_price(line, "spot", rates.spot, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
+        read_price(line, "spot", rates.spot, offer, UnitKind::usd_per_hour, max_instance_hour_usd, true);
         read_price(line, "reserved_1y", rates.reserved_1y, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
         read_price(line, "reserved_3y", rates.reserved_3y, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
         if (!rates.on_demand && !rates.spot && !rates.reserved_1y && !rates.reserved_3y &&
@@ -350,6 +373,15 @@ bool region_matches(std::string_view pattern, std::string_view region) {
     return p == pattern.size();
 }
 
+double median_of(std::vector<double> values) {
+    if (values.empty()) {
+        return 0;
+    }
+    std::sort(values.begin(), values.end());
+    const std::size_t middle = values.size() / 2;
+    return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
 bool valid_year_month(std::string_view text) {
     const auto digit = [](char c) { return c >= '0' && c <= '9'; };
     if (text.size() != 7 || text[4] != '-' || !std::all_of(text.begin(), text.begin() + 4, digit) || !digit(text[5]) ||
@@ -472,7 +504,7 @@ void add_legacy_offers(Catalog& catalog, const LegacyPrices& legacy) {
         offer.price_kind = PriceKind::estimate;
         offer.as_of = legacy.price_as_of;
         offer.sources = gpu->sources;
-        offer.price = PricePoint{usd, PriceKind::estimate, legacy.price_as_of, gpu->sources};
+        offer.price = PricePoint{usd, PriceKind::estimate, legacy.price_as_of, gpu->sources, {}};
         offer.notes = note;
         offer.legacy = true;
         if (gpu->segment == Segment::consumer) {
@@ -487,7 +519,8 @@ void add_legacy_offers(Catalog& catalog, const LegacyPrices& legacy) {
             host.id = fmt::format("{}-legacy-host", to_lower(gpu->id));
             host.name = fmt::format("host share of one {}", gpu->id);
             host.slots = 1;
-            host.price = PricePoint{*legacy.server_share_usd, PriceKind::estimate, legacy.price_as_of, gpu->sources};
+            host.price =
+                PricePoint{*legacy.server_share_usd, PriceKind::estimate, legacy.price_as_of, gpu->sources, {}};
             host.notes = note;
             offer.needs_host = host.id;
             catalog.upsert(std::move(host));
@@ -519,7 +552,7 @@ void add_legacy_offers(Catalog& catalog, const LegacyPrices& legacy) {
             if (!usd) {
                 return std::nullopt;
             }
-            return PricePoint{*usd, PriceKind::estimate, legacy.cloud_as_of, gpu->sources};
+            return PricePoint{*usd, PriceKind::estimate, legacy.cloud_as_of, gpu->sources, {}};
         };
         rates.on_demand = point(legacy.on_demand_usd_per_hour);
         rates.spot = point(legacy.spot_usd_per_hour);

@@ -31,6 +31,9 @@ namespace {
 // A per-GPU price outside these bounds is a unit slip or a sentinel, not a rate anyone bills
 // (docs/reference/offers.md §6.2: the cheapest real GPU-hour is a few cents, the dearest about $20).
 constexpr double min_usd_per_gpu_hour = 0.01;
+// Most zone prices one region's spot lists: a cloud region has a handful of availability zones
+// (AWS us-east-1: six, plus Local Zones); a file with more is not a price list to copy out.
+constexpr std::size_t max_listed_zones = 32;
 constexpr double max_usd_per_gpu_hour = 100.0;
 // fetch_gcp.py's TPU_V6E_MAX_PRICE: written "so failover goes to regions with precise pricing".
 constexpr double placeholder_usd = 700.0;
@@ -416,7 +419,7 @@ struct RegionAccumulator {
     std::string region;
     std::optional<double> on_demand_low;  // over the zone rows that have one
     std::optional<double> on_demand_high;
-    std::optional<double> spot;
+    std::vector<double> spot_usd;  // every usable zone's, in file order (one number per row read)
     int zones = 0;
     int spot_zones = 0;
     int spot_not_below = 0;                         // zones whose spot was at or above on-demand
@@ -791,7 +794,14 @@ private:
         }
         if (spot) {
             ++region.spot_zones;
-            region.spot = region.spot ? std::min(*region.spot, *spot) : *spot;
+            region.spot_usd.push_back(*spot);
+            // A second zone and on turn the spot price into a list: one more number each, counted
+            // as read (the first is the price a one-zone region writes, counted as on-demand is:
+            // at the end). Past max_listed_zones the list is not written (the median alone is), so
+            // nothing more is counted.
+            if (region.spot_usd.size() >= 2 && region.spot_usd.size() <= max_listed_zones) {
+                count_output(row, 1, number_text(*spot).size() + 2);
+            }
         }
     }
 
@@ -932,8 +942,9 @@ private:
         for (const ImportedOffer& offer : m_result.offers) {
             nodes += nodes_per_offer + (offer.notes.empty() ? 0 : 2);
             for (const ImportedPrice& price : offer.prices) {
-                nodes +=
-                    nodes_per_price_line + (price.on_demand_usd_per_hour ? 2 : 0) + (price.spot_usd_per_hour ? 2 : 0);
+                nodes += nodes_per_price_line + (price.on_demand_usd_per_hour ? 2 : 0) +
+                         (price.spot_usd_per_hour ? 2 : 0) +
+                         (price.spot_zones_usd.size() >= 2 ? price.spot_zones_usd.size() + 2 : 0);
             }
         }
         return nodes;
@@ -966,7 +977,7 @@ private:
             ++m_price_lines;
             // Counted as written before regions of one price are merged (a lower bound only
             // when they are not): at most one bound for both cases.
-            count_output(row, nodes_per_price_line, price_line(ImportedPrice{region, {}, {}, 0, 0}).size());
+            count_output(row, nodes_per_price_line, price_line(ImportedPrice{region, {}, {}, 0, 0, {}}).size());
             accumulator.regions.push_back(RegionAccumulator{region, {}, {}, {}, 0, 0, 0, {}});
         }
         return accumulator.regions[found->second];
@@ -987,7 +998,18 @@ private:
             price.region = region.region;
             price.zones = region.zones;
             price.spot_zones = region.spot_zones;
-            price.spot_usd_per_hour = region.spot;
+            if (!region.spot_usd.empty()) {
+                std::sort(region.spot_usd.begin(), region.spot_usd.end());
+                price.spot_usd_per_hour = median_of(region.spot_usd);
+                if (region.spot_usd.size() > max_listed_zones) {
+                    warn(0, offer.id,
+                         fmt::format("{}: spot in {} zones, more than a region has: their median {} is written, "
+                                     "not the list",
+                                     region.region, region.spot_usd.size(), number_text(*price.spot_usd_per_hour)));
+                } else if (region.spot_usd.size() >= 2) {
+                    price.spot_zones_usd = std::move(region.spot_usd);
+                }
+            }
             if (region.on_demand_low) {
                 price.on_demand_usd_per_hour = region.on_demand_low;
                 if (*region.on_demand_low != *region.on_demand_high && !marketplace) {
@@ -1066,7 +1088,7 @@ private:
                     }
                 }
             }
-            notes.push_back(fmt::format("spot is the lowest over availability zones with a spot price: {}",
+            notes.push_back(fmt::format("spot is every availability zone's price (ranked on their median): {}",
                                         name_list(counts, spot_regions)));
         }
         if (marketplace) {
@@ -1160,7 +1182,14 @@ private:
         if (price.on_demand_usd_per_hour) {
             line += ", on_demand: " + number_text(*price.on_demand_usd_per_hour);
         }
-        if (price.spot_usd_per_hour) {
+        if (price.spot_zones_usd.size() >= 2) {
+            std::vector<std::string> zones;
+            zones.reserve(price.spot_zones_usd.size());
+            for (const double usd : price.spot_zones_usd) {
+                zones.push_back(number_text(usd));
+            }
+            line += fmt::format(", spot: {{zones: [{}]}}", fmt::join(zones, ", "));
+        } else if (price.spot_usd_per_hour) {
             line += ", spot: " + number_text(*price.spot_usd_per_hour);
         }
         return "      - {" + line + "}\n";

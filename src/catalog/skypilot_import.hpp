@@ -18,8 +18,10 @@
 //    names are listed. No offer at all is an InputError (there is nothing to write), which
 //    lists the skipped rows.
 //  - Prices stay USD per instance-hour, as SkyPilot stores them. One offer per instance type,
-//    one `prices` line per region: on-demand is the region's value, spot the lowest over its
-//    availability zones; spot at or above on-demand is dropped with a warning.
+//    one `prices` line per region: on-demand is the region's value; spot keeps every zone's
+//    price (`spot: {zones: [...]}`, which ranks on their median) or, with one zone, that price
+//    (over 32 zones, the median alone, with a warning); spot at or above on-demand is dropped
+//    with a warning.
 //  - The output is deterministic: offers and regions in file order, numbers in their shortest
 //    round-trip form.
 //  - The output always loads: an instance type that cannot be part of an offer id (a space, a
@@ -131,9 +133,10 @@ struct SkypilotImportOptions {
 struct ImportedPrice {
     std::string region;  // "any" when collapsed
     std::optional<double> on_demand_usd_per_hour;
-    std::optional<double> spot_usd_per_hour;  // the lowest over the zones that have one
+    std::optional<double> spot_usd_per_hour;  // the median over the zones that have one
     int zones = 0;                            // rows (availability zones) of this region
     int spot_zones = 0;                       // of which with a usable spot price
+    std::vector<double> spot_zones_usd;       // their spot prices, ascending
 };
 
 struct ImportedOffer {

@@ -118,6 +118,7 @@ OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, in
     use.units = units;
     use.idle_gpus = units * offer.gpus_per_unit - gpus;
     use.price_usd = price_usd;
+    use.zones_usd = quote.price.zones_usd;
     use.price_kind = quote.price.kind;
     use.as_of = quote.price.as_of;
     use.sources = quote.price.sources;

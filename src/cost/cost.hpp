@@ -47,6 +47,9 @@ struct OfferUse {
     int units = 0;         // units in service (spares not included)
     int idle_gpus = 0;     // GPUs of those units the candidate does not use
     double price_usd = 0;  // per unit, or per unit-hour
+    // The zone prices behind a spot price_usd that is their median (PricePoint::zones_usd);
+    // empty = one price.
+    std::vector<double> zones_usd;
     PriceKind price_kind = PriceKind::estimate;
     std::string as_of;
     std::vector<std::string> sources;

@@ -39,6 +39,22 @@ const std::optional<PricePoint>& rental_price(const RegionalRates& rates, Acquis
     return none;
 }
 
+// Why a spot price does not rank: undated, or dated longer before the catalog than
+// constraints.max_spot_age allows; empty when it ranks (or the catalog has no date to age it by).
+std::string spot_age_exclusion(const Workload& workload, const Catalog& catalog, const PricePoint& price) {
+    if (catalog.as_of.empty()) {
+        return {};
+    }
+    if (price.as_of.empty()) {
+        return "spot price undated (constraints.max_spot_age)";
+    }
+    const int age = months_between(price.as_of, catalog.as_of);
+    if (age > workload.constraints.max_spot_age_months) {
+        return fmt::format("spot price dated {} is {} months old (constraints.max_spot_age)", price.as_of, age);
+    }
+    return {};
+}
+
 bool region_allowed(const Workload& workload, const std::string& region) {
     const std::vector<std::string>& patterns = workload.constraints.regions;
     return patterns.empty() || std::any_of(patterns.begin(), patterns.end(),
@@ -78,6 +94,9 @@ std::optional<OfferQuote> make_quote(const Catalog& catalog, const Workload& wor
             continue;
         }
         if (!workload.constraints.allow_estimates && price->kind == PriceKind::estimate) {
+            continue;
+        }
+        if (acquisition == Acquisition::cloud_spot && !spot_age_exclusion(workload, catalog, *price).empty()) {
             continue;
         }
         if (!best || price->usd < best->price.usd) {
@@ -156,10 +175,35 @@ std::string offer_exclusion(const Workload& workload, const Catalog& catalog, co
         }
     }
     if (offer.kind == OfferKind::rental && offer.availability != Availability::on_demand &&
-        acquisition != Acquisition::cloud_reserved) {
+        offer.availability != Availability::quota_gated && acquisition != Acquisition::cloud_reserved) {
         return fmt::format(
             "{}: {}", offer.instance_type,
             offer.availability == Availability::capacity_block_only ? "capacity blocks only" : "reservations only");
+    }
+    if (offer.kind == OfferKind::rental && acquisition == Acquisition::cloud_spot) {
+        if (offer.availability == Availability::quota_gated) {
+            return fmt::format("{}: quota-gated (on-demand after a quota grant); its spot price does not rank",
+                               offer.instance_type);
+        }
+        // Every spot price the regions allow is too old: say so, rather than "no price".
+        std::string why;
+        for (const RegionalRates& rates : offer.rates) {
+            const std::optional<PricePoint>& price = rental_price(rates, acquisition);
+            if (!price || !region_allowed(workload, rates.region)) {
+                continue;
+            }
+            const std::string age = spot_age_exclusion(workload, catalog, *price);
+            if (age.empty()) {
+                why.clear();
+                break;
+            }
+            if (why.empty()) {
+                why = age;
+            }
+        }
+        if (!why.empty()) {
+            return why;
+        }
     }
     const HostOffer* host = offer.needs_host.empty() ? nullptr : catalog.find_host(offer.needs_host);
     if (!constraints.allow_estimates && offer.kind == OfferKind::purchase &&
@@ -243,6 +287,14 @@ std::string price_text(const PricePoint& price, OfferKind kind) {
     return marker + format_usd(price.usd);
 }
 
+std::string zone_range_text(const PricePoint& price) {
+    if (price.zones_usd.size() < 2) {
+        return {};
+    }
+    return fmt::format(" median of {} zones, ${:.2f}–{:.2f}", price.zones_usd.size(), price.zones_usd.front(),
+                       price.zones_usd.back());
+}
+
 std::string order_text(const OfferQuote& quote, int units) {
     const Offer& offer = *quote.offer;
     const std::string provider = quote.provider_name.empty() ? offer.provider : quote.provider_name;
@@ -254,8 +306,8 @@ std::string order_text(const OfferQuote& quote, int units) {
         const char* term = quote.acquisition == Acquisition::cloud_spot       ? "spot"
                            : quote.acquisition == Acquisition::cloud_reserved ? "reserved 1y"
                                                                               : "on-demand";
-        return fmt::format("{} × {} ({} × {}), {}, {} {}", units, offer.instance_type, units * offer.gpus_per_unit,
-                           offer.gpu, where, term, price_text(quote.price, offer.kind));
+        return fmt::format("{} × {} ({} × {}), {}, {} {}{}", units, offer.instance_type, units * offer.gpus_per_unit,
+                           offer.gpu, where, term, price_text(quote.price, offer.kind), zone_range_text(quote.price));
     }
     return fmt::format("{} × {} ({}, {} {}{})", units, offer.name, provider, to_string(quote.price.kind),
                        quote.price.as_of,

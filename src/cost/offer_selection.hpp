@@ -35,7 +35,8 @@ int months_between(const std::string& from, const std::string& to);
 bool workload_may_run_at(const Workload& workload, Site site);
 
 // Why the workload's constraints exclude `offer` for `acquisition` (provider and tier lists,
-// regions, site, estimates, age against the catalog's as_of); empty when they do not.
+// regions, site, estimates, age against the catalog's as_of; for spot also the offer's
+// availability and constraints.max_spot_age); empty when they do not.
 std::string offer_exclusion(const Workload& workload, const Catalog& catalog, const Offer& offer,
                             Acquisition acquisition);
 
@@ -63,6 +64,9 @@ std::optional<double> reference_rent_usd_per_gpu_hour(const Catalog& catalog, co
 
 // "$55.04/h" or "~$3,000,000": a price with its unit, marked as estimated when it is.
 std::string price_text(const PricePoint& price, OfferKind kind);
+
+// " median of 4 zones, $2.47–8.19" for a price given per zone (zones_usd); "" for one price.
+std::string zone_range_text(const PricePoint& price);
 
 // An order line: "2 × p5.48xlarge (16 × H100-SXM5), AWS us-east-1, on-demand $55.04/h" or
 // "1 × HGX H100 8-GPU server (Thinkmate, quote 2024-08)".

@@ -241,6 +241,7 @@ struct ConstraintSpec {
     std::vector<Acquisition> acquisitions;       // empty = all the deployment target allows
     bool allow_estimates = true;                 // false: only published, quoted or reported prices
     double max_offer_age_months = 36;            // offers dated longer before the catalog are left out
+    double max_spot_age_months = 3;              // spot prices dated longer before it (or undated) do not rank
 };
 
 struct MemoryCalibrationPoint {

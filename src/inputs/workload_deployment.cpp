@@ -260,6 +260,13 @@ void WorkloadReader::read_offer_constraints(MapReader& reader) {
     } else if (!reader.has("max_offer_age")) {
         assume(reader.child_path("max_offer_age"), "36mo");
     }
+    // A spot price is a market price of its day: AWS moves it with supply and demand, GCP up to
+    // once a day (docs/reference/offers.md section 5), so a snapshot ages in weeks, not years.
+    if (reader.number("max_spot_age", age_seconds, UnitKind::seconds, 0, 100 * 365.25 * 86400, true)) {
+        constraints.max_spot_age_months = age_seconds / seconds_per_month;
+    } else if (!reader.has("max_spot_age")) {
+        assume(reader.child_path("max_spot_age"), "3mo", "older or undated spot prices do not rank");
+    }
 }
 }  // namespace inputs_detail
 

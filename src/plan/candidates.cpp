@@ -229,7 +229,13 @@ std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisiti
         m_units_missed = found.empty();
     }
     if (found.empty() && !excluded.empty()) {
-        m_offer_exclusions.insert(m_offer_exclusions.begin(), excluded.begin(), excluded.end());
+        // An acquisition the constraints leave out explains nothing about the ones they allow
+        // (a stale spot price, say): its lines go last, so that the reason shown is theirs.
+        const std::vector<Acquisition>& allowed = m_workload.constraints.acquisitions;
+        const bool is_allowed =
+            allowed.empty() || std::find(allowed.begin(), allowed.end(), acquisition) != allowed.end();
+        m_offer_exclusions.insert(is_allowed ? m_offer_exclusions.begin() : m_offer_exclusions.end(), excluded.begin(),
+                                  excluded.end());
     }
     return found;
 }

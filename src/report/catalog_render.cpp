@@ -73,8 +73,8 @@ void print_offer(std::ostream& out, const Catalog& catalog, const Offer& offer) 
         std::vector<std::string> parts;
         const auto add = [&](const char* what, const std::optional<PricePoint>& price) {
             if (price) {
-                parts.push_back(fmt::format("{} {} ({} {})", what, price_text(*price, OfferKind::rental),
-                                            to_string(price->kind), price->as_of));
+                parts.push_back(fmt::format("{} {}{} ({} {})", what, price_text(*price, OfferKind::rental),
+                                            zone_range_text(*price), to_string(price->kind), price->as_of));
             }
         };
         add("on-demand", rates.on_demand);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/offer.hpp"
 #include "io/json_output.hpp"
 #include "report/perf_render.hpp"
 #include "report/plan_common.hpp"
@@ -224,6 +225,17 @@ public:
         json["idle_gpus"] = use.idle_gpus;
         json["price_usd"] = number(use.price_usd, path + ".price_usd");
         json["price_per"] = use.price_per();
+        if (use.zones_usd.empty()) {
+            json["zone_prices"] = nullptr;
+        } else {
+            // price_usd is the median of these (a spot price seen per availability zone).
+            Json zones;
+            zones["zones"] = use.zones_usd.size();
+            zones["min_usd"] = number(use.zones_usd.front(), path + ".zone_prices.min_usd");
+            zones["median_usd"] = number(median_of(use.zones_usd), path + ".zone_prices.median_usd");
+            zones["max_usd"] = number(use.zones_usd.back(), path + ".zone_prices.max_usd");
+            json["zone_prices"] = std::move(zones);
+        }
         json["price_kind"] = to_string(use.price_kind);
         json["as_of"] = use.as_of;
         json["sources"] = strings(use.sources);

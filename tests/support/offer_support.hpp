@@ -38,7 +38,7 @@ inline std::optional<OfferQuote> test_quote(const GpuSpec& gpu, const TestPrices
     OfferQuote quote;
     quote.acquisition = acquisition;
     quote.provider_name = "Test";
-    const auto point = [](double usd) { return PricePoint{usd, PriceKind::list, "2026-09", {"test"}}; };
+    const auto point = [](double usd) { return PricePoint{usd, PriceKind::list, "2026-09", {"test"}, {}}; };
     if (is_purchase(acquisition)) {
         const std::optional<double>& price = acquisition == Acquisition::buy_new ? prices.new_usd : prices.used_usd;
         if (!price) {

@@ -476,7 +476,7 @@ TEST_CASE("check: price-far-from-catalog flags quotes outside half to twice the 
         const Proposal proposal = proposal_for(training_workload(), {hardware});
         HardwareAssessment assessment = assessment_for(gpu);
         assessment.proposed = training_candidate("X80", 2, 30, 80, 3, 10, 1000);
-        assessment.catalog_price = gpusel::PricePoint{20000, gpusel::PriceKind::list, "2026-01", {"test"}};
+        assessment.catalog_price = gpusel::PricePoint{20000, gpusel::PriceKind::list, "2026-01", {"test"}, {}};
         assessment.catalog_offer = "x80-card";
         return gpusel::judge_proposal(proposal, {assessment});
     };
@@ -506,7 +506,7 @@ TEST_CASE("check: strict — every warning fails, and quotes beyond policy.max_p
         proposal.policy.max_price_gap_fraction = gap;
         HardwareAssessment assessment = assessment_for(gpu);
         assessment.proposed = training_candidate("X80", 2, 30, 80, 3, 10, 1000);
-        assessment.catalog_price = gpusel::PricePoint{20000, gpusel::PriceKind::list, "2026-01", {"test"}};
+        assessment.catalog_price = gpusel::PricePoint{20000, gpusel::PriceKind::list, "2026-01", {"test"}, {}};
         assessment.catalog_offer = "x80-card";
         return gpusel::judge_proposal(proposal, {assessment});
     };

@@ -444,6 +444,26 @@ constraints: {providers: [aws]}
     }
 }
 
+TEST_CASE("plan: a p4d spot plan ranks on the median of the zone prices, not the lowest zone", "[plan][offers][spot]") {
+    // data/offers.yaml p4d.24xlarge us-east-1 spot per AZ (skypilot-catalog aws/vms.csv @00148f2):
+    // 2.4655, 7.8799, 8.1203, 8.1915. The median, 8.0001, ranks and prices the plan; the az1 outlier
+    // (0.11 of on-demand) used to. Dated 2025-12: 12 months before the catalog, so max_spot_age opens to 12mo.
+    const RolePlan plan = plan_one(load(R"(name: pretrain
+kind: training
+model: {preset: llama-3.2-3b}
+training: {micro_batch: 4, seq_len: 2048, dataset_tokens: 300B, deadline: 60d}
+deployment: {target: cloud}
+constraints: {allow: [A100-40GB-SXM4], providers: [aws], acquisitions: [cloud-spot], max_spot_age: 12mo}
+)"));
+    REQUIRE(plan.winner);
+    const gpusel::OfferUse& offer = plan.winner->cost.offer;
+    CHECK(offer.id == "aws/p4d.24xlarge");
+    CHECK(plan.winner->acquisition == gpusel::Acquisition::cloud_spot);
+    CHECK(offer.price_usd == Approx(8.0001));
+    CHECK(offer.zones_usd == std::vector<double>{2.4655, 7.8799, 8.1203, 8.1915});
+    CHECK(offer.order.find("spot $8.00/h median of 4 zones, $2.47–8.19") != std::string::npos);
+}
+
 TEST_CASE("plan: no example buys a GB200 alone or a fraction of an HGX server", "[plan][offers]") {
     const RolePlan plan = plan_one(load(R"(name: chat
 kind: inference

@@ -7,6 +7,8 @@
 #include <utime.h>
 
 #include <catch2/catch.hpp>
+
+#include <fmt/format.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -229,11 +231,15 @@ TEST_CASE("skypilot: AWS v8", "[skypilot]") {
     REQUIRE(p5.prices.size() == 3);
     CHECK(p5.prices[0].region == "us-east-1");
     CHECK(p5.prices[0].on_demand_usd_per_hour == 55.04);
-    CHECK(p5.prices[0].spot_usd_per_hour == 17.6289);  // lowest of az2, az6; az1's 55.04 = on-demand is dropped
+    // Every zone's spot is kept and ranks on the median: az6 17.6289, az2 19.2531; az1's 55.04 =
+    // on-demand is dropped.
+    CHECK(p5.prices[0].spot_zones_usd == std::vector<double>{17.6289, 19.2531});
+    CHECK(p5.prices[0].spot_usd_per_hour == Approx((17.6289 + 19.2531) / 2));
     CHECK(p5.prices[0].zones == 3);
     CHECK(p5.prices[0].spot_zones == 2);
     CHECK(p5.prices[1].region == "us-west-2");
     CHECK(p5.prices[1].spot_usd_per_hour == 12.6935);
+    CHECK(p5.prices[1].spot_zones_usd.empty());  // one zone: a plain price
     CHECK(p5.prices[2].region == "ap-northeast-1");
     CHECK(p5.prices[2].on_demand_usd_per_hour == 68.8);
     CHECK_FALSE(p5.prices[2].spot_usd_per_hour);
@@ -246,8 +252,10 @@ TEST_CASE("skypilot: AWS v8", "[skypilot]") {
     CHECK(p5e.prices[0].spot_usd_per_hour == 18.7359);
 
     CHECK(offer(result, "aws/p4d.24xlarge").gpu == "A100-40GB-SXM4");
-    CHECK(offer(result, "aws/p4d.24xlarge").prices[0].spot_usd_per_hour == 2.4655);
-    CHECK(offer(result, "aws/g6e.xlarge").prices[0].spot_usd_per_hour == 0.9154);
+    // The median of use1-az1 2.4655 and use1-az2 7.88, not the az1 outlier.
+    CHECK(offer(result, "aws/p4d.24xlarge").prices[0].spot_usd_per_hour == Approx((2.4655 + 7.88) / 2));
+    CHECK(offer(result, "aws/p4d.24xlarge").prices[0].spot_zones_usd == std::vector<double>{2.4655, 7.88});
+    CHECK(offer(result, "aws/g6e.xlarge").prices[0].spot_usd_per_hour == Approx((0.9154 + 1.1975) / 2));
     CHECK(offer(result, "aws/g4dn.12xlarge").gpu == "T4");
 
     CHECK(skip_lines(result) ==
@@ -447,7 +455,12 @@ TEST_CASE("skypilot: the YAML is a format-2 catalog of rental offers", "[skypilo
     const gpusel::YamlNode& east = p5.find("prices")->items.at(0);
     CHECK(east.find("region")->scalar == "us-east-1");
     CHECK(east.find("on_demand")->scalar == "55.04");
-    CHECK(east.find("spot")->scalar == "17.6289");
+    const gpusel::YamlNode* zones = east.find("spot")->find("zones");
+    REQUIRE(zones != nullptr);
+    REQUIRE(zones->items.size() == 2);
+    CHECK(zones->items[0].scalar == "17.6289");
+    CHECK(zones->items[1].scalar == "19.2531");
+    CHECK(p5.find("prices")->items.at(1).find("spot")->scalar == "12.6935");
     const gpusel::YamlNode& p5e = rental->items[2];
     CHECK(p5e.find("availability")->scalar == "reservation_only");
     CHECK(p5e.find("prices")->items.at(0).find("on_demand") == nullptr);
@@ -689,6 +702,30 @@ TEST_CASE("skypilot: regions of one instance type are hashed (linear) and a note
     CHECK(note.rfind("the same on-demand price in 60000 regions, written as region any: r0, r1, r2,", 0) == 0);
     CHECK(note.substr(note.size() - 23) == "r48, r49 and 59950 more");
     CHECK(loaded_offers(result.yaml) == 1);
+}
+
+TEST_CASE("skypilot: a region's spot lists every zone up to 32, then writes the median alone", "[skypilot][hostile]") {
+    const auto zones_of = [](int count) {
+        std::string text = short_header;
+        for (int i = 1; i <= count; ++i) {
+            // Spot 0.01 × i: 0.01 .. 0.01 × count, below on-demand 0.8.
+            text += fmt::format("t,L4,1,0.8,{},us-east-1,z{}\n", 0.01 * i, i);
+        }
+        return text;
+    };
+    const auto listed = import_text(zones_of(32), "aws");
+    REQUIRE(listed.offers.size() == 1);
+    CHECK(listed.offers[0].prices[0].spot_zones_usd.size() == 32);
+    CHECK(listed.offers[0].prices[0].spot_usd_per_hour == Approx(0.165));  // (0.16 + 0.17) / 2
+    CHECK(listed.warnings.empty());
+    CHECK(loaded_offers(listed.yaml) == 1);
+    const auto summarised = import_text(zones_of(33), "aws");
+    CHECK(summarised.offers[0].prices[0].spot_zones_usd.empty());
+    CHECK(summarised.offers[0].prices[0].spot_usd_per_hour == Approx(0.17));
+    CHECK(warning_texts(summarised) ==
+          std::vector<std::string>{"0 aws/t: us-east-1: spot in 33 zones, more than a "
+                                   "region has: their median 0.17 is written, not the list"});
+    CHECK(summarised.yaml.find("spot: 0.17}") != std::string::npos);
 }
 
 TEST_CASE("skypilot: rows are not kept and skipped rows and warnings are counted past what is kept",
