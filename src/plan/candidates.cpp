@@ -551,8 +551,10 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         const int gpus = (replicas->serving + replicas->spares) * per_replica;
         // Replicas are the data-parallel dimension of an inference layout; the perf model
         // spreads the offered load over them.
+        // One replica is the estimate just made (the same query: estimates are pure).
+        const bool one_replica = replicas->serving == perf_query.layout.data_parallel;
         perf_query.layout.data_parallel = replicas->serving;
-        PerfEstimate perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
+        PerfEstimate perf = one_replica ? *single : estimate_perf(m_workload, gpu, perf_query, m_efficiency);
         if (perf.inference) {
             // The batch served must fit next to the weights and KV cache.
             MemoryQuery at_batch = query;
@@ -647,8 +649,15 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
         wider.layout.data_parallel = replicas;
         return std::pair{wider, estimate_perf(m_workload, gpu, wider, m_efficiency)};
     };
+    // Each count tried asks only whether its capacity reaches the threshold: perf's search stops
+    // as soon as that is decided (PerfQuery::capacity_needed_rps), the same answer in a fraction
+    // of the bisection; the count found is then estimated in full.
     const auto carries = [&](int replicas) {
-        const PerfEstimate estimate = at(replicas).second;
+        PerfQuery wider = query;
+        wider.layout.data_parallel = replicas;
+        wider.capacity_needed_rps = rate * (1 - 1e-9);
+        wider.capacity_factor = m_slow_speed;
+        const PerfEstimate estimate = estimate_perf(m_workload, gpu, wider, m_efficiency);
         return estimate.inference && estimate.inference->meets_slo &&
                estimate.inference->max_requests_per_s_meeting_slo * m_slow_speed >= rate * (1 - 1e-9);
     };
