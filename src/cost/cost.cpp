@@ -102,11 +102,19 @@ std::string horizon_strategy(double horizon_months, const CostAssumptions& assum
 
 namespace {
 
-OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, int gpus) {
+OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, int gpus, CostDetail detail) {
     const Offer& offer = *quote.offer;
     OfferUse use;
-    use.id = offer.id;
     use.kind = offer.kind;
+    use.gpus_per_unit = offer.gpus_per_unit;
+    use.units = units;
+    use.idle_gpus = units * offer.gpus_per_unit - gpus;
+    use.price_usd = price_usd;
+    use.price_kind = quote.price.kind;
+    if (detail == CostDetail::figures) {
+        return use;
+    }
+    use.id = offer.id;
     use.provider = offer.provider;
     use.provider_name = quote.provider_name;
     use.tier = quote.tier;
@@ -114,12 +122,7 @@ OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, in
     use.form = offer.form;
     use.name = offer.name;
     use.region = quote.region;
-    use.gpus_per_unit = offer.gpus_per_unit;
-    use.units = units;
-    use.idle_gpus = units * offer.gpus_per_unit - gpus;
-    use.price_usd = price_usd;
     use.zones_usd = quote.price.zones_usd;
-    use.price_kind = quote.price.kind;
     use.as_of = quote.price.as_of;
     use.sources = quote.price.sources;
     OfferQuote shown = quote;
@@ -284,7 +287,7 @@ void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQu
 }  // namespace
 
 CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
-                           const UsageProfile& usage, std::optional<double> unit_price_usd) {
+                           const UsageProfile& usage, std::optional<double> unit_price_usd, CostDetail detail) {
     CostEstimate cost;
     const Acquisition acquisition = quote.acquisition;
     cost.acquisition = acquisition;
@@ -306,7 +309,7 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const O
     bought.seats = std::max(1, usage.seats);
     cost.available = true;
     cost.unit_price_usd = bought.price_usd;
-    cost.offer = describe_offer(quote, bought.price_usd, bought.units, usage.gpus);
+    cost.offer = describe_offer(quote, bought.price_usd, bought.units, usage.gpus, detail);
     if (unit_price_usd) {
         cost.offer.price_kind = PriceKind::quote;
     }

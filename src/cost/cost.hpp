@@ -123,9 +123,13 @@ std::optional<double> break_even_month(double capex_usd, double monthly_opex_usd
 // the hosts cards and baseboards need) for `usage` over the workload's horizon.
 // `unit_price_usd` overrides the offer's price per unit or unit-hour (a quote). Never throws;
 // spot for a service gives available = false with the reason. The decision constants are
-// builtin_cost_assumptions()'s.
+// builtin_cost_assumptions()'s. CostDetail::figures leaves the offer's words out (OfferUse's
+// names, sources and order text: empty), every figure as with `full`: for callers that re-price
+// one configuration many times and read only the money (the robustness analysis).
+enum class CostDetail { full, figures };
 CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
-                           const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt);
+                           const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt,
+                           CostDetail detail = CostDetail::full);
 
 // The manufacturer's warranty of a unit, in months, by the GPU's segment for a new unit: 36 for
 // datacenter and workstation parts and servers, 24 for GeForce cards, 12 for edge modules, 0 for

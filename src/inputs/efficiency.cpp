@@ -154,10 +154,16 @@ void apply_speed_scale(EfficiencyFactors& factors, double scale) {
     }
 }
 
+// A rule sets a few of the 27 factors: walking its values (each names at most one field) costs
+// a few comparisons, where a map look-up per field built a string for each (resolve runs once
+// per perf estimate, thousands of times per plan).
 void apply_values(EfficiencyFactors& factors, const std::map<std::string, double>& values) {
-    for (const FactorField& field : factor_fields) {
-        if (const auto found = values.find(std::string(field.name)); found != values.end()) {
-            factors.*(field.member) = found->second;
+    for (const auto& [name, value] : values) {
+        for (const FactorField& field : factor_fields) {
+            if (field.name == name) {
+                factors.*(field.member) = value;
+                break;
+            }
         }
     }
 }

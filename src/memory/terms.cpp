@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "base/text.hpp"
 
@@ -92,12 +93,13 @@ struct Projection {
     bool in_ffn = false;  // replicated per expert in MoE models
 };
 
-// Module names as Hugging Face PEFT, LitGPT and torchtune spell them.
-bool target_projection(const std::string& name, const ModelSpec& model, const TransformerWidths& w,
+// Module names as Hugging Face PEFT, LitGPT and torchtune spell them, in any case. Compared
+// without a lower-case copy: every memory breakdown of a LoRA workload asks (thousands per plan).
+bool target_projection(std::string_view name, const ModelSpec& model, const TransformerWidths& w,
                        Projection& projection) {
-    const std::string n = to_lower(name);
-    const auto is = [&](std::initializer_list<const char*> names) {
-        return std::any_of(names.begin(), names.end(), [&](const char* candidate) { return n == candidate; });
+    const auto is = [&](std::initializer_list<std::string_view> names) {
+        return std::any_of(names.begin(), names.end(),
+                           [&](std::string_view candidate) { return equals_ignore_case(name, candidate); });
     };
     if (is({"q_proj", "q", "query", "wq", "to_q"})) {
         projection = {w.hidden, w.q_width, false};
@@ -141,16 +143,17 @@ LoraShape lora_shape(const ModelSpec& model, const LoraSpec& lora) {
         shape.params_per_layer += copies * rank * (projection.in + projection.out);
         shape.input_width_per_layer += (projection.in_ffn ? w.moe_top_k : 1.0) * projection.in;
     };
-    std::vector<std::string> targets = lora.targets;
-    if (std::find(targets.begin(), targets.end(), "all-linear") != targets.end()) {
-        // PEFT's all-linear: every linear layer of the blocks, not the output head.
-        targets = model.ffn_gated ? std::vector<std::string>{"q_proj",    "k_proj",  "v_proj",   "o_proj",
-                                                             "gate_proj", "up_proj", "down_proj"}
-                                  : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"};
-    }
+    // PEFT's all-linear: every linear layer of the blocks, not the output head.
+    static const std::vector<std::string> all_linear_gated{"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                                           "gate_proj", "up_proj", "down_proj"};
+    static const std::vector<std::string> all_linear{"q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"};
+    const std::vector<std::string>& targets =
+        std::find(lora.targets.begin(), lora.targets.end(), "all-linear") == lora.targets.end() ? lora.targets
+        : model.ffn_gated                                                                       ? all_linear_gated
+                                                                                                : all_linear;
     for (const std::string& target : targets) {
-        const std::string lower = to_lower(target);
-        if (lower == "lm_head" || lower == "output" || lower == "head") {
+        if (equals_ignore_case(target, "lm_head") || equals_ignore_case(target, "output") ||
+            equals_ignore_case(target, "head")) {
             shape.head_params += rank * (w.hidden + model.vocab);
             continue;
         }

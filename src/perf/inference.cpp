@@ -473,6 +473,7 @@ struct Serving {
     // function of this replica, so it is computed once. Copies (other replica counts) share
     // the values, which do not depend on the count.
     mutable std::optional<double> prefill_one_cache_s;
+    mutable std::optional<double> step_one_cache_s;  // every load point's fixed point starts at step(1)
     mutable std::vector<double> batch_time_cache_s;
 
     double mean_context() const { return input_tokens + output_tokens / 2; }
@@ -482,7 +483,15 @@ struct Serving {
         }
         return *prefill_one_cache_s;
     }
-    double step(double batch) const { return decode_step(model, batch, mean_context()).total_s(); }
+    double step(double batch) const {
+        if (batch == 1) {
+            if (!step_one_cache_s) {
+                step_one_cache_s = decode_step(model, 1, mean_context()).total_s();
+            }
+            return *step_one_cache_s;
+        }
+        return decode_step(model, batch, mean_context()).total_s();
+    }
 
     // Static batch: prefill all prompts together, then decode them together.
     double batch_time(int batch) const {
@@ -518,8 +527,11 @@ struct Serving {
 
     // `start` is a concurrency at or below this load's (that of a lower load): the decode phase's
     // fixed point is reached by iterating up from it, so a search over loads need not climb from
-    // one sequence each time (the limit is the same).
-    LoadPoint at(double load, int batch, double start = 0) const {
+    // one sequence each time (the limit is the same). `deciding`: the caller asks only whether
+    // the point meets this SLO (a load search), so a point that misses it on its TPOT, or on a
+    // TTFT or end-to-end latency without the queueing waits (which only add), is returned as
+    // not stable before the waits' Erlang C sums are computed: the verdict is the same.
+    LoadPoint at(double load, int batch, double start = 0, const SloSpec* deciding = nullptr) const {
         LoadPoint point;
         if (load <= 0) {
             point.stable = true;
@@ -559,6 +571,15 @@ struct Serving {
         const double z = normal_quantile(percentile);
         const double stalls_at_percentile = stalls + z * std::sqrt(stalls);
         point.tpot_s = decode_step_s + prefill_s * stalls_at_percentile / std::max(1.0, output_tokens);
+        if (deciding != nullptr) {
+            const double ttft_floor_s = decode_step_s + prefill_s;
+            if ((deciding->tpot_seconds > 0 && point.tpot_s > deciding->tpot_seconds) ||
+                (deciding->ttft_seconds > 0 && ttft_floor_s > deciding->ttft_seconds) ||
+                (deciding->e2e_seconds > 0 &&
+                 ttft_floor_s + (output_tokens - 1) * point.tpot_s > deciding->e2e_seconds)) {
+                return LoadPoint{};
+            }
+        }
         // Waiting for a free slot: M/M/c with c = all replicas' batch slots, each held for a
         // request's lifetime.
         const int slots = batch * replicas;
@@ -615,8 +636,11 @@ bool meets(const LoadPoint& point, const SloSpec& slo, bool transformer) {
            (slo.e2e_seconds <= 0 || point.e2e_s <= slo.e2e_seconds);
 }
 
-// The largest load (requests/s, all replicas) that meets the SLO at `batch`.
-double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
+// The largest load (requests/s, all replicas) that meets the SLO at `batch`. With a threshold
+// (CapacitySearch::needed_rps > 0), the bisection stops once its bracket puts the result's
+// product with the factor on one side of it: `low` only rises and `high` only falls, so the
+// full search's result would be on the same side.
+double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch, const CapacitySearch& threshold = {}) {
     const double capacity = serving.replicas * batch / serving.batch_time(batch);
     if (!meets(serving.at(1e-9 * capacity, batch), slo, serving.model.transformer)) {
         return 0;
@@ -626,9 +650,14 @@ double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch) {
     double low_concurrency = 0;  // the decode concurrency at `low`: the fixed point at a higher load is above it
     // 40 halvings leave 2^-39 of the capacity (2e-12 relative): far below the three significant
     // figures reported, and each step solves the queue's fixed point (the planner's inner loop).
+    const bool deciding = threshold.needed_rps > 0;
     for (int iteration = 0; iteration < 40; ++iteration) {
+        if (deciding &&
+            (low * threshold.factor >= threshold.needed_rps || high * threshold.factor < threshold.needed_rps)) {
+            break;
+        }
         const double middle = (low + high) / 2;
-        const LoadPoint point = serving.at(middle, batch, low_concurrency);
+        const LoadPoint point = serving.at(middle, batch, low_concurrency, &slo);
         if (meets(point, slo, serving.model.transformer)) {
             low = middle;
             low_concurrency = point.concurrency;
@@ -779,7 +808,7 @@ SloTarget binding_target(const Serving& serving, const SloSpec& slo, int batch, 
 }
 
 // Latencies at the offered load, the SLO verdict, the largest load meeting it and what binds.
-void apply_load(const Setting& setting, const Serving& serving, int batch, bool search_capacity,
+void apply_load(const Setting& setting, const Serving& serving, int batch, const CapacitySearch& capacity,
                 InferencePerf& result) {
     const InferenceSpec& spec = setting.workload.inference;
     const bool transformer = serving.model.transformer;
@@ -797,7 +826,13 @@ void apply_load(const Setting& setting, const Serving& serving, int batch, bool 
             spec.requests_per_s, result.replicas, batch, spec.slo.percentile));
     }
     result.meets_slo = result.fits && result.batch_fits && meets(loaded, spec.slo, transformer);
-    if (!search_capacity) {
+    if (!capacity.search) {
+        return;
+    }
+    if (capacity.needed_rps > 0) {
+        // Only whether the capacity reaches a threshold (PerfQuery::capacity_needed_rps).
+        result.max_requests_per_s_meeting_slo =
+            result.fits && result.meets_slo ? max_load_meeting(serving, spec.slo, batch, capacity) : 0;
         return;
     }
     const double max_load = result.fits ? max_load_meeting(serving, spec.slo, batch) : 0;
@@ -810,7 +845,7 @@ void apply_load(const Setting& setting, const Serving& serving, int batch, bool 
 
 }  // namespace
 
-InferencePerf estimate_inference(const Setting& setting, int batch_override, bool search_capacity,
+InferencePerf estimate_inference(const Setting& setting, int batch_override, const CapacitySearch& capacity,
                                  InferenceTimes& times) {
     const Workload& workload = setting.workload;
     const InferenceSpec& spec = workload.inference;
@@ -827,6 +862,7 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, boo
                           spec.slo.percentile / 100,
                           setting.stack == ServingStack::llama_cpp,
                           result.replicas,
+                          {},
                           {},
                           {}};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
@@ -857,8 +893,8 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, boo
     result.requests_per_s = result.replicas * batch / serving.batch_time(batch);
     result.output_tokens_per_s = model.transformer ? result.requests_per_s * spec.output_tokens : 0;
     fill_step_figures(model, serving, batch, result, times);
-    apply_load(setting, serving, batch, search_capacity, result);
-    if (!search_capacity) {
+    apply_load(setting, serving, batch, capacity, result);
+    if (!capacity.search || capacity.needed_rps > 0) {
         return result;
     }
     // Would more memory (a larger batch) raise the load meeting the SLO by 10 % or more?

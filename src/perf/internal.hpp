@@ -36,8 +36,13 @@ struct InferenceTimes {
     ResourceTimes prefill;  // prefill of a full batch
     ResourceTimes decode;   // all decode steps of a full batch (non-transformers: the forward pass)
 };
-// `search_capacity`: PerfQuery::search_capacity.
-InferencePerf estimate_inference(const Setting& setting, int batch_override, bool search_capacity,
+// PerfQuery::search_capacity, capacity_needed_rps and capacity_factor.
+struct CapacitySearch {
+    bool search = true;
+    double needed_rps = 0;  // > 0: only whether max × factor reaches it
+    double factor = 1;
+};
+InferencePerf estimate_inference(const Setting& setting, int batch_override, const CapacitySearch& capacity,
                                  InferenceTimes& times);
 
 // Whether the training state (memory_breakdown's total) fits the layout under the headroom, at

@@ -227,7 +227,9 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
         }
     } else {
         perf_detail::InferenceTimes times;
-        estimate.inference = perf_detail::estimate_inference(setting, query.batch, query.search_capacity, times);
+        const perf_detail::CapacitySearch capacity{query.search_capacity, query.capacity_needed_rps,
+                                                   query.capacity_factor};
+        estimate.inference = perf_detail::estimate_inference(setting, query.batch, capacity, times);
         if (estimate.inference->batch == 0) {
             estimate.inference.reset();
         }

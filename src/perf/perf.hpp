@@ -268,6 +268,16 @@ struct PerfQuery {
     // load only, those four left at their defaults: a caller that probes many loads of one
     // configuration (the robustness analysis) needs no capacity search at each.
     bool search_capacity = true;
+    // Inference, with search_capacity: where > 0, the caller asks only whether the largest load
+    // meeting the SLO, times capacity_factor, reaches capacity_needed_rps (the planner's margin
+    // replicas, one estimate per replica count tried). The bisection's bracket only narrows, so
+    // it stops as soon as its lower end reaches the threshold or its upper end falls below it:
+    // the answer is the full search's. max_requests_per_s_meeting_slo is then the lower end
+    // (on the same side of the threshold as the full figure, not the figure);
+    // replicas_needed, binding_target and memory_limits_load are left at their defaults; where
+    // the offered load itself misses the SLO, nothing is searched (0).
+    double capacity_needed_rps = 0;
+    double capacity_factor = 1;
 };
 
 // Why `fitting_layout` found no layout; the words are the caller's (the CLI names its flags).

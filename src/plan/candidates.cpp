@@ -557,8 +557,11 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         const int gpus = (replicas->serving + replicas->spares) * per_replica;
         // Replicas are the data-parallel dimension of an inference layout; the perf model
         // spreads the offered load over them.
+        // One replica is the estimate just made (the same query: estimates are pure).
+        const bool one_replica = replicas->serving == perf_query.layout.data_parallel;
         perf_query.layout.data_parallel = replicas->serving;
-        PerfEstimate perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
+        bool decided = false;
+        PerfEstimate perf = one_replica ? *single : serving_estimate(gpu, perf_query, decided);
         if (perf.inference) {
             // The batch served must fit next to the weights and KV cache.
             MemoryQuery at_batch = query;
@@ -575,6 +578,9 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             }
         }
         if (!perf.inference || (!perf.inference->meets_slo && m_policy.require_slo)) {
+            if (decided) {
+                perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);  // the rejection reports it
+            }
             Rejection slo = perf.inference
                                 ? slo_miss(m_workload, *perf.inference, layout)
                                 : Rejection{gpu.id, RejectionKind::slo, "inference.slo", 0, 0, 0, "no estimate", 0};
@@ -583,8 +589,8 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
             note_miss(miss, std::move(slo));
             continue;
         }
-        const int margin =
-            margin_replicas(gpu, perf_query, perf, replicas->serving, replicas->spares, per_replica, max_gpus, miss);
+        const int margin = margin_replicas(gpu, perf_query, perf, decided, replicas->serving, replicas->spares,
+                                           per_replica, max_gpus, miss);
         if (margin < 0) {
             continue;
         }
@@ -632,18 +638,41 @@ int CandidateEvaluator::confident_batch(const GpuSpec& gpu, const MemoryQuery& q
     return low;
 }
 
+// The estimate of the serving replicas. Where margin_replicas will size a margin, it is first
+// asked only whether they carry the load at the speed band's slow end (what margin_replicas
+// decides on; PerfQuery::capacity_needed_rps, `decided` true): most do not, and the full
+// estimate is then made at the count with the margin instead.
+PerfEstimate CandidateEvaluator::serving_estimate(const GpuSpec& gpu, const PerfQuery& query, bool& decided) const {
+    const double rate = m_workload.inference.requests_per_s;
+    decided = !m_policy.exact_count && rate > 0;
+    PerfQuery asked = query;
+    if (decided) {
+        asked.capacity_needed_rps = rate * (1 - 1e-9);
+        asked.capacity_factor = m_slow_speed;
+    }
+    return estimate_perf(m_workload, gpu, asked, m_efficiency);
+}
+
 // Replicas to add so that the fleet still carries the load within the SLO when the GPU runs at
 // the slow quantile of the speed band (the robustness analysis's model: capacity scales with
-// speed). `perf` is re-estimated at the count found. -1 (and a miss) when max_gpus is reached
-// first.
-int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, PerfEstimate& perf, int serving,
-                                        int spares, int per_replica, int max_gpus, Miss& miss) const {
+// speed). `perf` is re-estimated at the count found, and in full where `decided` (it says only
+// whether it carries: serving_estimate) and no margin is added. -1 (and a miss) when max_gpus is
+// reached first.
+int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, PerfEstimate& perf, bool decided,
+                                        int serving, int spares, int per_replica, int max_gpus, Miss& miss) const {
     const double rate = m_workload.inference.requests_per_s;
+    if (decided && perf.inference && !perf.inference->meets_slo) {
+        perf = estimate_perf(m_workload, gpu, query, m_efficiency);  // no SLO required: from the full figures
+        decided = false;
+    }
     if (m_policy.exact_count || rate <= 0 || !perf.inference) {
         return 0;
     }
     const double capacity = perf.inference->max_requests_per_s_meeting_slo;
     if (capacity * m_slow_speed >= rate * (1 - 1e-9)) {
+        if (decided) {
+            perf = estimate_perf(m_workload, gpu, query, m_efficiency);  // the candidate's own estimate
+        }
         return 0;
     }
     // The fewest replicas that carry it, by doubling and halving (capacity grows with replicas):
@@ -653,8 +682,15 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
         wider.layout.data_parallel = replicas;
         return std::pair{wider, estimate_perf(m_workload, gpu, wider, m_efficiency)};
     };
+    // Each count tried asks only whether its capacity reaches the threshold: perf's search stops
+    // as soon as that is decided (PerfQuery::capacity_needed_rps), the same answer in a fraction
+    // of the bisection; the count found is then estimated in full.
     const auto carries = [&](int replicas) {
-        const PerfEstimate estimate = at(replicas).second;
+        PerfQuery wider = query;
+        wider.layout.data_parallel = replicas;
+        wider.capacity_needed_rps = rate * (1 - 1e-9);
+        wider.capacity_factor = m_slow_speed;
+        const PerfEstimate estimate = estimate_perf(m_workload, gpu, wider, m_efficiency);
         return estimate.inference && estimate.inference->meets_slo &&
                estimate.inference->max_requests_per_s_meeting_slo * m_slow_speed >= rate * (1 - 1e-9);
     };
@@ -664,7 +700,11 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
         std::tie(query, perf) = at(*replicas);
         return *replicas - serving;
     }
-    const double share = capacity > 0 ? 1 - band_share_below(m_speed, rate / capacity) : 0;
+    // `perf` may say only whether it carried the load (PerfQuery::capacity_needed_rps): the
+    // share is reported from the full figure.
+    const PerfEstimate full = estimate_perf(m_workload, gpu, query, m_efficiency);
+    const double full_capacity = full.inference ? full.inference->max_requests_per_s_meeting_slo : 0;
+    const double share = full_capacity > 0 ? 1 - band_share_below(m_speed, rate / full_capacity) : 0;
     const int gpus = (serving + spares) * per_replica;
     note_miss(miss, {gpu.id, RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus + per_replica),
                      static_cast<double>(max_gpus), gpus,

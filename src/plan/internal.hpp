@@ -133,7 +133,8 @@ private:
     // spares (a fixed line: its count); none, with the miss noted, when they need more than
     // `max_gpus`.
     int confident_batch(const GpuSpec& gpu, const MemoryQuery& query, double usable_bytes, int batch) const;
-    int margin_replicas(const GpuSpec& gpu, PerfQuery& query, PerfEstimate& perf, int serving, int spares,
+    PerfEstimate serving_estimate(const GpuSpec& gpu, const PerfQuery& query, bool& decided) const;
+    int margin_replicas(const GpuSpec& gpu, PerfQuery& query, PerfEstimate& perf, bool decided, int serving, int spares,
                         int per_replica, int max_gpus, Miss& miss) const;
     int confident_micro_batch(const GpuSpec& gpu, const TrainingChoice& choice, Miss& miss) const;
     bool meets_deadline_confidently(const GpuSpec& gpu, const TrainingPerf& training, int count, Miss& miss) const;

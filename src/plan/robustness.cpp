@@ -56,12 +56,15 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     if (order.empty()) {
         return none;
     }
-    const auto key = [&](std::size_t index) {
+    // Each key once (the sort compares each many times; the Monte Carlo ranks 400 scenarios).
+    std::vector<plan_detail::RankKey> keys(outcomes.size());
+    for (const std::size_t index : order) {
         const Outcome& outcome = outcomes[index];
-        return plan_detail::RankKey{
+        keys[index] = plan_detail::RankKey{
             score_of(objective, outcome),      outcome.tco_usd,   outcome.count,       outcome.speed,
             outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace, outcome.single_source};
-    };
+    }
+    const auto key = [&](std::size_t index) -> const plan_detail::RankKey& { return keys[index]; };
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return plan_detail::ranks_before(key(a), key(b)); });
     if (objective != Objective::tco) {
@@ -175,13 +178,14 @@ void Analysis::add_member(const Candidate& candidate) {
         member.single_capacity = single_replica_capacity(member, m_workload);
     }
     // Slopes from the cost model itself: re-priced at +10 % price and +10 % time.
-    const CostEstimate at_price =
-        estimate_cost(m_workload, *member.gpu, *member.quote, candidate.usage, member.price_usd * 1.1);
+    const CostEstimate at_price = estimate_cost(m_workload, *member.gpu, *member.quote, candidate.usage,
+                                                member.price_usd * 1.1, CostDetail::figures);
     member.price_slope_usd = at_price.available ? (at_price.tco_usd - candidate.cost.tco_usd) / 0.1 : 0;
     if (candidate.perf.training && candidate.usage.job_seconds > 0) {
         UsageProfile slower = candidate.usage;
         slower.job_seconds *= 1.1;
-        const CostEstimate at_time = estimate_cost(m_workload, *member.gpu, *member.quote, slower);
+        const CostEstimate at_time =
+            estimate_cost(m_workload, *member.gpu, *member.quote, slower, std::nullopt, CostDetail::figures);
         member.time_slope_usd = at_time.available ? (at_time.tco_usd - candidate.cost.tco_usd) / 0.1 : 0;
     }
     m_members.push_back(std::move(member));

@@ -136,9 +136,9 @@ Outcome Analysis::exact(const Member& member, const Scenario& scenario) const {
         usage.work_units *= served_before > 0 ? served / served_before : 1;
     }
     const bool repriced = scenario.price_key == member.price_key && scenario.price_factor != 1;
-    const CostEstimate cost =
-        estimate_cost(workload, *member.gpu, *member.quote, usage,
-                      repriced ? std::optional<double>(member.price_usd * scenario.price_factor) : std::nullopt);
+    const CostEstimate cost = estimate_cost(
+        workload, *member.gpu, *member.quote, usage,
+        repriced ? std::optional<double>(member.price_usd * scenario.price_factor) : std::nullopt, CostDetail::figures);
     if (!cost.available) {
         outcome.feasible = false;
         return outcome;
