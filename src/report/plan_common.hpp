@@ -53,6 +53,37 @@ std::string unit_price_cell(Acquisition acquisition, double unit_price_usd, bool
 // us-east-1, on-demand $55.04/h (list 2026-11)", with the host a card needs, idle GPUs and
 // spares.
 std::string order_note(const OfferUse& offer, int spare_units);
+// The columns of one order line in the finance exports, in order: the CSV's header and the XLSX
+// procurement sheet's (docs/spec/plan-output.md).
+inline constexpr const char* order_line_columns[] = {"role",
+                                                     "item",
+                                                     "gpu",
+                                                     "gpu_name",
+                                                     "acquisition",
+                                                     "offer",
+                                                     "offer_name",
+                                                     "provider",
+                                                     "quantity_units",
+                                                     "spare_units",
+                                                     "gpus_per_unit",
+                                                     "gpus",
+                                                     "unit_price_usd",
+                                                     "price_per",
+                                                     "price_kind",
+                                                     "price_as_of",
+                                                     "capex_usd",
+                                                     "opex_usd_per_month",
+                                                     "rent_usd",
+                                                     "resale_usd",
+                                                     "resale_subtracted_usd",
+                                                     "tco_usd",
+                                                     "horizon_months",
+                                                     "depreciation_usd_per_month",
+                                                     "precision",
+                                                     "reason",
+                                                     "alternative",
+                                                     "alternative_reason"};
+
 // The footnotes of a procurement table, generated from the order lines present (never fixed
 // text): what quantities count, what each unit price is per (only the kinds of price present),
 // which prices are estimates, what the TCO adds up, and whether the expected resale is subtracted

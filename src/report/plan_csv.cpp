@@ -5,6 +5,7 @@
 #include <ostream>
 #include <vector>
 
+#include "report/plan_common.hpp"
 #include "report/render.hpp"
 
 namespace gpusel {
@@ -57,34 +58,7 @@ private:
 
 void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options) {
     CsvWriter writer(options);
-    for (const char* column : {"role",
-                               "item",
-                               "gpu",
-                               "gpu_name",
-                               "acquisition",
-                               "offer",
-                               "offer_name",
-                               "provider",
-                               "quantity_units",
-                               "spare_units",
-                               "gpus_per_unit",
-                               "gpus",
-                               "unit_price_usd",
-                               "price_per",
-                               "price_kind",
-                               "price_as_of",
-                               "capex_usd",
-                               "opex_usd_per_month",
-                               "rent_usd",
-                               "resale_usd",
-                               "resale_subtracted_usd",
-                               "tco_usd",
-                               "horizon_months",
-                               "depreciation_usd_per_month",
-                               "precision",
-                               "reason",
-                               "alternative",
-                               "alternative_reason"}) {
+    for (const char* column : plan_text::order_line_columns) {
         writer.text(column);
     }
     writer.end_row();

@@ -147,34 +147,7 @@ std::string column_name(std::size_t column) {
 // and the footnotes generated from the lines.
 void write_procurement(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
     Sheet sheet(workbook_add_worksheet(workbook, "Procurement"), formats.header);
-    sheet.headers({"role",
-                   "item",
-                   "gpu",
-                   "gpu_name",
-                   "acquisition",
-                   "offer",
-                   "offer_name",
-                   "provider",
-                   "quantity_units",
-                   "spare_units",
-                   "gpus_per_unit",
-                   "gpus",
-                   "unit_price_usd",
-                   "price_per",
-                   "price_kind",
-                   "price_as_of",
-                   "capex_usd",
-                   "opex_usd_per_month",
-                   "rent_usd",
-                   "resale_usd",
-                   "resale_subtracted_usd",
-                   "tco_usd",
-                   "horizon_months",
-                   "depreciation_usd_per_month",
-                   "precision",
-                   "reason",
-                   "alternative",
-                   "alternative_reason"});
+    sheet.headers({std::begin(order_line_columns), std::end(order_line_columns)});
     const double widths[] = {12, 7,  18, 26, 16, 30, 36, 12, 15, 12, 14, 8,  15, 11,
                              11, 12, 15, 19, 14, 14, 22, 15, 15, 27, 10, 60, 28, 60};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
