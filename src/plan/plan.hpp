@@ -249,6 +249,18 @@ struct OrderLine {
 // The lines of `line`: the GPU units, then the hosts when the units need any.
 std::vector<OrderLine> order_lines(const ProcurementLine& line);
 
+// The column sums of every order line of `procurement`: the totals row of each export.
+struct OrderLineTotals {
+    int gpus = 0;
+    double capex_usd = 0;
+    double opex_usd_per_month = 0;
+    double rent_usd = 0;
+    double resale_usd = 0;
+    double resale_subtracted_usd = 0;
+    double tco_usd = 0;
+};
+OrderLineTotals order_line_totals(const std::vector<ProcurementLine>& procurement);
+
 // One month of a role's cash flow (docs/cost-model.md, "Cash flow"): month 0 is delivery (the
 // capex, hosts and spares included); months 1..N carry the opex (owned) or the rent (rented)
 // the cost model spreads evenly over the horizon (a reserved term over its billed months, which

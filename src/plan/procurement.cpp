@@ -109,6 +109,22 @@ std::vector<OrderLine> order_lines(const ProcurementLine& line) {
     return lines;
 }
 
+OrderLineTotals order_line_totals(const std::vector<ProcurementLine>& procurement) {
+    OrderLineTotals totals;
+    for (const ProcurementLine& procured : procurement) {
+        for (const OrderLine& line : order_lines(procured)) {
+            totals.gpus += line.gpus;
+            totals.capex_usd += line.capex_usd;
+            totals.opex_usd_per_month += line.opex_usd_per_month;
+            totals.rent_usd += line.rent_usd;
+            totals.resale_usd += line.resale_usd;
+            totals.resale_subtracted_usd += line.resale_subtracted_usd;
+            totals.tco_usd += line.tco_usd;
+        }
+    }
+    return totals;
+}
+
 namespace {
 
 // The share of month `month` (1-based) that a span of `months` from month 1 covers: 1 for the

@@ -276,11 +276,6 @@ std::string procurement_section(const PlanReport& report) {
            header_cell("capex", true) + header_cell("opex / month", true) + header_cell("rent", true) +
            header_cell("TCO", true) + header_cell("order") + header_cell("why") + header_cell("alternative") +
            "</tr></thead>\n<tbody>\n";
-    double capex = 0;
-    double opex = 0;
-    double rent = 0;
-    double tco = 0;
-    int gpus = 0;
     for (const ProcurementLine& procured : report.procurement) {
         const std::string alternative_gpu = procured.alternative.substr(0, procured.alternative.find(' '));
         const std::string alternative =
@@ -315,18 +310,15 @@ std::string procurement_section(const PlanReport& report) {
                                     : "") +
                    table_cell(units ? procured.reason : "") +
                    table_cell(units ? (alternative.empty() ? "—" : alternative) : "") + "</tr>\n";
-            capex += line.capex_usd;
-            opex += line.opex_usd_per_month;
-            rent += line.rent_usd;
-            tco += line.tco_usd;
-            gpus += line.gpus;
         }
     }
+    const OrderLineTotals sums = order_line_totals(report.procurement);
     out += fmt::format(
         "<tr class=\"total\"><td colspan=\"4\">total</td>{}<td colspan=\"4\"></td>{}{}{}{}<td "
         "colspan=\"3\"></td></tr>\n",
-        table_cell(std::to_string(gpus), true), table_cell(format_usd(capex), true), table_cell(format_usd(opex), true),
-        table_cell(format_usd(rent), true), table_cell(format_usd(tco), true));
+        table_cell(std::to_string(sums.gpus), true), table_cell(format_usd(sums.capex_usd), true),
+        table_cell(format_usd(sums.opex_usd_per_month), true), table_cell(format_usd(sums.rent_usd), true),
+        table_cell(format_usd(sums.tco_usd), true));
     out += "</tbody>\n</table>\n";
     // Generated from the lines above: only the prices, estimates and resale they hold.
     out += "<ul class=\"muted footnotes\">\n";

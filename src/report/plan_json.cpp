@@ -513,22 +513,11 @@ public:
         totals["monthly_opex_usd"] = number(report.total_monthly_opex_usd, "totals.monthly_opex_usd");
         totals["tco_usd"] = number(report.total_tco_usd, "totals.tco_usd");
         // The order lines' column sums: owned running costs apart from rent.
-        double opex_usd_per_month = 0;
-        double rent_usd = 0;
-        double resale_usd = 0;
-        double resale_subtracted_usd = 0;
-        for (const ProcurementLine& procured : report.procurement) {
-            for (const OrderLine& line : order_lines(procured)) {
-                opex_usd_per_month += line.opex_usd_per_month;
-                rent_usd += line.rent_usd;
-                resale_usd += line.resale_usd;
-                resale_subtracted_usd += line.resale_subtracted_usd;
-            }
-        }
-        totals["opex_usd_per_month"] = number(opex_usd_per_month, "totals.opex_usd_per_month");
-        totals["rent_usd"] = number(rent_usd, "totals.rent_usd");
-        totals["resale_usd"] = number(resale_usd, "totals.resale_usd");
-        totals["resale_subtracted_usd"] = number(resale_subtracted_usd, "totals.resale_subtracted_usd");
+        const OrderLineTotals sums = order_line_totals(report.procurement);
+        totals["opex_usd_per_month"] = number(sums.opex_usd_per_month, "totals.opex_usd_per_month");
+        totals["rent_usd"] = number(sums.rent_usd, "totals.rent_usd");
+        totals["resale_usd"] = number(sums.resale_usd, "totals.resale_usd");
+        totals["resale_subtracted_usd"] = number(sums.resale_subtracted_usd, "totals.resale_subtracted_usd");
         json["totals"] = std::move(totals);
         json["notes"] = strings(m_notes);  // last: every non-finite value above has been seen
         return json;

@@ -110,20 +110,12 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
                        : ""});
         }
     }
-    double capex = 0;
-    double opex = 0;
-    double rent = 0;
-    double tco = 0;
-    int gpus = 0;
-    for (const ProcurementLine& procured : report.procurement) {
-        for (const OrderLine& line : order_lines(procured)) {
-            capex += line.capex_usd;
-            opex += line.opex_usd_per_month;
-            rent += line.rent_usd;
-            tco += line.tco_usd;
-            gpus += line.gpus;
-        }
-    }
+    const OrderLineTotals sums = order_line_totals(report.procurement);
+    const double capex = sums.capex_usd;
+    const double opex = sums.opex_usd_per_month;
+    const double rent = sums.rent_usd;
+    const double tco = sums.tco_usd;
+    const int gpus = sums.gpus;
     table_row(out, {"**total**", "", "", "", fmt::format("{}", gpus), "", "", "", "", md(format_usd(capex)),
                     md(format_usd(opex)), md(format_usd(rent)), md(format_usd(tco)), "", "", ""});
     out << "\n";
