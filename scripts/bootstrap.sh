@@ -32,7 +32,7 @@ case "${1:-}" in
   # offline Kubernetes schema check of `gpusel deploy` (tests/deploy/), unless a Node.js with npm
   # is installed already (the machine image's, e.g. from NodeSource, conflicts with Debian's npm).
   # libbenchmark-dev: the ci preset compiles bench/ (not run) so that it cannot rot unseen.
-  # python3-yaml: scripts/check_offers.py (data/offers.yaml sanity rules), a CTest test.
+  # python3-yaml: scripts/check_offers.py (data/offers.yaml sanity rules) and tests/cli/csv_adds_up.py, CTest tests.
   test) packages+=(chromium libbenchmark-dev python3-yaml "${lint_packages[@]}" "${fuzz_packages[@]}")
         command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm) ;;
   lint) packages+=("${lint_packages[@]}" libbenchmark-dev) ;;  # it configures the ci preset, which compiles bench/
