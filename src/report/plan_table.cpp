@@ -414,8 +414,8 @@ void render_plan_table(const PlanReport& report, std::ostream& out, const Termin
         return;
     }
     write_items(out, paint.dim("Export:") + " ", 8,
-                {"--format csv -o purchase.csv (finance)", "--format xlsx -o plan.xlsx",
-                 "--format markdown (pull request)", "--format json"},
+                {"--format csv -o purchase.csv (finance)", "--format cashflow-csv -o cashflow.csv",
+                 "--format xlsx -o plan.xlsx", "--format markdown (pull request)", "--format json"},
                 width);
 }
 
