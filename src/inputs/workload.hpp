@@ -140,7 +140,13 @@ struct InferenceSpec {
     int batch = 0;            // 0 = auto
     int tensor_parallel = 0;  // GPUs one replica is split over; 0 = auto (the fewest that hold it)
     double requests_per_s = 1;
+    // Closed-loop clients over the whole deployment, each sending its next request as soon as the
+    // last one finishes (`vllm bench serve --max-concurrency N --request-rate inf`, SGLang
+    // bench_serving): the load a benchmark drives. 0 = open loop at requests_per_s.
+    int concurrency = 0;
     SloSpec slo;
+    // The load as reports name it: "64 clients" or "20 req/s".
+    std::string load_text() const;
     // Diffusion models: denoising steps per image (one request = one image) and whether
     // classifier-free guidance runs the denoiser on a conditional and an unconditional input.
     int denoising_steps = 50;
@@ -203,6 +209,21 @@ struct DeploymentSpec {
 };
 
 // The software the job runs on. Sources for each framework's behaviour: docs/memory-model.md.
+// Speculative decoding (docs/perf-model.md, "Speculative decoding"): a draft proposes
+// draft_tokens tokens per sequence and step, the model verifies them in one pass; each draft
+// token is accepted with probability `acceptance` when the ones before it were.
+enum class SpeculativeMethod { none, mtp, eagle };
+std::string_view to_string(SpeculativeMethod method);
+struct SpeculativeSpec {
+    SpeculativeMethod method = SpeculativeMethod::none;
+    int draft_tokens = 0;   // tokens proposed per step, 1..16
+    double acceptance = 0;  // per draft token, (0, 1)
+    bool enabled() const { return method != SpeculativeMethod::none && draft_tokens > 0; }
+    // Tokens one verify step yields per sequence on average: 1 + a + a² + … + a^draft_tokens
+    // (the accepted prefix plus the model's own next token; Leviathan et al. 2023, eq. 1).
+    double tokens_per_step() const;
+};
+
 struct RuntimeSpec {
     Framework framework = Framework::pytorch;
     double cuda_context_bytes = 0;  // measured context + library kernels; 0 = the framework's figure
@@ -216,6 +237,7 @@ struct RuntimeSpec {
     int max_num_batched_tokens = 0;
     int block_size = 0;  // tokens per KV block
     bool cuda_graphs = true;
+    SpeculativeSpec speculative;
 };
 
 struct BudgetSpec {

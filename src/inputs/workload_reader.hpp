@@ -74,6 +74,7 @@ private:
 
     // workload_serving.cpp
     void read_engine(MapReader& reader);
+    void read_speculative(const YamlNode& node, const std::string& path);
     template <typename Defaulted>
     void read_diffusion(MapReader& reader, const Defaulted& defaulted);
     void read_inference(const YamlNode& node, const std::string& path);

@@ -18,7 +18,39 @@ constexpr std::pair<Engine, std::string_view> engine_names[] = {
     {Engine::vllm, "vllm"},           {Engine::sglang, "sglang"},           {Engine::tensorrt_llm, "tensorrt-llm"},
     {Engine::llama_cpp, "llama.cpp"}, {Engine::hf_generate, "hf-generate"}, {Engine::automatic, "auto"}};
 
+constexpr std::pair<SpeculativeMethod, std::string_view> speculative_names[] = {
+    {SpeculativeMethod::none, "none"}, {SpeculativeMethod::mtp, "mtp"}, {SpeculativeMethod::eagle, "eagle"}};
+
+// DeepSeek-V3 technical report (arXiv:2412.19437, §5.4.3): the multi-token-prediction module's
+// second-token acceptance rate is 85-90 % across generation topics; the low end is the default.
+constexpr double mtp_default_acceptance = 0.85;
+// TensorRT-LLM's DeepSeek-R1 MTP recipes (num_nextn_predict_layers: 3), as SemiAnalysis
+// InferenceX launches them (benchmarks/dsr1_fp8_h200_trt_mtp.sh).
+constexpr int default_draft_tokens = 3;
+
 }  // namespace
+
+std::string_view to_string(SpeculativeMethod method) {
+    return name_of(speculative_names, method);
+}
+
+std::string InferenceSpec::load_text() const {
+    return concurrency > 0 ? fmt::format("{} client{}", concurrency, concurrency == 1 ? "" : "s")
+                           : fmt::format("{:g} req/s", requests_per_s);
+}
+
+double SpeculativeSpec::tokens_per_step() const {
+    if (!enabled()) {
+        return 1;
+    }
+    double tokens = 1;
+    double accepted = 1;
+    for (int draft = 0; draft < draft_tokens; ++draft) {
+        accepted *= acceptance;
+        tokens += accepted;
+    }
+    return tokens;
+}
 
 std::string_view to_string(Engine engine) {
     return name_of(engine_names, engine);
@@ -108,6 +140,40 @@ void WorkloadReader::read_engine(MapReader& reader) {
     reader.integer("max_num_batched_tokens", runtime.max_num_batched_tokens, 1, 1 << 24);
     reader.integer("block_size", runtime.block_size, 1, 4096);
     reader.boolean("cuda_graphs", runtime.cuda_graphs);
+    if (const YamlNode* node = reader.node("speculative")) {
+        read_speculative(*node, reader.child_path("speculative"));
+    }
+}
+
+// runtime.speculative: {method, draft_tokens, acceptance}. MTP has sourced defaults; an EAGLE
+// head's acceptance depends on how it was trained, so it must be given.
+void WorkloadReader::read_speculative(const YamlNode& node, const std::string& path) {
+    MapReader reader(node, path, m_diagnostics);
+    SpeculativeSpec& speculative = m_workload.runtime.speculative;
+    reader.require("method");
+    reader.choice("method", speculative.method, speculative_names);
+    if (speculative.method == SpeculativeMethod::none) {
+        reader.finish();
+        return;
+    }
+    speculative.draft_tokens = default_draft_tokens;
+    reader.integer("draft_tokens", speculative.draft_tokens, 1, 16);
+    if (!reader.has("draft_tokens")) {
+        assume(reader.child_path("draft_tokens"), fmt::format("{}", default_draft_tokens),
+               "TensorRT-LLM's DeepSeek-R1 MTP recipe (num_nextn_predict_layers 3)");
+    }
+    if (reader.has("acceptance")) {
+        reader.number("acceptance", speculative.acceptance, UnitKind::plain, 0.01, 0.99);
+    } else if (speculative.method == SpeculativeMethod::mtp) {
+        speculative.acceptance = mtp_default_acceptance;
+        assume(reader.child_path("acceptance"), fmt::format("{:g}", mtp_default_acceptance),
+               "DeepSeek-V3 report §5.4.3: 85-90 % of second tokens accepted");
+    } else {
+        reader.error("method", fmt::format("runtime.speculative.acceptance is required for {}: the acceptance rate "
+                                           "of a draft head depends on its training (measure it: the engine logs it)",
+                                           to_string(speculative.method)));
+    }
+    reader.finish();
 }
 
 // Denoising steps and classifier-free guidance: defaults of diffusers'
@@ -177,7 +243,21 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
         reader.integer("tensor_parallel", inference.tensor_parallel, 1, 1024);
     }
     reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
-    defaulted("requests_per_s", "1");
+    reader.integer("concurrency", inference.concurrency, 1, 1 << 24);
+    if (reader.has("concurrency")) {
+        if (reader.has("requests_per_s")) {
+            reader.error("concurrency",
+                         "give requests_per_s (an open-loop arrival rate) or concurrency (closed-loop "
+                         "clients, as a benchmark runs them), not both");
+        } else if (m_workload.task() != InferenceTask::generation) {
+            reader.error("concurrency", fmt::format("closed-loop concurrency is modelled for token generation; a {} "
+                                                    "workload takes requests_per_s",
+                                                    to_string(m_workload.task())));
+        }
+        inference.requests_per_s = 0;
+    } else {
+        defaulted("requests_per_s", "1");
+    }
     read_diffusion(reader, defaulted);
     if (const YamlNode* slo = reader.node("slo")) {
         MapReader slo_reader(*slo, reader.child_path("slo"), m_diagnostics);

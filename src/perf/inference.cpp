@@ -79,6 +79,11 @@ struct ReplicaModel {
     double attention_heads = 0;        // query heads
     double attention_score_bytes = 0;  // per score, when the attention kernels materialize them
     CollectiveLink tensor_collective;  // the tensor-parallel all-reduce's link
+    // Speculative decoding: each step verifies draft_tokens + 1 tokens per sequence (one pass of
+    // the model over them), after draft_tokens passes of a one-layer draft head (DeepSeek MTP
+    // module, EAGLE), and yields tokens_per_step tokens per sequence on average.
+    int draft_tokens = 0;
+    double tokens_per_step = 1;
 };
 
 struct StepTime {
@@ -218,6 +223,10 @@ ReplicaModel build_model(const Setting& setting) {
         replica.dense_weight_bytes = matmul * bytes_per_param;
     }
     replica.kv_bytes_per_token = kv_bytes_per_token(workload);
+    if (workload.runtime.speculative.enabled()) {
+        replica.draft_tokens = workload.runtime.speculative.draft_tokens;
+        replica.tokens_per_step = workload.runtime.speculative.tokens_per_step();
+    }
     replica.dequantize_pass = setting.stack == ServingStack::llama_cpp && is_quantized(workload.weights);
     replica.fp16_weight_bytes = matmul * 2;
     const Layout& layout = setting.layout;
@@ -368,10 +377,12 @@ double ffn_layer_bytes(const ReplicaModel& model, double rows, double weight_sca
     return std::max(0.0, total - logits - layers * model.attention_weight_bytes * weight_scale) / layers;
 }
 
-// One decode step of `batch` sequences whose mean context is `context` tokens: per layer the
-// GEMMs, paged decode attention (reads the KV cache, kv_read_factor times with old GQA kernels),
-// the element-wise kernels and two all-reduces; then the logits and the step floor.
-StepTime decode_step(const ReplicaModel& model, double batch, double context) {
+// One decode step of `batch` sequences whose mean context is `context` tokens, each with
+// `tokens` query tokens (1; a speculative verify pass: the draft tokens + 1): per layer the
+// GEMMs on every token, paged decode attention (reads each sequence's KV cache once,
+// kv_read_factor times with old GQA kernels), the element-wise kernels and two all-reduces;
+// then the logits and the step floor.
+StepTime decode_step(const ReplicaModel& model, double batch, double context, double tokens = 1) {
     if (!model.transformer) {
         return non_transformer_forward(model, batch);
     }
@@ -379,27 +390,42 @@ StepTime decode_step(const ReplicaModel& model, double batch, double context) {
     step.summed = true;
     const double t = model.tensor_parallel;
     const double layers = model.layers;
+    const double rows = batch * tokens;
     StepTime layer;
     layer.summed = true;
-    const double ffn_bytes = ffn_layer_bytes(model, batch, 1);
-    add_layer_gemms(model, batch, ffn_bytes, 1, layer);
+    const double ffn_bytes = ffn_layer_bytes(model, rows, 1);
+    add_layer_gemms(model, rows, ffn_bytes, 1, layer);
     const double kv_bytes = batch * context * model.kv_bytes_per_token / std::max(1.0, layers) / t;
-    const double attention_flops = 4.0 * batch * context * model.attention_width / t;  // QKᵀ and AV, one query
+    const double attention_flops = 4.0 * rows * context * model.attention_width / t;  // QKᵀ and AV per query token
     const double attention_compute = attention_flops / (model.attention_peak_flops_per_s * model.attention_fraction);
     // Without flash attention every query head's scores over the context go through DRAM.
-    const double score_bytes = batch * model.attention_heads * context * model.attention_score_bytes / t;
+    const double score_bytes = rows * model.attention_heads * context * model.attention_score_bytes / t;
     const double attention_memory = (kv_bytes * model.kv_read_factor + score_bytes) / model.bandwidth_bytes_per_s;
     add_kernel(layer, attention_compute, attention_memory,
                std::max(attention_compute, attention_memory) + model.kernel_floor_s);
-    add_layer_elementwise(model, batch, layer);
+    add_layer_elementwise(model, rows, layer);
     step.compute_s = layers * layer.compute_s;
     step.memory_s = layers * layer.memory_s;
-    add_logits(model, batch, 1, step);
-    const double weights = decode_weight_bytes(model, batch);
+    add_logits(model, rows, 1, step);
+    const double weights = decode_weight_bytes(model, rows);
     step.bytes_per_gpu = (weights + batch * context * model.kv_bytes_per_token) / (t * model.pipeline_parallel);
     step.overhead_s = layers * model.overhead_per_layer_s + model.step_floor_s;
-    step.communication_s = communication_s(model, batch);
+    step.communication_s = communication_s(model, rows);
     return step;
+}
+
+// The time per generated token of `batch` sequences: one decode step, or with speculative
+// decoding the draft head's passes (each one layer of the model's kernels and communication)
+// and the verify pass, divided by the tokens a step yields (docs/perf-model.md, "Speculative
+// decoding").
+double token_step_s(const ReplicaModel& model, double batch, double context) {
+    if (model.draft_tokens <= 0 || !model.transformer) {
+        return decode_step(model, batch, context).total_s();
+    }
+    const StepTime draft = decode_step(model, batch, context);
+    const double draft_pass_s = (draft.kernels_s() + draft.communication_s) / std::max(1, model.layers);
+    const StepTime verify = decode_step(model, batch, context, model.draft_tokens + 1.0);
+    return (verify.total_s() + model.draft_tokens * draft_pass_s) / model.tokens_per_step;
 }
 
 // Prefill of `batch` prompts of `prompt_tokens` tokens together: per layer the GEMMs on all
@@ -486,11 +512,11 @@ struct Serving {
     double step(double batch) const {
         if (batch == 1) {
             if (!step_one_cache_s) {
-                step_one_cache_s = decode_step(model, 1, mean_context()).total_s();
+                step_one_cache_s = token_step_s(model, 1, mean_context());
             }
             return *step_one_cache_s;
         }
-        return decode_step(model, batch, mean_context()).total_s();
+        return token_step_s(model, batch, mean_context());
     }
 
     // Static batch: prefill all prompts together, then decode them together.
@@ -518,7 +544,10 @@ struct Serving {
     // Seconds of waiting in an exponential-tail queue whose mean wait is `mean_wait` and
     // whose probability of waiting at all is `wait_probability`: P(W > x) = P_w·exp(−P_w·x / W̄).
     double tail_wait(double wait_probability, double mean_wait) const {
-        const double miss = 1 - percentile;
+        return wait_at(wait_probability, mean_wait, percentile);
+    }
+    static double wait_at(double wait_probability, double mean_wait, double quantile) {
+        const double miss = 1 - quantile;
         if (wait_probability <= miss || mean_wait <= 0) {
             return 0;
         }
@@ -599,6 +628,56 @@ struct Serving {
         point.concurrency = concurrency;
         point.stable = true;
         return point;
+    }
+
+    // Closed loop (inference.concurrency): `clients` requests always in flight over all
+    // replicas, each client sending its next request when the last one ends, as `vllm bench
+    // serve --max-concurrency` and SGLang bench_serving drive a server (docs/perf-model.md,
+    // "Closed-loop concurrency"). A replica runs m = min(clients per replica, batch) sequences;
+    // over one request's life it decodes output_tokens steps of m sequences and prefills the m
+    // prompts that start meanwhile, so it completes X = m / (O·step(m) + m·prefill) requests/s.
+    // A request's own prefill does not stall its decode; the m − 1 others' do, once each.
+    // Clients beyond the batch wait for a slot: (clients − m) / X by Little's law. Medians in
+    // `median`, the SLO percentile in the returned point.
+    struct ClosedLoop {
+        LoadPoint at_percentile;
+        LoadPoint median;
+        double requests_per_s = 0;  // all replicas
+        double running = 0;         // sequences decoding per replica
+    };
+    ClosedLoop closed_loop(double clients, int batch) const {
+        ClosedLoop result;
+        const double per_replica = clients / replicas;
+        const double running = std::max(1.0, std::min(per_replica, static_cast<double>(batch)));
+        const double queued = std::max(0.0, per_replica - running);
+        const double prefill_s = prefill_one();
+        const double step_s = step(running);
+        const double out = std::max(1.0, output_tokens);
+        const double throughput = running / (out * step_s + running * prefill_s);
+        const double prefill_busy = std::min(0.999, throughput * prefill_s);
+        const double stalls = (running - 1) * (out - 1) / out;
+        const double z = normal_quantile(percentile);
+        const auto tpot_with = [&](double stall_count) {
+            return step_s + prefill_s * std::max(0.0, stall_count) / std::max(1.0, out - 1);
+        };
+        // A new request waits for the step in flight (half of one on average) and for the
+        // prefills queued ahead of it: M/D/1 with the prefill utilisation, half the M/M/1 wait.
+        const double prefill_mean_wait = prefill_busy * prefill_s / (1 - prefill_busy) / 2;
+        const double slot_wait = queued / throughput;
+        const auto ttft_at = [&](double quantile) {
+            return slot_wait + wait_at(prefill_busy, prefill_mean_wait, quantile) + step_s / 2 + prefill_s;
+        };
+        result.median.stable = result.at_percentile.stable = true;
+        result.median.concurrency = result.at_percentile.concurrency = running;
+        result.median.tpot_s = tpot_with(stalls);
+        result.median.ttft_s = ttft_at(0.5);
+        result.median.e2e_s = result.median.ttft_s + (out - 1) * result.median.tpot_s;
+        result.at_percentile.tpot_s = tpot_with(stalls + z * std::sqrt(std::max(0.0, stalls)));
+        result.at_percentile.ttft_s = ttft_at(percentile);
+        result.at_percentile.e2e_s = result.at_percentile.ttft_s + (out - 1) * result.at_percentile.tpot_s;
+        result.requests_per_s = throughput * replicas;
+        result.running = running;
+        return result;
     }
 
     // Workloads without a decode phase: each batch takes forward(b) and holds the requests that
@@ -843,6 +922,52 @@ void apply_load(const Setting& setting, const Serving& serving, int batch, const
     result.binding_target = binding_target(serving, spec.slo, batch, max_load, result.requests_per_s);
 }
 
+// Closed-loop clients (inference.concurrency): the latencies and throughput at that many
+// clients, the SLO verdict on the percentile point, and with a capacity search the replicas
+// that meet the SLO with these clients and the throughput at the most clients these replicas
+// serve within it.
+void apply_closed_loop(const Setting& setting, const Serving& serving, int batch, const CapacitySearch& capacity,
+                       InferencePerf& result) {
+    const InferenceSpec& spec = setting.workload.inference;
+    const double clients = spec.concurrency;
+    const Serving::ClosedLoop point = serving.closed_loop(clients, batch);
+    result.concurrency = spec.concurrency;
+    result.ttft_s = point.median.ttft_s;
+    result.tpot_s = point.median.tpot_s;
+    result.requests_per_s = point.requests_per_s;
+    result.output_tokens_per_s = point.requests_per_s * serving.output_tokens;
+    result.offered_requests_per_s = point.requests_per_s;
+    result.mean_concurrency = point.running;
+    result.p99_ttft_s = point.at_percentile.ttft_s;
+    result.p99_tpot_s = point.at_percentile.tpot_s;
+    result.p99_e2e_s = point.at_percentile.e2e_s;
+    result.meets_slo = result.fits && result.batch_fits && meets(point.at_percentile, spec.slo, true);
+    if (clients > serving.replicas * static_cast<double>(batch)) {
+        setting.notes.push_back(fmt::format("{} clients over {} replica(s) of {} sequences: {:g} wait for a free slot",
+                                            spec.concurrency, serving.replicas, batch,
+                                            clients - serving.replicas * static_cast<double>(batch)));
+    }
+    if (!capacity.search || !result.fits) {
+        return;
+    }
+    const auto meets_with = [&](const Serving& fleet, double count) {
+        return meets(fleet.closed_loop(count, batch).at_percentile, spec.slo, true);
+    };
+    // The most clients these replicas serve within the SLO (latency grows with clients).
+    const int most =
+        smallest_holding(1, 1 << 24, [&](int count) { return !meets_with(serving, count); }).value_or((1 << 24) + 1) -
+        1;
+    result.max_requests_per_s_meeting_slo = most > 0 ? serving.closed_loop(most, batch).requests_per_s : 0;
+    result.binding_target = SloTarget::capacity;
+    if (!result.meets_slo && most > 0) {
+        result.replicas_needed = smallest_holding(serving.replicas, 1 << 20, [&](int replicas) {
+                                     Serving pooled = serving;
+                                     pooled.replicas = replicas;
+                                     return meets_with(pooled, clients);
+                                 }).value_or(0);
+    }
+}
+
 }  // namespace
 
 InferencePerf estimate_inference(const Setting& setting, int batch_override, const CapacitySearch& capacity,
@@ -884,6 +1009,22 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, con
     choice.engine_limit = engine ? engine->max_num_seqs : auto_batch_limit;
     choice.engine_known = engine.has_value();
     const int requested = batch_override > 0 ? batch_override : spec.batch;
+    if (spec.concurrency > 0 && model.transformer) {
+        // A closed loop runs every client the engine admits: its scheduler's limit and what the
+        // KV cache holds, not a batch chosen for a TPOT target.
+        const int batch = requested > 0 ? requested : std::min(choice.memory_cap, choice.engine_limit);
+        if (requested > 0 && requested > choice.memory_cap) {
+            choose_batch(setting, serving, choice, requested, result);
+        } else if (requested <= 0) {
+            setting.notes.push_back(fmt::format("closed loop: up to {} sequences per replica ({} {}, engine limit {})",
+                                                batch, choice.engine_known ? "the KV cache holds" : "memory holds",
+                                                result.max_batch_memory, choice.engine_limit));
+        }
+        result.batch = batch;
+        fill_step_figures(model, serving, batch, result, times);
+        apply_closed_loop(setting, serving, batch, capacity, result);
+        return result;
+    }
     const int batch = choose_batch(setting, serving, choice, requested, result);
     result.batch = batch;
 

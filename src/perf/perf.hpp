@@ -229,6 +229,11 @@ struct InferencePerf {
     bool memory_limits_load = false;                 // a larger batch than memory holds would raise that load ≥ 10 %
     double offered_requests_per_s = 0;
     double mean_concurrency = 0;  // sequences in flight per replica at the offered load
+    // Closed-loop clients over the deployment (inference.concurrency), 0 for an open-loop load.
+    // With clients, ttft_s and tpot_s are medians at that load (not one request alone),
+    // requests_per_s and output_tokens_per_s what the clients get, offered_requests_per_s the
+    // same rate, and max_requests_per_s_meeting_slo the rate at the most clients meeting the SLO.
+    int concurrency = 0;
     // The full-batch step that sets capacity, one replica:
     double decode_step_s = 0;  // at `batch` sequences and the mean context
     double decode_compute_s = 0, decode_memory_s = 0, decode_overhead_s = 0, decode_communication_s = 0;

@@ -261,7 +261,8 @@ void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, U
             UsageProfile priced_usage = usage;
             if (fill_units(gpu, cost.offer.idle_gpus / together, together, priced)) {
                 priced_usage = inference_usage(
-                    priced.count, candidate.layout.tensor_parallel * std::max(1, candidate.layout.pipeline_parallel));
+                    priced.count, candidate.layout.tensor_parallel * std::max(1, candidate.layout.pipeline_parallel),
+                    served_requests_per_s(candidate));
                 priced_usage.reference_rent_usd_per_gpu_hour = usage.reference_rent_usd_per_gpu_hour;
                 cost = estimate_cost(m_workload, gpu, quote, priced_usage, m_policy.unit_price_usd);
                 if (!cost.available) {
@@ -608,7 +609,8 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         candidate.batch = perf.inference->batch;
         candidate.perf = std::move(perf);
         ++m_feasible;
-        price(gpu, candidate, inference_usage(gpus_with_margin, per_replica), out, miss);
+        price(gpu, candidate, inference_usage(gpus_with_margin, per_replica, served_requests_per_s(candidate)), out,
+              miss);
     }
 }
 
@@ -790,14 +792,21 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(con
     return replicas;
 }
 
-UsageProfile CandidateEvaluator::inference_usage(int gpus, int gpus_per_replica) const {
+double CandidateEvaluator::served_requests_per_s(const Candidate& candidate) const {
+    if (m_workload.inference.concurrency > 0 && candidate.perf.inference) {
+        return candidate.perf.inference->offered_requests_per_s;
+    }
+    return m_workload.inference.requests_per_s;
+}
+
+UsageProfile CandidateEvaluator::inference_usage(int gpus, int gpus_per_replica, double requests_per_s) const {
     UsageProfile usage;
     usage.gpus = gpus;
     usage.service = true;
     usage.average_utilization = m_workload.deployment.utilization;
     usage.min_gpus = std::min(gpus, m_workload.deployment.min_replicas * gpus_per_replica);
-    const double served_requests = m_workload.inference.requests_per_s * m_workload.deployment.utilization *
-                                   m_workload.deployment.horizon_months * seconds_per_month;
+    const double served_requests =
+        requests_per_s * m_workload.deployment.utilization * m_workload.deployment.horizon_months * seconds_per_month;
     if (m_workload.model.is_transformer()) {
         // Encoders and prefill-only scoring are priced per 1M input tokens (nothing is generated).
         const int priced_tokens = m_workload.inference.output_tokens > 0 ? m_workload.inference.output_tokens

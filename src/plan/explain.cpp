@@ -96,7 +96,7 @@ std::string question(const Workload& workload) {
             parts.push_back(fmt::format("{} steps{}", inference.denoising_steps,
                                         inference.classifier_free_guidance ? " with guidance" : ""));
         }
-        parts.push_back(fmt::format("{:g} req/s", inference.requests_per_s));
+        parts.push_back(inference.load_text());
         const std::string percentile = fmt::format("P{:g}", inference.slo.percentile);
         if (inference.slo.ttft_seconds > 0) {
             parts.push_back(fmt::format("{} TTFT ≤ {}", percentile, format_duration(inference.slo.ttft_seconds)));
@@ -157,7 +157,7 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
         }
         const int serving = candidate.serving_replicas() - candidate.margin_replicas;
         parts.push_back(fmt::format(
-            "{} replica{} at {:g} req/s{}{}", serving, serving == 1 ? "" : "s", workload.inference.requests_per_s,
+            "{} replica{} at {}{}{}", serving, serving == 1 ? "" : "s", workload.inference.load_text(),
             candidate.margin_replicas > 0
                 ? fmt::format(" + {} for the speed band at {:g} % confidence (objective.confidence)",
                               candidate.margin_replicas, workload.confidence * 100)
@@ -247,8 +247,8 @@ Rejection slo_miss(const Workload& workload, const InferencePerf& perf, const La
             miss.why_not = fmt::format("{} {} for one request alone > {} SLO at {}", what, format_duration(alone),
                                        format_duration(limit), split);
         } else {
-            miss.why_not = fmt::format("{:g} req/s exceeds what {} replicas serve within the {} SLO",
-                                       workload.inference.requests_per_s, split, what);
+            miss.why_not = fmt::format("{} {} what {} replicas serve within the {} SLO", workload.inference.load_text(),
+                                       workload.inference.concurrency > 0 ? "exceed" : "exceeds", split, what);
         }
         return miss;
     };

@@ -117,7 +117,11 @@ private:
     double reference_rent(const GpuSpec& gpu);
     void note_memory_miss(const MemoryQuery& query, double total_bytes);
     UsageProfile training_usage(const TrainingPerf& perf, int gpus) const;
-    UsageProfile inference_usage(int gpus, int gpus_per_replica) const;
+    // `requests_per_s`: the load served (served_requests_per_s).
+    UsageProfile inference_usage(int gpus, int gpus_per_replica, double requests_per_s) const;
+    // The requests/s a serving candidate serves: the workload's rate, or what its closed-loop
+    // clients drive on it (inference.concurrency: perf's rate at those clients).
+    double served_requests_per_s(const Candidate& candidate) const;
     // "A whole unit bought is used": a serving candidate priced in units with room for
     // `extra_replicas` more replicas of `replica_gpus` GPUs gets them as serving replicas (perf
     // re-estimated over the larger fleet), unless the line's count is fixed or max_gpus caps it.

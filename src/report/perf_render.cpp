@@ -106,6 +106,11 @@ Json inference_json(const Workload& workload, const PerfEstimate& estimate, std:
     object["batch"] = inference.batch;
     object["percentile"] = json_number("inference.percentile", inference.percentile, notes);
     object["replicas"] = inference.replicas;
+    if (inference.concurrency > 0) {
+        object["concurrency"] = inference.concurrency;
+    } else {
+        object["concurrency"] = nullptr;
+    }
     object["max_batch_memory"] = inference.max_batch_memory;
     object["offered_requests_per_s"] =
         json_number("inference.offered_requests_per_s", inference.offered_requests_per_s, notes);
@@ -164,7 +169,8 @@ void load_lines(const PerfResult& result, std::ostream& out) {
     const InferenceSpec& spec = result.workload.inference;
     const bool generates = result.workload.task() == InferenceTask::generation;
     const std::string percentile = fmt::format("P{:g}", inference.percentile);
-    const std::string load = "at " + format_rate(spec.requests_per_s, "req/s");
+    const std::string load = inference.concurrency > 0 ? fmt::format("at {} clients", inference.concurrency)
+                                                       : "at " + format_rate(spec.requests_per_s, "req/s");
     if (inference.p99_e2e_s) {
         out << fmt::format("  {:<11} {}{}end-to-end {} ({})\n", percentile,
                            generates ? "TTFT " + optional_duration(inference.p99_ttft_s) + ", " : "",
@@ -222,6 +228,17 @@ void inference_lines(const PerfResult& result, std::ostream& out) {
         out << fmt::format("  throughput  {}, {} input (full batches)\n",
                            format_rate(inference.requests_per_s, "req/s"),
                            format_rate(inference.prefill_tokens_per_s, "tok/s"));
+    } else if (transformer && inference.concurrency > 0) {
+        out << fmt::format(
+            "  latency     TTFT {}, TPOT {} (medians at {} closed-loop clients, {:.3g} decoding per "
+            "replica)\n",
+            format_duration(inference.ttft_s), format_duration(inference.tpot_s), inference.concurrency,
+            inference.mean_concurrency);
+        out << fmt::format(
+            "  throughput  {} out, {}, {} out per GPU (at {} clients)\n",
+            format_rate(inference.output_tokens_per_s, "tok/s"), format_rate(inference.requests_per_s, "req/s"),
+            format_rate(inference.output_tokens_per_s / std::max(1, result.estimate.layout.gpu_count()), "tok/s"),
+            inference.concurrency);
     } else if (transformer) {
         out << fmt::format("  latency     TTFT {}, TPOT {} (one request alone)\n", format_duration(inference.ttft_s),
                            format_duration(inference.tpot_s));

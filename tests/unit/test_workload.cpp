@@ -402,3 +402,41 @@ TEST_CASE("workload::load reads objective as a name or as {minimize, confidence}
               "w.yaml:5:41: objective.confidence: '2' is above 1 as a fraction; write 2% or 0.02",
               "w.yaml:5:44: objective.margin: unknown field 'margin'; known fields: minimize, confidence"});
 }
+
+TEST_CASE("workload::load reads closed-loop concurrency and speculative decoding", "[workload][serving-load]") {
+    const std::string head = R"(format: 1
+name: bench
+kind: inference
+model: {preset: llama-2-13b}
+)";
+    const Workload workload = load(head + R"(inference: {input_tokens: 1024, output_tokens: 1024, concurrency: 64}
+runtime: {engine: sglang, speculative: {method: mtp}}
+)");
+    CHECK(workload.inference.concurrency == 64);
+    CHECK(workload.inference.requests_per_s == 0);
+    const gpusel::SpeculativeSpec& speculative = workload.runtime.speculative;
+    CHECK(speculative.method == gpusel::SpeculativeMethod::mtp);
+    CHECK(speculative.draft_tokens == 3);
+    CHECK(speculative.acceptance == Approx(0.85));
+    CHECK(assumed(workload, "runtime.speculative.draft_tokens", "3"));
+    CHECK(assumed(workload, "runtime.speculative.acceptance", "0.85"));
+    // 1 + 0.85 + 0.85² + 0.85³ = 1 + 0.85 + 0.7225 + 0.614125.
+    CHECK(speculative.tokens_per_step() == Approx(3.186625));
+    gpusel::SpeculativeSpec half{gpusel::SpeculativeMethod::eagle, 2, 0.5};
+    CHECK(half.tokens_per_step() == Approx(1.75));
+    CHECK(gpusel::SpeculativeSpec{}.tokens_per_step() == 1);
+
+    const auto both = errors(head + "inference: {requests_per_s: 2, concurrency: 8}\n");
+    REQUIRE(both.size() == 1);
+    CHECK(both[0].find("inference.concurrency: give requests_per_s") != std::string::npos);
+    const auto eagle =
+        errors(head + "inference: {concurrency: 8}\nruntime: {engine: vllm, speculative: {method: eagle}}\n");
+    REQUIRE(eagle.size() == 1);
+    CHECK(eagle[0].find("runtime.speculative.acceptance is required for eagle") != std::string::npos);
+    const auto wrong = errors(head + "runtime: {engine: vllm, speculative: {method: medusa}}\n");
+    REQUIRE(wrong.size() == 1);
+    CHECK(wrong[0].find("runtime.speculative.method") != std::string::npos);
+    const auto unknown = errors(head + "runtime: {engine: vllm, speculative: {method: mtp, draft: 2}}\n");
+    REQUIRE(unknown.size() == 1);
+    CHECK(unknown[0].find("did you mean 'draft_tokens'") != std::string::npos);
+}
