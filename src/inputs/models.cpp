@@ -301,8 +301,6 @@ ModelLibrary builtin_models() {
     return library;
 }
 
-namespace {
-
 // One layer's attention parameters. MLA (DeepSeek-V2 §2.1; modeling_deepseek.py): q_a h×q_lora,
 // q_b q_lora×heads·(nope+rope) (or one h×heads·(nope+rope) without q_lora), kv_a h×(kv_lora+rope),
 // kv_b kv_lora×heads·(nope+v), o heads·v×h. Otherwise Q and O are heads×head_dim wide, K and V
@@ -323,8 +321,6 @@ double attention_params(const ModelSpec& model) {
     const double head_dim = model.attention_head_dim();
     return hidden * head_dim * (2.0 * heads + 2.0 * kv_heads);
 }
-
-}  // namespace
 
 ParamCounts transformer_params(const ModelSpec& model) {
     if (!model.is_transformer() || model.ffn == 0) {

@@ -128,6 +128,9 @@ struct ParamCounts {
     double active = 0;
 };
 ParamCounts transformer_params(const ModelSpec& model);
+// One layer's attention projections (parameters): Q, K, V and O for GQA/MQA; MLA's down- and
+// up-projections of the query and the latent, and O. Zero without transformer fields.
+double attention_params(const ModelSpec& model);
 double transformer_param_count(const ModelSpec& model);
 
 // KV-cache bytes of one sequence holding `tokens` tokens at `element_bytes` per element: K and V

@@ -139,6 +139,13 @@ struct InferenceSpec {
     int output_tokens = 256;
     int batch = 0;            // 0 = auto
     int tensor_parallel = 0;  // GPUs one replica is split over; 0 = auto (the fewest that hold it)
+    // MoE: GPUs one replica spreads its experts over (each expert whole on one GPU, tokens sent to
+    // it by all-to-all); 0 = auto (the tensor-parallel degree on engines with expert parallelism),
+    // 1 = none (experts split by tensor parallelism).
+    int expert_parallel = 0;
+    // Data-parallel attention (SGLang --enable-dp-attention): each tensor-parallel rank runs
+    // attention for its own requests and keeps their KV cache alone, instead of all ranks sharing it.
+    bool dp_attention = false;
     double requests_per_s = 1;
     // Closed-loop clients over the whole deployment, each sending its next request as soon as the
     // last one finishes (`vllm bench serve --max-concurrency N --request-rate inf`, SGLang

@@ -242,6 +242,21 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
     } else {
         reader.integer("tensor_parallel", inference.tensor_parallel, 1, 1024);
     }
+    if (const YamlNode* ep = reader.node("expert_parallel"); ep != nullptr && ep->scalar == "auto") {
+        inference.expert_parallel = 0;
+    } else {
+        reader.integer("expert_parallel", inference.expert_parallel, 1, 1024);
+    }
+    // Experts are spread over one replica's tensor-parallel GPUs (docs/perf-model.md).
+    if (inference.expert_parallel > 1 && !model.is_moe()) {
+        reader.error("expert_parallel", fmt::format("{} has no routed experts to spread", model.name));
+    } else if (inference.expert_parallel > 1 && inference.tensor_parallel > 0 &&
+               inference.expert_parallel > inference.tensor_parallel) {
+        reader.error("expert_parallel",
+                     fmt::format("{} exceeds tensor_parallel {}: the experts are spread over one replica's GPUs",
+                                 inference.expert_parallel, inference.tensor_parallel));
+    }
+    reader.boolean("dp_attention", inference.dp_attention);
     reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
     reader.integer("concurrency", inference.concurrency, 1, 1 << 24);
     if (reader.has("concurrency")) {

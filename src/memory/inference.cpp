@@ -16,14 +16,17 @@ namespace gpusel::memory_detail {
 namespace {
 
 // KV heads split over tensor-parallel ranks, replicated when there are fewer heads than ranks.
-// MLA's latent is shared by all heads, so every rank holds all of it (vLLM, SGLang).
+// MLA's latent is shared by all heads, so every rank holds all of it (vLLM, SGLang). Under DP
+// attention each rank holds its own sequences' whole cache: 1/t of the batch's.
 double inference_kv_cache_bytes(const Workload& workload, const Layout& layout, int batch, int context_tokens,
                                 NoteList& notes) {
     const ModelSpec& model = workload.model;
     const double t = std::max(layout.tensor_parallel, 1);
     const double p = std::max(layout.pipeline_parallel, 1);
     const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
-    const double kv_share = model.is_mla() ? 1.0 : std::ceil(kv_heads / t) / kv_heads;
+    const double kv_share = workload.inference.dp_attention ? 1 / t
+                            : model.is_mla()                ? 1.0
+                                                            : std::ceil(kv_heads / t) / kv_heads;
     const double kv_cache =
         kv_cache_bytes(model, element_bytes(workload.kv_cache), context_tokens, batch) * kv_share / p;
     if (!notes.active()) {

@@ -82,16 +82,27 @@ double activation_peak(const Workload& workload, Precision precision, const Layo
     return forward + sampler;
 }
 
-// This GPU's share of one token's K and V: its pipeline stage's layers and its KV heads
-// (replicated when there are fewer heads than tensor-parallel ranks).
+// This GPU's share of one token's KV cache: its pipeline stage's layers and its KV heads
+// (replicated when there are fewer heads than tensor-parallel ranks). MLA caches one latent and
+// RoPE key per token and layer for all heads, and every tensor-parallel rank keeps all of it:
+// vLLM's MLA backends and SGLang's MLA token pool allocate the whole kv_lora_rank + rope width
+// per rank (SGLang's DP-attention guide: "The Problem with Tensor Parallelism for MLA Models",
+// the KV cache duplicated on every rank; arXiv:2508.15881 §1). Under DP attention each rank
+// holds only its own sequences, whole: per GPU, on average, 1/t of a token.
 double kv_bytes_per_token_per_gpu(const Workload& workload, const Layout& layout) {
     const ModelSpec& model = workload.model;
     const memory_detail::TransformerWidths w = memory_detail::transformer_widths(model);
+    const double t = std::max(layout.tensor_parallel, 1);
+    const double layers_here = std::ceil(static_cast<double>(model.layers) / std::max(layout.pipeline_parallel, 1));
+    const double dp_share = workload.inference.dp_attention ? 1 / t : 1.0;
+    if (model.is_mla()) {
+        return layers_here * (model.kv_lora_rank + model.qk_rope_head_dim) * element_bytes(workload.kv_cache) *
+               dp_share;
+    }
     const double kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
     const double head_dim = w.kv_width / kv_heads;
-    const double heads_here = std::ceil(kv_heads / std::max(layout.tensor_parallel, 1));
-    const double layers_here = std::ceil(static_cast<double>(model.layers) / std::max(layout.pipeline_parallel, 1));
-    return 2.0 * layers_here * heads_here * head_dim * element_bytes(workload.kv_cache);
+    const double heads_here = workload.inference.dp_attention ? kv_heads : std::ceil(kv_heads / t);
+    return 2.0 * layers_here * heads_here * head_dim * element_bytes(workload.kv_cache) * dp_share;
 }
 
 }  // namespace
@@ -129,6 +140,13 @@ std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuS
     const ParameterSplit split = split_parameters(workload.model);
     const memory_detail::ShardParams shard = memory_detail::shard_parameters(workload.model, split, layout);
     s.weights_bytes = memory_detail::stored_weight_bytes(shard, workload.weights);
+    if (workload.inference.dp_attention && layout.tensor_parallel > 1) {
+        // DP attention keeps the attention projections whole on every rank.
+        const double layers_here =
+            std::ceil(static_cast<double>(workload.model.layers) / std::max(layout.pipeline_parallel, 1));
+        s.weights_bytes += layers_here * attention_params(workload.model) * bits_per_weight(workload.weights) / 8 *
+                           (1 - 1.0 / layout.tensor_parallel);
+    }
     s.activation_peak_bytes = activation_peak(workload, precision.value_or(workload.precision), layout,
                                               s.max_num_batched_tokens, s.max_num_seqs);
     s.non_torch_bytes = layout.tensor_parallel > 1 ? non_torch_tensor_parallel_bytes : non_torch_single_bytes;

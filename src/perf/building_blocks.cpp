@@ -94,6 +94,15 @@ double all_gather_s(double bytes, int ranks, const CollectiveLink& link) {
            (n - 1) * link.step_latency_s;
 }
 
+double all_to_all_s(double bytes_sent, int ranks, const CollectiveLink& link) {
+    if (ranks <= 1) {
+        return 0;
+    }
+    // Every rank sends to every other at once over its own link (NVSwitch, rail-optimised
+    // networks): one step, its bytes at the bus bandwidth.
+    return bytes_sent / link.bus_bytes_per_s + collective_floor_s(ranks, link.floor_s) + link.step_latency_s;
+}
+
 CollectiveLink collective_link(const LinkTier& link, const GpuSpec& gpu, const EfficiencyFactors& factors) {
     if (link.nvlink) {
         return CollectiveLink{gpu.interconnect.bidirectional_bytes_per_s / 2 * factors.collective_bus,

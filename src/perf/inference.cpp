@@ -39,7 +39,25 @@ struct ReplicaModel {
     double dense_weight_bytes = 0;         // read every step (MoE: the shared part)
     double expert_weight_bytes = 0;        // MoE: all experts together
     double expert_fraction_per_token = 0;  // top_k / experts
-    double kv_bytes_per_token = 0;
+    // MoE, per MoE layer: routed experts, the experts each token visits, one expert's bytes and
+    // FFN width, and the share of the layers that are MoE layers (DeepSeek's first dense layers
+    // are not); the dense FFNs and shared experts are the per-layer `ffn_width` below.
+    double experts = 0;
+    double top_k = 0;
+    double expert_layer_bytes = 0;
+    double expert_ffn_width = 0;
+    double moe_layer_share = 0;
+    // GPUs the experts are spread over, whole (1: split by tensor parallelism); dispatch and
+    // combine then run as all-to-alls among them instead of the all-reduce.
+    int expert_parallel = 1;
+    // Data-parallel attention: each tensor-parallel rank runs attention, with whole attention
+    // weights, for its own share of the sequences and holds their KV cache alone.
+    bool dp_attention = false;
+    double kv_bytes_per_token = 0;  // whole model
+    // Of one token's KV cache (whole model), what one GPU of the tensor-parallel group holds and
+    // reads: its KV heads, all of them when there are fewer heads than ranks, MLA's whole latent
+    // (every rank keeps it: vLLM, SGLang), or under DP attention its own sequences' whole cache.
+    double kv_share = 1;
     double activation_bytes = 2;       // element size of activations exchanged between GPUs
     double peak_flops_per_s = 0;       // per GPU, the GEMM precision's dense peak
     double peak_fraction = 0;          // of that peak for large GEMMs
@@ -62,11 +80,19 @@ struct ReplicaModel {
     LinkTier pipeline_link;
     // Per-operator model (docs/perf-model.md, "Inference"): one layer's GEMM widths, whole model
     // (tensor parallel divides them), and the rates its kernels reach on this GPU.
-    double qkv_width = 0;  // (heads + 2 kv_heads) × head_dim
-    double kv_width = 0;   // kv_heads × head_dim
+    double qkv_width = 0;     // the input projections' output width: (heads + 2 kv_heads) × head_dim; MLA: its
+                              // query and latent projections' parameters / hidden
+    double output_inner = 0;  // the output projection's input width: heads × head_dim (MLA: heads × v_head_dim)
+    double kv_width = 0;      // kv_heads × head_dim
+    // Attention FLOPs per query token, context token and layer, whole model: 4 × heads × head_dim
+    // (QKᵀ and AV); MLA decode attends in the latent (weights absorbed: 2 × heads × (2 × kv_lora +
+    // rope)), MLA prefill in the heads (2 × heads × (nope + rope + v)).
+    double decode_attention_flops = 0;
+    double prefill_attention_flops = 0;
     double ffn_width = 0;  // FFN width a token passes through (MoE: its top_k experts)
     bool ffn_gated = false;
     double vocab = 0;
+    double bytes_per_param = 0;         // stored weight format
     double attention_weight_bytes = 0;  // per layer: QKV and output projections
     double logits_weight_bytes = 0;     // the output layer
     GemmRates gemm;
@@ -84,6 +110,7 @@ struct ReplicaModel {
     // module, EAGLE), and yields tokens_per_step tokens per sequence on average.
     int draft_tokens = 0;
     double tokens_per_step = 1;
+    double collective_bus = 1;  // its bus bandwidth over the NVLink's one-way bandwidth
 };
 
 struct StepTime {
@@ -92,7 +119,9 @@ struct StepTime {
     double extra_memory_s = 0;  // a separate bandwidth-bound kernel (dequantization)
     double overhead_s = 0;
     double communication_s = 0;
-    double bytes_per_gpu = 0;
+    double bytes_per_gpu = 0;       // DRAM bytes the kernels timed above move, one GPU
+    double flops_per_gpu = 0;       // FLOPs of those kernels, one GPU
+    double link_bytes_per_gpu = 0;  // bytes one GPU sends over its links in communication_s
     // Per-operator steps: compute_s and memory_s are sums of kernels, each charged to the bound
     // it ran at, so they add; single-kernel steps (CNNs, diffusion) combine them as a roofline.
     bool summed = false;
@@ -140,15 +169,33 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
     const ModelSpec& model = setting.workload.model;
     const EfficiencyFactors& factors = setting.factors;
     const double kv_heads = model.attention_kv_heads();
-    replica.kv_width = kv_heads * model.attention_head_dim();
-    replica.qkv_width = replica.attention_width + 2 * replica.kv_width;
+    const double head_dim = model.attention_head_dim();
+    replica.kv_width = kv_heads * head_dim;
     replica.vocab = model.vocab;
     replica.ffn_gated = model.ffn_gated;
     const double layers = std::max(1, model.layers);
-    const double attention_params = replica.hidden * (replica.qkv_width + replica.attention_width);
+    const double heads = model.heads;
+    if (model.is_mla()) {
+        const double nope = model.qk_nope_head_dim > 0 ? model.qk_nope_head_dim : head_dim;
+        const double v = model.v_head_dim > 0 ? model.v_head_dim : nope;
+        replica.output_inner = heads * v;
+        replica.decode_attention_flops = 2 * heads * (2.0 * model.kv_lora_rank + model.qk_rope_head_dim);
+        replica.prefill_attention_flops = 2 * heads * (nope + model.qk_rope_head_dim + v);
+    } else {
+        replica.output_inner = replica.attention_width;
+        replica.decode_attention_flops = 4 * replica.attention_width;
+        replica.prefill_attention_flops = replica.decode_attention_flops;
+    }
+    const double attention_params = gpusel::attention_params(model);
+    replica.qkv_width =
+        replica.hidden > 0 ? std::max(0.0, attention_params / replica.hidden - replica.output_inner) : 0;
     const double logits_params = replica.vocab * replica.hidden;
-    const double ffn_params = std::max(0.0, matmul - layers * attention_params - logits_params) / layers;
+    // The FFN every token passes through: dense models' whole FFN; MoE, the dense layers' and
+    // shared experts' (what stays of the parameters read every step), the routed experts apart.
+    const double always = replica.expert_layer_bytes > 0 ? replica.dense_weight_bytes / bytes_per_param : matmul;
+    const double ffn_params = std::max(0.0, always - layers * attention_params - logits_params) / layers;
     replica.ffn_width = replica.hidden > 0 ? ffn_params / (replica.hidden * (replica.ffn_gated ? 3 : 2)) : 0;
+    replica.bytes_per_param = bytes_per_param;
     replica.attention_weight_bytes = attention_params * bytes_per_param;
     replica.logits_weight_bytes = logits_params * bytes_per_param;
     replica.gemm.peak_flops_per_s = replica.peak_flops_per_s;
@@ -174,6 +221,7 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
     // all_reduce.csv), the same collectives training uses; engines with their own all-reduce
     // kernels (TensorRT-LLM, vLLM) lower the floor by rule. Over PCIe and networks, the ring.
     replica.tensor_collective = collective_link(replica.tensor_link, setting.gpu, factors);
+    replica.collective_bus = factors.collective_bus;
 }
 
 ReplicaModel build_model(const Setting& setting) {
@@ -219,6 +267,22 @@ ReplicaModel build_model(const Setting& setting) {
         replica.dense_weight_bytes = dense * bytes_per_param;
         replica.expert_weight_bytes = model.experts * expert_params * bytes_per_param;
         replica.expert_fraction_per_token = static_cast<double>(model.top_k) / model.experts;
+        // "Total minus active" counts one expert over all MoE layers; the first dense layers
+        // (first_k_dense_replace) have none.
+        const double moe_layers = std::max(1, model.layers - std::clamp(model.dense_layers, 0, model.layers - 1));
+        replica.experts = model.experts;
+        replica.top_k = model.top_k;
+        replica.expert_layer_bytes = expert_params / moe_layers * bytes_per_param;
+        replica.expert_ffn_width =
+            model.hidden > 0 ? expert_params / moe_layers / (model.hidden * (model.ffn_gated ? 3.0 : 2.0)) : 0;
+        replica.moe_layer_share = moe_layers / std::max(1, model.layers);
+        const InferenceSpec& spec = workload.inference;
+        // auto: the experts whole on the tensor-parallel ranks under DP attention (SGLang's
+        // DeepEP layout for DeepSeek), else split by tensor parallelism (the engines' default:
+        // vLLM enable_expert_parallel False, SGLang ep_size 1).
+        const int ep =
+            spec.expert_parallel > 0 ? spec.expert_parallel : (spec.dp_attention ? setting.layout.tensor_parallel : 1);
+        replica.expert_parallel = std::clamp(ep, 1, std::min(replica.tensor_parallel, model.experts));
     } else {
         replica.dense_weight_bytes = matmul * bytes_per_param;
     }
@@ -227,6 +291,11 @@ ReplicaModel build_model(const Setting& setting) {
         replica.draft_tokens = workload.runtime.speculative.draft_tokens;
         replica.tokens_per_step = workload.runtime.speculative.tokens_per_step();
     }
+    replica.dp_attention = workload.inference.dp_attention && replica.tensor_parallel > 1;
+    const double kv_heads = model.attention_kv_heads();
+    replica.kv_share = model.is_mla() || replica.dp_attention || kv_heads <= 0
+                           ? 1.0
+                           : std::ceil(kv_heads / replica.tensor_parallel) / kv_heads;
     replica.dequantize_pass = setting.stack == ServingStack::llama_cpp && is_quantized(workload.weights);
     replica.fp16_weight_bytes = matmul * 2;
     const Layout& layout = setting.layout;
@@ -237,28 +306,59 @@ ReplicaModel build_model(const Setting& setting) {
     return replica;
 }
 
-// Weight bytes one decode step reads for `batch` sequences: MoE batches touch more experts,
-// 1 − (1 − k/E)^batch of them in expectation.
-double decode_weight_bytes(const ReplicaModel& model, double batch) {
-    if (model.expert_weight_bytes <= 0) {
-        return model.dense_weight_bytes;
-    }
-    const double touched = 1 - std::pow(1 - model.expert_fraction_per_token, std::max(1.0, batch));
-    return model.dense_weight_bytes + model.expert_weight_bytes * touched;
+// The expected maximum over `ranks` GPUs of a load whose mean is `mean` and standard deviation
+// `deviation` on each: mean + deviation · sqrt(2 ln ranks), the bound on the expected maximum of
+// `ranks` normal variables (uniform routing's binomial counts are near normal). The straggler
+// sets an expert-parallel layer's time.
+double straggler_load(double mean, double deviation, int ranks) {
+    return ranks > 1 ? mean + deviation * std::sqrt(2 * std::log(static_cast<double>(ranks))) : mean;
 }
 
-double communication_s(const ReplicaModel& model, double rows) {
-    double seconds = 0;
+// Distinct routed experts of one MoE layer that `tokens` tokens touch, top_k each, routed
+// uniformly: E · (1 − (1 − k/E)^tokens) in expectation.
+double touched_experts(const ReplicaModel& model, double tokens) {
+    return model.experts * (1 - std::pow(1 - model.top_k / model.experts, std::max(1.0, tokens)));
+}
+
+// The tensor-parallel all-reduces and expert-parallel all-to-alls of a step of `rows` tokens and
+// their bytes, and the pipeline's stage hand-offs. Per layer: one all-reduce after attention
+// (none under DP attention: each rank attends to its own sequences) and one after the FFN
+// (Megatron); a MoE layer with expert parallelism instead dispatches each rank's share of the
+// tokens to the ranks holding its top_k experts and combines the results back (DeepEP's
+// dispatch/combine), one copy per distinct rank: ep · (1 − (1 − 1/ep)^k) ranks, (ep − 1)/ep of
+// them remote.
+void add_communication(const ReplicaModel& model, double rows, StepTime& step) {
     const double activation_bytes = rows * model.hidden * model.activation_bytes;
+    const double t = model.tensor_parallel;
+    const double layers = model.layers;
     if (model.tensor_parallel > 1) {
-        // Megatron tensor parallelism: two all-reduces of the activations per layer.
-        seconds += 2.0 * model.layers * all_reduce_s(activation_bytes, model.tensor_parallel, model.tensor_collective);
+        const double all_reduce = all_reduce_s(activation_bytes, model.tensor_parallel, model.tensor_collective);
+        // What leaves one GPU: a ring's 2(t − 1)/t of the data; NVLink SHARP reduces in the switch,
+        // so a bus bandwidth above the link's (collective_bus > 1) means fewer bytes on the link.
+        const double in_switch = model.tensor_link.nvlink ? std::max(1.0, model.collective_bus) : 1.0;
+        const double all_reduce_bytes = 2 * (t - 1) / t * activation_bytes / in_switch;
+        const double all_reduces = (model.dp_attention ? 0.0 : layers) +
+                                   layers * (model.expert_parallel > 1 ? 1 - model.moe_layer_share : 1.0);
+        step.communication_s += all_reduces * all_reduce;
+        step.link_bytes_per_gpu += all_reduces * all_reduce_bytes;
+    }
+    if (model.expert_parallel > 1) {
+        const double ep = model.expert_parallel;
+        const double ranks_per_token = ep * (1 - std::pow(1 - 1 / ep, model.top_k));
+        const double sent =
+            std::ceil(rows / ep) * ranks_per_token * (ep - 1) / ep * model.hidden * model.activation_bytes;
+        const double moe_layers = layers * model.moe_layer_share;
+        // An all-to-all gains nothing from in-switch reduction: at most the link's own rate.
+        CollectiveLink link = model.tensor_collective;
+        link.bus_bytes_per_s = std::min(link.bus_bytes_per_s, model.tensor_link.bytes_per_s);
+        step.communication_s += moe_layers * 2 * all_to_all_s(sent, model.expert_parallel, link);
+        step.link_bytes_per_gpu += moe_layers * 2 * sent;
     }
     if (model.pipeline_parallel > 1) {
-        seconds += (model.pipeline_parallel - 1) *
-                   (activation_bytes / model.pipeline_link.bytes_per_s + model.pipeline_link.latency_s);
+        step.communication_s += (model.pipeline_parallel - 1) *
+                                (activation_bytes / model.pipeline_link.bytes_per_s + model.pipeline_link.latency_s);
+        step.link_bytes_per_gpu += activation_bytes;
     }
-    return seconds;
 }
 
 StepTime non_transformer_forward(const ReplicaModel& model, double batch) {
@@ -305,39 +405,84 @@ double forward_batch_s(const ReplicaModel& model, double batch) {
     return non_transformer_forward(model, batch).total_s();
 }
 
-// Charges one kernel of `compute_s` and `memory_s` (its floor included) to the bound it runs at.
-void add_kernel(StepTime& step, double compute_s, double memory_s, double kernel_s) {
-    (compute_s >= memory_s ? step.compute_s : step.memory_s) += kernel_s;
+// Charges one kernel of `compute_s` and `memory_s` (its floor included) to the bound it runs at,
+// `repeats` times, with the DRAM bytes and FLOPs it moves and computes.
+void add_kernel(StepTime& step, double compute_s, double memory_s, double kernel_s, double bytes, double flops,
+                double repeats = 1) {
+    (compute_s >= memory_s ? step.compute_s : step.memory_s) += repeats * kernel_s;
+    step.bytes_per_gpu += repeats * bytes;
+    step.flops_per_gpu += repeats * flops;
 }
 
-// One layer's GEMMs (QKV, attention output, FFN up/gate, down) for `rows` tokens on one GPU of
-// the tensor-parallel group, the weights read being `ffn_weight_bytes` for the FFN (MoE: the
-// experts touched) and the attention projections'. Column-parallel GEMMs split N, row-parallel K.
-void add_layer_gemms(const ReplicaModel& model, double rows, double ffn_weight_bytes, double weight_scale,
-                     StepTime& step) {
+// One GEMM (rows × inner) · (inner × columns) on this GPU streaming `bytes` of weight.
+void add_gemm(const ReplicaModel& model, double rows, double columns, double inner, double bytes, StepTime& step,
+              double repeats = 1) {
+    if (rows <= 0 || columns <= 0 || inner <= 0) {
+        return;
+    }
+    const GemmTime time = gemm_timing(rows, columns, inner, bytes, model.gemm);
+    add_kernel(step, time.compute_s, bytes / model.gemm.bandwidth_bytes_per_s, time.time_s, bytes,
+               2 * rows * columns * inner, repeats);
+}
+
+// The rows one GPU's attention runs: all of them, or under DP attention its share of the
+// sequences (the most loaded rank's, whole sequences).
+double attention_rows(const ReplicaModel& model, double sequences, double tokens_per_sequence) {
+    return model.dp_attention ? std::ceil(sequences / model.tensor_parallel) * tokens_per_sequence
+                              : sequences * tokens_per_sequence;
+}
+
+// One layer's GEMMs (QKV, attention output, FFN up/gate, down) for `rows` tokens (of which
+// `attention` go through this GPU's attention) on one GPU of the tensor-parallel group. The FFN
+// is the one every token passes (MoE: dense layers and shared experts; the routed experts are
+// add_routed_experts). Column-parallel GEMMs split N, row-parallel K; under DP attention the
+// attention projections are whole on every rank.
+void add_layer_gemms(const ReplicaModel& model, double rows, double attention, double weight_scale, StepTime& step) {
     const double t = model.tensor_parallel;
-    const double q = model.attention_width;
+    const double at = model.dp_attention ? 1.0 : t;
     const double h = model.hidden;
     const double f = model.ffn_width;
-    const double attention_bytes = model.attention_weight_bytes * weight_scale / t;
-    const double qkv_share = model.qkv_width / (model.qkv_width + q);
+    const double attention_bytes = model.attention_weight_bytes * weight_scale / at;
+    const double qkv_share = model.qkv_width / (model.qkv_width + model.output_inner);
+    const double ffn_bytes = f * h * (model.ffn_gated ? 3 : 2) * model.bytes_per_param * weight_scale / t;
     const double up_share = model.ffn_gated ? 2.0 / 3 : 0.5;
-    struct Gemm {
-        double columns, inner, bytes;
-    };
-    const Gemm gemms[] = {
-        {model.qkv_width / t, h, attention_bytes * qkv_share},
-        {h, q / t, attention_bytes * (1 - qkv_share)},
-        {(model.ffn_gated ? 2 : 1) * f / t, h, ffn_weight_bytes / t * up_share},
-        {h, f / t, ffn_weight_bytes / t * (1 - up_share)},
-    };
-    for (const Gemm& gemm : gemms) {
-        if (gemm.columns <= 0 || gemm.inner <= 0) {
-            continue;
-        }
-        const GemmTime time = gemm_timing(rows, gemm.columns, gemm.inner, gemm.bytes, model.gemm);
-        add_kernel(step, time.compute_s, gemm.bytes / model.gemm.bandwidth_bytes_per_s, time.time_s);
+    add_gemm(model, attention, model.qkv_width / at, h, attention_bytes * qkv_share, step);
+    add_gemm(model, attention, h, model.output_inner / at, attention_bytes * (1 - qkv_share), step);
+    add_gemm(model, rows, (model.ffn_gated ? 2 : 1) * f / t, h, ffn_bytes * up_share, step);
+    add_gemm(model, rows, h, f / t, ffn_bytes * (1 - up_share), step);
+}
+
+// The routed experts of a MoE layer for `rows` tokens, averaged over the layers (moe_layer_share
+// of them are MoE layers), as one grouped GEMM per projection on this GPU: the experts the tokens
+// touch (touched_experts) and the token-expert pairs. Split by tensor parallelism every rank
+// reads 1/t of each touched expert and computes 1/t of each pair; with expert parallelism each
+// rank holds E/ep whole experts and the step waits for the most loaded rank (straggler_load over
+// binomial counts of touched experts and of pairs).
+void add_routed_experts(const ReplicaModel& model, double rows, double weight_scale, StepTime& step) {
+    if (model.expert_layer_bytes <= 0 || rows <= 0) {
+        return;
     }
+    const double touched = touched_experts(model, rows);
+    const double pairs = rows * model.top_k;
+    double experts_here = touched;
+    double pairs_here = pairs;
+    double split = model.tensor_parallel;
+    if (model.expert_parallel > 1) {
+        const double ep = model.expert_parallel;
+        const double held = model.experts / ep;
+        const double p = touched / model.experts;
+        experts_here = std::min(held, straggler_load(held * p, std::sqrt(held * p * (1 - p)), model.expert_parallel));
+        pairs_here =
+            std::min(pairs, straggler_load(pairs / ep, std::sqrt(pairs / ep * (1 - 1 / ep)), model.expert_parallel));
+        split = 1;
+    }
+    const double f = model.expert_ffn_width;
+    const double h = model.hidden;
+    const double bytes = experts_here * model.expert_layer_bytes * weight_scale / split;
+    const double up_share = model.ffn_gated ? 2.0 / 3 : 0.5;
+    add_gemm(model, pairs_here, (model.ffn_gated ? 2 : 1) * f / split, h, bytes * up_share, step,
+             model.moe_layer_share);
+    add_gemm(model, pairs_here, h, f / split, bytes * (1 - up_share), step, model.moe_layer_share);
 }
 
 // One layer's memory-bound element-wise kernels (two norms, two residual adds, the activation,
@@ -363,25 +508,22 @@ void add_logits(const ReplicaModel& model, double sequences, double weight_scale
         return;
     }
     const double bytes = model.logits_weight_bytes * weight_scale / model.tensor_parallel;
-    const double columns = model.vocab / model.tensor_parallel;
-    const GemmTime time = gemm_timing(sequences, columns, model.hidden, bytes, model.gemm);
-    add_kernel(step, time.compute_s, bytes / model.gemm.bandwidth_bytes_per_s, time.time_s);
-    step.bytes_per_gpu += bytes;
+    add_gemm(model, sequences, model.vocab / model.tensor_parallel, model.hidden, bytes, step);
 }
 
-// FFN weight bytes of one layer a step of `rows` tokens reads (MoE: the experts they touch).
-double ffn_layer_bytes(const ReplicaModel& model, double rows, double weight_scale) {
-    const double layers = std::max(1, model.layers);
-    const double total = decode_weight_bytes(model, rows) * weight_scale;
-    const double logits = model.logits_weight_bytes * weight_scale;
-    return std::max(0.0, total - logits - layers * model.attention_weight_bytes * weight_scale) / layers;
+// Attention over the cache: `flops` and `bytes` on this GPU, at the attention kernels' rate and
+// the weight-stream bandwidth, plus a kernel floor.
+void add_attention(const ReplicaModel& model, double flops, double bytes, StepTime& step) {
+    const double compute = flops / (model.attention_peak_flops_per_s * model.attention_fraction);
+    const double memory = bytes / model.bandwidth_bytes_per_s;
+    add_kernel(step, compute, memory, std::max(compute, memory) + model.kernel_floor_s, bytes, flops);
 }
 
 // One decode step of `batch` sequences whose mean context is `context` tokens, each with
 // `tokens` query tokens (1; a speculative verify pass: the draft tokens + 1): per layer the
-// GEMMs on every token, paged decode attention (reads each sequence's KV cache once,
-// kv_read_factor times with old GQA kernels), the element-wise kernels and two all-reduces;
-// then the logits and the step floor.
+// GEMMs, the routed experts, paged decode attention (reads this GPU's share of each sequence's KV
+// cache once, kv_read_factor times with old GQA kernels), the element-wise kernels and the
+// collectives; then the logits and the step floor.
 StepTime decode_step(const ReplicaModel& model, double batch, double context, double tokens = 1) {
     if (!model.transformer) {
         return non_transformer_forward(model, batch);
@@ -391,26 +533,30 @@ StepTime decode_step(const ReplicaModel& model, double batch, double context, do
     const double t = model.tensor_parallel;
     const double layers = model.layers;
     const double rows = batch * tokens;
+    const double attention = attention_rows(model, batch, 1);
+    const double heads_share = model.dp_attention ? 1.0 : 1.0 / t;
     StepTime layer;
     layer.summed = true;
-    const double ffn_bytes = ffn_layer_bytes(model, rows, 1);
-    add_layer_gemms(model, rows, ffn_bytes, 1, layer);
-    const double kv_bytes = batch * context * model.kv_bytes_per_token / std::max(1.0, layers) / t;
-    const double attention_flops = 4.0 * rows * context * model.attention_width / t;  // QKᵀ and AV per query token
-    const double attention_compute = attention_flops / (model.attention_peak_flops_per_s * model.attention_fraction);
+    add_layer_gemms(model, rows, attention * tokens, 1, layer);
+    add_routed_experts(model, rows, 1, layer);
+    // Each sequence's cache is read once however many query tokens it verifies.
+    const double kv_bytes = attention * context * model.kv_bytes_per_token / std::max(1.0, layers) * model.kv_share;
+    const double attention_flops = attention * tokens * context * model.decode_attention_flops * heads_share;
     // Without flash attention every query head's scores over the context go through DRAM.
-    const double score_bytes = rows * model.attention_heads * context * model.attention_score_bytes / t;
-    const double attention_memory = (kv_bytes * model.kv_read_factor + score_bytes) / model.bandwidth_bytes_per_s;
-    add_kernel(layer, attention_compute, attention_memory,
-               std::max(attention_compute, attention_memory) + model.kernel_floor_s);
+    const double score_bytes =
+        attention * tokens * model.attention_heads * context * model.attention_score_bytes * heads_share;
+    add_attention(model, attention_flops, kv_bytes * model.kv_read_factor + score_bytes, layer);
     add_layer_elementwise(model, rows, layer);
     step.compute_s = layers * layer.compute_s;
     step.memory_s = layers * layer.memory_s;
+    step.bytes_per_gpu = layers * layer.bytes_per_gpu;
+    step.flops_per_gpu = layers * layer.flops_per_gpu;
     add_logits(model, rows, 1, step);
-    const double weights = decode_weight_bytes(model, rows);
-    step.bytes_per_gpu = (weights + batch * context * model.kv_bytes_per_token) / (t * model.pipeline_parallel);
+    // Pipeline stages run one after another: each GPU moves its stage's share.
+    step.bytes_per_gpu /= model.pipeline_parallel;
+    step.flops_per_gpu /= model.pipeline_parallel;
     step.overhead_s = layers * model.overhead_per_layer_s + model.step_floor_s;
-    step.communication_s = communication_s(model, rows);
+    add_communication(model, rows, step);
     return step;
 }
 
@@ -446,33 +592,39 @@ StepTime prefill(const ReplicaModel& model, double batch, double prompt_tokens, 
     // llama.cpp multiplies the dequantized FP16 copy: its bytes, not the stored format's.
     const double stored = model.dense_weight_bytes + model.expert_weight_bytes;
     const double weight_scale = model.dequantize_pass && stored > 0 ? model.fp16_weight_bytes / stored : 1;
+    const double attention = llama_cpp ? gemm_rows : attention_rows(model, batch, prompt_tokens);
+    const double sequences_here = llama_cpp || !model.dp_attention ? batch : std::ceil(batch / t);
+    const double heads_share = model.dp_attention ? 1.0 : 1.0 / t;
     StepTime layer;
     layer.summed = true;
-    add_layer_gemms(model, gemm_rows, ffn_layer_bytes(model, gemm_rows, weight_scale), weight_scale, layer);
+    add_layer_gemms(model, gemm_rows, attention, weight_scale, layer);
+    add_routed_experts(model, gemm_rows, weight_scale, layer);
     add_layer_elementwise(model, gemm_rows, layer);
-    // Causal attention: QKᵀ and AV over the lower triangle, 2·s²·width per sequence and layer.
-    const double attention_flops = batch * 2.0 * prompt_tokens * prompt_tokens * model.attention_width / t / passes;
-    const double attention_compute = attention_flops / (model.attention_peak_flops_per_s * model.attention_fraction);
-    const double kv_write = gemm_rows * model.kv_bytes_per_token / std::max(1.0, layers) / t;
+    // Causal attention: QKᵀ and AV over the lower triangle, s²/2 query-key pairs per sequence and layer.
+    const double attention_flops =
+        sequences_here * prompt_tokens * prompt_tokens / 2 * model.prefill_attention_flops * heads_share / passes;
+    const double kv_write = attention * model.kv_bytes_per_token / std::max(1.0, layers) * model.kv_share;
     // Kernels that materialize the scores (no flash attention) write and read them per query head:
     // a micro-batch of `chunk` tokens scores the whole cache so far, s·(s + chunk)/2 per sequence.
     const double chunk = std::min(prompt_tokens, gemm_rows);
-    const double scores = batch * model.attention_heads * prompt_tokens * (prompt_tokens + chunk) / 2 / t / passes;
-    const double attention_memory = (kv_write + scores * model.attention_score_bytes) / model.bandwidth_bytes_per_s;
-    add_kernel(layer, attention_compute, attention_memory,
-               std::max(attention_compute, attention_memory) + model.kernel_floor_s);
+    const double scores =
+        sequences_here * model.attention_heads * prompt_tokens * (prompt_tokens + chunk) / 2 * heads_share / passes;
+    add_attention(model, attention_flops, kv_write + scores * model.attention_score_bytes, layer);
     step.compute_s = passes * layers * layer.compute_s;
     step.memory_s = passes * layers * layer.memory_s;
+    step.bytes_per_gpu = passes * layers * layer.bytes_per_gpu;
+    step.flops_per_gpu = passes * layers * layer.flops_per_gpu;
     add_logits(model, batch, weight_scale, step);
-    const double weight_read = model.dequantize_pass ? model.fp16_weight_bytes : decode_weight_bytes(model, rows);
-    const double bytes = passes * weight_read + rows * model.kv_bytes_per_token;
-    step.bytes_per_gpu = bytes / (t * model.pipeline_parallel);
+    step.bytes_per_gpu /= model.pipeline_parallel;
+    step.flops_per_gpu /= model.pipeline_parallel;
     if (model.dequantize_pass) {
         // Read the quantized matrix and write its FP16 copy, once per micro-batch.
-        step.extra_memory_s = passes * (stored + model.fp16_weight_bytes) / t / model.bandwidth_bytes_per_s;
+        const double dequantize_bytes = passes * (stored + model.fp16_weight_bytes) / t;
+        step.extra_memory_s = dequantize_bytes / model.bandwidth_bytes_per_s;
+        step.bytes_per_gpu += dequantize_bytes / model.pipeline_parallel;
     }
     step.overhead_s = passes * layers * model.overhead_per_layer_s + model.step_floor_s;
-    step.communication_s = communication_s(model, rows);
+    add_communication(model, rows, step);
     return step;
 }
 
@@ -829,10 +981,16 @@ void fill_step_figures(const ReplicaModel& model, const Serving& serving, int ba
         result.decode_overhead_s = step.overhead_s;
         result.decode_communication_s = step.communication_s;
         result.decode_bytes_per_step = step.bytes_per_gpu;
+        result.decode_flops_per_step = step.flops_per_gpu;
+        result.decode_link_bytes_per_step = step.link_bytes_per_gpu;
     };
     if (model.transformer) {
         const StepTime full_prefill = prefill(model, batch, serving.input_tokens, serving.llama_cpp);
         result.batch_prefill_s = full_prefill.total_s();
+        result.batch_prefill_bytes = full_prefill.bytes_per_gpu;
+        result.batch_prefill_flops = full_prefill.flops_per_gpu;
+        result.batch_prefill_link_bytes = full_prefill.link_bytes_per_gpu;
+        result.batch_prefill_communication_s = full_prefill.communication_s;
         result.prefill_tokens_per_s = result.replicas * batch * serving.input_tokens / result.batch_prefill_s;
         const StepTime step = decode_step(model, batch, serving.mean_context());
         report_step(step);

@@ -105,6 +105,10 @@ double all_reduce_s(double bytes, int ranks, const CollectiveLink& link);
 // All-gather or reduce-scatter (B = the full, gathered size): (n−1)/n · B / busbw + floor ·
 // min(1, (n−1)/3) + (n−1) · step latency.
 double all_gather_s(double bytes, int ranks, const CollectiveLink& link);
+// All-to-all in which each rank sends `bytes_sent` in all to the others (expert-parallel
+// dispatch or combine): bytes_sent / busbw + floor · min(1, (n−1)/3) + step latency (all pairs
+// at once, one step). 0 for one rank.
+double all_to_all_s(double bytes_sent, int ranks, const CollectiveLink& link);
 
 // Probability that an arrival waits in an M/M/c queue (Erlang C) with `servers` servers and
 // offered load `load` = λ/μ (Erlangs). 1 when load >= servers; 0 when below 1e-30 (no
@@ -238,7 +242,16 @@ struct InferencePerf {
     double decode_step_s = 0;  // at `batch` sequences and the mean context
     double decode_compute_s = 0, decode_memory_s = 0, decode_overhead_s = 0, decode_communication_s = 0;
     double batch_prefill_s = 0;        // prefill of `batch` prompts together
-    double decode_bytes_per_step = 0;  // per GPU
+    double decode_bytes_per_step = 0;  // per GPU: DRAM bytes of the step's kernels (weights, KV cache, activations)
+    // What the time is bound by, one GPU: FLOPs of the full-batch decode step's kernels, bytes it
+    // sends over its links (all-reduces, all-to-alls, stage hand-offs); the same for the prefill
+    // of a full batch. The step times are never below bytes / bandwidth or FLOPs / peak.
+    double decode_flops_per_step = 0;
+    double decode_link_bytes_per_step = 0;
+    double batch_prefill_bytes = 0;
+    double batch_prefill_flops = 0;
+    double batch_prefill_link_bytes = 0;
+    double batch_prefill_communication_s = 0;
     // Diffusion: images/s at `batch` (= requests_per_s, one image per request), one denoising
     // step of the batch (CFG included) and the VAE decode of the batch.
     double images_per_s = 0;

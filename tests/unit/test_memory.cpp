@@ -712,6 +712,40 @@ TEST_CASE("tensor parallelism adds the all-reduce buffers to non-torch memory", 
     CHECK(two.kv_cache_tokens > one.kv_cache_tokens);
 }
 
+TEST_CASE("MLA's latent is whole on every tensor-parallel rank unless attention is data parallel",
+          "[memory][serving]") {
+    const auto deepseek = [](const std::string& kv_cache, const std::string& inference) {
+        return preset_workload_from(fmt::format(
+            R"(format: 1
+name: serve
+kind: inference
+model: {{hf_config: {}}}
+precision: bf16
+weights: fp8
+kv_cache: {}
+inference: {{input_tokens: 1000, output_tokens: 1000, tensor_parallel: 8{}}}
+runtime: {{engine: sglang}}
+)",
+            std::string(GPUSEL_SOURCE_DIR) + "/tests/data/hf/hf-config-deepseek-v3.json", kv_cache, inference));
+    };
+    const GpuSpec& gpu = catalog_gpu("H200-SXM");
+    Layout tp8;
+    tp8.tensor_parallel = 8;
+    // 61 layers × (512 latent + 64 RoPE key) × 2 B = 70,272 B per token on each of the 8 GPUs.
+    const ServingMemory whole = *serving_memory(deepseek("bf16", ""), gpu, tp8);
+    CHECK(whole.kv_bytes_per_token == Approx(70272));
+    // FP8 KV: one byte per element.
+    const ServingMemory fp8 = *serving_memory(deepseek("fp8", ""), gpu, tp8);
+    CHECK(fp8.kv_bytes_per_token == Approx(35136));
+    CHECK(fp8.kv_cache_tokens == Approx(2 * whole.kv_cache_tokens).epsilon(1e-3));
+    // DP attention: each GPU caches its own sequences (1/8 of a token on average) and holds the
+    // attention projections whole: 61 × 187.1M parameters × 1 B × 7/8 more weights.
+    const ServingMemory dp = *serving_memory(deepseek("bf16", ", dp_attention: true"), gpu, tp8);
+    CHECK(dp.kv_bytes_per_token == Approx(70272.0 / 8));
+    const double attention = 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+    CHECK(dp.weights_bytes - whole.weights_bytes == Approx(61 * attention * 7 / 8));
+}
+
 TEST_CASE("encoders read their input only and keep to their positions", "[memory][serving]") {
     const Workload embed = preset_workload_from(R"(format: 1
 name: embed

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include "base/error.hpp"
 #include "explain/explain.hpp"
 #include "inputs/workload.hpp"
@@ -102,6 +104,12 @@ TEST_CASE("perf::collectives: bus bandwidth, floor and per-step latency", "[perf
     CHECK_THAT(all_gather_s(1e9, 4, CollectiveLink{50e9, 0, 10e-6}), WithinRel(0.015 + 3 * 10e-6, 1e-12));
     CHECK(all_reduce_s(1e9, 1, h100) == 0);
     CHECK(all_gather_s(0, 8, h100) == 0);
+    // All-to-all: every rank sends its bytes at once, one step: 1 MB at 450 GB/s + the floor
+    // (a third of it at 2 ranks, whole from 4 on) + one step latency.
+    const CollectiveLink nvlink{450e9, 37e-6, 2e-6};
+    CHECK_THAT(all_to_all_s(1e6, 8, nvlink), WithinRel(1e6 / 450e9 + 37e-6 + 2e-6, 1e-12));
+    CHECK_THAT(all_to_all_s(1e6, 2, nvlink), WithinRel(1e6 / 450e9 + 37e-6 / 3 + 2e-6, 1e-12));
+    CHECK(all_to_all_s(1e6, 1, nvlink) == 0);
     // Network tiers: a node's ranks share the node's NICs, one ring each.
     LinkTier network{"infiniband", 40e9, 25e-6, false, true};
     CHECK(spread_over_nics(CollectiveLink{40e9, 0, 25e-6}, network, 4).bus_bytes_per_s == 160e9);
@@ -1137,6 +1145,57 @@ TEST_CASE("perf: a query's precision and checkpointing give the estimate of a wo
             }
         }
     }
+}
+
+TEST_CASE("perf::moe: DeepSeek-V3 decode reads the experts its batch touches and the whole MLA latent per GPU",
+          "[perf][moe]") {
+    const auto workload_with = [](const std::string& inference) {
+        return load_workload_text(
+            fmt::format("format: 1\nname: ds\nkind: inference\nmodel: {{hf_config: {}}}\nprecision: bf16\n"
+                        "weights: fp8\nkv_cache: bf16\ninference: {{requests_per_s: 2, input_tokens: 1000, "
+                        "output_tokens: 1000, tensor_parallel: 8{}}}\nruntime: {{engine: vllm}}\n",
+                        test::source_path("tests/data/hf/hf-config-deepseek-v3.json"), inference),
+            "ds.yaml", LoadContext{&test::catalog(), &test::models()});
+    };
+    const Workload workload = workload_with("");
+    const GpuSpec* gpu = test::catalog().find("H200-SXM");
+    REQUIRE(gpu != nullptr);
+    PerfQuery query;
+    query.layout.tensor_parallel = 8;
+    query.batch = 31;
+    query.search_capacity = false;
+    const PerfEstimate estimate = estimate_perf(workload, *gpu, query, test::efficiency());
+    REQUIRE(estimate.inference);
+    const InferencePerf& perf = *estimate.inference;
+    // One expert over the 58 MoE layers is (total − active) / (256 − 8) parameters; 31 tokens
+    // touch 256 · (1 − (1 − 8/256)^31) = 160.5 of each layer's 256 experts; the rest (attention,
+    // dense layers, shared experts, router, output layer) is read whole. FP8: 1 B per parameter,
+    // split over 8 GPUs. The MLA latent, 61 × 576 × 2 B per token, is read whole by every GPU for
+    // 31 sequences at the mean context of 1,500 tokens.
+    const ModelSpec& model = workload.model;
+    const double expert = (model.params - model.active_params) / (256 - 8);
+    const double shared = matmul_params(model) - 8 * expert;
+    const double touched = 256 * (1 - std::pow(1 - 8.0 / 256, 31));
+    const double weights = (shared + touched * expert) / 8;
+    const double kv = 31 * 1500.0 * 61 * 576 * 2;
+    CHECK(perf.decode_bytes_per_step >= weights + kv);
+    CHECK(perf.decode_bytes_per_step <= 1.02 * (weights + kv));  // + the element-wise activations
+    // The step takes at least those bytes at the achieved bandwidth: never above the peak.
+    CHECK(perf.decode_bytes_per_step / perf.decode_step_s < gpu->memory_bandwidth_bytes_per_s);
+    CHECK(perf.decode_step_s > (weights + kv) / gpu->memory_bandwidth_bytes_per_s);
+    // Expert parallelism swaps the FFN all-reduce of the 58 MoE layers for dispatch and combine.
+    PerfQuery ep_query = query;
+    const PerfEstimate ep = estimate_perf(workload_with(", expert_parallel: 8"), *gpu, ep_query, test::efficiency());
+    REQUIRE(ep.inference);
+    CHECK(ep.inference->decode_link_bytes_per_step != Approx(perf.decode_link_bytes_per_step));
+    // Each GPU dispatches ⌈31/8⌉ = 4 tokens to 8 · (1 − (7/8)^8) = 5.25 ranks, 7/8 of them remote,
+    // 7168 bf16 activations each, twice (dispatch, combine) per MoE layer; the 61 attention and 3
+    // dense-FFN all-reduces stay (2 · 7/8 of 31 × 7168 × 2 B, over NVLink SHARP's bus factor).
+    const double ranks = 8 * (1 - std::pow(7.0 / 8, 8));
+    const double all_to_all = 58 * 2 * 4 * ranks * 7 / 8 * 7168 * 2;
+    const double all_reduces = 64 * 2.0 * 7 / 8 * 31 * 7168 * 2;
+    CHECK(ep.inference->decode_link_bytes_per_step > all_to_all);
+    CHECK(ep.inference->decode_link_bytes_per_step <= all_to_all + all_reduces + 1);
 }
 
 TEST_CASE("perf::closed loop: one client is one request alone, and clients beyond the batch wait",

@@ -96,6 +96,39 @@ constraints:
     CHECK(assumed(workload, "kv_cache", "fp16"));
 }
 
+TEST_CASE("workload::load reads expert parallelism and DP attention, and checks them", "[workload]") {
+    const Workload workload = load(R"(format: 1
+name: moe
+kind: inference
+model: {preset: mixtral-8x7b}
+inference: {tensor_parallel: 4, expert_parallel: 4, dp_attention: true}
+)");
+    CHECK(workload.inference.expert_parallel == 4);
+    CHECK(workload.inference.dp_attention);
+    const Workload defaults = load(R"(format: 1
+name: moe
+kind: inference
+model: {preset: mixtral-8x7b}
+inference: {expert_parallel: auto}
+)");
+    CHECK(defaults.inference.expert_parallel == 0);
+    CHECK_FALSE(defaults.inference.dp_attention);
+    CHECK(errors(R"(format: 1
+name: moe
+kind: inference
+model: {preset: mixtral-8x7b}
+inference: {tensor_parallel: 2, expert_parallel: 8}
+)") == std::vector<std::string>{"w.yaml:5:50: inference.expert_parallel: 8 exceeds tensor_parallel 2: the experts "
+                                "are spread over one replica's GPUs"});
+    CHECK(errors(R"(format: 1
+name: dense
+kind: inference
+model: {preset: llama-3.1-8b}
+inference: {tensor_parallel: 2, expert_parallel: 2}
+)") == std::vector<std::string>{"w.yaml:5:50: inference.expert_parallel: llama-3.1-8b has no routed experts to "
+                                "spread"});
+}
+
 TEST_CASE("workload::load reports every error of a file at once", "[workload]") {
     CHECK(errors(R"(format: 1
 name: x
