@@ -31,11 +31,12 @@ constexpr std::pair<Precision, std::string_view> precision_names[] = {
     {Precision::fp8, "fp8"},   {Precision::int8, "int8"}, {Precision::int4, "int4"}, {Precision::fp4, "fp4"}};
 
 constexpr std::pair<WeightFormat, std::string_view> weight_names[] = {
-    {WeightFormat::fp32, "fp32"},     {WeightFormat::fp16, "fp16"},     {WeightFormat::bf16, "bf16"},
-    {WeightFormat::fp8, "fp8"},       {WeightFormat::int8, "int8"},     {WeightFormat::int4, "int4"},
-    {WeightFormat::nf4, "nf4"},       {WeightFormat::nf4_dq, "nf4-dq"}, {WeightFormat::q4_0, "q4_0"},
-    {WeightFormat::q4_k_m, "q4_k_m"}, {WeightFormat::q8_0, "q8_0"},     {WeightFormat::awq, "awq"},
-    {WeightFormat::gptq, "gptq"}};
+    {WeightFormat::fp32, "fp32"},     {WeightFormat::fp16, "fp16"},           {WeightFormat::bf16, "bf16"},
+    {WeightFormat::fp8, "fp8"},       {WeightFormat::int8, "int8"},           {WeightFormat::int4, "int4"},
+    {WeightFormat::nf4, "nf4"},       {WeightFormat::nf4_dq, "nf4-dq"},       {WeightFormat::q4_0, "q4_0"},
+    {WeightFormat::q4_k_m, "q4_k_m"}, {WeightFormat::q8_0, "q8_0"},           {WeightFormat::awq, "awq"},
+    {WeightFormat::gptq, "gptq"},     {WeightFormat::fp8_block, "fp8-block"}, {WeightFormat::nvfp4, "nvfp4"},
+    {WeightFormat::mxfp4, "mxfp4"}};
 
 constexpr std::pair<KvCacheFormat, std::string_view> kv_names[] = {{KvCacheFormat::fp16, "fp16"},
                                                                    {KvCacheFormat::bf16, "bf16"},
@@ -84,7 +85,7 @@ double bits_per_weight(WeightFormat format) {
         case WeightFormat::fp16:
         case WeightFormat::bf16:
             return 16;
-        case WeightFormat::fp8:
+        case WeightFormat::fp8:  // per-tensor or per-channel scales: 32/K bits, under 0.01 % of a row
         case WeightFormat::int8:
             return 8;
         case WeightFormat::int4:
@@ -104,6 +105,18 @@ double bits_per_weight(WeightFormat format) {
         case WeightFormat::awq:
         case WeightFormat::gptq:
             return 4.25;  // 4-bit, group size 128, fp16 scale (+ packed zero point)
+        case WeightFormat::fp8_block:
+            // DeepSeek-V3 config.json quantization_config: fmt e4m3, weight_block_size [128, 128],
+            // one FP32 scale (weight_scale_inv) per 128×128 block: 8 + 32/16384 bits.
+            return 8.0 + 32.0 / (128.0 * 128.0);
+        case WeightFormat::nvfp4:
+            // NVIDIA "Introducing NVFP4" (developer blog, 2025-06) and TensorRT Model Optimizer:
+            // E2M1 values with one FP8 E4M3 scale per 16 and one FP32 scale per tensor (negligible).
+            return 4.0 + 8.0 / 16.0;
+        case WeightFormat::mxfp4:
+            // OCP Microscaling Formats (MX) Specification v1.0 (2023-09), §5: MXFP4 is 32 E2M1
+            // elements sharing one E8M0 scale.
+            return 4.0 + 8.0 / 32.0;
     }
     return 16;
 }
@@ -114,10 +127,19 @@ bool is_quantized(WeightFormat format) {
         case WeightFormat::fp16:
         case WeightFormat::bf16:
         case WeightFormat::fp8:
+        case WeightFormat::fp8_block:
             return false;
         default:
             return true;
     }
+}
+
+bool is_fp8_format(WeightFormat format) {
+    return format == WeightFormat::fp8 || format == WeightFormat::fp8_block;
+}
+
+bool is_fp4_format(WeightFormat format) {
+    return format == WeightFormat::nvfp4 || format == WeightFormat::mxfp4;
 }
 
 std::string_view to_string(KvCacheFormat format) {

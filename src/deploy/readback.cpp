@@ -343,6 +343,19 @@ bool kv_dtype_matches(KvCacheFormat planned, const std::string& written) {
            dtype == "bf16";
 }
 
+// The --quantization names of vLLM and SGLang that load a checkpoint already in the planned FP4
+// format (the checkpoint's config selects them when the flag is absent).
+bool names_checkpoint_method(WeightFormat planned, const std::string& written) {
+    const std::string method = to_lower(written);
+    if (planned == WeightFormat::nvfp4) {
+        return method == "modelopt_fp4" || method == "compressed-tensors";
+    }
+    if (planned == WeightFormat::mxfp4) {
+        return method == "mxfp4" || method == "compressed-tensors" || method == "quark";
+    }
+    return false;
+}
+
 // Compared with the settings of the engine the launch runs (a plan for vLLM launched on SGLang is
 // held to SGLang's arithmetic for the same layout, as `deploy --target sglang` writes it).
 void compare_serving(const LaunchSpec& plan_spec, const LaunchSettings& settings, std::vector<std::string>& findings) {
@@ -380,7 +393,8 @@ void compare_serving(const LaunchSpec& plan_spec, const LaunchSettings& settings
                                        printable_text(*settings.kv_cache_dtype), to_string(spec.kv_cache)));
     }
     const std::string expected = deploy_detail::quantization_flag_value(spec.weights, spec.precision, engine);
-    if (settings.quantization && (expected.empty() || settings.quantization->rfind(expected, 0) != 0)) {
+    if (settings.quantization && (expected.empty() || settings.quantization->rfind(expected, 0) != 0) &&
+        !names_checkpoint_method(spec.weights, *settings.quantization)) {
         findings.push_back(fmt::format("quantization {}; the plan assumed weights {} at {} compute",
                                        printable_text(*settings.quantization), to_string(spec.weights),
                                        to_string(spec.precision)));

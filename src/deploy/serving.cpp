@@ -166,7 +166,14 @@ LaunchSpec with_engine_assumptions(const LaunchSpec& plan_spec, Engine engine) {
                                     "the estimate runs FP8 GEMMs: quantize the checkpoint to FP8 before building the "
                                     "engine (TensorRT Model Optimizer, qformat fp8); trtllm-serve has no flag for it"});
     }
-    if (quantization_flag_value(spec.weights, spec.precision, engine).empty() && is_quantized(spec.weights)) {
+    if (is_fp4_format(spec.weights)) {
+        // vLLM and SGLang pick modelopt_fp4 / compressed-tensors / mxfp4 from the checkpoint's
+        // quantization config, and TensorRT-LLM reads hf_quant_config.json: no flag to add.
+        spec.assumptions.push_back(
+            {"weights", std::string(to_string(spec.weights)),
+             "a checkpoint already quantized to " + std::string(to_string(spec.weights)) +
+                 " (its quantization config selects the kernels; no flag quantizes a 16-bit checkpoint to it)"});
+    } else if (quantization_flag_value(spec.weights, spec.precision, engine).empty() && is_quantized(spec.weights)) {
         spec.assumptions.push_back({"weights", std::string(to_string(spec.weights)),
                                     "no quantization flag of this engine loads it; the checkpoint's own "
                                     "quantization config must"});
@@ -190,6 +197,8 @@ std::string quantization_flag_value(WeightFormat weights, Precision precision, E
         case WeightFormat::gptq:
             return "gptq";
         case WeightFormat::fp8:
+        case WeightFormat::fp8_block:
+            // vLLM and SGLang's fp8 method reads a checkpoint's weight_block_size itself.
             return "fp8";
         case WeightFormat::nf4:
         case WeightFormat::nf4_dq:

@@ -182,9 +182,13 @@ void explain_inference(const Workload& workload, Precision precision, const GpuS
                 bottleneck.remedy =
                     "memory-bandwidth-bound decode: int4 (AWQ) or FP8 weights and an FP8 KV cache cut "
                     "the bytes per step; a GPU with more memory bandwidth lowers TPOT, more TFLOPS would not";
-            } else {
+            } else if (workload.kv_cache != KvCacheFormat::fp8 && workload.kv_cache != KvCacheFormat::int8) {
                 bottleneck.remedy =
                     "memory-bandwidth-bound decode: an FP8 KV cache cuts the bytes per step; a GPU with "
+                    "more memory bandwidth lowers TPOT, more TFLOPS would not";
+            } else {
+                bottleneck.remedy =
+                    "memory-bandwidth-bound decode: weights and KV cache are already 8-bit or less; a GPU with "
                     "more memory bandwidth lowers TPOT, more TFLOPS would not";
             }
             return;
@@ -203,14 +207,14 @@ void explain_inference(const Workload& workload, Precision precision, const GpuS
             }
             if (phase == BottleneckPhase::prefill) {
                 bottleneck.remedy =
-                    gpu.supports(Precision::fp8) && workload.weights != WeightFormat::fp8
+                    gpu.supports(Precision::fp8) && !is_fp8_format(workload.weights) && !is_fp4_format(workload.weights)
                         ? "compute-bound prefill: more replicas share the prompts; FP8 GEMMs double the "
                           "tensor rate on this GPU; more memory bandwidth would not help"
                         : "compute-bound prefill: more replicas share the prompts, or a GPU with more tensor "
                           "TFLOPS; more memory bandwidth would not help";
             } else {
                 bottleneck.remedy =
-                    gpu.supports(Precision::fp8) && workload.weights != WeightFormat::fp8
+                    gpu.supports(Precision::fp8) && !is_fp8_format(workload.weights) && !is_fp4_format(workload.weights)
                         ? "compute-bound: FP8 weights and activations roughly double the tensor rate on this GPU"
                         : "compute-bound: a GPU with more tensor TFLOPS, or a smaller batch for lower TPOT";
             }

@@ -708,8 +708,8 @@ ModelSpec model_from_hf_config_text(std::string_view json_text_value, const std:
 
 namespace {
 
-// compressed-tensors: config_groups.*.weights: {"num_bits": 8, "type": "float"} is FP8; 4-bit
-// ints are W4A16.
+// compressed-tensors: config_groups.*.weights: {"num_bits": 8, "type": "float"} is FP8 (strategy
+// block: fp8-block); 4-bit floats are NVFP4 (group 16) or MXFP4 (group 32); 4-bit ints are W4A16.
 CheckpointQuantization compressed_tensors_quantization(const Json& config) {
     const auto groups = config.find("config_groups");
     if (groups != config.end() && groups->is_object()) {
@@ -721,6 +721,20 @@ CheckpointQuantization compressed_tensors_quantization(const Json& config) {
             const auto num_bits = weights->find("num_bits");
             const int width = num_bits != weights->end() && num_bits->is_number_integer() ? num_bits->get<int>() : 0;
             const std::string kind = json_text(*weights, "type");
+            const auto group_field = weights->find("group_size");
+            const int group_size =
+                group_field != weights->end() && group_field->is_number_integer() ? group_field->get<int>() : 0;
+            // llm-compressor's FP4 schemes: NVFP4 is 4-bit floats in groups of 16 (format
+            // nvfp4-pack-quantized), MXFP4 in groups of 32 (mxfp4-pack-quantized).
+            if (width == 4 && kind == "float") {
+                if (group_size == 32 || json_text(config, "format") == "mxfp4-pack-quantized") {
+                    return {"mxfp4", "compressed-tensors MXFP4"};
+                }
+                return {"nvfp4", "compressed-tensors NVFP4"};
+            }
+            if (width == 8 && kind == "float" && json_text(*weights, "strategy") == "block") {
+                return {"fp8-block", "compressed-tensors FP8, block scales"};
+            }
             if (width == 8 && kind == "float") {
                 return {"fp8", "compressed-tensors FP8"};
             }
@@ -755,8 +769,28 @@ CheckpointQuantization quantization_from_config_text(std::string_view json_text_
     if (method == "gptq" || (method.empty() && config.contains("bits") && config.contains("group_size"))) {
         return {bits == 8 ? "int8" : "gptq", fmt::format("GPTQ {}-bit", bits > 0 ? bits : 4)};
     }
+    // ModelOpt: quant_algo NVFP4 (nvidia/DeepSeek-R1-0528-FP4's hf_quant_config.json, or a
+    // config.json quantization_config with quant_method modelopt); W4A8_MXFP4_FP8 is MXFP4.
+    const std::string modelopt_name = method.empty() || method == "modelopt" ? "ModelOpt " + algo : method;
+    if (algo.find("nvfp4") != std::string::npos) {
+        return {"nvfp4", modelopt_name};
+    }
+    if (method == "mxfp4" || algo.find("mxfp4") != std::string::npos) {
+        // gpt-oss: {quant_method: mxfp4, modules_to_not_convert: [attention, router, embeddings, lm_head]}.
+        return {"mxfp4", method == "mxfp4" ? std::string(config.contains("modules_to_not_convert")
+                                                             ? "MXFP4 (modules_to_not_convert stay 16-bit)"
+                                                             : "MXFP4")
+                                           : modelopt_name};
+    }
     if (method == "fp8" || method == "fbgemm_fp8" || algo.rfind("fp8", 0) == 0) {
-        return {"fp8", method.empty() ? "ModelOpt " + algo : method};
+        // DeepSeek-V3 and Qwen3 FP8: {quant_method: fp8, fmt: e4m3, weight_block_size: [128, 128]}.
+        const auto block = config.find("weight_block_size");
+        if (block != config.end() && block->is_array() && block->size() == 2 && (*block)[0].is_number_integer() &&
+            (*block)[1].is_number_integer()) {
+            return {"fp8-block", fmt::format("{}, {}×{} block scales", method.empty() ? "ModelOpt " + algo : method,
+                                             (*block)[0].get<int>(), (*block)[1].get<int>())};
+        }
+        return {"fp8", method.empty() ? "ModelOpt " + algo : modelopt_name};
     }
     if (method == "bitsandbytes" || json_bool(config, "load_in_4bit", false) ||
         json_bool(config, "load_in_8bit", false)) {

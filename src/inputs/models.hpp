@@ -110,9 +110,11 @@ ModelSpec model_from_hf_config_text(std::string_view json_text, const std::strin
 ModelSpec model_from_hf_config_file(const std::string& path);
 
 // The weight format a quantization config implies (AWQ, GPTQ, FP8 as `fp8`, `fbgemm_fp8` or
-// `compressed-tensors`, bitsandbytes), as {weight format name, description}; empty names when
-// the config is not one of these. `json_text` is a quantization_config object, or a whole
-// quant_config.json / hf_quant_config.json (ModelOpt's {"quantization": {"quant_algo": ...}}).
+// `compressed-tensors` — `fp8-block` with weight_block_size —, bitsandbytes, MXFP4 as gpt-oss's
+// quant_method mxfp4, NVFP4 as ModelOpt's quant_algo NVFP4 or compressed-tensors 4-bit floats),
+// as {weight format name, description}; empty names when the config is not one of these.
+// `json_text` is a quantization_config object, or a whole quant_config.json /
+// hf_quant_config.json (ModelOpt's {"quantization": {"quant_algo": ...}}).
 struct CheckpointQuantization {
     std::string weights;  // parse_weight_format name
     std::string description;

@@ -263,8 +263,8 @@ void WorkloadReader::read_precision(MapReader& top) {
         return false;
     };
     const std::vector<std::string> precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
-    const std::vector<std::string> weights = {"fp32",   "fp16", "bf16",   "fp8",  "int8", "int4", "nf4",
-                                              "nf4-dq", "q4_0", "q4_k_m", "q8_0", "awq",  "gptq"};
+    const std::vector<std::string> weights = {"fp32", "fp16",   "bf16", "fp8", "int8", "int4",      "nf4",   "nf4-dq",
+                                              "q4_0", "q4_k_m", "q8_0", "awq", "gptq", "fp8-block", "nvfp4", "mxfp4"};
     const std::vector<std::string> kv = {"fp16", "bf16", "fp8", "int8"};
     std::string precision_text;
     const YamlNode* precision_node = top.has("precision") ? top.node("precision") : nullptr;

@@ -99,10 +99,11 @@ InferenceResult inference_terms(const Workload& workload, Precision precision, c
         notes.add("weights: {} parameters{} × {:g} B ({}){} = {}", format_count(shard.total),
                   shard.fraction < 1 ? " on this GPU" : "", bits_per_weight(workload.weights) / 8,
                   to_string(workload.weights),
-                  model.is_transformer() && bits_per_weight(workload.weights) <= 8 &&
-                          !memory_detail::is_whole_file_format(workload.weights)
-                      ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
-                      : "",
+                  !model.is_transformer() || memory_detail::is_float_format(workload.weights) ||
+                          memory_detail::is_whole_file_format(workload.weights)
+                      ? ""
+                  : is_quantized(workload.weights) ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
+                                                   : ", embeddings and output layer in 16-bit",
                   gb(result.peak.weights));
     }
     if (model.is_transformer()) {

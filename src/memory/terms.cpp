@@ -46,7 +46,9 @@ ShardParams shard_parameters(const ModelSpec& model, const ParameterSplit& split
 
 double stored_weight_bytes(const ShardParams& shard, WeightFormat format) {
     const double bytes_per_param = bits_per_weight(format) / 8.0;
-    if (bits_per_weight(format) <= 8.0 && !memory_detail::is_whole_file_format(format)) {
+    // Formats below 16 bits keep the embeddings and output layer in 16-bit; fp8-block's scales put
+    // it a hair above 8 bits, so the test is the format, not the bit count.
+    if (!is_float_format(format) && !is_whole_file_format(format)) {
         return (shard.total - shard.embedding) * bytes_per_param + shard.embedding * 2.0;
     }
     return shard.total * bytes_per_param;

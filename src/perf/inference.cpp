@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -130,6 +132,59 @@ struct StepTime {
     double total_s() const { return kernels_s() + extra_memory_s + overhead_s + communication_s; }
 };
 
+void add_note(std::vector<std::string>& notes, std::string note) {
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) {
+        notes.push_back(std::move(note));
+    }
+}
+
+// NVFP4/MXFP4 weights: the GEMM peak where the GPU has an FP4 tensor path (the catalog's
+// dense_tflops.fp4) and a serving engine runs its block-scaled kernels; 0 where they are
+// weight-only, with a note saying which path was assumed.
+// - NVFP4 checkpoints (ModelOpt quant_algo NVFP4, compressed-tensors W4A4) quantize the
+//   activations too: TensorRT-LLM, SGLang and vLLM run CUTLASS/FlashInfer NVFP4 GEMMs on
+//   Blackwell at the FP4 rate (NVIDIA "Introducing NVFP4", 2025-06; vLLM CompressedTensorsW4A4Fp4).
+//   NVFP4 is NVIDIA's format (E4M3 scales per 16); AMD's FP4 path takes the OCP MX scales only.
+// - MXFP4 (gpt-oss) keeps 16-bit activations or quantizes them to MXFP8: the Blackwell MoE
+//   kernels (FlashInfer trtllm-gen MXFP4 × MXFP8, vLLM blog "vLLM Now Supports gpt-oss",
+//   2025-08-05) multiply FP4 by FP8, which the tensor cores run at the FP8 rate.
+// Elsewhere the weights are dequantized inside the GEMM (vLLM's Marlin FP4 kernels, Triton
+// matmul_ogs for gpt-oss on Hopper): read at 4.5/4.25 bits, multiplied at the 16-bit peak.
+double fp4_weight_peak(const Setting& setting, bool& eight_bit) {
+    const GpuSpec& gpu = setting.gpu;
+    const WeightFormat weights = setting.workload.weights;
+    const bool nvfp4 = weights == WeightFormat::nvfp4;
+    const bool engine_kernels = setting.stack == ServingStack::optimized;
+    const bool fp4_path = gpu.supports(Precision::fp4) && (!nvfp4 || equals_ignore_case(gpu.vendor, "nvidia"));
+    if (engine_kernels && fp4_path && nvfp4) {
+        eight_bit = true;
+        add_note(setting.notes, fmt::format("nvfp4 weights and activations: the GEMMs at {}'s FP4 peak ({:g} TFLOPS) "
+                                            "× the 8-bit fraction (no FP4 measurement); attention at 16-bit",
+                                            gpu.id, gpu.peak_flops_per_s(Precision::fp4) / 1e12));
+        return gpu.peak_flops_per_s(Precision::fp4);
+    }
+    if (engine_kernels && fp4_path && gpu.supports(Precision::fp8)) {
+        eight_bit = true;
+        add_note(setting.notes,
+                 fmt::format("mxfp4 weights × MXFP8 activations: the GEMMs at {}'s FP8 peak ({:g} TFLOPS); "
+                             "weights read at 4.25 bits",
+                             gpu.id, gpu.peak_flops_per_s(Precision::fp8) / 1e12));
+        return gpu.peak_flops_per_s(Precision::fp8);
+    }
+    add_note(setting.notes,
+             fmt::format("{} weights weight-only on {}{}: dequantized inside the GEMM, read at {:g} "
+                         "bits, multiplied at the {} peak",
+                         to_string(weights), gpu.id,
+                         !engine_kernels ? " (this stack has no FP4 GEMMs)"
+                         : fp4_path      ? ""
+                                         : " (no FP4 tensor path for it in the catalog)",
+                         bits_per_weight(weights),
+                         setting.precision == Precision::fp8 && gpu.supports(Precision::fp8) ? "FP8" : "16-bit"));
+    return 0;
+}
+
+}  // namespace
+
 double inference_peak(const Setting& setting, bool& eight_bit) {
     const GpuSpec& gpu = setting.gpu;
     const Workload& workload = setting.workload;
@@ -146,7 +201,12 @@ double inference_peak(const Setting& setting, bool& eight_bit) {
         }
         return fp16;
     }
-    const bool fp8_weights = workload.weights == WeightFormat::fp8 || setting.precision == Precision::fp8;
+    if (is_fp4_format(workload.weights)) {
+        if (const double fp4 = fp4_weight_peak(setting, eight_bit); fp4 > 0) {
+            return fp4;
+        }
+    }
+    const bool fp8_weights = is_fp8_format(workload.weights) || setting.precision == Precision::fp8;
     if (fp8_weights && gpu.supports(Precision::fp8)) {
         eight_bit = true;
         return gpu.peak_flops_per_s(Precision::fp8);
@@ -160,6 +220,8 @@ double inference_peak(const Setting& setting, bool& eight_bit) {
     const Precision precision = setting.precision == Precision::fp8 ? Precision::bf16 : setting.precision;
     return matmul_peak_flops_per_s(gpu, precision, setting.notes);
 }
+
+namespace {
 
 // The per-operator shapes of one layer and the rates of this GPU's kernels. The GEMM widths
 // come from the model's fields; the FFN width is what the model's matmul parameters leave after

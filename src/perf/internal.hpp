@@ -29,6 +29,12 @@ struct Setting {
 // next wider supported precision (bf16 -> fp16 -> fp32) with a note.
 double matmul_peak_flops_per_s(const GpuSpec& gpu, Precision precision, std::vector<std::string>& notes);
 
+// The dense peak (FLOP/s) an inference's GEMMs run at on setting.gpu: FP8 for FP8 weights or
+// compute, FP4 for NVFP4 weights and FP8 for MXFP4 weights where the GPU has an FP4 tensor path
+// and the stack runs engine kernels (a note says which path), else the compute precision's.
+// `eight_bit` is set when the peak is an 8-bit or FP4 one (the 8-bit fraction of it applies).
+double inference_peak(const Setting& setting, bool& eight_bit);
+
 // Each fills `times` with the seconds of one step (training: one optimizer step on one GPU;
 // inference: one full batch on one replica) by the resource that bounds each part.
 TrainingPerf estimate_training(const Setting& setting, int micro_batch_override, ResourceTimes& times);

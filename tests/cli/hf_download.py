@@ -116,6 +116,18 @@ def main():
             expect=["MLA", "revision fedcba9876543210fedcba9876543210fedcba98", "AWQ 4-bit (quant_config.json)"])
         if len(requests) != served:
             failures.append("a cached model went to the network")
+        # ModelOpt's NVFP4 export (nvidia/DeepSeek-R1-0528-FP4 style): hf_quant_config.json beside config.json.
+        fp4 = cache / "models--cached--Model-FP4"
+        (fp4 / "refs").mkdir(parents=True)
+        (fp4 / "refs/main").write_text("abcdef0123456789abcdef0123456789abcdef01")
+        fp4_snap = fp4 / "snapshots/abcdef0123456789abcdef0123456789abcdef01"
+        fp4_snap.mkdir(parents=True)
+        (fp4_snap / "config.json").write_bytes((SOURCE / "tests/data/hf/hf-config-deepseek-v2.json").read_bytes())
+        (fp4_snap / "hf_quant_config.json").write_text(
+            '{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",'
+            ' "group_size": 16, "exclude_modules": ["lm_head"]}}')
+        run(["models", "show", "cached/Model-FP4"], env={"HF_HUB_OFFLINE": "1"},
+            expect=["quantization: ModelOpt nvfp4 (hf_quant_config.json) → weights nvfp4"])
         # A workload with hf: records the id and revision in the plan.
         workload = work / "w.yaml"
         workload.write_text("name: w\nkind: inference\nmodel: {hf: cached/Model-7B}\n")

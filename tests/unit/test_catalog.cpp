@@ -470,3 +470,28 @@ TEST_CASE("offer: region globs", "[catalog][offers]") {
     CHECK(gpusel::region_matches("eu-west-1", "any"));
     CHECK(gpusel::region_matches("*-central*", "us-central1"));
 }
+
+TEST_CASE("precision: weight formats round-trip and count their scales in bits per weight", "[catalog][fp4]") {
+    using gpusel::WeightFormat;
+    for (const char* name : {"fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4", "nf4-dq", "q4_0", "q4_k_m", "q8_0",
+                             "awq", "gptq", "fp8-block", "nvfp4", "mxfp4"}) {
+        const auto format = gpusel::parse_weight_format(name);
+        REQUIRE(format.has_value());
+        CHECK(gpusel::to_string(*format) == name);
+    }
+    CHECK_FALSE(gpusel::parse_weight_format("fp4").has_value());
+    // NVFP4: 16 E2M1 values (64 bits) + one E4M3 scale (8 bits) = 72 bits per 16 weights.
+    CHECK(gpusel::bits_per_weight(WeightFormat::nvfp4) == 4.5);
+    // MXFP4: 32 E2M1 values (128 bits) + one E8M0 scale (8 bits) = 136 bits per 32 weights.
+    CHECK(gpusel::bits_per_weight(WeightFormat::mxfp4) == 4.25);
+    // DeepSeek-V3 FP8: 128 × 128 E4M3 values + one FP32 scale = 131,104 bits per 16,384 weights.
+    CHECK(gpusel::bits_per_weight(WeightFormat::fp8_block) == 131104.0 / 16384.0);
+    CHECK(gpusel::bits_per_weight(WeightFormat::fp8) == 8);
+    CHECK(gpusel::is_quantized(WeightFormat::nvfp4));
+    CHECK(gpusel::is_quantized(WeightFormat::mxfp4));
+    CHECK_FALSE(gpusel::is_quantized(WeightFormat::fp8_block));
+    CHECK(gpusel::is_fp8_format(WeightFormat::fp8_block));
+    CHECK_FALSE(gpusel::is_fp8_format(WeightFormat::nvfp4));
+    CHECK(gpusel::is_fp4_format(WeightFormat::mxfp4));
+    CHECK_FALSE(gpusel::is_fp4_format(WeightFormat::int4));
+}

@@ -238,6 +238,41 @@ TEST_CASE("an FP8 pick on 16-bit weights launches FP8: --quantization fp8 where 
     CHECK(contains(render_launch(DeployTarget::vllm, spec)[0].content, "  --quantization awq \\\n"));
 }
 
+TEST_CASE("NVFP4 and MXFP4 checkpoints launch without a quantization flag, an FP8 KV cache with one", "[deploy][fp4]") {
+    // The checkpoint's quantization config selects the FP4 kernels (vLLM modelopt_fp4 / mxfp4,
+    // SGLang the same, TensorRT-LLM from hf_quant_config.json); the KV-cache dtype is a flag.
+    LaunchSpec spec = serving_spec();
+    spec.precision = Precision::bf16;
+    spec.kv_cache = KvCacheFormat::fp8;
+    for (const WeightFormat weights : {WeightFormat::nvfp4, WeightFormat::mxfp4}) {
+        spec.weights = weights;
+        CHECK(deploy_detail::quantization_flag_value(weights, Precision::bf16, Engine::vllm).empty());
+        CHECK(deploy_detail::quantization_flag_value(weights, Precision::fp8, Engine::sglang).empty());
+        const std::string vllm = render_launch(DeployTarget::vllm, spec)[0].content;
+        CHECK_FALSE(contains(vllm, "--quantization"));
+        CHECK(contains(vllm, "  --kv-cache-dtype fp8 \\\n"));
+        CHECK(contains(vllm, "# assumption: weights = " + std::string(to_string(weights)) +
+                                 ": a checkpoint already quantized to " + std::string(to_string(weights))));
+        const std::string sglang = render_launch(DeployTarget::sglang, spec)[0].content;
+        CHECK_FALSE(contains(sglang, "--quantization"));
+        CHECK(contains(sglang, "  --kv-cache-dtype fp8_e4m3 \\\n"));
+        const std::string trt = render_launch(DeployTarget::tensorrt_llm, spec)[0].content;
+        CHECK(contains(trt, "# assumption: KV cache = fp8"));
+        // Read back, the launch agrees with the plan, and so does one that names the method.
+        CHECK(compare_launch(spec, read_launch_settings(vllm, "v.sh")).empty());
+    }
+    spec.weights = WeightFormat::nvfp4;
+    std::string named = render_launch(DeployTarget::vllm, spec)[0].content;
+    named.replace(named.find("  --kv-cache-dtype"), 0, "  --quantization modelopt_fp4 \\\n");
+    CHECK(compare_launch(spec, read_launch_settings(named, "v.sh")).empty());
+    std::string wrong = render_launch(DeployTarget::vllm, spec)[0].content;
+    wrong.replace(wrong.find("  --kv-cache-dtype"), 0, "  --quantization awq \\\n");
+    CHECK(compare_launch(spec, read_launch_settings(wrong, "v.sh")).size() == 1);
+    // Block-scaled FP8 (DeepSeek-V3) loads with the fp8 method, as per-tensor FP8 does.
+    spec.weights = WeightFormat::fp8_block;
+    CHECK(contains(render_launch(DeployTarget::vllm, spec)[0].content, "  --quantization fp8 \\\n"));
+}
+
 TEST_CASE("DeepSpeed configuration: batch sizes multiply out, ZeRO stage and precision", "[deploy]") {
     LaunchSpec spec = training_spec();
     spec.layout.tensor_parallel = 1;

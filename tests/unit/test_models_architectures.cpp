@@ -36,9 +36,10 @@ TEST_CASE("architectures: DeepSeek-V3 reads MLA, routed and shared experts, dens
     CHECK(model.dense_layers == 3);
     CHECK(model.kv_lora_rank == 512);
     CHECK(model.qk_rope_head_dim == 64);
-    CHECK(near(model.params, 671e9));              // published 671B (MTP module excluded)
-    CHECK(near(model.active_params, 37e9, 0.03));  // published 37B activated
-    CHECK(model.checkpoint_weights == "fp8");
+    CHECK(near(model.params, 671e9));                // published 671B (MTP module excluded)
+    CHECK(near(model.active_params, 37e9, 0.03));    // published 37B activated
+    CHECK(model.checkpoint_weights == "fp8-block");  // weight_block_size [128, 128]
+    CHECK(model.quantization == "fp8, 128×128 block scales");
     // MLA caches (512 latent + 64 RoPE key) per layer: 61 × 576 × 2 B = 70,272 B per token.
     CHECK(kv_cache_bytes_per_sequence(model, 2, 1) == 70272.0);
     CHECK(kv_cache_bytes_per_sequence(model, 2, 1000) == 70272000.0);
@@ -142,6 +143,49 @@ TEST_CASE("architectures: quantized checkpoints from their configs", "[models]")
     CHECK(quantization_from_config_text(R"({"zero_point": true, "q_group_size": 128, "w_bit": 4})").weights == "awq");
     CHECK(quantization_from_config_text(R"({"quantization": {"quant_algo": "FP8"}})").weights == "fp8");
     CHECK(quantization_from_config_text(R"({"quant_method": "hqq"})").weights.empty());
+}
+
+TEST_CASE("architectures: FP4 and block-scaled FP8 checkpoints from their configs", "[models][fp4]") {
+    using gpusel::CheckpointQuantization;
+    using gpusel::quantization_from_config_text;
+    // gpt-oss-120b config.json.
+    const CheckpointQuantization gpt_oss = quantization_from_config_text(
+        R"({"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+            "lm_head"], "quant_method": "mxfp4"})");
+    CHECK(gpt_oss.weights == "mxfp4");
+    CHECK(gpt_oss.description == "MXFP4 (modules_to_not_convert stay 16-bit)");
+    // DeepSeek-V3 config.json.
+    const CheckpointQuantization deepseek = quantization_from_config_text(
+        R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]})");
+    CHECK(deepseek.weights == "fp8-block");
+    CHECK(deepseek.description == "fp8, 128×128 block scales");
+    // nvidia/DeepSeek-R1-0528-FP4 hf_quant_config.json, and ModelOpt's config.json form.
+    const CheckpointQuantization modelopt = quantization_from_config_text(
+        R"({"producer": {"name": "modelopt", "version": "0.29.0"}, "quantization": {"quant_algo": "NVFP4",
+            "kv_cache_quant_algo": "FP8", "group_size": 16, "exclude_modules": ["lm_head"]}})");
+    CHECK(modelopt.weights == "nvfp4");
+    CHECK(modelopt.description == "ModelOpt nvfp4");
+    CHECK(quantization_from_config_text(R"({"quant_method": "modelopt", "quant_algo": "NVFP4"})").weights == "nvfp4");
+    CHECK(quantization_from_config_text(R"({"quant_method": "modelopt", "quant_algo": "W4A8_MXFP4_FP8"})").weights ==
+          "mxfp4");
+    CHECK(quantization_from_config_text(R"({"quant_method": "modelopt", "quant_algo": "FP8"})").weights == "fp8");
+    // llm-compressor (compressed-tensors) NVFP4 and MXFP4 schemes, FP8 with block scales.
+    CHECK(quantization_from_config_text(
+              R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", "config_groups": {"group_0":
+                  {"weights": {"num_bits": 4, "type": "float", "group_size": 16, "strategy": "tensor_group"}}}})")
+              .weights == "nvfp4");
+    CHECK(quantization_from_config_text(
+              R"({"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized", "config_groups": {"group_0":
+                  {"weights": {"num_bits": 4, "type": "float", "group_size": 32, "strategy": "group"}}}})")
+              .weights == "mxfp4");
+    CHECK(quantization_from_config_text(
+              R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8,
+                  "type": "float", "strategy": "block", "block_structure": [128, 128]}}}})")
+              .weights == "fp8-block");
+    CHECK(quantization_from_config_text(
+              R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4,
+                  "type": "int", "group_size": 128}}}})")
+              .weights == "int4");
 }
 
 TEST_CASE("models: did-you-mean ranks family and size before edit distance", "[models]") {

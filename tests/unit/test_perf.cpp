@@ -1256,3 +1256,91 @@ TEST_CASE("perf::speculative decoding: the verify pass costs at least one step, 
     CHECK(speculative_tpot * tokens >= tpot);
     CHECK(speculative_tpot * tokens <= tpot * (1 + 3.0 / 32 + 0.15));
 }
+
+TEST_CASE("perf::FP4 weights: the FP4 peak where the GPU has it, weight-only elsewhere", "[perf][fp4]") {
+    GpuSpec blackwell = test_gpu();  // B200's catalog rates (TFLOPS): bf16 2250, fp8 4500, fp4 9000
+    blackwell.id = "TEST-B200";
+    blackwell.dense_flops_per_s[static_cast<std::size_t>(Precision::bf16)] = 2250e12;
+    blackwell.dense_flops_per_s[static_cast<std::size_t>(Precision::fp8)] = 4500e12;
+    blackwell.dense_flops_per_s[static_cast<std::size_t>(Precision::fp4)] = 9000e12;
+    GpuSpec hopper = test_gpu();  // H100 SXM: bf16 989.5, fp8 1979, no FP4 path
+    hopper.id = "TEST-H100";
+    hopper.dense_flops_per_s[static_cast<std::size_t>(Precision::bf16)] = 989.5e12;
+    hopper.dense_flops_per_s[static_cast<std::size_t>(Precision::fp8)] = 1979e12;
+    GpuSpec amd = blackwell;  // an FP4 path that takes only the OCP MX scales
+    amd.id = "TEST-AMD";
+    amd.vendor = "amd";
+    const EfficiencyTable table = test_efficiency();
+    const auto peak = [&](const char* weights, const GpuSpec& gpu, ServingStack stack, Precision precision,
+                          bool& eight_bit, std::vector<std::string>& notes) {
+        Workload workload = inference_workload(1, 1, 1);
+        workload.weights = *parse_weight_format(weights);
+        const perf_detail::Setting setting{workload, gpu,   table.defaults, table.platform,     Layout{},
+                                           stack,    notes, precision,      Checkpointing::none};
+        return perf_detail::inference_peak(setting, eight_bit);
+    };
+    bool eight_bit = false;
+    std::vector<std::string> notes;
+    // NVFP4 (W4A4) on Blackwell: the FP4 peak, with the 8-bit fraction and a note naming the path.
+    CHECK(peak("nvfp4", blackwell, ServingStack::optimized, Precision::bf16, eight_bit, notes) == 9000e12);
+    CHECK(eight_bit);
+    REQUIRE(notes.size() == 1);
+    CHECK_THAT(notes[0], Contains("nvfp4 weights and activations: the GEMMs at TEST-B200's FP4 peak (9000 TFLOPS)"));
+    // MXFP4 × MXFP8 on Blackwell: the FP8 peak.
+    notes.clear();
+    CHECK(peak("mxfp4", blackwell, ServingStack::optimized, Precision::bf16, eight_bit, notes) == 4500e12);
+    CHECK(eight_bit);
+    CHECK_THAT(notes.at(0), Contains("FP8 peak (4500 TFLOPS)"));
+    // Hopper: weight-only, the 16-bit peak (or FP8 when the compute precision is FP8).
+    notes.clear();
+    CHECK(peak("nvfp4", hopper, ServingStack::optimized, Precision::bf16, eight_bit, notes) == 989.5e12);
+    CHECK_FALSE(eight_bit);
+    CHECK_THAT(notes.at(0), Contains("nvfp4 weights weight-only on TEST-H100 (no FP4 tensor path for it in the "
+                                     "catalog): dequantized inside the GEMM, read at 4.5 bits, multiplied at the "
+                                     "16-bit peak"));
+    notes.clear();
+    CHECK(peak("mxfp4", hopper, ServingStack::optimized, Precision::fp8, eight_bit, notes) == 1979e12);
+    CHECK(eight_bit);
+    CHECK_THAT(notes.at(0), Contains("read at 4.25 bits, multiplied at the FP8 peak"));
+    // Eager PyTorch has no FP4 GEMMs even on Blackwell; NVFP4 has no path on an MX-only FP4 unit.
+    notes.clear();
+    CHECK(peak("nvfp4", blackwell, ServingStack::eager, Precision::bf16, eight_bit, notes) == 2250e12);
+    CHECK_THAT(notes.at(0), Contains("(this stack has no FP4 GEMMs)"));
+    CHECK(peak("nvfp4", amd, ServingStack::optimized, Precision::bf16, eight_bit, notes) == 2250e12);
+    CHECK(peak("mxfp4", amd, ServingStack::optimized, Precision::bf16, eight_bit, notes) == 4500e12);
+    // FP8 block-scaled weights run FP8 GEMMs like per-tensor FP8.
+    CHECK(peak("fp8-block", hopper, ServingStack::optimized, Precision::bf16, eight_bit, notes) == 1979e12);
+    CHECK(eight_bit);
+}
+
+TEST_CASE("perf::NVFP4 decode streams 4.5 bits per weight, prefill runs at the FP4 peak", "[perf][fp4]") {
+    GpuSpec gpu = test_gpu();
+    gpu.dense_flops_per_s[static_cast<std::size_t>(Precision::fp8)] = 624e12;
+    gpu.dense_flops_per_s[static_cast<std::size_t>(Precision::fp4)] = 1248e12;
+    Workload workload = inference_workload(2048, 128, 0.001);
+    workload.weights = WeightFormat::nvfp4;
+    // Matmul weights: 6.608928e9 params × 4.5 / 8 = 3.717522e9 bytes (fp16: 13.217856e9).
+    CHECK_THAT(weight_bytes(workload), WithinRel(3.717522e9, 1e-12));
+    EfficiencyTable table = test_efficiency();
+    table.defaults.prefill_compute_8bit = 0.5;
+    const PerfEstimate estimate = run(workload, gpu, table);
+    REQUIRE(estimate.inference);
+    // GEMMs: 2048 · 2 · 6.608928e9 FLOPs over 1248e12 × 0.5 = 43.4 ms; attention at the 16-bit peak
+    // 2·32·2048²·4096 / (312e12 × 0.5) = 7.0 ms; floors and element-wise kernels a few ms more.
+    const double gemm_s = 2048 * 2 * 6.608928e9 / (1248e12 * 0.5);
+    const double attention_s = 2.0 * 32 * 2048.0 * 2048 * 4096 / (312e12 * 0.5);
+    CHECK(estimate.inference->ttft_s >= gemm_s + attention_s);
+    // The same prompt with fp16 weights runs its GEMMs at 312e12 × 0.73: 118.8 ms. Attention, the
+    // element-wise kernels and the floors are the same, so TTFT drops by the GEMMs' difference,
+    // 75.4 ms, less what the GEMM curve loses at the higher peak (half work 4× larger).
+    const PerfEstimate sixteen = run(inference_workload(2048, 128, 0.001), gpu, table);
+    REQUIRE(sixteen.inference);
+    const double gemm_difference_s = 2048 * 2 * 6.608928e9 / (312e12 * 0.73) - gemm_s;
+    const double drop_s = sixteen.inference->ttft_s - estimate.inference->ttft_s;
+    CAPTURE(drop_s, gemm_difference_s, estimate.inference->ttft_s);
+    CHECK(drop_s <= gemm_difference_s);
+    CHECK(drop_s >= 0.95 * gemm_difference_s);
+    CHECK(std::find_if(estimate.notes.begin(), estimate.notes.end(), [](const std::string& note) {
+              return note.find("FP4 peak (1248 TFLOPS)") != std::string::npos;
+          }) != estimate.notes.end());
+}
