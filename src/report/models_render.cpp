@@ -72,9 +72,11 @@ void render_model_show(const ModelSpec& model_spec, std::ostream& out) {
             "dense (ffn {})\n",
             model->ffn, model->shared_ffn, model->moe_layer_step, moe_layer_count(*model), model->layers,
             number_or_dash(model->dense_ffn));
-    } else if (model->is_moe() && (model->shared_ffn > 0 || model->dense_layers > 0)) {
+    } else if (model->is_moe() && model->dense_layers > 0) {
         out << fmt::format("  experts: width {} · shared width {} · first {} layers dense (ffn {})\n", model->ffn,
                            model->shared_ffn, model->dense_layers, number_or_dash(model->dense_ffn));
+    } else if (model->is_moe() && model->shared_ffn > 0) {
+        out << fmt::format("  experts: width {} · shared width {} · in every layer\n", model->ffn, model->shared_ffn);
     }
     if (model->sliding_window > 0) {
         out << fmt::format("  {} {} tokens on {} of {} layers\n",

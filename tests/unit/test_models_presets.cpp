@@ -13,7 +13,6 @@
 #include "support/test_support.hpp"
 
 using gpusel::kv_cache_bytes_per_sequence;
-using gpusel::ModelFamily;
 using gpusel::ModelSpec;
 using gpusel::test::source_path;
 
@@ -30,26 +29,37 @@ const ModelSpec& preset(const char* name) {
     return *model;
 }
 
-// Every field the importer fills, compared one by one so a failure names the field.
-void check_same_architecture(const ModelSpec& from_config, const ModelSpec& from_preset) {
+// Every field the importer fills, compared one by one so a failure names the field; in three
+// groups: the dense shape, attention, experts.
+void check_same_shape(const ModelSpec& from_config, const ModelSpec& from_preset) {
     CHECK(from_config.family == from_preset.family);
     CHECK(from_config.layers == from_preset.layers);
     CHECK(from_config.hidden == from_preset.hidden);
-    CHECK(from_config.heads == from_preset.heads);
-    CHECK(from_config.kv_heads == from_preset.kv_heads);
-    CHECK(from_config.head_dim == from_preset.head_dim);
     CHECK(from_config.ffn == from_preset.ffn);
     CHECK(from_config.ffn_gated == from_preset.ffn_gated);
     CHECK(from_config.vocab == from_preset.vocab);
-    CHECK(from_config.experts == from_preset.experts);
-    CHECK(from_config.top_k == from_preset.top_k);
     CHECK(from_config.tied_embeddings == from_preset.tied_embeddings);
     CHECK(from_config.max_context == from_preset.max_context);
+}
+
+void check_same_attention(const ModelSpec& from_config, const ModelSpec& from_preset) {
+    CHECK(from_config.heads == from_preset.heads);
+    CHECK(from_config.kv_heads == from_preset.kv_heads);
+    CHECK(from_config.head_dim == from_preset.head_dim);
     CHECK(from_config.kv_lora_rank == from_preset.kv_lora_rank);
     CHECK(from_config.q_lora_rank == from_preset.q_lora_rank);
     CHECK(from_config.qk_rope_head_dim == from_preset.qk_rope_head_dim);
     CHECK(from_config.qk_nope_head_dim == from_preset.qk_nope_head_dim);
     CHECK(from_config.v_head_dim == from_preset.v_head_dim);
+    CHECK(from_config.sliding_window == from_preset.sliding_window);
+    CHECK(from_config.sliding_layers == from_preset.sliding_layers);
+    CHECK(from_config.attention_chunked == from_preset.attention_chunked);
+    CHECK(from_config.attention_sinks == from_preset.attention_sinks);
+}
+
+void check_same_experts(const ModelSpec& from_config, const ModelSpec& from_preset) {
+    CHECK(from_config.experts == from_preset.experts);
+    CHECK(from_config.top_k == from_preset.top_k);
     CHECK(from_config.shared_ffn == from_preset.shared_ffn);
     CHECK(from_config.dense_layers == from_preset.dense_layers);
     CHECK(from_config.moe_layer_step == from_preset.moe_layer_step);
@@ -58,10 +68,6 @@ void check_same_architecture(const ModelSpec& from_config, const ModelSpec& from
     if (from_preset.dense_layers > 0 || from_preset.moe_layer_step > 1) {
         CHECK(from_config.dense_ffn == from_preset.dense_ffn);
     }
-    CHECK(from_config.sliding_window == from_preset.sliding_window);
-    CHECK(from_config.sliding_layers == from_preset.sliding_layers);
-    CHECK(from_config.attention_chunked == from_preset.attention_chunked);
-    CHECK(from_config.attention_sinks == from_preset.attention_sinks);
 }
 
 bool within(double value, double published, double tolerance) {
@@ -104,7 +110,9 @@ TEST_CASE("presets: each 2025-26 serving preset matches its Hugging Face config"
         INFO(each.preset << " vs " << each.config);
         const ModelSpec& from_preset = preset(each.preset);
         const ModelSpec from_config = fixture(each.config);
-        check_same_architecture(from_config, from_preset);
+        check_same_shape(from_config, from_preset);
+        check_same_attention(from_config, from_preset);
+        check_same_experts(from_config, from_preset);
         INFO("config-derived " << from_config.params << " (+" << each.total_offset << "), published "
                                << from_preset.params);
         CHECK(within(from_config.params + each.total_offset, from_preset.params, each.total_tolerance));
