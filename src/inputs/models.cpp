@@ -70,12 +70,18 @@ void read_model_fields(MapReader& reader, ModelSpec& model) {
     reader.boolean("tied_embeddings", model.tied_embeddings);
     reader.integer("max_context", model.max_context, 1, max_context_tokens);
     reader.integer("kv_lora_rank", model.kv_lora_rank, 1, max_dimension);
+    reader.integer("q_lora_rank", model.q_lora_rank, 1, max_dimension);
     reader.integer("qk_rope_head_dim", model.qk_rope_head_dim, 1, max_count);
+    reader.integer("qk_nope_head_dim", model.qk_nope_head_dim, 1, max_count);
+    reader.integer("v_head_dim", model.v_head_dim, 1, max_count);
     reader.integer("shared_ffn", model.shared_ffn, 1, max_dimension);
     reader.integer("dense_layers", model.dense_layers, 0, max_count);
     reader.integer("dense_ffn", model.dense_ffn, 1, max_dimension);
+    reader.integer("moe_layer_step", model.moe_layer_step, 1, max_count);
     reader.integer("sliding_window", model.sliding_window, 1, max_context_tokens);
     reader.integer("sliding_layers", model.sliding_layers, 0, max_count);
+    reader.boolean("attention_chunked", model.attention_chunked);
+    reader.boolean("attention_sinks", model.attention_sinks);
     reader.number("activation_per_sample", model.activation_bytes_per_sample, UnitKind::bytes, 0, 1e13, true);
     reader.number("flops_per_sample", model.flops_per_sample, UnitKind::flops, 0, 1e18, true);
     reader.number("decoder_flops_per_sample", model.decoder_flops_per_sample, UnitKind::flops, 0, 1e18, true);
@@ -87,6 +93,9 @@ void complete_model(ModelSpec& model, MapReader& reader);
 void complete_model(ModelSpec& model, MapReader& reader) {
     if (model.heads > 0 && model.kv_heads == 0) {
         model.kv_heads = model.heads;
+    }
+    if (model.is_mla() && model.head_dim == 0 && model.qk_nope_head_dim > 0) {
+        model.head_dim = model.qk_nope_head_dim + model.qk_rope_head_dim;  // as the config importer derives it
     }
     if (model.heads > 0 && model.hidden > 0) {
         model.head_dim = model.attention_head_dim();
@@ -106,6 +115,9 @@ void complete_model(ModelSpec& model, MapReader& reader) {
     if (model.sliding_layers > model.layers && model.layers > 0) {
         reader.error("sliding_layers",
                      fmt::format("sliding_layers {} exceeds layers {}", model.sliding_layers, model.layers));
+    }
+    if (model.attention_chunked && model.sliding_window == 0) {
+        reader.error("attention_chunked", "attention_chunked needs sliding_window, the chunk length in tokens");
     }
     if (model.params == 0) {
         const ParamCounts counts = transformer_params(model);
@@ -322,23 +334,35 @@ double attention_params(const ModelSpec& model) {
     return hidden * head_dim * (2.0 * heads + 2.0 * kv_heads);
 }
 
+int moe_layer_count(const ModelSpec& model) {
+    if (!model.is_moe()) {
+        return 0;
+    }
+    const int after_dense = model.layers - std::min(model.dense_layers, model.layers);
+    return model.moe_layer_step > 1 ? after_dense / model.moe_layer_step : after_dense;
+}
+
 ParamCounts transformer_params(const ModelSpec& model) {
     if (!model.is_transformer() || model.ffn == 0) {
         return {};
     }
     const double hidden = model.hidden;
     const double matrices = model.ffn_gated ? 3.0 : 2.0;
-    const double attention = attention_params(model) * model.layers;
+    // gpt-oss sinks: one learned logit per head and layer (modeling_gpt_oss.py self_attn.sinks).
+    const double sinks = model.attention_sinks ? static_cast<double>(model.heads) : 0.0;
+    const double attention = (attention_params(model) + sinks) * model.layers;
     const double embeddings = static_cast<double>(model.vocab) * hidden * (model.tied_embeddings ? 1.0 : 2.0);
     if (model.experts <= 1) {
         const double total = model.layers * matrices * hidden * model.ffn + attention + embeddings;
         return {total, total};
     }
     // MoE layers: routed experts of width ffn, the shared experts, the router (h × experts).
-    // The first dense_layers are plain FFNs of dense_ffn (DeepSeek first_k_dense_replace).
-    const int dense_layers = std::min(model.dense_layers, model.layers);
+    // The first dense_layers are plain FFNs of dense_ffn (DeepSeek first_k_dense_replace); with
+    // moe_layer_step n only every n-th layer after them has experts, the rest are dense too
+    // (Llama-4 Maverick: 24 MoE and 24 dense layers of intermediate_size_mlp).
+    const double moe_layers = moe_layer_count(model);
+    const double dense_layers = model.layers - moe_layers;
     const double dense = dense_layers * matrices * hidden * (model.dense_ffn > 0 ? model.dense_ffn : model.ffn);
-    const double moe_layers = model.layers - dense_layers;
     const double expert = matrices * hidden * model.ffn;
     const double always = matrices * hidden * model.shared_ffn + hidden * model.experts;
     const double top_k = model.top_k > 0 ? std::min(model.top_k, model.experts) : 1;
@@ -491,12 +515,51 @@ bool json_bool(const Json& config, const char* key, bool fallback) {
 
 namespace {
 
+// Llama-4 chunked attention (modeling_llama4.py): the RoPE layers attend within chunks of
+// attention_chunk_size tokens, the NoPE layers to the whole context. no_rope_layers lists 1 for
+// a RoPE layer; empty, it defaults to every no_rope_layer_interval-th (4) layer being NoPE
+// (configuration_llama4.py), i.e. 36 chunked layers of 48. Newer configs list layer_types.
+void read_chunked_attention(const Json& config, HfConfigReader& fields, ModelSpec& model) {
+    model.sliding_window = fields.integer({"attention_chunk_size"}, max_context_tokens);
+    if (model.sliding_window == 0) {
+        return;
+    }
+    model.attention_chunked = true;
+    int chunked = -1;
+    const auto layer_types = config.find("layer_types");
+    const auto no_rope = config.find("no_rope_layers");
+    if (layer_types != config.end() && layer_types->is_array() && !layer_types->empty()) {
+        chunked = 0;
+        for (const Json& entry : *layer_types) {
+            chunked += entry.is_string() && entry.get<std::string>() == "chunked_attention" ? 1 : 0;
+        }
+    } else if (no_rope != config.end() && no_rope->is_array() && !no_rope->empty()) {
+        chunked = 0;
+        for (const Json& entry : *no_rope) {
+            chunked += entry.is_number() && entry.get<double>() != 0 ? 1 : 0;
+        }
+    }
+    if (chunked < 0) {
+        const int interval = std::max(fields.integer({"no_rope_layer_interval"}, max_count, 4), 1);
+        chunked = model.layers - model.layers / interval;
+    }
+    model.sliding_layers = std::min(chunked, model.layers);
+    if (model.sliding_layers == 0) {
+        model.sliding_window = 0;
+        model.attention_chunked = false;
+    }
+}
+
 // Sliding-window layers of a decoder config. Mistral, Mixtral and Phi-3 slide on every layer
 // when `sliding_window` is set; Qwen2/Qwen3 only with `use_sliding_window`; Gemma-2 on every
 // other layer (modeling_gemma2.py: layer_idx % 2 == 0); Gemma-3 on all but each
 // sliding_window_pattern-th (default 6, configuration_gemma3.py); newer configs list layer_types.
 void read_sliding_window(const Json& config, const std::string& type, HfConfigReader& fields, ModelSpec& model) {
     if (!json_bool(config, "use_sliding_window", true)) {
+        return;
+    }
+    if (type == "llama4_text" || type == "llama4") {
+        read_chunked_attention(config, fields, model);
         return;
     }
     model.sliding_window = fields.integer({"sliding_window"}, max_context_tokens);
@@ -543,6 +606,17 @@ void read_experts(const Json& config, HfConfigReader& fields, ModelSpec& model) 
     model.shared_ffn = shared > 0 ? static_cast<int>(std::min<long long>(shared, max_dimension))
                                   : fields.integer({"shared_expert_intermediate_size"}, max_dimension);
     model.dense_layers = std::min(fields.integer({"first_k_dense_replace"}, max_count), model.layers);
+    if (json_text(config, "model_type") == "llama4_text" || json_text(config, "model_type") == "llama4") {
+        // Llama-4 (modeling_llama4.py Llama4TextMoe): each MoE layer has one shared expert of
+        // intermediate_size beside the routed ones; the layers between MoE layers are dense MLPs
+        // of intermediate_size_mlp (interleave_moe_layer_step 2 on Maverick, 1 on Scout).
+        model.shared_ffn = model.ffn;
+        const int step = fields.integer({"interleave_moe_layer_step"}, max_count, 1);
+        if (step > 1) {
+            model.moe_layer_step = step;
+            model.dense_ffn = fields.integer({"intermediate_size_mlp"}, max_dimension);
+        }
+    }
     const auto mlp_only = config.find("mlp_only_layers");  // Qwen MoE: layers with a dense MLP
     if (mlp_only != config.end() && mlp_only->is_array() && !mlp_only->empty() && model.dense_layers == 0) {
         model.dense_layers = std::min(static_cast<int>(mlp_only->size()), model.layers);
@@ -574,6 +648,7 @@ void read_decoder_config(const Json& config, HfConfigReader& fields, ModelSpec& 
     }
     read_experts(config, fields, model);
     read_sliding_window(config, type, fields, model);
+    model.attention_sinks = type == "gpt_oss";  // modeling_gpt_oss.py: self_attn.sinks on every layer
     model.ffn_gated = !encoder;
     model.tied_embeddings =
         json_bool(config, "tie_word_embeddings", encoder || type == "gemma" || type == "gemma2" || gemma3);

@@ -47,10 +47,21 @@ struct ModelSpec {
     int shared_ffn = 0;
     int dense_layers = 0;
     int dense_ffn = 0;
+    // Interleaved MoE (Llama-4 interleave_moe_layer_step): after the first dense_layers, every
+    // moe_layer_step-th layer is a MoE layer and the others are dense FFNs of dense_ffn, so
+    // (layers − dense_layers) / moe_layer_step layers hold experts. 0 or 1: every layer.
+    int moe_layer_step = 0;
     // Sliding-window attention: the window in tokens and how many layers use it (the others
     // attend to the whole context). 0 layers with a window means all layers.
     int sliding_window = 0;
     int sliding_layers = 0;
+    // Chunked local attention (Llama-4 attention_chunk_size): the sliding_layers attend within
+    // fixed chunks of sliding_window tokens instead of a window sliding with each token. A layer
+    // caches at most a chunk either way; a query attends to half a chunk on average, not a window.
+    bool attention_chunked = false;
+    // Attention sinks (gpt-oss): one learned logit per head and layer added to each softmax's
+    // denominator; parameters, no cached tokens.
+    bool attention_sinks = false;
     // Read from a checkpoint's quantization config: the weight format it implies (a
     // parse_weight_format name, empty for none) and what was read, for `models show`.
     std::string checkpoint_weights;
@@ -133,6 +144,9 @@ ParamCounts transformer_params(const ModelSpec& model);
 // One layer's attention projections (parameters): Q, K, V and O for GQA/MQA; MLA's down- and
 // up-projections of the query and the latent, and O. Zero without transformer fields.
 double attention_params(const ModelSpec& model);
+// The layers that hold routed experts: those after dense_layers, every moe_layer_step-th of
+// them (Llama-4 places them at step−1, 2·step−1, …); 0 for a dense model.
+int moe_layer_count(const ModelSpec& model);
 double transformer_param_count(const ModelSpec& model);
 
 // KV-cache bytes of one sequence holding `tokens` tokens at `element_bytes` per element: K and V

@@ -66,13 +66,26 @@ void render_model_show(const ModelSpec& model_spec, std::ostream& out) {
             "  attention: multi-head latent (MLA), kv_lora_rank {} + qk_rope_head_dim {} cached per layer\n",
             model->kv_lora_rank, model->qk_rope_head_dim);
     }
-    if (model->is_moe() && (model->shared_ffn > 0 || model->dense_layers > 0)) {
+    if (model->is_moe() && model->moe_layer_step > 1) {
+        out << fmt::format(
+            "  experts: width {} · shared width {} · in 1 of every {} layers ({} of {}); the others "
+            "dense (ffn {})\n",
+            model->ffn, model->shared_ffn, model->moe_layer_step, moe_layer_count(*model), model->layers,
+            number_or_dash(model->dense_ffn));
+    } else if (model->is_moe() && model->dense_layers > 0) {
         out << fmt::format("  experts: width {} · shared width {} · first {} layers dense (ffn {})\n", model->ffn,
                            model->shared_ffn, model->dense_layers, number_or_dash(model->dense_ffn));
+    } else if (model->is_moe() && model->shared_ffn > 0) {
+        out << fmt::format("  experts: width {} · shared width {} · in every layer\n", model->ffn, model->shared_ffn);
     }
     if (model->sliding_window > 0) {
-        out << fmt::format("  sliding window {} tokens on {} of {} layers\n", model->sliding_window,
-                           model->sliding_layers > 0 ? model->sliding_layers : model->layers, model->layers);
+        out << fmt::format("  {} {} tokens on {} of {} layers\n",
+                           model->attention_chunked ? "chunked attention, chunks of" : "sliding window",
+                           model->sliding_window, model->sliding_layers > 0 ? model->sliding_layers : model->layers,
+                           model->layers);
+    }
+    if (model->attention_sinks) {
+        out << "  attention sinks: one learned logit per head and layer (no cached tokens)\n";
     }
     if (model->is_transformer()) {
         out << fmt::format("  KV cache per token (16-bit): {} B\n",

@@ -177,6 +177,11 @@ TEST_CASE("catalog::builtin_catalog has every fixed id, sources and sane figures
                                           "MI250X",
                                           "MI300X",
                                           "MI325X",
+                                          "MI350X",
+                                          "MI355X",
+                                          "B300",
+                                          "GB300",
+                                          "RTX-PRO-6000-SE",
                                           "GAUDI2",
                                           "GAUDI3"};
     CHECK(catalog.gpus().size() >= ids.size());
@@ -221,6 +226,25 @@ TEST_CASE("catalog::builtin_catalog encodes native precision support per archite
         CHECK(supports(id, Precision::fp8));
         CHECK_FALSE(supports(id, Precision::int4));
     }
+    // Blackwell Ultra keeps INT8 only at a sliver of its FP8 rate (data/gpu_catalog.yaml B300 and
+    // GB300 notes: about 1/30), and its FP4 is NVIDIA's dense figure, not half the sparse one.
+    for (const char* id : {"B300", "GB300"}) {
+        INFO(id);
+        const gpusel::GpuSpec& gpu = *catalog.find(id);
+        CHECK(gpu.compute_capability == "10.3");
+        CHECK(gpu.peak_flops_per_s(Precision::int8) * 25 < gpu.peak_flops_per_s(Precision::fp8));
+        CHECK(gpu.peak_flops_per_s(Precision::fp4) == Approx(3 * gpu.peak_flops_per_s(Precision::fp8)));
+        CHECK_FALSE(supports(id, Precision::int4));
+    }
+    // CDNA 4: FP4/FP6 at twice FP8, no TF32 matrix type; 256 CUs × 8,192 FP8 FLOP/clock × 2.4 GHz.
+    for (const char* id : {"MI350X", "MI355X"}) {
+        INFO(id);
+        CHECK(supports(id, Precision::fp4));
+        CHECK_FALSE(supports(id, Precision::tf32));
+        CHECK(catalog.find(id)->peak_flops_per_s(Precision::fp4) ==
+              Approx(2 * catalog.find(id)->peak_flops_per_s(Precision::fp8)).epsilon(1e-4));
+    }
+    CHECK(catalog.find("MI355X")->peak_flops_per_s(Precision::fp8) == Approx(256.0 * 8192 * 2.4e9).epsilon(1e-4));
     // GeForce BF16 is the FP32-accumulate rate: RTX 4090 165.2 dense (Ada whitepaper, appendix A).
     CHECK(catalog.find("RTX-4090")->peak_flops_per_s(Precision::bf16) == Approx(165.2e12));
     CHECK(catalog.find("H100-SXM5")->peak_flops_per_s(Precision::bf16) == Approx(989.5e12).epsilon(0.001));

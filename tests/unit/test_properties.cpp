@@ -1074,12 +1074,18 @@ Catalog random_plan_catalog(PropertyRng& rng) {
         subset.upsert(host);
     }
     std::vector<GpuSpec> gpus = catalog().gpus();
+    // 3 to 8 GPUs that can be acquired; a GPU without any offer (GB300, MI355X: no published
+    // price) comes along when drawn but does not count, so that the share of roles with
+    // candidates does not fall as such entries join the catalog.
     const int wanted = rng.integer(3, 8);
-    for (int i = 0; i < wanted && !gpus.empty(); ++i) {
+    int with_offers = 0;
+    while (with_offers < wanted && !gpus.empty()) {
         const auto position = gpus.begin() + rng.integer(0, static_cast<int>(gpus.size()) - 1);
-        for (const gpusel::Offer* offer : catalog().offers_for(position->id)) {
+        const std::vector<const gpusel::Offer*> offers = catalog().offers_for(position->id);
+        for (const gpusel::Offer* offer : offers) {
             subset.upsert(*offer);
         }
+        with_offers += offers.empty() ? 0 : 1;
         subset.upsert(*position);
         gpus.erase(position);
     }

@@ -223,7 +223,8 @@ TEST_CASE("skypilot: AWS v8", "[skypilot]") {
     CHECK(result.rows == 17);
     CHECK(result.gpu_rows == 16);
     CHECK(offer_ids(result) == std::vector<std::string>{"aws/p5.48xlarge", "aws/p5.4xlarge", "aws/p5e.48xlarge",
-                                                        "aws/p4d.24xlarge", "aws/g6e.xlarge", "aws/g4dn.12xlarge"});
+                                                        "aws/p4d.24xlarge", "aws/g7e.2xlarge", "aws/g6e.xlarge",
+                                                        "aws/g4dn.12xlarge"});
     const auto& p5 = offer(result, "aws/p5.48xlarge");
     CHECK(p5.gpu == "H100-SXM5");
     CHECK(p5.gpus == 8);
@@ -257,10 +258,11 @@ TEST_CASE("skypilot: AWS v8", "[skypilot]") {
     CHECK(offer(result, "aws/p4d.24xlarge").prices[0].spot_zones_usd == std::vector<double>{2.4655, 7.88});
     CHECK(offer(result, "aws/g6e.xlarge").prices[0].spot_usd_per_hour == Approx((0.9154 + 1.1975) / 2));
     CHECK(offer(result, "aws/g4dn.12xlarge").gpu == "T4");
+    // AWS's "RTX PRO Server 6000" is the Server Edition, its own catalog entry (not RTX-PRO-6000).
+    CHECK(offer(result, "aws/g7e.2xlarge").gpu == "RTX-PRO-6000-SE");
 
     CHECK(skip_lines(result) ==
           std::vector<std::string>{"12:15 AcceleratorCount: fractional GPU count (whole units only)",
-                                   "13:13 AcceleratorName: accelerator without a catalog entry",
                                    "17:13 AcceleratorName: unknown accelerator name (not guessed)"});
     CHECK(result.unknown_accelerators == std::vector<std::string>{"Inferentia2"});
     CHECK(warning_texts(result) ==
@@ -446,7 +448,7 @@ TEST_CASE("skypilot: the YAML is a format-2 catalog of rental offers", "[skypilo
     CHECK(provider.find("tier")->scalar == "hyperscaler");
     const gpusel::YamlNode* rental = root.find("rental");
     REQUIRE(rental != nullptr);
-    REQUIRE(rental->items.size() == 6);
+    REQUIRE(rental->items.size() == 7);
     const gpusel::YamlNode& p5 = rental->items[0];
     CHECK(p5.find("id")->scalar == "aws/p5.48xlarge");
     CHECK(p5.find("gpus")->scalar == "8");
@@ -528,7 +530,7 @@ TEST_CASE("skypilot: the command writes -o whole, or nothing on bad input", "[sk
     CHECK(gpusel::cli::run({"catalog", "import", "skypilot", source, "-o", target}, out, err) == 0);
     CHECK(out.str().empty());
     CHECK(err.str().find(source + ": warning: the file carries no date; as_of 2026-03 is its modification month") == 0);
-    CHECK(err.str().find("gpusel: imported 6 offers from 17 rows of " + source) != std::string::npos);
+    CHECK(err.str().find("gpusel: imported 7 offers from 17 rows of " + source) != std::string::npos);
     const std::string written = read_text(target);
     CHECK_THAT(written, Catch::Matchers::Contains("as_of: 2026-03\n"));
     CHECK_THAT(written, Catch::Matchers::Contains("- id: aws/p5.48xlarge\n"));
