@@ -753,12 +753,12 @@ TEST_CASE("diagnose: vLLM's own metrics give the measured rate and what the repl
     CHECK(s.engine == "vllm");
     CHECK(s.engine_source == "metric vllm:generation_tokens_total in fed.txt (line 20)");
     // Hand-computed from the fixture (SOURCES.md): +120 requests, +24000 generated and +122880
-    // prompt tokens over 40 s; running 1 2 1 2 1; KV 0.021 0.034 0.019 0.030 0.021.
+    // prompt tokens over 40 s; running 4 5 4 5 4; KV 0.021 0.034 0.019 0.030 0.021.
     CHECK(s.requests_per_s == 3);
     CHECK(s.requests_source == "the engine's finished-request counter in fed.txt");
     CHECK(s.output_tokens_per_s == 600);
     CHECK(s.prompt_tokens_per_s == 3072);
-    CHECK(s.running_requests == 1.4);
+    CHECK(s.running_requests == 4.4);
     CHECK(s.kv_cache_used_pct == 2.5);
     CHECK(s.tpot_s == 0.0072);  // 171.936 s over 23880 tokens
     CHECK(s.ttft_s == 0.045);   // 5.4 s over 120 requests
@@ -835,10 +835,10 @@ TEST_CASE("diagnose::calibration_yaml writes the measured speeds in the workload
           "# The calibration section of a workload file (docs/workload.md, calibration).\n"
           "calibration:\n"
           "  speed:\n"
-          "    # from fed.txt: vllm's generated-token counter over the capture, at 1.4 running requests on average; "
+          "    # from fed.txt: vllm's generated-token counter over the capture, at 4.4 running requests on average; "
           "1 x H100-SXM5\n"
-          "    - {gpu: H100-SXM5, count: 1, metric: output_tokens_per_s, measured: 600, batch: 1}\n"
-          "    # from fed.txt: vllm's mean time per output token, at 1.4 running requests on average (the model reads "
+          "    - {gpu: H100-SXM5, count: 1, metric: output_tokens_per_s, measured: 600, batch: 4}\n"
+          "    # from fed.txt: vllm's mean time per output token, at 4.4 running requests on average (the model reads "
           "tpot as one request alone: close at light load); 1 x H100-SXM5\n"
           "    - {gpu: H100-SXM5, count: 1, metric: tpot, measured: 0.0072s}\n"
           "# Measured, but not calibration points:\n"
@@ -857,7 +857,7 @@ TEST_CASE("diagnose::calibration_yaml writes the measured speeds in the workload
     REQUIRE(workload.calibration.speed.size() == 2);
     CHECK(workload.calibration.speed[0].metric == MeasuredMetric::output_tokens_per_s);
     CHECK(workload.calibration.speed[0].measured == 600);
-    CHECK(workload.calibration.speed[0].batch == 1);
+    CHECK(workload.calibration.speed[0].batch == 4);
     CHECK(workload.calibration.speed[1].metric == MeasuredMetric::tpot);
     CHECK(workload.calibration.speed[1].measured == 0.0072);
 
