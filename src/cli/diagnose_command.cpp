@@ -1,5 +1,6 @@
 // gpusel diagnose [--dmon F] [--dcgm F] [--prom F] [--query F] [--cpu F] [--perf F] [--topo F]
-//                 [--query-fields LIST] [--gpu ID] [--workload W] [--format text|json]
+//                 [--processes F] [--query-fields LIST] [--gpu ID] [--workload W]
+//                 [--write-calibration FILE] [--format text|json]
 
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "cli/context.hpp"
 #include "cli/format_option.hpp"
 #include "diagnose/diagnose.hpp"
+#include "io/output.hpp"
 #include "report/diagnose_render.hpp"
 
 namespace gpusel::cli {
@@ -16,16 +18,17 @@ namespace gpusel::cli {
 namespace {
 
 struct DiagnoseOptions {
-    std::string dmon, dcgm, prom, query, cpu, perf, topo;
+    std::string dmon, dcgm, prom, query, cpu, perf, topo, processes;
     std::string query_fields;
     std::string gpu;
     std::string workload;
+    std::string write_calibration;
     DiagnoseFormat format = DiagnoseFormat::text;
 };
 
 void run_diagnose(Context& context, const DiagnoseOptions& options) {
     const std::vector<const std::string*> paths = {&options.dmon, &options.dcgm, &options.prom, &options.query,
-                                                   &options.cpu,  &options.perf, &options.topo};
+                                                   &options.cpu,  &options.perf, &options.topo, &options.processes};
     std::size_t given = 0;
     std::size_t from_stdin = 0;
     for (const std::string* path : paths) {
@@ -33,7 +36,8 @@ void run_diagnose(Context& context, const DiagnoseOptions& options) {
         from_stdin += *path == "-" ? 1U : 0U;
     }
     if (given == 0) {
-        throw UsageError("diagnose needs at least one input: --dmon, --dcgm, --prom, --query, --cpu, --perf or --topo");
+        throw UsageError(
+            "diagnose needs at least one input: --dmon, --dcgm, --prom, --query, --cpu, --perf, --topo or --processes");
     }
     if (from_stdin > 1) {
         throw UsageError("only one input can be read from standard input ('-')");
@@ -60,6 +64,30 @@ void run_diagnose(Context& context, const DiagnoseOptions& options) {
             throw UsageError(format_diagnostic(error.diagnostics().front()));
         }
     }
+    // The calibration file is refused (an input, an existing file without --force) before any
+    // input is read, so that nothing is computed for an output that cannot be written.
+    OutputTarget calibration_target{options.write_calibration, context.force, context.option_input_files()};
+    if (!options.write_calibration.empty()) {
+        if (calibration_target.is_standard_output()) {
+            throw UsageError("--write-calibration needs a file name; the report goes to standard output");
+        }
+        for (const std::string* path : paths) {
+            if (!path->empty()) {
+                calibration_target.inputs.push_back(*path);
+            }
+        }
+        if (!options.workload.empty()) {
+            calibration_target.inputs.push_back(options.workload);
+        }
+        check_output_target(calibration_target);
+    }
+    std::optional<Workload> workload;
+    if (!options.workload.empty()) {
+        workload = load_workload_file(options.workload, context.load_context());
+        inputs.workload = &*workload;
+    }
+    const EfficiencyTable efficiency = builtin_efficiency();
+    inputs.efficiency = &efficiency;
     if (!options.dmon.empty()) {
         inputs.dmon = parse_nvidia_smi_dmon(read_telemetry_file(options.dmon), input_display_name(options.dmon));
     }
@@ -82,11 +110,18 @@ void run_diagnose(Context& context, const DiagnoseOptions& options) {
     if (!options.topo.empty()) {
         inputs.topology = parse_nvidia_smi_topo(read_telemetry_file(options.topo), input_display_name(options.topo));
     }
+    if (!options.processes.empty()) {
+        inputs.processes =
+            parse_nvidia_smi_processes(read_telemetry_file(options.processes), input_display_name(options.processes));
+    }
     DiagnoseResult result{diagnose(inputs), std::nullopt};
-    if (!options.workload.empty()) {
-        const Workload loaded = load_workload_file(options.workload, context.load_context());
-        result.fix_worth =
-            estimate_fix_worth(result.diagnosis, loaded, inputs.gpu, context.catalog(), builtin_efficiency());
+    if (workload) {
+        result.fix_worth = estimate_fix_worth(result.diagnosis, *workload, inputs.gpu, context.catalog(), efficiency);
+    }
+    if (!options.write_calibration.empty()) {
+        // Whole file or nothing (io/output.hpp), and before the report, so that a report on
+        // standard output always means the file was written.
+        write_output(calibration_target, calibration_yaml(result.diagnosis, inputs.gpu), context.out);
     }
     if (options.format == DiagnoseFormat::json) {
         render_diagnose_json(result, context.out);
@@ -116,11 +151,22 @@ void register_diagnose(CLI::App& app, Context& context) {
     command->add_option("--perf", options->perf, "perf report --stdio of the data-loading process")->type_name("FILE");
     command->add_option("--topo", options->topo, "nvidia-smi topo -m")->type_name("FILE");
     command
+        ->add_option("--processes", options->processes,
+                     "nvidia-smi (its process table) or --query-compute-apps CSV: detects a serving engine")
+        ->type_name("FILE");
+    command
         ->add_option("--gpu", options->gpu,
                      "Catalog id of the GPU, for memory size and PCIe link when the "
                      "telemetry lacks them")
         ->type_name("ID");
-    command->add_option("--workload", options->workload, "Workload file: what each fix would be worth")->type_name("W");
+    command
+        ->add_option("--workload", options->workload,
+                     "Workload file: training or serving (and which engine), and what each fix would be worth")
+        ->type_name("W");
+    command
+        ->add_option("--write-calibration", options->write_calibration,
+                     "Write what the capture measured as a calibration: block (YAML); --force replaces a file")
+        ->type_name("FILE");
     add_format_option(command, options->format,
                       FormatNames<DiagnoseFormat>{{"text", DiagnoseFormat::text}, {"json", DiagnoseFormat::json}},
                       "text or json");
@@ -128,6 +174,8 @@ void register_diagnose(CLI::App& app, Context& context) {
         "\nExamples:\n"
         "  gpusel diagnose --dmon dmon.log --cpu mpstat.log\n"
         "  gpusel diagnose --dcgm dcgm.log --topo topo.txt --format json\n"
+        "  gpusel diagnose --query query.csv --processes smi.txt --workload chat.yaml --gpu H100-SXM5\n"
+        "  gpusel diagnose --prom metrics.txt --gpu L40S --write-calibration measured.yaml\n"
         "Capture commands and what each verdict means: docs/diagnose.md\n");
     command->callback([&context, options] { run_diagnose(context, *options); });
 }

@@ -148,8 +148,71 @@ std::optional<Verdict> weigh_rule(const DiagnosisRule& rule, const EvidenceTable
     return verdict;
 }
 
+// A rate as the verdicts print it: "3 req/s", "0.25 req/s".
+std::string fmt_rate(double per_s) {
+    return fmt::format("{:g} req/s", rounded(per_s, 2));
+}
+
+// "~12", "~1200": two significant figures, for an estimate.
+std::string fmt_about(double value) {
+    if (!(value > 0) || !std::isfinite(value)) {
+        return "~0";
+    }
+    const double step = std::pow(10.0, std::floor(std::log10(value)) - 1);
+    return fmt::format("~{:g}", std::round(value / step) * step);
+}
+
+void describe_under_loaded(Verdict& verdict, const EvidenceTable& table, const ServingContext& serving,
+                           const std::string& gpus_are) {
+    const double busy = verdict.evidence[0].mean;
+    if (serving.requests_per_s && serving.carry_requests_per_s) {
+        verdict.summary = fmt::format("under-loaded: {} util at {}; this replica could carry {} req/s.", fmt_pct(busy),
+                                      fmt_rate(*serving.requests_per_s), fmt_about(*serving.carry_requests_per_s));
+    } else if (serving.requests_per_s) {
+        verdict.summary = fmt::format("under-loaded: {} util at {}: the replica waits for requests.", fmt_pct(busy),
+                                      fmt_rate(*serving.requests_per_s));
+    } else {
+        verdict.summary = fmt::format(
+            "under-loaded: {} busy {} of the time: the replica waits for requests (pass --workload with "
+            "inference.requests_per_s, or the engine's metrics with --prom, for the rate it could carry).",
+            gpus_are == "The GPU is" ? "the GPU is" : "the GPUs are", fmt_pct(busy));
+    }
+    verdict.details.push_back(
+        fmt::format("serving engine: {}, from {}", serving.engine.empty() ? "unknown" : serving.engine,
+                    serving.engine_source.empty() ? "an inference workload" : serving.engine_source));
+    if (const auto fb = table.series.find("fb_used_pct"); fb != table.series.end()) {
+        const double used = summarize(fb->second.values).mean;
+        if (serving.paged) {
+            verdict.details.push_back(
+                fmt::format("{} of the framebuffer in use is {}'s pre-allocation{}, not memory pressure", fmt_pct(used),
+                            serving.engine,
+                            serving.gpu_memory_utilization
+                                ? fmt::format(" (gpu_memory_utilization {:g})", *serving.gpu_memory_utilization)
+                                : ""));
+        } else {
+            verdict.details.push_back(fmt::format("{} of the framebuffer in use", fmt_pct(used)));
+        }
+    }
+    if (serving.requests_per_s) {
+        verdict.details.push_back(
+            fmt::format("request rate {}: {}", fmt_rate(*serving.requests_per_s), serving.requests_source));
+    }
+    if (serving.carry_requests_per_s) {
+        verdict.details.push_back(
+            fmt::format("could carry {} req/s: {}", fmt_about(*serving.carry_requests_per_s), serving.carry_method));
+    }
+    if (serving.running_requests) {
+        verdict.details.push_back(fmt::format("running requests average {:g}", *serving.running_requests));
+    }
+    if (serving.kv_cache_used_pct) {
+        verdict.details.push_back(fmt::format("KV cache {:g} % used on average", *serving.kv_cache_used_pct));
+    }
+    verdict.expected_gain = 1 - busy / 100;
+}
+
 // One sentence with the numbers that matter, the details, and the expected gain.
-void describe(Verdict& verdict, const EvidenceTable& table, const std::vector<int>& job) {
+void describe(Verdict& verdict, const EvidenceTable& table, const std::vector<int>& job,
+              const ServingContext& serving) {
     const std::string& id = verdict.rule->id;
     const double first = verdict.evidence[0].mean;
     const double second = verdict.evidence.size() > 1 ? verdict.evidence[1].mean : 0;
@@ -161,14 +224,15 @@ void describe(Verdict& verdict, const EvidenceTable& table, const std::vector<in
     const std::string they_wait = one ? "it waits" : "they wait";
     const std::string memory_word =
         stand_in == "mem_util_pct" ? "memory (nvidia-smi memory utilisation)" : "memory interface";
-    if (id == "no-job-running") {
+    if (id == "under-loaded") {
+        describe_under_loaded(verdict, table, serving, gpus_are);
+    } else if (id == "no-job-running") {
         verdict.summary = fmt::format("{} busy {} of the time: no job seems to be running during the capture.",
                                       gpus_are, fmt_pct(first));
     } else if (id == "gpu-util-low-cpu-high") {
         verdict.summary = fmt::format(
-            "{} busy {} of the time while the host CPUs are {} busy: the CPU side of the "
-            "input pipeline cannot keep up.",
-            gpus_are, fmt_pct(first), fmt_pct(second));
+            "{} busy {} of the time while the host CPUs are {} busy: the CPU side of the {} cannot keep up.", gpus_are,
+            fmt_pct(first), fmt_pct(second), serving.serving ? "serving engine" : "input pipeline");
         verdict.expected_gain = 1 - first / 100;
     } else if (id == "gpu-util-low-dram-low") {
         verdict.summary = fmt::format(
@@ -181,6 +245,12 @@ void describe(Verdict& verdict, const EvidenceTable& table, const std::vector<in
             "{} busy {} of the time with {} of {} memory in use: the batch that fits is "
             "too small to keep {} busy.",
             gpus_are, fmt_pct(first), fmt_pct(second), their, them);
+        if (!serving.training) {
+            // The job is not known: a serving engine's pre-allocation looks exactly like this.
+            verdict.details.push_back(
+                "if a serving engine runs here (vLLM, SGLang, TensorRT-LLM pre-allocate most of the memory), pass "
+                "--workload or --processes: its memory is then not read as pressure");
+        }
         verdict.expected_gain = 1 - first / 100;
     } else if (id == "pcie-saturated") {
         verdict.summary = fmt::format(
@@ -280,10 +350,61 @@ std::vector<std::string> tell_apart(const std::vector<Verdict>& verdicts) {
     return hints;
 }
 
+// When no rule found a plausible cause: insufficient-data without utilisation (nothing says
+// whether the GPUs work or wait, so never "healthy"), else healthy when some rule could run.
+void add_default_verdict(Diagnosis& diagnosis, std::size_t evaluated, const EvidenceTable& table) {
+    if (diagnosis.verdicts.empty() && !diagnosis.gpu_busy_pct) {
+        // Without utilisation nothing says whether the GPUs work or wait: never "healthy".
+        Verdict insufficient;
+        insufficient.rule = find_rule("insufficient-data");
+        insufficient.score = 1;
+        insufficient.confidence = Confidence::high;
+        insufficient.remedies = insufficient.rule->remedies;
+        insufficient.summary = fmt::format(
+            "The capture holds no GPU utilisation, so whether the GPUs work or wait cannot be told{}.",
+            evaluated > 0
+                ? fmt::format(" ({} rule{} could be evaluated and found nothing)", evaluated, evaluated == 1 ? "" : "s")
+                : "");
+        for (const InputSummary& input : diagnosis.inputs) {
+            insufficient.details.push_back(fmt::format("{}: {}, {} row{}", to_string(input.kind), input.file,
+                                                       input.samples, input.samples == 1 ? "" : "s"));
+        }
+        diagnosis.verdicts.push_back(std::move(insufficient));
+    } else if (diagnosis.verdicts.empty() && evaluated > 0) {
+        Verdict healthy;
+        healthy.rule = find_rule("healthy");
+        healthy.score = 1;
+        healthy.confidence = diagnosis.capture.too_short ? Confidence::low : Confidence::medium;
+        healthy.remedies = healthy.rule->remedies;
+        healthy.summary =
+            fmt::format("None of the {} rules that could be evaluated found a plausible cause.", evaluated);
+        if (const auto busy = table.series.find("sm_util_pct"); busy != table.series.end()) {
+            healthy.details.push_back(fmt::format("GPU busy ({}) averages {}, from {}", busy->second.metric,
+                                                  fmt_pct(summarize(busy->second.values).mean), busy->second.source));
+        }
+        diagnosis.verdicts.push_back(std::move(healthy));
+    }
+}
+
+// Why `rule` is not evaluated for this job (a serving engine reads differently), or nullopt.
+std::optional<std::string> skipped_for_job(const DiagnosisRule& rule, const ServingContext& serving) {
+    if (rule.scope != RuleScope::not_serving || !serving.serving) {
+        return std::nullopt;
+    }
+    if (rule.id == "gpu-util-low-fb-full" && serving.paged) {
+        return fmt::format(
+            "{} pre-allocates its memory (gpu_memory_utilization): framebuffer use is not memory pressure, and "
+            "training remedies do not apply to a serving job",
+            serving.engine);
+    }
+    return rule.serving_reason;
+}
+
 }  // namespace
 
 Diagnosis diagnose(const DiagnoseInputs& in) {
     Diagnosis diagnosis;
+    diagnosis.serving = detect_serving(in);
 
     // Inputs and the job's GPUs: those in the GPU telemetry, else every GPU of the topology.
     std::set<int> job;
@@ -333,12 +454,26 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
         diagnosis.gpu_busy_pct = summarize(busy->second.values).mean;
         diagnosis.gpu_busy_source = busy->second.source;
     }
+    estimate_carry(diagnosis.serving, in, static_cast<int>(std::max<std::size_t>(job_gpus.size(), 1)),
+                   diagnosis.gpu_busy_pct);
+    if (in.processes) {
+        diagnosis.inputs.push_back(
+            InputSummary{TelemetryKind::nvidia_smi_processes, in.processes->file, in.processes->processes.size(), {}});
+        add_notes(in.processes->file, in.processes->notes);
+    }
 
     // An idle capture has nothing to diagnose: its verdict alone, the other rules are not run.
     std::size_t evaluated = 0;
     for (const DiagnosisRule& rule : diagnosis_rules()) {
         if (rule.thresholds.empty()) {
-            continue;  // healthy, decided below
+            continue;  // healthy and insufficient-data, decided below
+        }
+        if (rule.scope == RuleScope::serving_only && !diagnosis.serving.serving) {
+            continue;  // means nothing for a job that is not a server
+        }
+        if (std::optional<std::string> reason = skipped_for_job(rule, diagnosis.serving)) {
+            diagnosis.not_evaluated.push_back(SkippedRule{rule.id, std::move(*reason)});
+            continue;
         }
         if (diagnosis.capture.idle) {
             diagnosis.not_evaluated.push_back(SkippedRule{rule.id, "no job seems to be running during the capture"});
@@ -358,7 +493,8 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
         if (!fired) {
             continue;
         }
-        describe(*verdict, table, job_gpus);
+        describe(*verdict, table, job_gpus, diagnosis.serving);
+        verdict->remedies = remedies_for(rule, diagnosis.serving.serving);
         if (diagnosis.capture.too_short && verdict->confidence != Confidence::unlikely) {
             verdict->confidence = Confidence::low;
         }
@@ -373,22 +509,13 @@ Diagnosis diagnose(const DiagnoseInputs& in) {
         evaluated = 1;
     }
 
-    if (diagnosis.verdicts.empty() && evaluated > 0) {
-        Verdict healthy;
-        healthy.rule = find_rule("healthy");
-        healthy.score = 1;
-        healthy.confidence = diagnosis.capture.too_short ? Confidence::low : Confidence::medium;
-        healthy.summary =
-            fmt::format("None of the {} rules that could be evaluated found a plausible cause.", evaluated);
-        if (const auto busy = table.series.find("sm_util_pct"); busy != table.series.end()) {
-            healthy.details.push_back(fmt::format("GPU busy ({}) averages {}, from {}", busy->second.metric,
-                                                  fmt_pct(summarize(busy->second.values).mean), busy->second.source));
-        }
-        diagnosis.verdicts.push_back(std::move(healthy));
-    }
+    add_default_verdict(diagnosis, evaluated, table);
     std::stable_sort(diagnosis.verdicts.begin(), diagnosis.verdicts.end(), ranks_before);
     std::stable_sort(diagnosis.ruled_out.begin(), diagnosis.ruled_out.end(), ranks_before);
     diagnosis.tell_apart = tell_apart(diagnosis.verdicts);
+    for (const std::string& note : diagnosis.serving.notes) {
+        diagnosis.notes.push_back(note);
+    }
     return diagnosis;
 }
 

@@ -45,6 +45,11 @@ struct RuleSignal {
 enum class Confidence { high, medium, low, unlikely };
 std::string_view to_string(Confidence confidence);  // "high", "medium", "low", "unlikely"
 
+// Which jobs a rule reads correctly. A serving engine's pre-allocated memory and request-bound
+// utilisation mislead the rules written for training and batch jobs; under-loaded only means
+// something for a server.
+enum class RuleScope { any, not_serving, serving_only };
+
 struct DiagnosisRule {
     std::string id;  // "gpu-util-low-cpu-high"
     // What the job waits for (perf/bottleneck.hpp, the vocabulary perf's predictions share): any
@@ -59,10 +64,14 @@ struct DiagnosisRule {
     std::vector<std::string> remedies;      // largest expected gain first
     bool gpu_upgrade_helps = false;
     std::string upgrade_note;  // why (not)
+    RuleScope scope = RuleScope::any;
+    std::string serving_reason;  // not_serving: why the rule is not evaluated for a serving engine
 };
 
 // The rule table, in evaluation order.
 const std::vector<DiagnosisRule>& diagnosis_rules();
+// The remedies of `rule` for the job: the rule's own, except where a serving job needs others.
+const std::vector<std::string>& remedies_for(const DiagnosisRule& rule, bool serving);
 const DiagnosisRule* find_rule(std::string_view id);
 
 // Summary statistics of a series. Percentiles interpolate linearly between order statistics
@@ -107,6 +116,9 @@ struct Verdict {
     // read off the evidence (the GPU's idle share, the profile share of the hot spot, the
     // share of samples with a saturated link). 0 where the evidence holds no time share.
     double expected_gain = 0;
+    // The remedies printed: the rule's, or for a serving job those of remedies_for (a server's
+    // host CPUs run the engine, not a data loader).
+    std::vector<std::string> remedies;
 };
 
 struct InputSummary {
@@ -143,6 +155,38 @@ struct CaptureQuality {
     std::vector<std::string> warnings;  // why the verdicts are weak
 };
 
+// What the job is, where diagnose can tell: a serving engine (from --workload's runtime.engine,
+// the process table or the engine's own metrics) and the load it serves. A serving engine reads
+// differently: its framebuffer use is the engine's pre-allocation, not memory pressure, and low
+// utilisation means few requests (under-loaded), not a starved input pipeline; training remedies
+// (checkpointing, 8-bit optimizers, ZeRO) never apply to it.
+struct ServingContext {
+    bool serving = false;       // an inference job: the workload says so, or an engine was detected
+    bool training = false;      // the workload is a training job (never read as serving)
+    std::string engine;         // "vllm", "sglang", "tensorrt-llm", ...; empty when unknown
+    bool paged = false;         // the engine pre-allocates memory (is_paged_engine)
+    std::string engine_source;  // how it is known: "workload W (runtime.engine)", "process ... in FILE"
+    std::optional<double> gpu_memory_utilization;  // the workload's runtime.gpu_memory_utilization
+    // The request rate the replica served, and where it comes from: the engine's metrics over the
+    // capture (vllm:request_success_total), else the workload's inference.requests_per_s.
+    std::optional<double> requests_per_s;
+    std::string requests_source;
+    std::optional<double> output_tokens_per_s;  // the engine's generation-token counter over the capture
+    std::optional<double> prompt_tokens_per_s;
+    std::optional<double> running_requests;   // mean of the engine's running-requests gauge
+    std::optional<double> kv_cache_used_pct;  // mean of its KV-cache usage gauge, percent
+    std::optional<double> tpot_s;             // mean time per output token over the capture
+    std::optional<double> ttft_s;             // mean time to first token over the capture
+    std::string metrics_source;               // the file the engine's metrics came from
+    // What the replica could carry: gpusel's performance model's largest load meeting the
+    // workload's SLO on the job's GPUs (with --workload and --gpu), else requests_per_s scaled by
+    // the utilisation headroom (100 % / observed); carry_method says which. Absent without either.
+    std::optional<double> carry_requests_per_s;
+    std::string carry_method;
+    bool carry_from_model = false;
+    std::vector<std::string> notes;  // why a figure is missing, conflicts between sources
+};
+
 struct Diagnosis {
     // Plausible causes (confidence above unlikely): by confidence, then severity (error,
     // warning, info), then expected gain.
@@ -158,6 +202,7 @@ struct Diagnosis {
     std::string gpu_busy_source;
     std::vector<SkippedRule> not_evaluated;
     std::vector<std::string> notes;  // parser notes ("file: note") and assumptions
+    ServingContext serving;
 };
 
 struct DiagnoseInputs {
@@ -168,6 +213,12 @@ struct DiagnoseInputs {
     std::optional<CpuTelemetry> cpu;
     std::optional<PerfProfile> perf;
     std::optional<Topology> topology;
+    std::optional<GpuProcessTable> processes;  // nvidia-smi's process table: which engine holds the GPUs
+    // The job's workload (--workload): whether it trains or serves, and with which engine. Optional.
+    const Workload* workload = nullptr;
+    // With workload and gpu: the performance model's capacity at the SLO gives what an
+    // under-loaded replica could carry. Optional.
+    const EfficiencyTable* efficiency = nullptr;
     // The GPU the job ran on, from the catalog (--gpu): framebuffer size and host link when the
     // telemetry does not carry them. Optional.
     const GpuSpec* gpu = nullptr;
@@ -202,5 +253,15 @@ struct FixWorth {
 };
 FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload, const GpuSpec* gpu,
                             const Catalog& catalog, const EfficiencyTable& efficiency);
+
+// What the capture measured, as a `calibration:` block in the format of a workload file
+// (docs/workload.md, `calibration`; docs/diagnose.md, "Writing a calibration"): a `speed` point
+// per figure a serving engine's metrics give (output tokens/s over the capture at the mean
+// running requests as batch; mean time per output token), each with its provenance in a comment
+// (the file, the GPUs, what was measured), then, as comments, what was measured but is no
+// calibration point (utilisation, framebuffer in use, the request rate). `gpu` is the catalog
+// GPU of the points (--gpu). Throws UsageError when points exist but no GPU is named, and
+// InputError (at the first input file) when the capture measured nothing a point can hold.
+std::string calibration_yaml(const Diagnosis& diagnosis, const GpuSpec* gpu);
 
 }  // namespace gpusel

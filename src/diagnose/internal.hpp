@@ -5,6 +5,7 @@
 //  - steady_state.cpp: which samples are warm-up and tail, and the capture's quality;
 //  - evidence.cpp:     every series and single figure a rule may ask for, or why it is missing;
 //  - rules.cpp:        the rule table (thresholds and their sources);
+//  - serving.cpp:      whether the job is a serving engine, and the load it serves;
 //  - diagnose.cpp:     weighing each rule against the evidence into ranked verdicts.
 
 #include <map>
@@ -97,5 +98,18 @@ std::string fmt_pct(double value);
 // to `notes`.
 EvidenceTable gather_evidence(const DiagnoseInputs& in, const std::vector<int>& job, const SteadyState& steady_state,
                               std::vector<std::string>& notes);
+
+// ---------------------------------------------------------------------------------------
+// Serving (serving.cpp)
+
+// The job as a serving engine: from the workload (its kind and runtime.engine), else from the
+// process table, top's commands or the engine's metrics; the request rate from the engine's
+// counters over the capture, else the workload's requests_per_s.
+ServingContext detect_serving(const DiagnoseInputs& in);
+
+// The request rate the replica could carry: the performance model's capacity at the SLO on
+// `gpu_count` job GPUs where the inputs allow (workload, GPU, efficiency), else the observed rate
+// scaled by the utilisation headroom.
+void estimate_carry(ServingContext& context, const DiagnoseInputs& in, int gpu_count, std::optional<double> busy_pct);
 
 }  // namespace gpusel::diagnose_detail

@@ -89,7 +89,9 @@ void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const S
          "check the job runs on these GPUs: CUDA_VISIBLE_DEVICES, the scheduler's allocation, `nvidia-smi` process "
          "list"},
         false,
-        "an idle GPU is not the limit"});
+        "an idle GPU is not the limit",
+        RuleScope::any,
+        ""});
     rules.push_back(DiagnosisRule{
         "gpu-util-low-cpu-high",
         ObservedBottleneck::input_pipeline,
@@ -112,7 +114,9 @@ void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const S
          "prefetch_factor >= 2",
          "pin_memory=True so host-to-device copies overlap compute"},
         false,
-        "a faster GPU would wait on the same CPUs"});
+        "a faster GPU would wait on the same CPUs",
+        RuleScope::any,
+        ""});
     rules.push_back(DiagnosisRule{
         "gpu-util-low-dram-low",
         ObservedBottleneck::input_pipeline,
@@ -137,7 +141,35 @@ void add_idle_and_input_starved_rules(std::vector<DiagnosisRule>& rules, const S
          "every step)",
          "CUDA graphs or torch.compile when the step launches many small kernels"},
         false,
-        "the GPU already waits most of the time; a faster one would wait longer"});
+        "the GPU already waits most of the time; a faster one would wait longer",
+        RuleScope::not_serving,
+        "a serving job waits for requests, not for a data loader: see under-loaded"});
+    rules.push_back(DiagnosisRule{
+        "under-loaded",
+        ObservedBottleneck::under_loaded,
+        Severity::warning,
+        "a serving replica with spare capacity",
+        {{"sm_util_pct", false, 60}},
+        {{"fb_used_pct", true, idle_fb_used_pct, 0.5,
+          "memory is held: the engine is loaded and waits for requests (a paged engine reserves it at start-up)"}},
+        {{"cpu_busy_pct", true, 85, 1,
+          "saturated host CPUs: the engine's scheduler or tokenizer may be the wait (gpu-util-low-cpu-high)"},
+         {"pcie_link_use_pct", true, 85, 0.5, "the PCIe link is near its achievable rate"}},
+        "A serving engine (vLLM, SGLang, TensorRT-LLM, or any inference workload) computes when requests arrive: "
+        "utilisation under 60 % means the replica idles 40 % of the time or more for want of requests, not for "
+        "want of memory or data. Paged engines reserve a fixed share of the device at start-up (vLLM "
+        "--gpu-memory-utilization, 0.9 by default; SGLang --mem-fraction-static; TensorRT-LLM "
+        "free_gpu_memory_fraction), so a nearly full framebuffer is their pre-allocation, not pressure (vLLM "
+        "docs, engine arguments). What the replica could carry: the request rate scaled by the utilisation "
+        "headroom, a first-order and conservative figure for a batching engine.",
+        {"send this replica more traffic, or run fewer replicas: the summary says what one replica could carry",
+         "autoscale replicas on the engine's queue (vllm:num_requests_waiting) rather than keeping them warm",
+         "share the GPU: a second model with a smaller gpu_memory_utilization each, or MIG for small models",
+         "a smaller or cheaper GPU for this load (`gpusel plan` with the measured requests_per_s)"},
+        false,
+        "a faster GPU would idle more; a cheaper one may carry this load",
+        RuleScope::serving_only,
+        ""});
 }
 
 // Memory capacity and the host side: the PCIe link, JPEG decoding, storage reads.
@@ -160,7 +192,9 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
          "shard optimizer state, gradients and weights across GPUs (ZeRO-1/2/3, FSDP)",
          "a GPU with more memory (`gpusel plan` sizes it)"},
         true,
-        "one with more memory would; one that is only faster would not"});
+        "one with more memory would; one that is only faster would not",
+        RuleScope::not_serving,
+        "a serving job: its framebuffer use is not read as memory pressure, and training remedies do not apply"});
     rules.push_back(DiagnosisRule{
         "pcie-saturated",
         ObservedBottleneck::host_transfer,
@@ -181,7 +215,9 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
          "check the link runs at full width and generation (`gpusel verify`)"},
         false,
         "a faster GPU moves no more bytes over the same link; a host with a faster PCIe "
-        "generation would"});
+        "generation would",
+        RuleScope::any,
+        ""});
     rules.push_back(
         DiagnosisRule{"cpu-jpeg-decode",
                       ObservedBottleneck::input_pipeline,
@@ -198,7 +234,9 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
                        "use a SIMD build of the decoder (libjpeg-turbo, Pillow-SIMD) if decoding must stay on "
                        "the CPU"},
                       false,
-                      "a faster GPU would wait on the same decoder"});
+                      "a faster GPU would wait on the same decoder",
+                      RuleScope::any,
+                      ""});
     rules.push_back(
         DiagnosisRule{"cpu-copy-mmap",
                       ObservedBottleneck::input_pipeline,
@@ -215,7 +253,9 @@ void add_host_side_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
                        "read large sequential shards (WebDataset, TFRecord) instead of many small files",
                        "avoid extra copies: memory-map once and wrap with torch.from_numpy"},
                       false,
-                      "a faster GPU would wait on the same storage"});
+                      "a faster GPU would wait on the same storage",
+                      RuleScope::any,
+                      ""});
 }
 
 // Where the GPUs sit and how they talk: host paths, NUMA, NVLink, a straggler.
@@ -236,7 +276,9 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
          "overlap communication with compute: larger gradient buckets (DDP bucket_cap_mb), "
          "gradient accumulation to all-reduce less often"},
         false,
-        "a faster GPU waits longer on the same links; an NVLink (SXM) system would help"});
+        "a faster GPU waits longer on the same links; an NVLink (SXM) system would help",
+        RuleScope::any,
+        ""});
     rules.push_back(DiagnosisRule{
         "gpus-split-numa",
         ObservedBottleneck::topology,
@@ -252,7 +294,9 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
         {"pick the job's GPUs from one NUMA node (CUDA_VISIBLE_DEVICES)",
          "bind each rank's threads and memory to its GPU's node: numactl --cpunodebind=N --membind=N"},
         false,
-        "placement, not the GPU, is the issue"});
+        "placement, not the GPU, is the issue",
+        RuleScope::any,
+        ""});
     rules.push_back(DiagnosisRule{
         "nvlink-busy",
         ObservedBottleneck::communication,
@@ -268,7 +312,9 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
          "communicate less: gradient accumulation, a larger data-parallel micro-batch, less tensor parallelism",
          "compress gradients (bf16 all-reduce) or shard differently (ZeRO stage, pipeline stages)"},
         false,
-        "a faster GPU waits longer on the same links; more NVLink bandwidth would help"});
+        "a faster GPU waits longer on the same links; more NVLink bandwidth would help",
+        RuleScope::any,
+        ""});
     rules.push_back(DiagnosisRule{
         "gpu-straggler",
         ObservedBottleneck::load_imbalance,
@@ -284,7 +330,9 @@ void add_topology_rules(std::vector<DiagnosisRule>& rules, const SharedSignals& 
          "balance the work: equal shards, equal sequence lengths per rank (bucketing), no rank-0-only work",
          "leave the GPU out if it is degraded"},
         false,
-        "the others wait for one GPU; replacing all of them does not remove the imbalance"});
+        "the others wait for one GPU; replacing all of them does not remove the imbalance",
+        RuleScope::any,
+        ""});
 }
 
 // The GPU itself is the limit (memory bandwidth, tensor pipes, compute), or nothing is.
@@ -306,7 +354,9 @@ void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
          "cut memory traffic: fused kernels, FlashAttention, larger batches per weight read",
          "store weights and KV cache in fewer bits (fp8/int8) to move fewer bytes"},
         true,
-        "one with more memory bandwidth"});
+        "one with more memory bandwidth",
+        RuleScope::any,
+        ""});
     rules.push_back(DiagnosisRule{
         "gpu-bound-tensor",
         ObservedBottleneck::compute,
@@ -322,7 +372,9 @@ void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
          "a lower precision the model tolerates (fp8 with Transformer Engine)",
          "larger matrices per kernel (batch, fused projections) if tensor activity is below about 0.8"},
         true,
-        "one with more tensor-core FLOP/s at the precision used"});
+        "one with more tensor-core FLOP/s at the precision used",
+        RuleScope::any,
+        ""});
     rules.push_back(DiagnosisRule{
         "gpu-bound-compute",
         ObservedBottleneck::compute,
@@ -340,7 +392,9 @@ void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
          "use tensor-core precisions (bf16; fp8 with Transformer Engine) if still in fp32/tf32",
          "torch.compile or fused kernels to raise achieved FLOP/s"},
         true,
-        "one with more compute at the precision used"});
+        "one with more compute at the precision used",
+        RuleScope::any,
+        ""});
     rules.push_back(
         DiagnosisRule{"healthy",
                       ObservedBottleneck::healthy,
@@ -353,7 +407,27 @@ void add_gpu_bound_rules(std::vector<DiagnosisRule>& rules, const SharedSignals&
                       {"nothing to fix from this telemetry; capture longer or add inputs (--perf, --cpu, --topo) "
                        "to check more"},
                       false,
-                      "nothing here points at the GPU"});
+                      "nothing here points at the GPU",
+                      RuleScope::any,
+                      ""});
+    rules.push_back(DiagnosisRule{
+        "insufficient-data",
+        ObservedBottleneck::insufficient_data,
+        Severity::info,
+        "the capture has no GPU utilisation",
+        {},
+        {},
+        {},
+        "Emitted instead of healthy when the capture holds no GPU utilisation (nvidia-smi utilization.gpu, dmon "
+        "sm, DCGM 203 or 1001) and no rule found a plausible cause: whether the GPUs work or wait cannot be told "
+        "from an inventory (names, memory totals, power limits) or host data alone.",
+        {"capture utilisation while the job runs: `nvidia-smi dmon -s umt -o DT -d 1`, or `nvidia-smi "
+         "--query-gpu=timestamp,index,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv -l 1`",
+         "or DCGM: `dcgmi dmon -e 203,204,1001,1002,1004,1005,250,252`"},
+        false,
+        "no evidence either way",
+        RuleScope::any,
+        ""});
 }
 
 std::vector<DiagnosisRule> build_rules() {
@@ -371,6 +445,22 @@ std::vector<DiagnosisRule> build_rules() {
 const std::vector<DiagnosisRule>& diagnosis_rules() {
     static const std::vector<DiagnosisRule> rules = build_rules();
     return rules;
+}
+
+const std::vector<std::string>& remedies_for(const DiagnosisRule& rule, bool serving) {
+    // A server's host CPUs run the engine itself (HTTP front end, tokenizer, scheduler,
+    // detokenizer): with the GPU waiting on them, the fixes are there, not in a data loader.
+    static const std::vector<std::string> cpu_high_serving = {
+        "give the engine more host cores and keep other work off them: its API server, tokenizer, scheduler and "
+        "detokenizer run on the CPUs",
+        "profile the host (`perf record -g -p PID`) to see whether tokenization, scheduling or the HTTP layer "
+        "takes the time",
+        "keep CUDA graphs on (vLLM: no --enforce-eager) so that each decode step costs the host one launch",
+        "scale out the HTTP front end (more API-server processes) where the engine supports it"};
+    if (serving && rule.id == "gpu-util-low-cpu-high") {
+        return cpu_high_serving;
+    }
+    return rule.remedies;
 }
 
 const DiagnosisRule* find_rule(std::string_view id) {

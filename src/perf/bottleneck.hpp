@@ -31,11 +31,13 @@ enum class ObservedBottleneck {
     communication,  // Resource::interconnect
     host_transfer,  // Resource::host_link
     input_pipeline,
-    launch_overhead,  // predicted only
-    topology,         // the job's GPUs talk through the host, or span NUMA nodes
-    load_imbalance,   // one GPU busier than the others
-    idle,             // no job seems to be running
-    healthy,          // no rule found a plausible cause
+    launch_overhead,    // predicted only
+    topology,           // the job's GPUs talk through the host, or span NUMA nodes
+    load_imbalance,     // one GPU busier than the others
+    idle,               // no job seems to be running
+    healthy,            // no rule found a plausible cause
+    under_loaded,       // a serving replica idles for want of requests (diagnose only)
+    insufficient_data,  // the capture cannot tell: no GPU utilisation (diagnose only)
 };
 
 // The one name table, the names every output prints (perf's `resource`, diagnose's `bottleneck`).
@@ -51,6 +53,8 @@ inline constexpr std::pair<ObservedBottleneck, std::string_view> observed_bottle
     {ObservedBottleneck::load_imbalance, "load-imbalance"},
     {ObservedBottleneck::idle, "idle"},
     {ObservedBottleneck::healthy, "healthy"},
+    {ObservedBottleneck::under_loaded, "under-loaded"},
+    {ObservedBottleneck::insufficient_data, "insufficient-data"},
 };
 
 std::string_view to_string(ObservedBottleneck bottleneck);  // its name in observed_bottleneck_names

@@ -171,7 +171,7 @@ Json verdict_json(const Verdict& verdict, const std::string& path, std::vector<s
         evidence.push_back(evidence_json(e, fmt::format("{}.evidence[{}]", path, evidence.size()), notes));
     }
     item["evidence"] = std::move(evidence);
-    item["remedies"] = rule.remedies;
+    item["remedies"] = verdict.remedies;
     item["gpu_upgrade_helps"] = rule.gpu_upgrade_helps;
     item["upgrade_note"] = rule.upgrade_note;
     item["finding"] = rule.finding;
@@ -212,6 +212,64 @@ Json capture_json(const CaptureQuality& capture, std::vector<std::string>& notes
     item["phases"] = capture.phases;
     item["warnings"] = capture.warnings;
     return item;
+}
+
+Json serving_json(const ServingContext& serving, std::vector<std::string>& notes) {
+    if (!serving.serving) {
+        return Json(nullptr);
+    }
+    Json item;
+    item["engine"] = serving.engine.empty() ? Json(nullptr) : Json(serving.engine);
+    item["engine_source"] = serving.engine_source;
+    item["paged"] = serving.paged;
+    item["gpu_memory_utilization"] =
+        json_number("serving.gpu_memory_utilization", serving.gpu_memory_utilization, notes);
+    item["requests_per_s"] = json_number("serving.requests_per_s", serving.requests_per_s, notes);
+    item["requests_source"] = serving.requests_source;
+    item["carry_requests_per_s"] = json_number("serving.carry_requests_per_s", serving.carry_requests_per_s, notes);
+    item["carry_source"] = !serving.carry_requests_per_s ? Json(nullptr)
+                           : serving.carry_from_model    ? Json("performance-model")
+                                                         : Json("utilisation-headroom");
+    item["carry_method"] = serving.carry_method;
+    item["output_tokens_per_s"] = json_number("serving.output_tokens_per_s", serving.output_tokens_per_s, notes);
+    item["prompt_tokens_per_s"] = json_number("serving.prompt_tokens_per_s", serving.prompt_tokens_per_s, notes);
+    item["running_requests"] = json_number("serving.running_requests", serving.running_requests, notes);
+    item["kv_cache_used_pct"] = json_number("serving.kv_cache_used_pct", serving.kv_cache_used_pct, notes);
+    item["tpot_s"] = json_number("serving.tpot_s", serving.tpot_s, notes);
+    item["ttft_s"] = json_number("serving.ttft_s", serving.ttft_s, notes);
+    item["metrics_source"] = serving.metrics_source.empty() ? Json(nullptr) : Json(serving.metrics_source);
+    return item;
+}
+
+void render_serving_text(const ServingContext& serving, std::ostream& out) {
+    if (!serving.serving) {
+        return;
+    }
+    out << fmt::format("\nserving: {}{}\n", serving.engine.empty() ? "an inference workload" : serving.engine,
+                       serving.engine_source.empty() ? "" : ", from " + printable_text(serving.engine_source));
+    if (serving.paged) {
+        out << "  it pre-allocates its memory: framebuffer use is not read as memory pressure\n";
+    }
+    std::vector<std::string> figures;
+    if (serving.output_tokens_per_s) {
+        figures.push_back(fmt::format("{:g} output tokens/s", *serving.output_tokens_per_s));
+    }
+    if (serving.running_requests) {
+        figures.push_back(fmt::format("{:g} running requests on average", *serving.running_requests));
+    }
+    if (serving.tpot_s) {
+        figures.push_back(fmt::format("{:g} ms per output token", *serving.tpot_s * 1000));
+    }
+    if (serving.ttft_s) {
+        figures.push_back(fmt::format("{:g} ms to the first token", *serving.ttft_s * 1000));
+    }
+    if (!figures.empty()) {
+        std::string line;
+        for (const std::string& figure : figures) {
+            line += (line.empty() ? "" : ", ") + figure;
+        }
+        out << "  the engine's metrics (" << printable_text(serving.metrics_source) << "): " << line << "\n";
+    }
 }
 
 Json inputs_json(const std::vector<InputSummary>& inputs) {
@@ -263,6 +321,7 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
                        diagnosis.inputs.size(), diagnosis.inputs.size() == 1 ? "" : "s",
                        gpus.empty() ? "" : fmt::format(" (GPU{} {})", diagnosis.job_gpus.size() == 1 ? "" : "s", gpus));
     render_capture(diagnosis.capture, out);
+    render_serving_text(diagnosis.serving, out);
     if (diagnosis.verdicts.empty()) {
         out << "\nNo rule could be evaluated with these inputs; see below for what each one needs.\n";
     }
@@ -279,8 +338,8 @@ void render_diagnose_text(const DiagnoseResult& result, std::ostream& out, const
             out << "  " << printable_text(detail) << "\n";
         }
         out << "  remedies, largest expected gain first:\n";
-        for (std::size_t i = 0; i < rule.remedies.size(); ++i) {
-            out << fmt::format("    {}. {}\n", i + 1, rule.remedies[i]);
+        for (std::size_t i = 0; i < verdict.remedies.size(); ++i) {
+            out << fmt::format("    {}. {}\n", i + 1, verdict.remedies[i]);
         }
         out << fmt::format("  a different GPU would help: {} ({})\n", rule.gpu_upgrade_helps ? "yes" : "no",
                            rule.upgrade_note);
@@ -346,6 +405,7 @@ void render_diagnose_json(const DiagnoseResult& result, std::ostream& out) {
     document["ruled_out"] = verdicts_json(diagnosis.ruled_out, "ruled_out", notes);
     document["tell_apart"] = diagnosis.tell_apart;
     document["capture"] = capture_json(diagnosis.capture, notes);
+    document["serving"] = serving_json(diagnosis.serving, notes);
     document["notes"] = notes;
     // Input files are untrusted: invalid UTF-8 in a file name or command becomes U+FFFD rather
     // than an exception (dump_json).

@@ -120,7 +120,7 @@ public:
                     m_skipped.insert(name);
                 }
             } else {
-                m_notes.add("skipped metrics that are not DCGM_FI_ fields");
+                m_notes.add("skipped metrics that are neither DCGM_FI_ fields nor a serving engine's");
             }
             return std::nullopt;
         }
@@ -169,11 +169,13 @@ public:
         m_values.push_back(entry);
     }
 
-    GpuTelemetry finish(TelemetryKind kind, std::vector<std::string> columns) {
-        if (m_dcgm_values == 0) {
+    // `serving_only`: the file holds a serving engine's metrics, so no DCGM series is no error.
+    GpuTelemetry finish(TelemetryKind kind, std::vector<std::string> columns, bool serving_only = false) {
+        if (m_dcgm_values == 0 && !serving_only) {
             throw input_error(m_file, 1, 1,
                               "no DCGM_FI_ series gpusel reads (DCGM_FI_DEV_GPU_UTIL, "
-                              "DCGM_FI_PROF_GR_ENGINE_ACTIVE, ...); expected DCGM exporter metrics");
+                              "DCGM_FI_PROF_GR_ENGINE_ACTIVE, ...) nor vLLM/SGLang metrics; expected DCGM exporter "
+                              "metrics");
         }
         // Samples in time order, the entities of one time in the order of their labels; the
         // values of one sample in file order, so that a later value of a field wins.
@@ -363,9 +365,81 @@ std::size_t parse_labels(std::string_view text, std::size_t at, Labels& labels, 
 
 }  // namespace
 
+// A serving engine's metrics (vLLM's /metrics, SGLang's with --enable-metrics): the engine is
+// known from any of its names; the series diagnose reads are summed per scrape. Names: vLLM
+// docs, "Production Metrics" (vllm/v1/metrics/loggers.py); SGLang docs, "Production Metrics".
+// Only the names below are kept, so that a file of distinct names costs no memory per name.
+class ServingCollector {
+public:
+    // True when `name` belongs to a serving engine (and was taken).
+    bool take(const std::string& name, const Labels& labels, std::optional<double> value, std::optional<double> ms,
+              int line) {
+        std::string engine;
+        if (name.rfind("vllm:", 0) == 0) {
+            engine = "vllm";
+        } else if (name.rfind("sglang:", 0) == 0) {
+            engine = "sglang";
+        } else {
+            return false;
+        }
+        if (m_metrics.engine.empty()) {
+            m_metrics.engine = engine;
+            m_metrics.first_name = name;
+            m_metrics.first_line = line;
+        }
+        static const std::set<std::string, std::less<>> kept = {
+            "vllm:request_success_total",
+            "vllm:generation_tokens_total",
+            "vllm:prompt_tokens_total",
+            "vllm:num_requests_running",
+            "vllm:num_requests_waiting",
+            "vllm:gpu_cache_usage_perc",
+            "vllm:kv_cache_usage_perc",
+            "vllm:inter_token_latency_seconds_sum",
+            "vllm:inter_token_latency_seconds_count",
+            "vllm:time_per_output_token_seconds_sum",
+            "vllm:time_per_output_token_seconds_count",
+            "vllm:time_to_first_token_seconds_sum",
+            "vllm:time_to_first_token_seconds_count",
+            "sglang:num_requests_total",
+            "sglang:generation_tokens_total",
+            "sglang:prompt_tokens_total",
+            "sglang:num_running_reqs",
+            "sglang:token_usage",
+        };
+        if (!value || !std::isfinite(*value) || kept.find(name) == kept.end()) {
+            return true;
+        }
+        std::string key = name;
+        for (const auto& [label, text] : labels) {
+            key += '\x1f';
+            key += label;
+            key += '=';
+            key += text;
+        }
+        const std::size_t scrape = m_scrapes[key]++;
+        std::vector<ServingPoint>& points = m_metrics.series[name];
+        if (points.size() <= scrape) {
+            points.resize(scrape + 1);
+        }
+        points[scrape].value += *value;
+        if (ms && !points[scrape].time_s) {
+            points[scrape].time_s = *ms / 1000;
+        }
+        return true;
+    }
+
+    ServingMetrics finish() { return std::move(m_metrics); }
+
+private:
+    ServingMetrics m_metrics;
+    std::map<std::string, std::size_t> m_scrapes;  // values so far per series (name and labels)
+};
+
 GpuTelemetry parse_prometheus_text(std::string_view text, const std::string& file) {
     NoteLog notes;
-    SampleBuilder builder(file, notes, 1000);                               // exposition timestamps are milliseconds
+    SampleBuilder builder(file, notes, 1000);  // exposition timestamps are milliseconds
+    ServingCollector serving;
     std::map<std::pair<const PromMetric*, std::uint32_t>, double> scrapes;  // values per series so far
     std::vector<std::string> names;
     for (const Line& line : split_lines(text)) {
@@ -402,6 +476,9 @@ GpuTelemetry parse_prometheus_text(std::string_view text, const std::string& fil
                                   fmt::format("{}: timestamp {} is not whole milliseconds", name, quote(rest[1].text)));
             }
         }
+        if (serving.take(name, labels, value, ms, line.number)) {
+            continue;
+        }
         const std::optional<SeriesRef> series = builder.series(name, labels, line.number, value_column);
         if (!series) {
             continue;
@@ -413,7 +490,10 @@ GpuTelemetry parse_prometheus_text(std::string_view text, const std::string& fil
         const double scrape = scrapes[{series->metric, series->entity}]++;
         builder.add(*series, ms ? *ms : scrape, ms.has_value(), rest[0].text, value, line.number, value_column);
     }
-    return builder.finish(TelemetryKind::prometheus_text, names);
+    ServingMetrics metrics = serving.finish();
+    GpuTelemetry telemetry = builder.finish(TelemetryKind::prometheus_text, names, metrics.found());
+    telemetry.serving = std::move(metrics);
+    return telemetry;
 }
 
 namespace {

@@ -34,6 +34,8 @@ std::string_view to_string(TelemetryKind kind) {
             return "prometheus-text";
         case TelemetryKind::prometheus_query_range:
             return "prometheus-query-range";
+        case TelemetryKind::nvidia_smi_processes:
+            return "nvidia-smi-processes";
     }
     return "?";
 }
@@ -301,6 +303,11 @@ std::optional<SampleTime> parse_sample_time(std::string_view text) {
         return std::nullopt;
     }
     return SampleTime{static_cast<double>(*days) * 86400 + *clock, true};
+}
+
+const std::vector<ServingPoint>* ServingMetrics::get(const std::string& name) const {
+    const auto found = series.find(name);
+    return found == series.end() || found->second.empty() ? nullptr : &found->second;
 }
 
 std::vector<int> GpuTelemetry::gpus() const {

@@ -45,6 +45,7 @@ enum class TelemetryKind {
     nvidia_smi_nvlink,
     prometheus_text,         // a DCGM-exporter scrape (/metrics, text exposition format)
     prometheus_query_range,  // a Prometheus HTTP API /api/v1/query_range answer (matrix)
+    nvidia_smi_processes,    // the process table of `nvidia-smi`, or --query-compute-apps CSV
 };
 std::string_view to_string(TelemetryKind kind);  // "nvidia-smi-dmon", "dcgmi-dmon", "mpstat", ...
 
@@ -145,6 +146,24 @@ private:
     GpuValues m_values;
 };
 
+// A serving engine's own metrics found in a Prometheus scrape beside (or instead of) the DCGM
+// series: vLLM's `vllm:*` and SGLang's `sglang:*` families (their /metrics endpoints). Each
+// series is summed over its label sets per scrape (the k-th value of each label set is scrape
+// k), so a counter such as vllm:request_success_total{finished_reason=...} is one sum per scrape.
+struct ServingPoint {
+    double value = 0;
+    std::optional<double> time_s;  // the scrape's timestamp (ms in the file), when printed
+};
+struct ServingMetrics {
+    std::string engine;      // "vllm" or "sglang"; empty when the file has none
+    std::string first_name;  // the first such metric in the file, for the evidence
+    int first_line = 0;
+    std::map<std::string, std::vector<ServingPoint>> series;  // by metric name, per scrape
+
+    bool found() const { return !engine.empty(); }
+    const std::vector<ServingPoint>* get(const std::string& name) const;
+};
+
 struct GpuTelemetry {
     TelemetryKind kind = TelemetryKind::nvidia_smi_dmon;
     std::string file;
@@ -154,6 +173,7 @@ struct GpuTelemetry {
     std::deque<GpuSample> samples;
     std::vector<SampleLabels> label_sets;  // Prometheus: the distinct label sets of the samples
     std::vector<std::string> notes;        // skipped lines, columns without a value, assumptions
+    ServingMetrics serving;                // Prometheus text: vLLM / SGLang metrics, when present
 
     // Distinct indices of whole GPUs (entity gpu), ascending.
     std::vector<int> gpus() const;
@@ -193,8 +213,9 @@ std::vector<std::string> split_query_fields(std::string_view list, const std::st
 // Text exposition format: one scrape, or several appended (`while :; do curl -s URL; sleep
 // 1; done`). The k-th value of a series is the k-th sample of its GPU; an optional timestamp
 // (milliseconds since the epoch: the exposition format's unit) becomes the sample time, in
-// seconds. Throws InputError when no DCGM_FI_ series is found or a line
-// is not `name{labels} value [timestamp]`.
+// seconds. vLLM (`vllm:`) and SGLang (`sglang:`) metrics in the same text are kept in
+// GpuTelemetry::serving. Throws InputError when neither a DCGM_FI_ series nor a serving
+// engine's metric is found, or a line is not `name{labels} value [timestamp]`.
 GpuTelemetry parse_prometheus_text(std::string_view text, const std::string& file);
 
 // The JSON of /api/v1/query_range (status success, resultType matrix): each result's `metric`
@@ -398,6 +419,30 @@ struct NvlinkGpu {
 // `nvidia-smi nvlink -s` (or --status). Lines that are not GPU or link lines ("[...]", "...")
 // are skipped. Returns an empty list when the text holds no "GPU N: ... (UUID: ...)" header.
 std::vector<NvlinkGpu> parse_nvidia_smi_nvlink(std::string_view text, const std::string& file);
+
+// ---------------------------------------------------------------------------------------------
+// Processes on the GPUs: which program holds them (a serving engine names itself there).
+
+struct GpuProcess {
+    std::optional<int> gpu;  // the table's GPU index; none in --query-compute-apps (it has no index)
+    std::string pid;
+    std::string type;  // "C" compute, "G" graphics, "C+G"; empty in --query-compute-apps
+    std::string name;  // as printed: "VLLM::EngineCore", "/usr/bin/python3"
+    std::optional<double> used_bytes;
+    int line = 0;
+};
+
+struct GpuProcessTable {
+    std::string file;
+    std::vector<GpuProcess> processes;
+    std::vector<std::string> notes;
+};
+
+// The "Processes:" table of plain `nvidia-smi` (drivers 470 to 580: `GPU GI CI PID Type Process
+// name GPU Memory Usage`, and the older `GPU PID Type Process name Usage`), or
+// `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` (with its header).
+// Throws InputError when the text is neither; "No running processes found" is an empty table.
+GpuProcessTable parse_nvidia_smi_processes(std::string_view text, const std::string& file);
 
 // ---------------------------------------------------------------------------------------------
 // Files.

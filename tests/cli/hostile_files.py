@@ -124,6 +124,7 @@ telemetry_entries = [
     ("cpu", ["diagnose", "--cpu", "{}"]),
     ("perf", ["diagnose", "--perf", "{}"]),
     ("topo", ["diagnose", "--topo", "{}"]),
+    ("processes", ["diagnose", "--processes", "{}"]),
     ("smi -q (verify)", ["verify", "{}", "--expect", "H100-SXM5"]),
     ("nvlink (verify --nvlink)", ["verify", smi_q, "--expect", "H100-SXM5", "--nvlink", "{}"]),
 ]

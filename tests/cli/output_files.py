@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Output files of the real binary (docs/reliability.md, "Files"), through `plan -o`.
+"""Output files of the real binary (docs/reliability.md, "Files"), through `plan -o` and
+`diagnose --write-calibration`.
 
 usage: output_files.py GPUSEL   (run from the repository root)
 
@@ -139,6 +140,38 @@ try:
     check("file size limit: exit code", result.returncode, 4)
     check("file size limit: stderr", result.stderr.decode().endswith(": File too large\n"), True)
     check("file size limit: no partial or temporary file", listing(work), before)
+
+    # diagnose --write-calibration goes through the same contract: the file holds what
+    # /dev/stdout shows ahead of the report, an existing file needs --force, the capture itself is
+    # never the target, and a capture that measured no speed writes nothing (exit 2).
+    capture = os.path.abspath("tests/data/telemetry/derived-prometheus-federate-vllm-dcgm-H100-5-scrapes.txt")
+    calibrate = ["diagnose", "--quiet", "--prom", capture, "--gpu", "H100-SXM5"]
+    shown = run(calibrate + ["--write-calibration", "/dev/stdout"])
+    check("calibration to stdout: exit code", shown.returncode, 0)
+    report = run(calibrate).stdout
+    check("calibration to stdout: ahead of the report", shown.stdout.endswith(report), True)
+    calibration = shown.stdout[:len(shown.stdout) - len(report)]
+    check("calibration to stdout: a calibration block", b"\ncalibration:\n  speed:\n" in calibration, True)
+    target = os.path.join(work, "measured.yaml")
+    result = run(calibrate + ["--write-calibration", target])
+    check("calibration file: exit code", result.returncode, 0)
+    check("calibration file: content", read(target), calibration)
+    check("calibration file: stdout is the report", result.stdout, report)
+    result = run(calibrate + ["--write-calibration", target])
+    check("calibration file existing: exit code", result.returncode, 4)
+    check("calibration file existing: kept", read(target), calibration)
+    result = run(["--force"] + calibrate + ["--write-calibration", target])
+    check("calibration file --force: exit code", result.returncode, 0)
+    result = run(calibrate + ["--write-calibration", capture])
+    check("calibration over the capture: exit code", result.returncode, 2)
+    before = listing(work)
+    nothing = os.path.join(work, "nothing.yaml")
+    result = run(["diagnose", "--query", os.path.abspath(
+        "tests/data/telemetry/derived-nvidia-smi-query-gpu-csv-header-units-H100-vllm-25pct-fb-92pct-40s.txt"),
+        "--gpu", "H100-SXM5", "--write-calibration", nothing])
+    check("calibration of no speed: exit code", result.returncode, 2)
+    check("calibration of no speed: no report", result.stdout, b"")
+    check("calibration of no speed: nothing written", listing(work), before)
 
     # The same bytes under the C and the German locale (decimal comma), CSV and JSON alike.
     for fmt in ("csv", "json"):

@@ -86,9 +86,10 @@ TEST_CASE("diagnose::summarize interpolates percentiles like numpy", "[diagnose]
 }
 
 TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
-    const std::set<std::string> bottlenecks = {"input-pipeline", "host-transfer", "memory-capacity", "memory-bandwidth",
-                                               "compute",        "communication", "topology",        "load-imbalance",
-                                               "idle",           "healthy"};
+    const std::set<std::string> bottlenecks = {"input-pipeline",   "host-transfer",  "memory-capacity",
+                                               "memory-bandwidth", "compute",        "communication",
+                                               "topology",         "load-imbalance", "idle",
+                                               "healthy",          "under-loaded",   "insufficient-data"};
     std::set<std::string> ids;
     for (const DiagnosisRule& rule : diagnosis_rules()) {
         CHECK(ids.insert(rule.id).second);
@@ -96,9 +97,14 @@ TEST_CASE("diagnose::diagnosis_rules is one consistent table", "[diagnose]") {
         CHECK_FALSE(rule.rationale.empty());
         CHECK_FALSE(rule.remedies.empty());
         CHECK_FALSE(rule.upgrade_note.empty());
-        CHECK(rule.thresholds.empty() == (rule.id == "healthy"));
+        CHECK(rule.thresholds.empty() == (rule.id == "healthy" || rule.id == "insufficient-data"));
+        CHECK(rule.serving_reason.empty() == (rule.scope != RuleScope::not_serving));
     }
-    CHECK(ids.size() == 15);
+    CHECK(ids.size() == 17);
+    CHECK(find_rule("under-loaded")->scope == RuleScope::serving_only);
+    CHECK(find_rule("under-loaded")->thresholds[0].value == 60);
+    CHECK(find_rule("gpu-util-low-fb-full")->scope == RuleScope::not_serving);
+    CHECK(find_rule("gpu-util-low-dram-low")->scope == RuleScope::not_serving);
     REQUIRE(find_rule("gpu-util-low-cpu-high") != nullptr);
     CHECK(find_rule("gpu-util-low-cpu-high")->thresholds[0].value == 70);
     CHECK(find_rule("gpu-util-low-cpu-high")->thresholds[1].value == 85);
@@ -119,7 +125,7 @@ TEST_CASE("diagnose: every bottleneck name round-trips, each perf resource is th
         CHECK(names.insert(name).second);
     }
     // Every value has its name: none falls through to to_string's "?".
-    CHECK(names.size() == static_cast<std::size_t>(ObservedBottleneck::healthy) + 1);
+    CHECK(names.size() == static_cast<std::size_t>(ObservedBottleneck::insufficient_data) + 1);
     CHECK_FALSE(parse_observed_bottleneck("interconnect").has_value());  // perf's enum value, not a name
     CHECK_FALSE(parse_observed_bottleneck("Compute").has_value());
     CHECK_FALSE(parse_observed_bottleneck("").has_value());
@@ -199,8 +205,9 @@ TEST_CASE("diagnose: each rule fires on the fixture that shows it", "[diagnose]"
         const Diagnosis d = diagnose(in);
         CHECK(fired(d) == std::vector<std::string>{"no-job-running"});
         CHECK(d.capture.idle);
-        CHECK(d.verdicts[0].confidence == Confidence::low);             // 5 samples: too short
-        CHECK(d.not_evaluated.size() == diagnosis_rules().size() - 2);  // all but itself and healthy
+        CHECK(d.verdicts[0].confidence == Confidence::low);  // 5 samples: too short
+        // All but itself, healthy and insufficient-data (no conditions) and under-loaded (servers only).
+        CHECK(d.not_evaluated.size() == diagnosis_rules().size() - 4);
     }
     SECTION("gpu-util-low-fb-full: 4 GPUs at 40 % with 92 % of memory in use") {
         DiagnoseInputs in;
@@ -335,7 +342,8 @@ TEST_CASE("diagnose: each rule stays silent on healthy captures it can evaluate"
         const Diagnosis d = diagnose(in);
         CHECK(evaluated(d, "cpu-jpeg-decode"));
         CHECK(evaluated(d, "cpu-copy-mmap"));
-        CHECK(fired(d) == std::vector<std::string>{"healthy"});
+        // Silent; without GPU utilisation the verdict is insufficient-data, never healthy.
+        CHECK(fired(d) == std::vector<std::string>{"insufficient-data"});
     }
     SECTION("NVLink everywhere, the job on all 8 GPUs of two nodes") {
         for (const char* name :
@@ -344,7 +352,7 @@ TEST_CASE("diagnose: each rule stays silent on healthy captures it can evaluate"
             in.topology = topo(name);
             const Diagnosis d = diagnose(in);
             CHECK(evaluated(d, "gpu-peers-through-host"));
-            CHECK(fired(d) == std::vector<std::string>{"healthy"});
+            CHECK(fired(d) == std::vector<std::string>{"insufficient-data"});  // silent, no utilisation
         }
     }
     SECTION("compute-bound and memory-bound exclude each other") {
@@ -475,8 +483,10 @@ TEST_CASE("diagnose: rules without their inputs say what to capture", "[diagnose
     DiagnoseInputs nothing;
     nothing.cpu = cpu("mpstat-P-ALL-1-repeated-headers.txt");
     const Diagnosis none = diagnose(nothing);
-    CHECK(none.verdicts.empty());                                      // no rule can run on a CPU report alone
-    CHECK(none.not_evaluated.size() == diagnosis_rules().size() - 1);  // all but healthy
+    // No rule can run on a CPU report alone, and without utilisation the verdict is no "healthy".
+    CHECK(fired(none) == std::vector<std::string>{"insufficient-data"});
+    CHECK(none.not_evaluated.size() ==
+          diagnosis_rules().size() - 3);  // all but the two without conditions, under-loaded
 }
 
 TEST_CASE("diagnose::estimate_fix_worth uses the performance model on the job's GPUs", "[diagnose]") {
@@ -588,4 +598,275 @@ TEST_CASE("diagnose: 3 x 10^4 GPU indices take one pass per input, not one per G
     CHECK(d.capture.samples_per_gpu == 1);
     REQUIRE(d.gpu_busy_pct.has_value());
     CHECK(*d.gpu_busy_pct == 60);
+}
+
+namespace {
+
+const std::string vllm_query = "derived-nvidia-smi-query-gpu-csv-header-units-H100-vllm-25pct-fb-92pct-40s.txt";
+
+Workload vllm_workload() {
+    static const Catalog catalog = builtin_catalog();
+    static const ModelLibrary models = builtin_models();
+    return load_workload_file(std::string(GPUSEL_SOURCE_DIR) + "/tests/data/telemetry/diagnose-vllm-workload.yaml",
+                              LoadContext{&catalog, &models});
+}
+
+std::string skip_reason(const Diagnosis& diagnosis, const std::string& rule) {
+    for (const SkippedRule& skipped : diagnosis.not_evaluated) {
+        if (skipped.rule == rule) {
+            return skipped.reason;
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("diagnose: a lightly loaded vLLM server is under-loaded, not short of memory", "[diagnose][serving]") {
+    DiagnoseInputs in;
+    in.query = parse_nvidia_smi_query(fixture(vllm_query), "q.csv");
+
+    SECTION("without knowing the job: the training reading (the bug this guards against)") {
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-fb-full"});
+        CHECK(d.verdicts[0].remedies[0] == "activation checkpointing to free memory for a larger micro-batch");
+        CHECK_FALSE(d.serving.serving);
+    }
+    SECTION("--workload names vLLM: under-loaded at the workload's 3 req/s, ~12 req/s carried") {
+        const Workload workload = vllm_workload();
+        in.workload = &workload;
+        const Diagnosis d = diagnose(in);
+        REQUIRE(fired(d) == std::vector<std::string>{"under-loaded"});
+        const Verdict& verdict = d.verdicts[0];
+        CHECK(verdict.confidence == Confidence::high);  // 40 samples over 39 s; 1 + 0.5 for the held memory
+        CHECK(verdict.score == 1.5);
+        // utilization.gpu cycles 22 27 24 29 23 26 25 28 21 25: mean 25 exactly.
+        CHECK(verdict.evidence[0].mean == 25);
+        CHECK(verdict.summary == "under-loaded: 25 % util at 3 req/s; this replica could carry ~12 req/s.");
+        CHECK(verdict.expected_gain == 0.75);
+        CHECK(d.serving.engine == "vllm");
+        CHECK(d.serving.paged);
+        CHECK(d.serving.engine_source == "workload chat-vllm (runtime.engine)");
+        CHECK(d.serving.requests_per_s == 3);
+        CHECK(d.serving.carry_requests_per_s == 12);
+        CHECK(d.serving.gpu_memory_utilization == 0.9);
+        // 75036-75038 of 81559 MiB: 92.0 %; the detail names it the pre-allocation.
+        CHECK(std::find(verdict.details.begin(), verdict.details.end(),
+                        "92 % of the framebuffer in use is vllm's pre-allocation (gpu_memory_utilization 0.9), not "
+                        "memory pressure") != verdict.details.end());
+        CHECK(skip_reason(d, "gpu-util-low-fb-full") ==
+              "vllm pre-allocates its memory (gpu_memory_utilization): framebuffer use is not memory pressure, and "
+              "training remedies do not apply to a serving job");
+        CHECK(skip_reason(d, "gpu-util-low-dram-low") ==
+              "a serving job waits for requests, not for a data loader: see under-loaded");
+        // No training remedy anywhere in the verdicts.
+        for (const Verdict& v : d.verdicts) {
+            CHECK(v.remedies == v.rule->remedies);
+            for (const std::string& remedy : v.remedies) {
+                CHECK(remedy.find("checkpointing") == std::string::npos);
+                CHECK(remedy.find("ZeRO") == std::string::npos);
+                CHECK(remedy.find("8-bit optimizer") == std::string::npos);
+            }
+        }
+    }
+    SECTION("--workload and --gpu: what the replica could carry comes from the performance model") {
+        static const Catalog catalog = builtin_catalog();
+        const EfficiencyTable efficiency = builtin_efficiency();
+        const Workload workload = vllm_workload();
+        in.workload = &workload;
+        in.gpu = catalog.find("H100-SXM5");
+        in.efficiency = &efficiency;
+        const Diagnosis d = diagnose(in);
+        REQUIRE(fired(d) == std::vector<std::string>{"under-loaded"});
+        REQUIRE(d.serving.carry_requests_per_s.has_value());
+        CHECK(d.serving.carry_from_model);
+        CHECK(d.serving.carry_method ==
+              "gpusel's performance model: workload chat-vllm on 1 x H100-SXM5 sustains its load (the workload sets "
+              "no latency SLO) up to 18.95 req/s (`gpusel perf` shows the layout)");
+        // The same figure as the model gives directly (what `gpusel perf` prints), rounded to 0.01.
+        const FittingLayout fitting = fitting_layout(workload, *in.gpu, 1, ServingStack::automatic);
+        REQUIRE(fitting.found());
+        PerfQuery query;
+        query.layout = fitting.layout;
+        const PerfEstimate estimate = estimate_perf(workload, *in.gpu, query, efficiency);
+        REQUIRE(estimate.inference.has_value());
+        CHECK_THAT(*d.serving.carry_requests_per_s,
+                   WithinAbs(estimate.inference->max_requests_per_s_meeting_slo, 0.005));
+        CHECK(*d.serving.carry_requests_per_s == 18.95);  // pinned: a change of the model shows here
+        CHECK(d.verdicts[0].summary == "under-loaded: 25 % util at 3 req/s; this replica could carry ~19 req/s.");
+    }
+    SECTION("no workload, but VLLM::EngineCore in nvidia-smi's process table: the same verdict") {
+        in.processes =
+            parse_nvidia_smi_processes(fixture("derived-nvidia-smi-H100-vllm-enginecore-processes.txt"), "smi.txt");
+        const Diagnosis d = diagnose(in);
+        REQUIRE(fired(d) == std::vector<std::string>{"under-loaded"});
+        CHECK(d.serving.engine == "vllm");
+        CHECK(d.serving.engine_source == "process 'VLLM::EngineCore' on GPU 0 in smi.txt (line 19)");
+        CHECK_FALSE(d.serving.requests_per_s.has_value());  // no workload, no metrics: no rate
+        CHECK_FALSE(d.serving.carry_requests_per_s.has_value());
+        CHECK(d.verdicts[0].summary ==
+              "under-loaded: the GPU is busy 25 % of the time: the replica waits for requests (pass --workload with "
+              "inference.requests_per_s, or the engine's metrics with --prom, for the rate it could carry).");
+        CHECK(skip_reason(d, "gpu-util-low-fb-full").rfind("vllm pre-allocates", 0) == 0);
+    }
+    SECTION("busy host CPUs: the engine's host side, with serving remedies, not a data loader's") {
+        const Workload workload = vllm_workload();
+        in.workload = &workload;
+        in.cpu = cpu("derived-mpstat-U-cpu-busy.txt");
+        const Diagnosis d = diagnose(in);
+        REQUIRE(fired(d) == std::vector<std::string>{"gpu-util-low-cpu-high", "under-loaded"});
+        CHECK(d.verdicts[0].summary ==
+              "The GPU is busy 25 % of the time while the host CPUs are 94 % busy: the CPU side of the serving "
+              "engine cannot keep up.");
+        CHECK(d.verdicts[0].remedies == remedies_for(*find_rule("gpu-util-low-cpu-high"), true));
+        CHECK(d.verdicts[0].remedies != find_rule("gpu-util-low-cpu-high")->remedies);
+        CHECK(d.verdicts[1].confidence == Confidence::low);  // 1 + 0.5 held memory - 1 busy CPUs
+        for (const std::string& remedy : d.verdicts[0].remedies) {
+            CHECK(remedy.find("DataLoader") == std::string::npos);
+            CHECK(remedy.find("DALI") == std::string::npos);
+        }
+    }
+    SECTION("a training workload keeps the training reading, whatever runs beside it") {
+        static const Catalog catalog = builtin_catalog();
+        static const ModelLibrary models = builtin_models();
+        const Workload training =
+            load_workload_file(std::string(GPUSEL_SOURCE_DIR) + "/tests/data/telemetry/diagnose-workload.yaml",
+                               LoadContext{&catalog, &models});
+        in.workload = &training;
+        in.processes =
+            parse_nvidia_smi_processes(fixture("derived-nvidia-smi-H100-vllm-enginecore-processes.txt"), "smi.txt");
+        const Diagnosis d = diagnose(in);
+        CHECK(fired(d) == std::vector<std::string>{"gpu-util-low-fb-full"});
+        CHECK(d.serving.training);
+        CHECK_FALSE(d.serving.serving);
+    }
+}
+
+TEST_CASE("diagnose: vLLM's own metrics give the measured rate and what the replica could carry",
+          "[diagnose][serving]") {
+    DiagnoseInputs in;
+    in.prometheus = parse_prometheus(fixture("derived-prometheus-federate-vllm-dcgm-H100-5-scrapes.txt"), "fed.txt");
+    const Diagnosis d = diagnose(in);
+    REQUIRE(fired(d) == std::vector<std::string>{"under-loaded"});
+    CHECK(d.verdicts[0].confidence == Confidence::low);  // 5 scrapes: too short
+    const ServingContext& s = d.serving;
+    CHECK(s.engine == "vllm");
+    CHECK(s.engine_source == "metric vllm:generation_tokens_total in fed.txt (line 20)");
+    // Hand-computed from the fixture (SOURCES.md): +120 requests, +24000 generated and +122880
+    // prompt tokens over 40 s; running 4 5 4 5 4; KV 0.021 0.034 0.019 0.030 0.021.
+    CHECK(s.requests_per_s == 3);
+    CHECK(s.requests_source == "the engine's finished-request counter in fed.txt");
+    CHECK(s.output_tokens_per_s == 600);
+    CHECK(s.prompt_tokens_per_s == 3072);
+    CHECK(s.running_requests == 4.4);
+    CHECK(s.kv_cache_used_pct == 2.5);
+    CHECK(s.tpot_s == 0.0072);  // 171.936 s over 23880 tokens
+    CHECK(s.ttft_s == 0.045);   // 5.4 s over 120 requests
+    CHECK(d.gpu_busy_pct == 25);
+    CHECK(s.carry_requests_per_s == 12);
+    CHECK(d.verdicts[0].summary == "under-loaded: 25 % util at 3 req/s; this replica could carry ~12 req/s.");
+}
+
+TEST_CASE("diagnose: a capture without utilisation is insufficient data, never healthy", "[diagnose]") {
+    DiagnoseInputs in;
+    in.query = parse_nvidia_smi_query(fixture("derived-nvidia-smi-query-gpu-csv-header-units-inventory-4xH100.txt"),
+                                      "inventory.csv");
+    const Diagnosis d = diagnose(in);
+    REQUIRE(fired(d) == std::vector<std::string>{"insufficient-data"});
+    CHECK(d.verdicts[0].rule->bottleneck == ObservedBottleneck::insufficient_data);
+    CHECK(d.verdicts[0].summary ==
+          "The capture holds no GPU utilisation, so whether the GPUs work or wait cannot be told.");
+    CHECK_FALSE(d.gpu_busy_pct.has_value());
+
+    SECTION("with a topology whose rules find nothing: still not healthy") {
+        in.topology = topo("nvidia-smi-topo-m-8xH100-nv18-nonic.txt");
+        const Diagnosis with_topology = diagnose(in);
+        REQUIRE(fired(with_topology) == std::vector<std::string>{"insufficient-data"});
+        CHECK(with_topology.verdicts[0].summary ==
+              "The capture holds no GPU utilisation, so whether the GPUs work or wait cannot be told (2 rules could "
+              "be evaluated and found nothing).");
+    }
+}
+
+TEST_CASE("diagnose: the process table of nvidia-smi and --query-compute-apps", "[diagnose][telemetry]") {
+    const GpuProcessTable box =
+        parse_nvidia_smi_processes(fixture("derived-nvidia-smi-H100-vllm-enginecore-processes.txt"), "smi.txt");
+    REQUIRE(box.processes.size() == 1);
+    CHECK(box.processes[0].gpu == 0);
+    CHECK(box.processes[0].pid == "1187342");
+    CHECK(box.processes[0].type == "C");
+    CHECK(box.processes[0].name == "VLLM::EngineCore");
+    CHECK(box.processes[0].used_bytes == 75028.0 * 1024 * 1024);
+
+    const GpuProcessTable old = parse_nvidia_smi_processes(
+        "| Processes:                                                       GPU Memory |\n"
+        "|  GPU       PID   Type   Process name                             Usage      |\n"
+        "|=============================================================================|\n"
+        "|    1      4242      C   /usr/bin/python3 -m sglang.launch_server   N/A      |\n"
+        "+-----------------------------------------------------------------------------+\n",
+        "old.txt");
+    REQUIRE(old.processes.size() == 1);
+    CHECK(old.processes[0].gpu == 1);
+    CHECK(old.processes[0].name == "/usr/bin/python3 -m sglang.launch_server");
+    CHECK_FALSE(old.processes[0].used_bytes.has_value());
+
+    const GpuProcessTable csv = parse_nvidia_smi_processes(
+        "pid, process_name, used_gpu_memory [MiB]\n1187342, VLLM::EngineCore, 75028 MiB\n", "apps.csv");
+    REQUIRE(csv.processes.size() == 1);
+    CHECK_FALSE(csv.processes[0].gpu.has_value());
+    CHECK(csv.processes[0].name == "VLLM::EngineCore");
+    CHECK(csv.processes[0].used_bytes == 75028.0 * 1024 * 1024);
+
+    CHECK(parse_nvidia_smi_processes("+---+\n| Processes: |\n|===|\n|  No running processes found |\n+---+\n", "none")
+              .processes.empty());
+    CHECK_THROWS_AS(parse_nvidia_smi_processes("GPU 0: NVIDIA H100\n", "x"), InputError);
+}
+
+TEST_CASE("diagnose::calibration_yaml writes the measured speeds in the workload format", "[diagnose][serving]") {
+    const Catalog catalog = builtin_catalog();
+    DiagnoseInputs in;
+    in.prometheus = parse_prometheus(fixture("derived-prometheus-federate-vllm-dcgm-H100-5-scrapes.txt"), "fed.txt");
+    const Diagnosis d = diagnose(in);
+    const GpuSpec* h100 = catalog.find("H100-SXM5");
+    REQUIRE(h100 != nullptr);
+    const std::string yaml = calibration_yaml(d, h100);
+    CHECK(yaml ==
+          "# Written by gpusel diagnose --write-calibration: what the capture measured (docs/diagnose.md).\n"
+          "# The calibration section of a workload file (docs/workload.md, calibration).\n"
+          "calibration:\n"
+          "  speed:\n"
+          "    # from fed.txt: vllm's generated-token counter over the capture, at 4.4 running requests on average; "
+          "1 x H100-SXM5\n"
+          "    - {gpu: H100-SXM5, count: 1, metric: output_tokens_per_s, measured: 600, batch: 4}\n"
+          "    # from fed.txt: vllm's mean time per output token, at 4.4 running requests on average (the model reads "
+          "tpot as one request alone: close at light load); 1 x H100-SXM5\n"
+          "    - {gpu: H100-SXM5, count: 1, metric: tpot, measured: 0.0072s}\n"
+          "# Measured, but not calibration points:\n"
+          "#   GPU utilisation 25.00 % (prometheus-text fed.txt)\n"
+          "#   request rate 3 req/s (the engine's finished-request counter in fed.txt)\n"
+          "#   prompt tokens 3072/s (fed.txt)\n"
+          "#   KV cache 2.5 % used on average (fed.txt)\n"
+          "#   framebuffer use is what the device shows (allocations, CUDA context, caches, a serving engine's "
+          "pre-allocation); calibration.memory takes the allocated peak at a micro-batch\n");
+
+    // The block loads as a workload's calibration: the same points, read back.
+    const ModelLibrary models = builtin_models();
+    const Workload workload =
+        load_workload_text("format: 1\nname: w\nkind: inference\nmodel: {preset: llama-3.1-8b}\n" + yaml, "w.yaml",
+                           LoadContext{&catalog, &models});
+    REQUIRE(workload.calibration.speed.size() == 2);
+    CHECK(workload.calibration.speed[0].metric == MeasuredMetric::output_tokens_per_s);
+    CHECK(workload.calibration.speed[0].measured == 600);
+    CHECK(workload.calibration.speed[0].batch == 4);
+    CHECK(workload.calibration.speed[1].metric == MeasuredMetric::tpot);
+    CHECK(workload.calibration.speed[1].measured == 0.0072);
+
+    SECTION("no GPU named: refused") {
+        CHECK_THROWS_AS(calibration_yaml(d, nullptr), UsageError);
+    }
+    SECTION("nothing measured that a point holds: refused") {
+        DiagnoseInputs plain;
+        plain.query = parse_nvidia_smi_query(fixture(vllm_query), "q.csv");
+        CHECK_THROWS_AS(calibration_yaml(diagnose(plain), h100), UsageError);
+    }
 }

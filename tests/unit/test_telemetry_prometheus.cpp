@@ -94,7 +94,7 @@ TEST_CASE("prometheus: labels, MIG instances, several hosts, DCGM blanks", "[tel
 TEST_CASE("prometheus: malformed files get positioned errors", "[telemetry]") {
     CHECK(error_of("") ==
           "m:1:1: no DCGM_FI_ series gpusel reads (DCGM_FI_DEV_GPU_UTIL, DCGM_FI_PROF_GR_ENGINE_ACTIVE, "
-          "...); expected DCGM exporter metrics");
+          "...) nor vLLM/SGLang metrics; expected DCGM exporter metrics");
     CHECK(error_of("# HELP x\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 1O\n") ==
           "m:2:31: DCGM_FI_DEV_GPU_UTIL: '1O' is not a number");
     CHECK(error_of("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\" 1\n") == "m:1:30: expected ',' or '}' after a label");
