@@ -172,7 +172,9 @@ void explain_inference(const Workload& workload, Precision precision, const GpuS
                 "decode reads {} per GPU per step: {} of the {} step at batch {} "
                 "({} of {} end to end)",
                 format_gb(perf.decode_bytes_per_step), format_duration(perf.decode_memory_s), format_duration(step),
-                perf.batch, format_bandwidth(step > 0 ? perf.decode_bytes_per_step / step : 0),
+                // Closed-loop clients decode fewer sequences than the batch allows: the step is theirs.
+                perf.concurrency > 0 ? static_cast<int>(std::ceil(perf.mean_concurrency)) : perf.batch,
+                format_bandwidth(step > 0 ? perf.decode_bytes_per_step / step : 0),
                 format_bandwidth(gpu.memory_bandwidth_bytes_per_s));
             if (workload.inference.batch > 0 && perf.batch < std::min(perf.max_batch_memory, 64)) {
                 bottleneck.remedy =
