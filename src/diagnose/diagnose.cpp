@@ -531,6 +531,30 @@ struct Throughput {
 // cannot place the workload there (count not divisible into a layout, nothing fits).
 std::optional<Throughput> unobstructed_throughput(const Workload& workload, const GpuSpec& gpu, int count,
                                                   const EfficiencyTable& efficiency) {
+    const std::optional<PerfEstimate> estimate = model_estimate(workload, gpu, count, efficiency);
+    if (!estimate) {
+        return std::nullopt;
+    }
+    Throughput result;
+    result.busy_share = estimate->bottleneck.gpu_utilization;
+    if (estimate->training) {
+        const bool tokens = estimate->training->tokens_per_s > 0;
+        result.per_s = tokens ? estimate->training->tokens_per_s : estimate->training->samples_per_s;
+        result.unit = tokens ? "tokens/s" : "samples/s";
+    } else if (estimate->inference && estimate->inference->fits) {
+        result.per_s = estimate->inference->output_tokens_per_s;
+        result.unit = "output tokens/s";
+    }
+    if (!(result.per_s > 0) || !std::isfinite(result.per_s)) {
+        return std::nullopt;
+    }
+    return result;
+}
+
+}  // namespace
+
+std::optional<PerfEstimate> diagnose_detail::model_estimate(const Workload& workload, const GpuSpec& gpu, int count,
+                                                            const EfficiencyTable& efficiency) {
     const FittingLayout fitting = fitting_layout(workload, gpu, count, ServingStack::automatic);
     if (!fitting.found()) {
         return std::nullopt;
@@ -538,29 +562,12 @@ std::optional<Throughput> unobstructed_throughput(const Workload& workload, cons
     try {
         PerfQuery query;
         query.layout = fitting.layout;
-        const PerfEstimate estimate = estimate_perf(workload, gpu, query, efficiency);
-        Throughput result;
-        result.busy_share = estimate.bottleneck.gpu_utilization;
-        if (estimate.training) {
-            const bool tokens = estimate.training->tokens_per_s > 0;
-            result.per_s = tokens ? estimate.training->tokens_per_s : estimate.training->samples_per_s;
-            result.unit = tokens ? "tokens/s" : "samples/s";
-        } else if (estimate.inference && estimate.inference->fits) {
-            result.per_s = estimate.inference->output_tokens_per_s;
-            result.unit = "output tokens/s";
-        }
-        if (!(result.per_s > 0) || !std::isfinite(result.per_s)) {
-            return std::nullopt;
-        }
-        return result;
+        return estimate_perf(workload, gpu, query, efficiency);
     } catch (const InputError&) {
-        // A catalog GPU with no matrix rate the model can use (perf.cpp, matmul_peak_flops_per_s):
-        // a flaw of the catalog, reported where the catalog is used, not a reason to stop diagnosing.
+        // A catalog GPU with no matrix rate the model can use (perf.cpp, matmul_peak_flops_per_s).
         return std::nullopt;
     }
 }
-
-}  // namespace
 
 FixWorth estimate_fix_worth(const Diagnosis& diagnosis, const Workload& workload, const GpuSpec* gpu,
                             const Catalog& catalog, const EfficiencyTable& efficiency) {

@@ -112,4 +112,10 @@ ServingContext detect_serving(const DiagnoseInputs& in);
 // scaled by the utilisation headroom.
 void estimate_carry(ServingContext& context, const DiagnoseInputs& in, int gpu_count, std::optional<double> busy_pct);
 
+// gpusel's estimate of `workload` on `count` x `gpu` at the layout that fits; nullopt when no
+// layout fits or the catalog GPU has no rate the model can use (an InputError, reported where
+// the catalog is used, not a reason to stop diagnosing).
+std::optional<PerfEstimate> model_estimate(const Workload& workload, const GpuSpec& gpu, int count,
+                                           const EfficiencyTable& efficiency);
+
 }  // namespace gpusel::diagnose_detail

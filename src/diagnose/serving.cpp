@@ -237,20 +237,11 @@ namespace {
 // place the workload there or the SLO is missed at any load.
 std::optional<double> model_capacity(const Workload& workload, const GpuSpec& gpu, int count,
                                      const EfficiencyTable& efficiency) {
-    const FittingLayout fitting = fitting_layout(workload, gpu, count, ServingStack::automatic);
-    if (!fitting.found()) {
-        return std::nullopt;
-    }
-    try {
-        PerfQuery query;
-        query.layout = fitting.layout;
-        const PerfEstimate estimate = estimate_perf(workload, gpu, query, efficiency);
-        if (estimate.inference && estimate.inference->fits && estimate.inference->max_requests_per_s_meeting_slo > 0 &&
-            std::isfinite(estimate.inference->max_requests_per_s_meeting_slo)) {
-            return estimate.inference->max_requests_per_s_meeting_slo;
-        }
-    } catch (const InputError&) {
-        // A catalog GPU the model cannot rate (estimate_fix_worth says the same): no model figure.
+    const std::optional<PerfEstimate> estimate = model_estimate(workload, gpu, count, efficiency);
+    if (estimate && estimate->inference && estimate->inference->fits &&
+        estimate->inference->max_requests_per_s_meeting_slo > 0 &&
+        std::isfinite(estimate->inference->max_requests_per_s_meeting_slo)) {
+        return estimate->inference->max_requests_per_s_meeting_slo;
     }
     return std::nullopt;
 }
