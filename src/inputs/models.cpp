@@ -11,6 +11,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "catalog/precision.hpp"
 #include "io/yaml.hpp"
 
 namespace gpusel::embedded {
@@ -86,6 +87,17 @@ void read_model_fields(MapReader& reader, ModelSpec& model) {
     reader.number("flops_per_sample", model.flops_per_sample, UnitKind::flops, 0, 1e18, true);
     reader.number("decoder_flops_per_sample", model.decoder_flops_per_sample, UnitKind::flops, 0, 1e18, true);
     reader.text("input", model.input);
+    // The weight format the published checkpoint ships in (DeepSeek-V3/R1 block FP8, gpt-oss
+    // MXFP4): a workload without `weights:` serves that, as one resolved from the config does.
+    if (std::string checkpoint; reader.text("checkpoint", checkpoint)) {
+        if (parse_weight_format(checkpoint)) {
+            model.checkpoint_weights = checkpoint;
+            model.quantization = "the published checkpoint (preset)";
+        } else {
+            reader.error("checkpoint", fmt::format("'{}' is not a weight format ({})", checkpoint,
+                                                   "fp8, fp8-block, nvfp4, mxfp4, int4, awq, gptq, ..."));
+        }
+    }
 }
 
 // Fills derived fields (head_dim, kv_heads, active_params) and checks consistency.

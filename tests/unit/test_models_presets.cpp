@@ -68,6 +68,9 @@ void check_same_experts(const ModelSpec& from_config, const ModelSpec& from_pres
     if (from_preset.dense_layers > 0 || from_preset.moe_layer_step > 1) {
         CHECK(from_config.dense_ffn == from_preset.dense_ffn);
     }
+    // The checkpoint's weight format: the preset's `checkpoint` is what the config's
+    // quantization_config reads as (DeepSeek block FP8, gpt-oss MXFP4; none for bf16 releases).
+    CHECK(from_config.checkpoint_weights == from_preset.checkpoint_weights);
 }
 
 bool within(double value, double published, double tolerance) {
