@@ -50,10 +50,19 @@ Outcome Analysis::sampled(const Member& member, double speed, double price) cons
             outcome.feasible = false;
         }
     } else if (candidate.perf.inference) {
-        int serving = replicas_for(m_workload.inference.requests_per_s, member.capacity_per_replica * speed);
+        // Closed-loop clients (inference.concurrency) bring no rate to divide: the candidate's
+        // replicas stay, and the drawn speed moves only its latencies.
+        int serving = m_workload.inference.concurrency > 0
+                          ? member.serving
+                          : replicas_for(m_workload.inference.requests_per_s, member.capacity_per_replica * speed);
         if (serving <= 0) {
             outcome.feasible = false;
             return outcome;
+        }
+        const double tpot_target = m_workload.inference.slo.tpot_seconds;
+        if (m_workload.inference.concurrency > 0 && tpot_target > 0 && candidate.perf.inference->p99_tpot_s &&
+            outcome.latency_s > tpot_target) {
+            outcome.feasible = false;  // the clients' P99 TPOT at this speed misses the target
         }
         if (candidate.unit_fill_replicas > 0 && serving < member.serving) {
             serving = member.serving;  // its whole units are bought however few replicas the load needs
@@ -103,6 +112,13 @@ bool Analysis::holds(const Member& member, const Candidate& ranked, double speed
         const double deadline = m_workload.training.deadline_seconds;
         if (deadline > 0 && candidate.perf.training->time_to_train_s &&
             *candidate.perf.training->time_to_train_s / speed > deadline) {
+            return false;
+        }
+    } else if (m_workload.inference.concurrency > 0) {
+        // Closed-loop clients: the P99 TPOT at this speed against its target.
+        const double tpot_target = m_workload.inference.slo.tpot_seconds;
+        if (tpot_target > 0 && candidate.perf.inference->p99_tpot_s &&
+            *candidate.perf.inference->p99_tpot_s / speed > tpot_target) {
             return false;
         }
     } else if (member.capacity_per_replica * speed * capacity_factor * member.serving <
