@@ -151,7 +151,12 @@ public:
         if (assessment.proposed && count > 1 && assessment.excluded_by.empty()) {
             for (const int n : counts_below(count)) {
                 FixedEvaluation fewer = evaluate(workload, gpu, n, hardware.acquisition, hardware.unit_price_usd);
-                if (fewer.candidate && fewer.holds_at_confidence &&
+                // A single replica has no spare: where deployment.redundancy asks for one, the
+                // plan buys it, so a count that drops it is not "enough".
+                const bool keeps_spares = !fewer.candidate || !fewer.candidate->perf.inference ||
+                                          workload.deployment.redundancy == DeploymentSpec::Redundancy::none ||
+                                          fewer.candidate->spare_replicas > 0;
+                if (fewer.candidate && fewer.holds_at_confidence && keeps_spares &&
                     meets_every_constraint(workload, m_proposal.policy, *fewer.candidate)) {
                     assessment.fewest_meeting_all = std::move(fewer.candidate);
                     break;

@@ -122,7 +122,7 @@ std::string target_words(const Workload& workload, const Candidate& candidate) {
         const SloSpec& slo = workload.inference.slo;
         const std::vector<std::string> misses = slo_misses(slo, inference);
         if (!misses.empty()) {
-            return fmt::format("{} at {:g} req/s", fmt::join(misses, ", "), workload.inference.requests_per_s);
+            return fmt::format("{} at {}", fmt::join(misses, ", "), workload.inference.load_text());
         }
         if (!inference.p99_ttft_s || !inference.p99_tpot_s || !inference.p99_e2e_s) {
             // No latency at this load: the queues grow without bound. The limit that binds is the
@@ -145,7 +145,7 @@ std::string target_words(const Workload& workload, const Candidate& candidate) {
         if (terms.empty()) {
             terms.push_back(fmt::format("P{:g} e2e {}", slo.percentile, format_duration(*inference.p99_e2e_s)));
         }
-        return fmt::format("{} at {:g} req/s", fmt::join(terms, ", "), workload.inference.requests_per_s);
+        return fmt::format("{} at {}", fmt::join(terms, ", "), workload.inference.load_text());
     }
     return "no performance estimate";
 }
@@ -816,8 +816,8 @@ private:
         const std::vector<std::string> misses = slo_misses(slo, inference);
         const bool overloaded = !inference.p99_ttft_s || !inference.p99_tpot_s || !inference.p99_e2e_s;
         if (!misses.empty()) {
-            finding.message =
-                fmt::format("{} misses the SLO at {:g} req/s: {}", line.what(), offered, fmt::join(misses, ", "));
+            finding.message = fmt::format("{} misses the SLO at {}: {}", line.what(),
+                                          line.workload.inference.load_text(), fmt::join(misses, ", "));
         } else if (overloaded) {
             // Spare replicas (deployment.redundancy) carry no load, so the capacity is the others'.
             const int serving = candidate.serving_replicas();
@@ -827,7 +827,7 @@ private:
                 line.what(), offered, inference.requests_per_s, serving, serving == 1 ? "" : "s", inference.batch,
                 candidate.spare_replicas > 0 ? fmt::format(" + {} spare", candidate.spare_replicas) : std::string());
         } else {
-            finding.message = fmt::format("{} misses the SLO at {:g} req/s", line.what(), offered);
+            finding.message = fmt::format("{} misses the SLO at {}", line.what(), line.workload.inference.load_text());
         }
         finding.evidence = {number("offered_requests_per_s", offered),
                             number("capacity_requests_per_s", inference.requests_per_s),

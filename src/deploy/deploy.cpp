@@ -117,6 +117,7 @@ void fill_serving(LaunchSpec& spec, const Candidate& pick, const Workload& workl
     spec.engine = workload.runtime.engine;
     spec.paged_engine = pick.memory.serving.has_value();
     spec.batch = pick.batch;
+    spec.clients = workload.inference.concurrency;
     if (pick.memory.serving) {
         const ServingMemory& serving = *pick.memory.serving;
         spec.memory_fraction = serving.memory_fraction;

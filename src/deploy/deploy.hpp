@@ -101,7 +101,8 @@ struct LaunchSpec {
     int max_num_seqs = 0;
     int max_num_batched_tokens = 0;
     int block_size = 0;
-    int batch = 0;  // concurrent sequences per replica the estimate served
+    int batch = 0;    // concurrent sequences per replica the estimate served
+    int clients = 0;  // closed-loop clients of the whole deployment (inference.concurrency), 0 = open loop
     // The start-up settings of each paged engine for this GPU and layout, from the memory model
     // (memory.hpp, serving_memory): the plan's engine's are the fields above; a target engine
     // other than the plan's takes its own from here. Empty unless a decoder LLM is served.

@@ -121,11 +121,14 @@ std::string header_comment(const LaunchSpec& spec, std::string_view target, std:
                         to_string(spec.checkpointing), spec.nodes, spec.nodes == 1 ? "" : "s", spec.gpus_per_node,
                         spec.gpus_per_node == 1 ? "" : "s"));
     } else if (spec.paged_engine) {
-        lines.push_back(
-            fmt::format("engine {}: memory fraction {:g}, max model length {}, max sequences {}, "
-                        "batched tokens {}; the speed estimate served {} sequences per replica",
-                        to_string(spec.engine), spec.memory_fraction, spec.max_model_len, spec.max_num_seqs,
-                        spec.max_num_batched_tokens, spec.batch));
+        lines.push_back(fmt::format(
+            "engine {}: memory fraction {:g}, max model length {}, max sequences {}, "
+            "batched tokens {}; the speed estimate served {}",
+            to_string(spec.engine), spec.memory_fraction, spec.max_model_len, spec.max_num_seqs,
+            spec.max_num_batched_tokens,
+            spec.clients > 0
+                ? fmt::format("{} closed-loop clients (up to {} sequences per replica)", spec.clients, spec.batch)
+                : fmt::format("{} sequences per replica", spec.batch)));
     }
     for (const LaunchAssumption& assumption : spec.assumptions) {
         lines.push_back(fmt::format("assumption: {} = {}: {}", assumption.setting, assumption.value, assumption.why));
