@@ -1241,12 +1241,10 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, con
                                                 result.max_batch_memory, choice.engine_limit));
         }
         result.batch = batch;
+        apply_closed_loop(setting, serving, batch, capacity, result);
         // The step figures and the bottleneck are those of the sequences the clients keep
         // decoding, not of a full batch they never fill.
-        const double per_replica = static_cast<double>(spec.concurrency) / result.replicas;
-        const int running = std::max(1, static_cast<int>(std::ceil(std::min(per_replica, static_cast<double>(batch)))));
-        fill_step_figures(model, serving, running, result, times);
-        apply_closed_loop(setting, serving, batch, capacity, result);
+        fill_step_figures(model, serving, static_cast<int>(std::ceil(result.mean_concurrency)), result, times);
         return result;
     }
     const int batch = choose_batch(setting, serving, choice, requested, result);

@@ -29,6 +29,15 @@ double percentile_of(std::vector<double> values, double fraction) {
     return values[low] + (values[high] - values[low]) * (position - static_cast<double>(low));
 }
 
+// Closed-loop clients (inference.concurrency) have no rate to size replicas by: whether the
+// candidate's P99 TPOT at `speed` times the estimate's speed still holds the target (true for
+// an open-loop load or without a TPOT target).
+bool clients_tpot_holds(const Workload& workload, const Candidate& candidate, double speed) {
+    const double target = workload.inference.slo.tpot_seconds;
+    const std::optional<double>& tpot = candidate.perf.inference->p99_tpot_s;
+    return workload.inference.concurrency <= 0 || target <= 0 || !tpot || *tpot / speed <= target;
+}
+
 }  // namespace
 
 // A configuration at speed factor `speed` (> 1: faster than estimated) and price factor
@@ -59,10 +68,8 @@ Outcome Analysis::sampled(const Member& member, double speed, double price) cons
             outcome.feasible = false;
             return outcome;
         }
-        const double tpot_target = m_workload.inference.slo.tpot_seconds;
-        if (m_workload.inference.concurrency > 0 && tpot_target > 0 && candidate.perf.inference->p99_tpot_s &&
-            outcome.latency_s > tpot_target) {
-            outcome.feasible = false;  // the clients' P99 TPOT at this speed misses the target
+        if (!clients_tpot_holds(m_workload, candidate, speed)) {
+            outcome.feasible = false;
         }
         if (candidate.unit_fill_replicas > 0 && serving < member.serving) {
             serving = member.serving;  // its whole units are bought however few replicas the load needs
@@ -115,10 +122,7 @@ bool Analysis::holds(const Member& member, const Candidate& ranked, double speed
             return false;
         }
     } else if (m_workload.inference.concurrency > 0) {
-        // Closed-loop clients: the P99 TPOT at this speed against its target.
-        const double tpot_target = m_workload.inference.slo.tpot_seconds;
-        if (tpot_target > 0 && candidate.perf.inference->p99_tpot_s &&
-            *candidate.perf.inference->p99_tpot_s / speed > tpot_target) {
+        if (!clients_tpot_holds(m_workload, candidate, speed)) {
             return false;
         }
     } else if (member.capacity_per_replica * speed * capacity_factor * member.serving <

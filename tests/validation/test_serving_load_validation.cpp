@@ -39,11 +39,13 @@
 #include "perf/perf.hpp"
 #include "report/text_table.hpp"
 #include "support/held_bounds.hpp"
+#include "support/validation_cases.hpp"
 
 namespace {
 
 using namespace gpusel;
 using gpusel::validation::held_bound_percent;
+using gpusel::validation::percentile_of;
 
 const std::filesystem::path rows_file =
     std::filesystem::path(GPUSEL_SOURCE_DIR) / "tests/validation/serving_load/inferencex_dsr1.json";
@@ -141,15 +143,6 @@ struct Evaluated {
 
 double error_of(double predicted, double measured) {
     return predicted / measured - 1;
-}
-
-double percentile_of(std::vector<double> values, double quantile) {
-    if (values.empty()) {
-        return 0;
-    }
-    std::sort(values.begin(), values.end());
-    const auto index = static_cast<std::size_t>(std::ceil(quantile * static_cast<double>(values.size()))) - 1;
-    return values[std::min(index, values.size() - 1)];
 }
 
 struct Summary {
