@@ -73,10 +73,6 @@ std::optional<Detected> detect_engine(const DiagnoseInputs& in) {
     return std::nullopt;
 }
 
-bool is_paged(const std::string& engine) {
-    return engine == "vllm" || engine == "sglang" || engine == "tensorrt-llm";
-}
-
 const std::vector<ServingPoint>* first_of(const ServingMetrics& metrics, std::initializer_list<const char*> names) {
     for (const char* name : names) {
         if (const std::vector<ServingPoint>* points = metrics.get(name)) {
@@ -212,13 +208,17 @@ ServingContext detect_serving(const DiagnoseInputs& in) {
                                                     detected->engine, detected->source, context.engine));
             }
         }
-        context.requests_per_s = workload.inference.requests_per_s;
-        context.requests_source = fmt::format("workload {} (inference.requests_per_s, not measured)", workload.name);
+        // Closed-loop clients (inference.concurrency) name no rate: only the engine's counters can.
+        if (workload.inference.concurrency <= 0) {
+            context.requests_per_s = workload.inference.requests_per_s;
+            context.requests_source =
+                fmt::format("workload {} (inference.requests_per_s, not measured)", workload.name);
+        }
     }
     if (context.engine.empty() && detected) {
         context.serving = true;
         context.engine = detected->engine;
-        context.paged = is_paged(detected->engine);
+        context.paged = true;  // engine_named finds only the paged engines (vLLM, SGLang, TensorRT-LLM)
         context.engine_source = detected->source;
     }
     // The engine's own counters, where the capture has them, override the workload's figure.
