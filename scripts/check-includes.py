@@ -25,7 +25,7 @@ LAYERS = [
     ["memory", "verify"],        # memory estimator; acceptance checks of delivered hardware
     ["perf", "cost"],            # performance model; cost model and offer selection
     ["search", "diagnose", "explain"],  # training-layout search; observed bottlenecks; prose of estimates
-    ["plan"],                    # the planner
+    ["plan", "calibrate"],       # the planner; measurements read into calibration points
     ["check", "deploy"],         # proposal judgement; launch configurations
     ["report"],                  # every renderer
     ["cli"],                     # flag binding, loading, exit codes
@@ -50,6 +50,7 @@ PUBLIC = {
     "search": ["training_search.hpp"],  # private: compiled_training.hpp
     "diagnose": [],  # private: internal.hpp
     "explain": [],
+    "calibrate": [],  # private: the readers' headers (serving_readers.hpp, log_readers.hpp)
     "plan": ["robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
     "check": [],
     "deploy": [],  # private: launch_text.hpp

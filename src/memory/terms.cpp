@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/text.hpp"
+#include "inputs/models.hpp"
 
 namespace gpusel {
 
@@ -185,7 +186,9 @@ ParameterSplit split_parameters(const ModelSpec& model) {
         const TransformerWidths w = memory_detail::transformer_widths(model);
         if (model.is_moe()) {
             const double matrices = model.ffn_gated ? 3.0 : 2.0;
-            split.experts = std::min(split.layers, model.layers * w.experts * matrices * w.hidden * w.ffn);
+            // Only the layers that hold routed experts (DeepSeek's first dense layers and Llama-4's
+            // interleaved dense ones do not).
+            split.experts = std::min(split.layers, moe_layer_count(model) * w.experts * matrices * w.hidden * w.ffn);
         }
         const double per_layer = model.layers > 0 ? split.layers / model.layers : split.layers;
         // The untied output projection (V×h) is one matrix; when it outgrows a block it is the largest gather.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "inputs/models.hpp"
+#include "memory/memory.hpp"
 #include "report/models_render.hpp"
 #include "support/test_support.hpp"
 
@@ -175,6 +176,11 @@ TEST_CASE("presets: Llama-4 chunked attention and Maverick's interleaved experts
         24 * (129 * expert + 5120.0 * 128) + 24 * 3.0 * 5120 * 16384 + 48 * 5120.0 * 128 * 96 + 2.0 * 202048 * 5120;
     CHECK(maverick.params == Approx(expected).epsilon(1e-12));
     CHECK(maverick.active_params == Approx(expected - 24 * 127 * expert).epsilon(1e-12));
+    // The routed experts the memory split shards over expert parallelism: 24 layers × 128 × 3 ×
+    // 5,120 × 8,192 = 386.5 B (before, every one of the 48 layers was counted: 773 B, capped at
+    // all the blocks' parameters, so the dense half was sharded as if it were experts).
+    CHECK(gpusel::split_parameters(maverick).experts == Approx(24 * 128 * expert).epsilon(1e-12));
+    CHECK(gpusel::split_parameters(scout).experts == Approx(48 * 16 * 3.0 * 5120 * 8192).epsilon(1e-12));
 }
 
 TEST_CASE("presets: the models YAML reads the new architecture fields", "[models][presets]") {
