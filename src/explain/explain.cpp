@@ -20,6 +20,21 @@ std::string percent(double fraction) {
     return format_percent(fraction);
 }
 
+// What would let more sequences fit beside the weights, named only where the workload does not
+// already use it: an 8-bit KV cache halves a 16-bit one, int4 weights free memory for KV.
+// Empty when both are already done.
+std::string smaller_sequence_remedy(const Workload& workload) {
+    const bool kv_already_small = workload.kv_cache == KvCacheFormat::fp8 || workload.kv_cache == KvCacheFormat::int8;
+    const bool weights_already_small = bits_per_weight(workload.weights) < 8;
+    if (kv_already_small && weights_already_small) {
+        return "";
+    }
+    if (kv_already_small) {
+        return "int4 weights";
+    }
+    return weights_already_small ? "an FP8 KV cache" : "an FP8 KV cache or int4 weights";
+}
+
 // What one request of a workload that generates no tokens is called, and its model's part that
 // holds the weights, for the wording of its bottlenecks.
 std::string_view request_noun(InferenceTask task) {
@@ -154,17 +169,25 @@ void explain_inference(const Workload& workload, Precision precision, const GpuS
                 bottleneck.detail = fmt::format(
                     "batch {} needs more KV cache than memory holds ({} sequences of {} tokens)", perf.batch,
                     perf.max_batch_memory, workload.inference.input_tokens + workload.inference.output_tokens);
-                bottleneck.remedy = "lower the batch, use an FP8 KV cache or int4 weights, or a GPU with more memory";
+                const std::string smaller = smaller_sequence_remedy(workload);
+                bottleneck.remedy = smaller.empty()
+                                        ? "lower the batch, or a GPU with more memory (weights and KV cache are "
+                                          "already as small as gpusel models them)"
+                                        : fmt::format("lower the batch, use {}, or a GPU with more memory", smaller);
             } else {
                 bottleneck.detail = fmt::format(
-                    "memory holds {} sequences of {} tokens per replica; the offered {:g} req/s "
+                    "memory holds {} sequences of {} tokens per replica; the offered {} "
                     "needs more in flight",
                     perf.max_batch_memory, workload.inference.input_tokens + workload.inference.output_tokens,
-                    workload.inference.requests_per_s);
-                bottleneck.remedy = fmt::format(
-                    "memory-capacity-bound: {} would raise the batch, as would more replicas "
-                    "or a GPU with more memory — more bandwidth alone would not help",
-                    bits_per_weight(workload.weights) >= 8 ? "an FP8 KV cache or int4 weights" : "an FP8 KV cache");
+                    workload.inference.load_text());
+                const std::string smaller = smaller_sequence_remedy(workload);
+                bottleneck.remedy =
+                    smaller.empty() ? "memory-capacity-bound: more replicas or a GPU with more memory would raise the "
+                                      "batch — more bandwidth alone would not help"
+                                    : fmt::format(
+                                          "memory-capacity-bound: {} would raise the batch, as would more replicas "
+                                          "or a GPU with more memory — more bandwidth alone would not help",
+                                          smaller);
             }
             return;
         case Resource::memory_bandwidth:

@@ -159,3 +159,31 @@ TEST_CASE("explain: a prefill-bound SLO miss speaks of TTFT and prompts, not dec
     CHECK_THAT(text.remedy, StartsWith("compute-bound prefill: more replicas share the prompts; FP8 GEMMs"));
     CHECK_THAT(text.detail + text.remedy, !Contains("decode"));
 }
+
+TEST_CASE("explain: a memory-capacity bound names only the savings the workload does not already use", "[explain]") {
+    const auto explain_capacity = [](const std::string& weights, const std::string& kv_cache) {
+        const Workload workload =
+            load_workload_text(std::string("format: 1\nname: s\nkind: inference\n") + decoder_model +
+                                   "precision: fp16\nweights: " + weights + "\nkv_cache: " + kv_cache +
+                                   "\ninference:\n  input_tokens: 512\n  output_tokens: 128\n  requests_per_s: 4\n",
+                               "test.yaml", LoadContext{});
+        PerfEstimate estimate;
+        estimate.inference = InferencePerf{};
+        estimate.inference->batch = 64;
+        estimate.inference->max_batch_memory = 40;
+        estimate.inference->batch_fits = false;
+        estimate.precision = Precision::fp16;
+        estimate.bottleneck.resource = Resource::memory_capacity;
+        estimate.bottleneck.phase = BottleneckPhase::decode;
+        return explain_bottleneck(workload, h100(), estimate).remedy;
+    };
+    CHECK(explain_capacity("fp16", "fp16") ==
+          "lower the batch, use an FP8 KV cache or int4 weights, or a GPU with "
+          "more memory");
+    // Already an FP8 KV cache: only the weights can still shrink.
+    CHECK(explain_capacity("fp16", "fp8") == "lower the batch, use int4 weights, or a GPU with more memory");
+    CHECK(explain_capacity("awq", "fp16") == "lower the batch, use an FP8 KV cache, or a GPU with more memory");
+    CHECK(explain_capacity("awq", "fp8") ==
+          "lower the batch, or a GPU with more memory (weights and KV cache are already as small as gpusel "
+          "models them)");
+}
