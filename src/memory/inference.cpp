@@ -91,8 +91,12 @@ InferenceResult inference_terms(const Workload& workload, Precision precision, c
     result.peak.weights_uncertainty =
         result.peak.weights *
         (is_float_format(workload.weights) ? float_weight_uncertainty : quantized_weight_uncertainty);
-    if (is_quantized(workload.weights) && !memory_detail::is_whole_file_format(workload.weights)) {
-        // Weight-only kernels dequantize one matrix at a time to the compute dtype.
+    const bool dequantized_copy = is_quantized(workload.weights) && !is_fp4_format(workload.weights) &&
+                                  !memory_detail::is_whole_file_format(workload.weights);
+    if (dequantized_copy) {
+        // Weight-only kernels dequantize one matrix at a time to the compute dtype. The block-scaled
+        // FP4 formats feed FP4 tensor cores, or are dequantized in registers inside the GEMM
+        // (vLLM's FP4 Marlin path, docs/memory-model.md): no matrix-sized copy.
         result.peak.weights += largest_matrix_params(model) * compute_bytes / std::max(layout.tensor_parallel, 1);
     }
     if (notes.active()) {
@@ -102,8 +106,8 @@ InferenceResult inference_terms(const Workload& workload, Precision precision, c
                   !model.is_transformer() || memory_detail::is_float_format(workload.weights) ||
                           memory_detail::is_whole_file_format(workload.weights)
                       ? ""
-                  : is_quantized(workload.weights) ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
-                                                   : ", embeddings and output layer in 16-bit",
+                  : dequantized_copy ? ", embeddings and output layer in 16-bit, + one dequantized matrix"
+                                     : ", embeddings and output layer in 16-bit",
                   gb(result.peak.weights));
     }
     if (model.is_transformer()) {
