@@ -12,7 +12,6 @@
 #include "cli/context.hpp"
 #include "cli/format_option.hpp"
 #include "inputs/workload.hpp"
-#include "io/yaml.hpp"
 #include "report/verify_render.hpp"
 #include "verify/verify.hpp"
 
@@ -70,7 +69,9 @@ void run_verify(Context& context, const VerifyOptions& options) {
     std::optional<PlanAssumption> plan;
     if (!options.plan.empty()) {
         const std::string plan_file = input_display_name(options.plan);
-        plan = read_plan_assumption(read_input_file(options.plan), plan_file, options.role);
+        // The telemetry reader: the same checks as every input, a limit that holds a plan of many
+        // candidates, and a plain message for the UTF-16 that PowerShell's `>` writes.
+        plan = read_plan_assumption(read_telemetry_file(options.plan), plan_file, options.role);
         if (!options.expect.empty() && !equals_ignore_case(options.expect, plan->gpu)) {
             throw UsageError(fmt::format("--expect {} contradicts the plan's pick {} (role {} in {}); give one of them",
                                          options.expect, plan->gpu, plan->role, plan_file));
@@ -107,7 +108,7 @@ void run_verify(Context& context, const VerifyOptions& options) {
                     "--result: verify judges vllm bench serve results only; the smoke test of role {} is {}",
                     plan->role, acceptance.smoke.kind.empty() ? "none" : "a GEMM probe, compared by hand"));
             }
-            const VllmBenchmarkResult measured = parse_vllm_benchmark(read_input_file(options.result), result_file);
+            const VllmBenchmarkResult measured = parse_vllm_benchmark(read_telemetry_file(options.result), result_file);
             acceptance.result = judge_smoke_result(acceptance.smoke, measured.output_tokens_per_s, result_file);
         }
         result.verification.acceptance = std::move(acceptance);
