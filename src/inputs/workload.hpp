@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.hpp"
@@ -304,6 +305,16 @@ struct SpeedCalibrationPoint {
     std::string from;     // the file the figure was read from, "" when typed
     Diagnostic where;     // file, position and path of the point, for errors found later
 };
+
+// A `vllm bench serve --save-result` file: output_throughput (output tokens/s of the whole run)
+// and max_concurrency (the clients it ran; 0 when not recorded or not in 1..2^20).
+struct VllmBenchmarkResult {
+    double output_tokens_per_s = 0;
+    int max_concurrency = 0;
+};
+// Throws InputError whose one diagnostic has no file or position and a message that names
+// `display_name`: "NAME is not JSON (...)" or "NAME has no positive output_throughput (...)".
+VllmBenchmarkResult parse_vllm_benchmark(std::string_view text, const std::string& display_name);
 
 struct CalibrationSpec {
     std::vector<MemoryCalibrationPoint> memory;

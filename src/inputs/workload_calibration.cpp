@@ -122,33 +122,48 @@ void WorkloadReader::read_speed_point(MapReader& point) {
 void WorkloadReader::read_vllm_benchmark(MapReader& point, const std::string& file, SpeedCalibrationPoint& value) {
     const std::filesystem::path path = (m_base / file).lexically_normal();
     value.from = path.string();
-    nlohmann::json json;
+    VllmBenchmarkResult result;
     try {
-        json = nlohmann::json::parse(read_input_file(path.string()));
+        result = parse_vllm_benchmark(read_input_file(path.string()), path.string());
     } catch (const InputError& error) {
         point.error("vllm_benchmark",
                     error.diagnostics().empty() ? std::string(error.what()) : error.diagnostics().front().message);
         return;
-    } catch (const nlohmann::json::exception&) {
-        point.error("vllm_benchmark", fmt::format("{} is not JSON (expected a vLLM benchmark result)", path.string()));
-        return;
-    }
-    const auto output = json.find("output_throughput");
-    if (!json.is_object() || output == json.end() || !output->is_number() || output->get<double>() <= 0) {
-        point.error("vllm_benchmark",
-                    fmt::format("{} has no positive output_throughput (vllm bench serve --save-result writes it)",
-                                path.string()));
-        return;
     }
     value.metric = MeasuredMetric::output_tokens_per_s;
-    value.measured = output->get<double>();
-    const auto concurrency = json.find("max_concurrency");
-    if (value.batch == 0 && concurrency != json.end() && concurrency->is_number_integer() &&
-        concurrency->get<long long>() >= 1 && concurrency->get<long long>() <= (1 << 20)) {
-        value.batch = static_cast<int>(concurrency->get<long long>());
+    value.measured = result.output_tokens_per_s;
+    if (value.batch == 0) {
+        value.batch = result.max_concurrency;
     }
     m_workload.calibration.speed.push_back(value);
 }
 }  // namespace inputs_detail
+
+VllmBenchmarkResult parse_vllm_benchmark(std::string_view text, const std::string& display_name) {
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        throw InputError(
+            Diagnostic{"", {}, "", fmt::format("{} is not JSON (expected a vLLM benchmark result)", display_name)});
+    }
+    const auto output = json.is_object() ? json.find("output_throughput") : json.end();
+    if (!json.is_object() || output == json.end() || !output->is_number() || output->get<double>() <= 0) {
+        throw InputError(
+            Diagnostic{"",
+                       {},
+                       "",
+                       fmt::format("{} has no positive output_throughput (vllm bench serve --save-result writes it)",
+                                   display_name)});
+    }
+    VllmBenchmarkResult result;
+    result.output_tokens_per_s = output->get<double>();
+    const auto concurrency = json.find("max_concurrency");
+    if (concurrency != json.end() && concurrency->is_number_integer() && concurrency->get<long long>() >= 1 &&
+        concurrency->get<long long>() <= (1 << 20)) {
+        result.max_concurrency = static_cast<int>(concurrency->get<long long>());
+    }
+    return result;
+}
 
 }  // namespace gpusel

@@ -146,6 +146,13 @@ public:
             object["binding_target"] = std::string(to_string(inference.binding_target));
             object["offered_requests_per_s"] = number(inference.offered_requests_per_s, at + "offered_requests_per_s");
             object["mean_concurrency"] = number(inference.mean_concurrency, at + "mean_concurrency");
+            // The load as `perf` names it, and the request shape the estimate ran: what a smoke
+            // test (`gpusel verify --plan`) replays.
+            object["concurrency"] = inference.concurrency > 0 ? Json(inference.concurrency) : Json(nullptr);
+            object["input_tokens"] = transformer ? Json(workload.inference.input_tokens) : Json(nullptr);
+            object["output_tokens"] = transformer && task == InferenceTask::generation
+                                          ? Json(workload.inference.output_tokens)
+                                          : Json(nullptr);
             json["inference"] = std::move(object);
         } else {
             json["inference"] = nullptr;

@@ -33,7 +33,8 @@ bool GpuVerification::passed() const {
 }
 
 bool Verification::passed() const {
-    return std::all_of(gpus.begin(), gpus.end(), [](const GpuVerification& g) { return g.passed(); });
+    return std::all_of(gpus.begin(), gpus.end(), [](const GpuVerification& g) { return g.passed(); }) &&
+           (!acceptance || acceptance->passed());
 }
 
 // NVIDIA device ids from the PCI ID Repository, pciutils/pciids pci.ids @ 006181e2c5d5b9a3b57d252aa5b3d827971d41a9

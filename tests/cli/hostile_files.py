@@ -5,8 +5,8 @@
 usage: hostile_files.py GPUSEL   (run from the repository root)
 
 For each way a file reaches gpusel (a workload, project, proposal, catalog or model-preset
-file; every telemetry option of `diagnose`; `verify` and its --nvlink; a file named inside
-another file) and each kind of file that is not a readable text file of sensible size
+file; every telemetry option of `diagnose`; `verify` and its --nvlink, --plan, --topology and
+--result; a file named inside another file) and each kind of file that is not a readable text file of sensible size
 (a FIFO without a writer, a directory, /dev/zero, a missing file, a file whose read fails, a
 file without read permission, a UTF-16 file, a file one byte over the size limit, standard
 input that never ends), gpusel must refuse with exit 3 and the exact message, without hanging and with bounded
@@ -106,6 +106,7 @@ telemetry_over_limit = write("over-limit.txt", comment_line * (telemetry_limit /
 proposal_refers = "format: 1\nproposal: p\nworkload: {}\nhardware:\n  - {{role: development, gpu: L40, count: 1}}\n"
 project_refers = "format: 1\nproject: p\nworkloads:\n  - file: {}\n"
 smi_q = "tests/data/telemetry/nvidia-smi-q-H100-80GB-590-load.txt"
+plan_json = "tests/data/verify/plan-chat-70b-h100.json"
 yaml_entries = [
     ("workload (validate)", ["validate", "{}"]),
     ("workload (plan)", ["plan", "{}"]),
@@ -127,6 +128,9 @@ telemetry_entries = [
     ("processes", ["diagnose", "--processes", "{}"]),
     ("smi -q (verify)", ["verify", "{}", "--expect", "H100-SXM5"]),
     ("nvlink (verify --nvlink)", ["verify", smi_q, "--expect", "H100-SXM5", "--nvlink", "{}"]),
+    ("plan JSON (verify --plan)", ["verify", smi_q, "--plan", "{}"]),
+    ("topo (verify --topology)", ["verify", smi_q, "--plan", plan_json, "--topology", "{}"]),
+    ("bench result (verify --result)", ["verify", smi_q, "--plan", plan_json, "--result", "{}"]),
 ]
 
 

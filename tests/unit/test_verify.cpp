@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/error.hpp"
 #include "verify/verify.hpp"
 
 using namespace gpusel;
@@ -313,4 +314,223 @@ TEST_CASE("verify: device and driver tables are consistent", "[verify]") {
     GpuSpec jetson;
     jetson.compute_capability = "8.7";
     CHECK(driver_requirement(jetson) == nullptr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// verify --plan: acceptance against what a plan assumed. The plan documents are written out
+// here (the fields read_plan_assumption reads, as gpusel plan --format json names them) so that
+// the expectations are hand-checked, not the planner's output.
+
+namespace {
+
+// One serving role: 8 x H100 SXM5 in one 8-GPU unit, TP 8, 64 clients, 2000 output tokens/s
+// with a band of 1700-2500.
+std::string serving_plan(int replicas = 1, int count = 8, int tensor_parallel = 8,
+                         const std::string& gpu = "H100-SXM5") {
+    return R"({"format_version": 1, "roles": [{"role": "inference", "workload": "chat-70b",
+      "model_hf_id": "meta-llama/Llama-3.1-70B-Instruct",
+      "winner": {"gpu": ")" +
+           gpu + R"(", "count": )" + std::to_string(count) + R"(,
+        "layout": {"tensor_parallel": )" +
+           std::to_string(tensor_parallel) + R"(, "pipeline_parallel": 1, "data_parallel": 1},
+        "precision": "bf16", "offer": {"gpus_per_unit": 8},
+        "perf": {"training": null,
+          "inference": {"batch": 48, "replicas": )" +
+           std::to_string(replicas) + R"(, "concurrency": 64, "input_tokens": 1024, "output_tokens": 256,
+                        "output_tokens_per_s": 2000.0, "requests_per_s": 7.8},
+          "band": {"group": "decode", "figures": {"inference.output_tokens_per_s": {"low": 1700.0, "high": 2500.0}}}}}}]})";
+}
+
+const CheckResult& node_check(const Acceptance& acceptance, const std::string& name) {
+    for (const CheckResult& c : acceptance.checks) {
+        if (c.check == name) {
+            return c;
+        }
+    }
+    FAIL("no check " << name);
+    throw std::logic_error("unreachable");
+}
+
+GpuSpec pcie_card() {
+    GpuSpec gpu = h100_sxm5();
+    gpu.id = "L40S";
+    gpu.form_factor = FormFactor::pcie;
+    gpu.interconnect = GpuInterconnect{};
+    return gpu;
+}
+
+}  // namespace
+
+TEST_CASE("verify --plan reads the pick of a plan JSON", "[verify][plan]") {
+    const PlanAssumption plan = read_plan_assumption(serving_plan(), "plan.json", "");
+    CHECK(plan.role == "inference");
+    CHECK(plan.workload == "chat-70b");
+    CHECK(plan.model == "meta-llama/Llama-3.1-70B-Instruct");
+    CHECK(plan.gpu == "H100-SXM5");
+    CHECK(plan.count == 8);
+    CHECK(plan.gpus_per_node == 8);
+    CHECK(plan.tensor_parallel == 8);
+    CHECK(plan.precision == "bf16");
+    CHECK(plan.serving);
+    CHECK(plan.batch == 48);
+    CHECK(plan.concurrency == 64);
+    CHECK(plan.input_tokens == 1024);
+    CHECK(plan.output_tokens == 256);
+    CHECK(plan.figure == "inference.output_tokens_per_s");
+    CHECK(plan.predicted == 2000.0);
+    CHECK(plan.band_low == 1700.0);
+    CHECK(plan.band_high == 2500.0);
+
+    // A pick of 2 GPUs from an 8-GPU unit puts 2 on the node.
+    CHECK(read_plan_assumption(serving_plan(1, 2, 2), "plan.json", "").gpus_per_node == 2);
+}
+
+TEST_CASE("verify --plan: bad plan documents and role choice", "[verify][plan]") {
+    const auto input_message = [](const std::string& text, const std::string& role) {
+        try {
+            read_plan_assumption(text, "plan.json", role);
+        } catch (const InputError& error) {
+            return format_diagnostic(error.diagnostics().front());
+        }
+        return std::string("no error");
+    };
+    CHECK(input_message("{\"roles\": [}", "") ==
+          "plan.json:1:12: not JSON; expected the output of gpusel plan --format json");
+    CHECK(input_message("{\"projects\": []}", "") ==
+          "plan.json: roles: missing; expected the output of gpusel plan --format json");
+    std::string no_layout = serving_plan();
+    no_layout.replace(no_layout.find("\"layout\""), 8, "\"layouts\"");
+    CHECK(input_message(no_layout, "") ==
+          "plan.json: roles[0].winner.layout: missing; expected the output of gpusel plan --format json");
+
+    const std::string two = R"({"roles": [{"role": "training", "workload": "t", "winner": {}},
+                                          {"role": "inference", "workload": "i", "winner": {}}]})";
+    CHECK_THROWS_WITH(read_plan_assumption(two, "plan.json", ""),
+                      "--role: plan.json plans 2 roles (training, inference); name the one this node is for");
+    CHECK_THROWS_WITH(read_plan_assumption(two, "plan.json", "serving"),
+                      "--role: plan.json has no role 'serving'; it plans: training, inference");
+    CHECK(input_message(two, "training") ==
+          "plan.json: roles[0].winner.gpu: missing; expected the output of gpusel plan --format json");
+}
+
+TEST_CASE("verify --plan: a matching 8 x H100 node passes, 4 of 8 GPUs with NVLink down fails", "[verify][plan]") {
+    const PlanAssumption plan = read_plan_assumption(serving_plan(), "plan.json", "");
+    const SmiReport report = parse_nvidia_smi_q(fixture("derived-nvidia-smi-q-H100-SXM5-8gpu.txt"), "q.txt");
+    REQUIRE(report.gpus.size() == 8);
+    const Topology topology = parse_nvidia_smi_topo(fixture("nvidia-smi-topo-m-8xH100-nv18-nonic.txt"), "topo.txt");
+
+    const auto up = parse_nvidia_smi_nvlink(fixture("derived-nvidia-smi-nvlink-s-H100-8gpu.txt"), "nvlink.txt");
+    const Acceptance good = accept_node(plan, h100_sxm5(), report, up, &topology);
+    CHECK(node_check(good, "gpu-count").status == CheckStatus::pass);
+    CHECK(node_check(good, "gpu-count").observed == "8");
+    CHECK(node_check(good, "plan-nvlink").status == CheckStatus::pass);
+    CHECK(node_check(good, "plan-nvlink").expected == "8 GPUs, every link");
+    // GPUs 0-3 on NUMA node 0, 4-7 on 1: the TP group spans both, fine on NVLink.
+    CHECK(node_check(good, "numa-placement").status == CheckStatus::pass);
+    CHECK(node_check(good, "numa-placement").observed == "NUMA 0, 1");
+    CHECK(good.passed());
+    CHECK(verify_gpus(report, up, h100_sxm5()).passed());
+
+    const auto down =
+        parse_nvidia_smi_nvlink(fixture("derived-nvidia-smi-nvlink-s-H100-8gpu-4-down.txt"), "nvlink.txt");
+    const Acceptance bad = accept_node(plan, h100_sxm5(), report, down, &topology);
+    const CheckResult& nvlink = node_check(bad, "plan-nvlink");
+    CHECK(nvlink.status == CheckStatus::fail);
+    CHECK(nvlink.observed == "4 of 8 GPUs with links down");
+    CHECK(nvlink.message.rfind("GPUs 4, 5, 6, 7 have inactive links (nvidia-smi nvlink -s): the plan's tensor-parallel "
+                               "group (TP 8)",
+                               0) == 0);
+    CHECK_FALSE(bad.passed());
+
+    // Without link states or topology the NVLink check cannot run: a skip, not a pass.
+    const Acceptance blind = accept_node(plan, h100_sxm5(), report, {}, nullptr);
+    CHECK(node_check(blind, "plan-nvlink").status == CheckStatus::skip);
+    CHECK(node_check(blind, "numa-placement").status == CheckStatus::skip);
+
+    // TP 1 on an NVLink part: nothing of the plan runs on NVLink.
+    const PlanAssumption tp1 = read_plan_assumption(serving_plan(8, 8, 1), "plan.json", "");
+    CHECK(node_check(accept_node(tp1, h100_sxm5(), report, down, &topology), "plan-nvlink").status ==
+          CheckStatus::skip);
+}
+
+TEST_CASE("verify --plan: GPU count of the node", "[verify][plan]") {
+    const PlanAssumption plan = read_plan_assumption(serving_plan(), "plan.json", "");
+    SmiReport report = parse_nvidia_smi_q(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), "q.txt");
+    CHECK(node_check(accept_node(plan, h100_sxm5(), report, {}, nullptr), "gpu-count").status == CheckStatus::pass);
+    report.attached_gpus = 4;
+    const CheckResult fewer = node_check(accept_node(plan, h100_sxm5(), report, {}, nullptr), "gpu-count");
+    CHECK(fewer.status == CheckStatus::fail);
+    CHECK(fewer.message == "the node has 4 GPUs, the plan's 8 × H100-SXM5 needs 8 on it");
+    const PlanAssumption two_gpus = read_plan_assumption(serving_plan(1, 2, 2), "plan.json", "");
+    CHECK(node_check(accept_node(two_gpus, h100_sxm5(), report, {}, nullptr), "gpu-count").status == CheckStatus::note);
+}
+
+TEST_CASE("verify --plan: tensor parallel over PCIe needs its group inside one NUMA node", "[verify][plan]") {
+    // 8 PCIe GPUs, 0-3 on NUMA node 0 and 4-7 on 1, every pair SYS in this capture.
+    const Topology split = parse_nvidia_smi_topo(fixture("nvidia-smi-topo-m-8gpu-pcie-sys-2numa-tabs.txt"), "topo.txt");
+    const SmiReport report = parse_nvidia_smi_q(fixture("nvidia-smi-q-H100-SXM5-80GB-565.txt"), "q.txt");
+    const PlanAssumption tp8 = read_plan_assumption(serving_plan(1, 8, 8, "L40S"), "plan.json", "");
+    const CheckResult spans = node_check(accept_node(tp8, pcie_card(), report, {}, &split), "numa-placement");
+    CHECK(spans.status == CheckStatus::fail);
+    CHECK(spans.message.rfind("GPUs 0-7 span NUMA nodes 0, 1: the plan's tensor-parallel group (TP 8)", 0) == 0);
+    CHECK(node_check(accept_node(tp8, pcie_card(), report, {}, &split), "plan-nvlink").status == CheckStatus::skip);
+    // Two GPUs behind one host bridge (PHB): inside one NUMA node.
+    const Topology phb = parse_nvidia_smi_topo(fixture("nvidia-smi-topo-m-2x1080ti-phb.txt"), "topo.txt");
+    const PlanAssumption tp2 = read_plan_assumption(serving_plan(1, 2, 2, "L40S"), "plan.json", "");
+    CHECK(node_check(accept_node(tp2, pcie_card(), report, {}, &phb), "numa-placement").status == CheckStatus::pass);
+}
+
+TEST_CASE("verify --plan: the serving smoke test and its band", "[verify][plan]") {
+    // Two replicas of 64 clients: 32 clients each, 10 requests per client; the band halved.
+    const PlanAssumption plan = read_plan_assumption(serving_plan(2, 16, 8), "plan.json", "");
+    const SmokeTest smoke = smoke_test(plan, h100_sxm5());
+    CHECK(smoke.kind == "vllm-bench-serve");
+    CHECK(smoke.command ==
+          "vllm bench serve --model meta-llama/Llama-3.1-70B-Instruct --dataset-name random --random-input-len 1024 "
+          "--random-output-len 256 --ignore-eos --max-concurrency 32 --request-rate inf --num-prompts 320 "
+          "--save-result --result-filename smoke.json");
+    CHECK(smoke.predicted == 1000.0);
+    CHECK(smoke.low == 850.0);
+    CHECK(smoke.high == 1250.0);
+
+    const CheckResult below = judge_smoke_result(smoke, 700.0, "smoke.json");
+    CHECK(below.status == CheckStatus::fail);
+    CHECK(below.expected == "850-1250");
+    CHECK(below.observed == "700.0");
+    CHECK(below.message.rfind("smoke.json: 700.0 output tokens/s of one replica is below the plan's band (850-1250, "
+                              "predicted 1000): 70 % of the prediction",
+                              0) == 0);
+    CHECK(judge_smoke_result(smoke, 850.0, "smoke.json").status == CheckStatus::pass);
+    CHECK(judge_smoke_result(smoke, 1250.0, "smoke.json").status == CheckStatus::pass);
+    CHECK(judge_smoke_result(smoke, 1400.0, "smoke.json").status == CheckStatus::note);
+
+    // A replica wider than a node has no single-node smoke test.
+    const PlanAssumption wide = read_plan_assumption(serving_plan(1, 16, 16), "plan.json", "");
+    CHECK(smoke_test(wide, h100_sxm5()).kind.empty());
+}
+
+TEST_CASE("verify --plan: the training smoke test is a GEMM probe at the plan's MFU", "[verify][plan]") {
+    const std::string text = R"({"roles": [{"role": "training", "workload": "pretrain",
+      "winner": {"gpu": "H100-SXM5", "count": 16, "precision": "bf16", "offer": {"gpus_per_unit": 8},
+        "layout": {"tensor_parallel": 2, "pipeline_parallel": 1, "data_parallel": 8},
+        "perf": {"inference": null, "training": {"tokens_per_s": 90000.0, "mfu": 0.4},
+                 "band": {"figures": {"training.tokens_per_s": {"low": 77400.0, "high": 106200.0}}}}}}]})";
+    const PlanAssumption plan = read_plan_assumption(text, "plan.json", "");
+    CHECK_FALSE(plan.serving);
+    CHECK(plan.gpus_per_node == 8);
+    CHECK(plan.mfu == 0.4);
+    GpuSpec gpu = h100_sxm5();
+    gpu.dense_flops_per_s[static_cast<std::size_t>(Precision::bf16)] = 989e12;  // H100 SXM5 dense BF16
+    const SmokeTest smoke = smoke_test(plan, gpu);
+    CHECK(smoke.kind == "gemm-probe");
+    CHECK(smoke.low == Approx(395.6).epsilon(1e-12));
+    CHECK(smoke.high == Approx(989.0).epsilon(1e-12));
+    CHECK(smoke.result_key.empty());  // verify does not read the probe's output
+    // The data-parallel all-reduce of the node's 8 GPUs runs on NVLink: one group of 8.
+    const SmiReport report = parse_nvidia_smi_q(fixture("derived-nvidia-smi-q-H100-SXM5-8gpu.txt"), "q.txt");
+    const auto down =
+        parse_nvidia_smi_nvlink(fixture("derived-nvidia-smi-nvlink-s-H100-8gpu-4-down.txt"), "nvlink.txt");
+    const CheckResult nvlink = node_check(accept_node(plan, gpu, report, down, nullptr), "plan-nvlink");
+    CHECK(nvlink.status == CheckStatus::fail);
+    CHECK(nvlink.expected == "8 GPUs, every link");
 }
