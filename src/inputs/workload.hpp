@@ -277,6 +277,7 @@ struct MemoryCalibrationPoint {
     std::string gpu;
     int micro_batch = 0;
     double peak_bytes = 0;
+    std::string from;  // the file the figure was read from (`from:`), "" when typed
 };
 
 // A speed figure a measurement gives (calibration.speed[].metric). Rates are for all the GPUs
@@ -409,6 +410,11 @@ Project load_project_file(const std::string& path, const LoadContext& context);
 // A workload or a project file: a workload becomes a project of one.
 Project load_plan_input_file(const std::string& path, const LoadContext& context);
 Proposal load_proposal_file(const std::string& path, const LoadContext& context);
+
+// `--calibration FILE` (docs/calibrate.md): the `calibration:` block of FILE (what `gpusel
+// calibrate` writes), read as a workload's own block would be (paths in it relative to FILE,
+// errors as FILE:line:col), its points appended to `workload.calibration`. Throws InputError.
+void append_calibration_file(const std::string& path, Workload& workload, const LoadContext& context);
 
 // Detects the kind of a file from its top-level keys. Throws InputError when the file
 // cannot be parsed or matches no kind.
