@@ -279,3 +279,21 @@ TEST_CASE("--calibration errors name the calibration file, line and column", "[c
     CHECK(workload.calibration.speed.empty());  // nothing appended from a bad file
     std::filesystem::remove(file);
 }
+
+TEST_CASE("a vllm_benchmark path in a calibration file is relative to that file", "[calibrate]") {
+    const std::filesystem::path folder = std::filesystem::temp_directory_path() / "gpusel-test-calibrate-relative";
+    std::filesystem::create_directories(folder / "runs");
+    std::filesystem::copy_file(test::source_path("tests/data/calibration/vllm-bench-serve-llama3.1-8b-h100-c16.json"),
+                               folder / "runs" / "c16.json", std::filesystem::copy_options::overwrite_existing);
+    {
+        std::ofstream out(folder / "measured.yaml", std::ios::binary);
+        out << "calibration:\n  speed:\n    - {gpu: H100-SXM5, vllm_benchmark: runs/c16.json}\n";
+    }
+    const LoadContext context{&test::catalog(), &test::models()};
+    Workload workload = load_workload_text(chat_workload, "chat.yaml", context);
+    append_calibration_file((folder / "measured.yaml").string(), workload, context);
+    std::filesystem::remove_all(folder);
+    REQUIRE(workload.calibration.speed.size() == 1);
+    require_point(workload.calibration.speed[0], "H100-SXM5", 1, MeasuredMetric::output_tokens_per_s, 1843.318, 16);
+    CHECK(workload.calibration.speed[0].from == (folder / "runs" / "c16.json").string());
+}
