@@ -24,7 +24,7 @@ std::string fixture(const std::string& name) {
     return text.str();
 }
 
-MeasuredSource read(const std::string& name, MeasurementContext context) {
+MeasuredSource read(const std::string& name, const MeasurementContext& context) {
     return read_measurement(fixture(name), name, context);
 }
 
