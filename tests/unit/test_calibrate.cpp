@@ -266,7 +266,7 @@ TEST_CASE("the calibration file reads back through --calibration with its points
     CHECK(workload.calibration.speed[2].where.file == file.string());
 }
 
-TEST_CASE("--calibration errors name the calibration file, line and column", "[calibrate]") {
+TEST_CASE("errors in a calibration file name the file, line and column", "[calibrate]") {
     const std::filesystem::path file = std::filesystem::temp_directory_path() / "gpusel-test-calibrate-bad.yaml";
     {
         std::ofstream out(file, std::ios::binary);
