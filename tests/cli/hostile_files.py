@@ -5,7 +5,8 @@
 usage: hostile_files.py GPUSEL   (run from the repository root)
 
 For each way a file reaches gpusel (a workload, project, proposal, catalog or model-preset
-file; every telemetry option of `diagnose`; `verify` and its --nvlink; a file named inside
+file; every telemetry option of `diagnose`; `verify` and its --nvlink; `calibrate` and
+--calibration; a file named inside
 another file) and each kind of file that is not a readable text file of sensible size
 (a FIFO without a writer, a directory, /dev/zero, a missing file, a file whose read fails, a
 file without read permission, a UTF-16 file, a file one byte over the size limit, standard
@@ -116,6 +117,7 @@ yaml_entries = [
     ("models (--models)", ["--models", "{}", "models", "list"]),
     ("workload (diagnose --workload)", ["diagnose", "--dmon", "tests/data/telemetry/nvidia-smi-dmon-s-m-8gpu.txt",
                                         "--workload", "{}"]),
+    ("calibration (plan --calibration)", ["plan", "examples/chat-llama2-13b-int4.yaml", "--calibration", "{}"]),
 ]
 telemetry_entries = [
     ("dmon", ["diagnose", "--dmon", "{}"]),
@@ -127,6 +129,7 @@ telemetry_entries = [
     ("processes", ["diagnose", "--processes", "{}"]),
     ("smi -q (verify)", ["verify", "{}", "--expect", "H100-SXM5"]),
     ("nvlink (verify --nvlink)", ["verify", smi_q, "--expect", "H100-SXM5", "--nvlink", "{}"]),
+    ("measurement (calibrate)", ["calibrate", "{}", "--gpu", "H100-SXM5"]),
 ]
 
 
