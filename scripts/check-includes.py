@@ -40,7 +40,7 @@ PUBLIC = {
     "io": ["csv.hpp", "csv_reader.hpp", "json_output.hpp", "output.hpp", "yaml.hpp"],
     "catalog": ["offer.hpp", "precision.hpp", "skypilot_import.hpp"],  # private: offers.hpp (loaders)
     "inputs": ["cost_assumptions.hpp", "efficiency.hpp", "hf_hub.hpp", "layout.hpp", "memory_assumptions.hpp",
-               "models.hpp", "workload.hpp"],
+               "models.hpp", "vllm_benchmark.hpp", "workload.hpp"],
     # private: workload_reader.hpp, dated_values.hpp (the data files' shared entry reader)
     "telemetry": [],  # private: lines.hpp, notes.hpp (the parsers' helpers)
     "memory": ["terms.hpp"],  # per-term formulas perf and search share; private: internal.hpp
@@ -52,6 +52,7 @@ PUBLIC = {
     "explain": [],
     "calibrate": [],  # private: the readers' headers (serving_readers.hpp, log_readers.hpp)
     "plan": ["robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
+    "calibrate": [],  # private: serving_readers.hpp (and the other readers calibrate.cpp's table lists)
     "check": [],
     "deploy": [],  # private: launch_text.hpp
     "report": ["render.hpp", "catalog_render.hpp", "check_render.hpp", "diagnose_render.hpp", "html_report.hpp",

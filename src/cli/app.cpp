@@ -150,6 +150,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     register_check(app, context);
     register_deploy(app, context);
     register_diagnose(app, context);
+    register_calibrate(app, context);
     register_verify(app, context);
     register_validate(app, context);
     register_catalog(app, context);

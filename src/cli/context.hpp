@@ -61,6 +61,15 @@ std::vector<std::string> files_read_by(const Project& project);
 // so that nothing is planned for an output that will be refused.
 Project load_plan_input_for_output(Context& context, const std::string& file, OutputTarget& target);
 
+// `--calibration FILE` of plan, perf and memory (calibration_option.cpp, docs/calibrate.md):
+// adds the option to `command`; then appends the points of FILE's `calibration:` block (what
+// `gpusel calibrate` writes) to the workload, or in a project to the one workload each point can
+// calibrate (inference speeds to the inference workload, training speeds and memory to the
+// training one). "" does nothing. Throws InputError (FILE:line:col) or UsageError.
+void add_calibration_option(CLI::App* command, std::string& file);
+void apply_calibration_option(Context& context, const std::string& file, Workload& workload);
+void apply_calibration_option(Context& context, const std::string& file, Project& project);
+
 // How an input path is named in output and messages: "<stdin>" for '-'.
 std::string input_display_name(const std::string& path);
 
@@ -76,6 +85,7 @@ void register_diagnose(CLI::App& app, Context& context);
 void register_verify(CLI::App& app, Context& context);
 void register_report(CLI::App& app, Context& context);
 void register_deploy(CLI::App& app, Context& context);
+void register_calibrate(CLI::App& app, Context& context);
 
 // A catalog file checked the way --catalog uses it: merged over the catalog of this run (the
 // built-in one and earlier --catalog files), so that an override giving only a price is valid.

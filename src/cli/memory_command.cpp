@@ -18,6 +18,7 @@ struct MemoryOptions {
     std::string workload_file;
     std::string gpu;
     std::string count_text = "1";
+    std::string calibration;  // --calibration FILE
     MemoryFormat format = MemoryFormat::table;
 };
 
@@ -42,7 +43,8 @@ void run_memory(Context& context, const MemoryOptions& options) {
     if (gpus.empty()) {
         throw UsageError("the catalog holds no GPUs");
     }
-    const Workload workload = load_workload_file(options.workload_file, context.load_context());
+    Workload workload = load_workload_file(options.workload_file, context.load_context());
+    apply_calibration_option(context, options.calibration, workload);
     const std::optional<Layout> layout = layout_as_written(workload, count);
     if (!layout) {
         throw UsageError(fmt::format(
@@ -85,12 +87,14 @@ void register_memory(CLI::App& app, Context& context) {
     add_format_option(command, options->format,
                       FormatNames<MemoryFormat>{{"table", MemoryFormat::table}, {"json", MemoryFormat::json}},
                       "table (default) or json");
+    add_calibration_option(command, options->calibration);
     command->footer(
         "\nExamples:\n"
         "  gpusel memory examples/llama-finetune.yaml                       every catalog GPU: fits? headroom?\n"
         "  gpusel memory examples/llama-finetune.yaml --gpu A100-40GB-SXM4  the breakdown, with its assumptions\n"
         "  gpusel memory train.yaml --gpu H100-SXM5 --count 8               per-GPU memory on 8 GPUs\n"
         "  gpusel memory train.yaml --format json                           machine-readable (format_version 1)\n"
+        "  gpusel memory train.yaml --calibration measured.yaml             fitted to measured peaks\n"
         "\nallocated = tensors (torch.cuda.max_memory_allocated); total = what nvidia-smi shows (adds the CUDA\n"
         "context and the caching allocator's reserve). Terms and sources: docs/memory-model.md.\n");
     command->callback([&context, options] { run_memory(context, *options); });

@@ -30,6 +30,7 @@ struct PerfOptions {
     std::string micro_batch;
     std::string precision;        // "" = the workload's
     std::string tensor_parallel;  // "" = the smallest split that holds the weights
+    std::string calibration;      // --calibration FILE
 };
 
 // --tensor-parallel T over --count N GPUs: inference replicas of T GPUs (N / T of them); training
@@ -102,7 +103,8 @@ void run_perf(Context& context, const PerfOptions& options) {
     if (!options.micro_batch.empty()) {
         query.micro_batch = parse_count_flag(options.micro_batch, "--micro-batch", 1, 1 << 20);
     }
-    const Workload workload = load_workload_file(options.workload, context.load_context());
+    Workload workload = load_workload_file(options.workload, context.load_context());
+    apply_calibration_option(context, options.calibration, workload);
     if (!options.batch.empty() && workload.is_training()) {
         throw UsageError("--batch applies to inference workloads; use --micro-batch for training");
     }
@@ -188,6 +190,7 @@ void register_perf(CLI::App& app, Context& context) {
                      "GPUs per model split: inference replicas of T GPUs, training tensor parallel T (default: the "
                      "smallest split that holds the weights)")
         ->type_name("T");
+    add_calibration_option(command, options->calibration);
     command->footer(
         "\nExamples:\n"
         "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40\n"
@@ -197,6 +200,8 @@ void register_perf(CLI::App& app, Context& context) {
         "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu H100-SXM5 --format json\n"
         "  gpusel perf train.yaml --gpu A100-80GB-SXM4 --count 16\n"
         "      step time, tokens/s, MFU and time to train over 16 GPUs (2 nodes of 8)\n"
+        "  gpusel perf chat.yaml --gpu H100-SXM5 --calibration measured.yaml\n"
+        "      corrected by what `gpusel calibrate` read from a benchmark on another GPU\n"
         "\nThe model and its efficiency factors (with sources) are in docs/perf-model.md and\n"
         "data/efficiency.yaml. Throughputs are for all GPUs together; times are wall-clock.\n");
     command->callback([&context, options] { run_perf(context, *options); });

@@ -24,6 +24,7 @@ struct PlanFlags {
     std::string output;
     std::string top = "5";
     std::string objective;
+    std::string calibration;
     bool fail_if_none = false;
     bool show_rejected = false;
     bool excel = false;
@@ -69,7 +70,11 @@ void run_plan(const PlanFlags& flags, Context& context) {
     if (flags.format == PlanFormat::xlsx && target.is_standard_output()) {
         throw UsageError("--format xlsx writes a binary workbook: give -o FILE.xlsx");
     }
-    const Project project = load_plan_input_for_output(context, flags.file, target);
+    if (!flags.calibration.empty()) {
+        target.inputs.push_back(flags.calibration);  // never overwritten by -o
+    }
+    Project project = load_plan_input_for_output(context, flags.file, target);
+    apply_calibration_option(context, flags.calibration, project);
     const PlanReport report = make_plan(project, context.catalog(), builtin_efficiency(), options);
 
     std::string content;
@@ -142,6 +147,7 @@ void register_plan(CLI::App& app, Context& context) {
         ->add_option("--objective", flags->objective,
                      "Override the workloads' objective: tco, time, latency, throughput-per-usd, energy")
         ->type_name("O");
+    add_calibration_option(command, flags->calibration);
     command->add_flag("--fail-if-none", flags->fail_if_none, "Exit 1 when a role has no feasible candidate");
     command->add_flag("--show-rejected", flags->show_rejected, "List every rejected GPU with its reason");
     command->add_flag("--excel", flags->excel, "CSV: start with a UTF-8 byte order mark for Excel");
@@ -154,6 +160,7 @@ void register_plan(CLI::App& app, Context& context) {
         "  gpusel plan examples/smart-support.yaml --format xlsx -o plan.xlsx\n"
         "  gpusel plan examples/smart-support.yaml --format markdown > comment.md      (pull request)\n"
         "  gpusel plan examples/scale/llama-405b-pretrain.yaml    (405B on up to 16,384 GPUs)\n"
+        "  gpusel plan examples/smart-support.yaml --calibration measured.yaml   (gpusel calibrate wrote it)\n"
         "\nDefaults that shaped the answer are listed under Assumptions; set them in the file to change them.\n"
         "Training layouts are searched exhaustively (precision, recompute, tensor/pipeline/data parallel,\n"
         "ZeRO, micro-batch; lists and ranges in the workload widen the search); the output says how many\n"

@@ -11,6 +11,7 @@
 #include "base/text.hpp"
 #include "cli/context.hpp"
 #include "cli/format_option.hpp"
+#include "inputs/vllm_benchmark.hpp"
 #include "inputs/workload.hpp"
 #include "report/verify_render.hpp"
 #include "verify/verify.hpp"

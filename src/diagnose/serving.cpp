@@ -166,15 +166,23 @@ void read_engine_metrics(const GpuTelemetry& telemetry, ServingContext& context)
             first_of(metrics, {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}), 100)) {
         context.kv_cache_used_pct = rounded(*used, 2);
     }
-    // Newer vLLM names the histogram inter_token_latency (and may print the old name beside it).
-    std::optional<double> tpot = histogram_mean(metrics, "vllm:inter_token_latency_seconds");
-    if (!tpot) {
-        tpot = histogram_mean(metrics, "vllm:time_per_output_token_seconds");
+    // Newer vLLM names the histogram inter_token_latency (and may print the old name beside it);
+    // SGLang's are sglang:inter_token_latency_seconds and sglang:time_to_first_token_seconds.
+    std::optional<double> tpot;
+    for (const char* name : {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
+                             "sglang:inter_token_latency_seconds"}) {
+        if (!tpot) {
+            tpot = histogram_mean(metrics, name);
+        }
     }
     if (tpot) {
         context.tpot_s = rounded(*tpot, 6);
     }
-    if (std::optional<double> ttft = histogram_mean(metrics, "vllm:time_to_first_token_seconds")) {
+    std::optional<double> ttft = histogram_mean(metrics, "vllm:time_to_first_token_seconds");
+    if (!ttft) {
+        ttft = histogram_mean(metrics, "sglang:time_to_first_token_seconds");
+    }
+    if (ttft) {
         context.ttft_s = rounded(*ttft, 6);
     }
 }

@@ -278,6 +278,7 @@ struct MemoryCalibrationPoint {
     std::string gpu;
     int micro_batch = 0;
     double peak_bytes = 0;
+    std::string from;  // the file the figure was read from (`from:`), "" when typed
 };
 
 // A speed figure a measurement gives (calibration.speed[].metric). Rates are for all the GPUs
@@ -305,16 +306,6 @@ struct SpeedCalibrationPoint {
     std::string from;     // the file the figure was read from, "" when typed
     Diagnostic where;     // file, position and path of the point, for errors found later
 };
-
-// A `vllm bench serve --save-result` file: output_throughput (output tokens/s of the whole run)
-// and max_concurrency (the clients it ran; 0 when not recorded or not in 1..2^20).
-struct VllmBenchmarkResult {
-    double output_tokens_per_s = 0;
-    int max_concurrency = 0;
-};
-// Throws InputError whose one diagnostic has no file or position and a message that names
-// `display_name`: "NAME is not JSON (...)" or "NAME has no positive output_throughput (...)".
-VllmBenchmarkResult parse_vllm_benchmark(std::string_view text, const std::string& display_name);
 
 struct CalibrationSpec {
     std::vector<MemoryCalibrationPoint> memory;
@@ -420,6 +411,11 @@ Project load_project_file(const std::string& path, const LoadContext& context);
 // A workload or a project file: a workload becomes a project of one.
 Project load_plan_input_file(const std::string& path, const LoadContext& context);
 Proposal load_proposal_file(const std::string& path, const LoadContext& context);
+
+// `--calibration FILE` (docs/calibrate.md): the `calibration:` block of FILE (what `gpusel
+// calibrate` writes), read as a workload's own block would be (paths in it relative to FILE,
+// errors as FILE:line:col), its points appended to `workload.calibration`. Throws InputError.
+void append_calibration_file(const std::string& path, Workload& workload, const LoadContext& context);
 
 // Detects the kind of a file from its top-level keys. Throws InputError when the file
 // cannot be parsed or matches no kind.

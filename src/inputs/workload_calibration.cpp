@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "base/units.hpp"
+#include "inputs/vllm_benchmark.hpp"
 #include "inputs/workload_reader.hpp"
 
 namespace gpusel {
@@ -61,6 +61,7 @@ void WorkloadReader::read_calibration(const YamlNode& node, const std::string& p
         }
         point.integer("micro_batch", value.micro_batch, 1, 1 << 20);
         point.number("peak", value.peak_bytes, UnitKind::bytes, 0, 1e13, true);
+        point.text("from", value.from);
         m_workload.calibration.memory.push_back(value);
     });
     // `throughput: [{gpu, batch, tokens_per_s}]`: tokens/s of the whole job on one GPU.
@@ -98,6 +99,9 @@ void WorkloadReader::read_speed_point(MapReader& point) {
     }
     point.integer("count", value.count, 1, 1 << 20);
     point.integer("batch", value.batch, 1, 1 << 20);
+    // `from:` names the measurement a point was read from (gpusel calibrate writes it); a
+    // vllm_benchmark file replaces it with the file itself.
+    point.text("from", value.from);
     std::string file;
     if (point.text("vllm_benchmark", file)) {
         if (point.has("metric") || point.has("measured")) {
@@ -132,38 +136,33 @@ void WorkloadReader::read_vllm_benchmark(MapReader& point, const std::string& fi
     }
     value.metric = MeasuredMetric::output_tokens_per_s;
     value.measured = result.output_tokens_per_s;
-    if (value.batch == 0) {
+    if (value.batch == 0 && result.max_concurrency > 0) {
         value.batch = result.max_concurrency;
     }
     m_workload.calibration.speed.push_back(value);
 }
 }  // namespace inputs_detail
 
-VllmBenchmarkResult parse_vllm_benchmark(std::string_view text, const std::string& display_name) {
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-        throw InputError(
-            Diagnostic{"", {}, "", fmt::format("{} is not JSON (expected a vLLM benchmark result)", display_name)});
+void append_calibration_file(const std::string& path, Workload& workload, const LoadContext& context) {
+    Diagnostics diagnostics(display_name(path));
+    const YamlNode root = read_yaml_file(path, &diagnostics);
+    diagnostics.throw_if_any();
+    MapReader top(root, "", diagnostics);
+    top.require("calibration");
+    top.format_version();
+    // The points are read into a copy, so that a file with an error changes nothing.
+    Workload calibrated = workload;
+    calibrated.calibration = {};
+    if (const YamlNode* node = top.node("calibration")) {
+        WorkloadReader reader(calibrated, diagnostics, context, directory_of(path), "");
+        reader.read_calibration(*node, "calibration");
     }
-    const auto output = json.is_object() ? json.find("output_throughput") : json.end();
-    if (!json.is_object() || output == json.end() || !output->is_number() || output->get<double>() <= 0) {
-        throw InputError(
-            Diagnostic{"",
-                       {},
-                       "",
-                       fmt::format("{} has no positive output_throughput (vllm bench serve --save-result writes it)",
-                                   display_name)});
-    }
-    VllmBenchmarkResult result;
-    result.output_tokens_per_s = output->get<double>();
-    const auto concurrency = json.find("max_concurrency");
-    if (concurrency != json.end() && concurrency->is_number_integer() && concurrency->get<long long>() >= 1 &&
-        concurrency->get<long long>() <= (1 << 20)) {
-        result.max_concurrency = static_cast<int>(concurrency->get<long long>());
-    }
-    return result;
+    top.finish();
+    diagnostics.throw_if_any();
+    workload.calibration.memory.insert(workload.calibration.memory.end(), calibrated.calibration.memory.begin(),
+                                       calibrated.calibration.memory.end());
+    workload.calibration.speed.insert(workload.calibration.speed.end(), calibrated.calibration.speed.begin(),
+                                      calibrated.calibration.speed.end());
 }
 
 }  // namespace gpusel

@@ -53,6 +53,8 @@ public:
           m_prefix(std::move(prefix)) {}
 
     void read(const YamlNode& root);
+    // The `calibration:` block alone (workload_calibration.cpp), for append_calibration_file.
+    void read_calibration(const YamlNode& node, const std::string& path);
 
 private:
     // workload.cpp
@@ -90,7 +92,6 @@ private:
     void read_offer_constraints(MapReader& reader);
 
     // workload_calibration.cpp
-    void read_calibration(const YamlNode& node, const std::string& path);
     SpeedCalibrationPoint speed_point_origin(const MapReader& point) const;
     void read_speed_point(MapReader& point);
     void read_vllm_benchmark(MapReader& point, const std::string& file, SpeedCalibrationPoint& value);

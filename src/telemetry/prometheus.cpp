@@ -406,6 +406,10 @@ public:
             "sglang:prompt_tokens_total",
             "sglang:num_running_reqs",
             "sglang:token_usage",
+            "sglang:time_to_first_token_seconds_sum",
+            "sglang:time_to_first_token_seconds_count",
+            "sglang:inter_token_latency_seconds_sum",
+            "sglang:inter_token_latency_seconds_count",
         };
         if (!value || !std::isfinite(*value) || kept.find(name) == kept.end()) {
             return true;

@@ -6,7 +6,8 @@ usage: hostile_files.py GPUSEL   (run from the repository root)
 
 For each way a file reaches gpusel (a workload, project, proposal, catalog or model-preset
 file; every telemetry option of `diagnose`; `verify` and its --nvlink, --plan, --topology and
---result; a file named inside another file) and each kind of file that is not a readable text file of sensible size
+--result; `calibrate` and --calibration; a file named inside another file) and each kind of file
+that is not a readable text file of sensible size
 (a FIFO without a writer, a directory, /dev/zero, a missing file, a file whose read fails, a
 file without read permission, a UTF-16 file, a file one byte over the size limit, standard
 input that never ends), gpusel must refuse with exit 3 and the exact message, without hanging and with bounded
@@ -117,6 +118,7 @@ yaml_entries = [
     ("models (--models)", ["--models", "{}", "models", "list"]),
     ("workload (diagnose --workload)", ["diagnose", "--dmon", "tests/data/telemetry/nvidia-smi-dmon-s-m-8gpu.txt",
                                         "--workload", "{}"]),
+    ("calibration (plan --calibration)", ["plan", "examples/chat-llama2-13b-int4.yaml", "--calibration", "{}"]),
 ]
 telemetry_entries = [
     ("dmon", ["diagnose", "--dmon", "{}"]),
@@ -131,6 +133,7 @@ telemetry_entries = [
     ("plan JSON (verify --plan)", ["verify", smi_q, "--plan", "{}"]),
     ("topo (verify --topology)", ["verify", smi_q, "--plan", plan_json, "--topology", "{}"]),
     ("bench result (verify --result)", ["verify", smi_q, "--plan", plan_json, "--result", "{}"]),
+    ("measurement (calibrate)", ["calibrate", "{}", "--gpu", "H100-SXM5"]),
 ]
 
 
