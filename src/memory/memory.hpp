@@ -68,6 +68,9 @@ struct ServingMemory {
     double max_concurrency = 0;  // kv_cache_tokens / max_model_len, as the engine prints it
     bool fits = false;           // the engine starts: one max_model_len request fits the pool
     std::string refusal;         // the engine's reason when it would not start
+    // Terms taken from calibration.serving_memory in place of the estimate, one sentence each
+    // ("activation peak 1.23 GiB measured (vllm.log), estimate was 1.41 GiB").
+    std::vector<std::string> measured;
 };
 
 // True when the workload is LLM serving on a paged engine (runtime.engine vllm, sglang or
