@@ -25,7 +25,7 @@ LAYERS = [
     ["memory", "verify"],        # memory estimator; acceptance checks of delivered hardware
     ["perf", "cost"],            # performance model; cost model and offer selection
     ["search", "diagnose", "explain"],  # training-layout search; observed bottlenecks; prose of estimates
-    ["plan"],                    # the planner
+    ["plan", "calibrate"],       # the planner; measurements read into calibration points
     ["check", "deploy"],         # proposal judgement; launch configurations
     ["report"],                  # every renderer
     ["cli"],                     # flag binding, loading, exit codes
@@ -51,6 +51,7 @@ PUBLIC = {
     "diagnose": [],  # private: internal.hpp
     "explain": [],
     "plan": ["robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
+    "calibrate": [],  # private: log_readers.hpp, log_readers_text.hpp (the readers and their text helpers)
     "check": [],
     "deploy": [],  # private: launch_text.hpp
     "report": ["render.hpp", "catalog_render.hpp", "check_render.hpp", "diagnose_render.hpp", "html_report.hpp",
