@@ -507,3 +507,49 @@ TEST_CASE("a vLLM start-up log read into a serving memory point feeds the same e
     const GpuSpec& h100 = *test::catalog().find("H100-SXM5");
     CHECK(serving_memory(from_log, h100, Layout{})->measured == serving_memory(typed, h100, Layout{})->measured);
 }
+
+TEST_CASE("the log readers return or throw InputError on any cut or corrupted fixture", "[calibrate-logs]") {
+    using Reader = MeasuredSource (*)(std::string_view, const std::string&, const MeasurementContext&);
+    const Reader readers[] = {read_hf_trainer_state,     read_megatron_log,     read_lightning_log,
+                              read_torch_memory_summary, read_torch_max_memory, read_vllm_startup_log};
+    const char* const names[] = {"trainer_state.json",
+                                 "hf-trainer-log.txt",
+                                 "megatron.log",
+                                 "torchtune.log",
+                                 "lightning.log",
+                                 "torch-cuda-memory-summary.txt",
+                                 "torch-max-memory.txt",
+                                 "vllm-v0.19-llama-3.1-8b-h100-tp1.log",
+                                 "vllm-v0-gemma-3-27b-awq-mi50-tp2.log"};
+    int read = 0;
+    int refused = 0;
+    for (const char* name : names) {
+        const std::string text = fixture(name);
+        std::vector<std::string> variants;
+        for (std::size_t cut = 0; cut < text.size(); cut += 97) {
+            variants.push_back(text.substr(0, cut));
+            std::string corrupted = text;
+            corrupted[cut] = static_cast<char>("0:-.|\n\r,e'"[cut % 11]);
+            variants.push_back(corrupted);
+        }
+        for (const std::string& variant : variants) {
+            for (const Reader reader : readers) {
+                try {
+                    const MeasuredSource source = reader(variant, name, on("H100-SXM5", 2, 4));
+                    for (const SpeedCalibrationPoint& point : source.speed) {
+                        CHECK(point.measured > 0);
+                    }
+                    for (const MemoryCalibrationPoint& point : source.memory) {
+                        CHECK(point.peak_bytes > 0);
+                    }
+                    ++read;
+                } catch (const InputError& error) {
+                    CHECK_FALSE(error.diagnostics().empty());
+                    ++refused;
+                }
+            }
+        }
+    }
+    CHECK(read > 0);
+    CHECK(refused > 0);
+}
