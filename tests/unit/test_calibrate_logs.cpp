@@ -553,3 +553,35 @@ TEST_CASE("the log readers return or throw InputError on any cut or corrupted fi
     CHECK(read > 0);
     CHECK(refused > 0);
 }
+
+TEST_CASE("each fixture is recognised by its own format's detector and by no other", "[calibrate-logs]") {
+    using Detector = bool (*)(std::string_view);
+    const std::pair<const char*, Detector> detectors[] = {
+        {"hf_trainer_state", is_hf_trainer_state}, {"megatron_log", is_megatron_log},
+        {"lightning_log", is_lightning_log},       {"torch_memory_summary", is_torch_memory_summary},
+        {"torch_max_memory", is_torch_max_memory}, {"vllm_startup_log", is_vllm_startup_log}};
+    const std::pair<const char*, const char*> fixtures[] = {
+        {"trainer_state.json", "hf_trainer_state"},
+        {"hf-trainer-log.txt", "hf_trainer_state"},
+        {"hf-trainer-log-strings.txt", "hf_trainer_state"},
+        {"megatron.log", "megatron_log"},
+        {"torchtune.log", "lightning_log"},
+        {"lightning.log", "lightning_log"},
+        {"lightning-no-speed.log", "lightning_log"},
+        {"torch-cuda-memory-summary.txt", "torch_memory_summary"},
+        {"torch-max-memory.txt", "torch_max_memory"},
+        {"vllm-v0.19-llama-3.1-8b-h100-tp1.log", "vllm_startup_log"},
+        {"vllm-v0-gemma-3-27b-awq-mi50-tp2.log", "vllm_startup_log"},
+        {"vllm-v0.7.3-granite-3b-l40s.log", "vllm_startup_log"}};
+    for (const auto& [name, expected] : fixtures) {
+        const std::string text = fixture(name);
+        std::string recognised;
+        for (const auto& [format, detector] : detectors) {
+            if (detector(text)) {
+                recognised += recognised.empty() ? format : std::string(" ") + format;
+            }
+        }
+        INFO(name);
+        CHECK(recognised == expected);
+    }
+}
