@@ -124,8 +124,9 @@ const ServingMemoryCalibrationPoint* take_measured_terms(const Workload& workloa
             if (measured <= 0) {
                 return;
             }
-            s.measured.push_back(fmt::format("{} {:.2f} GiB measured ({}), estimate was {:.2f} GiB", term,
-                                             measured / bytes_per_gib, from, term_bytes / bytes_per_gib));
+            // In GB like the other notes, with the figure as the engine printed it (GiB).
+            s.measured.push_back(fmt::format("{} {:.2f} GB measured ({}: {:.2f} GiB), estimate was {:.2f} GB", term,
+                                             measured / 1e9, from, measured / bytes_per_gib, term_bytes / 1e9));
             term_bytes = measured;
         };
         take("weights", point.weights_bytes, s.weights_bytes);

@@ -476,11 +476,13 @@ TEST_CASE("the serving memory estimate takes measured start-up terms on the same
     const double pool = after.budget_bytes - (14.99 + 1.89 + 0.25) * gib;
     CHECK(after.kv_cache_blocks == static_cast<long long>(pool / (after.kv_bytes_per_token * 16)));
     REQUIRE(after.measured.size() == 4);
-    CHECK(after.measured[0] ==
-          fmt::format("weights 14.99 GiB measured (vllm.log), estimate was {:.2f} GiB", before.weights_bytes / gib));
-    CHECK(after.measured[1] == fmt::format("activation peak 1.89 GiB measured (vllm.log), estimate was {:.2f} GiB",
-                                           before.activation_peak_bytes / gib));
-    CHECK(after.measured[2] == "non-torch memory 0.25 GiB measured (vllm.log), estimate was 0.25 GiB");
+    // 14.99 GiB = 16.10 GB, 1.89 GiB = 2.03 GB, 0.25 GiB = 0.27 GB.
+    CHECK(after.measured[0] == fmt::format("weights 16.10 GB measured (vllm.log: 14.99 GiB), estimate was {:.2f} GB",
+                                           before.weights_bytes / 1e9));
+    CHECK(after.measured[1] ==
+          fmt::format("activation peak 2.03 GB measured (vllm.log: 1.89 GiB), estimate was {:.2f} GB",
+                      before.activation_peak_bytes / 1e9));
+    CHECK(after.measured[2] == "non-torch memory 0.27 GB measured (vllm.log: 0.25 GiB), estimate was 0.27 GB");
     CHECK(after.measured[3] ==
           fmt::format("KV cache 476016 tokens measured (vllm.log, at that run's gpu_memory_utilization), estimate {} "
                       "tokens",
