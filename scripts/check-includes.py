@@ -50,9 +50,8 @@ PUBLIC = {
     "search": ["training_search.hpp"],  # private: compiled_training.hpp
     "diagnose": [],  # private: internal.hpp
     "explain": [],
-    "calibrate": [],  # private: the readers' headers (serving_readers.hpp, log_readers.hpp)
     "plan": ["robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
-    "calibrate": [],  # private: serving_readers.hpp (and the other readers calibrate.cpp's table lists)
+    "calibrate": [],  # private: serving_readers.hpp, log_readers.hpp, log_readers_text.hpp (the readers calibrate.cpp's table lists)
     "check": [],
     "deploy": [],  # private: launch_text.hpp
     "report": ["render.hpp", "catalog_render.hpp", "check_render.hpp", "diagnose_render.hpp", "html_report.hpp",

@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "calibrate/log_readers.hpp"
 #include "calibrate/serving_readers.hpp"
 
 namespace gpusel {
@@ -35,12 +36,25 @@ constexpr FormatEntry formats[] = {
      read_trtllm_bench},
     {MeasurementFormat::prometheus_metrics, "prometheus-metrics", "vLLM or SGLang /metrics scrape",
      is_prometheus_metrics, read_prometheus_metrics},
+    {MeasurementFormat::hf_trainer_state, "hf-trainer-state",
+     "Hugging Face Trainer trainer_state.json or its {'train_runtime': ...} log line", is_hf_trainer_state,
+     read_hf_trainer_state},
+    {MeasurementFormat::megatron_log, "megatron-log", "Megatron-LM training log (elapsed time per iteration)",
+     is_megatron_log, read_megatron_log},
+    {MeasurementFormat::lightning_log, "lightning-log", "torchtune metric lines or a PyTorch Lightning progress bar",
+     is_lightning_log, read_lightning_log},
+    {MeasurementFormat::torch_memory_summary, "torch-memory-summary", "torch.cuda.memory_summary() text",
+     is_torch_memory_summary, read_torch_memory_summary},
+    {MeasurementFormat::torch_max_memory, "torch-max-memory", "printed torch.cuda.max_memory_allocated() figures",
+     is_torch_max_memory, read_torch_max_memory},
+    {MeasurementFormat::vllm_startup_log, "vllm-startup-log", "vLLM engine start-up log", is_vllm_startup_log,
+     read_vllm_startup_log},
     {MeasurementFormat::gpu_telemetry, "gpu-telemetry",
      "nvidia-smi dmon, dcgmi dmon, nvidia-smi --query-gpu CSV with its header, DCGM exporter scrape", is_gpu_telemetry,
      read_gpu_telemetry},
 };
 
-// The names of every format, read or not yet (the training and memory readers add rows above).
+// The names of every format.
 constexpr std::pair<MeasurementFormat, std::string_view> format_names[] = {
     {MeasurementFormat::vllm_bench_serve, "vllm-bench-serve"},
     {MeasurementFormat::sglang_bench_serving, "sglang-bench-serving"},
@@ -128,6 +142,22 @@ std::string memory_line(const MemoryCalibrationPoint& point) {
                        number(point.peak_bytes / bytes_per_gib), quoted(point.from));
 }
 
+std::string serving_memory_line(const ServingMemoryCalibrationPoint& point) {
+    std::string line = fmt::format("    - {{gpu: {}, tensor_parallel: {}", point.gpu, point.tensor_parallel);
+    const auto size = [&line](std::string_view key, double bytes) {
+        if (bytes > 0) {
+            line += fmt::format(", {}: {}GiB", key, number(bytes / bytes_per_gib));
+        }
+    };
+    size("weights", point.weights_bytes);
+    size("activation_peak", point.activation_peak_bytes);
+    size("non_torch", point.non_torch_bytes);
+    if (point.kv_cache_tokens > 0) {
+        line += fmt::format(", kv_cache_tokens: {}", point.kv_cache_tokens);
+    }
+    return line + fmt::format(", from: {}}}\n", quoted(point.from));
+}
+
 }  // namespace
 
 std::string_view to_string(MeasurementFormat format) {
@@ -166,6 +196,12 @@ MeasuredSource read_measurement(std::string_view text, const std::string& path, 
     for (MemoryCalibrationPoint& point : source.memory) {
         point.from = path;
     }
+    if (entry->format == MeasurementFormat::vllm_startup_log) {
+        source.serving_memory.push_back(vllm_startup_serving_memory(text, path, context));
+    }
+    for (ServingMemoryCalibrationPoint& point : source.serving_memory) {
+        point.from = path;
+    }
     return source;
 }
 
@@ -202,9 +238,23 @@ std::string calibration_file_yaml(const std::vector<MeasuredSource>& sources) {
             }
         }
     }
+    const auto has_serving_memory = [](const MeasuredSource& source) { return !source.serving_memory.empty(); };
+    if (std::any_of(sources.begin(), sources.end(), has_serving_memory)) {
+        out += "  serving_memory:\n";
+        for (const MeasuredSource& source : sources) {
+            if (has_serving_memory(source)) {
+                out += has_speed(source) || has_memory(source)
+                           ? comment("    ", fmt::format("{} ({}):", source.path, to_string(source.format)))
+                           : source_header("    ", source);
+                for (const ServingMemoryCalibrationPoint& point : source.serving_memory) {
+                    out += serving_memory_line(point);
+                }
+            }
+        }
+    }
     bool first = true;
     for (const MeasuredSource& source : sources) {
-        if (!has_speed(source) && !has_memory(source)) {
+        if (!has_speed(source) && !has_memory(source) && !has_serving_memory(source)) {
             if (first) {
                 out += "# Read, but no calibration points:\n";
                 first = false;

@@ -48,6 +48,7 @@ struct MeasuredSource {
     std::string gpu;  // the catalog id the points are on (from the file, else the context)
     std::vector<SpeedCalibrationPoint> speed;
     std::vector<MemoryCalibrationPoint> memory;
+    std::vector<ServingMemoryCalibrationPoint> serving_memory;  // a serving engine's start-up figures
     std::vector<std::string> provenance;  // one line per point or figure read
     std::vector<std::string> notes;       // what was read but not used, and why
 };

@@ -60,7 +60,7 @@ void run_calibrate(Context& context, const CalibrateOptions& options) {
     }
     bool any_point = false;
     for (const MeasuredSource& source : sources) {
-        any_point = any_point || !source.speed.empty() || !source.memory.empty();
+        any_point = any_point || !source.speed.empty() || !source.memory.empty() || !source.serving_memory.empty();
     }
     if (!any_point) {
         std::string why;

@@ -98,6 +98,17 @@ void apply_calibration_option(Context& context, const std::string& file, Workloa
                                       calibrated.calibration.speed.end());
     workload.calibration.memory.insert(workload.calibration.memory.end(), calibrated.calibration.memory.begin(),
                                        calibrated.calibration.memory.end());
+    if (!calibrated.calibration.serving_memory.empty() && workload.is_training()) {
+        throw InputError(Diagnostic{file,
+                                    {},
+                                    "calibration.serving_memory",
+                                    fmt::format("serving_memory points (a serving engine's start-up figures) calibrate "
+                                                "inference workloads; {} is a training workload",
+                                                workload.name)});
+    }
+    workload.calibration.serving_memory.insert(workload.calibration.serving_memory.end(),
+                                               calibrated.calibration.serving_memory.begin(),
+                                               calibrated.calibration.serving_memory.end());
 }
 
 void apply_calibration_option(Context& context, const std::string& file, Project& project) {
@@ -139,8 +150,21 @@ void apply_calibration_option(Context& context, const std::string& file, Project
                   "a memory point (peak allocated memory of a training step)");
         added[to].memory.push_back(readings[to].memory[point]);
     }
+    // calibration.serving_memory is the inference memory model's (memory/serving.cpp).
+    for (std::size_t point = 0; point < readings.front().serving_memory.size(); ++point) {
+        std::vector<bool> fits;
+        for (const Workload& workload : project.workloads) {
+            fits.push_back(!workload.is_training());
+        }
+        const std::size_t to =
+            owner(project, fits, Diagnostic{file, {}, fmt::format("calibration.serving_memory[{}]", point), ""},
+                  "a serving_memory point (a serving engine's start-up figures)");
+        added[to].serving_memory.push_back(readings[to].serving_memory[point]);
+    }
     for (std::size_t w = 0; w < project.workloads.size(); ++w) {
         CalibrationSpec& calibration = project.workloads[w].calibration;
+        calibration.serving_memory.insert(calibration.serving_memory.end(), added[w].serving_memory.begin(),
+                                          added[w].serving_memory.end());
         calibration.speed.insert(calibration.speed.end(), added[w].speed.begin(), added[w].speed.end());
         calibration.memory.insert(calibration.memory.end(), added[w].memory.begin(), added[w].memory.end());
     }

@@ -307,9 +307,24 @@ struct SpeedCalibrationPoint {
     Diagnostic where;     // file, position and path of the point, for errors found later
 };
 
+// What a paged serving engine measured at start-up on one GPU of a replica
+// (calibration.serving_memory; vLLM's start-up log): bytes per GPU, 0 = not measured. The
+// inference memory estimate takes them in place of its own terms on the same GPU and
+// tensor-parallel size.
+struct ServingMemoryCalibrationPoint {
+    std::string gpu;
+    int tensor_parallel = 1;
+    double weights_bytes = 0;
+    double activation_peak_bytes = 0;
+    double non_torch_bytes = 0;
+    long long kv_cache_tokens = 0;  // the pool the engine reported (per replica), 0 = not measured
+    std::string from;               // the log the figures were read from, "" when typed
+};
+
 struct CalibrationSpec {
     std::vector<MemoryCalibrationPoint> memory;
     std::vector<SpeedCalibrationPoint> speed;  // also `throughput: [{gpu, batch, tokens_per_s}]`
+    std::vector<ServingMemoryCalibrationPoint> serving_memory;
 };
 
 struct Workload {

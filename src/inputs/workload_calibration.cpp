@@ -1,7 +1,9 @@
-// The calibration section of a workload file: measured peak memory and measured speeds, typed
-// in or read from a `vllm bench serve --save-result` file, each point kept with where it was
-// written so that a misfit can name it (docs/perf-model.md, "Calibration").
+// The calibration section of a workload file: measured peak memory, measured speeds (typed in
+// or read from a `vllm bench serve --save-result` file) and a serving engine's measured start-up
+// memory, each point kept with where it was written so that a misfit can name it
+// (docs/perf-model.md, "Calibration").
 
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -79,6 +81,29 @@ void WorkloadReader::read_calibration(const YamlNode& node, const std::string& p
         m_workload.calibration.speed.push_back(value);
     });
     read_points("speed", [&](MapReader& point) { read_speed_point(point); });
+    // `serving_memory: [{gpu, tensor_parallel, weights, activation_peak, non_torch,
+    // kv_cache_tokens, from}]`: a paged engine's start-up figures on one GPU of a replica.
+    read_points("serving_memory", [&](MapReader& point) {
+        ServingMemoryCalibrationPoint value;
+        point.require("gpu");
+        if (point.text("gpu", value.gpu)) {
+            check_ids(point, "gpu", {value.gpu});
+        }
+        point.integer("tensor_parallel", value.tensor_parallel, 1, 1 << 10);
+        point.number("weights", value.weights_bytes, UnitKind::bytes, 0, 1e13, true);
+        point.number("activation_peak", value.activation_peak_bytes, UnitKind::bytes, 0, 1e13);
+        point.number("non_torch", value.non_torch_bytes, UnitKind::bytes, 0, 1e13);
+        double tokens = 0;
+        if (point.number("kv_cache_tokens", tokens, UnitKind::plain, 1, 1e12) && tokens != std::floor(tokens)) {
+            point.error("kv_cache_tokens", "expected a whole number of tokens");
+        }
+        value.kv_cache_tokens = static_cast<long long>(tokens);
+        point.text("from", value.from);
+        if (!point.has("weights") && !point.has("activation_peak") && !point.has("non_torch")) {
+            point.error("weights", "a serving_memory point needs at least one of weights, activation_peak, non_torch");
+        }
+        m_workload.calibration.serving_memory.push_back(value);
+    });
     reader.finish();
 }
 
@@ -163,6 +188,9 @@ void append_calibration_file(const std::string& path, Workload& workload, const 
                                        calibrated.calibration.memory.end());
     workload.calibration.speed.insert(workload.calibration.speed.end(), calibrated.calibration.speed.begin(),
                                       calibrated.calibration.speed.end());
+    workload.calibration.serving_memory.insert(workload.calibration.serving_memory.end(),
+                                               calibrated.calibration.serving_memory.begin(),
+                                               calibrated.calibration.serving_memory.end());
 }
 
 }  // namespace gpusel

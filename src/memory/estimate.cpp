@@ -149,6 +149,9 @@ MemoryBreakdown engine_breakdown(const Workload& workload, const ServingMemory& 
             gb(serving.kv_cache_bytes), serving.kv_cache_blocks, serving.block_size, serving.kv_cache_tokens,
             serving.kv_bytes_per_token / 1024, serving.fits ? "fits" : "refused", serving.max_model_len,
             serving.max_concurrency);
+        for (const std::string& measured : serving.measured) {
+            notes.add("{}", measured);
+        }
         if (workload.runtime.cuda_graphs && serving.engine == Engine::vllm) {
             notes.add(
                 "CUDA graphs are captured after the KV cache is sized (0.5–1.9 GiB in the vLLM v0.19 logs), outside "

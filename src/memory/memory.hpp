@@ -68,6 +68,9 @@ struct ServingMemory {
     double max_concurrency = 0;  // kv_cache_tokens / max_model_len, as the engine prints it
     bool fits = false;           // the engine starts: one max_model_len request fits the pool
     std::string refusal;         // the engine's reason when it would not start
+    // Terms taken from calibration.serving_memory in place of the estimate, one sentence each
+    // ("activation peak 2.03 GB measured (vllm.log: 1.89 GiB), estimate was 2.02 GB").
+    std::vector<std::string> measured;
 };
 
 // True when the workload is LLM serving on a paged engine (runtime.engine vllm, sglang or

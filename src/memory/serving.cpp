@@ -105,6 +105,38 @@ double kv_bytes_per_token_per_gpu(const Workload& workload, const Layout& layout
     return 2.0 * layers_here * heads_here * head_dim * element_bytes(workload.kv_cache) * dp_share;
 }
 
+// calibration.serving_memory: what the engine printed at start-up on this GPU at this
+// tensor-parallel size replaces the estimated weights, activation peak and non-torch terms (the
+// KV pool is then what is left, as the engine computes it). A replica with pipeline stages holds
+// other layers per GPU than the measured one, so it keeps the estimate.
+// Returns the point taken, nullptr when none applies.
+const ServingMemoryCalibrationPoint* take_measured_terms(const Workload& workload, const GpuSpec& gpu,
+                                                         const Layout& layout, ServingMemory& s) {
+    if (std::max(layout.pipeline_parallel, 1) > 1) {
+        return nullptr;
+    }
+    for (const ServingMemoryCalibrationPoint& point : workload.calibration.serving_memory) {
+        if (point.gpu != gpu.id || point.tensor_parallel != std::max(layout.tensor_parallel, 1)) {
+            continue;
+        }
+        const std::string from = point.from.empty() ? std::string("calibration.serving_memory") : point.from;
+        const auto take = [&](std::string_view term, double measured, double& term_bytes) {
+            if (measured <= 0) {
+                return;
+            }
+            // In GB like the other notes, with the figure as the engine printed it (GiB).
+            s.measured.push_back(fmt::format("{} {:.2f} GB measured ({}: {:.2f} GiB), estimate was {:.2f} GB", term,
+                                             measured / 1e9, from, measured / bytes_per_gib, term_bytes / 1e9));
+            term_bytes = measured;
+        };
+        take("weights", point.weights_bytes, s.weights_bytes);
+        take("activation peak", point.activation_peak_bytes, s.activation_peak_bytes);
+        take("non-torch memory", point.non_torch_bytes, s.non_torch_bytes);
+        return &point;  // the first point for this GPU and size
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 bool uses_serving_engine(const Workload& workload) {
@@ -150,6 +182,7 @@ std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuS
     s.activation_peak_bytes = activation_peak(workload, precision.value_or(workload.precision), layout,
                                               s.max_num_batched_tokens, s.max_num_seqs);
     s.non_torch_bytes = layout.tensor_parallel > 1 ? non_torch_tensor_parallel_bytes : non_torch_single_bytes;
+    const ServingMemoryCalibrationPoint* measured = take_measured_terms(workload, gpu, layout, s);
     const double fixed = s.weights_bytes + s.activation_peak_bytes + s.non_torch_bytes;
     switch (s.engine) {
         case Engine::sglang:
@@ -171,6 +204,14 @@ std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuS
         s.kv_cache_blocks = static_cast<long long>(std::floor(pool / (s.kv_bytes_per_token * s.block_size)));
         s.kv_cache_tokens = s.kv_cache_blocks * s.block_size;
         s.kv_cache_bytes = static_cast<double>(s.kv_cache_blocks) * s.block_size * s.kv_bytes_per_token;
+    }
+    if (measured != nullptr && measured->kv_cache_tokens > 0) {
+        // Kept as a check, not taken: the pool follows the run's gpu_memory_utilization.
+        s.measured.push_back(
+            fmt::format("KV cache {} tokens measured ({}, at that run's gpu_memory_utilization), "
+                        "estimate {} tokens",
+                        measured->kv_cache_tokens,
+                        measured->from.empty() ? "calibration.serving_memory" : measured->from, s.kv_cache_tokens));
     }
     s.max_concurrency = static_cast<double>(s.kv_cache_tokens) / std::max(s.max_model_len, 1);
     s.fits = s.kv_cache_tokens >= s.max_model_len;
