@@ -221,7 +221,7 @@ void write_role(std::ostream& out, const RolePlan& plan) {
             << "  \n";
     }
     if (plan.calibration_delta) {
-        out << "**Measured:** " << md(calibration_delta_text(*plan.calibration_delta)) << "  \n";
+        out << "**Calibration:** " << md(calibration_delta_text(*plan.calibration_delta)) << "  \n";
     }
     out << md(search_summary(plan) + ".") << "\n\n";
     if (!plan.ranked.empty()) {

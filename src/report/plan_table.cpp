@@ -311,7 +311,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
             width);
     }
     if (plan.calibration_delta) {
-        write_wrapped(out, indent + paint.bold("measured:") + " ", role_indent + 10,
+        write_wrapped(out, indent + paint.bold("calibration:") + " ", role_indent + 13,
                       calibration_delta_text(*plan.calibration_delta), width);
     }
     for (const std::string& advice : plan.advice) {

@@ -146,7 +146,7 @@ TEST_CASE("plan calibration: the delta says what an 18 % slower measurement chan
     CHECK(nlohmann::json::parse(before_json.str()).at("roles").at(0).at("calibration_delta").is_null());
     std::ostringstream markdown;  // Markdown escapes the dollar sign
     render_plan_markdown(after, markdown);
-    CHECK_THAT(markdown.str(), Catch::Matchers::Contains("**Measured:** measured 18 % slower than predicted on "
+    CHECK_THAT(markdown.str(), Catch::Matchers::Contains("**Calibration:** measured 18 % slower than predicted on "
                                                          "TEST-A → 5 GPUs, not 4; +\\$17,532 over 12 months"));
 }
 
