@@ -156,6 +156,7 @@ CandidateEvaluator::CandidateEvaluator(const Workload& workload, const Catalog& 
       m_policy(std::move(policy)),
       m_calibration(calibration),
       m_speed(quantile_of(speed_band(workload, efficiency))) {
+    // The band measured_speed_band gives wherever it applies (the same for every measured point).
     SpeedBand measured;
     measured.percentiles = {1 - measured_speed_noise_fraction, 1, 1 + measured_speed_noise_fraction, ""};
     m_measured = quantile_of(measured);
