@@ -225,18 +225,22 @@ private:
 
     FixedEvaluation evaluate(const Workload& workload, const GpuSpec& gpu, int count, Acquisition acquisition,
                              std::optional<double> unit_price_usd) {
+        const Calibrated& calibrated = calibrated_for(workload);
         return evaluate_fixed(workload, m_catalog, gpu, count, acquisition, unit_price_usd, m_offer,
-                              calibrated_for(workload));
+                              calibrated.efficiency, &calibrated.calibration);
     }
 
+    struct Calibrated {
+        SpeedCalibration calibration;
+        EfficiencyTable efficiency;
+    };
     // A workload's speed calibration is fitted once, whichever lines and alternatives use it.
-    const EfficiencyTable& calibrated_for(const Workload& workload) {
+    const Calibrated& calibrated_for(const Workload& workload) {
         auto found = m_calibrated.find(&workload);
         if (found == m_calibrated.end()) {
-            found = m_calibrated
-                        .emplace(&workload, calibrated_efficiency(m_efficiency,
-                                                                  calibrate_speed(workload, m_catalog, m_efficiency)))
-                        .first;
+            SpeedCalibration calibration = calibrate_speed(workload, m_catalog, m_efficiency);
+            EfficiencyTable efficiency = calibrated_efficiency(m_efficiency, calibration);
+            found = m_calibrated.emplace(&workload, Calibrated{std::move(calibration), std::move(efficiency)}).first;
         }
         return found->second;
     }
@@ -291,7 +295,7 @@ private:
     const Proposal& m_proposal;
     const Catalog& m_catalog;
     const EfficiencyTable& m_efficiency;
-    std::map<const Workload*, EfficiencyTable> m_calibrated;
+    std::map<const Workload*, Calibrated> m_calibrated;
     const Offer* m_offer = nullptr;  // the offer the line being assessed names, if any
 };
 

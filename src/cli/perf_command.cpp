@@ -2,6 +2,7 @@
 // and the binding resource of one workload on one candidate.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,13 +137,19 @@ void run_perf(Context& context, const PerfOptions& options) {
     fill_bottleneck_explanation(workload, *gpu, estimate);
     const std::string group(speed_band_group(workload));
     const auto band = efficiency.speed_bands.find(group);
+    // Where the calibration measured this GPU at this size, the band is the measurement's noise.
+    const std::optional<SpeedBandFactors> measured =
+        measured_speed_band(calibration, gpu->id, configuration_gpus(workload, query.layout));
     const PerfResult result{workload,
                             gpu->id,
                             count,
                             std::move(estimate),
                             std::move(calibration),
                             group,
-                            band != efficiency.speed_bands.end() ? band->second : SpeedBandFactors{}};
+                            measured                               ? *measured
+                            : band != efficiency.speed_bands.end() ? band->second
+                                                                   : SpeedBandFactors{},
+                            measured.has_value()};
     if (options.format == PerfFormat::json) {
         render_perf_json(result, context.out);
     } else {

@@ -29,12 +29,15 @@ constexpr double max_scale = 5;
 }
 
 double predict_point(const Workload& workload, const GpuSpec& gpu, const SpeedCalibrationPoint& point,
-                     const EfficiencyTable& efficiency, const CalibrationStack& stack) {
+                     const EfficiencyTable& efficiency, const CalibrationStack& stack, int* measured_gpus = nullptr) {
     const FittingLayout fitting = fitting_layout(workload, gpu, point.count, stack.stack);
     if (!fitting.found()) {
         point_error(point, fmt::format("no layout of {} × {} holds this workload; calibrate on a measurement the "
                                        "model can lay out",
                                        point.count, gpu.id));
+    }
+    if (measured_gpus != nullptr) {
+        *measured_gpus = configuration_gpus(workload, fitting.layout);
     }
     PerfQuery query;
     query.layout = fitting.layout;
@@ -118,7 +121,8 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
         if (gpu == nullptr) {
             point_error(point, fmt::format("unknown GPU '{}'", point.gpu));
         }
-        const double before = predict_point(workload, *gpu, point, efficiency, stack);
+        int measured_gpus = 0;
+        const double before = predict_point(workload, *gpu, point, efficiency, stack, &measured_gpus);
         if (!(before > 0)) {
             point_error(point, fmt::format("the model gives no {} for this workload; use a metric it predicts",
                                            to_string(point.metric)));
@@ -141,6 +145,7 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
         calibrated.point = point;
         calibrated.predicted_before = before;
         calibrated.point_scale = std::exp((low + high) / 2);
+        calibrated.configuration_gpus = measured_gpus;
         log_sum += std::log(calibrated.point_scale);
         result.points.push_back(calibrated);
     }
@@ -179,6 +184,31 @@ std::string describe_calibration(const SpeedCalibration& calibration) {
     }
     return fmt::format("calibrated on {}: every GPU's speed estimate carries the stack factor {:.3g}×",
                        fmt::join(points, "; "), calibration.scale);
+}
+
+int configuration_gpus(const Workload& workload, const Layout& layout) {
+    return workload.is_training() ? layout.gpu_count() : layout.tensor_parallel * layout.pipeline_parallel;
+}
+
+std::optional<SpeedBandFactors> measured_speed_band(const SpeedCalibration& calibration, std::string_view gpu,
+                                                    int configuration_gpus) {
+    if (!calibration.applied) {
+        return std::nullopt;
+    }
+    for (const CalibratedPoint& point : calibration.points) {
+        // A point the fitted factor does not reproduce (several points pulling apart, or a factor
+        // at its bound) is not a measurement of what the model now predicts there.
+        const bool reproduced = point.point.measured > 0 && std::abs(point.predicted_after / point.point.measured -
+                                                                     1) <= measured_speed_noise_fraction;
+        if (point.point.gpu == gpu && point.configuration_gpus == configuration_gpus && reproduced) {
+            return SpeedBandFactors{
+                1 - measured_speed_noise_fraction, 1, 1 + measured_speed_noise_fraction,
+                fmt::format("measured on {} × {}: run-to-run noise of a benchmark, ±{:g} % "
+                            "(assumed; MLPerf Inference TEST05's re-run tolerance)",
+                            point.point.count, point.point.gpu, measured_speed_noise_fraction * 100)};
+        }
+    }
+    return std::nullopt;
 }
 
 EfficiencyTable calibrated_efficiency(const EfficiencyTable& efficiency, const SpeedCalibration& calibration) {

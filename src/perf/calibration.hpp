@@ -11,6 +11,7 @@
 
 #include "catalog/catalog.hpp"
 #include "inputs/efficiency.hpp"
+#include "inputs/layout.hpp"
 #include "inputs/workload.hpp"
 #include "perf/perf.hpp"
 
@@ -33,6 +34,9 @@ struct CalibratedPoint {
     double predicted_before = 0;
     double predicted_after = 0;
     double point_scale = 1;  // the multiplier this point alone asks for
+    // The size of the configuration measured (configuration_gpus of the layout it was predicted
+    // on): the GPUs of one model copy (inference) or of the whole job (training).
+    int configuration_gpus = 0;
 };
 
 struct SpeedCalibration {
@@ -59,6 +63,27 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
 // One sentence for a plan: the points, what the model said and the factor every GPU now carries.
 // Empty when not applied.
 std::string describe_calibration(const SpeedCalibration& calibration);
+
+// The GPUs that decide how a configuration runs, the size its measurement carries to: inference,
+// one model copy's (tensor × pipeline parallel; replicas are copies of it, run independently);
+// training, the whole job's (its data-parallel communication is part of the step).
+int configuration_gpus(const Workload& workload, const Layout& layout);
+
+// A measured speed's own uncertainty, ± of the speed (10th–90th percentile): the run-to-run spread
+// of a benchmark run again on the same system. MLPerf Inference's TEST05 accepts a re-run with
+// other random seeds within 5 % of the submitted performance (mlcommons/inference,
+// compliance/nvidia/TEST05/README.md); that tolerance is taken as the band. An assumption: how far
+// a user's own benchmark strays between runs is not measured here.
+inline constexpr double measured_speed_noise_fraction = 0.05;
+
+// The speed band of a prediction on `gpu` at `configuration_gpus` (configuration_gpus): where
+// a calibration point measured that GPU type at that size and the calibrated model reproduces it
+// within the noise, the measurement's noise (1 ± measured_speed_noise_fraction, median 1) replaces
+// the model's out-of-sample band; elsewhere none (the caller keeps the cross-validated band:
+// other GPU types and sizes are carried from the measurement by the model, docs/perf-model.md
+// "Calibration").
+std::optional<SpeedBandFactors> measured_speed_band(const SpeedCalibration& calibration, std::string_view gpu,
+                                                    int configuration_gpus);
 
 // `efficiency` with the calibration applied (speed_scale multiplied in).
 EfficiencyTable calibrated_efficiency(const EfficiencyTable& efficiency, const SpeedCalibration& calibration);

@@ -148,17 +148,37 @@ MemoryQuery memory_query(const Candidate& candidate) {
 }
 
 CandidateEvaluator::CandidateEvaluator(const Workload& workload, const Catalog& catalog,
-                                       const EfficiencyTable& efficiency, CandidatePolicy policy)
+                                       const EfficiencyTable& efficiency, CandidatePolicy policy,
+                                       const SpeedCalibration* calibration)
     : m_workload(workload),
       m_catalog(catalog),
       m_efficiency(efficiency),
       m_policy(std::move(policy)),
-      m_speed(speed_distribution(speed_band(workload, efficiency).percentiles)),
-      m_slow_speed(band_value(m_speed, normal_quantile(1 - workload.confidence))) {}
+      m_calibration(calibration),
+      m_speed(quantile_of(speed_band(workload, efficiency))) {
+    // The band measured_speed_band gives wherever it applies (the same for every measured point).
+    SpeedBand measured;
+    measured.percentiles = {1 - measured_speed_noise_fraction, 1, 1 + measured_speed_noise_fraction, ""};
+    m_measured = quantile_of(measured);
+}
+
+CandidateEvaluator::SpeedQuantile CandidateEvaluator::quantile_of(const SpeedBand& band) const {
+    SpeedQuantile quantile;
+    quantile.band = speed_distribution(band.percentiles);
+    quantile.slow = band_value(quantile.band, normal_quantile(1 - m_workload.confidence));
+    return quantile;
+}
+
+const CandidateEvaluator::SpeedQuantile& CandidateEvaluator::speed_at(const GpuSpec& gpu, const Layout& layout) const {
+    const bool measured =
+        m_calibration != nullptr && measured_speed_band(*m_calibration, gpu.id, configuration_gpus(m_workload, layout));
+    return measured ? m_measured : m_speed;
+}
 
 bool CandidateEvaluator::holds_at_confidence(const GpuSpec& gpu, const Candidate& candidate) const {
+    const double slow_speed = speed_at(gpu, candidate.layout).slow;
     if (candidate.perf.inference) {
-        return candidate.perf.inference->max_requests_per_s_meeting_slo * m_slow_speed >=
+        return candidate.perf.inference->max_requests_per_s_meeting_slo * slow_speed >=
                m_workload.inference.requests_per_s * (1 - 1e-9);
     }
     if (!candidate.perf.training) {
@@ -166,7 +186,7 @@ bool CandidateEvaluator::holds_at_confidence(const GpuSpec& gpu, const Candidate
     }
     const double deadline = m_workload.training.deadline_seconds;
     const std::optional<double>& time = candidate.perf.training->time_to_train_s;
-    if (deadline > 0 && time && *time / m_slow_speed > deadline) {
+    if (deadline > 0 && time && *time / slow_speed > deadline) {
         return false;
     }
     const double usable = memory_usable_bytes(m_workload, gpu, candidate.layout,
@@ -411,7 +431,7 @@ void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSea
         perf_query.precision = choice.precision.precision;
         perf_query.checkpointing = choice.checkpointing;
         PerfEstimate perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
-        if (!perf.training || !meets_deadline_confidently(gpu, *perf.training, choice.layout.gpu_count(), miss)) {
+        if (!perf.training || !meets_deadline_confidently(gpu, *perf.training, choice.layout, miss)) {
             continue;
         }
         Candidate candidate;
@@ -479,18 +499,20 @@ int CandidateEvaluator::confident_micro_batch(const GpuSpec& gpu, const Training
 
 // The deadline at the confidence level: the run's time at the slow quantile of the speed band
 // (speed_band: measured / predicted over the validation runs).
-bool CandidateEvaluator::meets_deadline_confidently(const GpuSpec& gpu, const TrainingPerf& training, int count,
-                                                    Miss& miss) const {
+bool CandidateEvaluator::meets_deadline_confidently(const GpuSpec& gpu, const TrainingPerf& training,
+                                                    const Layout& layout, Miss& miss) const {
     const double deadline = m_workload.training.deadline_seconds;
     if (deadline <= 0 || !training.time_to_train_s || m_policy.exact_count) {
         return true;
     }
-    const double time = *training.time_to_train_s / m_slow_speed;
+    const int count = layout.gpu_count();
+    const SpeedQuantile& speed = speed_at(gpu, layout);
+    const double time = *training.time_to_train_s / speed.slow;
     if (time <= deadline) {
         return true;
     }
     // The run meets the deadline when the speed factor is at least estimate / deadline.
-    const double share = 1 - band_share_below(m_speed, *training.time_to_train_s / deadline);
+    const double share = 1 - band_share_below(speed.band, *training.time_to_train_s / deadline);
     note_miss(miss, {gpu.id, RejectionKind::deadline, "training.deadline", time, deadline, count,
                      fmt::format("meets the {} deadline in {:.0f} % of scenarios (needs {:.0f} %) at {} GPU{}: {} per "
                                  "run estimated, {} at the speed band's {:.0f}th percentile",
@@ -650,7 +672,7 @@ PerfEstimate CandidateEvaluator::serving_estimate(const GpuSpec& gpu, const Perf
     PerfQuery asked = query;
     if (decided) {
         asked.capacity_needed_rps = rate * (1 - 1e-9);
-        asked.capacity_factor = m_slow_speed;
+        asked.capacity_factor = speed_at(gpu, query.layout).slow;
     }
     return estimate_perf(m_workload, gpu, asked, m_efficiency);
 }
@@ -670,8 +692,9 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     if (m_policy.exact_count || rate <= 0 || !perf.inference) {
         return 0;
     }
+    const SpeedQuantile& speed = speed_at(gpu, query.layout);
     const double capacity = perf.inference->max_requests_per_s_meeting_slo;
-    if (capacity * m_slow_speed >= rate * (1 - 1e-9)) {
+    if (capacity * speed.slow >= rate * (1 - 1e-9)) {
         if (decided) {
             perf = estimate_perf(m_workload, gpu, query, m_efficiency);  // the candidate's own estimate
         }
@@ -691,10 +714,10 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
         PerfQuery wider = query;
         wider.layout.data_parallel = replicas;
         wider.capacity_needed_rps = rate * (1 - 1e-9);
-        wider.capacity_factor = m_slow_speed;
+        wider.capacity_factor = speed.slow;
         const PerfEstimate estimate = estimate_perf(m_workload, gpu, wider, m_efficiency);
         return estimate.inference && estimate.inference->meets_slo &&
-               estimate.inference->max_requests_per_s_meeting_slo * m_slow_speed >= rate * (1 - 1e-9);
+               estimate.inference->max_requests_per_s_meeting_slo * speed.slow >= rate * (1 - 1e-9);
     };
     const int most = max_gpus / per_replica - spares;
     if (const std::optional<int> replicas = smallest_holding(serving + 1, most, carries);
@@ -706,7 +729,7 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     // share is reported from the full figure.
     const PerfEstimate full = estimate_perf(m_workload, gpu, query, m_efficiency);
     const double full_capacity = full.inference ? full.inference->max_requests_per_s_meeting_slo : 0;
-    const double share = full_capacity > 0 ? 1 - band_share_below(m_speed, rate / full_capacity) : 0;
+    const double share = full_capacity > 0 ? 1 - band_share_below(speed.band, rate / full_capacity) : 0;
     const int gpus = (serving + spares) * per_replica;
     note_miss(miss, {gpu.id, RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus + per_replica),
                      static_cast<double>(max_gpus), gpus,

@@ -51,7 +51,7 @@ void closest_memory(const Workload& workload, const GpuSpec& gpu, const Training
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
                                Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
-                               const EfficiencyTable& efficiency) {
+                               const EfficiencyTable& efficiency, const SpeedCalibration* calibration) {
     FixedEvaluation result;
     // A development role of several seats buys one box per engineer: the line's count is
     // seats × the GPUs of one box.
@@ -67,7 +67,7 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
         return result;
     }
     CandidateEvaluator evaluator(workload, catalog, efficiency,
-                                 CandidatePolicy::fixed_line(count, acquisition, unit_price_usd, offer));
+                                 CandidatePolicy::fixed_line(count, acquisition, unit_price_usd, offer), calibration);
     std::vector<Candidate> found;
     Miss miss;
     std::size_t evaluated = 0;

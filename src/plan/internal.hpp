@@ -87,8 +87,10 @@ struct MemoryMiss {
 // `begin_gpu` before each GPU type.
 class CandidateEvaluator {
 public:
+    // `calibration`: the workload's speed calibration, whose measured GPU and size get the
+    // measurement's narrower band (speed_band); none: every candidate the group's band.
     CandidateEvaluator(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
-                       CandidatePolicy policy);
+                       CandidatePolicy policy, const SpeedCalibration* calibration = nullptr);
 
     void begin_gpu();
     // The planner's confidence margins, judged for a candidate as given (FixedEvaluation).
@@ -141,7 +143,8 @@ private:
     int margin_replicas(const GpuSpec& gpu, PerfQuery& query, PerfEstimate& perf, bool decided, int serving, int spares,
                         int per_replica, int max_gpus, Miss& miss) const;
     int confident_micro_batch(const GpuSpec& gpu, const TrainingChoice& choice, Miss& miss) const;
-    bool meets_deadline_confidently(const GpuSpec& gpu, const TrainingPerf& training, int count, Miss& miss) const;
+    bool meets_deadline_confidently(const GpuSpec& gpu, const TrainingPerf& training, const Layout& layout,
+                                    Miss& miss) const;
     std::optional<Replicas> replicas_for(const InferencePerf& single, int gpus_per_replica, int max_gpus,
                                          Miss& miss) const;
     int spare_replicas(int replicas, bool of_total) const;
@@ -151,9 +154,18 @@ private:
     const EfficiencyTable& m_efficiency;
     CandidatePolicy m_policy;
     // The speed band as a distribution, and its (1 − objective.confidence) quantile: the slow
-    // end every decision must survive (robustness.hpp).
-    PercentileBand m_speed;
-    double m_slow_speed = 1;
+    // end every decision must survive (robustness.hpp). One per configuration class: the group's
+    // band, or the measurement's where the calibration measured the GPU at that size.
+    struct SpeedQuantile {
+        PercentileBand band;
+        double slow = 1;
+    };
+    SpeedQuantile quantile_of(const SpeedBand& band) const;
+    // The band of `gpu` at `layout` (configuration_gpus decides the size).
+    const SpeedQuantile& speed_at(const GpuSpec& gpu, const Layout& layout) const;
+    const SpeedCalibration* m_calibration = nullptr;
+    SpeedQuantile m_speed;     // the group's band
+    SpeedQuantile m_measured;  // the measurement's noise
     std::size_t m_feasible = 0;
     std::optional<MemoryMiss> m_closest_miss;
     std::vector<std::string> m_offer_exclusions;  // of the GPU being priced

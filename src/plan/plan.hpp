@@ -107,6 +107,37 @@ struct Relaxation {
     std::string pick;   // e.g. "28 × H100-SXM5, cloud on-demand, $1,234,567 over 24 months"
 };
 
+// A role's pick in a few figures, to compare two plans of it.
+struct PickSummary {
+    std::string gpu;  // catalog id
+    int count = 0;    // GPUs ordered for the role (spares included)
+    Acquisition acquisition = Acquisition::buy_new;
+    double tco_usd = 0;  // over the workload's horizon
+};
+
+// What a role's measured speed changed (make_plan plans the role again without its
+// calibration.speed points, and compares the picks). Only where the calibration is applied.
+struct CalibrationDelta {
+    Role role = Role::training;
+    std::string measured_gpu;  // the GPU type the points measured ("A, B" when several)
+    // Measured / predicted speed before calibration (times inverted, so that below 1 is slower),
+    // the geometric mean over the points: 0.82 is "18 % slower than predicted".
+    double measured_vs_predicted = 1;
+    std::optional<PickSummary> uncalibrated;  // none: nothing was feasible without the measurement
+    std::optional<PickSummary> calibrated;    // none: nothing is feasible with it
+    double tco_delta_usd = 0;                 // calibrated − uncalibrated TCO; 0 unless both have a pick
+    double horizon_months = 0;                // the workload's, over which both TCOs count
+
+    // The GPU type or the acquisition differs (or one side has no pick).
+    bool pick_changed() const {
+        if (!uncalibrated || !calibrated) {
+            return uncalibrated.has_value() != calibrated.has_value();
+        }
+        return uncalibrated->gpu != calibrated->gpu || uncalibrated->acquisition != calibrated->acquisition;
+    }
+    bool count_changed() const { return uncalibrated && calibrated && uncalibrated->count != calibrated->count; }
+};
+
 struct RolePlan {
     Role role = Role::training;
     Workload workload;
@@ -132,7 +163,14 @@ struct RolePlan {
     SpeedCalibration calibration;  // the workload's measured speeds and the stack factor they set
     std::string speed_band_group;  // speed_band_group(workload)
     SpeedBandFactors speed_band;   // its out-of-sample band (data/efficiency.yaml speed_bands)
+    // Only where the calibration is applied: the pick against the plan without the measurement.
+    std::optional<CalibrationDelta> calibration_delta;
 };
+
+// The delta between a role's plan without and with its speed calibration: `calibrated` is the
+// plan with it (calibration applied), `uncalibrated` the same workload planned without its
+// calibration.speed points.
+CalibrationDelta calibration_delta(const RolePlan& calibrated, const RolePlan& uncalibrated);
 
 struct ProcurementLine {
     Role role = Role::training;
@@ -205,10 +243,12 @@ std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu);
 
 // `offer`, when given, is the offer the line names; otherwise the cheapest offer of which
 // `count` is whole units prices it (none: why_not says the smallest unit there is). `efficiency`
-// carries the workload's speed calibration (calibrated_efficiency), fitted once by the caller.
+// carries the workload's speed calibration (calibrated_efficiency), fitted once by the caller;
+// `calibration`, that calibration, narrows the speed band on the GPU and size it measured as the
+// planner does (measured_speed_band).
 FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
                                Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
-                               const EfficiencyTable& efficiency);
+                               const EfficiencyTable& efficiency, const SpeedCalibration* calibration = nullptr);
 
 // The procurement line of a role's pick (an empty line when the role has none).
 ProcurementLine procurement_line(const RolePlan& plan);

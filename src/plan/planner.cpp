@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <thread>
 
@@ -170,7 +171,7 @@ RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog
     plan.question = question(workload);
     plan.workload_class = classify(workload);
     std::vector<Candidate> best_per_configuration;
-    CandidateEvaluator evaluator(workload, catalog, efficiency, CandidatePolicy::search(workload));
+    CandidateEvaluator evaluator(workload, catalog, efficiency, CandidatePolicy::search(workload), &plan.calibration);
     const std::vector<TrainingSearchResult> searches = workload.is_training()
                                                            ? search_catalog(workload, catalog, efficiency, reference)
                                                            : std::vector<TrainingSearchResult>{};
@@ -264,6 +265,44 @@ RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog
     return plan;
 }
 
+namespace {
+
+std::optional<PickSummary> pick_summary(const RolePlan& plan) {
+    if (!plan.winner) {
+        return std::nullopt;
+    }
+    return PickSummary{plan.winner->gpu, plan.winner->count, plan.winner->acquisition, plan.winner->cost.tco_usd};
+}
+
+}  // namespace
+
+CalibrationDelta calibration_delta(const RolePlan& calibrated, const RolePlan& uncalibrated) {
+    CalibrationDelta delta;
+    delta.role = calibrated.role;
+    delta.horizon_months = calibrated.workload.deployment.horizon_months;
+    std::vector<std::string> gpus;
+    double log_sum = 0;
+    for (const CalibratedPoint& point : calibrated.calibration.points) {
+        if (std::find(gpus.begin(), gpus.end(), point.point.gpu) == gpus.end()) {
+            gpus.push_back(point.point.gpu);
+        }
+        // A speed ratio: a rate measured over the one predicted, a time predicted over measured.
+        const double ratio = higher_is_faster(point.metric) ? point.point.measured / point.predicted_before
+                                                            : point.predicted_before / point.point.measured;
+        log_sum += std::log(ratio);
+    }
+    delta.measured_gpu = fmt::format("{}", fmt::join(gpus, ", "));
+    if (!calibrated.calibration.points.empty()) {
+        delta.measured_vs_predicted = std::exp(log_sum / static_cast<double>(calibrated.calibration.points.size()));
+    }
+    delta.uncalibrated = pick_summary(uncalibrated);
+    delta.calibrated = pick_summary(calibrated);
+    if (delta.uncalibrated && delta.calibrated) {
+        delta.tco_delta_usd = delta.calibrated->tco_usd - delta.uncalibrated->tco_usd;
+    }
+    return delta;
+}
+
 std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu) {
     return static_exclusion(workload, gpu);
 }
@@ -281,6 +320,15 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             report.objective = "per role (see each role)";
         }
         RolePlan plan = plan_role(workload, catalog, efficiency, objective, options.top, options.reference_search);
+        if (plan.calibration.applied) {
+            // What the measurement changed: the same role planned without its speed points (a
+            // second planner run, only where there are points).
+            Workload unmeasured = workload;
+            unmeasured.calibration.speed.clear();
+            const RolePlan without =
+                plan_role(unmeasured, catalog, efficiency, objective, options.top, options.reference_search);
+            plan.calibration_delta = calibration_delta(plan, without);
+        }
         if (!plan.winner) {
             plan.relaxations = find_relaxations(workload, catalog, efficiency, objective, options.reference_search,
                                                 plan.relaxations_tried);
@@ -295,6 +343,17 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
                 copy.field = workload.name + ": " + copy.field;
             }
             report.assumptions.push_back(std::move(copy));
+        }
+        for (const CalibratedPoint& point : plan.calibration.points) {
+            if (measured_speed_band(plan.calibration, point.point.gpu, point.configuration_gpus)) {
+                report.assumptions.push_back(
+                    {(several ? workload.name + ": " : std::string()) + "calibration.speed noise",
+                     fmt::format("±{:g}%", measured_speed_noise_fraction * 100),
+                     fmt::format("the speed band on {} × {} in place of the model's: MLPerf Inference TEST05's "
+                                 "re-run tolerance",
+                                 point.point.count, point.point.gpu)});
+                break;
+            }
         }
         if (plan.winner) {
             ProcurementLine line = procurement_line(plan);

@@ -115,6 +115,7 @@ RoleUncertainty Analysis::run() {
     const Member& pick = m_members[m_pick];
     result.speed_phase = pick.speed.phase;
     result.speed_band_fraction = pick.speed.fraction;
+    result.speed_band_measured = pick.speed.measured;
     result.price_band_fraction = pick.price_band;
     result.score = score_of(m_objective, pick.base);
     result.score_unit = score_unit();
@@ -143,7 +144,7 @@ void Analysis::add_member(const Candidate& candidate) {
     member.price_key = fmt::format("{}:{}", candidate.cost.offer.id, to_string(candidate.acquisition));
     member.price_usd = member.quote->price.usd;
     member.price_band = price_band_fraction(member.quote->price.kind);
-    member.speed = speed_band(m_workload, m_efficiency);
+    member.speed = speed_band(m_workload, m_efficiency, m_plan.calibration, candidate.gpu, candidate.layout);
     member.gpu_slot = slot(m_gpu_slots, candidate.gpu);
     // An input-bound candidate runs as fast as the host feeds it: one error for all of them
     // (the data pipeline's), not its GPU's.
@@ -292,6 +293,18 @@ SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency
     if (const auto found = efficiency.speed_bands.find(group); found != efficiency.speed_bands.end()) {
         band.fraction = std::max(1 - found->second.low, found->second.high - 1);
         band.percentiles = found->second;
+    }
+    return band;
+}
+
+SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency, const SpeedCalibration& calibration,
+                     std::string_view gpu, const Layout& layout) {
+    SpeedBand band = speed_band(workload, efficiency);
+    if (const std::optional<SpeedBandFactors> measured =
+            measured_speed_band(calibration, gpu, configuration_gpus(workload, layout))) {
+        band.fraction = std::max(1 - measured->low, measured->high - 1);
+        band.percentiles = *measured;
+        band.measured = true;
     }
     return band;
 }

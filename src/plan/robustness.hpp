@@ -26,8 +26,13 @@ struct SpeedBand {
     std::string phase;  // "training", "non-LLM", "prefill", "decode"
     double fraction = 0;
     SpeedBandFactors percentiles;  // measured / predicted speed: 10th, 50th, 90th percentile
+    bool measured = false;         // a calibration measured this GPU and size: the band is its noise
 };
 SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency);
+// The band of one configuration: the measurement's noise where `calibration` measured `gpu` at
+// the layout's size (measured_speed_band, perf/calibration.hpp), else the group's band above.
+SpeedBand speed_band(const Workload& workload, const EfficiencyTable& efficiency, const SpeedCalibration& calibration,
+                     std::string_view gpu, const Layout& layout);
 
 // A distribution through three percentiles (10th, 50th, 90th), as the bands are measured: two
 // half-normals joined at the median (a split normal), in log space for factors (speed, price)

@@ -56,6 +56,8 @@ struct RoleUncertainty {
     std::vector<int> tied_with;         // ranks (1-based, in RolePlan::ranked) statistically tied with the pick
     std::string speed_phase;            // the validation group whose error bands the pick's speed
     double speed_band_fraction = 0;     // ± of the pick's speed
+    bool speed_band_measured = false;   // the pick's GPU and size were measured: the band is the noise of
+                                        // the measurement (perf/calibration.hpp, measured_speed_band)
     double price_band_fraction = 0;     // ± of the pick's price (by its price kind)
     std::string score_unit;             // what the scores in `tornado` count ("USD", "s", "kWh", "USD per <unit>")
     double score = 0;                   // the pick's score now

@@ -385,10 +385,13 @@ void render_perf_table(const PerfResult& result, std::ostream& out, const PerfSt
         inference_lines(result, out);
     }
     if ((estimate.training || estimate.inference) && !result.band_group.empty()) {
-        out << fmt::format(
-            "  band        {:.2f}–{:.2f}× these speeds (10th–90th percentile of measured / predicted, "
-            "{} runs out of sample)\n",
-            result.band.low, result.band.high, result.band_group);
+        out << (result.band_measured
+                    ? fmt::format("  band        {:.2f}–{:.2f}× these speeds (measured on this GPU and size: a "
+                                  "benchmark's run-to-run noise, assumed, in place of the model's {} band)\n",
+                                  result.band.low, result.band.high, result.band_group)
+                    : fmt::format("  band        {:.2f}–{:.2f}× these speeds (10th–90th percentile of measured / "
+                                  "predicted, {} runs out of sample)\n",
+                                  result.band.low, result.band.high, result.band_group));
     }
     calibration_lines(result.calibration, out);
     bottleneck_lines(estimate, out);

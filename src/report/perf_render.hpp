@@ -26,6 +26,9 @@ struct PerfResult {
     SpeedCalibration calibration;  // measured speeds the estimate was calibrated on (applied: false = none)
     std::string band_group;        // speed_band_group(workload)
     SpeedBandFactors band;         // measured / predicted speed, 10th–90th percentile out of sample
+    // The calibration measured this GPU at this size: `band` is the measurement's noise
+    // (measured_speed_band, perf/calibration.hpp), not the model's out-of-sample band.
+    bool band_measured = false;
 };
 
 struct PerfStyle {

@@ -370,6 +370,45 @@ std::string candidate_summary(const Candidate& candidate) {
     return fmt::format("{}× {}, {}", candidate.count, candidate.gpu, acquisition_words(candidate.acquisition));
 }
 
+std::string calibration_delta_text(const CalibrationDelta& delta) {
+    const double ratio = delta.measured_vs_predicted;
+    // Within half a per cent the two speeds print alike ("0 % slower"): say so in words.
+    const std::string measured =
+        std::abs(ratio - 1) < 0.005
+            ? fmt::format("measured as predicted on {}", delta.measured_gpu)
+            : fmt::format("measured {:.0f} % {} than predicted on {}", std::abs(ratio - 1) * 100,
+                          ratio < 1 ? "slower" : "faster", delta.measured_gpu);
+    const auto pick = [](const PickSummary& summary) {
+        return fmt::format("{}× {}, {}", summary.count, summary.gpu, acquisition_words(summary.acquisition));
+    };
+    const auto gpus = [](int count) { return fmt::format("{} GPU{}", count, count == 1 ? "" : "s"); };
+    std::string change;
+    if (!delta.uncalibrated && !delta.calibrated) {
+        change = "still no option meets every constraint";
+    } else if (!delta.calibrated) {
+        change = fmt::format("no option meets every constraint, not {}", pick(*delta.uncalibrated));
+    } else if (!delta.uncalibrated) {
+        change = fmt::format("{}, where no option met every constraint", pick(*delta.calibrated));
+    } else if (delta.pick_changed()) {
+        change = fmt::format("{}, not {}", pick(*delta.calibrated), pick(*delta.uncalibrated));
+    } else if (delta.count_changed()) {
+        change = fmt::format("{}, not {}", gpus(delta.calibrated->count), delta.uncalibrated->count);
+    } else {
+        change = fmt::format("no change to the pick ({})", pick(*delta.calibrated));
+    }
+    std::string cost;
+    if (delta.uncalibrated && delta.calibrated) {
+        // Whole dollars, as every TCO prints: below a dollar is no change.
+        if (std::abs(delta.tco_delta_usd) >= 0.5) {
+            cost = fmt::format("; {}{} over {} months", delta.tco_delta_usd > 0 ? "+" : "",
+                               format_usd(delta.tco_delta_usd), months_text(delta.horizon_months));
+        } else if (delta.pick_changed() || delta.count_changed()) {
+            cost = "; the same TCO";
+        }
+    }
+    return fmt::format("{} → {}{}", measured, change, cost);
+}
+
 std::string alternative_text(const std::string& alternative, const std::string& condition, const std::string& gpu) {
     if (condition.empty()) {
         return alternative;
@@ -481,7 +520,10 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
         "{:.0f} %, objective.confidence; speed ±{:.0f} % {}, price ±{:.0f} % by kind and memory drawn from their "
         "10th–90th percentile bands)",
         uncertainty.p_best * 100, uncertainty.samples, uncertainty.p_feasible * 100, uncertainty.confidence * 100,
-        uncertainty.speed_band_fraction * 100, uncertainty.speed_phase, uncertainty.price_band_fraction * 100));
+        uncertainty.speed_band_fraction * 100,
+        uncertainty.speed_band_measured ? uncertainty.speed_phase + ", measured on the pick's GPU"
+                                        : uncertainty.speed_phase,
+        uncertainty.price_band_fraction * 100));
     if (uncertainty.tied_with.empty()) {
         lines.emplace_back(
             "no single candidate statistically tied with it (it beats each in at least 90 % of scenarios)");

@@ -102,6 +102,12 @@ std::optional<double> common_horizon(const PlanReport& report);
 // "4× A100-80GB-SXM4, cloud on-demand".
 std::string candidate_summary(const Candidate& candidate);
 
+// What a role's measurement changed, in one sentence: "measured 18 % slower than predicted on
+// A100-80GB-PCIE → 6 GPUs, not 5; +$11,400 over 24 months" (the count alone changed), "→ 7× L40S,
+// cloud on-demand, not 6× RTX-PRO-6000, buy new; ..." (the GPU type or acquisition changed), or
+// "→ no change to the pick (6× RTX-PRO-6000, buy new)".
+std::string calibration_delta_text(const CalibrationDelta& delta);
+
 // The alternative with its condition ("A — condition"), or the condition alone when it already
 // starts with the alternative's GPU id `gpu`, so that the GPU is not named twice.
 std::string alternative_text(const std::string& alternative, const std::string& condition, const std::string& gpu);

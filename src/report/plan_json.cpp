@@ -283,6 +283,15 @@ public:
         json["score"] = number(candidate.score, path + ".score");
         json["memory"] = memory(candidate.memory, !candidate.perf.inference, path + ".memory");
         json["perf"] = perf(candidate.perf, workload, path + ".perf");
+        if (m_role != nullptr && !m_role->speed_band_group.empty()) {
+            // On the GPU and size the calibration measured, the band is the measurement's noise.
+            if (const std::optional<SpeedBandFactors> measured = measured_speed_band(
+                    m_role->calibration, candidate.gpu, configuration_gpus(workload, candidate.layout))) {
+                Json& perf_json = json["perf"];
+                perf_json["band"] = speed_band_json(m_role->speed_band_group, *measured, perf_json["training"],
+                                                    perf_json["inference"], m_notes);
+            }
+        }
         json["cost"] = cost(candidate.cost, path + ".cost");
         json["bottleneck"] = bottleneck(candidate.perf.bottleneck, path + ".bottleneck");
         json["reason"] = candidate.reason;
@@ -355,8 +364,36 @@ public:
         }
         json["relaxations"] = std::move(relaxations);
         json["calibration"] = speed_calibration_json(plan.calibration, m_notes);
+        json["calibration_delta"] = calibration_delta(plan.calibration_delta, path + ".calibration_delta");
         json["robustness"] = robustness(plan.uncertainty, path + ".robustness");
         json["sensitivity"] = sensitivity(plan.uncertainty, path + ".sensitivity");
+        return json;
+    }
+
+    // plan/plan.hpp CalibrationDelta: null without a calibration; a side without a pick is null.
+    Json calibration_delta(const std::optional<CalibrationDelta>& delta, const std::string& path) {
+        if (!delta) {
+            return nullptr;
+        }
+        const auto pick = [&](const std::optional<PickSummary>& summary, const std::string& at) {
+            if (!summary) {
+                return Json(nullptr);
+            }
+            return Json{{"gpu", summary->gpu},
+                        {"count", summary->count},
+                        {"acquisition", std::string(to_string(summary->acquisition))},
+                        {"tco_usd", number(summary->tco_usd, at + ".tco_usd")}};
+        };
+        Json json;
+        json["role"] = to_string(delta->role);
+        json["measured_gpu"] = delta->measured_gpu;
+        json["measured_vs_predicted"] = number(delta->measured_vs_predicted, path + ".measured_vs_predicted");
+        json["uncalibrated"] = pick(delta->uncalibrated, path + ".uncalibrated");
+        json["calibrated"] = pick(delta->calibrated, path + ".calibrated");
+        json["tco_delta_usd"] = delta->uncalibrated && delta->calibrated
+                                    ? number(delta->tco_delta_usd, path + ".tco_delta_usd")
+                                    : Json(nullptr);
+        json["text"] = plan_text::calibration_delta_text(*delta);
         return json;
     }
 

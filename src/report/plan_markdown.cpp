@@ -220,6 +220,9 @@ void write_role(std::ostream& out, const RolePlan& plan) {
                                    plan.alternative->gpu))
             << "  \n";
     }
+    if (plan.calibration_delta) {
+        out << "**Calibration:** " << md(calibration_delta_text(*plan.calibration_delta)) << "  \n";
+    }
     out << md(search_summary(plan) + ".") << "\n\n";
     if (!plan.ranked.empty()) {
         write_candidates(out, plan);

@@ -310,6 +310,10 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
             alternative_text(candidate_summary(*plan.alternative), plan.alternative_why_not, plan.alternative->gpu),
             width);
     }
+    if (plan.calibration_delta) {
+        write_wrapped(out, indent + paint.bold("calibration:") + " ", role_indent + 13,
+                      calibration_delta_text(*plan.calibration_delta), width);
+    }
     for (const std::string& advice : plan.advice) {
         write_wrapped(out, indent + paint.yellow("→") + " ", role_indent + 2, advice, width);
     }
