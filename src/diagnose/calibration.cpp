@@ -56,9 +56,13 @@ std::string calibration_yaml(const Diagnosis& diagnosis, const GpuSpec* gpu) {
                                            serving.metrics_source, serving.engine, at_running),
                                "output_tokens_per_s", *serving.output_tokens_per_s, batch});
     }
-    if (serving.tpot_s && *serving.tpot_s > 0) {
-        points.push_back(Point{fmt::format("from {}: {}'s mean time per output token{} (the model reads tpot as one "
-                                           "request alone: close at light load)",
+    // The model's tpot is one request alone on a replica; under load a token's time also holds the
+    // batch's other sequences and prefills. As gpusel calibrate does (docs/calibrate.md), it is a
+    // point only where the server ran one request at a time.
+    const bool one_at_a_time = serving.running_requests && *serving.running_requests <= 1;
+    if (serving.tpot_s && *serving.tpot_s > 0 && one_at_a_time) {
+        points.push_back(Point{fmt::format("from {}: {}'s mean time per output token{} (one request at a time, "
+                                           "as the model reads tpot)",
                                            serving.metrics_source, serving.engine, at_running),
                                "tpot", *serving.tpot_s, std::nullopt});
     }
@@ -87,6 +91,11 @@ std::string calibration_yaml(const Diagnosis& diagnosis, const GpuSpec* gpu) {
                            point.batch ? fmt::format(", batch: {}", *point.batch) : "");
     }
     out += "# Measured, but not calibration points:\n";
+    if (serving.tpot_s && *serving.tpot_s > 0 && !one_at_a_time) {
+        out += comment(fmt::format("  mean time per output token {:.4g} s{}: under load, not the one request alone "
+                                   "the model's tpot is",
+                                   *serving.tpot_s, at_running));
+    }
     if (diagnosis.gpu_busy_pct) {
         out +=
             comment(fmt::format("  GPU utilisation {:.2f} % ({})", *diagnosis.gpu_busy_pct, diagnosis.gpu_busy_source));
