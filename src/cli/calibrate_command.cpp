@@ -108,9 +108,14 @@ void register_calibrate(CLI::App& app, Context& context) {
         "  gpusel plan examples/smart-support.yaml --calibration measured.yaml\n"
         "  gpusel calibrate sglang.jsonl trtllm-report.txt --gpu A100-80GB-SXM4 --count 2\n"
         "  curl -s localhost:8000/metrics > m.txt; gpusel calibrate m.txt --gpu L40S --batch 1\n"
+        "  gpusel calibrate trainer_state.json --gpu A100-80GB-SXM4 --count 8\n"
+        "  gpusel calibrate vllm-startup.log --gpu H100-SXM5 -o memory.yaml\n"
         "\nReads: vllm bench serve --save-result JSON; SGLang bench_serving --output-file JSONL;\n"
-        "trtllm-bench throughput reports; vLLM/SGLang /metrics scrapes; GPU telemetry (nvidia-smi dmon,\n"
-        "dcgmi dmon, --query-gpu CSV, DCGM exporter: notes only). Output throughput becomes a point at the\n"
+        "trtllm-bench throughput reports; vLLM/SGLang /metrics scrapes; Hugging Face Trainer\n"
+        "trainer_state.json or its log line; Megatron-LM logs; torchtune and Lightning logs;\n"
+        "torch.cuda.memory_summary() and max_memory_allocated printouts; vLLM start-up logs\n"
+        "(calibration.serving_memory); GPU telemetry (nvidia-smi dmon, dcgmi dmon, --query-gpu CSV,\n"
+        "DCGM exporter: notes only). Output throughput becomes a point at the\n"
         "run's concurrency; TTFT and TPOT only from runs at one request at a time. The file is the\n"
         "`calibration:` block of a workload, with where each point came from (docs/calibrate.md).\n");
     command->callback([&context, options] { run_calibrate(context, *options); });
