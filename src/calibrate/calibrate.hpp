@@ -49,8 +49,8 @@ struct MeasuredSource {
     std::vector<SpeedCalibrationPoint> speed;
     std::vector<MemoryCalibrationPoint> memory;
     std::vector<ServingMemoryCalibrationPoint> serving_memory;  // a serving engine's start-up figures
-    std::vector<std::string> provenance;  // one line per point or figure read
-    std::vector<std::string> notes;       // what was read but not used, and why
+    std::vector<std::string> provenance;                        // one line per point or figure read
+    std::vector<std::string> notes;                             // what was read but not used, and why
 };
 
 // The format of `text`, or nullopt when none matches.

@@ -92,9 +92,10 @@ std::string calibration_yaml(const Diagnosis& diagnosis, const GpuSpec* gpu) {
     }
     out += "# Measured, but not calibration points:\n";
     if (serving.tpot_s && *serving.tpot_s > 0 && !one_at_a_time) {
-        out += comment(fmt::format("  mean time per output token {:.4g} s{}: under load, not the one request alone "
-                                   "the model's tpot is",
-                                   *serving.tpot_s, at_running));
+        out +=
+            comment(fmt::format("  mean time per output token {:.4g} s{}: under load, not the one request alone "
+                                "the model's tpot is",
+                                *serving.tpot_s, at_running));
     }
     if (diagnosis.gpu_busy_pct) {
         out +=
