@@ -18,14 +18,6 @@ using namespace calibrate_detail;
 
 namespace {
 
-MeasuredSource source_for(const std::string& path, MeasurementFormat format, const std::string& gpu) {
-    MeasuredSource source;
-    source.path = path;
-    source.format = format;
-    source.gpu = gpu;
-    return source;
-}
-
 MemoryCalibrationPoint memory_point(const std::string& gpu, int micro_batch, double peak_bytes) {
     MemoryCalibrationPoint point;
     point.gpu = gpu;

@@ -199,6 +199,26 @@ double median_value(std::vector<double> values) {
     return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
+SteadyMedian median_after_warm_up(const std::vector<std::pair<long long, double>>& readings) {
+    SteadyMedian median;
+    median.first_skipped = readings.size() > 1;
+    std::vector<double> values;
+    for (std::size_t i = median.first_skipped ? 1 : 0; i < readings.size(); ++i) {
+        values.push_back(readings[i].second);
+    }
+    median.used = values.size();
+    median.value = median_value(std::move(values));
+    return median;
+}
+
+MeasuredSource source_for(const std::string& path, MeasurementFormat format, const std::string& gpu) {
+    MeasuredSource source;
+    source.path = path;
+    source.format = format;
+    source.gpu = gpu;
+    return source;
+}
+
 void fail_at(const std::string& path, Position position, std::string field, std::string message) {
     throw InputError(Diagnostic{path, position, std::move(field), std::move(message)});
 }

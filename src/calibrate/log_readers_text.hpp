@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "calibrate/calibrate.hpp"
@@ -50,6 +51,18 @@ LabelledFigure figure_after(std::string_view line, std::string_view key, bool ca
 std::optional<double> bytes_per_unit(std::string_view unit);
 
 double median_value(std::vector<double> values);
+
+// The median of the readings' figures (second), the first left out as warm-up when there are
+// more (a log's first interval holds the start-up); `used` is how many the median took.
+struct SteadyMedian {
+    double value = 0;
+    std::size_t used = 0;
+    bool first_skipped = false;
+};
+SteadyMedian median_after_warm_up(const std::vector<std::pair<long long, double>>& readings);
+
+// An empty source of `format` read from `path`, its points on `gpu`.
+MeasuredSource source_for(const std::string& path, MeasurementFormat format, const std::string& gpu);
 
 [[noreturn]] void fail_at(const std::string& path, Position position, std::string field, std::string message);
 [[noreturn]] void fail(const std::string& path, std::string field, std::string message);

@@ -17,14 +17,6 @@ using namespace calibrate_detail;
 
 namespace {
 
-MeasuredSource source_for(const std::string& path, MeasurementFormat format, const std::string& gpu) {
-    MeasuredSource source;
-    source.path = path;
-    source.format = format;
-    source.gpu = gpu;
-    return source;
-}
-
 SpeedCalibrationPoint speed_point(const std::string& gpu, int count, MeasuredMetric metric, double measured, int batch,
                                   const std::string& path) {
     SpeedCalibrationPoint point;
@@ -393,23 +385,19 @@ MeasuredSource read_torchtune(const std::vector<TextLine>& lines, const std::str
              "the torchtune log has no tokens_per_second_per_gpu figure (the recipes log it every "
              "log_every_n_steps): no speed to calibrate with");
     }
-    const std::size_t first = rates.size() > 1 ? 1 : 0;
-    std::vector<double> values;
-    for (std::size_t i = first; i < rates.size(); ++i) {
-        values.push_back(rates[i].second);
-    }
-    const double per_gpu = median_value(values);
+    const SteadyMedian steady = median_after_warm_up(rates);
+    const double per_gpu = steady.value;
     const int count = context.count > 0 ? context.count : 1;
     MeasuredSource source = source_for(path, MeasurementFormat::lightning_log, gpu);
     source.speed.push_back(
         speed_point(gpu, count, MeasuredMetric::training_tokens_per_s, per_gpu * count, context.batch, path));
-    const std::size_t used = rates.size() - first;
+    const std::size_t used = steady.used;
     source.provenance.push_back(fmt::format(
         "training_tokens_per_s {:.1f} = tokens_per_second_per_gpu {:.1f} × {} GPU{} (torchtune log: median of {} "
         "step{} up to step {}{})",
         per_gpu * count, per_gpu, count, count == 1 ? "" : "s", used, used == 1 ? "" : "s", rates.back().first,
-        first == 1 ? fmt::format(", step {} skipped as warm-up", rates.front().first)
-                   : std::string(", the only one: it includes the start-up")));
+        steady.first_skipped ? fmt::format(", step {} skipped as warm-up", rates.front().first)
+                             : std::string(", the only one: it includes the start-up")));
     if (context.count <= 0) {
         source.notes.push_back("count 1 GPU assumed (the log gives a per-GPU rate): give --count for the whole job");
     }
@@ -460,23 +448,19 @@ MeasuredSource read_lightning(const std::vector<TextLine>& lines, const std::str
     const int batch = require_batch(context, path,
                                     "a Lightning progress bar counts batches per second per process; the samples "
                                     "per batch are not in the log");
-    const std::size_t first = epochs.size() > 1 ? 1 : 0;
-    std::vector<double> values;
-    for (std::size_t i = first; i < epochs.size(); ++i) {
-        values.push_back(epochs[i].second);
-    }
-    const double iterations = median_value(values);
+    const SteadyMedian steady = median_after_warm_up(epochs);
+    const double iterations = steady.value;
     const int count = context.count > 0 ? context.count : 1;
     const double measured = iterations * batch * count;
     MeasuredSource source = source_for(path, MeasurementFormat::lightning_log, gpu);
     source.speed.push_back(speed_point(gpu, count, MeasuredMetric::samples_per_s, measured, batch, path));
-    const std::size_t used = epochs.size() - first;
+    const std::size_t used = steady.used;
     source.provenance.push_back(fmt::format(
         "samples_per_s {:.2f} = {:.2f} it/s × batch {} × {} GPU{} (Lightning progress bar: median of the last rate "
         "of {} epoch{}{})",
         measured, iterations, batch, count, count == 1 ? "" : "s", used, used == 1 ? "" : "s",
-        first == 1 ? fmt::format(", epoch {} skipped as warm-up", epochs.front().first)
-                   : std::string(", the only one: it includes the start-up")));
+        steady.first_skipped ? fmt::format(", epoch {} skipped as warm-up", epochs.front().first)
+                             : std::string(", the only one: it includes the start-up")));
     source.notes.push_back(
         "the bar's rate is tqdm's smoothed rate of one process; Lightning 1.x counted validation batches in the "
         "epoch bar");

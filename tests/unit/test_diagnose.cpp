@@ -838,10 +838,9 @@ TEST_CASE("diagnose::calibration_yaml writes the measured speeds in the workload
           "    # from fed.txt: vllm's generated-token counter over the capture, at 4.4 running requests on average; "
           "1 x H100-SXM5\n"
           "    - {gpu: H100-SXM5, count: 1, metric: output_tokens_per_s, measured: 600, batch: 4}\n"
-          "    # from fed.txt: vllm's mean time per output token, at 4.4 running requests on average (the model reads "
-          "tpot as one request alone: close at light load); 1 x H100-SXM5\n"
-          "    - {gpu: H100-SXM5, count: 1, metric: tpot, measured: 0.0072s}\n"
           "# Measured, but not calibration points:\n"
+          "#   mean time per output token 0.0072 s, at 4.4 running requests on average: under load, not the one "
+          "request alone the model's tpot is\n"
           "#   GPU utilisation 25.00 % (prometheus-text fed.txt)\n"
           "#   request rate 3 req/s (the engine's finished-request counter in fed.txt)\n"
           "#   prompt tokens 3072/s (fed.txt)\n"
@@ -854,12 +853,23 @@ TEST_CASE("diagnose::calibration_yaml writes the measured speeds in the workload
     const Workload workload =
         load_workload_text("format: 1\nname: w\nkind: inference\nmodel: {preset: llama-3.1-8b}\n" + yaml, "w.yaml",
                            LoadContext{&catalog, &models});
-    REQUIRE(workload.calibration.speed.size() == 2);
+    REQUIRE(workload.calibration.speed.size() == 1);
     CHECK(workload.calibration.speed[0].metric == MeasuredMetric::output_tokens_per_s);
     CHECK(workload.calibration.speed[0].measured == 600);
     CHECK(workload.calibration.speed[0].batch == 4);
-    CHECK(workload.calibration.speed[1].metric == MeasuredMetric::tpot);
-    CHECK(workload.calibration.speed[1].measured == 0.0072);
+
+    SECTION("one request at a time: the time per output token is a tpot point") {
+        Diagnosis alone = d;
+        alone.serving.running_requests = 1.0;
+        const Workload measured = load_workload_text(
+            "format: 1\nname: w\nkind: inference\nmodel: {preset: "
+            "llama-3.1-8b}\n" +
+                calibration_yaml(alone, h100),
+            "w.yaml", LoadContext{&catalog, &models});
+        REQUIRE(measured.calibration.speed.size() == 2);
+        CHECK(measured.calibration.speed[1].metric == MeasuredMetric::tpot);
+        CHECK(measured.calibration.speed[1].measured == 0.0072);
+    }
 
     SECTION("no GPU named: refused") {
         CHECK_THROWS_AS(calibration_yaml(d, nullptr), UsageError);
