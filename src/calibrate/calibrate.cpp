@@ -132,9 +132,13 @@ std::string source_header(std::string_view indent, const MeasuredSource& source)
 
 std::string speed_line(const SpeedCalibrationPoint& point) {
     const bool time = point.metric == MeasuredMetric::ttft || point.metric == MeasuredMetric::tpot;
-    return fmt::format("    - {{gpu: {}, count: {}, metric: {}, measured: {}{}{}, from: {}}}\n", point.gpu, point.count,
-                       to_string(point.metric), number(point.measured), time ? "s" : "",
-                       point.batch > 0 ? fmt::format(", batch: {}", point.batch) : std::string(), quoted(point.from));
+    const std::string_view run = point.run == SpeedCalibrationPoint::Run::training    ? ", kind: training"
+                                 : point.run == SpeedCalibrationPoint::Run::inference ? ", kind: inference"
+                                                                                      : "";
+    return fmt::format("    - {{gpu: {}, count: {}, metric: {}, measured: {}{}{}{}, from: {}}}\n", point.gpu,
+                       point.count, to_string(point.metric), number(point.measured), time ? "s" : "",
+                       point.batch > 0 ? fmt::format(", batch: {}", point.batch) : std::string(), run,
+                       quoted(point.from));
 }
 
 std::string memory_line(const MemoryCalibrationPoint& point) {
@@ -190,8 +194,14 @@ MeasuredSource read_measurement(std::string_view text, const std::string& path, 
     MeasuredSource source = entry->read(text, path, context);
     source.path = path;
     source.format = entry->format;
+    // What ran is the format's: a training log measured training, a benchmark or engine metrics
+    // measured serving (samples_per_s alone does not say which).
+    const bool training_format = entry->format == MeasurementFormat::hf_trainer_state ||
+                                 entry->format == MeasurementFormat::megatron_log ||
+                                 entry->format == MeasurementFormat::lightning_log;
     for (SpeedCalibrationPoint& point : source.speed) {
         point.from = path;
+        point.run = training_format ? SpeedCalibrationPoint::Run::training : SpeedCalibrationPoint::Run::inference;
     }
     for (MemoryCalibrationPoint& point : source.memory) {
         point.from = path;

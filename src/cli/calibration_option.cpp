@@ -12,8 +12,11 @@ namespace {
 
 // Which workloads a speed point can calibrate: the model predicts inference metrics only for
 // inference workloads and training tokens/s only for training ones (perf/calibration.cpp).
-bool takes(const Workload& workload, MeasuredMetric metric) {
-    switch (metric) {
+bool takes(const Workload& workload, const SpeedCalibrationPoint& point) {
+    if (point.run != SpeedCalibrationPoint::Run::unstated) {
+        return (point.run == SpeedCalibrationPoint::Run::training) == workload.is_training();
+    }
+    switch (point.metric) {
         case MeasuredMetric::training_tokens_per_s:
             return workload.is_training();
         case MeasuredMetric::output_tokens_per_s:
@@ -78,12 +81,17 @@ void apply_calibration_option(Context& context, const std::string& file, Workloa
     append_calibration_file(file, calibrated, context.load_context());
     // A point of the other kind of workload would fail later with less to go on; say it here.
     for (const SpeedCalibrationPoint& point : calibrated.calibration.speed) {
-        if (!takes(workload, point.metric)) {
-            throw InputError(
-                Diagnostic{point.where.file, point.where.position, point.where.path,
-                           fmt::format("metric {} calibrates {} workloads, and {} is {}", to_string(point.metric),
-                                       workload.is_training() ? "inference" : "training", workload.name,
-                                       workload.is_training() ? "a training workload" : "an inference workload")});
+        if (!takes(workload, point)) {
+            throw InputError(Diagnostic{
+                point.where.file, point.where.position, point.where.path,
+                fmt::format(
+                    "{} calibrates {} workloads, and {} is {}",
+                    point.run == SpeedCalibrationPoint::Run::unstated
+                        ? fmt::format("metric {}", to_string(point.metric))
+                        : fmt::format("a {} measurement (kind: {})", workload.is_training() ? "serving" : "training",
+                                      workload.is_training() ? "inference" : "training"),
+                    workload.is_training() ? "inference" : "training", workload.name,
+                    workload.is_training() ? "a training workload" : "an inference workload")});
         }
     }
     if (!calibrated.calibration.memory.empty() && !workload.is_training()) {
@@ -132,7 +140,7 @@ void apply_calibration_option(Context& context, const std::string& file, Project
     for (std::size_t point = 0; point < readings.front().speed.size(); ++point) {
         std::vector<bool> fits;
         for (std::size_t w = 0; w < project.workloads.size(); ++w) {
-            fits.push_back(takes(project.workloads[w], readings[w].speed[point].metric));
+            fits.push_back(takes(project.workloads[w], readings[w].speed[point]));
         }
         const SpeedCalibrationPoint& first = readings.front().speed[point];
         const std::size_t to =

@@ -304,7 +304,12 @@ struct SpeedCalibrationPoint {
     double measured = 0;  // per second, or seconds for ttft / tpot
     int batch = 0;        // inference batch per replica or training micro-batch; 0 = the workload's
     std::string from;     // the file the figure was read from, "" when typed
-    Diagnostic where;     // file, position and path of the point, for errors found later
+    // What ran when it was measured (`kind: training|inference`; gpusel calibrate writes it from
+    // the file's format): samples_per_s is a training rate or an inference request rate, and a
+    // training log must not calibrate a serving workload. unstated: as the workload is.
+    enum class Run { unstated, training, inference };
+    Run run = Run::unstated;
+    Diagnostic where;  // file, position and path of the point, for errors found later
 };
 
 // What a paged serving engine measured at start-up on one GPU of a replica

@@ -127,6 +127,9 @@ void WorkloadReader::read_speed_point(MapReader& point) {
     // `from:` names the measurement a point was read from (gpusel calibrate writes it); a
     // vllm_benchmark file replaces it with the file itself.
     point.text("from", value.from);
+    static constexpr std::pair<SpeedCalibrationPoint::Run, std::string_view> run_names[] = {
+        {SpeedCalibrationPoint::Run::training, "training"}, {SpeedCalibrationPoint::Run::inference, "inference"}};
+    point.choice("kind", value.run, run_names);
     std::string file;
     if (point.text("vllm_benchmark", file)) {
         if (point.has("metric") || point.has("measured")) {

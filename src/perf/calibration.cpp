@@ -117,6 +117,13 @@ SpeedCalibration calibrate_speed(const Workload& workload, const Catalog& catalo
     }
     double log_sum = 0;
     for (const SpeedCalibrationPoint& point : workload.calibration.speed) {
+        if (point.run != SpeedCalibrationPoint::Run::unstated &&
+            (point.run == SpeedCalibrationPoint::Run::training) != workload.is_training()) {
+            point_error(point, fmt::format("a {} measurement (kind: {}) cannot calibrate the {} workload {}",
+                                           workload.is_training() ? "serving" : "training",
+                                           workload.is_training() ? "inference" : "training",
+                                           workload.is_training() ? "training" : "inference", workload.name));
+        }
         const GpuSpec* gpu = catalog.find(point.gpu);
         if (gpu == nullptr) {
             point_error(point, fmt::format("unknown GPU '{}'", point.gpu));

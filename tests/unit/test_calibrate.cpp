@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibrate/calibrate.hpp"
+#include "perf/calibration.hpp"
 #include "support/test_support.hpp"
 
 using namespace gpusel;
@@ -244,9 +245,11 @@ TEST_CASE("the calibration file reads back through --calibration with its points
         read("telemetry/derived-nvidia-smi-query-gpu-csv-header-units-H100-vllm-25pct-fb-92pct-40s.txt",
              on("H100-SXM5"))};
     const std::string yaml = calibration_file_yaml(sources);
-    CHECK_THAT(yaml, Contains("    - {gpu: H100-SXM5, count: 1, metric: output_tokens_per_s, measured: 137.3096, "
-                              "batch: 1, from: \"calibration/vllm-bench-serve-llama3.1-8b-h100-c1.json\"}\n"));
-    CHECK_THAT(yaml, Contains("metric: ttft, measured: 0.0245s, from:"));
+    CHECK_THAT(
+        yaml,
+        Contains("    - {gpu: H100-SXM5, count: 1, metric: output_tokens_per_s, measured: 137.3096, "
+                 "batch: 1, kind: inference, from: \"calibration/vllm-bench-serve-llama3.1-8b-h100-c1.json\"}\n"));
+    CHECK_THAT(yaml, Contains("metric: ttft, measured: 0.0245s, kind: inference, from:"));
     CHECK_THAT(yaml, Contains("# Read, but no calibration points:\n"));
 
     const std::filesystem::path file = std::filesystem::temp_directory_path() / "gpusel-test-calibrate.yaml";
@@ -296,4 +299,33 @@ TEST_CASE("a vllm_benchmark path in a calibration file is relative to that file"
     REQUIRE(workload.calibration.speed.size() == 1);
     require_point(workload.calibration.speed[0], "H100-SXM5", 1, MeasuredMetric::output_tokens_per_s, 1843.318, 16);
     CHECK(workload.calibration.speed[0].from == (folder / "runs" / "c16.json").string());
+}
+
+TEST_CASE("a training log's point says it measured training and never calibrates a serving workload", "[calibrate]") {
+    // A Megatron log's samples/s is a training rate; read as an inference request rate it set a
+    // stack factor of 0.33 on a serving plan.
+    const MeasuredSource training = read("calibration/logs/megatron.log", on("H100-SXM5", 8));
+    REQUIRE(training.speed.size() == 1);
+    CHECK(training.speed[0].metric == MeasuredMetric::samples_per_s);
+    CHECK(training.speed[0].run == SpeedCalibrationPoint::Run::training);
+    CHECK_THAT(calibration_file_yaml({training}), Contains("kind: training, from:"));
+    CHECK(read("calibration/vllm-bench-serve-llama3.1-8b-h100-c16.json", on("H100-SXM5")).speed[0].run ==
+          SpeedCalibrationPoint::Run::inference);
+
+    const LoadContext context{&test::catalog(), &test::models()};
+    const Workload typed = load_workload_text(std::string(chat_workload) +
+                                                  "calibration:\n  speed:\n    - {gpu: H100-SXM5, count: 8, metric: "
+                                                  "samples_per_s, measured: 51.9, kind: training}\n",
+                                              "chat.yaml", context);
+    REQUIRE(typed.calibration.speed.size() == 1);
+    CHECK(typed.calibration.speed[0].run == SpeedCalibrationPoint::Run::training);
+    CHECK_THROWS_WITH(calibrate_speed(typed, test::catalog(), test::efficiency()),
+                      Contains("chat.yaml:") && Contains("a training measurement (kind: training) cannot calibrate "
+                                                         "the inference workload chat"));
+    // Unstated, samples_per_s on a serving workload is its request rate, as before.
+    const Workload unstated = load_workload_text(std::string(chat_workload) +
+                                                     "calibration:\n  speed:\n    - {gpu: H100-SXM5, metric: "
+                                                     "samples_per_s, measured: 2}\n",
+                                                 "chat.yaml", context);
+    CHECK(calibrate_speed(unstated, test::catalog(), test::efficiency()).applied);
 }
