@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,11 @@ namespace gpusel {
 using namespace calibrate_detail;
 
 namespace {
+
+// Both Trainer outputs take train_samples_per_second, which divides by all of train().
+constexpr std::string_view trainer_runtime_note =
+    "train_runtime spans the whole train() call, start-up steps and any evaluation included: the rate is a "
+    "lower bound of the steady speed";
 
 SpeedCalibrationPoint speed_point(const std::string& gpu, int count, MeasuredMetric metric, double measured, int batch,
                                   const std::string& path) {
@@ -104,9 +110,7 @@ MeasuredSource read_trainer_state_json(std::string_view text, const std::string&
     source.speed.push_back(speed_point(gpu, count, MeasuredMetric::samples_per_s, measured, batch, path));
     source.provenance.push_back(
         fmt::format("{} {:g} (trainer_state.json log_history, final{})", samples_key, measured, detail));
-    source.notes.push_back(
-        "train_runtime spans the whole train() call, start-up steps and any evaluation included: the rate is a "
-        "lower bound of the steady speed");
+    source.notes.emplace_back(trainer_runtime_note);
     if (final_entry->contains("train_tokens_per_second")) {
         source.notes.push_back(
             "train_tokens_per_second read but not used: whether it is per device or of all devices changed across "
@@ -143,9 +147,7 @@ MeasuredSource read_trainer_log_lines(std::string_view text, const std::string& 
     source.provenance.push_back(
         fmt::format("{} {:g} (Trainer log line {}{})", samples_key, measured, last->number,
                     runtime.number ? fmt::format(", train_runtime {:g} s", *runtime.number) : std::string()));
-    source.notes.push_back(
-        "train_runtime spans the whole train() call, start-up steps and any evaluation included: the rate is a "
-        "lower bound of the steady speed");
+    source.notes.emplace_back(trainer_runtime_note);
     if (context.count <= 0) {
         source.notes.push_back("count 1 GPU assumed (the Trainer's log does not print the world size): give --count");
     }
