@@ -135,6 +135,35 @@ struct SloSpec {
     double percentile = 99;
 };
 
+// A request-length distribution (issue 37: fleets serve a mix of short and long requests).
+// Written `{p50: 300, p90: 2000}` (a log-normal through both percentiles, discretised into
+// bins) or `{histogram: [[tokens, share], ...]}`. Owned by plan/mix.cpp (docs/workload.md).
+struct LengthDistribution {
+    struct Bin {
+        int tokens = 0;    // the bin's representative length
+        double share = 0;  // of requests, (0, 1]; the shares of all bins sum to 1
+    };
+    std::vector<Bin> bins;  // ascending tokens; empty = a single length (InferenceSpec's int)
+    int p50_tokens = 0;     // as written in the percentile form; 0 for a histogram
+    int p90_tokens = 0;
+    bool given() const { return !bins.empty(); }
+    double mean_tokens() const;          // the shares' weighted mean; 0 when not given
+    int quantile_tokens(double q) const; // the smallest bin length whose cumulative share reaches q
+};
+
+// Load that moves over the day or week (issue 37; docs/cost-model.md, "Fleets over time"):
+// `inference.load: {profile: [24 or 168 shares], peak_rps: 40, growth: 5%/mo}` or
+// `{trace: requests.csv}` (requests per hour, one row per hour). Owned by plan/fleet.cpp.
+struct LoadProfile {
+    // The share of the peak in each hour, in [0, 1], the largest 1: 24 values (a day, repeated) or
+    // 168 (a week from Monday 00:00). A trace is read into shares and peak_requests_per_s.
+    std::vector<double> hourly_shares;
+    double peak_requests_per_s = 0;  // the load at share 1 in the first month
+    double growth_per_month = 0;     // compound growth of the whole profile, e.g. 0.05
+    std::string trace_path;          // as written (resolved against the workload file); empty = profile
+    bool given() const { return !hourly_shares.empty(); }
+};
+
 struct InferenceSpec {
     int input_tokens = 512;
     int output_tokens = 256;
@@ -153,6 +182,13 @@ struct InferenceSpec {
     // bench_serving): the load a benchmark drives. 0 = open loop at requests_per_s.
     int concurrency = 0;
     SloSpec slo;
+    // Length distributions (optional): when given, input_tokens/output_tokens hold their mean
+    // (rounded), which every single-configuration estimate runs at.
+    LengthDistribution input_length;
+    LengthDistribution output_length;
+    // Load over the day (optional): when given, requests_per_s holds the peak of the horizon's
+    // first month, which the single-type plan sizes for; RolePlan::fleet prices the hours.
+    LoadProfile load;
     // The load as reports name it: "64 clients" or "20 req/s".
     std::string load_text() const;
     // Diffusion models: denoising steps per image (one request = one image) and whether
@@ -185,6 +221,31 @@ struct DataSpec {
     int loader_workers = 8;
 };
 
+// Prefill/decode disaggregation (issue 34 item 4; docs/perf-model.md, "Disaggregated serving"):
+// `deployment.disaggregated: auto` lets the planner size prefill and decode workers;
+// `{prefill: {gpu, count, tensor_parallel}, decode: {...}}` fixes them. Owned by
+// plan/disaggregation.cpp.
+struct DisaggregatedWorkers {
+    std::string gpu;          // catalog id; empty = the planner chooses
+    int count = 0;            // workers of this phase per replica; 0 = the planner sizes it
+    int tensor_parallel = 0;  // GPUs per worker; 0 = the fewest that hold the model
+    int expert_parallel = 0;  // 0 = as inference.expert_parallel
+};
+struct DisaggregationSpec {
+    bool automatic = true;  // `auto`: every worker field chosen by the planner
+    DisaggregatedWorkers prefill;
+    DisaggregatedWorkers decode;
+};
+
+// The currency outputs are written in (issue 35 item 6): `deployment.currency: {code: EUR,
+// per_usd: 0.86, as_of: 2026-11}` — the user's rate and its date; gpusel holds no rates.
+struct CurrencySpec {
+    std::string code = "USD";  // ISO 4217, upper case
+    double per_usd = 1;        // units of `code` one US dollar buys
+    std::string as_of;         // YYYY-MM or YYYY-MM-DD of the rate; empty for USD
+    bool is_usd() const { return code == "USD"; }
+};
+
 struct DeploymentSpec {
     DeploymentTarget target = DeploymentTarget::automatic;
     double horizon_months = 24;
@@ -212,6 +273,10 @@ struct DeploymentSpec {
     // Straight-line depreciation life of owned units, months; empty = data/cost.yaml's
     // depreciation.asset_life_months (docs/cost-model.md).
     std::optional<double> asset_life_months;
+    // Prefill/decode disaggregation (issue 34 item 4): empty = co-located serving only.
+    std::optional<DisaggregationSpec> disaggregated;
+    // The currency of every output (issue 35 item 6); USD stays in JSON beside it.
+    CurrencySpec currency;
     bool ops_given = false;  // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
     bool pue_given = false;  // pue set in the file (else 1.0 away from a data centre)
 };

@@ -15,6 +15,9 @@
 #include "memory/memory.hpp"
 #include "perf/calibration.hpp"
 #include "perf/perf.hpp"
+#include "plan/disaggregation.hpp"
+#include "plan/fleet.hpp"
+#include "plan/mix.hpp"
 #include "plan/uncertainty.hpp"
 
 namespace gpusel {
@@ -165,6 +168,12 @@ struct RolePlan {
     SpeedBandFactors speed_band;   // its out-of-sample band (data/efficiency.yaml speed_bands)
     // Only where the calibration is applied: the pick against the plan without the measurement.
     std::optional<CalibrationDelta> calibration_delta;
+    // Serving roles with inference.load: owned base plus rented peak (plan/fleet.hpp).
+    std::optional<FleetPlan> fleet;
+    // Serving roles with an input length distribution: the best two-type mix (plan/mix.hpp).
+    std::optional<MixPlan> mix;
+    // Serving roles with deployment.disaggregated: prefill/decode workers (plan/disaggregation.hpp).
+    std::optional<DisaggregatedPlan> disaggregated;
 };
 
 // The delta between a role's plan without and with its speed calibration: `calibrated` is the
