@@ -7,6 +7,7 @@
 #include "inputs/workload.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -432,6 +433,131 @@ void read_workload_list(MapReader& top, std::string_view key, Project& project, 
         }
     }
 }
+namespace {
+
+// A month written YYYY-MM as a count of months since year 0; nullopt when malformed.
+std::optional<int> month_index(const std::string& text) {
+    if (text.size() != 7 || text[4] != '-') {
+        return std::nullopt;
+    }
+    int year = 0;
+    int month = 0;
+    for (std::size_t i = 0; i < 7; ++i) {
+        if (i == 4) {
+            continue;
+        }
+        if (text[i] < '0' || text[i] > '9') {
+            return std::nullopt;
+        }
+        (i < 4 ? year : month) = (i < 4 ? year : month) * 10 + (text[i] - '0');
+    }
+    if (month < 1 || month > 12) {
+        return std::nullopt;
+    }
+    return year * 12 + month - 1;
+}
+
+// `phases:` of a project file: each names a workload and its months; the phase's length becomes
+// the workload's horizon (a horizon the workload states must agree with it).
+void read_phases(MapReader& top, Project& project, Diagnostics& diagnostics) {
+    const YamlNode* list = top.node("phases");
+    if (list == nullptr) {
+        return;
+    }
+    if (list->kind != YamlNode::Kind::sequence || list->items.empty()) {
+        top.error("phases", "expected a list of phases ({workload: NAME, from: 2027-01, to: 2027-02})");
+        return;
+    }
+    std::vector<std::string> names;
+    for (const Workload& workload : project.workloads) {
+        names.push_back(workload.name);
+    }
+    struct Read {
+        ProjectPhase phase;
+        int from_index = 0;
+        int to_index = 0;
+        Position position;
+        std::string path;
+    };
+    std::vector<Read> read;
+    for (std::size_t i = 0; i < list->items.size(); ++i) {
+        const std::string path = fmt::format("phases[{}]", i);
+        MapReader entry(list->items[i], path, diagnostics);
+        Read item;
+        item.path = path;
+        entry.require("workload");
+        entry.require("from");
+        entry.require("to");
+        const bool named = entry.text("workload", item.phase.workload);
+        const bool from_read = entry.text("from", item.phase.from);
+        const bool to_read = entry.text("to", item.phase.to);
+        entry.finish();
+        if (named && std::find(names.begin(), names.end(), item.phase.workload) == names.end()) {
+            entry.error("workload", fmt::format("no workload of this project is named '{}'{}", item.phase.workload,
+                                                did_you_mean(item.phase.workload, names)));
+            continue;
+        }
+        const std::optional<int> from = from_read ? month_index(item.phase.from) : std::nullopt;
+        const std::optional<int> to = to_read ? month_index(item.phase.to) : std::nullopt;
+        if (from_read && !from) {
+            entry.error("from", fmt::format("'{}' is not a month; write YYYY-MM, e.g. 2027-01", item.phase.from));
+        }
+        if (to_read && !to) {
+            entry.error("to", fmt::format("'{}' is not a month; write YYYY-MM, e.g. 2027-02", item.phase.to));
+        }
+        if (!named || !from || !to) {
+            continue;
+        }
+        if (*to < *from) {
+            entry.error("to", fmt::format("{} is before from ({})", item.phase.to, item.phase.from));
+            continue;
+        }
+        for (const Read& earlier : read) {
+            if (earlier.phase.workload == item.phase.workload) {
+                entry.error("workload", fmt::format("'{}' already has a phase ({}); one phase per workload",
+                                                    item.phase.workload, earlier.path));
+            }
+        }
+        item.from_index = *from;
+        item.to_index = *to;
+        item.position = entry.position_of("to");
+        read.push_back(std::move(item));
+    }
+    if (read.empty()) {
+        return;
+    }
+    int start = read.front().from_index;
+    for (const Read& item : read) {
+        start = std::min(start, item.from_index);
+    }
+    for (Read& item : read) {
+        item.phase.first_month = item.from_index - start + 1;
+        item.phase.last_month = item.to_index - start + 1;
+        Workload& workload = *std::find_if(project.workloads.begin(), project.workloads.end(),
+                                           [&](const Workload& w) { return w.name == item.phase.workload; });
+        const double months = item.phase.months();
+        const auto defaulted = std::find_if(workload.assumptions.begin(), workload.assumptions.end(),
+                                            [](const Assumption& a) { return a.field == "deployment.horizon"; });
+        if (defaulted == workload.assumptions.end() && std::abs(workload.deployment.horizon_months - months) > 0.05) {
+            diagnostics.error(item.position, item.path,
+                              fmt::format("the phase is {:g} months but '{}' states deployment.horizon {:.3g}mo; "
+                                          "remove its horizon (the phase sets it) or make them agree",
+                                          months, workload.name, workload.deployment.horizon_months));
+            continue;
+        }
+        workload.deployment.horizon_months = months;
+        if (defaulted != workload.assumptions.end()) {
+            defaulted->value = fmt::format("{:g}mo", months);
+            defaulted->source = fmt::format("its phase, {} to {}", item.phase.from, item.phase.to);
+        }
+        project.phases.push_back(item.phase);
+    }
+    std::sort(project.phases.begin(), project.phases.end(),
+              [](const ProjectPhase& a, const ProjectPhase& b) { return a.first_month < b.first_month; });
+}
+
+}  // namespace
+
 }  // namespace inputs_detail
 
 std::string_view to_string(WorkloadKind kind) {
@@ -484,6 +610,11 @@ Project load_project_file(const std::string& path, const LoadContext& context) {
     top.format_version();
     top.text("project", project.name);
     read_workload_list(top, "workloads", project, diagnostics, context, directory_of(path), display_name(path));
+    if (diagnostics.empty()) {
+        read_phases(top, project, diagnostics);
+    } else {
+        top.node("phases");  // known; its workloads did not load, so its names cannot be checked
+    }
     top.finish();
     diagnostics.throw_if_any();
     return project;

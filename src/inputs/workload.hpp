@@ -147,8 +147,8 @@ struct LengthDistribution {
     int p50_tokens = 0;     // as written in the percentile form; 0 for a histogram
     int p90_tokens = 0;
     bool given() const { return !bins.empty(); }
-    double mean_tokens() const;          // the shares' weighted mean; 0 when not given
-    int quantile_tokens(double q) const; // the smallest bin length whose cumulative share reaches q
+    double mean_tokens() const;           // the shares' weighted mean; 0 when not given
+    int quantile_tokens(double q) const;  // the smallest bin length whose cumulative share reaches q
 };
 
 // Load that moves over the day or week (issue 37; docs/cost-model.md, "Fleets over time"):
@@ -434,10 +434,23 @@ struct Workload {
     bool assumes_image_pipeline() const;
 };
 
+// When a workload of a project runs (issue 37 item 4; docs/cost-model.md, "Phases and a shared
+// fleet"): `phases: [{workload: NAME, from: 2027-01, to: 2027-02}, ...]`, months inclusive. Month
+// 1 is the earliest phase's first month. A phase sets its workload's deployment.horizon.
+struct ProjectPhase {
+    std::string workload;  // a workload name of the project
+    std::string from;      // YYYY-MM, as written
+    std::string to;        // YYYY-MM, as written
+    int first_month = 0;   // 1-based over the project
+    int last_month = 0;    // inclusive
+    int months() const { return last_month - first_month + 1; }
+};
+
 struct Project {
     std::string name;
     std::string file;
     std::vector<Workload> workloads;
+    std::vector<ProjectPhase> phases;  // empty = every workload over its own horizon, all at once
 };
 
 // The most GPUs one proposal line may give (count, or units × the offer's GPUs per unit): the

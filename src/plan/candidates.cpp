@@ -453,7 +453,7 @@ void CandidateEvaluator::evaluate_training(const GpuSpec& gpu, const TrainingSea
 // global batch still dividing) whose memory at the band's confidence quantile fits. 0 (and a
 // miss) when even the smallest does not.
 int CandidateEvaluator::confident_micro_batch(const GpuSpec& gpu, const TrainingChoice& choice, Miss& miss) const {
-    if (m_policy.exact_count) {
+    if (m_policy.exact_count && !m_policy.size_for_confidence) {
         return choice.micro_batch;  // check judges the hardware ordered at the estimate
     }
     const double z = normal_quantile(m_workload.confidence);

@@ -51,7 +51,8 @@ void closest_memory(const Workload& workload, const GpuSpec& gpu, const Training
 
 FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
                                Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
-                               const EfficiencyTable& efficiency, const SpeedCalibration* calibration) {
+                               const EfficiencyTable& efficiency, const SpeedCalibration* calibration,
+                               bool prefer_confident) {
     FixedEvaluation result;
     // A development role of several seats buys one box per engineer: the line's count is
     // seats × the GPUs of one box.
@@ -66,8 +67,9 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
         result.why_not = fmt::format("no {} support", to_string(workload.precision));
         return result;
     }
-    CandidateEvaluator evaluator(workload, catalog, efficiency,
-                                 CandidatePolicy::fixed_line(count, acquisition, unit_price_usd, offer), calibration);
+    CandidatePolicy policy = CandidatePolicy::fixed_line(count, acquisition, unit_price_usd, offer);
+    policy.size_for_confidence = prefer_confident;
+    CandidateEvaluator evaluator(workload, catalog, efficiency, std::move(policy), calibration);
     std::vector<Candidate> found;
     Miss miss;
     std::size_t evaluated = 0;
@@ -93,12 +95,26 @@ FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog,
     for (Candidate& candidate : found) {
         candidate.score = objective_score(workload.objective, candidate);
     }
-    std::stable_sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
-        if (meets_target(a) != meets_target(b)) {
-            return meets_target(a);
+    std::vector<bool> confident(found.size(), false);
+    if (prefer_confident) {
+        for (std::size_t i = 0; i < found.size(); ++i) {
+            confident[i] = evaluator.holds_at_confidence(gpu, found[i]);
         }
-        return a.score < b.score;
+    }
+    std::vector<std::size_t> order(found.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (meets_target(found[a]) != meets_target(found[b])) {
+            return meets_target(found[a]);
+        }
+        if (confident[a] != confident[b]) {
+            return static_cast<bool>(confident[a]);
+        }
+        return found[a].score < found[b].score;
     });
+    std::swap(found.front(), found[order.front()]);
     Candidate& best = found.front();
     best.memory = estimate_memory(workload, gpu, memory_query(best));
     fill_bottleneck_explanation(workload, gpu, best.perf);

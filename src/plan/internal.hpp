@@ -26,6 +26,14 @@ inline constexpr double infinity = std::numeric_limits<double>::infinity();
 RolePlan plan_role(const Workload& workload, const Catalog& catalog, const EfficiencyTable& uncalibrated,
                    Objective objective, std::size_t top, bool reference);
 
+// phases.cpp: the cheapest fleet of one GPU type, bought, that every phase of `phases` runs on
+// in turn (each role's pick on that type, the busiest month's sum in whole units), against the
+// phases' own picks; none when fewer than two phases or a phase's role has no pick. When the
+// fleet is chosen, `line` receives its procurement line (in place of the phases' own).
+std::optional<SharedFleet> plan_shared_fleet(const std::vector<ProjectPhase>& phases,
+                                             const std::vector<RolePlan>& roles, const Catalog& catalog,
+                                             const EfficiencyTable& efficiency, std::optional<ProcurementLine>& line);
+
 // relaxation.cpp: for a role where nothing is feasible, each constraint the workload sets that,
 // relaxed alone, gives a pick — with the least value among the options then ranked (GPU count,
 // deadline, budget, SLO target) or "any" (GPU filters) — in the order tried: max_gpus, deadline,
@@ -70,6 +78,9 @@ struct CandidatePolicy {
     bool enforce_budget = true;               // over-budget options are rejected here
     bool require_slo = true;                  // options that miss the SLO are rejected here
     bool record_closest_memory_miss = false;  // remember the layout that came closest to fitting
+    // An exact count sized as the planner sizes its picks (the micro-batch whose memory fits at
+    // the band's confidence quantile); false: judged at the estimate, as `check` does.
+    bool size_for_confidence = false;
 
     static CandidatePolicy search(const Workload& workload);
     static CandidatePolicy fixed_line(int count, Acquisition acquisition, std::optional<double> unit_price_usd,

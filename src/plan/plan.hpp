@@ -18,6 +18,7 @@
 #include "plan/disaggregation.hpp"
 #include "plan/fleet.hpp"
 #include "plan/mix.hpp"
+#include "plan/phases.hpp"
 #include "plan/uncertainty.hpp"
 
 namespace gpusel {
@@ -226,6 +227,9 @@ struct PlanReport {
     double total_monthly_opex_usd = 0;
     double total_tco_usd = 0;
     double horizon_months = 0;
+    // Projects with phases: one fleet the phases share, against each buying its own
+    // (plan/phases.hpp). When chosen, the procurement holds its one line in place of theirs.
+    std::optional<SharedFleet> shared_fleet;
 };
 
 // One fixed piece of hardware (for `gpusel check`): `count` GPUs of `gpu` acquired as
@@ -255,9 +259,13 @@ std::string constraint_exclusion(const Workload& workload, const GpuSpec& gpu);
 // carries the workload's speed calibration (calibrated_efficiency), fitted once by the caller;
 // `calibration`, that calibration, narrows the speed band on the GPU and size it measured as the
 // planner does (measured_speed_band).
+// `prefer_confident`: among the layouts that meet the target, one that holds at
+// objective.confidence first (the shared fleet of plan/phases.hpp sizes for it as the planner
+// does); otherwise the objective's best, as `check` judges a proposal at the estimate.
 FixedEvaluation evaluate_fixed(const Workload& workload, const Catalog& catalog, const GpuSpec& gpu, int count,
                                Acquisition acquisition, std::optional<double> unit_price_usd, const Offer* offer,
-                               const EfficiencyTable& efficiency, const SpeedCalibration* calibration = nullptr);
+                               const EfficiencyTable& efficiency, const SpeedCalibration* calibration = nullptr,
+                               bool prefer_confident = false);
 
 // The procurement line of a role's pick (an empty line when the role has none).
 ProcurementLine procurement_line(const RolePlan& plan);

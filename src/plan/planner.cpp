@@ -311,6 +311,7 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
                      const PlanOptions& options) {
     PlanReport report;
     report.project = project.name;
+    std::vector<std::string> line_workloads;  // the workload of each procurement line
     const bool several = project.workloads.size() > 1;
     for (const Workload& workload : project.workloads) {
         const Objective objective = options.objective.value_or(workload.objective);
@@ -361,8 +362,35 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             report.total_monthly_opex_usd += line.monthly_opex_usd;
             report.total_tco_usd += line.tco_usd;
             report.procurement.push_back(std::move(line));
+            line_workloads.push_back(workload.name);
         }
         report.roles.push_back(std::move(plan));
+    }
+    if (!project.phases.empty()) {
+        std::optional<ProcurementLine> shared;
+        report.shared_fleet = plan_shared_fleet(project.phases, report.roles, catalog, efficiency, shared);
+        if (shared) {
+            // The phases' own lines give way to the fleet's one.
+            std::vector<ProcurementLine> kept;
+            for (std::size_t i = 0; i < report.procurement.size(); ++i) {
+                const bool phased =
+                    std::any_of(project.phases.begin(), project.phases.end(),
+                                [&](const ProjectPhase& phase) { return phase.workload == line_workloads[i]; });
+                if (!phased) {
+                    kept.push_back(std::move(report.procurement[i]));
+                }
+            }
+            report.procurement = std::move(kept);
+            report.procurement.push_back(std::move(*shared));
+            report.total_capex_usd = 0;
+            report.total_monthly_opex_usd = 0;
+            report.total_tco_usd = 0;
+            for (const ProcurementLine& line : report.procurement) {
+                report.total_capex_usd += line.total_usd;
+                report.total_monthly_opex_usd += line.monthly_opex_usd;
+                report.total_tco_usd += line.tco_usd;
+            }
+        }
     }
     return report;
 }

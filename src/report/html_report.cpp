@@ -818,6 +818,50 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
     return figure(svg::render_line_chart(spec), caption);
 }
 
+// Projects with phases: the shared fleet's GPUs owned and kept busy, month by month.
+std::string shared_fleet_section(const PlanReport& report) {
+    if (!report.shared_fleet) {
+        return {};
+    }
+    const SharedFleet& fleet = *report.shared_fleet;
+    std::string out = "<section id=\"shared-fleet\">\n<h2>Shared fleet over the phases</h2>\n";
+    out += "<p>" +
+           html(fmt::format("{} × {} bought ({}): {} over {:g} months, against {} for each phase on its own pick. {}.",
+                            fleet.owned_gpus, fleet.gpu_name, fleet.offer, format_usd(fleet.shared_tco_usd),
+                            fleet.span_months, format_usd(fleet.separate_tco_usd),
+                            fleet.chosen ? "Chosen: " + fleet.why : fleet.why)) +
+           "</p>\n";
+    svg::LineChartSpec spec;
+    spec.id_prefix = "shared-fleet";
+    spec.title = "Owned GPUs and GPUs the phases keep busy, by month";
+    spec.description = "The shared fleet's GPUs owned and busy in each month of the project.";
+    const double month_step = fleet.span_months <= 6 ? 1 : fleet.span_months <= 18 ? 3 : 6;
+    spec.x_axis = {"Month", svg::Scale::linear, "", false, month_step};
+    spec.y_axis = {"GPUs", svg::Scale::linear, "", true};
+    std::vector<svg::Point> owned;
+    std::vector<svg::Point> busy;
+    for (const SharedFleetMonth& row : fleet.months) {
+        owned.push_back({static_cast<double>(row.month), static_cast<double>(row.owned_gpus)});
+        busy.push_back({static_cast<double>(row.month), row.busy_gpus});
+    }
+    spec.series.push_back({"owned", owned, 0, svg::Dash::solid, fmt::format("{} owned", fleet.owned_gpus)});
+    spec.series.push_back({"busy (GPUs × utilisation)", busy, 1, svg::Dash::dashed, ""});
+    std::string caption = "Solid: GPUs owned; dashed: GPUs the running phases keep busy (their GPUs × utilisation). ";
+    for (const SharedFleetPhase& part : fleet.phases) {
+        caption += fmt::format("Months {}–{}: {} on {} GPUs, {:.0f} % busy. ", part.first_month, part.last_month,
+                               part.workload, part.gpus, part.utilisation * 100);
+    }
+    for (const std::string& line : fleet.idle_advice) {
+        caption += line + ". ";
+    }
+    while (!caption.empty() && caption.back() == ' ') {
+        caption.pop_back();
+    }
+    out += figure(svg::render_line_chart(spec), caption);
+    out += "</section>\n";
+    return out;
+}
+
 std::string bottleneck_table(const RolePlan& plan) {
     std::string out = "<table>\n<thead><tr>" + header_cell("#", true) + header_cell("GPU × count") +
                       header_cell("binding resource") + header_cell("share of time", true) +
@@ -945,6 +989,7 @@ std::string render_plan_html(const PlanReport& report) {
                        report.roles.size(), report.roles.size() == 1 ? "" : "s", months_words(report.horizon_months),
                        html(report.objective));
     out += procurement_section(report);
+    out += shared_fleet_section(report);
     out += assumptions_section(report);
     for (std::size_t i = 0; i < report.roles.size(); ++i) {
         out += role_section(report.roles[i], i);

@@ -527,6 +527,49 @@ public:
         return json;
     }
 
+    Json shared_fleet(const SharedFleet& fleet) {
+        const std::string at = "shared_fleet.";
+        Json json;
+        json["gpu"] = fleet.gpu;
+        json["offer"] = fleet.offer;
+        json["owned_gpus"] = fleet.owned_gpus;
+        json["span_months"] = number(fleet.span_months, at + "span_months");
+        json["capex_usd"] = number(fleet.capex_usd, at + "capex_usd");
+        json["shared_tco_usd"] = number(fleet.shared_tco_usd, at + "shared_tco_usd");
+        json["separate_tco_usd"] = number(fleet.separate_tco_usd, at + "separate_tco_usd");
+        json["chosen"] = fleet.chosen;
+        json["why"] = fleet.why;
+        Json phases = Json::array();
+        for (const SharedFleetPhase& part : fleet.phases) {
+            Json entry;
+            entry["workload"] = part.workload;
+            entry["role"] = std::string(to_string(part.role));
+            entry["first_month"] = part.first_month;
+            entry["last_month"] = part.last_month;
+            entry["gpus"] = part.gpus;
+            entry["utilisation"] = number(part.utilisation, at + "phases.utilisation");
+            entry["power_usd"] = number(part.power_usd, at + "phases.power_usd");
+            entry["separate_tco_usd"] = number(part.separate_tco_usd, at + "phases.separate_tco_usd");
+            entry["separate_pick"] = part.separate_pick;
+            phases.push_back(std::move(entry));
+        }
+        json["phases"] = std::move(phases);
+        Json months = Json::array();
+        for (const SharedFleetMonth& row : fleet.months) {
+            Json entry;
+            entry["month"] = row.month;
+            entry["owned_gpus"] = row.owned_gpus;
+            entry["busy_gpus"] = number(row.busy_gpus, at + "months.busy_gpus");
+            entry["idle_gpus"] = row.idle_gpus;
+            entry["utilisation"] = number(row.utilisation(), at + "months.utilisation");
+            entry["phases"] = row.phases;
+            months.push_back(std::move(entry));
+        }
+        json["months"] = std::move(months);
+        json["idle_advice"] = strings(fleet.idle_advice);
+        return json;
+    }
+
     Json report(const PlanReport& report) {
         Json json;
         json["format_version"] = 1;
@@ -541,6 +584,9 @@ public:
             lines.push_back(procurement(report.procurement[i], fmt::format("procurement[{}]", i)));
         }
         json["procurement"] = std::move(lines);
+        if (report.shared_fleet) {
+            json["shared_fleet"] = shared_fleet(*report.shared_fleet);
+        }
         Json assumptions = Json::array();
         for (const Assumption& assumption : report.assumptions) {
             Json entry;

@@ -265,6 +265,31 @@ void write_assumptions(std::ostream& out, const PlanReport& report) {
     out << "\n</details>\n";
 }
 
+// Projects with phases: the shared fleet in one paragraph and its idle months as a list.
+void write_shared_fleet(std::ostream& out, const PlanReport& report) {
+    if (!report.shared_fleet) {
+        return;
+    }
+    const SharedFleet& fleet = *report.shared_fleet;
+    out << "### Shared fleet over the phases\n\n";
+    out << md(fmt::format("{} × {} bought ({}): {} over {:g} months, against {} for each phase on its own pick — {}",
+                          fleet.owned_gpus, fleet.gpu_name, fleet.offer, format_usd(fleet.shared_tco_usd),
+                          fleet.span_months, format_usd(fleet.separate_tco_usd),
+                          fleet.chosen ? "chosen: " + fleet.why : fleet.why))
+        << "\n\n";
+    for (const SharedFleetPhase& part : fleet.phases) {
+        out << "- "
+            << md(fmt::format("months {}–{}: {} on {} GPUs, {:.0f} % busy (alone: {}, {})", part.first_month,
+                              part.last_month, part.workload, part.gpus, part.utilisation * 100, part.separate_pick,
+                              format_usd(part.separate_tco_usd)))
+            << "\n";
+    }
+    for (const std::string& line : fleet.idle_advice) {
+        out << "- " << md(line) << "\n";
+    }
+    out << "\n";
+}
+
 }  // namespace
 
 void render_plan_markdown(const PlanReport& report, std::ostream& out) {
@@ -278,6 +303,7 @@ void render_plan_markdown(const PlanReport& report, std::ostream& out) {
     }
     out << md(summary) << "\n\n";
     write_procurement(out, report);
+    write_shared_fleet(out, report);
     for (const RolePlan& plan : report.roles) {
         write_role(out, plan);
     }

@@ -375,6 +375,33 @@ TextTable procurement_table(const PlanReport& report, const Painter& paint, bool
     return table;
 }
 
+// Projects with phases: the fleet they could share, month by month, and the decision.
+void write_shared_fleet(std::ostream& out, const PlanReport& report, const Painter& paint, std::size_t width) {
+    if (!report.shared_fleet) {
+        return;
+    }
+    const SharedFleet& fleet = *report.shared_fleet;
+    out << paint.bold("Shared fleet over the phases") << "\n";
+    write_wrapped(
+        out, "  ", 4,
+        fmt::format("{} × {} bought ({}): {} over {:g} months, against {} for each phase on its own "
+                    "pick — {}",
+                    fleet.owned_gpus, fleet.gpu_name, fleet.offer, format_usd(fleet.shared_tco_usd), fleet.span_months,
+                    format_usd(fleet.separate_tco_usd), fleet.chosen ? "chosen: " + fleet.why : fleet.why),
+        width);
+    for (const SharedFleetPhase& part : fleet.phases) {
+        write_wrapped(out, "  - ", 4,
+                      fmt::format("months {}–{}: {} on {} GPUs, {:.0f} % busy (alone: {}, {})", part.first_month,
+                                  part.last_month, part.workload, part.gpus, part.utilisation * 100, part.separate_pick,
+                                  format_usd(part.separate_tco_usd)),
+                      width);
+    }
+    for (const std::string& line : fleet.idle_advice) {
+        write_wrapped(out, "  - ", 4, line, width);
+    }
+    out << "\n";
+}
+
 void write_procurement(std::ostream& out, const PlanReport& report, const Painter& paint, std::size_t width) {
     if (report.procurement.empty()) {
         write_wrapped(out, paint.bold("Procurement:") + " ", 2, "nothing — no role has a feasible option", width);
@@ -413,6 +440,7 @@ void render_plan_table(const PlanReport& report, std::ostream& out, const Termin
         write_role(out, plan, paint, options, width);
     }
     out << "\n";
+    write_shared_fleet(out, report, paint, width);
     write_procurement(out, report, paint, width);
     if (options.quiet) {
         return;
