@@ -42,12 +42,21 @@ constexpr int default_draft_tokens = 3;
 constexpr double lognormal_bin_edges[] = {0, 0.15, 0.30, 0.45, 0.55, 0.70, 0.85, 0.95, 1};
 // Standard normal quantiles z(q) at the edges and midpoints above (Python 3.12
 // statistics.NormalDist().inv_cdf, Dec 2026); z(0.9) = 1.28155 is the 1.2816 of sigma.
-constexpr std::pair<double, double> normal_quantiles[] = {
-    {0.075, -1.4395314709384557}, {0.15, -1.0364333894937894}, {0.225, -0.7554150263604693},
-    {0.30, -0.5244005127080407},  {0.375, -0.31863936396437514}, {0.45, -0.125661346855074},
-    {0.50, 0.0},                  {0.55, 0.12566134685507413},  {0.625, 0.31863936396437514},
-    {0.70, 0.5244005127080407},   {0.775, 0.7554150263604693},  {0.85, 1.0364333894937894},
-    {0.90, 1.2815515655446008},   {0.95, 1.6448536269514715},   {0.975, 1.9599639845400536}};
+constexpr std::pair<double, double> normal_quantiles[] = {{0.075, -1.4395314709384557},
+                                                          {0.15, -1.0364333894937894},
+                                                          {0.225, -0.7554150263604693},
+                                                          {0.30, -0.5244005127080407},
+                                                          {0.375, -0.31863936396437514},
+                                                          {0.45, -0.125661346855074},
+                                                          {0.50, 0.0},
+                                                          {0.55, 0.12566134685507413},
+                                                          {0.625, 0.31863936396437514},
+                                                          {0.70, 0.5244005127080407},
+                                                          {0.775, 0.7554150263604693},
+                                                          {0.85, 1.0364333894937894},
+                                                          {0.90, 1.2815515655446008},
+                                                          {0.95, 1.6448536269514715},
+                                                          {0.975, 1.9599639845400536}};
 constexpr double z90 = 1.2815515655446008;
 // Histogram shares must sum to 1 within this (a typo, not rounding, is what it catches).
 constexpr double share_sum_tolerance = 1e-6;
@@ -102,8 +111,7 @@ bool histogram_tokens(const YamlNode& node, const std::string& path, Diagnostics
 
 // `{histogram: [[tokens, share], ...]}`: sorted by tokens; a length given twice, a share outside
 // (0, 1] or shares that do not sum to 1 are errors.
-bool read_histogram(const YamlNode& node, const std::string& path, Diagnostics& diagnostics,
-                    LengthDistribution& into) {
+bool read_histogram(const YamlNode& node, const std::string& path, Diagnostics& diagnostics, LengthDistribution& into) {
     if (node.kind != YamlNode::Kind::sequence || node.items.empty()) {
         diagnostics.error(node.position, path,
                           fmt::format("expected a list of [tokens, share] pairs, e.g. [[200, 0.7], [4000, 0.3]], "
@@ -124,8 +132,8 @@ bool read_histogram(const YamlNode& node, const std::string& path, Diagnostics& 
         }
         LengthDistribution::Bin bin;
         const bool tokens_read = histogram_tokens(pair.items[0], at + "[0]", diagnostics, bin.tokens);
-        const bool share_read = read_number(pair.items[1], at + "[1]", diagnostics, bin.share, UnitKind::plain, 0, 1,
-                                            true);
+        const bool share_read =
+            read_number(pair.items[1], at + "[1]", diagnostics, bin.share, UnitKind::plain, 0, 1, true);
         if (!tokens_read || !share_read) {
             valid = false;
             continue;
@@ -203,7 +211,8 @@ int length_bin_upper_tokens(const LengthDistribution& distribution, std::size_t 
     if (!lognormal || bin + 1 >= distribution.bins.size()) {
         return tokens;
     }
-    const double upper = lognormal_tokens(distribution.p50_tokens, distribution.p90_tokens, lognormal_bin_edges[bin + 1]);
+    const double upper =
+        lognormal_tokens(distribution.p50_tokens, distribution.p90_tokens, lognormal_bin_edges[bin + 1]);
     return std::max(tokens, rounded_tokens(upper));
 }
 
@@ -444,8 +453,7 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
                      distribution
                          ? fmt::format("the longest bins, {} input + {} output tokens = {}, exceed the model's {} "
                                        "positions (max_context); lower p90 or give a histogram that stops within it",
-                                       longest_input, longest_output, longest_input + longest_output,
-                                       model.max_context)
+                                       longest_input, longest_output, longest_input + longest_output, model.max_context)
                          : fmt::format("input_tokens + output_tokens = {} exceeds the model's {} positions "
                                        "(max_context)",
                                        longest_input + longest_output, model.max_context));

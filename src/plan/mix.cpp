@@ -136,27 +136,29 @@ void explain(MixPlan& mix, const Candidate& winner, Objective objective, const C
         const int spares = shorter.spare_replicas + longer_part.spare_replicas;
         const std::string spare_words =
             spares > winner.spare_replicas
-                ? fmt::format("each fleet keeps its own spare ({} spare replicas, not {}) and rounds up to whole "
-                              "replicas and units",
-                              spares, winner.spare_replicas)
+                ? fmt::format(
+                      "each fleet keeps its own spare ({} spare replicas, not {}) and rounds up to whole "
+                      "replicas and units",
+                      spares, winner.spare_replicas)
                 : std::string("two fleets each round up to whole replicas and units");
-        mix.why = fmt::format("one type is cheaper: the best mix costs {} more than {}; {}, and the longer {} of "
-                              "requests take {} of its cost",
-                              format_usd(-saving_usd), single_words(winner), spare_words,
-                              format_percent(longer.request_share), format_percent(longer_cost_share));
+        mix.why = fmt::format(
+            "one type is cheaper: the best mix costs {} more than {}; {}, and the longer {} of "
+            "requests take {} of its cost",
+            format_usd(-saving_usd), single_words(winner), spare_words, format_percent(longer.request_share),
+            format_percent(longer_cost_share));
     } else if (saving_usd <= margin_usd) {
         mix.why = fmt::format(
             "saves {} ({}) over {}, within the tie margin ({}): one GPU type is simpler to buy, run and route",
             format_usd(saving_usd), format_percent(mix.saving_fraction), single_words(winner), format_usd(margin_usd));
     } else {
         mix.chosen = true;
-        mix.why = fmt::format("saves {} ({}) over {}, more than the tie margin ({}): the shorter {} of requests run "
-                              "on {}, the rest on {}; it would order {} (the procurement table keeps the single-type "
-                              "pick)",
-                              format_usd(saving_usd), format_percent(mix.saving_fraction), single_words(winner),
-                              format_usd(margin_usd), format_percent(mix.parts.front().request_share),
-                              mix.parts.front().gpu, longer.gpu,
-                              fmt::format("{} and {}", shorter.cost.offer.order, longer_part.cost.offer.order));
+        mix.why = fmt::format(
+            "saves {} ({}) over {}, more than the tie margin ({}): the shorter {} of requests run "
+            "on {}, the rest on {}; it would order {} (the procurement table keeps the single-type "
+            "pick)",
+            format_usd(saving_usd), format_percent(mix.saving_fraction), single_words(winner), format_usd(margin_usd),
+            format_percent(mix.parts.front().request_share), mix.parts.front().gpu, longer.gpu,
+            fmt::format("{} and {}", shorter.cost.offer.order, longer_part.cost.offer.order));
     }
 }
 
@@ -173,8 +175,9 @@ MixPlan plan_mix(const RolePlan& plan, const Workload& workload, const Catalog& 
     const Candidate& winner = *plan.winner;
     mix.best_single_tco_usd = winner.cost.tco_usd;
     if (workload.inference.concurrency > 0) {
-        mix.why = "the load is closed-loop clients (inference.concurrency), whose rate depends on the fleet; a mix "
-                  "is sized for an open-loop requests_per_s";
+        mix.why =
+            "the load is closed-loop clients (inference.concurrency), whose rate depends on the fleet; a mix "
+            "is sized for an open-loop requests_per_s";
         return mix;
     }
     if (lengths.bins.size() < 2) {
@@ -247,8 +250,8 @@ MixPlan plan_mix(const RolePlan& plan, const Workload& workload, const Catalog& 
         }
     }
     if (!best) {
-        mix.why = fmt::format("no two of the {} cheapest types meet the SLO on both sides of any threshold",
-                              types.size());
+        mix.why =
+            fmt::format("no two of the {} cheapest types meet the SLO on both sides of any threshold", types.size());
         return mix;
     }
     const Sized& shorter = *sized[best->a][best->split][0];

@@ -25,10 +25,9 @@ std::vector<std::string> mix_lines(const RolePlan& plan) {
     const double rate = plan.workload.inference.requests_per_s;
     for (std::size_t index = 0; index < mix.parts.size(); ++index) {
         const MixPart& part = mix.parts[index];
-        const std::string requests =
-            index + 1 < mix.parts.size()
-                ? fmt::format("input ≤ {} tokens", part.max_input_tokens)
-                : fmt::format("input > {} tokens", mix.parts[index - 1].max_input_tokens);
+        const std::string requests = index + 1 < mix.parts.size()
+                                         ? fmt::format("input ≤ {} tokens", part.max_input_tokens)
+                                         : fmt::format("input > {} tokens", mix.parts[index - 1].max_input_tokens);
         lines.push_back(fmt::format("{}: {} GPU{}, {} replica{} for {} ({} of requests, {:.3g} req/s), {}", part.gpu,
                                     part.gpus, part.gpus == 1 ? "" : "s", part.replicas, part.replicas == 1 ? "" : "s",
                                     requests, format_percent(part.request_share), part.request_share * rate,

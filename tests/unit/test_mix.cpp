@@ -108,10 +108,10 @@ TEST_CASE("lengths: bad distributions are errors at their position, with the fix
     CHECK(errors(chat("{p50: 4000, p90: 300}")) ==
           std::vector<std::string>{"w.yaml:4:44: inference.input_tokens.p90: p90 (300) is below p50 (4000): 90 % of "
                                    "requests are at most p90 tokens, so it is at least the median; swap them?"});
-    CHECK(errors(chat("{p50: 300, p95: 4000}")) ==
-          std::vector<std::string>{
-              "w.yaml:4:27: inference.input_tokens.p90: missing required field",
-              "w.yaml:4:38: inference.input_tokens.p95: unknown field 'p95', did you mean 'p90'?"});
+    CHECK(
+        errors(chat("{p50: 300, p95: 4000}")) ==
+        std::vector<std::string>{"w.yaml:4:27: inference.input_tokens.p90: missing required field",
+                                 "w.yaml:4:38: inference.input_tokens.p95: unknown field 'p95', did you mean 'p90'?"});
     const std::vector<std::string> sum = errors(chat("{histogram: [[200, 0.7], [4000, 0.2]]}"));
     REQUIRE(sum.size() == 1);
     CHECK(sum.front().find("the shares sum to 0.9, not 1") != std::string::npos);
