@@ -105,6 +105,17 @@ MixPart part_of(const Candidate& candidate, const Side& side) {
     return value;
 }
 
+// "8 × rtx-pro-6000-card + 2 × Workstation tower (~estimated price)": what a part orders, by
+// offer id (the catalog's; the pick's order line spells the offer out).
+std::string order_words(const Candidate& candidate) {
+    const OfferUse& offer = candidate.cost.offer;
+    std::string text = fmt::format("{} × {}", offer.units + candidate.cost.spare_units, offer.id);
+    if (offer.hosts > 0) {
+        text += fmt::format(" + {} × {}", offer.hosts, offer.host_name);
+    }
+    return offer.estimated() ? text + " (~estimated price)" : text;
+}
+
 // Whether a whole mix stays within the role's limits that each part was held to alone.
 bool within_limits(const Workload& workload, const Candidate& a, const Candidate& b) {
     const ConstraintSpec& constraints = workload.constraints;
@@ -158,7 +169,7 @@ void explain(MixPlan& mix, const Candidate& winner, Objective objective, const C
             "pick)",
             format_usd(saving_usd), format_percent(mix.saving_fraction), single_words(winner), format_usd(margin_usd),
             format_percent(mix.parts.front().request_share), mix.parts.front().gpu, longer.gpu,
-            fmt::format("{} and {}", shorter.cost.offer.order, longer_part.cost.offer.order));
+            fmt::format("{} and {}", order_words(shorter), order_words(longer_part)));
     }
 }
 
