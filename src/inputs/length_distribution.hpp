@@ -14,4 +14,8 @@ namespace gpusel {
 // (e.g. the 85–95 % bin: the 95th percentile); the last bin, its own length (nothing follows).
 int length_bin_upper_tokens(const LengthDistribution& distribution, std::size_t bin);
 
+// The longest request an engine must accept (its default max_model_len): input_tokens +
+// output_tokens, or, where they are distributions, their longest bins.
+int longest_request_tokens(const InferenceSpec& inference);
+
 }  // namespace gpusel

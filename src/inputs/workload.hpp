@@ -147,8 +147,8 @@ struct LengthDistribution {
     int p50_tokens = 0;     // as written in the percentile form; 0 for a histogram
     int p90_tokens = 0;
     bool given() const { return !bins.empty(); }
-    double mean_tokens() const;          // the shares' weighted mean; 0 when not given
-    int quantile_tokens(double q) const; // the smallest bin length whose cumulative share reaches q
+    double mean_tokens() const;           // the shares' weighted mean; 0 when not given
+    int quantile_tokens(double q) const;  // the smallest bin length whose cumulative share reaches q
 };
 
 // Load that moves over the day or week (issue 37; docs/cost-model.md, "Fleets over time"):

@@ -216,6 +216,14 @@ int length_bin_upper_tokens(const LengthDistribution& distribution, std::size_t 
     return std::max(tokens, rounded_tokens(upper));
 }
 
+int longest_request_tokens(const InferenceSpec& inference) {
+    const int input =
+        inference.input_length.given() ? inference.input_length.bins.back().tokens : inference.input_tokens;
+    const int output =
+        inference.output_length.given() ? inference.output_length.bins.back().tokens : inference.output_tokens;
+    return input + output;
+}
+
 int LengthDistribution::quantile_tokens(double q) const {
     double cumulative = 0;
     for (const Bin& bin : bins) {

@@ -8,6 +8,19 @@
 
 namespace gpusel::plan_text {
 
+namespace {
+
+// "1,024", as the routing rule writes tokens.
+std::string grouped_tokens(int tokens) {
+    std::string digits = std::to_string(tokens);
+    for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) {
+        digits.insert(static_cast<std::size_t>(at), ",");
+    }
+    return digits;
+}
+
+}  // namespace
+
 std::vector<std::string> mix_lines(const RolePlan& plan) {
     if (!plan.mix) {
         return {};
@@ -25,9 +38,10 @@ std::vector<std::string> mix_lines(const RolePlan& plan) {
     const double rate = plan.workload.inference.requests_per_s;
     for (std::size_t index = 0; index < mix.parts.size(); ++index) {
         const MixPart& part = mix.parts[index];
-        const std::string requests = index + 1 < mix.parts.size()
-                                         ? fmt::format("input ≤ {} tokens", part.max_input_tokens)
-                                         : fmt::format("input > {} tokens", mix.parts[index - 1].max_input_tokens);
+        const std::string requests =
+            index + 1 < mix.parts.size()
+                ? fmt::format("input ≤ {} tokens", grouped_tokens(part.max_input_tokens))
+                : fmt::format("input > {} tokens", grouped_tokens(mix.parts[index - 1].max_input_tokens));
         lines.push_back(fmt::format("{}: {} GPU{}, {} replica{} for {} ({} of requests, {:.3g} req/s), {}", part.gpu,
                                     part.gpus, part.gpus == 1 ? "" : "s", part.replicas, part.replicas == 1 ? "" : "s",
                                     requests, format_percent(part.request_share), part.request_share * rate,

@@ -142,7 +142,8 @@ TEST_CASE("mix: its TCO is its parts', each part the plan of its share alone", "
     CHECK(mix.parts[0].request_share + mix.parts[1].request_share == Approx(1).margin(1e-12));
     CHECK(mix.parts[0].gpu != mix.parts[1].gpu);
     // Each part again, planned by make_plan as a workload of its own: its share of 20 req/s at the
-    // mean length of its bins, on its GPU type alone.
+    // mean length of its bins, on its GPU type alone, its engine accepting the longest request
+    // routed to it (max_model_len: the part's longest input + 250 output tokens).
     const LengthDistribution& lengths = workload.inference.input_length;
     double cumulative = 0;
     std::size_t first = 0;
@@ -167,10 +168,11 @@ TEST_CASE("mix: its TCO is its parts', each part the plan of its share alone", "
 kind: inference
 model: {{preset: llama-3.1-8b}}
 inference: {{input_tokens: {}, output_tokens: 250, requests_per_s: {}, slo: {{ttft: 2s, tpot: 50ms}}}}
+runtime: {{max_model_len: {}}}
 deployment: {{horizon: 24mo}}
 constraints: {{vendor: [nvidia], allow: [{}]}}
 )",
-                                                mean, 20 * share, part.gpu));
+                                                mean, 20 * share, part.max_input_tokens + 250, part.gpu));
         const RolePlan single = plan_one(alone);
         REQUIRE(single.winner);
         CHECK(single.winner->cost.tco_usd == Approx(part.tco_usd).epsilon(1e-9));
