@@ -185,7 +185,7 @@ MixPlan plan_mix(const RolePlan& plan, const Workload& workload, const Catalog& 
     MixPlan mix;
     const LengthDistribution& lengths = workload.inference.input_length;
     if (!plan.winner) {
-        mix.why = "no single GPU type meets the SLO, so no mix was searched";
+        mix.why = "no single GPU type meets every constraint, so no mix was searched";
         return mix;
     }
     const Candidate& winner = *plan.winner;
@@ -216,7 +216,7 @@ MixPlan plan_mix(const RolePlan& plan, const Workload& workload, const Catalog& 
         }
     }
     if (types.size() < 2) {
-        mix.why = fmt::format("only {} meets the SLO: a mix needs two GPU types", winner.gpu);
+        mix.why = fmt::format("only {} meets every constraint: a mix needs two GPU types", winner.gpu);
         return mix;
     }
     // Sizings: [type][split][side], side 0 the requests up to the threshold, 1 the longer ones.

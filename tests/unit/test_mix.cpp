@@ -202,7 +202,7 @@ TEST_CASE("mix: where one type is cheaper, or the only one, it says why", "[mix]
     const RolePlan one = plan_one(load(chat("{p50: 300, p90: 4000}", "constraints: {allow: [H100-SXM5]}")));
     REQUIRE(one.mix);
     CHECK(one.mix->parts.empty());
-    CHECK(one.mix->why == "only H100-SXM5 meets the SLO: a mix needs two GPU types");
+    CHECK(one.mix->why == "only H100-SXM5 meets every constraint: a mix needs two GPU types");
     // No distribution: no mix at all (make_plan does no work for it).
     CHECK_FALSE(plan_one(load(chat("512"))).mix);
 }
