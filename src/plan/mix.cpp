@@ -146,7 +146,7 @@ void explain(MixPlan& mix, const Candidate& winner, Objective objective, const C
     const MixPart& longer = mix.parts.back();
     const double longer_cost_share = mix.tco_usd > 0 ? longer.tco_usd / mix.tco_usd : 0;
     if (objective != Objective::tco) {
-        mix.why = fmt::format("the objective is {}, not TCO: a mix is weighed by cost only, so it is shown, not chosen",
+        mix.why = fmt::format("the role ranks by {}; a mix is weighed by TCO only, so it is shown, not chosen",
                               objective_words(objective));
     } else if (saving_usd <= 0) {
         const int spares = shorter.spare_replicas + longer_part.spare_replicas;

@@ -206,3 +206,23 @@ TEST_CASE("mix: where one type is cheaper, or the only one, it says why", "[mix]
     // No distribution: no mix at all (make_plan does no work for it).
     CHECK_FALSE(plan_one(load(chat("512"))).mix);
 }
+
+TEST_CASE("mix: a histogram routes at its own lengths; another objective shows the mix, never chooses it", "[mix]") {
+    // 80 % of prompts at 1,024 tokens, 20 % at 16,000: the one threshold is 1,024 tokens.
+    const std::string lengths = "{histogram: [[1024, 0.8], [16000, 0.2]]}";
+    const RolePlan plan = plan_one(load(chat(lengths, "constraints: {vendor: [nvidia]}")));
+    REQUIRE(plan.mix);
+    REQUIRE(plan.mix->parts.size() == 2);
+    CHECK(plan.mix->parts[0].max_input_tokens == 1024);
+    CHECK(plan.mix->parts[0].request_share == Approx(0.8).margin(1e-12));
+    CHECK(plan.mix->parts[1].max_input_tokens == 16000);
+    CHECK(plan.mix->parts[1].request_share == Approx(0.2).margin(1e-12));
+    CHECK(plan.mix->routing_rule ==
+          "input ≤ 1,024 tokens → " + plan.mix->parts[0].gpu + ", longer → " + plan.mix->parts[1].gpu);
+    const RolePlan latency = plan_one(load(chat(lengths, "constraints: {vendor: [nvidia]}\nobjective: latency")));
+    REQUIRE(latency.mix);
+    CHECK_FALSE(latency.mix->chosen);
+    CHECK(latency.mix->why ==
+          "the role ranks by lowest latency meeting every constraint; a mix is weighed by TCO only, so it is shown, "
+          "not chosen");
+}
