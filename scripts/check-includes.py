@@ -39,7 +39,7 @@ PUBLIC = {
     "base": ["error.hpp", "format.hpp", "text.hpp", "units.hpp"],  # the foundation, all of it
     "io": ["csv.hpp", "csv_reader.hpp", "json_output.hpp", "output.hpp", "yaml.hpp"],
     "catalog": ["offer.hpp", "precision.hpp", "skypilot_import.hpp"],  # private: offers.hpp (loaders)
-    "inputs": ["cost_assumptions.hpp", "efficiency.hpp", "hf_hub.hpp", "layout.hpp", "memory_assumptions.hpp",
+    "inputs": ["cost_assumptions.hpp", "efficiency.hpp", "hf_hub.hpp", "layout.hpp", "length_distribution.hpp", "memory_assumptions.hpp",
                "models.hpp", "vllm_benchmark.hpp", "workload.hpp"],
     # private: workload_reader.hpp, dated_values.hpp (the data files' shared entry reader)
     "telemetry": [],  # private: lines.hpp, notes.hpp (the parsers' helpers)

@@ -11,6 +11,7 @@
 
 #include "base/format.hpp"
 #include "base/text.hpp"
+#include "inputs/length_distribution.hpp"
 
 namespace gpusel {
 
@@ -128,7 +129,7 @@ void fill_serving(LaunchSpec& spec, const Candidate& pick, const Workload& workl
         spec.max_num_batched_tokens = serving.max_num_batched_tokens;
         spec.block_size = serving.block_size;
     } else {
-        spec.max_model_len = workload.inference.input_tokens + workload.inference.output_tokens;
+        spec.max_model_len = longest_request_tokens(workload.inference);
         spec.max_num_seqs = std::max(pick.batch, 1);
     }
 }

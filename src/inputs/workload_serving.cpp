@@ -3,9 +3,14 @@
 // serves a decoder and that engine's knobs; the inference task a workload's model implies.
 // Every default applied is recorded as an Assumption (docs/workload.md).
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "base/units.hpp"
+#include "inputs/length_distribution.hpp"
 #include "inputs/workload_reader.hpp"
 
 namespace gpusel {
@@ -28,7 +33,207 @@ constexpr double mtp_default_acceptance = 0.85;
 // InferenceX launches them (benchmarks/dsr1_fp8_h200_trt_mtp.sh).
 constexpr int default_draft_tokens = 3;
 
+// Request-length distributions (docs/workload.md, "Request lengths"). The log-normal of
+// `{p50, p90}` is cut into these 8 bins by quantile; each bin stands for its requests at its
+// conditional median, the quantile halfway through it. Medians rather than means: the bins
+// around 0.50 and 0.90 are centred on them, so the bins reproduce p50 and p90 exactly, and a
+// median does not chase the log-normal's unbounded tail, which a model's context cuts off
+// anyway (the bins' mean is therefore below the untruncated exp(mu + sigma^2/2)).
+constexpr double lognormal_bin_edges[] = {0, 0.15, 0.30, 0.45, 0.55, 0.70, 0.85, 0.95, 1};
+// Standard normal quantiles z(q) at the edges and midpoints above (Python 3.12
+// statistics.NormalDist().inv_cdf, Dec 2026); z(0.9) = 1.28155 is the 1.2816 of sigma.
+constexpr std::pair<double, double> normal_quantiles[] = {{0.075, -1.4395314709384557},
+                                                          {0.15, -1.0364333894937894},
+                                                          {0.225, -0.7554150263604693},
+                                                          {0.30, -0.5244005127080407},
+                                                          {0.375, -0.31863936396437514},
+                                                          {0.45, -0.125661346855074},
+                                                          {0.50, 0.0},
+                                                          {0.55, 0.12566134685507413},
+                                                          {0.625, 0.31863936396437514},
+                                                          {0.70, 0.5244005127080407},
+                                                          {0.775, 0.7554150263604693},
+                                                          {0.85, 1.0364333894937894},
+                                                          {0.90, 1.2815515655446008},
+                                                          {0.95, 1.6448536269514715},
+                                                          {0.975, 1.9599639845400536}};
+constexpr double z90 = 1.2815515655446008;
+// Histogram shares must sum to 1 within this (a typo, not rounding, is what it catches).
+constexpr double share_sum_tolerance = 1e-6;
+
+double z_at(double quantile) {
+    for (const auto& [q, z] : normal_quantiles) {
+        if (std::abs(q - quantile) < 1e-9) {
+            return z;
+        }
+    }
+    return 0;  // only the table's quantiles are asked for
+}
+
+int rounded_tokens(double tokens) {
+    return static_cast<int>(std::clamp(std::lround(tokens), 1L, long{1 << 24}));
+}
+
+constexpr std::size_t lognormal_bin_count = std::size(lognormal_bin_edges) - 1;
+
+// The log-normal's length at `quantile` (one of the table's).
+double lognormal_tokens(int p50, int p90, double quantile) {
+    const double mu = std::log(p50);
+    const double sigma = (std::log(p90) - mu) / z90;
+    return std::exp(mu + sigma * z_at(quantile));
+}
+
+LengthDistribution lognormal_bins(int p50, int p90) {
+    LengthDistribution distribution;
+    distribution.p50_tokens = p50;
+    distribution.p90_tokens = p90;
+    for (std::size_t bin = 0; bin < lognormal_bin_count; ++bin) {
+        const double low = lognormal_bin_edges[bin];
+        const double high = lognormal_bin_edges[bin + 1];
+        distribution.bins.push_back({rounded_tokens(lognormal_tokens(p50, p90, (low + high) / 2)), high - low});
+    }
+    return distribution;
+}
+
+// A whole number of tokens from one scalar of a histogram pair; false with a diagnostic.
+bool histogram_tokens(const YamlNode& node, const std::string& path, Diagnostics& diagnostics, int& into) {
+    double value = 0;
+    if (!read_number(node, path, diagnostics, value, UnitKind::plain, 1, 1 << 24)) {
+        return false;
+    }
+    if (value != std::floor(value)) {
+        diagnostics.error(node.position, path, fmt::format("'{}' is not a whole number of tokens", node.scalar));
+        return false;
+    }
+    into = static_cast<int>(value);
+    return true;
+}
+
+// `{histogram: [[tokens, share], ...]}`: sorted by tokens; a length given twice, a share outside
+// (0, 1] or shares that do not sum to 1 are errors.
+bool read_histogram(const YamlNode& node, const std::string& path, Diagnostics& diagnostics, LengthDistribution& into) {
+    if (node.kind != YamlNode::Kind::sequence || node.items.empty()) {
+        diagnostics.error(node.position, path,
+                          fmt::format("expected a list of [tokens, share] pairs, e.g. [[200, 0.7], [4000, 0.3]], "
+                                      "got {}",
+                                      node.kind == YamlNode::Kind::sequence ? "an empty list" : kind_name(node.kind)));
+        return false;
+    }
+    LengthDistribution distribution;
+    bool valid = true;
+    double sum = 0;
+    for (std::size_t index = 0; index < node.items.size(); ++index) {
+        const YamlNode& pair = node.items[index];
+        const std::string at = fmt::format("{}[{}]", path, index);
+        if (pair.kind != YamlNode::Kind::sequence || pair.items.size() != 2) {
+            diagnostics.error(pair.position, at, "expected [tokens, share], e.g. [512, 0.25]");
+            valid = false;
+            continue;
+        }
+        LengthDistribution::Bin bin;
+        const bool tokens_read = histogram_tokens(pair.items[0], at + "[0]", diagnostics, bin.tokens);
+        const bool share_read =
+            read_number(pair.items[1], at + "[1]", diagnostics, bin.share, UnitKind::plain, 0, 1, true);
+        if (!tokens_read || !share_read) {
+            valid = false;
+            continue;
+        }
+        for (const LengthDistribution::Bin& other : distribution.bins) {
+            if (other.tokens == bin.tokens) {
+                diagnostics.error(pair.position, at,
+                                  fmt::format("{} tokens appear twice; add their shares into one pair", bin.tokens));
+                valid = false;
+            }
+        }
+        sum += bin.share;
+        distribution.bins.push_back(bin);
+    }
+    if (valid && std::abs(sum - 1) > share_sum_tolerance) {
+        diagnostics.error(node.position, path,
+                          fmt::format("the shares sum to {:.6g}, not 1; make them fractions of all requests", sum));
+        valid = false;
+    }
+    if (!valid) {
+        return false;
+    }
+    std::sort(distribution.bins.begin(), distribution.bins.end(),
+              [](const LengthDistribution::Bin& a, const LengthDistribution::Bin& b) { return a.tokens < b.tokens; });
+    into = std::move(distribution);
+    return true;
+}
+
+// `{p50: 300, p90: 4000}` or `{histogram: [...]}` into `into`; false when it was invalid (reported).
+bool read_length_distribution(const YamlNode& node, const std::string& path, Diagnostics& diagnostics,
+                              LengthDistribution& into) {
+    MapReader reader(node, path, diagnostics);
+    const bool percentiles = reader.has("p50") || reader.has("p90");
+    const YamlNode* histogram = reader.node("histogram");
+    bool valid = true;
+    if (percentiles && histogram != nullptr) {
+        reader.error("histogram", "give {p50, p90} (a log-normal) or histogram, not both");
+        valid = false;
+    }
+    if (histogram != nullptr) {
+        valid = read_histogram(*histogram, reader.child_path("histogram"), diagnostics, into) && valid;
+    } else {
+        int p50 = 0;
+        int p90 = 0;
+        reader.require("p50");
+        reader.require("p90");
+        const bool p50_read = reader.integer("p50", p50, 1, 1 << 24);
+        const bool p90_read = reader.integer("p90", p90, 1, 1 << 24);
+        if (p50_read && p90_read && p90 < p50) {
+            reader.error("p90", fmt::format("p90 ({}) is below p50 ({}): 90 % of requests are at most p90 tokens, so "
+                                            "it is at least the median; swap them?",
+                                            p90, p50));
+            valid = false;
+        }
+        if (p50_read && p90_read && valid) {
+            into = lognormal_bins(p50, p90);
+        } else {
+            valid = false;
+        }
+    }
+    reader.finish();
+    return valid;
+}
+
 }  // namespace
+
+double LengthDistribution::mean_tokens() const {
+    return std::accumulate(bins.begin(), bins.end(), 0.0,
+                           [](double sum, const Bin& bin) { return sum + bin.share * bin.tokens; });
+}
+
+int length_bin_upper_tokens(const LengthDistribution& distribution, std::size_t bin) {
+    const int tokens = distribution.bins[bin].tokens;
+    const bool lognormal = distribution.p50_tokens > 0 && distribution.bins.size() == lognormal_bin_count;
+    if (!lognormal || bin + 1 >= distribution.bins.size()) {
+        return tokens;
+    }
+    const double upper =
+        lognormal_tokens(distribution.p50_tokens, distribution.p90_tokens, lognormal_bin_edges[bin + 1]);
+    return std::max(tokens, rounded_tokens(upper));
+}
+
+int longest_request_tokens(const InferenceSpec& inference) {
+    const int input =
+        inference.input_length.given() ? inference.input_length.bins.back().tokens : inference.input_tokens;
+    const int output =
+        inference.output_length.given() ? inference.output_length.bins.back().tokens : inference.output_tokens;
+    return input + output;
+}
+
+int LengthDistribution::quantile_tokens(double q) const {
+    double cumulative = 0;
+    for (const Bin& bin : bins) {
+        cumulative += bin.share;
+        if (cumulative >= q - 1e-9) {
+            return bin.tokens;
+        }
+    }
+    return bins.empty() ? 0 : bins.back().tokens;
+}
 
 std::string_view to_string(SpeculativeMethod method) {
     return name_of(speculative_names, method);
@@ -210,11 +415,29 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
     // A decoder with output_tokens 0 is prefill-only scoring.
     const bool generates = model.is_transformer() && model.family != ModelFamily::encoder;
     inference.output_tokens = generates ? 256 : 0;
-    reader.integer("input_tokens", inference.input_tokens, 1, 1 << 24);
+    // A length, or its distribution (`{p50, p90}` or `{histogram}`): every single-type estimate
+    // runs at the distribution's mean, printed as a derived assumption; plan/mix.cpp reads the bins.
+    const auto read_length = [&](std::string_view key, int& tokens, LengthDistribution& distribution, int min) {
+        if (const YamlNode* value = reader.node(key); value != nullptr && value->kind == YamlNode::Kind::mapping) {
+            if (read_length_distribution(*value, reader.child_path(key), m_diagnostics, distribution)) {
+                tokens = rounded_tokens(distribution.mean_tokens());
+                assume(reader.child_path(key), fmt::format("{}", tokens),
+                       distribution.p50_tokens > 0
+                           ? fmt::format("the mean of {} log-normal bins through p50 {} and p90 {}; the single-type "
+                                         "estimates run at it",
+                                         distribution.bins.size(), distribution.p50_tokens, distribution.p90_tokens)
+                           : fmt::format("the mean of the {}-bin histogram; the single-type estimates run at it",
+                                         distribution.bins.size()));
+            }
+            return;
+        }
+        reader.integer(key, tokens, min, 1 << 24);
+    };
+    read_length("input_tokens", inference.input_tokens, inference.input_length, 1);
     if (model.is_transformer()) {
         defaulted("input_tokens", "512");  // CNNs, recommenders and diffusion read no tokens
     }
-    reader.integer("output_tokens", inference.output_tokens, 0, 1 << 24);
+    read_length("output_tokens", inference.output_tokens, inference.output_length, 0);
     if (model.is_transformer()) {
         defaulted("output_tokens", generates ? "256" : "0");
     }
@@ -224,12 +447,24 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
             reader.child_path("output_tokens"), "0",
             fmt::format("{} models generate no tokens; {} ignored", to_string(model.family), inference.output_tokens));
         inference.output_tokens = 0;
+        inference.output_length = {};
     }
-    // The model's position table bounds a request (BERT: 512 positions).
-    if (model.max_context > 0 && inference.input_tokens + inference.output_tokens > model.max_context) {
+    // The model's position table bounds a request (BERT: 512 positions); with a distribution,
+    // its longest bin must fit, not only the mean.
+    const int longest_input =
+        inference.input_length.given() ? inference.input_length.bins.back().tokens : inference.input_tokens;
+    const int longest_output =
+        inference.output_length.given() ? inference.output_length.bins.back().tokens : inference.output_tokens;
+    if (model.max_context > 0 && longest_input + longest_output > model.max_context) {
+        const bool distribution = inference.input_length.given() || inference.output_length.given();
         reader.error(reader.has("input_tokens") ? "input_tokens" : "output_tokens",
-                     fmt::format("input_tokens + output_tokens = {} exceeds the model's {} positions (max_context)",
-                                 inference.input_tokens + inference.output_tokens, model.max_context));
+                     distribution
+                         ? fmt::format("the longest bins, {} input + {} output tokens = {}, exceed the model's {} "
+                                       "positions (max_context); lower p90 or give a histogram that stops within it",
+                                       longest_input, longest_output, longest_input + longest_output, model.max_context)
+                         : fmt::format("input_tokens + output_tokens = {} exceeds the model's {} positions "
+                                       "(max_context)",
+                                       longest_input + longest_output, model.max_context));
     }
     if (const YamlNode* batch = reader.node("batch"); batch != nullptr && batch->scalar == "auto") {
         inference.batch = 0;

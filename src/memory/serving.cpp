@@ -9,6 +9,7 @@
 
 #include "base/format.hpp"
 #include "base/units.hpp"
+#include "inputs/length_distribution.hpp"
 #include "memory/memory.hpp"
 #include "memory/terms.hpp"
 
@@ -165,8 +166,8 @@ std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuS
     s.max_num_batched_tokens =
         runtime.max_num_batched_tokens > 0 ? runtime.max_num_batched_tokens : (large ? 8192 : 2048);
     s.max_num_seqs = runtime.max_num_seqs > 0 ? runtime.max_num_seqs : (large ? 1024 : 256);
-    s.max_model_len = runtime.max_model_len > 0 ? runtime.max_model_len
-                                                : workload.inference.input_tokens + workload.inference.output_tokens;
+    // With a request-length distribution, the engine must accept its longest bins, not the mean.
+    s.max_model_len = runtime.max_model_len > 0 ? runtime.max_model_len : longest_request_tokens(workload.inference);
 
     // Weights as loaded: no dequantized copy (Marlin/Machete and fp8 kernels read the packed weights).
     const ParameterSplit split = split_parameters(workload.model);

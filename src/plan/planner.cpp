@@ -12,6 +12,7 @@
 
 #include "explain/explain.hpp"
 #include "plan/internal.hpp"
+#include "plan/mix_search.hpp"
 #include "plan/robustness.hpp"
 
 namespace gpusel {
@@ -255,6 +256,9 @@ RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog
         plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
     }
     choose_alternative(plan, workload);
+    if (workload.role == Role::inference && workload.inference.input_length.given()) {
+        plan.mix = plan_mix(plan, workload, catalog, efficiency, objective);
+    }
     keep_top(plan, top);
     plan.pareto = pareto_indices(plan.ranked);
     plan.advice = advice(workload, plan);

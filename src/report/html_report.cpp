@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "report/plan_common.hpp"
+#include "report/plan_mix_text.hpp"
 
 namespace gpusel {
 
@@ -362,6 +363,16 @@ std::string decision_block(const RolePlan& plan) {
             fmt::format("{}, {}", gpu_label(*plan.alternative), describe(plan.alternative->acquisition));
         out += fmt::format("<p>Alternative: {}</p>\n",
                            html(alternative_words(plan.alternative->gpu, named, plan.alternative_why_not)));
+    }
+    if (const std::vector<std::string> mix = plan_text::mix_lines(plan); !mix.empty()) {
+        out += fmt::format("<p>Mixed fleet: {}</p>\n", html(mix.front()));
+        if (mix.size() > 1) {
+            out += "<ul>\n";
+            for (std::size_t line = 1; line < mix.size(); ++line) {
+                out += fmt::format("<li>{}</li>\n", html(mix[line]));
+            }
+            out += "</ul>\n";
+        }
     }
     out += "</div>\n";
     return out;

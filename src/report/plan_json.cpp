@@ -365,8 +365,37 @@ public:
         json["relaxations"] = std::move(relaxations);
         json["calibration"] = speed_calibration_json(plan.calibration, m_notes);
         json["calibration_delta"] = calibration_delta(plan.calibration_delta, path + ".calibration_delta");
+        if (plan.mix) {
+            json["mix"] = mix(*plan.mix, path + ".mix");
+        }
         json["robustness"] = robustness(plan.uncertainty, path + ".robustness");
         json["sensitivity"] = sensitivity(plan.uncertainty, path + ".sensitivity");
+        return json;
+    }
+
+    // plan/mix.hpp MixPlan: only on serving roles with an input length distribution, so the
+    // output of every other role is unchanged (docs/spec/plan-output.md, "Mixed fleet").
+    Json mix(const MixPlan& value, const std::string& path) {
+        Json parts = Json::array();
+        for (std::size_t index = 0; index < value.parts.size(); ++index) {
+            const MixPart& part = value.parts[index];
+            const std::string at = fmt::format("{}.parts[{}]", path, index);
+            parts.push_back({{"gpu", part.gpu},
+                             {"replicas", part.replicas},
+                             {"gpus", part.gpus},
+                             {"max_input_tokens", part.max_input_tokens},
+                             {"request_share", number(part.request_share, at + ".request_share")},
+                             {"tco_usd", number(part.tco_usd, at + ".tco_usd")}});
+        }
+        const bool found = !value.parts.empty();
+        Json json;
+        json["parts"] = std::move(parts);
+        json["routing_rule"] = found ? Json(value.routing_rule) : Json(nullptr);
+        json["tco_usd"] = found ? number(value.tco_usd, path + ".tco_usd") : Json(nullptr);
+        json["best_single_tco_usd"] = number(value.best_single_tco_usd, path + ".best_single_tco_usd");
+        json["saving_fraction"] = found ? number(value.saving_fraction, path + ".saving_fraction") : Json(nullptr);
+        json["chosen"] = value.chosen;
+        json["why"] = value.why;
         return json;
     }
 

@@ -6,6 +6,7 @@
 
 #include "base/format.hpp"
 #include "report/plan_common.hpp"
+#include "report/plan_mix_text.hpp"
 #include "report/render.hpp"
 
 namespace gpusel {
@@ -222,6 +223,13 @@ void write_role(std::ostream& out, const RolePlan& plan) {
     }
     if (plan.calibration_delta) {
         out << "**Calibration:** " << md(calibration_delta_text(*plan.calibration_delta)) << "  \n";
+    }
+    if (plan.mix) {
+        const std::vector<std::string> lines = mix_lines(plan);
+        out << "**Mixed fleet:** " << md(lines.front()) << "  \n";
+        for (std::size_t line = 1; line < lines.size(); ++line) {
+            out << "· " << md(lines[line]) << "  \n";
+        }
     }
     out << md(search_summary(plan) + ".") << "\n\n";
     if (!plan.ranked.empty()) {

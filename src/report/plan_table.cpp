@@ -7,6 +7,7 @@
 
 #include "base/format.hpp"
 #include "report/plan_common.hpp"
+#include "report/plan_mix_text.hpp"
 #include "report/render.hpp"
 #include "report/text_table.hpp"
 
@@ -313,6 +314,13 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
     if (plan.calibration_delta) {
         write_wrapped(out, indent + paint.bold("calibration:") + " ", role_indent + 13,
                       calibration_delta_text(*plan.calibration_delta), width);
+    }
+    if (plan.mix) {
+        const std::vector<std::string> lines = mix_lines(plan);
+        write_wrapped(out, indent + paint.bold("mixed fleet:") + " ", role_indent + 13, lines.front(), width);
+        for (std::size_t line = 1; line < lines.size(); ++line) {
+            write_wrapped(out, indent + "  · ", role_indent + 4, lines[line], width);
+        }
     }
     for (const std::string& advice : plan.advice) {
         write_wrapped(out, indent + paint.yellow("→") + " ", role_indent + 2, advice, width);

@@ -247,12 +247,13 @@ TEST_CASE("consistency: every example's picks, plan against perf, check and depl
          {"examples/chat-llama2-13b-int4.yaml", "examples/llama-finetune.yaml", "examples/llama3-70b-finetune.yaml",
           "examples/pretrain-7b.yaml", "examples/roberta-finetune.yaml", "examples/vit-base-training.yaml",
           "examples/yolov8-training.yaml", "examples/bert-embeddings.yaml", "examples/sdxl-serving.yaml",
-          "examples/recsys-serving.yaml", "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml"}) {
+          "examples/recsys-serving.yaml", "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml",
+          "examples/chat-length-mix.yaml"}) {
         INFO(file);
         const Workload workload = load_workload_file(test::source_path(file), LoadContext{&catalog(), &models()});
         CHECK(check_workload(workload, checked).has_value());
     }
-    CHECK(checked.picks == 12);
+    CHECK(checked.picks == 13);
 }
 
 TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count perf confirms", "[consistency]") {
