@@ -1,4 +1,5 @@
 #include "base/format.hpp"
+#include "base/money.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -84,6 +85,67 @@ std::string format_usd_cents(double usd) {
     }
     const std::string text = fixed(std::fabs(usd), 2);
     return (usd < 0 && printed_value(text) > 0 ? "-$" : "$") + text;
+}
+
+std::string Money::symbol() const {
+    // The symbols that name one currency unambiguously in English finance text; any other code
+    // is its own symbol, a space before the amount ("CHF 1,234"): ISO 4217 is unambiguous.
+    if (code == "USD") {
+        return "$";
+    }
+    if (code == "EUR") {
+        return "€";
+    }
+    if (code == "GBP") {
+        return "£";
+    }
+    if (code == "JPY") {
+        return "¥";
+    }
+    return code;
+}
+
+namespace {
+std::string amount_prefix(const Money& money) {
+    const std::string symbol = money.symbol();
+    return symbol == money.code ? symbol + " " : symbol;
+}
+}  // namespace
+
+std::string Money::whole(double usd) const {
+    if (is_usd()) {
+        return format_usd(usd);
+    }
+    const double amount = of(usd);
+    if (!std::isfinite(amount)) {
+        return "—";
+    }
+    const double rounded = std::round(std::fabs(amount));
+    return (amount < 0 && rounded > 0 ? "-" : "") + amount_prefix(*this) +
+           group_thousands(fmt::format("{:.0f}", rounded));
+}
+
+std::string Money::cents(double usd) const {
+    if (is_usd()) {
+        return format_usd_cents(usd);
+    }
+    // ISO 4217 minor units: none for the yen and the won.
+    if (code == "JPY" || code == "KRW") {
+        return whole(usd);
+    }
+    const double amount = of(usd);
+    if (!std::isfinite(amount)) {
+        return "—";
+    }
+    const std::string text = fixed(std::fabs(amount), 2);
+    return (amount < 0 && printed_value(text) > 0 ? "-" : "") + amount_prefix(*this) + text;
+}
+
+std::string Money::rate_note() const {
+    if (is_usd()) {
+        return {};
+    }
+    return fmt::format("{} at {} per USD ({}, user-given)", code, fmt::format("{:.6g}", per_usd), as_of);
 }
 
 // Each unit holds the magnitudes below the next unit's start; a value that rounds up to that start

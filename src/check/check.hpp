@@ -94,6 +94,7 @@ struct CheckReport {
     std::vector<std::string> summary;  // one line per hardware line: what was evaluated, in numbers
     std::vector<Finding> findings;     // errors, then warnings, then notes; file order within each
     std::vector<SkippedCheck> skipped;
+    CurrencySpec currency;  // the proposal's workloads': what the renderers print money in
 
     std::size_t count(FindingSeverity severity) const;
     bool passed() const { return count(FindingSeverity::error) == 0; }

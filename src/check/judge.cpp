@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/format.hpp"
+#include "base/money.hpp"
 #include "cost/cost.hpp"
 
 namespace gpusel {
@@ -34,14 +35,23 @@ std::string months_words(double months) {
     return fmt::format("{:g} month{}", months, months == 1 ? "" : "s");
 }
 
-// Whole dollars, or cents below $100 (a rented training run can cost a few dollars).
-std::string money(double usd) {
-    return std::fabs(usd) < 100 ? format_usd_cents(usd) : format_usd(usd);
+// Whole units, or cents below 100 (a rented training run can cost a few dollars), in the
+// proposal's currency.
+std::string money_words(const Money& money, double usd) {
+    return std::fabs(money.of(usd)) < 100 ? money.cents(usd) : money.whole(usd);
 }
 
 // "$3,500" per unit, or "$2.79/h" per unit-hour for rentals.
-std::string unit_price_words(double usd, Acquisition acquisition) {
-    return is_purchase(acquisition) ? format_usd(usd) : format_usd_cents(usd) + "/h";
+std::string unit_price_text(const Money& money, double usd, Acquisition acquisition) {
+    return is_purchase(acquisition) ? money.whole(usd) : money.cents(usd) + "/h";
+}
+
+Money money_of(const Proposal& proposal) {
+    if (proposal.project.workloads.empty()) {
+        return {};
+    }
+    const CurrencySpec& currency = proposal.project.workloads.front().deployment.currency;
+    return Money{currency.code, currency.per_usd, currency.as_of};
 }
 
 std::string subject(int count, const std::string& gpu) {
@@ -170,7 +180,8 @@ EvidenceItem word(std::string key, std::string value) {
 // Judges one proposal; collects findings and rules left out.
 class Judge {
 public:
-    Judge(const Proposal& proposal, CheckReport& report) : m_proposal(proposal), m_report(report) {}
+    Judge(const Proposal& proposal, CheckReport& report)
+        : m_proposal(proposal), m_report(report), m_money(money_of(proposal)) {}
 
     void missing_roles() {
         for (const Workload& workload : m_proposal.project.workloads) {
@@ -1003,8 +1014,14 @@ private:
         add(std::move(finding));
     }
 
+    std::string money(double usd) const { return money_words(m_money, usd); }
+    std::string unit_price_words(double usd, Acquisition acquisition) const {
+        return unit_price_text(m_money, usd, acquisition);
+    }
+
     const Proposal& m_proposal;
     CheckReport& m_report;
+    Money m_money;
     std::set<std::pair<std::string, std::string>> m_evaluated;
     std::vector<SkippedCheck> m_skipped;
 };
@@ -1083,6 +1100,9 @@ CheckReport judge_proposal(const Proposal& proposal, const std::vector<HardwareA
     report.proposal = proposal.name;
     report.file = proposal.file;
     report.policy = proposal.policy;
+    if (!proposal.project.workloads.empty()) {
+        report.currency = proposal.project.workloads.front().deployment.currency;
+    }
     const auto add_role = [&](Role role) {
         const std::string name(to_string(role));
         if (std::find(report.roles.begin(), report.roles.end(), name) == report.roles.end()) {

@@ -432,6 +432,23 @@ void read_workload_list(MapReader& top, std::string_view key, Project& project, 
             }
         }
     }
+    // One plan, one currency: the totals add the workloads' money (docs/workload.md).
+    for (std::size_t i = 1; i < project.workloads.size(); ++i) {
+        const CurrencySpec& first = project.workloads.front().deployment.currency;
+        const CurrencySpec& other = project.workloads[i].deployment.currency;
+        if (other.code != first.code || other.per_usd != first.per_usd || other.as_of != first.as_of) {
+            const auto spelled = [](const CurrencySpec& currency) {
+                return currency.is_usd() && currency.as_of.empty()
+                           ? std::string("USD (no deployment.currency)")
+                           : fmt::format("{} at {:.6g} per USD ({})", currency.code, currency.per_usd, currency.as_of);
+            };
+            top.error(key, fmt::format("workloads '{}' and '{}' name different currencies, {} and {}; give every "
+                                       "workload of a project the same deployment.currency",
+                                       project.workloads.front().name, project.workloads[i].name, spelled(first),
+                                       spelled(other)));
+            break;
+        }
+    }
 }
 namespace {
 

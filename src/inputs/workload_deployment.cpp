@@ -5,6 +5,7 @@
 // Every default applied is recorded as an Assumption (docs/workload.md, docs/cost-model.md).
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include <fmt/format.h>
@@ -45,6 +46,95 @@ std::vector<std::string> names_of(const std::pair<Enum, std::string_view> (&tabl
         names.emplace_back(name);
     }
     return names;
+}
+
+// Codes for "did you mean" only: any three upper-case letters are accepted as ISO 4217 (the
+// standard's list changes; gpusel converts with the user's rate and needs no table of its own).
+const std::vector<std::string> common_currency_codes = {"USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "CNY",
+                                                        "SEK", "NOK", "DKK", "INR", "KRW", "SGD", "HKD", "BRL"};
+
+bool is_currency_code(std::string_view code) {
+    return code.size() == 3 && std::all_of(code.begin(), code.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+// YYYY-MM or YYYY-MM-DD, month 01..12 and day 01..31.
+bool is_rate_date(std::string_view date) {
+    const auto digits = [&](std::size_t from, std::size_t count) {
+        for (std::size_t i = from; i < from + count; ++i) {
+            if (std::isdigit(static_cast<unsigned char>(date[i])) == 0) {
+                return false;
+            }
+        }
+        return true;
+    };
+    if ((date.size() != 7 && date.size() != 10) || !digits(0, 4) || date[4] != '-' || !digits(5, 2)) {
+        return false;
+    }
+    const int month = (date[5] - '0') * 10 + (date[6] - '0');
+    if (month < 1 || month > 12) {
+        return false;
+    }
+    if (date.size() == 7) {
+        return true;
+    }
+    if (date[7] != '-' || !digits(8, 2)) {
+        return false;
+    }
+    const int day = (date[8] - '0') * 10 + (date[9] - '0');
+    return day >= 1 && day <= 31;
+}
+
+// `deployment.currency: {code: EUR, per_usd: 0.86, as_of: 2026-11}` (docs/workload.md). gpusel
+// holds no exchange rates: the rate and its date are the user's, and a bare code is refused.
+void read_currency(MapReader& deployment, CurrencySpec& currency) {
+    const YamlNode* node = deployment.node("currency");
+    if (node == nullptr) {
+        return;
+    }
+    const std::string example = "currency: {code: EUR, per_usd: 0.86, as_of: 2026-11}";
+    if (node->kind == YamlNode::Kind::scalar) {
+        deployment.error("currency", fmt::format(
+                                         "give the rate and its date: {} (gpusel holds no exchange rates)",
+                                         node->scalar == "USD" ? example : [&] {
+                                             std::string code = node->scalar;
+                                             std::transform(code.begin(), code.end(), code.begin(),
+                                                            [](unsigned char c) { return std::toupper(c); });
+                                             return fmt::format("currency: {{code: {}, per_usd: …, as_of: …}}",
+                                                                is_currency_code(code) ? code : "EUR");
+                                         }()));
+        return;
+    }
+    MapReader reader(*node, deployment.child_path("currency"), deployment.diagnostics());
+    reader.require("code");
+    reader.require("per_usd");
+    reader.require("as_of");
+    std::string code;
+    if (reader.text("code", code)) {
+        if (is_currency_code(code)) {
+            currency.code = code;
+        } else {
+            std::string upper = code;
+            std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+            const bool known = std::find(common_currency_codes.begin(), common_currency_codes.end(), upper) !=
+                               common_currency_codes.end();
+            reader.error("code", fmt::format("'{}' is not an ISO 4217 code (three upper-case letters){}", code,
+                                             known ? fmt::format("; did you mean '{}'?", upper)
+                                                   : did_you_mean(upper, common_currency_codes)));
+        }
+    }
+    if (reader.number("per_usd", currency.per_usd, UnitKind::plain, 0, 1e9, true) && code == "USD" &&
+        currency.per_usd != 1) {
+        reader.error("per_usd", "one US dollar is 1 USD; leave out deployment.currency for USD");
+    }
+    std::string as_of;
+    if (reader.text("as_of", as_of)) {
+        if (is_rate_date(as_of)) {
+            currency.as_of = as_of;
+        } else {
+            reader.error("as_of", fmt::format("'{}' is not a date; write YYYY-MM or YYYY-MM-DD, e.g. 2026-11", as_of));
+        }
+    }
+    reader.finish();
 }
 
 }  // namespace
@@ -92,6 +182,7 @@ void WorkloadReader::read_deployment(const YamlNode* node, const std::string& pa
     deployment.ops_given = reader.has("ops_per_gpu_month");
     deployment.pue_given = reader.has("pue");
     read_money_conventions(reader, deployment);
+    read_currency(reader, deployment.currency);
     Site site = Site::datacenter;
     if (reader.choice("site", site, site_names)) {
         deployment.site = site;

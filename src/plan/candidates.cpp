@@ -291,17 +291,19 @@ void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, U
             }
             const BudgetSpec& budget = m_workload.budget;
             if (m_policy.enforce_budget && budget.capex_usd > 0 && cost.capex_usd > budget.capex_usd) {
-                note_miss(miss, {gpu.id, RejectionKind::budget, "budget.capex_usd", cost.capex_usd, budget.capex_usd,
-                                 usage.gpus,
-                                 fmt::format("{}×: capex {} > budget {}", usage.gpus, format_usd(cost.capex_usd),
-                                             format_usd(budget.capex_usd))});
+                note_miss(
+                    miss,
+                    {gpu.id, RejectionKind::budget, "budget.capex_usd", cost.capex_usd, budget.capex_usd, usage.gpus,
+                     fmt::format("{}×: capex {} > budget {}", usage.gpus, money_in(m_workload).whole(cost.capex_usd),
+                                 money_in(m_workload).whole(budget.capex_usd))});
                 continue;
             }
             if (m_policy.enforce_budget && budget.monthly_usd > 0 && cost.monthly_opex_usd > budget.monthly_usd) {
                 note_miss(miss, {gpu.id, RejectionKind::budget, "budget.monthly_usd", cost.monthly_opex_usd,
                                  budget.monthly_usd, usage.gpus,
                                  fmt::format("{}×: {} per month > budget {}", usage.gpus,
-                                             format_usd(cost.monthly_opex_usd), format_usd(budget.monthly_usd))});
+                                             money_in(m_workload).whole(cost.monthly_opex_usd),
+                                             money_in(m_workload).whole(budget.monthly_usd))});
                 continue;
             }
             priced.acquisition = acquisition;

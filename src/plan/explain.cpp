@@ -15,10 +15,16 @@ namespace gpusel {
 
 namespace plan_detail {
 
+Money money_in(const Workload& workload) {
+    const CurrencySpec& currency = workload.deployment.currency;
+    return Money{currency.code, currency.per_usd, currency.as_of};
+}
+
 namespace {
 
 // The practitioners' strategy by horizon, and why the pick follows it or not.
 std::string strategy_line(const Workload& workload, const RolePlan& plan) {
+    const Money money = money_in(workload);
     const double horizon = workload.deployment.horizon_months;
     std::string line = "strategy by horizon: " + horizon_strategy(horizon);
     const Candidate& winner = *plan.winner;
@@ -34,7 +40,7 @@ std::string strategy_line(const Workload& workload, const RolePlan& plan) {
                                 rents ? "rents" : "buys", rents ? "buys" : "rents");
         } else {
             line += fmt::format("; this pick {}: {} less than the best option that {} ({} ×{})",
-                                rents ? "rents" : "buys", format_usd(other->cost.tco_usd - winner.cost.tco_usd),
+                                rents ? "rents" : "buys", money.whole(other->cost.tco_usd - winner.cost.tco_usd),
                                 rents ? "buys" : "rents", other->gpu, other->count);
         }
     }
@@ -180,6 +186,7 @@ std::string winner_reason(const Workload& workload, const Candidate& candidate, 
 
 // When would `alternative` beat `winner`? In numbers.
 std::string alternative_condition(const Workload& workload, const Candidate& winner, const Candidate& alternative) {
+    const Money money = money_in(workload);
     std::vector<std::string> parts;
     const double winner_speed = speed(winner);
     const double alternative_speed = speed(alternative);
@@ -195,17 +202,17 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
     if (alternative.tied || std::fabs(difference) < 1) {
         const std::string rule = tie_rule(rank_key(winner), rank_key(alternative));
         parts.push_back(fmt::format("tied on TCO (within {} or {:.0f} %{}); the pick won the tie: {}",
-                                    format_usd(tie_tolerance_usd), tie_tolerance_fraction * 100,
-                                    difference >= 0.5    ? fmt::format("; {} more", format_usd(difference))
-                                    : difference <= -0.5 ? fmt::format("; {} less", format_usd(-difference))
+                                    money.whole(tie_tolerance_usd), tie_tolerance_fraction * 100,
+                                    difference >= 0.5    ? fmt::format("; {} more", money.whole(difference))
+                                    : difference <= -0.5 ? fmt::format("; {} less", money.whole(-difference))
                                                          : std::string(),
                                     rule.empty() ? std::string("listed first") : rule));
     } else if (difference > 0) {
         parts.push_back(
-            fmt::format("{} more over {:.0f} months", format_usd(difference), workload.deployment.horizon_months));
+            fmt::format("{} more over {:.0f} months", money.whole(difference), workload.deployment.horizon_months));
     } else if (difference < 0) {
         parts.push_back(
-            fmt::format("{} less over {:.0f} months", format_usd(-difference), workload.deployment.horizon_months));
+            fmt::format("{} less over {:.0f} months", money.whole(-difference), workload.deployment.horizon_months));
     }
     // A purchase with lower running cost wins once the horizon is long enough.
     const double capex_gap = alternative.cost.capex_usd - winner.cost.capex_usd;
@@ -281,6 +288,7 @@ std::vector<std::string> relaxation_advice(const RolePlan& plan) {
 }
 
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) {
+    const Money money = money_in(workload);
     std::vector<std::string> lines;
     if (!plan.winner) {
         // The nearest miss names the constraint that binds (the rejections come nearest first).
@@ -301,12 +309,13 @@ std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) 
         // The method's first lesson: a job this small needs one GPU that holds it, not a cluster.
         const double gpu_hours = *pick.perf.training->time_to_train_s * pick.count * workload.training.runs / 3600;
         if (gpu_hours < 1) {
-            lines.push_back(fmt::format(
-                "≈ {:.2g} GPU-hours of work in all: any GPU with at least {} of memory "
-                "does it; the pick {} costs {} over the horizon",
-                gpu_hours, format_gb(pick.memory.per_gpu.total_bytes),
-                pick.count == 1 ? "(one GPU)" : fmt::format("({} GPUs)", pick.count),
-                pick.cost.tco_usd < 100 ? fmt::format("${:.2f}", pick.cost.tco_usd) : format_usd(pick.cost.tco_usd)));
+            lines.push_back(
+                fmt::format("≈ {:.2g} GPU-hours of work in all: any GPU with at least {} of memory "
+                            "does it; the pick {} costs {} over the horizon",
+                            gpu_hours, format_gb(pick.memory.per_gpu.total_bytes),
+                            pick.count == 1 ? "(one GPU)" : fmt::format("({} GPUs)", pick.count),
+                            std::fabs(money.of(pick.cost.tco_usd)) < 100 ? money.cents(pick.cost.tco_usd)
+                                                                         : money.whole(pick.cost.tco_usd)));
         }
     }
     const Bottleneck& bottleneck = plan.winner->perf.bottleneck;
@@ -344,20 +353,20 @@ std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) 
             "owning pays back against renting the same GPU-hours on demand only after {:.0f} months, beyond the "
             "{:g}-month horizon ({} rented vs TCO {}); it is picked because no rental within the constraints "
             "costs less",
-            *winner.cost.break_even_month, horizon, format_usd(winner.cost.cloud_equivalent_usd),
-            format_usd(winner.cost.tco_usd)));
+            *winner.cost.break_even_month, horizon, money.whole(winner.cost.cloud_equivalent_usd),
+            money.whole(winner.cost.tco_usd)));
     }
     if (is_purchase(winner.acquisition) && !winner.cost.resale_counted && winner.cost.breakdown.resale_usd > 0) {
         lines.push_back(
             fmt::format("expected resale {} at the horizon's end is not subtracted "
                         "(deployment.count_resale: true to rank with it)",
-                        format_usd(winner.cost.breakdown.resale_usd)));
+                        money.whole(winner.cost.breakdown.resale_usd)));
     } else if (is_purchase(winner.acquisition) && winner.cost.resale_counted) {
         lines.push_back(
             fmt::format("the TCO counts an expected resale of {} (deployment.count_resale); without it "
                         "the TCO is {}",
-                        format_usd(winner.cost.breakdown.resale_usd),
-                        format_usd(winner.cost.tco_usd + winner.cost.breakdown.resale_usd)));
+                        money.whole(winner.cost.breakdown.resale_usd),
+                        money.whole(winner.cost.tco_usd + winner.cost.breakdown.resale_usd)));
     }
     return lines;
 }

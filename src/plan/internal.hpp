@@ -14,11 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "base/money.hpp"
 #include "plan/plan.hpp"
 #include "plan/robustness.hpp"
 #include "search/training_search.hpp"
 
 namespace gpusel::plan_detail {
+
+// The workload's currency (deployment.currency): the planner's sentences print their USD amounts
+// in it (explain.cpp).
+Money money_in(const Workload& workload);
 
 inline constexpr double infinity = std::numeric_limits<double>::infinity();
 

@@ -28,7 +28,7 @@ constexpr int widest_cluster = 16384;
 
 std::string pick_words(const Candidate& candidate, const Workload& workload) {
     return fmt::format("{} × {}, {}, {} over {:g} months", candidate.count, candidate.gpu,
-                       describe(candidate.acquisition), format_usd(candidate.cost.tco_usd),
+                       describe(candidate.acquisition), money_in(workload).whole(candidate.cost.tco_usd),
                        workload.deployment.horizon_months);
 }
 

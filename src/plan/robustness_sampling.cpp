@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/format.hpp"
+#include "base/money.hpp"
 #include "plan/robustness_analysis.hpp"
 
 namespace gpusel::robustness_detail {
@@ -276,13 +277,15 @@ void Analysis::warnings(RoleUncertainty& result) const {
         }
     }
     const double capex_budget = m_workload.budget.capex_usd;
+    const CurrencySpec& currency = m_workload.deployment.currency;
+    const Money money{currency.code, currency.per_usd, currency.as_of};
     const double price_high = band_value(price_distribution(pick.price_band), z);
     if (capex_budget > 0 && candidate.cost.capex_usd <= capex_budget &&
         candidate.cost.capex_usd * price_high > capex_budget) {
         result.warnings.push_back(fmt::format(
             "may exceed the capex budget: {} at the {}th percentile of its price band ({} {}, ±{:.0f} %) > {}",
-            format_usd(candidate.cost.capex_usd * price_high), percent, to_string(pick.quote->price.kind),
-            candidate.cost.offer.id, pick.price_band * 100, format_usd(capex_budget)));
+            money.whole(candidate.cost.capex_usd * price_high), percent, to_string(pick.quote->price.kind),
+            candidate.cost.offer.id, pick.price_band * 100, money.whole(capex_budget)));
     }
 }
 

@@ -56,10 +56,14 @@ std::string location(const std::string& file, const Position& position) {
                                : fmt::format("{}:{}", file, position.line);
 }
 
-std::string evidence_line(const Finding& finding) {
+Money money_of(const CheckReport& report) {
+    return Money{report.currency.code, report.currency.per_usd, report.currency.as_of};
+}
+
+std::string evidence_line(const Finding& finding, const Money& money) {
     std::vector<std::string> parts;
     for (const EvidenceItem& item : finding.evidence) {
-        parts.push_back(evidence_label(item.key) + " " + format_evidence_value(item));
+        parts.push_back(evidence_label(item.key) + " " + format_evidence_value(item, money));
     }
     return fmt::format("{}", fmt::join(parts, " · "));
 }
@@ -125,7 +129,7 @@ std::string evidence_label(std::string_view key) {
     return label;
 }
 
-std::string format_evidence_value(const EvidenceItem& item) {
+std::string format_evidence_value(const EvidenceItem& item, const Money& money) {
     if (!item.number) {
         return item.text;
     }
@@ -135,10 +139,10 @@ std::string format_evidence_value(const EvidenceItem& item) {
         return format_gb(value);
     }
     if (unit == "_usd_per_hour") {
-        return format_usd_cents(value) + "/h";
+        return money.cents(value) + "/h";
     }
     if (unit == "_usd") {
-        return std::fabs(value) < 100 ? format_usd_cents(value) : format_usd(value);
+        return std::fabs(money.of(value)) < 100 ? money.cents(value) : money.whole(value);
     }
     if (unit == "_s") {
         return format_duration(value);
@@ -211,18 +215,21 @@ std::string render_check_text(const CheckReport& report) {
     out += fmt::format(
         "policy: memory headroom {} · max overspend {} and {} · missed deadline/SLO is {} · oversize {}{}\n",
         format_percent(policy.memory_headroom_fraction), format_percent(policy.max_overspend_fraction),
-        format_usd(policy.min_saving_usd), policy.require_slo ? "an error" : "a warning",
+        money_of(report).whole(policy.min_saving_usd), policy.require_slo ? "an error" : "a warning",
         policy.warn_oversize ? "warned" : "not checked",
         policy.strict ? fmt::format(" · strict: warnings fail, quotes within {} of the catalog",
                                     format_percent(policy.max_price_gap_fraction))
                       : "");
+    if (const Money money = money_of(report); !money.is_usd()) {
+        out += "money in " + money.rate_note() + "; evidence and fixes converted from USD\n";
+    }
     for (const std::string& line : report.summary) {
         out += "  " + line + "\n";
     }
     for (const Finding& finding : report.findings) {
         out += "\n" + headline(report, finding) + "\n";
         if (!finding.evidence.empty()) {
-            out += "    evidence: " + evidence_line(finding) + "\n";
+            out += "    evidence: " + evidence_line(finding, money_of(report)) + "\n";
         }
         if (!finding.fix.empty()) {
             out += "    fix: " + finding.fix + "\n";
@@ -267,6 +274,12 @@ std::string render_check_json(const CheckReport& report) {
     for (const SkippedCheck& skipped : report.skipped) {
         document["skipped"].push_back({{"role", skipped.role}, {"rule", skipped.rule}, {"reason", skipped.reason}});
     }
+    // Another currency: the user's rate (messages and fixes are written in it; evidence stays in
+    // USD, as its keys say). Absent for USD, so that USD documents are unchanged.
+    if (const Money money = money_of(report); !money.is_usd()) {
+        document["currency"] = {
+            {"code", money.code}, {"per_usd", money.per_usd}, {"as_of", money.as_of}, {"source", "user-given"}};
+    }
     if (!notes.empty()) {  // only when a number could not be computed: the usual document has none
         document["notes"] = notes;
     }
@@ -278,7 +291,7 @@ std::string render_check_github(const CheckReport& report) {
     for (const Finding& finding : report.findings) {
         std::string message = finding.role + ": " + finding.message;
         if (!finding.evidence.empty()) {
-            message += "\nevidence: " + evidence_line(finding);
+            message += "\nevidence: " + evidence_line(finding, money_of(report));
         }
         if (!finding.fix.empty()) {
             message += "\nfix: " + finding.fix;
@@ -352,7 +365,7 @@ std::string render_check_junit(const CheckReport& report) {
         for (const Finding* finding : item.findings) {
             details += headline(report, *finding) + "\n";
             if (!finding->evidence.empty()) {
-                details += "evidence: " + evidence_line(*finding) + "\n";
+                details += "evidence: " + evidence_line(*finding, money_of(report)) + "\n";
             }
             if (!finding->fix.empty()) {
                 details += "fix: " + finding->fix + "\n";

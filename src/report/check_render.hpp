@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/money.hpp"
 #include "check/check.hpp"
 
 namespace gpusel {
@@ -36,7 +37,7 @@ std::string escape_github_data(std::string_view text);
 std::string escape_github_property(std::string_view text);
 
 // Evidence as a person reads it: "total 95.3 GB", "deadline 14 d", "saving $12,400".
-std::string format_evidence_value(const EvidenceItem& item);
+std::string format_evidence_value(const EvidenceItem& item, const Money& money = {});
 std::string evidence_label(std::string_view key);
 
 }  // namespace gpusel

@@ -158,11 +158,11 @@ std::string gb_pair(const MemoryEstimate& memory) {
                        memory.capacity_bytes / bytes_per_gb);
 }
 
-std::string per_unit(const CostEstimate& cost) {
+std::string per_unit(const Money& money, const CostEstimate& cost) {
     if (cost.usd_per_unit <= 0 || cost.unit.empty()) {
         return "—";
     }
-    return fmt::format("{} / {}", format_usd_cents(cost.usd_per_unit), cost.unit);
+    return fmt::format("{} / {}", money.cents(cost.usd_per_unit), cost.unit);
 }
 
 std::string break_even_words(const CostEstimate& cost, double horizon_months) {
@@ -264,6 +264,7 @@ std::string assumptions_section(const PlanReport& report) {
 }
 
 std::string procurement_section(const PlanReport& report) {
+    const Money money = plan_text::money_of(report);
     std::string out = "<section id=\"procurement\">\n<h2>Procurement</h2>\n";
     if (report.procurement.empty()) {
         out += "<p class=\"none\">Nothing to buy or rent: no role has a candidate that meets every constraint.</p>\n";
@@ -295,31 +296,32 @@ std::string procurement_section(const PlanReport& report) {
             const std::string estimated = line.price_kind == PriceKind::estimate ? "~" : "";
             const std::string price = !std::isfinite(line.unit_price_usd) ? "—"
                                       : line.price_per == "unit-hour"
-                                          ? estimated + format_usd_cents(line.unit_price_usd) + "/h"
-                                          : estimated + format_usd(line.unit_price_usd);
-            std::string tco_cell = format_usd(line.tco_usd);
+                                          ? estimated + money.cents(line.unit_price_usd) + "/h"
+                                          : estimated + money.whole(line.unit_price_usd);
+            std::string tco_cell = money.whole(line.tco_usd);
             tco_cell += fmt::format(" over {:g} mo", line.horizon_months);
-            out += "<tr>" + table_cell(role_words(line.role)) + gpu_cell +
-                   table_cell(units ? std::string(to_string(line.item)) : "host: " + line.name) +
-                   table_cell(std::to_string(line.quantity_units), true) + table_cell(std::to_string(line.gpus), true) +
-                   table_cell(describe(line.acquisition)) + table_cell(price, true) +
-                   table_cell(std::string(line.price_per)) + table_cell(std::string(to_string(line.price_kind))) +
-                   table_cell(format_usd(line.capex_usd), true) +
-                   table_cell(format_usd(line.opex_usd_per_month), true) + table_cell(format_usd(line.rent_usd), true) +
-                   table_cell(tco_cell, true) +
-                   table_cell(units ? plan_text::order_note(procured.offer, procured.quantity - procured.offer.units)
-                                    : "") +
-                   table_cell(units ? procured.reason : "") +
-                   table_cell(units ? (alternative.empty() ? "—" : alternative) : "") + "</tr>\n";
+            out +=
+                "<tr>" + table_cell(role_words(line.role)) + gpu_cell +
+                table_cell(units ? std::string(to_string(line.item)) : "host: " + line.name) +
+                table_cell(std::to_string(line.quantity_units), true) + table_cell(std::to_string(line.gpus), true) +
+                table_cell(describe(line.acquisition)) + table_cell(price, true) +
+                table_cell(std::string(line.price_per)) + table_cell(std::string(to_string(line.price_kind))) +
+                table_cell(money.whole(line.capex_usd), true) + table_cell(money.whole(line.opex_usd_per_month), true) +
+                table_cell(money.whole(line.rent_usd), true) + table_cell(tco_cell, true) +
+                table_cell(units
+                               ? plan_text::order_note(money, procured.offer, procured.quantity - procured.offer.units)
+                               : "") +
+                table_cell(units ? procured.reason : "") +
+                table_cell(units ? (alternative.empty() ? "—" : alternative) : "") + "</tr>\n";
         }
     }
     const OrderLineTotals sums = order_line_totals(report.procurement);
     out += fmt::format(
         "<tr class=\"total\"><td colspan=\"4\">total</td>{}<td colspan=\"4\"></td>{}{}{}{}<td "
         "colspan=\"3\"></td></tr>\n",
-        table_cell(std::to_string(sums.gpus), true), table_cell(format_usd(sums.capex_usd), true),
-        table_cell(format_usd(sums.opex_usd_per_month), true), table_cell(format_usd(sums.rent_usd), true),
-        table_cell(format_usd(sums.tco_usd), true));
+        table_cell(std::to_string(sums.gpus), true), table_cell(money.whole(sums.capex_usd), true),
+        table_cell(money.whole(sums.opex_usd_per_month), true), table_cell(money.whole(sums.rent_usd), true),
+        table_cell(money.whole(sums.tco_usd), true));
     out += "</tbody>\n</table>\n";
     // Generated from the lines above: only the prices, estimates and resale they hold.
     out += "<ul class=\"muted footnotes\">\n";
@@ -379,6 +381,7 @@ std::string decision_block(const RolePlan& plan) {
 }
 
 std::string ranked_table(const RolePlan& plan) {
+    const Money money = plan_text::money_of(plan.workload.deployment.currency);
     const bool training = plan.workload.is_training();
     // Workloads that generate no tokens have no TPOT: their latency is the request's end to end.
     const bool generates = !training && plan.workload.task() == InferenceTask::generation;
@@ -403,7 +406,7 @@ std::string ranked_table(const RolePlan& plan) {
     }
     const double horizon = plan.workload.deployment.horizon_months;
     out += header_cell("bottleneck") + header_cell(fmt::format("TCO {:g} mo", horizon), true) +
-           header_cell(unit.empty() ? std::string("cost per unit") : "$ per " + unit, true) +
+           header_cell(unit.empty() ? std::string("cost per unit") : money.symbol() + " per " + unit, true) +
            header_cell("buying pays off", true) + "</tr></thead>\n<tbody>\n";
     for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
         const Candidate& candidate = plan.ranked[i];
@@ -441,12 +444,12 @@ std::string ranked_table(const RolePlan& plan) {
         } else {
             out += table_cell("—", true) + table_cell("—", true) + table_cell("—", true);
         }
-        out +=
-            table_cell(fmt::format("{} {}", resource_words(candidate.perf.bottleneck.resource),
-                                   format_percent(candidate.perf.bottleneck.share))) +
-            table_cell(format_usd(candidate.cost.tco_usd), true) +
-            table_cell(unit.empty() ? per_unit(candidate.cost) : format_usd_cents(candidate.cost.usd_per_unit), true) +
-            "<td class=\"num wrap\">" + html(break_even_words(candidate.cost, horizon)) + "</td></tr>\n";
+        out += table_cell(fmt::format("{} {}", resource_words(candidate.perf.bottleneck.resource),
+                                      format_percent(candidate.perf.bottleneck.share))) +
+               table_cell(money.whole(candidate.cost.tco_usd), true) +
+               table_cell(unit.empty() ? per_unit(money, candidate.cost) : money.cents(candidate.cost.usd_per_unit),
+                          true) +
+               "<td class=\"num wrap\">" + html(break_even_words(candidate.cost, horizon)) + "</td></tr>\n";
     }
     out += "</tbody>\n</table>\n";
     out +=
@@ -499,16 +502,22 @@ std::string tornado_chart(const RolePlan& plan, std::size_t role_index) {
     }
     svg::TornadoSpec spec;
     spec.id_prefix = chart_id(role_index, "tornado");
+    const Money money_format = plan_text::money_of(plan.workload.deployment.currency);
     const bool money = uncertainty.score_unit.rfind("USD", 0) == 0;
-    spec.tick_prefix = money ? "$" : "";
-    spec.value_label = fmt::format("Score of the pick ({})", uncertainty.score_unit);
-    spec.base = uncertainty.score;
+    // A money score is drawn in the report's currency (the unit's "USD" replaced by its code).
+    const double scale = money ? money_format.per_usd : 1;
+    spec.tick_prefix = money ? money_format.symbol() : "";
+    spec.value_label =
+        fmt::format("Score of the pick ({})",
+                    money ? money_format.code + uncertainty.score_unit.substr(3) : uncertainty.score_unit);
+    spec.base = uncertainty.score * scale;
     for (const Swing& swing : uncertainty.tornado) {
         svg::TornadoBar bar;
-        bar.label = fmt::format("{} {}–{}", swing.label, plan_text::input_value_text(swing.unit, swing.low_value),
-                                plan_text::input_value_text(swing.unit, swing.high_value));
-        bar.low_output = swing.low_score;
-        bar.high_output = swing.high_score;
+        bar.label =
+            fmt::format("{} {}–{}", swing.label, plan_text::input_value_text(money_format, swing.unit, swing.low_value),
+                        plan_text::input_value_text(money_format, swing.unit, swing.high_value));
+        bar.low_output = swing.low_score * scale;
+        bar.high_output = swing.high_score * scale;
         bar.note = swing.flips_low && swing.flips_high ? "pick changes at both ends"
                    : swing.flips_low                   ? "pick changes at the low end"
                    : swing.flips_high                  ? "pick changes at the high end"
@@ -526,6 +535,7 @@ std::string tornado_chart(const RolePlan& plan, std::size_t role_index) {
 }
 
 std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
+    const Money money = plan_text::money_of(plan.workload.deployment.currency);
     svg::ScatterSpec spec;
     spec.id_prefix = chart_id(role_index, "scatter");
     spec.minimise_x = true;
@@ -559,9 +569,10 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
             spec.error_bars.push_back({spec.points.size(), x * band->time_low_factor, x * band->time_high_factor,
                                        band->tco_low_usd, band->tco_high_usd});
         }
-        spec.points.push_back({x, candidate.cost.tco_usd, gpu_label(candidate), series_of[candidate.acquisition]});
+        spec.points.push_back(
+            {x, money.of(candidate.cost.tco_usd), gpu_label(candidate), series_of[candidate.acquisition]});
         xs.push_back(x);
-        ys.push_back(candidate.cost.tco_usd);
+        ys.push_back(money.of(candidate.cost.tco_usd));
     }
     // The deadline is drawn when it is near the candidates; far beyond them it would squeeze
     // every point into the left edge, so the caption states it instead.
@@ -581,8 +592,8 @@ std::string training_scatter(const RolePlan& plan, std::size_t role_index) {
     // which a zero-based axis would squeeze into a corner. The tick labels state the scale.
     spec.x_axis = {have_time ? (in_days ? "Time to train (days)" : "Time to train (hours)") : "Step time (s)",
                    scale_for(xs), "", false};
-    spec.y_axis = {fmt::format("TCO over {} (USD)", months_words(plan.workload.deployment.horizon_months)),
-                   scale_for(ys), "$", false};
+    spec.y_axis = {fmt::format("TCO over {} ({})", months_words(plan.workload.deployment.horizon_months), money.code),
+                   scale_for(ys), money.symbol(), false};
     spec.title = have_time ? "Time to train vs total cost" : "Step time vs total cost";
     spec.description =
         "Each candidate's time and total cost of ownership; lower-left is better. The dashed step "
@@ -759,8 +770,16 @@ std::string memory_chart(const RolePlan& plan, std::size_t role_index) {
                               format_percent(headroom)));
 }
 
-std::string end_value(const std::vector<svg::Point>& series) {
-    return series.empty() ? std::string() : svg::format_tick(series.back().y, "$");
+std::string end_value(const std::vector<svg::Point>& series, const Money& money) {
+    return series.empty() ? std::string() : svg::format_tick(series.back().y, money.symbol());
+}
+
+// A series of USD amounts in the report's currency.
+std::vector<svg::Point> in_money(std::vector<svg::Point> series, const Money& money) {
+    for (svg::Point& point : series) {
+        point.y = money.of(point.y);
+    }
+    return series;
 }
 
 std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
@@ -772,7 +791,8 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
     // Month ticks by quarter, half-year or year, so that the horizon ends on a tick.
     const double month_step = horizon <= 6 ? 1 : horizon <= 18 ? 3 : horizon <= 48 ? 6 : 12;
     spec.x_axis = {"Month", svg::Scale::linear, "", true, month_step};
-    spec.y_axis = {"Cumulative cost (USD)", svg::Scale::linear, "$", true};
+    const Money money = plan_text::money_of(plan.workload.deployment.currency);
+    spec.y_axis = {fmt::format("Cumulative cost ({})", money.code), svg::Scale::linear, money.symbol(), true};
     std::vector<std::string> crossings;
     bool any_bought = false;
     bool any_resale_counted = false;
@@ -782,13 +802,13 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
         const std::string name = fmt::format("#{} {}", i + 1, gpu_label(candidate));
         const bool bought = is_purchase(candidate.acquisition);
         any_bought = any_bought || bought;
-        const std::vector<svg::Point> own = cumulative_cost_by_month(candidate.cost, horizon);
+        const std::vector<svg::Point> own = in_money(cumulative_cost_by_month(candidate.cost, horizon), money);
         spec.series.push_back({fmt::format("{}, {}", name, describe(candidate.acquisition)), own, i,
-                               bought ? svg::Dash::solid : svg::Dash::dashed, end_value(own)});
+                               bought ? svg::Dash::solid : svg::Dash::dashed, end_value(own, money)});
         if (!bought) {
             continue;
         }
-        const std::vector<svg::Point> rented = on_demand_equivalent_by_month(candidate.cost, horizon);
+        const std::vector<svg::Point> rented = in_money(on_demand_equivalent_by_month(candidate.cost, horizon), money);
         any_resale_counted = any_resale_counted || candidate.cost.resale_counted;
         if (rented.empty()) {
             crossings.push_back(fmt::format("#{} {}: no rental offer of this GPU to compare buying with.", i + 1,
@@ -796,11 +816,11 @@ std::string cost_chart(const RolePlan& plan, std::size_t role_index) {
             continue;
         }
         spec.series.push_back(
-            {fmt::format("{} rented on demand instead", name), rented, i, svg::Dash::dotted, end_value(rented)});
+            {fmt::format("{} rented on demand instead", name), rented, i, svg::Dash::dotted, end_value(rented, money)});
         const std::optional<double> month = buy_versus_rent_break_even_month(candidate.cost, horizon);
         if (month && *month <= horizon) {
             const double y = candidate.cost.capex_usd + candidate.cost.monthly_opex_usd * *month;
-            spec.markers.push_back({*month, y, fmt::format("#{} break-even: month {:.1f}", i + 1, *month)});
+            spec.markers.push_back({*month, money.of(y), fmt::format("#{} break-even: month {:.1f}", i + 1, *month)});
             crossings.push_back(
                 fmt::format("#{} {} pays for itself against renting the same GPUs on demand after "
                             "{:.1f} months.",
@@ -999,6 +1019,10 @@ std::string render_plan_html(const PlanReport& report) {
     out += fmt::format("<p class=\"lede\">{} role{} · horizon up to {} · objective: {}</p>\n</header>\n",
                        report.roles.size(), report.roles.size() == 1 ? "" : "s", months_words(report.horizon_months),
                        html(report.objective));
+    if (const Money money = plan_text::money_of(report); !money.is_usd()) {
+        out += fmt::format("<p class=\"muted\">Money in {}; the catalogs' USD prices converted.</p>\n",
+                           html(money.rate_note()));
+    }
     out += procurement_section(report);
     out += shared_fleet_section(report);
     out += assumptions_section(report);

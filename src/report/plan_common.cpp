@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/format.hpp"
+#include "cost/offer_selection.hpp"
 
 namespace gpusel::plan_text {
 
@@ -32,6 +33,14 @@ std::string gb_number(double bytes) {
 }
 
 }  // namespace
+
+Money money_of(const CurrencySpec& currency) {
+    return Money{currency.code, currency.per_usd, currency.as_of};
+}
+
+Money money_of(const PlanReport& report) {
+    return report.roles.empty() ? Money{} : money_of(report.roles.front().workload.deployment.currency);
+}
 
 bool is_rental(Acquisition acquisition) {
     return !is_purchase(acquisition);
@@ -178,22 +187,40 @@ std::string time_cell(const TimeMetric& metric, const Candidate& candidate) {
     return value ? format_duration(*value) : "—";
 }
 
-std::string unit_price_cell(Acquisition acquisition, double unit_price_usd, bool estimated) {
+std::string unit_price_cell(const Money& money, Acquisition acquisition, double unit_price_usd, bool estimated) {
     if (!std::isfinite(unit_price_usd)) {
         return "—";
     }
     const std::string marker = estimated ? "~" : "";
     if (is_rental(acquisition)) {
-        return marker + format_usd_cents(unit_price_usd) + "/h";
+        return marker + money.cents(unit_price_usd) + "/h";
     }
-    return marker + format_usd(unit_price_usd);
+    return marker + money.whole(unit_price_usd);
 }
 
-std::string order_note(const OfferUse& offer, int spare_units) {
+std::string order_note(const Money& money, const OfferUse& offer, int spare_units) {
     if (offer.id.empty()) {
         return {};
     }
     std::string text = offer.order;
+    if (!money.is_usd() && offer.kind == OfferKind::rental) {
+        // The cost model writes a rental's price and zone range into the order in USD
+        // (price_text, zone_range_text); the same figures, converted, take their place.
+        PricePoint price;
+        price.usd = offer.price_usd;
+        price.kind = offer.price_kind;
+        price.zones_usd = offer.zones_usd;
+        const std::string in_usd = price_text(price, OfferKind::rental) + zone_range_text(price);
+        std::string converted =
+            (offer.price_kind == PriceKind::estimate ? "~" : "") + money.cents(offer.price_usd) + "/h";
+        if (offer.zones_usd.size() >= 2) {
+            converted += fmt::format(" median of {} zones, {}–{}", offer.zones_usd.size(),
+                                     money.cents(offer.zones_usd.front()), money.cents(offer.zones_usd.back()));
+        }
+        if (const std::size_t at = text.find(in_usd); at != std::string::npos) {
+            text.replace(at, in_usd.size(), converted);
+        }
+    }
     if (offer.kind == OfferKind::rental) {
         text += fmt::format(" ({} {})", to_string(offer.price_kind), offer.as_of);
     }
@@ -202,7 +229,7 @@ std::string order_note(const OfferUse& offer, int spare_units) {
     }
     if (offer.hosts > 0) {
         text += fmt::format(" + {} × {} at {}{} ({})", offer.hosts, offer.host_name,
-                            offer.host_price_kind == PriceKind::estimate ? "~" : "", format_usd(offer.host_price_usd),
+                            offer.host_price_kind == PriceKind::estimate ? "~" : "", money.whole(offer.host_price_usd),
                             to_string(offer.host_price_kind));
     }
     if (offer.idle_gpus > 0) {
@@ -236,6 +263,7 @@ std::string joined(const std::vector<std::string>& list) {
 }  // namespace
 
 std::vector<std::string> procurement_footnotes(const PlanReport& report) {
+    const Money money = money_of(report);
     std::vector<std::string> bought_units;
     std::vector<std::string> rented_units;
     std::vector<std::string> hosts;
@@ -314,32 +342,36 @@ std::vector<std::string> procurement_footnotes(const PlanReport& report) {
         notes.push_back(
             fmt::format("The expected resale at the horizon's end, {}, is subtracted from the TCO "
                         "(deployment.count_resale: true).",
-                        format_usd(resale_counted_usd)));
+                        money.whole(resale_counted_usd)));
     }
     if (any_bought && resale_not_counted_usd > 0) {
         notes.push_back(
             fmt::format("The expected resale at the horizon's end, {}, is not subtracted from the TCO "
                         "(deployment.count_resale: false).",
-                        format_usd(resale_not_counted_usd)));
+                        money.whole(resale_not_counted_usd)));
     }
     for (const std::string& line : past_horizon) {
         notes.push_back(line + "; the rent includes them.");
     }
+    if (!money.is_usd()) {
+        notes.push_back(
+            fmt::format("Amounts in {}; the catalogs' USD prices are converted at the given rate.", money.rate_note()));
+    }
     return notes;
 }
 
-std::string purchase_total_cell(Acquisition acquisition, double total_usd) {
+std::string purchase_total_cell(const Money& money, Acquisition acquisition, double total_usd) {
     if (is_rental(acquisition) && total_usd == 0) {
         return "—";
     }
-    return format_usd(total_usd);
+    return money.whole(total_usd);
 }
 
-std::string usd_per_unit_cell(double usd) {
+std::string usd_per_unit_cell(const Money& money, double usd) {
     if (!std::isfinite(usd)) {
         return "—";
     }
-    return std::fabs(usd) < 100 ? format_usd_cents(usd) : format_usd(usd);
+    return std::fabs(money.of(usd)) < 100 ? money.cents(usd) : money.whole(usd);
 }
 
 std::string months_text(double months) {
@@ -370,7 +402,7 @@ std::string candidate_summary(const Candidate& candidate) {
     return fmt::format("{}× {}, {}", candidate.count, candidate.gpu, acquisition_words(candidate.acquisition));
 }
 
-std::string calibration_delta_text(const CalibrationDelta& delta) {
+std::string calibration_delta_text(const Money& money, const CalibrationDelta& delta) {
     const double ratio = delta.measured_vs_predicted;
     // Within half a per cent the two speeds print alike ("0 % slower"): say so in words.
     const std::string measured =
@@ -401,7 +433,7 @@ std::string calibration_delta_text(const CalibrationDelta& delta) {
         // Whole dollars, as every TCO prints: below a dollar is no change.
         if (std::abs(delta.tco_delta_usd) >= 0.5) {
             cost = fmt::format("; {}{} over {} months", delta.tco_delta_usd > 0 ? "+" : "",
-                               format_usd(delta.tco_delta_usd), months_text(delta.horizon_months));
+                               money.whole(delta.tco_delta_usd), months_text(delta.horizon_months));
         } else if (delta.pick_changed() || delta.count_changed()) {
             cost = "; the same TCO";
         }
@@ -468,7 +500,7 @@ std::optional<double> p99_e2e_s(const InferencePerf& perf) {
 
 namespace gpusel::plan_text {
 
-std::string input_value_text(const std::string& unit, double value) {
+std::string input_value_text(const Money& money, const std::string& unit, double value) {
     if (unit == "months") {
         return fmt::format("{:.3g} months", value);
     }
@@ -476,13 +508,14 @@ std::string input_value_text(const std::string& unit, double value) {
         return fmt::format("{:.0f} %", value * 100);
     }
     if (unit == "USD/kWh") {
-        return fmt::format("${:.3f}/kWh", value);
+        return money.is_usd() ? fmt::format("${:.3f}/kWh", value)
+                              : fmt::format("{:.3f} {}/kWh", money.of(value), money.code);
     }
     if (unit == "USD per unit-hour") {
-        return format_usd_cents(value) + "/h";
+        return money.cents(value) + "/h";
     }
     if (unit == "USD per unit") {
-        return format_usd(value);
+        return money.whole(value);
     }
     if (unit == "req/s") {
         return fmt::format("{:.3g} req/s", value);
@@ -499,18 +532,19 @@ std::string input_value_text(const std::string& unit, double value) {
     return fmt::format("{:.4g} {}", value, unit);
 }
 
-std::string sensitivity_text(const Sensitivity& sensitivity) {
+std::string sensitivity_text(const Money& money, const Sensitivity& sensitivity) {
     const double change = sensitivity.current != 0 ? sensitivity.break_even / sensitivity.current - 1 : 0;
     const std::string winner = sensitivity.new_winner == "none feasible"
                                    ? "none of the configurations planned here is feasible"
                                    : sensitivity.new_winner + " wins";
     return fmt::format("{} {} → {} ({:+.0f} %): {}", sensitivity.label,
-                       input_value_text(sensitivity.unit, sensitivity.current),
-                       input_value_text(sensitivity.unit, sensitivity.break_even), change * 100, winner);
+                       input_value_text(money, sensitivity.unit, sensitivity.current),
+                       input_value_text(money, sensitivity.unit, sensitivity.break_even), change * 100, winner);
 }
 
 std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top) {
     const RoleUncertainty& uncertainty = plan.uncertainty;
+    const Money money = money_of(plan.workload.deployment.currency);
     std::vector<std::string> lines;
     if (!uncertainty.computed || !plan.winner) {
         return lines;
@@ -542,8 +576,8 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
     if (!uncertainty.bands.empty()) {
         const EstimateBand& band = uncertainty.bands.front();
         const TimeMetric metric = time_metric(plan);
-        std::string text = fmt::format("pick's band (5th–95th percentile): TCO {}–{}", format_usd(band.tco_low_usd),
-                                       format_usd(band.tco_high_usd));
+        std::string text = fmt::format("pick's band (5th–95th percentile): TCO {}–{}", money.whole(band.tco_low_usd),
+                                       money.whole(band.tco_high_usd));
         if (const std::optional<double> time = time_value(metric, *plan.winner)) {
             text += fmt::format(", {} {}–{}", metric.header, format_duration(*time * band.time_low_factor),
                                 format_duration(*time * band.time_high_factor));
@@ -562,7 +596,7 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
         lines.emplace_back("no input within the searched spans changes the winner");
     }
     for (std::size_t i = 0; i < std::min(top, uncertainty.sensitivity.size()); ++i) {
-        lines.push_back("flips if " + sensitivity_text(uncertainty.sensitivity[i]));
+        lines.push_back("flips if " + sensitivity_text(money, uncertainty.sensitivity[i]));
     }
     return lines;
 }

@@ -7,9 +7,15 @@
 #include <string_view>
 #include <vector>
 
+#include "base/money.hpp"
 #include "plan/plan.hpp"
 
 namespace gpusel::plan_text {
+
+// The money format of a currency (deployment.currency), and of a report's (its workloads share
+// one: the project loader refuses two): every amount below is given in USD and printed in it.
+Money money_of(const CurrencySpec& currency);
+Money money_of(const PlanReport& report);
 
 bool is_rental(Acquisition acquisition);
 
@@ -48,11 +54,11 @@ std::string time_cell(const TimeMetric& metric, const Candidate& candidate);    
 
 // "$55.04/h" when rented (price per unit-hour), "$317,000" when bought (per unit); "~" first
 // when the price is an estimate.
-std::string unit_price_cell(Acquisition acquisition, double unit_price_usd, bool estimated = false);
+std::string unit_price_cell(const Money& money, Acquisition acquisition, double unit_price_usd, bool estimated = false);
 // The order behind a procurement line or pick: "2 × p5.48xlarge (16 × H100-SXM5), AWS
 // us-east-1, on-demand $55.04/h (list 2026-11)", with the host a card needs, idle GPUs and
 // spares.
-std::string order_note(const OfferUse& offer, int spare_units);
+std::string order_note(const Money& money, const OfferUse& offer, int spare_units);
 // The columns of one order line in the finance exports, in order: the CSV's header and the XLSX
 // procurement sheet's (docs/spec/plan-output.md).
 inline constexpr const char* order_line_columns[] = {"role",
@@ -90,9 +96,9 @@ inline constexpr const char* order_line_columns[] = {"role",
 // (only where something is bought). Plain sentences; each renderer escapes them.
 std::vector<std::string> procurement_footnotes(const PlanReport& report);
 // "—" for a rental (nothing bought), else "$6,400".
-std::string purchase_total_cell(Acquisition acquisition, double total_usd);
+std::string purchase_total_cell(const Money& money, Acquisition acquisition, double total_usd);
 // "$1.97" below $100, "$1,234" above; "—" when not finite.
-std::string usd_per_unit_cell(double usd);
+std::string usd_per_unit_cell(const Money& money, double usd);
 
 // "24" or "18.5" (months).
 std::string months_text(double months);
@@ -106,7 +112,7 @@ std::string candidate_summary(const Candidate& candidate);
 // A100-80GB-PCIE → 6 GPUs, not 5; +$11,400 over 24 months" (the count alone changed), "→ 7× L40S,
 // cloud on-demand, not 6× RTX-PRO-6000, buy new; ..." (the GPU type or acquisition changed), or
 // "→ no change to the pick (6× RTX-PRO-6000, buy new)".
-std::string calibration_delta_text(const CalibrationDelta& delta);
+std::string calibration_delta_text(const Money& money, const CalibrationDelta& delta);
 
 // The alternative with its condition ("A — condition"), or the condition alone when it already
 // starts with the alternative's GPU id `gpu`, so that the GPU is not named twice.
@@ -131,9 +137,9 @@ std::optional<double> p99_e2e_s(const InferencePerf& perf);
 
 // A value of a sensitivity input in its unit: "31.2 months", "55 %", "$0.180/kWh", "$2.79/h",
 // "$25,000", "12 req/s", "8.03B tokens", "3 runs", "41 ms".
-std::string input_value_text(const std::string& unit, double value);
+std::string input_value_text(const Money& money, const std::string& unit, double value);
 // "horizon 24 → 31.2 months (+30 %): H100-SXM5 ×8 buy new wins".
-std::string sensitivity_text(const Sensitivity& sensitivity);
+std::string sensitivity_text(const Money& money, const Sensitivity& sensitivity);
 // The role's robustness, one line each (terminal and Markdown): the odds of the pick, the
 // candidates tied with it, its band, the warnings, and the `top` most decisive break-evens.
 // Empty when the analysis was not computed.

@@ -5,6 +5,8 @@
 #include <ostream>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "report/plan_common.hpp"
 #include "report/render.hpp"
 
@@ -54,14 +56,47 @@ private:
     bool m_finite = true;
 };
 
+// The lower-case currency code that names converted columns: "unit_price_eur".
+std::string column_code(const Money& money) {
+    std::string code = money.code;
+    for (char& c : code) {
+        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    return code;
+}
+
+// Another currency's columns go after every USD column (docs/spec/plan-output.md, "Currency"):
+// an import keyed on the USD names or positions reads the same file, and each converted amount
+// is the exact USD amount × the rate, rounded to the cent once.
+void write_rate(CsvWriter& writer, const Money& money) {
+    writer.text(fmt::format("{:.6g}", money.per_usd)).text(money.as_of);
+}
+
 }  // namespace
 
 void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options) {
     CsvWriter writer(options);
+    const Money money = plan_text::money_of(report);
+    const std::string code = column_code(money);
     for (const char* column : plan_text::order_line_columns) {
         writer.text(column);
     }
+    if (!money.is_usd()) {
+        for (const std::string& column :
+             {"unit_price_" + code, "capex_" + code, "opex_" + code + "_per_month", "rent_" + code, "resale_" + code,
+              "resale_subtracted_" + code, "tco_" + code, "depreciation_" + code + "_per_month", code + "_per_usd",
+              std::string("rate_as_of")}) {
+            writer.text(column);
+        }
+    }
     writer.end_row();
+    MoneyColumn capex_converted;
+    MoneyColumn opex_converted;
+    MoneyColumn rent_converted;
+    MoneyColumn resale_converted;
+    MoneyColumn subtracted_converted;
+    MoneyColumn tco_converted;
+    MoneyColumn depreciation_converted;
     MoneyColumn capex;
     MoneyColumn opex;
     MoneyColumn rent;
@@ -109,6 +144,29 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
             } else {
                 writer.empty().empty().empty();
             }
+            if (!money.is_usd()) {
+                if (std::isfinite(line.unit_price_usd)) {
+                    writer.money(money.of(line.unit_price_usd));
+                } else {
+                    writer.empty();
+                }
+                // As in USD: quantity_units × the converted unit price to the cent.
+                if (std::isfinite(line.unit_price_usd)) {
+                    capex_converted.write_cents(
+                        writer, line.capex_usd > 0
+                                    ? line.quantity_units * MoneyColumn::cents(money.of(line.unit_price_usd))
+                                    : 0);
+                } else {
+                    capex_converted.write(writer, money.of(line.capex_usd));
+                }
+                opex_converted.write(writer, money.of(line.opex_usd_per_month));
+                rent_converted.write(writer, money.of(line.rent_usd));
+                resale_converted.write(writer, money.of(line.resale_usd));
+                subtracted_converted.write(writer, money.of(line.resale_subtracted_usd));
+                tco_converted.write(writer, money.of(line.tco_usd));
+                depreciation_converted.write(writer, money.of(line.depreciation_usd_per_month));
+                write_rate(writer, money);
+            }
             writer.end_row();
         }
     }
@@ -131,6 +189,17 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
     writer.empty();
     depreciation.write_total(writer);
     writer.empty().empty().empty().empty();
+    if (!money.is_usd()) {
+        writer.empty();
+        capex_converted.write_total(writer);
+        opex_converted.write_total(writer);
+        rent_converted.write_total(writer);
+        resale_converted.write_total(writer);
+        subtracted_converted.write_total(writer);
+        tco_converted.write_total(writer);
+        depreciation_converted.write_total(writer);
+        write_rate(writer, money);
+    }
     writer.end_row();
     out << writer.str();
 }
@@ -157,87 +226,113 @@ std::vector<long long> carried_cents(const std::vector<double>& values) {
 
 void render_plan_cash_flow_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options) {
     CsvWriter writer(options);
+    const Money currency = plan_text::money_of(report);
+    const bool converted = !currency.is_usd();
+    const std::string code = column_code(currency);
     for (const char* column : {"role", "gpu", "acquisition", "month", "capex_usd", "opex_usd", "rent_usd", "resale_usd",
                                "net_usd", "cumulative_usd", "resale_not_counted_usd"}) {
         writer.text(column);
     }
+    if (converted) {
+        for (const std::string& column :
+             {"capex_" + code, "opex_" + code, "rent_" + code, "resale_" + code, "net_" + code, "cumulative_" + code,
+              "resale_not_counted_" + code, code + "_per_usd", std::string("rate_as_of")}) {
+            writer.text(column);
+        }
+    }
     writer.end_row();
-    long long all_capex = 0;
-    long long all_opex = 0;
-    long long all_rent = 0;
-    long long all_resale = 0;
-    long long all_memo = 0;
+    // One currency's columns: the months in carried cents, each role's total and the grand total.
+    struct Columns {
+        long long capex = 0;
+        long long opex = 0;
+        long long rent = 0;
+        long long resale = 0;
+        long long memo = 0;
+        long long net() const { return capex + opex + rent - resale; }
+    };
     const auto money = [&writer](long long cents) { writer.money(static_cast<double>(cents) / 100); };
+    const auto write_columns = [&](const Columns& columns, long long net, long long cumulative) {
+        money(columns.capex);
+        money(columns.opex);
+        money(columns.rent);
+        money(columns.resale);
+        money(net);
+        money(cumulative);
+        money(columns.memo);
+    };
+    Columns all_usd;
+    Columns all_converted;
     for (const ProcurementLine& line : report.procurement) {
         const std::vector<CashFlowMonth> months = cash_flow(line);
-        std::vector<double> capex_usd;
-        std::vector<double> opex_usd;
-        std::vector<double> rent_usd;
-        std::vector<double> resale_usd;
-        std::vector<double> memo_usd;
-        for (const CashFlowMonth& month : months) {
-            capex_usd.push_back(month.capex_usd);
-            opex_usd.push_back(month.opex_usd);
-            rent_usd.push_back(month.rent_usd);
-            resale_usd.push_back(month.resale_usd);
-            memo_usd.push_back(month.resale_not_counted_usd);
-        }
-        const std::vector<long long> capex = carried_cents(capex_usd);
-        const std::vector<long long> opex = carried_cents(opex_usd);
-        const std::vector<long long> rent = carried_cents(rent_usd);
-        const std::vector<long long> resale = carried_cents(resale_usd);
-        const std::vector<long long> memo = carried_cents(memo_usd);
-        long long cumulative = 0;
-        long long role_capex = 0;
-        long long role_opex = 0;
-        long long role_rent = 0;
-        long long role_resale = 0;
-        long long role_memo = 0;
+        const auto carried = [&](double rate) {
+            std::vector<double> capex_usd;
+            std::vector<double> opex_usd;
+            std::vector<double> rent_usd;
+            std::vector<double> resale_usd;
+            std::vector<double> memo_usd;
+            for (const CashFlowMonth& month : months) {
+                capex_usd.push_back(month.capex_usd * rate);
+                opex_usd.push_back(month.opex_usd * rate);
+                rent_usd.push_back(month.rent_usd * rate);
+                resale_usd.push_back(month.resale_usd * rate);
+                memo_usd.push_back(month.resale_not_counted_usd * rate);
+            }
+            std::vector<Columns> rows(months.size());
+            const std::vector<long long> capex = carried_cents(capex_usd);
+            const std::vector<long long> opex = carried_cents(opex_usd);
+            const std::vector<long long> rent = carried_cents(rent_usd);
+            const std::vector<long long> resale = carried_cents(resale_usd);
+            const std::vector<long long> memo = carried_cents(memo_usd);
+            for (std::size_t i = 0; i < months.size(); ++i) {
+                rows[i] = {capex[i], opex[i], rent[i], resale[i], memo[i]};
+            }
+            return rows;
+        };
+        const std::vector<Columns> usd = carried(1);
+        const std::vector<Columns> other = converted ? carried(currency.per_usd) : std::vector<Columns>();
+        Columns role_usd;
+        Columns role_converted;
+        long long cumulative_usd = 0;
+        long long cumulative_converted = 0;
+        const auto add = [](Columns& into, const Columns& row) {
+            into.capex += row.capex;
+            into.opex += row.opex;
+            into.rent += row.rent;
+            into.resale += row.resale;
+            into.memo += row.memo;
+        };
         for (std::size_t i = 0; i < months.size(); ++i) {
-            const long long net = capex[i] + opex[i] + rent[i] - resale[i];
-            cumulative += net;
+            cumulative_usd += usd[i].net();
             writer.text(to_string(line.role)).text(line.gpu).text(to_string(line.acquisition));
             writer.integer(months[i].month);
-            money(capex[i]);
-            money(opex[i]);
-            money(rent[i]);
-            money(resale[i]);
-            money(net);
-            money(cumulative);
-            money(memo[i]);
+            write_columns(usd[i], usd[i].net(), cumulative_usd);
+            add(role_usd, usd[i]);
+            if (converted) {
+                cumulative_converted += other[i].net();
+                write_columns(other[i], other[i].net(), cumulative_converted);
+                write_rate(writer, currency);
+                add(role_converted, other[i]);
+            }
             writer.end_row();
-            role_capex += capex[i];
-            role_opex += opex[i];
-            role_rent += rent[i];
-            role_resale += resale[i];
-            role_memo += memo[i];
         }
         // The role's total (month "total"): what its procurement lines' tco_usd add up to.
         writer.text(to_string(line.role)).text(line.gpu).text(to_string(line.acquisition)).text("total");
-        money(role_capex);
-        money(role_opex);
-        money(role_rent);
-        money(role_resale);
-        money(cumulative);
-        money(cumulative);
-        money(role_memo);
+        write_columns(role_usd, cumulative_usd, cumulative_usd);
+        if (converted) {
+            write_columns(role_converted, cumulative_converted, cumulative_converted);
+            write_rate(writer, currency);
+        }
         writer.end_row();
-        all_capex += role_capex;
-        all_opex += role_opex;
-        all_rent += role_rent;
-        all_resale += role_resale;
-        all_memo += role_memo;
+        add(all_usd, role_usd);
+        add(all_converted, role_converted);
     }
     if (!report.procurement.empty()) {
-        const long long net = all_capex + all_opex + all_rent - all_resale;
         writer.text("total").empty().empty().text("total");
-        money(all_capex);
-        money(all_opex);
-        money(all_rent);
-        money(all_resale);
-        money(net);
-        money(net);
-        money(all_memo);
+        write_columns(all_usd, all_usd.net(), all_usd.net());
+        if (converted) {
+            write_columns(all_converted, all_converted.net(), all_converted.net());
+            write_rate(writer, currency);
+        }
         writer.end_row();
     }
     out << writer.str();

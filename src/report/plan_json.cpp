@@ -422,7 +422,8 @@ public:
         json["tco_delta_usd"] = delta->uncalibrated && delta->calibrated
                                     ? number(delta->tco_delta_usd, path + ".tco_delta_usd")
                                     : Json(nullptr);
-        json["text"] = plan_text::calibration_delta_text(*delta);
+        json["text"] =
+            plan_text::calibration_delta_text(plan_text::money_of(m_role->workload.deployment.currency), *delta);
         return json;
     }
 
@@ -638,6 +639,31 @@ public:
         totals["resale_usd"] = number(sums.resale_usd, "totals.resale_usd");
         totals["resale_subtracted_usd"] = number(sums.resale_subtracted_usd, "totals.resale_subtracted_usd");
         json["totals"] = std::move(totals);
+        // Outputs in another currency: the user's rate, and the totals above in it (every `_usd`
+        // field stays in USD). Absent for USD, so that USD plans are unchanged.
+        if (const Money money = plan_text::money_of(report); !money.is_usd()) {
+            Json currency;
+            currency["code"] = money.code;
+            currency["per_usd"] = number(money.per_usd, "currency.per_usd");
+            currency["as_of"] = money.as_of;
+            currency["source"] = "user-given";
+            // Amounts in the currency, to the cent as every `_usd` amount is (the key names no
+            // unit; `code` does).
+            const auto amount = [&](double usd, const std::string& path) {
+                const Json checked = number(money.of(usd), path);
+                return checked.is_null() ? checked : Json(round_to(money.of(usd), 2));
+            };
+            Json converted;
+            converted["capex"] = amount(report.total_capex_usd, "currency.totals.capex");
+            converted["monthly_opex"] = amount(report.total_monthly_opex_usd, "currency.totals.monthly_opex");
+            converted["tco"] = amount(report.total_tco_usd, "currency.totals.tco");
+            converted["opex_per_month"] = amount(sums.opex_usd_per_month, "currency.totals.opex_per_month");
+            converted["rent"] = amount(sums.rent_usd, "currency.totals.rent");
+            converted["resale"] = amount(sums.resale_usd, "currency.totals.resale");
+            converted["resale_subtracted"] = amount(sums.resale_subtracted_usd, "currency.totals.resale_subtracted");
+            currency["totals"] = std::move(converted);
+            json["currency"] = std::move(currency);
+        }
         json["notes"] = strings(m_notes);  // last: every non-finite value above has been seen
         return json;
     }

@@ -82,6 +82,7 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
         return;
     }
     const std::optional<double> horizon = common_horizon(report);
+    const Money money = money_of(report);
     const std::string tco_header = horizon ? fmt::format("TCO ({} mo)", months_text(*horizon)) : "TCO";
     // One row per order line (the GPU units, then their hosts), one unit per column.
     table_header(out,
@@ -91,24 +92,24 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
     for (const ProcurementLine& procured : report.procurement) {
         for (const OrderLine& line : order_lines(procured)) {
             const bool units = line.item == OrderItem::gpus;
-            std::string tco = format_usd(line.tco_usd);
+            std::string tco = money.whole(line.tco_usd);
             if (!horizon) {
                 tco += fmt::format(" ({} mo)", months_text(line.horizon_months));
             }
-            table_row(
-                out,
-                {md(to_string(line.role)), "**" + md(procured.gpu) + "**",
-                 md(units ? std::string(to_string(line.item)) : "host: " + line.name),
-                 fmt::format("{}", line.quantity_units), fmt::format("{}", line.gpus),
-                 md(acquisition_words(line.acquisition)),
-                 md(unit_price_cell(line.acquisition, line.unit_price_usd, line.price_kind == PriceKind::estimate)),
-                 md(line.price_per), md(to_string(line.price_kind)), md(format_usd(line.capex_usd)),
-                 md(format_usd(line.opex_usd_per_month)), md(format_usd(line.rent_usd)), md(tco),
-                 units ? md(order_note(procured.offer, procured.quantity - procured.offer.units)) : "",
-                 units ? md(procured.reason) : "",
-                 units ? md(alternative_text(procured.alternative, procured.alternative_reason,
-                                             procured.alternative.substr(0, procured.alternative.find(' '))))
-                       : ""});
+            table_row(out,
+                      {md(to_string(line.role)), "**" + md(procured.gpu) + "**",
+                       md(units ? std::string(to_string(line.item)) : "host: " + line.name),
+                       fmt::format("{}", line.quantity_units), fmt::format("{}", line.gpus),
+                       md(acquisition_words(line.acquisition)),
+                       md(unit_price_cell(money, line.acquisition, line.unit_price_usd,
+                                          line.price_kind == PriceKind::estimate)),
+                       md(line.price_per), md(to_string(line.price_kind)), md(money.whole(line.capex_usd)),
+                       md(money.whole(line.opex_usd_per_month)), md(money.whole(line.rent_usd)), md(tco),
+                       units ? md(order_note(money, procured.offer, procured.quantity - procured.offer.units)) : "",
+                       units ? md(procured.reason) : "",
+                       units ? md(alternative_text(procured.alternative, procured.alternative_reason,
+                                                   procured.alternative.substr(0, procured.alternative.find(' '))))
+                             : ""});
         }
     }
     const OrderLineTotals sums = order_line_totals(report.procurement);
@@ -117,22 +118,22 @@ void write_procurement(std::ostream& out, const PlanReport& report) {
     const double rent = sums.rent_usd;
     const double tco = sums.tco_usd;
     const int gpus = sums.gpus;
-    table_row(out, {"**total**", "", "", "", fmt::format("{}", gpus), "", "", "", "", md(format_usd(capex)),
-                    md(format_usd(opex)), md(format_usd(rent)), md(format_usd(tco)), "", "", ""});
+    table_row(out, {"**total**", "", "", "", fmt::format("{}", gpus), "", "", "", "", md(money.whole(capex)),
+                    md(money.whole(opex)), md(money.whole(rent)), md(money.whole(tco)), "", "", ""});
     out << "\n";
     for (const std::string& note : procurement_footnotes(report)) {
         out << "- " << md(note) << "\n";
     }
     const std::string tco_label =
         horizon ? fmt::format("{}-month TCO", months_text(*horizon)) : std::string("TCO (each role over its horizon)");
-    std::vector<std::string> totals = {"capex " + format_usd(capex)};
+    std::vector<std::string> totals = {"capex " + money.whole(capex)};
     if (opex != 0) {
-        totals.push_back("opex " + format_usd(opex) + " per month");
+        totals.push_back("opex " + money.whole(opex) + " per month");
     }
     if (rent != 0) {
-        totals.push_back("rent " + format_usd(rent));
+        totals.push_back("rent " + money.whole(rent));
     }
-    totals.push_back(tco_label + " " + format_usd(tco));
+    totals.push_back(tco_label + " " + money.whole(tco));
     out << "\n**Totals:** " << md(fmt::format("{}", fmt::join(totals, " · "))) << "\n\n";
 }
 
@@ -147,6 +148,7 @@ void write_candidates(std::ostream& out, const RolePlan& plan) {
     const SpeedMetric speed = speed_metric(plan);
     const TimeMetric time = time_metric(plan);
     const std::string unit = plan.ranked.front().cost.unit;
+    const Money money = money_of(plan.workload.deployment.currency);
     std::vector<std::string> headers = {
         "#",
         "GPU",
@@ -159,7 +161,7 @@ void write_candidates(std::ostream& out, const RolePlan& plan) {
         fmt::format("TCO ({} mo)", md(months_text(plan.workload.deployment.horizon_months)))};
     // No unit of work (a development box), no cost per unit.
     if (!unit.empty()) {
-        headers.push_back(md("$/" + unit));
+        headers.push_back(md(money.symbol() + "/" + unit));
     }
     table_header(out, headers, std::string_view("rlrlrrrlrr").substr(0, headers.size()));
     for (std::size_t rank = 0; rank < plan.ranked.size(); ++rank) {
@@ -168,14 +170,17 @@ void write_candidates(std::ostream& out, const RolePlan& plan) {
         if (rank == 0) {
             gpu.insert(0, "**").append("**");
         }
-        std::vector<std::string> cells = {
-            fmt::format("{}", rank + 1),           gpu,
-            fmt::format("{}", candidate.count),    md(acquisition_words(candidate.acquisition)),
-            md(memory_cell(candidate.memory)),     md(speed_cell(speed, candidate)),
-            md(time_cell(time, candidate)),        md(bottleneck_cell(candidate.perf.bottleneck)),
-            md(format_usd(candidate.cost.tco_usd))};
+        std::vector<std::string> cells = {fmt::format("{}", rank + 1),
+                                          gpu,
+                                          fmt::format("{}", candidate.count),
+                                          md(acquisition_words(candidate.acquisition)),
+                                          md(memory_cell(candidate.memory)),
+                                          md(speed_cell(speed, candidate)),
+                                          md(time_cell(time, candidate)),
+                                          md(bottleneck_cell(candidate.perf.bottleneck)),
+                                          md(money.whole(candidate.cost.tco_usd))};
         if (!unit.empty()) {
-            cells.push_back(md(usd_per_unit_cell(candidate.cost.usd_per_unit)));
+            cells.push_back(md(usd_per_unit_cell(money, candidate.cost.usd_per_unit)));
         }
         table_row(out, cells);
     }
@@ -222,7 +227,9 @@ void write_role(std::ostream& out, const RolePlan& plan) {
             << "  \n";
     }
     if (plan.calibration_delta) {
-        out << "**Calibration:** " << md(calibration_delta_text(*plan.calibration_delta)) << "  \n";
+        out << "**Calibration:** "
+            << md(calibration_delta_text(money_of(plan.workload.deployment.currency), *plan.calibration_delta))
+            << "  \n";
     }
     if (plan.mix) {
         const std::vector<std::string> lines = mix_lines(plan);
@@ -308,6 +315,9 @@ void render_plan_markdown(const PlanReport& report, std::ostream& out) {
     }
     if (!report.objective.empty()) {
         summary += " · objective: " + report.objective;
+    }
+    if (const Money money = money_of(report); !money.is_usd()) {
+        summary += " · money in " + money.rate_note();
     }
     out << md(summary) << "\n\n";
     write_procurement(out, report);

@@ -89,6 +89,9 @@ void write_title(std::ostream& out, const PlanReport& report, const Painter& pai
     for (const std::string& line : wrap_text(title, width)) {
         out << paint.bold(line) << "\n";
     }
+    if (const Money money = money_of(report); !money.is_usd()) {
+        write_wrapped(out, "money in ", 2, money.rate_note() + "; the catalogs' USD prices converted", width);
+    }
 }
 
 void write_assumptions(std::ostream& out, const PlanReport& report, const Painter& paint, std::size_t width) {
@@ -159,6 +162,7 @@ std::string unit_abbreviation(std::string unit) {
 }
 
 TextTable candidate_table(const RolePlan& plan, const Painter& paint, bool separate_count) {
+    const Money money = money_of(plan.workload.deployment.currency);
     const SpeedMetric speed = speed_metric(plan);
     const TimeMetric time = time_metric(plan);
     const std::string unit = plan.ranked.front().cost.unit;
@@ -178,7 +182,7 @@ TextTable candidate_table(const RolePlan& plan, const Painter& paint, bool separ
     // Without a unit of work (a development box serves people, not a dataset) there is no cost
     // per unit to show.
     if (!unit.empty()) {
-        table.add_column("$/" + unit_abbreviation(unit), TextTable::Align::right);
+        table.add_column(money.symbol() + "/" + unit_abbreviation(unit), TextTable::Align::right);
     }
     const std::size_t first_wrappable = separate_count ? 3 : 2;
     // What wraps first reads best wrapped: "memory bw" / "62 %", then "cloud" / "od", the unit
@@ -210,9 +214,9 @@ TextTable candidate_table(const RolePlan& plan, const Painter& paint, bool separ
         cells.push_back(speed_cell(speed, candidate));
         cells.push_back(time_cell(time, candidate));
         cells.push_back(bottleneck_cell(candidate.perf.bottleneck));
-        cells.push_back(format_usd(candidate.cost.tco_usd));
+        cells.push_back(money.whole(candidate.cost.tco_usd));
         if (!unit.empty()) {
-            cells.push_back(usd_per_unit_cell(candidate.cost.usd_per_unit));
+            cells.push_back(usd_per_unit_cell(money, candidate.cost.usd_per_unit));
         }
         table.add_row(std::move(cells));
     }
@@ -250,6 +254,7 @@ void write_rejected(std::ostream& out, const RolePlan& plan, const Painter& pain
 void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, const PlanTableOptions& options,
                 std::size_t width) {
     const std::string indent(role_indent, ' ');
+    const Money money = money_of(plan.workload.deployment.currency);
     const std::string heading = paint.cyan(fmt::format("── {}: {}", to_string(plan.role), plan.workload.name));
     write_wrapped(out, "", role_indent, plan.question.empty() ? heading : heading + " ─ " + plan.question, width);
     write_wrapped(out, indent + "class: ", role_indent + 7,
@@ -301,7 +306,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
         }
         write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6,
                       winner.reason.empty() ? pick : pick + " — " + winner.reason, width);
-        if (const std::string order = order_note(winner.cost.offer, winner.cost.spare_units); !order.empty()) {
+        if (const std::string order = order_note(money, winner.cost.offer, winner.cost.spare_units); !order.empty()) {
             write_wrapped(out, indent + paint.green("order:") + " ", role_indent + 7, order, width);
         }
     }
@@ -313,7 +318,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
     }
     if (plan.calibration_delta) {
         write_wrapped(out, indent + paint.bold("calibration:") + " ", role_indent + 13,
-                      calibration_delta_text(*plan.calibration_delta), width);
+                      calibration_delta_text(money, *plan.calibration_delta), width);
     }
     if (plan.mix) {
         const std::vector<std::string> lines = mix_lines(plan);
@@ -336,6 +341,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
 
 TextTable procurement_table(const PlanReport& report, const Painter& paint, bool with_opex, bool short_acquisition) {
     const std::optional<double> horizon = common_horizon(report);
+    const Money money = money_of(report);
     TextTable table;
     table.add_column("role");
     table.add_column("GPU");
@@ -357,18 +363,18 @@ TextTable procurement_table(const PlanReport& report, const Painter& paint, bool
             paint.bold(line.gpu),
             fmt::format("{}", line.quantity),
             std::string(short_acquisition ? acquisition_short(line.acquisition) : acquisition_words(line.acquisition)),
-            unit_price_cell(line.acquisition, line.unit_price_usd, line.offer.price_kind == PriceKind::estimate),
-            purchase_total_cell(line.acquisition, line.total_usd)};
+            unit_price_cell(money, line.acquisition, line.unit_price_usd, line.offer.price_kind == PriceKind::estimate),
+            purchase_total_cell(money, line.acquisition, line.total_usd)};
         if (with_opex) {
-            cells.push_back(format_usd(line.monthly_opex_usd));
+            cells.push_back(money.whole(line.monthly_opex_usd));
         }
-        std::string tco = format_usd(line.tco_usd);
+        std::string tco = money.whole(line.tco_usd);
         if (!horizon) {
             tco += fmt::format(" ({} mo)", months_text(line.horizon_months));
         }
         cells.push_back(std::move(tco));
         table.add_row(std::move(cells));
-        if (const std::string order = order_note(line.offer, line.quantity - line.offer.units); !order.empty()) {
+        if (const std::string order = order_note(money, line.offer, line.quantity - line.offer.units); !order.empty()) {
             table.add_note("order: " + order);
         }
         if (!line.reason.empty()) {
@@ -423,12 +429,13 @@ void write_procurement(std::ostream& out, const PlanReport& report, const Painte
     out << render_first_fitting(layouts, layouts.front(), procurement_indent, width);
     out << "\n";
     const std::optional<double> horizon = common_horizon(report);
+    const Money money = money_of(report);
     const std::string tco_label =
         horizon ? fmt::format("{}-month TCO", months_text(*horizon)) : std::string("TCO (each role over its horizon)");
     write_items(
         out, paint.bold("Totals:") + " ", 8,
-        {"capex " + format_usd(report.total_capex_usd), "monthly opex " + format_usd(report.total_monthly_opex_usd),
-         tco_label + " " + format_usd(report.total_tco_usd)},
+        {"capex " + money.whole(report.total_capex_usd), "monthly opex " + money.whole(report.total_monthly_opex_usd),
+         tco_label + " " + money.whole(report.total_tco_usd)},
         width);
 }
 

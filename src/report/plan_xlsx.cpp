@@ -132,6 +132,30 @@ struct Formats {
     lxw_format* percent = nullptr;
     lxw_format* wrapped = nullptr;
     lxw_format* bold = nullptr;
+    // The report's currency: every money cell is the USD amount × its rate, and the column names
+    // say its code in place of usd (docs/spec/plan-output.md, "Currency").
+    Money currency;
+    double of(double usd) const { return currency.of(usd); }
+    std::string column(std::string name) const {
+        if (currency.is_usd()) {
+            return name;
+        }
+        std::string code = currency.code;
+        for (char& c : code) {
+            c = static_cast<char>(c - 'A' + 'a');
+        }
+        for (std::size_t at = name.find("usd"); at != std::string::npos; at = name.find("usd", at + code.size())) {
+            name.replace(at, 3, code);
+        }
+        return name;
+    }
+    std::vector<std::string> columns(const std::vector<std::string>& names) const {
+        std::vector<std::string> out;
+        for (const std::string& name : names) {
+            out.push_back(column(name));
+        }
+        return out;
+    }
 };
 
 // "A" for column 0, "AB" for column 27: a column's name in a formula.
@@ -147,7 +171,7 @@ std::string column_name(std::size_t column) {
 // and the footnotes generated from the lines.
 void write_procurement(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
     Sheet sheet(workbook_add_worksheet(workbook, "Procurement"), formats.header);
-    sheet.headers({std::begin(order_line_columns), std::end(order_line_columns)});
+    sheet.headers(formats.columns({std::begin(order_line_columns), std::end(order_line_columns)}));
     const double widths[] = {12, 7,  18, 26, 16, 30, 36, 12, 15, 12, 14, 8,  15, 11,
                              11, 12, 15, 19, 14, 14, 22, 15, 15, 27, 10, 60, 28, 60};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
@@ -176,21 +200,22 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
                 sheet.number(row, 10, static_cast<double>(line.gpus_per_unit), formats.integer);
             }
             sheet.number(row, gpus_column, static_cast<double>(line.gpus), formats.integer);
-            sheet.number(row, 12, line.unit_price_usd, formats.money);
+            sheet.number(row, 12, formats.of(line.unit_price_usd), formats.money);
             sheet.text(row, 13, line.price_per);
             sheet.text(row, 14, to_string(line.price_kind));
             sheet.text(row, 15, line.price_as_of);
-            const double money[] = {line.capex_usd,  line.opex_usd_per_month,    line.rent_usd,
-                                    line.resale_usd, line.resale_subtracted_usd, line.tco_usd};
+            const double money[] = {
+                formats.of(line.capex_usd),  formats.of(line.opex_usd_per_month),    formats.of(line.rent_usd),
+                formats.of(line.resale_usd), formats.of(line.resale_subtracted_usd), formats.of(line.tco_usd)};
             for (std::size_t i = 0; i < std::size(money); ++i) {
                 sheet.number(row, first_money + i, money[i], formats.money);
                 // The cached results of the SUM formulas: what a reader that does not recalculate shows.
                 sums[first_money + i] += std::isfinite(money[i]) ? money[i] : 0;
             }
             sheet.number(row, 22, line.horizon_months, formats.decimal);
-            sheet.number(row, depreciation_column, line.depreciation_usd_per_month, formats.money);
-            sums[depreciation_column] +=
-                std::isfinite(line.depreciation_usd_per_month) ? line.depreciation_usd_per_month : 0;
+            const double depreciation = formats.of(line.depreciation_usd_per_month);
+            sheet.number(row, depreciation_column, depreciation, formats.money);
+            sums[depreciation_column] += std::isfinite(depreciation) ? depreciation : 0;
             sums[gpus_column] += line.gpus;
             sheet.text(row, 24, to_string(procured.precision));
             if (units) {
@@ -218,9 +243,10 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
     }
     row += 2;
     sheet.text(row++, 0,
-               "tco_usd = capex_usd + opex_usd_per_month × horizon_months + rent_usd − resale_subtracted_usd on "
-               "every line; depreciation_usd_per_month is capex_usd straight-line over the asset life "
-               "(deployment.asset_life). The Cash flow sheet spreads the same figures month by month.");
+               formats.column(
+                   "tco_usd = capex_usd + opex_usd_per_month × horizon_months + rent_usd − resale_subtracted_usd on "
+                   "every line; depreciation_usd_per_month is capex_usd straight-line over the asset life "
+                   "(deployment.asset_life). The Cash flow sheet spreads the same figures month by month."));
     for (const std::string& note : procurement_footnotes(report)) {
         sheet.text(row++, 0, note);
     }
@@ -230,8 +256,8 @@ void write_procurement(lxw_workbook* workbook, const PlanReport& report, const F
 // role of =SUM() formulas (its net is the role's TCO), and the plan's total.
 void write_cash_flow(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
     Sheet sheet(workbook_add_worksheet(workbook, "Cash flow"), formats.header);
-    sheet.headers({"role", "gpu", "acquisition", "month", "capex_usd", "opex_usd", "rent_usd", "resale_usd", "net_usd",
-                   "cumulative_usd", "resale_not_counted_usd"});
+    sheet.headers(formats.columns({"role", "gpu", "acquisition", "month", "capex_usd", "opex_usd", "rent_usd",
+                                   "resale_usd", "net_usd", "cumulative_usd", "resale_not_counted_usd"}));
     const double widths[] = {12, 18, 16, 7, 15, 14, 14, 14, 15, 16, 23};
     for (std::size_t column = 0; column < std::size(widths); ++column) {
         sheet.width(column, widths[column]);
@@ -250,14 +276,14 @@ void write_cash_flow(lxw_workbook* workbook, const PlanReport& report, const For
             sheet.text(row, 1, line.gpu);
             sheet.text(row, 2, to_string(line.acquisition));
             sheet.number(row, 3, static_cast<double>(month.month), formats.integer);
-            cumulative += month.net_usd;
-            const double money[] = {month.capex_usd,
-                                    month.opex_usd,
-                                    month.rent_usd,
-                                    month.resale_usd,
-                                    month.net_usd,
+            cumulative += formats.of(month.net_usd);
+            const double money[] = {formats.of(month.capex_usd),
+                                    formats.of(month.opex_usd),
+                                    formats.of(month.rent_usd),
+                                    formats.of(month.resale_usd),
+                                    formats.of(month.net_usd),
                                     cumulative,
-                                    month.resale_not_counted_usd};
+                                    formats.of(month.resale_not_counted_usd)};
             for (std::size_t i = 0; i < columns; ++i) {
                 sheet.number(row, first_money + i, money[i], formats.money);
                 sums[i] += i == 5 ? 0.0 : money[i];
@@ -306,6 +332,9 @@ void write_cash_flow(lxw_workbook* workbook, const PlanReport& report, const For
         any_not_counted = any_not_counted || (bought && !line.resale_counted && line.resale_usd > 0);
     }
     row += 2;
+    if (!formats.currency.is_usd()) {
+        sheet.text(row++, 0, "Amounts in " + formats.currency.rate_note() + ", converted from USD.");
+    }
     if (any_bought) {
         sheet.text(row++, 0,
                    "Month 0 is delivery: the capex, hosts and spares included; months 1 on carry the opex of the "
@@ -318,42 +347,44 @@ void write_cash_flow(lxw_workbook* workbook, const PlanReport& report, const For
     }
     if (any_counted) {
         sheet.text(row++, 0,
-                   "resale_usd: the expected resale, back in the horizon's last month and subtracted from net_usd "
-                   "(deployment.count_resale: true).");
+                   formats.column(
+                       "resale_usd: the expected resale, back in the horizon's last month and subtracted from net_usd "
+                       "(deployment.count_resale: true)."));
     }
     if (any_not_counted) {
         sheet.text(row++, 0,
-                   "resale_not_counted_usd: the expected resale in the horizon's last month, a memo outside every "
-                   "sum (deployment.count_resale: false).");
+                   formats.column(
+                       "resale_not_counted_usd: the expected resale in the horizon's last month, a memo outside every "
+                       "sum (deployment.count_resale: false)."));
     }
 }
 
 void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Formats& formats) {
     Sheet sheet(workbook_add_worksheet(workbook, "Candidates"), formats.header);
-    const std::vector<std::string> names = {"role",
-                                            "rank",
-                                            "gpu",
-                                            "gpu_name",
-                                            "count",
-                                            "replicas",
-                                            "acquisition",
-                                            "precision",
-                                            "layout",
-                                            "memory_per_gpu_gb",
-                                            "capacity_gb",
-                                            "speed",
-                                            "speed_unit",
-                                            "time_s",
-                                            "time_metric",
-                                            "bottleneck",
-                                            "bottleneck_share",
-                                            "capex_usd",
-                                            "monthly_opex_usd",
-                                            "tco_usd",
-                                            "usd_per_unit",
-                                            "unit",
-                                            "break_even_month",
-                                            "reason"};
+    const std::vector<std::string> names = formats.columns({"role",
+                                                            "rank",
+                                                            "gpu",
+                                                            "gpu_name",
+                                                            "count",
+                                                            "replicas",
+                                                            "acquisition",
+                                                            "precision",
+                                                            "layout",
+                                                            "memory_per_gpu_gb",
+                                                            "capacity_gb",
+                                                            "speed",
+                                                            "speed_unit",
+                                                            "time_s",
+                                                            "time_metric",
+                                                            "bottleneck",
+                                                            "bottleneck_share",
+                                                            "capex_usd",
+                                                            "monthly_opex_usd",
+                                                            "tco_usd",
+                                                            "usd_per_unit",
+                                                            "unit",
+                                                            "break_even_month",
+                                                            "reason"});
     sheet.headers(names);
     std::size_t row = 1;
     for (const RolePlan& plan : report.roles) {
@@ -381,11 +412,11 @@ void write_candidates(lxw_workbook* workbook, const PlanReport& report, const Fo
             sheet.text(row, column++, time.header);
             sheet.text(row, column++, to_string(candidate.perf.bottleneck.resource));
             sheet.number(row, column++, candidate.perf.bottleneck.share, formats.percent);
-            sheet.number(row, column++, candidate.cost.capex_usd, formats.money);
-            sheet.number(row, column++, candidate.cost.monthly_opex_usd, formats.money);
-            sheet.number(row, column++, candidate.cost.tco_usd, formats.money);
+            sheet.number(row, column++, formats.of(candidate.cost.capex_usd), formats.money);
+            sheet.number(row, column++, formats.of(candidate.cost.monthly_opex_usd), formats.money);
+            sheet.number(row, column++, formats.of(candidate.cost.tco_usd), formats.money);
             if (!candidate.cost.unit.empty()) {
-                sheet.number(row, column, candidate.cost.usd_per_unit, formats.money);
+                sheet.number(row, column, formats.of(candidate.cost.usd_per_unit), formats.money);
             }
             ++column;
             sheet.text(row, column++, candidate.cost.unit);
@@ -438,16 +469,22 @@ void write_assumptions(lxw_workbook* workbook, const PlanReport& report, const F
     sheet.width(2, 30);
 }
 
-Formats make_formats(lxw_workbook* workbook) {
+Formats make_formats(lxw_workbook* workbook, const Money& currency) {
     Formats formats;
+    formats.currency = currency;
+    // Excel's number format: the symbol quoted as a literal ("$" stays as it was).
+    const std::string money_format = currency.is_usd() ? std::string("$#,##0.00")
+                                     : currency.symbol() == currency.code
+                                         ? fmt::format("\"{} \"#,##0.00", currency.code)
+                                         : fmt::format("\"{}\"#,##0.00", currency.symbol());
     formats.header = workbook_add_format(workbook);
     format_set_bold(formats.header);
     formats.bold = workbook_add_format(workbook);
     format_set_bold(formats.bold);
     formats.money = workbook_add_format(workbook);
-    format_set_num_format(formats.money, "$#,##0.00");
+    format_set_num_format(formats.money, money_format.c_str());
     formats.money_bold = workbook_add_format(workbook);
-    format_set_num_format(formats.money_bold, "$#,##0.00");
+    format_set_num_format(formats.money_bold, money_format.c_str());
     format_set_bold(formats.money_bold);
     formats.integer = workbook_add_format(workbook);
     format_set_num_format(formats.integer, "0");
@@ -482,7 +519,7 @@ std::string render_plan_xlsx(const PlanReport& report, const XlsxOptions& option
     }
     workbook_set_properties(workbook, &properties);
     try {
-        const Formats formats = make_formats(workbook);
+        const Formats formats = make_formats(workbook, money_of(report));
         write_procurement(workbook, report, formats);
         write_cash_flow(workbook, report, formats);
         write_candidates(workbook, report, formats);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/format.hpp"
+#include "base/money.hpp"
 
 using namespace gpusel;
 
@@ -196,4 +197,30 @@ TEST_CASE("format::format_bytes_difference in MB below 1 GB, never 0", "[format]
     CHECK(format_bytes_difference(999.4e6) == "999 MB");
     CHECK(format_bytes_difference(999.6e6) == "1.0 GB");
     CHECK(format_bytes_difference(2.5e9) == "2.5 GB");
+}
+
+TEST_CASE("Money prints USD amounts in the user's currency at the user's rate", "[format][currency]") {
+    const Money usd;
+    // USD prints exactly as format_usd / format_usd_cents.
+    CHECK(usd.whole(15000) == format_usd(15000));
+    CHECK(usd.whole(-1234.5) == "-$1,235");
+    CHECK(usd.cents(1.789) == "$1.79");
+    CHECK(usd.rate_note().empty());
+    const Money eur{"EUR", 0.86, "2026-11"};
+    // 15,000 × 0.86 = 12,900; 55.04 × 0.86 = 47.3344 → €47.33; −1,000 × 0.86 = −860.
+    CHECK(eur.whole(15000) == "€12,900");
+    CHECK(eur.cents(55.04) == "€47.33");
+    CHECK(eur.whole(-1000) == "-€860");
+    CHECK(eur.whole(0.4) == "€0");  // 0.344 rounds to 0: no "-€0" either way
+    CHECK(eur.whole(-0.4) == "€0");
+    CHECK(eur.rate_note() == "EUR at 0.86 per USD (2026-11, user-given)");
+    // A code without a common symbol goes before the amount, with a space.
+    const Money chf{"CHF", 0.8, "2026-11-30"};
+    CHECK(chf.symbol() == "CHF");
+    CHECK(chf.whole(1542.5) == "CHF 1,234");  // 1,542.5 × 0.8 = 1,234
+    CHECK(chf.cents(-2.5) == "-CHF 2.00");
+    // No minor unit in yen: 2.50 × 150 = 375.
+    const Money jpy{"JPY", 150, "2026-11"};
+    CHECK(jpy.cents(2.5) == "¥375");
+    CHECK(eur.whole(std::numeric_limits<double>::infinity()) == "—");
 }

@@ -235,3 +235,25 @@ TEST_CASE("html_report::render_plan_html states when nothing is feasible", "[htm
     CHECK(needs < segment);
     CHECK_THAT(page, Catch::Matchers::Contains("<h3>Rejected (4)</h3>"));
 }
+
+TEST_CASE("html_report::render_plan_html in another currency prints no dollar amount", "[html_report][currency]") {
+    PlanReport report = gpusel::test::sample_plan_report();
+    const std::string in_usd = render_plan_html(report);
+    REQUIRE(in_usd.find('$') != std::string::npos);
+    for (RolePlan& role : report.roles) {
+        role.workload.deployment.currency = CurrencySpec{"EUR", 0.86, "2026-11"};
+        // The sample's hand-written sentences stand for the planner's, which it writes in the
+        // currency (tests/cli/cases/currency-*); what is left are the renderer's own figures.
+        role.alternative_why_not.clear();
+    }
+    for (ProcurementLine& line : report.procurement) {
+        line.alternative_reason.clear();
+    }
+    const std::string page = render_plan_html(report);
+    // Every money figure (tables, footnotes, chart ticks and labels, the planner's sentences) in
+    // EUR: not one dollar sign is left, and the rate is stated.
+    CHECK(page.find('$') == std::string::npos);
+    CHECK(page.find("€") != std::string::npos);
+    CHECK(page.find("Money in EUR at 0.86 per USD (2026-11, user-given)") != std::string::npos);
+    CHECK(page.find("Cumulative cost (EUR)") != std::string::npos);
+}

@@ -124,7 +124,7 @@ TEST_CASE("plan calibration: the delta says what an 18 % slower measurement chan
     CHECK(delta.tco_delta_usd == Approx(per_gpu_usd).epsilon(1e-12));
     CHECK_FALSE(delta.pick_changed());
     CHECK(delta.count_changed());
-    CHECK(calibration_delta_text(delta) ==
+    CHECK(calibration_delta_text(gpusel::Money{}, delta) ==
           "measured 18 % slower than predicted on TEST-A → 5 GPUs, not 4; +$17,532 over 12 months");
 
     // Rendered, not recomputed: JSON carries the same figures, text and Markdown the sentence.
@@ -159,13 +159,13 @@ TEST_CASE("plan calibration: the sentence for each kind of change", "[plan][cali
     delta.uncalibrated = PickSummary{"A100-80GB-PCIE", 5, Acquisition::buy_new, 57000};
     delta.calibrated = PickSummary{"A100-80GB-PCIE", 6, Acquisition::buy_new, 68400};
     delta.tco_delta_usd = 11400;
-    CHECK(calibration_delta_text(delta) ==
+    CHECK(calibration_delta_text(gpusel::Money{}, delta) ==
           "measured 18 % slower than predicted on A100-80GB-PCIE → 6 GPUs, not 5; +$11,400 over 24 months");
 
     delta.calibrated = PickSummary{"L40S", 7, Acquisition::cloud_on_demand, 50000};
     delta.tco_delta_usd = -7000;
     CHECK(delta.pick_changed());
-    CHECK(calibration_delta_text(delta) ==
+    CHECK(calibration_delta_text(gpusel::Money{}, delta) ==
           "measured 18 % slower than predicted on A100-80GB-PCIE → 7× L40S, cloud "
           "on-demand, not 5× A100-80GB-PCIE, buy new; -$7,000 over 24 months");
 
@@ -174,13 +174,13 @@ TEST_CASE("plan calibration: the sentence for each kind of change", "[plan][cali
     delta.tco_delta_usd = 0;
     CHECK_FALSE(delta.pick_changed());
     CHECK_FALSE(delta.count_changed());
-    CHECK(calibration_delta_text(delta) ==
+    CHECK(calibration_delta_text(gpusel::Money{}, delta) ==
           "measured 12 % faster than predicted on A100-80GB-PCIE → no change to the pick (5× A100-80GB-PCIE, buy new)");
 
     delta.measured_vs_predicted = 0.998;
     delta.calibrated.reset();
     CHECK(delta.pick_changed());
-    CHECK(calibration_delta_text(delta) ==
+    CHECK(calibration_delta_text(gpusel::Money{}, delta) ==
           "measured as predicted on A100-80GB-PCIE → no option meets every "
           "constraint, not 5× A100-80GB-PCIE, buy new");
 }

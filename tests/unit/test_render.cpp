@@ -564,3 +564,28 @@ TEST_CASE("render::plan xlsx is a ZIP container, reproducible with a fixed creat
     const std::string second = gpusel::render_plan_xlsx(fixture_plan_report(), options);
     CHECK(first == second);
 }
+
+TEST_CASE("render::plan table and markdown in another currency print no dollar amount", "[render][currency]") {
+    PlanReport report = fixture_plan_report();
+    REQUIRE(table_text(report, 120).find('$') != std::string::npos);
+    for (gpusel::RolePlan& role : report.roles) {
+        role.workload.deployment.currency = gpusel::CurrencySpec{"EUR", 0.86, "2026-11"};
+        // The fixture's hand-written sentences stand for the planner's, which it writes in the
+        // currency (tests/cli/cases/currency-*); what is left are the renderers' own figures.
+        role.alternative_why_not.clear();
+    }
+    for (gpusel::ProcurementLine& line : report.procurement) {
+        line.alternative_reason.clear();
+    }
+    const std::string table = table_text(report, 120);
+    CHECK(table.find('$') == std::string::npos);
+    CHECK(table.find("money in EUR at 0.86 per USD (2026-11, user-given)") != std::string::npos);
+    std::ostringstream markdown;
+    gpusel::render_plan_markdown(report, markdown);
+    CHECK(markdown.str().find('$') == std::string::npos);
+    CHECK(markdown.str().find("money in EUR at 0.86 per USD (2026-11, user-given)") != std::string::npos);
+    // The totals line: the fixture's USD totals × 0.86 in whole euros: capex 96,000.5 × 0.86 =
+    // 82,560.43; TCO (3,950 + 125,630.108) × 0.86 = 111,438.89.
+    CHECK(table.find("capex €82,560") != std::string::npos);
+    CHECK(table.find("TCO €111,439") != std::string::npos);
+}

@@ -473,3 +473,35 @@ runtime: {engine: sglang, speculative: {method: mtp}}
     REQUIRE(unknown.size() == 1);
     CHECK(unknown[0].find("did you mean 'draft_tokens'") != std::string::npos);
 }
+
+TEST_CASE("workload::load reads deployment.currency: an ISO code with the user's rate and its date",
+          "[workload][currency]") {
+    const std::string head = "name: w\nkind: inference\nmodel: {preset: llama-2-7b}\n";
+    const Workload usd = load(head);
+    CHECK(usd.deployment.currency.code == "USD");
+    CHECK(usd.deployment.currency.per_usd == 1);
+    CHECK(usd.deployment.currency.as_of.empty());
+    const Workload eur = load(head + "deployment: {currency: {code: EUR, per_usd: 0.86, as_of: 2026-11}}\n");
+    CHECK(eur.deployment.currency.code == "EUR");
+    CHECK(eur.deployment.currency.per_usd == 0.86);
+    CHECK(eur.deployment.currency.as_of == "2026-11");
+    CHECK(load(head + "deployment: {currency: {code: CHF, per_usd: 0.8, as_of: 2026-11-30}}\n")
+              .deployment.currency.as_of == "2026-11-30");
+    // gpusel holds no rates: a bare code says what to write.
+    CHECK(errors(head + "deployment: {currency: EUR}\n") ==
+          std::vector<std::string>{"w.yaml:4:24: deployment.currency: give the rate and its date: currency: {code: "
+                                   "EUR, per_usd: …, as_of: …} (gpusel holds no exchange rates)"});
+    CHECK(errors(head + "deployment: {currency: {code: eur, per_usd: 0.86, as_of: 2026-11}}\n") ==
+          std::vector<std::string>{"w.yaml:4:31: deployment.currency.code: 'eur' is not an ISO 4217 code (three "
+                                   "upper-case letters); did you mean 'EUR'?"});
+    CHECK(errors(head + "deployment: {currency: {code: EUR, per_usd: 0, as_of: 2026-11}}\n").size() == 1);
+    CHECK(errors(head + "deployment: {currency: {code: EUR, per_usd: 0.86, as_of: 2026-13}}\n") ==
+          std::vector<std::string>{"w.yaml:4:58: deployment.currency.as_of: '2026-13' is not a date; write YYYY-MM "
+                                   "or YYYY-MM-DD, e.g. 2026-11"});
+    CHECK(errors(head + "deployment: {currency: {code: EUR}}\n") ==
+          std::vector<std::string>{"w.yaml:4:24: deployment.currency.per_usd: missing required field",
+                                   "w.yaml:4:24: deployment.currency.as_of: missing required field"});
+    CHECK(errors(head + "deployment: {currency: {code: USD, per_usd: 0.9, as_of: 2026-11}}\n") ==
+          std::vector<std::string>{"w.yaml:4:45: deployment.currency.per_usd: one US dollar is 1 USD; leave out "
+                                   "deployment.currency for USD"});
+}
