@@ -211,7 +211,7 @@ FleetTry try_gpu(const std::vector<ProjectPhase>& phases, const std::vector<Role
 // Runs of months with the same idle GPUs, each with what renting those GPUs out would bring at
 // most: the catalog's lowest on-demand rate for the GPU (what a tenant pays a cloud; a
 // marketplace host keeps that less its fee).
-void advise_idle(SharedFleet& fleet, double rent_usd_per_gpu_hour) {
+void advise_idle(SharedFleet& fleet, double rent_usd_per_gpu_hour, const Money& money) {
     std::size_t start = 0;
     while (start < fleet.months.size()) {
         std::size_t end = start;
@@ -230,8 +230,8 @@ void advise_idle(SharedFleet& fleet, double rent_usd_per_gpu_hour) {
                 line += fmt::format(
                     "; renting them out brings at most {} (the lowest on-demand {}/GPU-h, before a marketplace's "
                     "fee), or order fewer and rent the busiest phase's extra",
-                    format_usd(row.idle_gpus * rent_usd_per_gpu_hour * hours_per_month * months),
-                    format_usd_cents(rent_usd_per_gpu_hour));
+                    money.whole(row.idle_gpus * rent_usd_per_gpu_hour * hours_per_month * months),
+                    money.cents(rent_usd_per_gpu_hour));
             }
             fleet.idle_advice.push_back(std::move(line));
         }
@@ -276,16 +276,17 @@ std::optional<SharedFleet> plan_detail::plan_shared_fleet(const std::vector<Proj
     }
     SharedFleet fleet = std::move(best->fleet);
     const double margin = tie_tolerance(fleet.separate_tco_usd);
+    const Money money = money_in(role_of(roles, phases.front().workload)->workload);
     fleet.chosen = fleet.shared_tco_usd < fleet.separate_tco_usd - margin;
     fleet.why = fleet.chosen ? fmt::format("one fleet costs {} less over {:g} months than each phase on its own pick",
-                                           format_usd(fleet.separate_tco_usd - fleet.shared_tco_usd), fleet.span_months)
+                                           money.whole(fleet.separate_tco_usd - fleet.shared_tco_usd), fleet.span_months)
                 : fleet.shared_tco_usd > fleet.separate_tco_usd
                     ? fmt::format(
                           "one fleet costs {} more over {:g} months than each phase on its own pick: the "
                           "phases keep their own picks",
-                          format_usd(fleet.shared_tco_usd - fleet.separate_tco_usd), fleet.span_months)
+                          money.whole(fleet.shared_tco_usd - fleet.separate_tco_usd), fleet.span_months)
                     : fmt::format("one fleet saves {}, within the tie margin ({}): the phases keep their own picks",
-                                  format_usd(fleet.separate_tco_usd - fleet.shared_tco_usd), format_usd(margin));
+                                  money.whole(fleet.separate_tco_usd - fleet.shared_tco_usd), money.whole(margin));
     double rent = 0;
     for (const ProjectPhase& phase : phases) {
         const RolePlan& role = *role_of(roles, phase.workload);
@@ -293,7 +294,7 @@ std::optional<SharedFleet> plan_detail::plan_shared_fleet(const std::vector<Proj
             rent = std::max(rent, on_fleet->usage.reference_rent_usd_per_gpu_hour);
         }
     }
-    advise_idle(fleet, rent);
+    advise_idle(fleet, rent, money);
     if (fleet.chosen) {
         // The fleet's one order line, priced as the shared TCO: the energy each phase draws in
         // its own months in place of the owner's over the span, spread evenly as its opex.
@@ -313,7 +314,7 @@ std::optional<SharedFleet> plan_detail::plan_shared_fleet(const std::vector<Proj
         }
         shared.alternative = fmt::format("{}", fmt::join(separate, "; "));
         shared.alternative_reason =
-            fmt::format("each phase on its own pick: {} over the phases", format_usd(fleet.separate_tco_usd));
+            fmt::format("each phase on its own pick: {} over the phases", money.whole(fleet.separate_tco_usd));
         line = std::move(shared);
     }
     return fleet;

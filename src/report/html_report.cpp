@@ -855,11 +855,12 @@ std::string shared_fleet_section(const PlanReport& report) {
         return {};
     }
     const SharedFleet& fleet = *report.shared_fleet;
+    const Money money = plan_text::money_of(report);
     std::string out = "<section id=\"shared-fleet\">\n<h2>Shared fleet over the phases</h2>\n";
     out += "<p>" +
            html(fmt::format("{} × {} bought ({}): {} over {:g} months, against {} for each phase on its own pick. {}.",
-                            fleet.owned_gpus, fleet.gpu_name, fleet.offer, format_usd(fleet.shared_tco_usd),
-                            fleet.span_months, format_usd(fleet.separate_tco_usd),
+                            fleet.owned_gpus, fleet.gpu_name, fleet.offer, money.whole(fleet.shared_tco_usd),
+                            fleet.span_months, money.whole(fleet.separate_tco_usd),
                             fleet.chosen ? "Chosen: " + fleet.why : fleet.why)) +
            "</p>\n";
     svg::LineChartSpec spec;

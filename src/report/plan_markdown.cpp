@@ -286,17 +286,18 @@ void write_shared_fleet(std::ostream& out, const PlanReport& report) {
         return;
     }
     const SharedFleet& fleet = *report.shared_fleet;
+    const Money money = money_of(report);
     out << "### Shared fleet over the phases\n\n";
     out << md(fmt::format("{} × {} bought ({}): {} over {:g} months, against {} for each phase on its own pick — {}",
-                          fleet.owned_gpus, fleet.gpu_name, fleet.offer, format_usd(fleet.shared_tco_usd),
-                          fleet.span_months, format_usd(fleet.separate_tco_usd),
+                          fleet.owned_gpus, fleet.gpu_name, fleet.offer, money.whole(fleet.shared_tco_usd),
+                          fleet.span_months, money.whole(fleet.separate_tco_usd),
                           fleet.chosen ? "chosen: " + fleet.why : fleet.why))
         << "\n\n";
     for (const SharedFleetPhase& part : fleet.phases) {
         out << "- "
             << md(fmt::format("months {}–{}: {} on {} GPUs, {:.0f} % busy (alone: {}, {})", part.first_month,
                               part.last_month, part.workload, part.gpus, part.utilisation * 100, part.separate_pick,
-                              format_usd(part.separate_tco_usd)))
+                              money.whole(part.separate_tco_usd)))
             << "\n";
     }
     for (const std::string& line : fleet.idle_advice) {

@@ -395,19 +395,20 @@ void write_shared_fleet(std::ostream& out, const PlanReport& report, const Paint
         return;
     }
     const SharedFleet& fleet = *report.shared_fleet;
+    const Money money = money_of(report);
     out << paint.bold("Shared fleet over the phases") << "\n";
     write_wrapped(
         out, "  ", 4,
         fmt::format("{} × {} bought ({}): {} over {:g} months, against {} for each phase on its own "
                     "pick — {}",
-                    fleet.owned_gpus, fleet.gpu_name, fleet.offer, format_usd(fleet.shared_tco_usd), fleet.span_months,
-                    format_usd(fleet.separate_tco_usd), fleet.chosen ? "chosen: " + fleet.why : fleet.why),
+                    fleet.owned_gpus, fleet.gpu_name, fleet.offer, money.whole(fleet.shared_tco_usd), fleet.span_months,
+                    money.whole(fleet.separate_tco_usd), fleet.chosen ? "chosen: " + fleet.why : fleet.why),
         width);
     for (const SharedFleetPhase& part : fleet.phases) {
         write_wrapped(out, "  - ", 4,
                       fmt::format("months {}–{}: {} on {} GPUs, {:.0f} % busy (alone: {}, {})", part.first_month,
                                   part.last_month, part.workload, part.gpus, part.utilisation * 100, part.separate_pick,
-                                  format_usd(part.separate_tco_usd)),
+                                  money.whole(part.separate_tco_usd)),
                       width);
     }
     for (const std::string& line : fleet.idle_advice) {
