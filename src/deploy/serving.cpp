@@ -295,7 +295,7 @@ std::string pd_plan_comment(const DisaggregatedPlan& split) {
     return fmt::format(
         "# Prefill/decode split (gpusel plan, \"Disaggregated serving\"): per group {} prefill worker{} of "
         "{} × {} and {} decode worker{} of {} × {}; {} group{}{}.\n"
-        "# Expected: P{:g} TTFT {:.3g} s (KV transfer {:.3g} ms over {}), TPOT {:.3g} ms; ${:.2f} per 1M output "
+        "# Expected: P{:g} TTFT {:.3g} s (KV transfer {:.3g} ms over {}), TPOT {:.1f} ms; ${:.2f} per 1M output "
         "tokens vs ${:.2f} co-located.\n",
         split.prefill.workers, split.prefill.workers == 1 ? "" : "s", split.prefill.tensor_parallel,
         split.prefill.gpu_name, split.decode.workers, split.decode.workers == 1 ? "" : "s",
@@ -357,7 +357,7 @@ std::vector<Artefact> render_disaggregated(const LaunchSpec& plain_spec) {
     sglang += case_branch("router", "exec " + render_shell_command(router));
     sglang += "  *)\n    echo \"usage: $0 prefill|decode|router\" >&2\n    exit 2\n    ;;\nesac\n";
 
-    std::string dynamo = "#!/usr/bin/env bash\n" + header_comment(spec, "dynamo") + pd_plan_comment(split);
+    std::string dynamo = "#!/usr/bin/env bash\n" + header_comment(spec, "sglang") + pd_plan_comment(split);
     dynamo += fmt::format(
         "# NVIDIA Dynamo: start etcd and NATS (Dynamo's deploy/docker-compose.yml), then `$0 frontend` once, "
         "`$0 prefill` on {} worker{} and `$0 decode` on {}; workers register with the frontend themselves.\n",

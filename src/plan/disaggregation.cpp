@@ -73,7 +73,11 @@ int poisson_quantile(double mean, double quantile) {
 
 struct PhaseOption {
     const GpuSpec* gpu = nullptr;
+    // Tensor parallel only: serving layouts leave expert_parallel at 1 (the memory model reads it
+    // as a training split within data parallel); perf reads the workload's
+    // inference.expert_parallel, set per phase in phase_workload.
     Layout layout;
+    int expert_parallel = 1;
     Precision precision = Precision::bf16;
     ServingStack stack = ServingStack::optimized;
     std::string engine;
@@ -109,6 +113,8 @@ private:
     std::vector<PricedGpu> gpu_types() const;
     std::vector<int> tensor_parallel_options(const PricedGpu& gpu, int fixed) const;
     PhaseOption option(const PricedGpu& gpu, int tensor_parallel, int expert_parallel) const;
+    // The workload at the phase's expert parallel (what perf/inference.cpp reads).
+    const Workload& phase_workload(const PhaseOption& option) const;
     std::optional<double> prefill_time(const PhaseOption& option) const;
     std::optional<double> decode_step(const PhaseOption& option, int batch) const;
     std::optional<DecodePoint> decode_point(const PhaseOption& option) const;
@@ -120,6 +126,7 @@ private:
     const Catalog& m_catalog;
     const EfficiencyTable& m_efficiency;
     Workload m_workload;
+    mutable std::map<int, Workload> m_phase_workloads;
 };
 
 std::vector<PricedGpu> Sizer::gpu_types() const {
@@ -205,17 +212,31 @@ PhaseOption Sizer::option(const PricedGpu& gpu, int tensor_parallel, int expert_
     result.precision = gpu.candidate->precision;
     result.stack = gpu.candidate->perf.stack;
     result.layout.tensor_parallel = tensor_parallel;
-    const Layout& colocated = gpu.candidate->layout;
-    // Expert parallel as the workload or the co-located layout has it: EP = TP there, EP = TP here.
-    result.layout.expert_parallel =
-        expert_parallel > 0                                                                         ? expert_parallel
-        : (colocated.expert_parallel > 1 && colocated.expert_parallel == colocated.tensor_parallel) ? tensor_parallel
-                                                                                                    : 1;
+    // Expert parallel as perf/inference.cpp resolves inference.expert_parallel (auto: EP = TP
+    // under DP attention, else none), within the phase's tensor parallel and the model's experts.
+    const InferenceSpec& inference = m_workload.inference;
+    const int requested = expert_parallel > 0             ? expert_parallel
+                          : inference.expert_parallel > 0 ? inference.expert_parallel
+                          : inference.dp_attention        ? tensor_parallel
+                                                          : 1;
+    result.expert_parallel =
+        m_workload.model.is_moe() ? std::clamp(requested, 1, std::min(tensor_parallel, m_workload.model.experts)) : 1;
     return result;
 }
 
+const Workload& Sizer::phase_workload(const PhaseOption& option) const {
+    auto found = m_phase_workloads.find(option.expert_parallel);
+    if (found == m_phase_workloads.end()) {
+        Workload phase = m_workload;
+        phase.inference.expert_parallel = option.expert_parallel;
+        found = m_phase_workloads.emplace(option.expert_parallel, std::move(phase)).first;
+    }
+    return found->second;
+}
+
 std::optional<double> Sizer::prefill_time(const PhaseOption& option) const {
-    if (inference_batch_capacity(m_workload, *option.gpu, option.layout, option.precision) < 1) {
+    const Workload& workload = phase_workload(option);
+    if (inference_batch_capacity(workload, *option.gpu, option.layout, option.precision) < 1) {
         return std::nullopt;
     }
     PerfQuery query;
@@ -224,7 +245,7 @@ std::optional<double> Sizer::prefill_time(const PhaseOption& option) const {
     query.stack = option.stack;
     query.precision = option.precision;
     query.search_capacity = false;
-    const PerfEstimate estimate = estimate_perf(m_workload, *option.gpu, query, m_efficiency);
+    const PerfEstimate estimate = estimate_perf(workload, *option.gpu, query, m_efficiency);
     if (!estimate.inference || !estimate.inference->fits) {
         return std::nullopt;
     }
@@ -234,13 +255,14 @@ std::optional<double> Sizer::prefill_time(const PhaseOption& option) const {
 }
 
 std::optional<double> Sizer::decode_step(const PhaseOption& option, int batch) const {
+    const Workload& workload = phase_workload(option);
     PerfQuery query;
     query.layout = option.layout;
     query.batch = batch;
     query.stack = option.stack;
     query.precision = option.precision;
     query.search_capacity = false;
-    const PerfEstimate estimate = estimate_perf(m_workload, *option.gpu, query, m_efficiency);
+    const PerfEstimate estimate = estimate_perf(workload, *option.gpu, query, m_efficiency);
     if (!estimate.inference || !estimate.inference->fits || !estimate.inference->batch_fits) {
         return std::nullopt;
     }
@@ -248,7 +270,7 @@ std::optional<double> Sizer::decode_step(const PhaseOption& option, int batch) c
 }
 
 std::optional<Sizer::DecodePoint> Sizer::decode_point(const PhaseOption& option) const {
-    const int capacity = inference_batch_capacity(m_workload, *option.gpu, option.layout, option.precision);
+    const int capacity = inference_batch_capacity(phase_workload(option), *option.gpu, option.layout, option.precision);
     if (capacity < 1) {
         return std::nullopt;
     }
@@ -506,21 +528,16 @@ std::optional<DisaggregatedPlan> Sizer::run() {
                                 best_tco = tco;
                                 found = true;
                                 best.replicas = groups;
-                                best.prefill = DisaggregatedPhase{prefill_gpu.gpu->id,
-                                                                  prefill_gpu.gpu->name,
-                                                                  x,
-                                                                  prefill_tp,
-                                                                  prefill.layout.expert_parallel,
-                                                                  prefill_gpus,
-                                                                  queue.utilisation,
-                                                                  prefill_spares,
-                                                                  1,
-                                                                  *prefill_s};
+                                best.prefill =
+                                    DisaggregatedPhase{prefill_gpu.gpu->id, prefill_gpu.gpu->name,   x,
+                                                       prefill_tp,          prefill.expert_parallel, prefill_gpus,
+                                                       queue.utilisation,   prefill_spares,          1,
+                                                       *prefill_s};
                                 best.decode = DisaggregatedPhase{decode_gpu.gpu->id,
                                                                  decode_gpu.gpu->name,
                                                                  y,
                                                                  decode_tp,
-                                                                 decode.layout.expert_parallel,
+                                                                 decode.expert_parallel,
                                                                  decode_gpus,
                                                                  per_worker / worker_rps,
                                                                  decode_spares,
@@ -572,9 +589,11 @@ std::optional<DisaggregatedPlan> Sizer::run() {
     if (best.chosen) {
         best.why = fmt::format("{}: decode workers batch without prefill stalls; {}, {} less over the horizon", reason,
                                gpus, format_usd(saving));
-    } else if (saving > 0) {
-        best.why = fmt::format("{}; {}: {} cheaper, within the tie margin ({}), and co-located is simpler to run",
-                               reason, gpus, format_usd(saving), format_usd(margin));
+    } else if (saving > -margin) {
+        best.why = fmt::format(
+            "{}; {}: within the tie margin of co-located ({} {}, margin {}), and co-located is "
+            "simpler to run",
+            reason, gpus, format_usd(std::abs(saving)), saving >= 0 ? "less" : "more", format_usd(margin));
     } else {
         best.why = fmt::format("{}; the split needs {}: {} more over the horizon", reason, gpus, format_usd(-saving));
     }

@@ -97,13 +97,17 @@ TEST_CASE("deployment.disaggregated: errors at their position, with a fix", "[di
               "w.yaml:8:20: deployment.disaggregated.prefill.gpu: unknown GPU 'H100-SXM', did you mean 'H100-SXM5'?"});
     CHECK(errors(chat_head + "deployment:\n  disaggregated:\n    prefil: {count: 2}\n") ==
           std::vector<std::string>{
-              "w.yaml:8:5: deployment.disaggregated.prefil: unknown field, did you mean 'prefill'?"});
-    CHECK(errors(chat_head + "deployment:\n  disaggregated:\n    decode: {count: 2, tp: 2}\n") ==
-          std::vector<std::string>{"w.yaml:8:25: deployment.disaggregated.decode.tp: unknown field"});
-    CHECK(errors(chat_head + "deployment: {disaggregated: automatic}\n") ==
-          std::vector<std::string>{"w.yaml:6:29: deployment.disaggregated: 'automatic' is not a disaggregation; write "
+              "w.yaml:8:5: deployment.disaggregated.prefil: unknown field 'prefil', did you mean 'prefill'?"});
+    CHECK(errors(chat_head + "deployment:\n  disaggregated:\n    decode: {count: 2, tensor_paralel: 2}\n") ==
+          std::vector<std::string>{"w.yaml:8:24: deployment.disaggregated.decode.tensor_paralel: unknown field "
+                                   "'tensor_paralel', did you mean 'tensor_parallel'?"});
+    CHECK(errors(chat_head + "deployment: {disaggregated: atuo}\n") ==
+          std::vector<std::string>{"w.yaml:6:29: deployment.disaggregated: 'atuo' is not a disaggregation; write "
                                    "auto, or {prefill: {gpu, count, tensor_parallel, expert_parallel}, decode: "
                                    "{...}}, did you mean 'auto'?"});
+    CHECK(errors(chat_head + "deployment: {disaggregated: [prefill]}\n") ==
+          std::vector<std::string>{"w.yaml:6:29: deployment.disaggregated: expected auto or a mapping of prefill and "
+                                   "decode, got a list"});
     CHECK(errors(R"(format: 1
 name: embed
 kind: inference
@@ -119,8 +123,9 @@ TEST_CASE("disaggregation: KV transfer and the prefill queue, by hand", "[disagg
     // an 8,192-token prompt holds 287,834,112 B. Over one 50 GB/s NIC (InfiniBand NDR 400 Gb/s)
     // with 10 µs latency: 287,834,112 / 50e9 + 10e-6 = 5.75668 ms + 0.01 ms = 5.76668 ms.
     CHECK(gpusel::kv_transfer_seconds(287834112, 1, 50e9, 10e-6) == Approx(5.766682e-3).epsilon(1e-6));
-    // The same over 8 lanes (KV heads split by tensor parallel): 35.98 µs + 10 µs.
-    CHECK(gpusel::kv_transfer_seconds(287834112, 8, 50e9, 10e-6) == Approx(45.9585e-6).epsilon(1e-5));
+    // The same over 8 lanes (KV heads split by tensor parallel): 287,834,112 / 8 / 50e9 = 719.585 µs,
+    // + 10 µs = 729.585 µs.
+    CHECK(gpusel::kv_transfer_seconds(287834112, 8, 50e9, 10e-6) == Approx(729.5853e-6).epsilon(1e-6));
     CHECK(gpusel::kv_transfer_seconds(0, 1, 50e9, 10e-6) == 0);
 
     // One prefill worker, 0.5 req/s of 1 s prompts: Erlang C for one server is ρ = 0.5; M/D/1
