@@ -397,9 +397,13 @@ std::vector<std::string> disaggregated_lines(const DisaggregatedPlan& split) {
                                              "end, as the co-located margin replicas)",
                                              split.requests_per_s)
                                : ""));
-    lines.push_back(fmt::format(
-        "{} per 1M output tokens vs {} co-located: {} — {}", format_usd_cents(split.usd_per_million_tokens),
-        format_usd_cents(split.colocated_usd_per_million_tokens), split.chosen ? "chosen" : "not chosen", split.why));
+    lines.push_back(
+        fmt::format("{} per 1M output tokens vs {} co-located: {} — {}", format_usd_cents(split.usd_per_million_tokens),
+                    format_usd_cents(split.colocated_usd_per_million_tokens),
+                    split.chosen      ? "chosen"
+                    : split.requested ? "not chosen, but fixed by the workload (gpusel deploy --target sglang emits it)"
+                                      : "not chosen",
+                    split.why));
     return lines;
 }
 
