@@ -355,6 +355,10 @@ LaunchSpec make_launch_spec(const PlanReport& report, const RolePlan& role, cons
             fill_engine_settings(spec, workload, *gpu, pick.layout);
         }
     }
+    if (role.disaggregated && role.disaggregated->meets_slo &&
+        (role.disaggregated->chosen || role.disaggregated->requested) && spec.decoder_llm) {
+        spec.disaggregated = *role.disaggregated;
+    }
     add_general_assumptions(spec, workload);
     return spec;
 }

@@ -124,6 +124,11 @@ struct LaunchSpec {
     std::string expected_speed;  // e.g. "7211 tok/s, P99 TPOT 22.1 ms"
 
     std::vector<LaunchAssumption> assumptions;
+
+    // The role's prefill/decode split when the plan chose it or the workload fixed it
+    // (plan/disaggregation.hpp): the sglang target then emits the PD launch (SGLang workers and
+    // router, and NVIDIA Dynamo's) instead of co-located replicas.
+    std::optional<DisaggregatedPlan> disaggregated;
 };
 
 // The settings of `role`'s pick; requires role.winner (the caller reports "nothing feasible"

@@ -241,7 +241,146 @@ ServingProcess scheduled_serving(const LaunchSpec& spec) {
     return process;
 }
 
+namespace {
+
+// Prefill/decode disaggregation. Flags as documented:
+//   SGLang PD disaggregation (docs.sglang.io/advanced_features/pd_disaggregation.html, SGLang
+//     0.5.x, read 2026-12): launch_server --disaggregation-mode prefill|decode,
+//     --disaggregation-transfer-backend mooncake|nixl; the router `python -m
+//     sglang_router.launch_router --pd-disaggregation --prefill URL --decode URL --host --port`.
+//   NVIDIA Dynamo with SGLang (docs.nvidia.com/dynamo/v1.0.1/backends/sg-lang/disaggregation and
+//     ai-dynamo/dynamo examples/backends/sglang/launch/disagg.sh, read 2026-12): `python3 -m
+//     dynamo.frontend` (HTTP port from DYN_HTTP_PORT, default 8000) and workers `python3 -m
+//     dynamo.sglang --model-path --tp --disaggregation-mode prefill|decode
+//     --disaggregation-bootstrap-port --disaggregation-transfer-backend nixl --host`; both need
+//     Dynamo's etcd and NATS running (its docker-compose).
+constexpr int worker_port = 30000;
+constexpr int bootstrap_port = 12345;
+
+// One worker of a phase: the model, its numerics, the phase's tensor parallel and batch.
+CommandLine pd_worker_command(const LaunchSpec& spec, const DisaggregatedPhase& phase, std::string_view mode,
+                              bool dynamo) {
+    CommandLine command;
+    command.program = dynamo ? std::vector<std::string>{"python3", "-m", "dynamo.sglang"}
+                             : std::vector<std::string>{"python3", "-m", "sglang.launch_server"};
+    command.add("--model-path", spec.model);
+    command.add(dynamo ? "--tp" : "--tp-size", std::to_string(phase.tensor_parallel));
+    if (phase.expert_parallel > 1) {
+        command.add("--ep-size", std::to_string(phase.expert_parallel));
+    }
+    command.add("--dtype", dtype_name(spec.precision));
+    if (const std::string method = quantization_flag_value(spec.weights, spec.precision, Engine::sglang);
+        !method.empty()) {
+        command.add("--quantization", method);
+    }
+    command.add("--context-length", std::to_string(spec.max_model_len));
+    if (mode == "decode") {
+        command.add("--max-running-requests", std::to_string(phase.batch));
+    }
+    command.add("--kv-cache-dtype", kv_cache_dtype(spec.kv_cache, Engine::sglang));
+    command.add("--disaggregation-mode", std::string(mode));
+    if (dynamo) {
+        command.add("--disaggregation-bootstrap-port", std::to_string(bootstrap_port));
+        command.add("--disaggregation-transfer-backend", "nixl");
+        command.add("--host", "0.0.0.0");
+    } else {
+        command.add("--disaggregation-transfer-backend", "mooncake");
+        command.add("--host", "0.0.0.0");
+        command.add("--port", std::to_string(worker_port));
+    }
+    return command;
+}
+
+std::string pd_plan_comment(const DisaggregatedPlan& split) {
+    return fmt::format(
+        "# Prefill/decode split (gpusel plan, \"Disaggregated serving\"): per group {} prefill worker{} of "
+        "{} × {} and {} decode worker{} of {} × {}; {} group{}{}.\n"
+        "# Expected: P{:g} TTFT {:.3g} s (KV transfer {:.3g} ms over {}), TPOT {:.1f} ms; ${:.2f} per 1M output "
+        "tokens vs ${:.2f} co-located.\n",
+        split.prefill.workers, split.prefill.workers == 1 ? "" : "s", split.prefill.tensor_parallel,
+        split.prefill.gpu_name, split.decode.workers, split.decode.workers == 1 ? "" : "s",
+        split.decode.tensor_parallel, split.decode.gpu_name, split.replicas, split.replicas == 1 ? "" : "s",
+        split.prefill.spare_workers + split.decode.spare_workers > 0
+            ? fmt::format(", plus {} spare prefill and {} spare decode worker(s)", split.prefill.spare_workers,
+                          split.decode.spare_workers)
+            : "",
+        split.percentile, split.ttft_s, split.kv_transfer_s * 1e3, split.kv_link, split.tpot_s * 1e3,
+        split.usd_per_million_tokens, split.colocated_usd_per_million_tokens);
+}
+
+std::string case_branch(std::string_view name, const std::string& command) {
+    std::string indented;
+    for (std::size_t start = 0; start < command.size();) {
+        const std::size_t end = command.find('\n', start);
+        const std::string line = command.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        indented += "    " + line + "\n";
+        start = end == std::string::npos ? command.size() : end + 1;
+    }
+    return fmt::format("  {})\n{}    ;;\n", name, indented);
+}
+
+std::vector<Artefact> render_disaggregated(const LaunchSpec& plain_spec) {
+    LaunchSpec spec = with_engine_assumptions(plain_spec, Engine::sglang);
+    const DisaggregatedPlan& split = *spec.disaggregated;
+    spec.assumptions.push_back({"KV transfer backend", "mooncake (SGLang), nixl (Dynamo)",
+                                "the plan models the link, not the library; on InfiniBand name the NICs with "
+                                "--disaggregation-ib-device"});
+    spec.assumptions.push_back({"worker hosts", "prefill-N, decode-N",
+                                "the plan does not place workers; replace the router's URLs with their addresses"});
+    spec.assumptions.push_back({"memory fraction", "SGLang's default",
+                                "the plan sized each phase's batch, not the engine's start-up memory split"});
+    const int prefill_workers = split.prefill.workers * split.replicas;
+    const int decode_workers = split.decode.workers * split.replicas;
+    const std::string usage = "ROLE=${1:?usage: $0 prefill|decode|router}\n";
+
+    std::string sglang = "#!/usr/bin/env bash\n" + header_comment(spec, "sglang") + pd_plan_comment(split);
+    sglang += fmt::format(
+        "# Run `$0 prefill` on {} worker{} and `$0 decode` on {}, each on its own GPUs (CUDA_VISIBLE_DEVICES) "
+        "or node, then `$0 router`.\n",
+        prefill_workers, prefill_workers == 1 ? "" : "s", decode_workers);
+    sglang += "set -euo pipefail\n" + usage + "case \"$ROLE\" in\n";
+    sglang += case_branch("prefill",
+                          "exec " + render_shell_command(pd_worker_command(spec, split.prefill, "prefill", false)));
+    sglang +=
+        case_branch("decode", "exec " + render_shell_command(pd_worker_command(spec, split.decode, "decode", false)));
+    CommandLine router;
+    router.program = {"python3", "-m", "sglang_router.launch_router"};
+    router.add_flag("--pd-disaggregation");
+    for (int i = 0; i < prefill_workers; ++i) {
+        router.add("--prefill", fmt::format("http://prefill-{}:{}", i, worker_port));
+    }
+    for (int i = 0; i < decode_workers; ++i) {
+        router.add("--decode", fmt::format("http://decode-{}:{}", i, worker_port));
+    }
+    router.add("--host", "0.0.0.0");
+    router.add("--port", "8000");
+    sglang += case_branch("router", "exec " + render_shell_command(router));
+    sglang += "  *)\n    echo \"usage: $0 prefill|decode|router\" >&2\n    exit 2\n    ;;\nesac\n";
+
+    std::string dynamo = "#!/usr/bin/env bash\n" + header_comment(spec, "sglang") + pd_plan_comment(split);
+    dynamo += fmt::format(
+        "# NVIDIA Dynamo: start etcd and NATS (Dynamo's deploy/docker-compose.yml), then `$0 frontend` once, "
+        "`$0 prefill` on {} worker{} and `$0 decode` on {}; workers register with the frontend themselves.\n",
+        prefill_workers, prefill_workers == 1 ? "" : "s", decode_workers);
+    dynamo += "set -euo pipefail\n" + usage.substr(0, usage.find("router")) + "frontend}\n" + "case \"$ROLE\" in\n";
+    CommandLine frontend;
+    frontend.program = {"python3", "-m", "dynamo.frontend"};
+    dynamo += case_branch("frontend", "DYN_HTTP_PORT=8000 exec " + render_shell_command(frontend));
+    dynamo +=
+        case_branch("prefill", "exec " + render_shell_command(pd_worker_command(spec, split.prefill, "prefill", true)));
+    dynamo +=
+        case_branch("decode", "exec " + render_shell_command(pd_worker_command(spec, split.decode, "decode", true)));
+    dynamo += "  *)\n    echo \"usage: $0 prefill|decode|frontend\" >&2\n    exit 2\n    ;;\nesac\n";
+    return {{fmt::format("{}.sglang.sh", resource_name(spec)), sglang},
+            {fmt::format("{}.dynamo.sh", resource_name(spec)), dynamo}};
+}
+
+}  // namespace
+
 std::vector<Artefact> render_serving(DeployTarget target, const LaunchSpec& plain_spec) {
+    if (target == DeployTarget::sglang && plain_spec.disaggregated) {
+        return render_disaggregated(plain_spec);
+    }
     const Engine engine = engine_of(target);
     const LaunchSpec spec = with_engine_assumptions(plain_spec, engine);
     std::string text = "#!/usr/bin/env bash\n";

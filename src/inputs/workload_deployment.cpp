@@ -183,6 +183,7 @@ void WorkloadReader::read_deployment(const YamlNode* node, const std::string& pa
     deployment.pue_given = reader.has("pue");
     read_money_conventions(reader, deployment);
     read_currency(reader, deployment.currency);
+    read_disaggregated(reader, deployment);
     Site site = Site::datacenter;
     if (reader.choice("site", site, site_names)) {
         deployment.site = site;
@@ -241,6 +242,65 @@ void WorkloadReader::read_money_conventions(MapReader& reader, DeploymentSpec& d
     if (!reader.has("count_resale")) {
         assume(reader.child_path("count_resale"), "false", "expected resale is reported, not subtracted");
     }
+}
+
+// deployment.disaggregated: `auto`, or a mapping of prefill and decode workers whose fields fix
+// what they give and leave the rest to the planner (plan/disaggregation.cpp).
+void WorkloadReader::read_disaggregated(MapReader& reader, DeploymentSpec& deployment) {
+    const YamlNode* node = reader.node("disaggregated");
+    if (node == nullptr) {
+        return;
+    }
+    const std::string path = reader.child_path("disaggregated");
+    if (m_workload.role != Role::inference || m_workload.task() != InferenceTask::generation) {
+        const std::string what = m_workload.role != Role::inference
+                                     ? "this workload's role is " + std::string(to_string(m_workload.role))
+                                     : "this workload serves " + std::string(to_string(m_workload.task()));
+        reader.error("disaggregated",
+                     "disaggregation splits prefill from decode and needs token generation (role: inference, "
+                     "inference.output_tokens > 0); " +
+                         what + ": remove deployment.disaggregated");
+        return;
+    }
+    DisaggregationSpec spec;
+    if (node->kind == YamlNode::Kind::scalar) {
+        if (node->scalar != "auto") {
+            reader.error("disaggregated",
+                         fmt::format("'{}' is not a disaggregation; write auto, or {{prefill: {{gpu, count, "
+                                     "tensor_parallel, expert_parallel}}, decode: {{...}}}}{}",
+                                     node->scalar, did_you_mean(node->scalar, {"auto"})));
+            return;
+        }
+        deployment.disaggregated = spec;
+        return;
+    }
+    if (node->kind != YamlNode::Kind::mapping) {
+        reader.error("disaggregated",
+                     fmt::format("expected auto or a mapping of prefill and decode, got {}", kind_name(node->kind)));
+        return;
+    }
+    spec.automatic = false;
+    MapReader phases(*node, path, m_diagnostics);
+    for (const auto& [key, into] : {std::pair<std::string_view, DisaggregatedWorkers*>{"prefill", &spec.prefill},
+                                    std::pair<std::string_view, DisaggregatedWorkers*>{"decode", &spec.decode}}) {
+        if (const YamlNode* workers = phases.node(key)) {
+            read_disaggregated_workers(*workers, phases.child_path(key), *into);
+        }
+    }
+    phases.finish();
+    deployment.disaggregated = spec;
+}
+
+void WorkloadReader::read_disaggregated_workers(const YamlNode& node, const std::string& path,
+                                                DisaggregatedWorkers& into) {
+    MapReader reader(node, path, m_diagnostics);
+    if (reader.text("gpu", into.gpu)) {
+        check_ids(reader, "gpu", {into.gpu});
+    }
+    reader.integer("count", into.count, 1, 4096);
+    reader.integer("tensor_parallel", into.tensor_parallel, 1, 1024);
+    reader.integer("expert_parallel", into.expert_parallel, 1, 1024);
+    reader.finish();
 }
 
 void WorkloadReader::check_ids(MapReader& reader, std::string_view key, const std::vector<std::string>& ids) {

@@ -84,6 +84,8 @@ private:
     // workload_deployment.cpp
     void read_deployment(const YamlNode* node, const std::string& path, Position parent);
     void read_money_conventions(MapReader& reader, DeploymentSpec& deployment);
+    void read_disaggregated(MapReader& reader, DeploymentSpec& deployment);
+    void read_disaggregated_workers(const YamlNode& node, const std::string& path, DisaggregatedWorkers& into);
     void check_ids(MapReader& reader, std::string_view key, const std::vector<std::string>& ids);
     template <typename Enum, std::size_t N>
     void read_enum_list(MapReader& reader, std::string_view key, std::vector<Enum>& into,

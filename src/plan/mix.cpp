@@ -140,7 +140,7 @@ std::string single_words(const Candidate& winner) {
 
 // `shorter`, `longer`: the parts' candidates.
 void explain(MixPlan& mix, const Candidate& winner, Objective objective, const Candidate& shorter,
-             const Candidate& longer_part) {
+             const Candidate& longer_part, const Money& money) {
     const double saving_usd = mix.best_single_tco_usd - mix.tco_usd;
     const double margin_usd = tie_tolerance(mix.best_single_tco_usd);
     const MixPart& longer = mix.parts.back();
@@ -160,19 +160,20 @@ void explain(MixPlan& mix, const Candidate& winner, Objective objective, const C
         mix.why = fmt::format(
             "one type is cheaper: the best mix costs {} more than {}; {}, and the longer {} of "
             "requests take {} of its cost",
-            format_usd(-saving_usd), single_words(winner), spare_words, format_percent(longer.request_share),
+            money.whole(-saving_usd), single_words(winner), spare_words, format_percent(longer.request_share),
             format_percent(longer_cost_share));
     } else if (saving_usd <= margin_usd) {
         mix.why = fmt::format(
             "saves {} ({}) over {}, within the tie margin ({}): one GPU type is simpler to buy, run and route",
-            format_usd(saving_usd), format_percent(mix.saving_fraction), single_words(winner), format_usd(margin_usd));
+            money.whole(saving_usd), format_percent(mix.saving_fraction), single_words(winner),
+            money.whole(margin_usd));
     } else {
         mix.chosen = true;
         mix.why = fmt::format(
             "saves {} ({}) over {}, more than the tie margin ({}): the shorter {} of requests run "
             "on {}, the rest on {}; it would order {} (the procurement table keeps the single-type "
             "pick)",
-            format_usd(saving_usd), format_percent(mix.saving_fraction), single_words(winner), format_usd(margin_usd),
+            money.whole(saving_usd), format_percent(mix.saving_fraction), single_words(winner), money.whole(margin_usd),
             format_percent(mix.parts.front().request_share), mix.parts.front().gpu, longer.gpu,
             fmt::format("{} and {}", order_words(shorter), order_words(longer_part)));
     }
@@ -278,7 +279,7 @@ MixPlan plan_mix(const RolePlan& plan, const Workload& workload, const Catalog& 
                                    shorter.candidate->gpu, longer.candidate->gpu);
     mix.tco_usd = mix.parts.front().tco_usd + mix.parts.back().tco_usd;
     mix.saving_fraction = mix.best_single_tco_usd > 0 ? 1 - mix.tco_usd / mix.best_single_tco_usd : 0;
-    explain(mix, winner, objective, *shorter.candidate, *longer.candidate);
+    explain(mix, winner, objective, *shorter.candidate, *longer.candidate, money_in(workload));
     return mix;
 }
 

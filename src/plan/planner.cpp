@@ -334,6 +334,8 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
                 plan_role(unmeasured, catalog, efficiency, objective, options.top, options.reference_search);
             plan.calibration_delta = calibration_delta(plan, without);
         }
+        // Prefill/decode disaggregation against the co-located pick (plan/disaggregation.hpp).
+        plan.disaggregated = plan_disaggregated(plan, catalog, efficiency);
         if (!plan.winner) {
             plan.relaxations = find_relaxations(workload, catalog, efficiency, objective, options.reference_search,
                                                 plan.relaxations_tried);

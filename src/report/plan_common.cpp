@@ -402,6 +402,43 @@ std::string candidate_summary(const Candidate& candidate) {
     return fmt::format("{}× {}, {}", candidate.count, candidate.gpu, acquisition_words(candidate.acquisition));
 }
 
+std::vector<std::string> disaggregated_lines(const Money& money, const DisaggregatedPlan& split) {
+    const double percentile = split.percentile;
+    if (!split.meets_slo) {
+        return {split.why};
+    }
+    const auto phase = [](const DisaggregatedPhase& side, std::string_view name) {
+        return fmt::format("{} {} × {} TP{}{}", side.workers, name, side.gpu_name, side.tensor_parallel,
+                           side.expert_parallel > 1 ? fmt::format(" EP{}", side.expert_parallel) : "");
+    };
+    const int spares = split.prefill.spare_workers + split.decode.spare_workers;
+    std::vector<std::string> lines;
+    lines.push_back(fmt::format(
+        "{} + {} per group, {} group{}{}: {} GPUs ({} co-located); prefill {:.0f} % busy, "
+        "decode batch up to {}",
+        phase(split.prefill, "prefill"), phase(split.decode, "decode"), split.replicas, split.replicas == 1 ? "" : "s",
+        spares > 0 ? fmt::format(", {} spare worker{}", spares, spares == 1 ? "" : "s") : "",
+        split.prefill.gpus + split.decode.gpus, split.colocated_gpus, split.prefill.utilisation * 100,
+        split.decode.batch));
+    lines.push_back(fmt::format(
+        "KV transfer {} per request ({} of prompt KV) over {}; P{:g} TTFT {}, TPOT {} "
+        "at {:.3g} req/s{}",
+        format_duration(split.kv_transfer_s), format_bytes_difference(split.kv_bytes), split.kv_link, percentile,
+        format_duration(split.ttft_s), format_duration(split.tpot_s), split.requests_per_s / split.speed_margin,
+        split.speed_margin < 1 ? fmt::format(" (sized for {:.3g} req/s offered at the speed band's slow "
+                                             "end, as the co-located margin replicas)",
+                                             split.requests_per_s)
+                               : ""));
+    lines.push_back(
+        fmt::format("{} per 1M output tokens vs {} co-located: {} — {}", money.cents(split.usd_per_million_tokens),
+                    money.cents(split.colocated_usd_per_million_tokens),
+                    split.chosen      ? "chosen"
+                    : split.requested ? "not chosen, but fixed by the workload (gpusel deploy --target sglang emits it)"
+                                      : "not chosen",
+                    split.why));
+    return lines;
+}
+
 std::string calibration_delta_text(const Money& money, const CalibrationDelta& delta) {
     const double ratio = delta.measured_vs_predicted;
     // Within half a per cent the two speeds print alike ("0 % slower"): say so in words.

@@ -113,6 +113,9 @@ std::string candidate_summary(const Candidate& candidate);
 // cloud on-demand, not 6× RTX-PRO-6000, buy new; ..." (the GPU type or acquisition changed), or
 // "→ no change to the pick (6× RTX-PRO-6000, buy new)".
 std::string calibration_delta_text(const Money& money, const CalibrationDelta& delta);
+// The "Disaggregated serving" lines of a role (plan/disaggregation.hpp): the workers, the KV
+// transfer and latencies, the cost against co-located serving and the verdict.
+std::vector<std::string> disaggregated_lines(const Money& money, const DisaggregatedPlan& split);
 
 // The alternative with its condition ("A — condition"), or the condition alone when it already
 // starts with the alternative's GPU id `gpu`, so that the GPU is not named twice.

@@ -368,6 +368,9 @@ public:
         if (plan.mix) {
             json["mix"] = mix(*plan.mix, path + ".mix");
         }
+        if (plan.disaggregated) {
+            json["disaggregated"] = disaggregated(*plan.disaggregated, path + ".disaggregated");
+        }
         json["robustness"] = robustness(plan.uncertainty, path + ".robustness");
         json["sensitivity"] = sensitivity(plan.uncertainty, path + ".sensitivity");
         return json;
@@ -396,6 +399,47 @@ public:
         json["saving_fraction"] = found ? number(value.saving_fraction, path + ".saving_fraction") : Json(nullptr);
         json["chosen"] = value.chosen;
         json["why"] = value.why;
+        return json;
+    }
+
+    // plan/disaggregation.hpp DisaggregatedPlan; only for roles with deployment.disaggregated.
+    Json disaggregated(const DisaggregatedPlan& split, const std::string& path) {
+        const auto phase = [&](const DisaggregatedPhase& side, const std::string& at) {
+            return Json{{"gpu", side.gpu},
+                        {"gpu_name", side.gpu_name},
+                        {"count", side.workers},
+                        {"layout", fmt::format("tp{} ep{}", side.tensor_parallel, side.expert_parallel)},
+                        {"tensor_parallel", side.tensor_parallel},
+                        {"expert_parallel", side.expert_parallel},
+                        {"spare_workers", side.spare_workers},
+                        {"gpus", side.gpus},
+                        {"batch", side.batch},
+                        {"step_s", number(side.step_s, at + ".step_s")},
+                        {"utilisation", number(side.utilisation, at + ".utilisation")}};
+        };
+        Json json;
+        json["prefill"] = phase(split.prefill, path + ".prefill");
+        json["decode"] = phase(split.decode, path + ".decode");
+        json["replicas"] = split.replicas;
+        json["requests_per_s"] = number(split.requests_per_s, path + ".requests_per_s");
+        json["speed_margin"] = number(split.speed_margin, path + ".speed_margin");
+        json["kv_bytes"] = number(split.kv_bytes, path + ".kv_bytes");
+        json["kv_transfer_s"] = number(split.kv_transfer_s, path + ".kv_transfer_s");
+        json["kv_link"] = split.kv_link;
+        json["percentile"] = number(split.percentile, path + ".percentile");
+        json["ttft_s"] = number(split.ttft_s, path + ".ttft_s");
+        json["tpot_s"] = number(split.tpot_s, path + ".tpot_s");
+        json["meets_slo"] = split.meets_slo;
+        json["prefill_share"] = number(split.prefill_share, path + ".prefill_share");
+        json["tco_usd"] = number(split.tco_usd, path + ".tco_usd");
+        json["usd_per_million_tokens"] = number(split.usd_per_million_tokens, path + ".usd_per_million_tokens");
+        json["colocated_tco_usd"] = number(split.colocated_tco_usd, path + ".colocated_tco_usd");
+        json["colocated_gpus"] = split.colocated_gpus;
+        json["colocated_usd_per_million_tokens"] =
+            number(split.colocated_usd_per_million_tokens, path + ".colocated_usd_per_million_tokens");
+        json["chosen"] = split.chosen;
+        json["requested"] = split.requested;
+        json["why"] = split.why;
         return json;
     }
 

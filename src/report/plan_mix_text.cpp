@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/format.hpp"
+#include "report/plan_common.hpp"
 
 namespace gpusel::plan_text {
 
@@ -30,9 +31,10 @@ std::vector<std::string> mix_lines(const RolePlan& plan) {
         return {fmt::format("none: {}", mix.why)};
     }
     const std::string single = plan.winner ? plan.winner->gpu : "the pick";
+    const Money money = money_of(plan.workload.deployment.currency);
     std::vector<std::string> lines;
     lines.push_back(fmt::format("{}: {} against {} for {} alone ({}{}); {} — {}", mix.routing_rule,
-                                format_usd(mix.tco_usd), format_usd(mix.best_single_tco_usd), single,
+                                money.whole(mix.tco_usd), money.whole(mix.best_single_tco_usd), single,
                                 mix.saving_fraction > 0 ? "−" : "+", format_percent(std::abs(mix.saving_fraction)),
                                 mix.chosen ? "chosen" : "not chosen", mix.why));
     const double rate = plan.workload.inference.requests_per_s;
@@ -45,7 +47,7 @@ std::vector<std::string> mix_lines(const RolePlan& plan) {
         lines.push_back(fmt::format("{}: {} GPU{}, {} replica{} for {} ({} of requests, {:.3g} req/s), {}", part.gpu,
                                     part.gpus, part.gpus == 1 ? "" : "s", part.replicas, part.replicas == 1 ? "" : "s",
                                     requests, format_percent(part.request_share), part.request_share * rate,
-                                    format_usd(part.tco_usd)));
+                                    money.whole(part.tco_usd)));
     }
     return lines;
 }

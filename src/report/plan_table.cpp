@@ -316,6 +316,12 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
             alternative_text(candidate_summary(*plan.alternative), plan.alternative_why_not, plan.alternative->gpu),
             width);
     }
+    if (plan.disaggregated) {
+        out << indent << paint.bold("Disaggregated serving:") << "\n";
+        for (const std::string& line : disaggregated_lines(money, *plan.disaggregated)) {
+            write_wrapped(out, indent + "  · ", role_indent + 4, line, width);
+        }
+    }
     if (plan.calibration_delta) {
         write_wrapped(out, indent + paint.bold("calibration:") + " ", role_indent + 13,
                       calibration_delta_text(money, *plan.calibration_delta), width);
