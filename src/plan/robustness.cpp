@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "base/parallel.hpp"
+
 #include "plan/internal.hpp"
 #include "plan/robustness_analysis.hpp"
 
@@ -125,12 +127,34 @@ RoleUncertainty Analysis::run() {
     return result;
 }
 
-void Analysis::add_member(const Candidate& candidate) {
+void Analysis::add_members(const std::vector<Candidate>& pool) {
+    // Each configuration's member is independent of the others (its capacity search is most of
+    // the work): built in parallel, then given their slots in the pool's order.
+    std::vector<std::optional<Member>> built(pool.size());
+    parallel_for(pool.size(), [&](std::size_t index) { built[index] = member_of(pool[index]); });
+    for (std::optional<Member>& member : built) {
+        if (!member) {
+            continue;
+        }
+        const Candidate& candidate = *member->candidate;
+        member->gpu_slot = slot(m_gpu_slots, candidate.gpu);
+        // An input-bound candidate runs as fast as the host feeds it: one error for all of them
+        // (the data pipeline's), not its GPU's.
+        member->speed_slot = slot(m_speed_slots, candidate.perf.bottleneck.resource == Resource::input_pipeline
+                                                     ? std::string("input pipeline")
+                                                     : candidate.gpu);
+        member->price_slot = slot(m_price_slots, member->price_key);
+        member->base.gpu = member->gpu_slot;
+        m_members.push_back(std::move(*member));
+    }
+}
+
+std::optional<Member> Analysis::member_of(const Candidate& candidate) const {
     Member member;
     member.candidate = &candidate;
     member.gpu = m_catalog.find(candidate.gpu);
     if (member.gpu == nullptr) {
-        return;
+        return std::nullopt;
     }
     for (OfferQuote& quote : quotes_for(m_catalog, m_workload, *member.gpu, candidate.acquisition)) {
         if (quote.offer != nullptr && quote.offer->id == candidate.cost.offer.id) {
@@ -139,21 +163,13 @@ void Analysis::add_member(const Candidate& candidate) {
         }
     }
     if (!member.quote) {
-        return;
+        return std::nullopt;
     }
     member.price_key = fmt::format("{}:{}", candidate.cost.offer.id, to_string(candidate.acquisition));
     member.price_usd = member.quote->price.usd;
     member.price_band = price_band_fraction(member.quote->price.kind);
     member.speed = speed_band(m_workload, m_efficiency, m_plan.calibration, candidate.gpu, candidate.layout);
-    member.gpu_slot = slot(m_gpu_slots, candidate.gpu);
-    // An input-bound candidate runs as fast as the host feeds it: one error for all of them
-    // (the data pipeline's), not its GPU's.
-    member.speed_slot = slot(m_speed_slots, candidate.perf.bottleneck.resource == Resource::input_pipeline
-                                                ? std::string("input pipeline")
-                                                : candidate.gpu);
-    member.price_slot = slot(m_price_slots, member.price_key);
     member.base = base_outcome(candidate);
-    member.base.gpu = member.gpu_slot;
     if (candidate.perf.inference) {
         member.spares = candidate.spare_replicas;
         member.serving = candidate.serving_replicas();
@@ -189,7 +205,7 @@ void Analysis::add_member(const Candidate& candidate) {
             estimate_cost(m_workload, *member.gpu, *member.quote, slower, std::nullopt, CostDetail::figures);
         member.time_slope_usd = at_time.available ? (at_time.tco_usd - candidate.cost.tco_usd) / 0.1 : 0;
     }
-    m_members.push_back(std::move(member));
+    return member;
 }
 
 std::size_t Analysis::slot(std::vector<std::string>& slots, const std::string& key) {

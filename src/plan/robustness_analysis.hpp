@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,16 +96,16 @@ public:
           m_efficiency(efficiency),
           m_objective(objective),
           m_options(options) {
-        for (const Candidate& candidate : pool) {
-            add_member(candidate);
-        }
+        add_members(pool);
     }
 
     RoleUncertainty run();
 
 private:
     // robustness.cpp
-    void add_member(const Candidate& candidate);
+    // The pool's members, in its order; a configuration whose GPU or offer is unknown is left out.
+    void add_members(const std::vector<Candidate>& pool);
+    std::optional<Member> member_of(const Candidate& candidate) const;
     static std::size_t slot(std::vector<std::string>& slots, const std::string& key);
     std::size_t find(const Candidate& candidate) const;
     static Outcome base_outcome(const Candidate& candidate);
@@ -170,7 +171,9 @@ private:
     std::vector<Outcome> m_given;  // each configuration re-priced at the inputs as given
     // single_replica_latency's results by configuration (GPU, tensor parallel, batch, precision)
     // and load: the SLO break-evens probe the same loads at every SLO value they try.
+    // The break-evens run in parallel (sensitivities): m_latency_mutex guards the cache.
     mutable std::map<std::string, std::map<double, LoadLatency>> m_latency_cache;
+    mutable std::mutex m_latency_mutex;
 };
 
 }  // namespace gpusel::robustness_detail
