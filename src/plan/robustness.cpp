@@ -72,18 +72,17 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     if (objective != Objective::tco) {
         return order.front();
     }
-    std::vector<std::size_t> representatives;
-    for (const std::size_t index : order) {
-        const bool seen = std::any_of(representatives.begin(), representatives.end(),
-                                      [&](std::size_t other) { return outcomes[other].gpu == outcomes[index].gpu; });
-        if (!seen) {
-            representatives.push_back(index);
-        }
-    }
-    const double cheapest = outcomes[representatives.front()].tco_usd;
+    // The first of each GPU type stands for it; they are met in score order, so the ones
+    // past the tie tolerance are never needed (the Monte Carlo calls this per scenario).
+    std::vector<std::size_t> seen_gpus;
+    const double cheapest = outcomes[order.front()].tco_usd;
     const double tolerance = plan_detail::tie_tolerance(cheapest);
-    std::size_t pick = representatives.front();
-    for (const std::size_t index : representatives) {
+    std::size_t pick = order.front();
+    for (const std::size_t index : order) {
+        if (std::find(seen_gpus.begin(), seen_gpus.end(), outcomes[index].gpu) != seen_gpus.end()) {
+            continue;
+        }
+        seen_gpus.push_back(outcomes[index].gpu);
         if (outcomes[index].tco_usd - cheapest > tolerance) {
             break;
         }
