@@ -48,6 +48,41 @@ double score_of(Objective objective, const Outcome& outcome) {
     return outcome.tco_usd;
 }
 
+namespace {
+
+plan_detail::RankKey rank_key_of(Objective objective, const Outcome& outcome) {
+    return plan_detail::RankKey{
+        score_of(objective, outcome),      outcome.tco_usd,   outcome.count,       outcome.speed,
+        outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace, outcome.single_source};
+}
+
+}  // namespace
+
+bool pick_wins_pair(const Outcome& pick, const Outcome& other, Objective objective) {
+    if (!pick.feasible || !other.feasible) {
+        return pick.feasible;
+    }
+    const plan_detail::RankKey pick_key = rank_key_of(objective, pick);
+    const plan_detail::RankKey other_key = rank_key_of(objective, other);
+    // winner_of's stable sort puts `other` first only when it ranks strictly before.
+    const bool other_first = plan_detail::ranks_before(other_key, pick_key);
+    if (objective != Objective::tco || pick.gpu == other.gpu) {
+        return !other_first;
+    }
+    // Two GPU types: the second in order wins only within the tie tolerance of the first and
+    // by the tie rule.
+    const Outcome& first = other_first ? other : pick;
+    const Outcome& second = other_first ? pick : other;
+    const plan_detail::RankKey& first_key = other_first ? other_key : pick_key;
+    const plan_detail::RankKey& second_key = other_first ? pick_key : other_key;
+    std::size_t winner = 0;  // 0: first, 1: second
+    if (!(second.tco_usd - first.tco_usd > plan_detail::tie_tolerance(first.tco_usd)) &&
+        plan_detail::wins_tie(second_key, first_key)) {
+        winner = 1;
+    }
+    return (winner == 0) != other_first;
+}
+
 std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective) {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
@@ -61,10 +96,7 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     // Each key once (the sort compares each many times; the Monte Carlo ranks 400 scenarios).
     std::vector<plan_detail::RankKey> keys(outcomes.size());
     for (const std::size_t index : order) {
-        const Outcome& outcome = outcomes[index];
-        keys[index] = plan_detail::RankKey{
-            score_of(objective, outcome),      outcome.tco_usd,   outcome.count,       outcome.speed,
-            outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace, outcome.single_source};
+        keys[index] = rank_key_of(objective, outcomes[index]);
     }
     const auto key = [&](std::size_t index) -> const plan_detail::RankKey& { return keys[index]; };
     std::stable_sort(order.begin(), order.end(),

@@ -50,6 +50,9 @@ double score_of(Objective objective, const Outcome& outcome);
 // the tie tolerance of the cheapest go to the fastest, then the fewest GPUs. `none` when
 // nothing is feasible.
 std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective);
+// winner_of({pick, other}, objective) == 0, without its lists (the Monte Carlo asks it of every
+// ranked candidate in every scenario).
+bool pick_wins_pair(const Outcome& pick, const Outcome& other, Objective objective);
 
 // One configuration of the pool, with what re-pricing it needs.
 struct Member {

@@ -208,8 +208,7 @@ void Analysis::sample(RoleUncertainty& result) {
                 }
                 times[r][s] = member_time_factor(m_members[index], outcomes[index]);
                 costs[r][s] = outcomes[index].tco_usd;
-                const std::vector<Outcome> pair{outcomes[m_pick], outcomes[index]};
-                if (index != m_pick && winner_of(pair, m_objective) == 0) {
+                if (index != m_pick && pick_wins_pair(outcomes[m_pick], outcomes[index], m_objective)) {
                     ++counts.pick_beats[r];
                 }
             }
