@@ -36,7 +36,7 @@ RANK = {module: rank for rank, modules in enumerate(LAYERS) for module in module
 # ranges and errors in its comment). A header named for a module's parts (internal.hpp, a
 # reader or renderer helper) is left out: private. docs/ARCHITECTURE.md, CONTRIBUTING.md.
 PUBLIC = {
-    "base": ["error.hpp", "format.hpp", "money.hpp", "text.hpp", "units.hpp"],  # the foundation, all of it
+    "base": ["error.hpp", "format.hpp", "money.hpp", "parallel.hpp", "text.hpp", "units.hpp"],  # the foundation, all of it
     "io": ["csv.hpp", "csv_reader.hpp", "json_output.hpp", "output.hpp", "yaml.hpp"],
     "catalog": ["offer.hpp", "precision.hpp", "skypilot_import.hpp"],  # private: offers.hpp (loaders)
     "inputs": ["cost_assumptions.hpp", "efficiency.hpp", "hf_hub.hpp", "layout.hpp", "length_distribution.hpp", "memory_assumptions.hpp",

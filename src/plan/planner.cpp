@@ -3,13 +3,13 @@
 // table from the picks.
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <thread>
+#include <iterator>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "base/parallel.hpp"
 #include "explain/explain.hpp"
 #include "plan/internal.hpp"
 #include "plan/mix_search.hpp"
@@ -21,40 +21,7 @@ namespace {
 
 using namespace plan_detail;
 
-// Runs `worker` on every hardware thread (at most one per item), or inline for one item.
-// The first exception a thread throws is rethrown here once all have stopped.
-template <typename Worker>
-void run_in_parallel(const Worker& worker, std::size_t items) {
-    const std::size_t threads = std::min<std::size_t>(std::max(1U, std::thread::hardware_concurrency()), items);
-    if (threads <= 1) {
-        worker();
-        return;
-    }
-    std::exception_ptr failure;
-    std::atomic<bool> failed{false};
-    const auto guarded = [&]() {
-        try {
-            worker();
-        } catch (...) {
-            if (!failed.exchange(true)) {
-                failure = std::current_exception();
-            }
-        }
-    };
-    std::vector<std::thread> pool;
-    pool.reserve(threads - 1);
-    for (std::size_t thread = 1; thread < threads; ++thread) {
-        pool.emplace_back(guarded);
-    }
-    guarded();
-    for (std::thread& thread : pool) {
-        thread.join();
-    }
-    if (failure) {
-        std::rethrow_exception(failure);
-    }
-}
-
+// The training search of every GPU type the workload allows, in parallel (parallel_for: each
 // search is independent and pure; results are merged in catalog order, so the plan does not
 // depend on the scheduling).
 std::vector<TrainingSearchResult> search_catalog(const Workload& workload, const Catalog& catalog,
@@ -69,14 +36,70 @@ std::vector<TrainingSearchResult> search_catalog(const Workload& workload, const
     }
     TrainingSearchOptions options;
     options.reference = reference;
-    std::atomic<std::size_t> next{0};
-    const auto worker = [&]() {
-        for (std::size_t item = next++; item < work.size(); item = next++) {
-            results[work[item]] = search_training(workload, gpus[work[item]], efficiency, options);
-        }
-    };
-    run_in_parallel(worker, work.size());
+    parallel_for(work.size(), [&](std::size_t item) {
+        results[work[item]] = search_training(workload, gpus[work[item]], efficiency, options);
+    });
     return results;
+}
+
+// One GPU type through the candidate evaluation: its priced candidates, or why it has none.
+struct GpuEvaluation {
+    std::vector<Candidate> candidates;
+    std::optional<Rejection> rejection;
+    const TrainingSearchResult* searched = nullptr;  // training: the search it was evaluated from
+    std::size_t evaluated = 0;                       // serving layouts evaluated
+    std::size_t feasible = 0;                        // serving layouts feasible
+};
+
+// Independent of every other GPU type (its own CandidateEvaluator: the evaluator's bookkeeping
+// is per GPU type), so the planner evaluates GPU types in parallel.
+GpuEvaluation evaluate_gpu(const Workload& workload, const Catalog& catalog, const EfficiencyTable& efficiency,
+                           const SpeedCalibration& calibration, const GpuSpec& gpu,
+                           const TrainingSearchResult* search) {
+    GpuEvaluation result;
+    const std::string excluded = static_exclusion(workload, gpu);
+    if (!excluded.empty()) {
+        result.rejection = Rejection{
+            gpu.id, RejectionKind::excluded, "", 0, 0, 0, excluded, rejection_closeness(RejectionKind::excluded, 0, 0)};
+        return result;
+    }
+    const std::vector<PrecisionChoice> precisions = precision_choices(workload, gpu);
+    if (precisions.empty()) {
+        result.rejection = Rejection{gpu.id,
+                                     RejectionKind::precision,
+                                     "precision",
+                                     0,
+                                     0,
+                                     0,
+                                     fmt::format("no {} support", to_string(workload.precision)),
+                                     rejection_closeness(RejectionKind::precision, 0, 0)};
+        return result;
+    }
+    CandidateEvaluator evaluator(workload, catalog, efficiency, CandidatePolicy::search(workload), &calibration);
+    Miss miss;
+    evaluator.begin_gpu();
+    if (workload.is_training()) {
+        result.searched = search;
+        evaluator.evaluate_training(gpu, *search, result.candidates, miss);
+    } else {
+        for (const PrecisionChoice& precision : precisions) {
+            evaluator.evaluate_inference(gpu, precision, result.candidates, miss, result.evaluated);
+        }
+    }
+    result.feasible = evaluator.feasible();
+    if (result.candidates.empty()) {
+        Rejection rejection = std::move(miss.rejection);
+        rejection.gpu = gpu.id;
+        if (rejection.why_not.empty()) {
+            rejection.why_not = evaluator.no_offer_reason(gpu, 0);
+        }
+        if (precisions.size() == 1 && precisions.front().fallback) {
+            rejection.why_not = fmt::format("no {} ({} fallback); {}", to_string(workload.precision),
+                                            to_string(precisions.front().precision), rejection.why_not);
+        }
+        result.rejection = std::move(rejection);
+    }
+    return result;
 }
 
 // The alternative is a Pareto neighbour of the pick: faster, or cheaper; never one the pick
@@ -171,57 +194,36 @@ RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog
     plan.workload = workload;
     plan.question = question(workload);
     plan.workload_class = classify(workload);
-    std::vector<Candidate> best_per_configuration;
-    CandidateEvaluator evaluator(workload, catalog, efficiency, CandidatePolicy::search(workload), &plan.calibration);
     const std::vector<TrainingSearchResult> searches = workload.is_training()
                                                            ? search_catalog(workload, catalog, efficiency, reference)
                                                            : std::vector<TrainingSearchResult>{};
-    std::size_t index = 0;
-    for (const GpuSpec& gpu : catalog.gpus()) {
-        const std::size_t position = index++;
-        Miss miss;
-        const std::string excluded = static_exclusion(workload, gpu);
-        if (!excluded.empty()) {
-            plan.rejected.push_back({gpu.id, RejectionKind::excluded, "", 0, 0, 0, excluded,
-                                     rejection_closeness(RejectionKind::excluded, 0, 0)});
-            continue;
-        }
-        const std::vector<PrecisionChoice> precisions = precision_choices(workload, gpu);
-        if (precisions.empty()) {
-            plan.rejected.push_back({gpu.id, RejectionKind::precision, "precision", 0, 0, 0,
-                                     fmt::format("no {} support", to_string(workload.precision)),
-                                     rejection_closeness(RejectionKind::precision, 0, 0)});
-            continue;
-        }
-        const std::size_t before = best_per_configuration.size();
-        evaluator.begin_gpu();
-        if (workload.is_training()) {
-            const TrainingSearchResult& search = searches[position];
+    const std::vector<GpuSpec>& gpus = catalog.gpus();
+    std::vector<GpuEvaluation> evaluations(gpus.size());
+    parallel_for(gpus.size(), [&](std::size_t position) {
+        evaluations[position] = evaluate_gpu(workload, catalog, efficiency, plan.calibration, gpus[position],
+                                             workload.is_training() ? &searches[position] : nullptr);
+    });
+    // Merged in catalog order, as one evaluator over the catalog would have left them.
+    std::vector<Candidate> best_per_configuration;
+    std::size_t feasible = 0;
+    for (GpuEvaluation& evaluation : evaluations) {
+        if (evaluation.searched) {
+            const TrainingSearchResult& search = *evaluation.searched;
             plan.space += search.space;
             plan.evaluated += search.evaluated;
             plan.feasible += search.feasible;
-            evaluator.evaluate_training(gpu, search, best_per_configuration, miss);
-        } else {
-            for (const PrecisionChoice& precision : precisions) {
-                evaluator.evaluate_inference(gpu, precision, best_per_configuration, miss, plan.evaluated);
-            }
         }
-        if (best_per_configuration.size() == before) {
-            Rejection rejection = std::move(miss.rejection);
-            rejection.gpu = gpu.id;
-            if (rejection.why_not.empty()) {
-                rejection.why_not = evaluator.no_offer_reason(gpu, 0);
-            }
-            if (precisions.size() == 1 && precisions.front().fallback) {
-                rejection.why_not = fmt::format("no {} ({} fallback); {}", to_string(workload.precision),
-                                                to_string(precisions.front().precision), rejection.why_not);
-            }
-            plan.rejected.push_back(std::move(rejection));
+        plan.evaluated += evaluation.evaluated;
+        feasible += evaluation.feasible;
+        std::move(evaluation.candidates.begin(), evaluation.candidates.end(),
+                  std::back_inserter(best_per_configuration));
+        if (evaluation.rejection) {
+            plan.rejected.push_back(std::move(*evaluation.rejection));
         }
     }
     if (!workload.is_training()) {
         plan.space = plan.evaluated;
-        plan.feasible = evaluator.feasible();
+        plan.feasible = feasible;
     }
     // The near misses first: they are the ones worth a second look.
     std::stable_sort(plan.rejected.begin(), plan.rejected.end(),

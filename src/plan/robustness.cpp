@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "base/parallel.hpp"
+
 #include "plan/internal.hpp"
 #include "plan/robustness_analysis.hpp"
 
@@ -46,6 +48,41 @@ double score_of(Objective objective, const Outcome& outcome) {
     return outcome.tco_usd;
 }
 
+namespace {
+
+plan_detail::RankKey rank_key_of(Objective objective, const Outcome& outcome) {
+    return plan_detail::RankKey{
+        score_of(objective, outcome),      outcome.tco_usd,   outcome.count,       outcome.speed,
+        outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace, outcome.single_source};
+}
+
+}  // namespace
+
+bool pick_wins_pair(const Outcome& pick, const Outcome& other, Objective objective) {
+    if (!pick.feasible || !other.feasible) {
+        return pick.feasible;
+    }
+    const plan_detail::RankKey pick_key = rank_key_of(objective, pick);
+    const plan_detail::RankKey other_key = rank_key_of(objective, other);
+    // winner_of's stable sort puts `other` first only when it ranks strictly before.
+    const bool other_first = plan_detail::ranks_before(other_key, pick_key);
+    if (objective != Objective::tco || pick.gpu == other.gpu) {
+        return !other_first;
+    }
+    // Two GPU types: the second in order wins only within the tie tolerance of the first and
+    // by the tie rule.
+    const Outcome& first = other_first ? other : pick;
+    const Outcome& second = other_first ? pick : other;
+    const plan_detail::RankKey& first_key = other_first ? other_key : pick_key;
+    const plan_detail::RankKey& second_key = other_first ? pick_key : other_key;
+    std::size_t winner = 0;  // 0: first, 1: second
+    if (!(second.tco_usd - first.tco_usd > plan_detail::tie_tolerance(first.tco_usd)) &&
+        plan_detail::wins_tie(second_key, first_key)) {
+        winner = 1;
+    }
+    return (winner == 0) != other_first;
+}
+
 std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective) {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
@@ -59,10 +96,7 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     // Each key once (the sort compares each many times; the Monte Carlo ranks 400 scenarios).
     std::vector<plan_detail::RankKey> keys(outcomes.size());
     for (const std::size_t index : order) {
-        const Outcome& outcome = outcomes[index];
-        keys[index] = plan_detail::RankKey{
-            score_of(objective, outcome),      outcome.tco_usd,   outcome.count,       outcome.speed,
-            outcome.count + outcome.idle_gpus, outcome.idle_gpus, outcome.marketplace, outcome.single_source};
+        keys[index] = rank_key_of(objective, outcomes[index]);
     }
     const auto key = [&](std::size_t index) -> const plan_detail::RankKey& { return keys[index]; };
     std::stable_sort(order.begin(), order.end(),
@@ -70,18 +104,17 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
     if (objective != Objective::tco) {
         return order.front();
     }
-    std::vector<std::size_t> representatives;
-    for (const std::size_t index : order) {
-        const bool seen = std::any_of(representatives.begin(), representatives.end(),
-                                      [&](std::size_t other) { return outcomes[other].gpu == outcomes[index].gpu; });
-        if (!seen) {
-            representatives.push_back(index);
-        }
-    }
-    const double cheapest = outcomes[representatives.front()].tco_usd;
+    // The first of each GPU type stands for it; they are met in score order, so the ones
+    // past the tie tolerance are never needed (the Monte Carlo calls this per scenario).
+    std::vector<std::size_t> seen_gpus;
+    const double cheapest = outcomes[order.front()].tco_usd;
     const double tolerance = plan_detail::tie_tolerance(cheapest);
-    std::size_t pick = representatives.front();
-    for (const std::size_t index : representatives) {
+    std::size_t pick = order.front();
+    for (const std::size_t index : order) {
+        if (std::find(seen_gpus.begin(), seen_gpus.end(), outcomes[index].gpu) != seen_gpus.end()) {
+            continue;
+        }
+        seen_gpus.push_back(outcomes[index].gpu);
         if (outcomes[index].tco_usd - cheapest > tolerance) {
             break;
         }
@@ -125,12 +158,34 @@ RoleUncertainty Analysis::run() {
     return result;
 }
 
-void Analysis::add_member(const Candidate& candidate) {
+void Analysis::add_members(const std::vector<Candidate>& pool) {
+    // Each configuration's member is independent of the others (its capacity search is most of
+    // the work): built in parallel, then given their slots in the pool's order.
+    std::vector<std::optional<Member>> built(pool.size());
+    parallel_for(pool.size(), [&](std::size_t index) { built[index] = member_of(pool[index]); });
+    for (std::optional<Member>& member : built) {
+        if (!member) {
+            continue;
+        }
+        const Candidate& candidate = *member->candidate;
+        member->gpu_slot = slot(m_gpu_slots, candidate.gpu);
+        // An input-bound candidate runs as fast as the host feeds it: one error for all of them
+        // (the data pipeline's), not its GPU's.
+        member->speed_slot = slot(m_speed_slots, candidate.perf.bottleneck.resource == Resource::input_pipeline
+                                                     ? std::string("input pipeline")
+                                                     : candidate.gpu);
+        member->price_slot = slot(m_price_slots, member->price_key);
+        member->base.gpu = member->gpu_slot;
+        m_members.push_back(std::move(*member));
+    }
+}
+
+std::optional<Member> Analysis::member_of(const Candidate& candidate) const {
     Member member;
     member.candidate = &candidate;
     member.gpu = m_catalog.find(candidate.gpu);
     if (member.gpu == nullptr) {
-        return;
+        return std::nullopt;
     }
     for (OfferQuote& quote : quotes_for(m_catalog, m_workload, *member.gpu, candidate.acquisition)) {
         if (quote.offer != nullptr && quote.offer->id == candidate.cost.offer.id) {
@@ -139,21 +194,13 @@ void Analysis::add_member(const Candidate& candidate) {
         }
     }
     if (!member.quote) {
-        return;
+        return std::nullopt;
     }
     member.price_key = fmt::format("{}:{}", candidate.cost.offer.id, to_string(candidate.acquisition));
     member.price_usd = member.quote->price.usd;
     member.price_band = price_band_fraction(member.quote->price.kind);
     member.speed = speed_band(m_workload, m_efficiency, m_plan.calibration, candidate.gpu, candidate.layout);
-    member.gpu_slot = slot(m_gpu_slots, candidate.gpu);
-    // An input-bound candidate runs as fast as the host feeds it: one error for all of them
-    // (the data pipeline's), not its GPU's.
-    member.speed_slot = slot(m_speed_slots, candidate.perf.bottleneck.resource == Resource::input_pipeline
-                                                ? std::string("input pipeline")
-                                                : candidate.gpu);
-    member.price_slot = slot(m_price_slots, member.price_key);
     member.base = base_outcome(candidate);
-    member.base.gpu = member.gpu_slot;
     if (candidate.perf.inference) {
         member.spares = candidate.spare_replicas;
         member.serving = candidate.serving_replicas();
@@ -189,7 +236,7 @@ void Analysis::add_member(const Candidate& candidate) {
             estimate_cost(m_workload, *member.gpu, *member.quote, slower, std::nullopt, CostDetail::figures);
         member.time_slope_usd = at_time.available ? (at_time.tco_usd - candidate.cost.tco_usd) / 0.1 : 0;
     }
-    m_members.push_back(std::move(member));
+    return member;
 }
 
 std::size_t Analysis::slot(std::vector<std::string>& slots, const std::string& key) {

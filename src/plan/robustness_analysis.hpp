@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ double score_of(Objective objective, const Outcome& outcome);
 // the tie tolerance of the cheapest go to the fastest, then the fewest GPUs. `none` when
 // nothing is feasible.
 std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective);
+// winner_of({pick, other}, objective) == 0, without its lists (the Monte Carlo asks it of every
+// ranked candidate in every scenario).
+bool pick_wins_pair(const Outcome& pick, const Outcome& other, Objective objective);
 
 // One configuration of the pool, with what re-pricing it needs.
 struct Member {
@@ -95,16 +99,16 @@ public:
           m_efficiency(efficiency),
           m_objective(objective),
           m_options(options) {
-        for (const Candidate& candidate : pool) {
-            add_member(candidate);
-        }
+        add_members(pool);
     }
 
     RoleUncertainty run();
 
 private:
     // robustness.cpp
-    void add_member(const Candidate& candidate);
+    // The pool's members, in its order; a configuration whose GPU or offer is unknown is left out.
+    void add_members(const std::vector<Candidate>& pool);
+    std::optional<Member> member_of(const Candidate& candidate) const;
     static std::size_t slot(std::vector<std::string>& slots, const std::string& key);
     std::size_t find(const Candidate& candidate) const;
     static Outcome base_outcome(const Candidate& candidate);
@@ -170,7 +174,9 @@ private:
     std::vector<Outcome> m_given;  // each configuration re-priced at the inputs as given
     // single_replica_latency's results by configuration (GPU, tensor parallel, batch, precision)
     // and load: the SLO break-evens probe the same loads at every SLO value they try.
+    // The break-evens run in parallel (sensitivities): m_latency_mutex guards the cache.
     mutable std::map<std::string, std::map<double, LoadLatency>> m_latency_cache;
+    mutable std::mutex m_latency_mutex;
 };
 
 }  // namespace gpusel::robustness_detail

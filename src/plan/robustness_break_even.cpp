@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "base/parallel.hpp"
 #include "plan/robustness_analysis.hpp"
 
 namespace gpusel::robustness_detail {
@@ -44,10 +46,14 @@ bool Analysis::LoadLatency::meets(const SloSpec& slo) const {
 
 const Analysis::LoadLatency& Analysis::single_replica_latency(const Member& member, double load) const {
     const Candidate& candidate = *member.candidate;
-    std::map<double, LoadLatency>& by_load = m_latency_cache[member.configuration];
-    const auto found = by_load.find(load);
-    if (found != by_load.end()) {
-        return found->second;
+    {
+        // The break-evens run in parallel; a map's elements stay where they are as it grows.
+        const std::lock_guard<std::mutex> lock(m_latency_mutex);
+        const std::map<double, LoadLatency>& by_load = m_latency_cache[member.configuration];
+        const auto found = by_load.find(load);
+        if (found != by_load.end()) {
+            return found->second;
+        }
     }
     Workload loaded = m_workload;
     loaded.inference.requests_per_s = load;
@@ -65,7 +71,8 @@ const Analysis::LoadLatency& Analysis::single_replica_latency(const Member& memb
         latency.tpot_s = perf.inference->p99_tpot_s;
         latency.e2e_s = perf.inference->p99_e2e_s.value_or(latency.ttft_s);
     }
-    return by_load.emplace(load, latency).first->second;
+    const std::lock_guard<std::mutex> lock(m_latency_mutex);
+    return m_latency_cache[member.configuration].emplace(load, latency).first->second;
 }
 
 // Replicas serving the scenario's load. Under a moved SLO, one replica's capacity c(T) is the
@@ -333,15 +340,21 @@ void Analysis::sensitivities(RoleUncertainty& result) {
     for (const Member& member : m_members) {
         m_given.push_back(exact(member, Scenario{m_workload, {}, 1, 1, false}));
     }
-    for (const Input& input : inputs()) {
-        for (const double bound : {input.lowest, input.highest}) {
+    // Every break-even and swing is independent of the others: computed in parallel, each into
+    // its own slot, and collected in the order of the inputs.
+    const std::vector<Input> list = inputs();
+    std::vector<std::optional<Sensitivity>> found(list.size() * 2);
+    std::vector<Swing> swings(list.size());
+    parallel_for(list.size() * 3, [&](std::size_t task) {
+        const Input& input = list[task / 3];
+        if (task % 3 < 2) {
+            const double bound = task % 3 == 0 ? input.lowest : input.highest;
             if (bound != input.current) {
-                if (std::optional<Sensitivity> found = break_even(input, bound)) {
-                    result.sensitivity.push_back(std::move(*found));
-                }
+                found[task / 3 * 2 + task % 3] = break_even(input, bound);
             }
+            return;
         }
-        Swing swing;
+        Swing& swing = swings[task / 3];
         swing.input = input.id;
         swing.label = input.label;
         swing.unit = input.unit;
@@ -353,7 +366,14 @@ void Analysis::sensitivities(RoleUncertainty& result) {
         swing.high_score = score_of(m_objective, exact(pick, high));
         swing.flips_low = winner_under(low) != m_pick;
         swing.flips_high = winner_under(high) != m_pick;
-        result.tornado.push_back(std::move(swing));
+    });
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        for (std::size_t bound = 0; bound < 2; ++bound) {
+            if (std::optional<Sensitivity>& sensitivity = found[i * 2 + bound]) {
+                result.sensitivity.push_back(std::move(*sensitivity));
+            }
+        }
+        result.tornado.push_back(std::move(swings[i]));
     }
     std::stable_sort(result.sensitivity.begin(), result.sensitivity.end(),
                      [](const Sensitivity& a, const Sensitivity& b) { return a.distance < b.distance; });

@@ -13,6 +13,7 @@
 
 #include "base/format.hpp"
 #include "base/money.hpp"
+#include "base/parallel.hpp"
 #include "plan/robustness_analysis.hpp"
 
 namespace gpusel::robustness_detail {
@@ -150,48 +151,78 @@ void Analysis::sample(RoleUncertainty& result) {
                                     m_workload.constraints.memory_headroom_fraction, candidate.precision);
         }
     }
-    std::vector<int> ranked_holds(ranked_members.size(), 0);
+    // The draws first, in the order one stream gives them (scenario by scenario: the memory
+    // error, each speed error, each price error), then the scenarios in parallel blocks: each
+    // scenario writes only its own slots, and the counts are sums, so the result does not
+    // depend on the scheduling.
+    const std::size_t scenarios = static_cast<std::size_t>(std::max(0, m_options.samples));
+    const std::size_t per_scenario = 1 + m_speed_slots.size() + m_price_slots.size();
+    std::vector<double> draws(scenarios * per_scenario);
+    ScenarioRandom random(m_options.seed);
+    for (double& draw : draws) {
+        draw = random.normal();
+    }
     std::vector<std::vector<double>> times(ranked_members.size());
     std::vector<std::vector<double>> costs(ranked_members.size());
-    std::vector<int> pick_beats(ranked_members.size(), 0);
-    ScenarioRandom random(m_options.seed);
-    std::vector<double> gpu_error(m_speed_slots.size());
-    std::vector<double> price_error(m_price_slots.size());
-    std::vector<Outcome> outcomes(m_members.size());
-    std::vector<double> speeds(m_members.size());
-    std::vector<double> prices(m_members.size());
+    for (std::size_t r = 0; r < ranked_members.size(); ++r) {
+        if (ranked_members[r] != none) {
+            times[r].resize(scenarios);
+            costs[r].resize(scenarios);
+        }
+    }
+    struct Counts {
+        int best = 0;
+        std::vector<int> ranked_holds;
+        std::vector<int> pick_beats;
+    };
+    const std::size_t block_size = 50;
+    std::vector<Counts> blocks((scenarios + block_size - 1) / block_size);
+    parallel_for(blocks.size(), [&](std::size_t block) {
+        Counts& counts = blocks[block];
+        counts.ranked_holds.assign(ranked_members.size(), 0);
+        counts.pick_beats.assign(ranked_members.size(), 0);
+        std::vector<Outcome> outcomes(m_members.size());
+        std::vector<double> speeds(m_members.size());
+        std::vector<double> prices(m_members.size());
+        const std::size_t end = std::min(scenarios, (block + 1) * block_size);
+        for (std::size_t s = block * block_size; s < end; ++s) {
+            const double* draw = draws.data() + s * per_scenario;
+            const double memory_z = draw[0];
+            const double* gpu_error = draw + 1;
+            const double* price_error = gpu_error + m_speed_slots.size();
+            for (std::size_t i = 0; i < m_members.size(); ++i) {
+                const Member& member = m_members[i];
+                speeds[i] = speed_factor(member, gpu_error[member.speed_slot]);
+                prices[i] = band_value(price_distribution(member.price_band), price_error[member.price_slot]);
+                outcomes[i] = sampled(member, speeds[i], prices[i]);
+            }
+            if (winner_of(outcomes, m_objective) == m_pick) {
+                ++counts.best;
+            }
+            for (std::size_t r = 0; r < ranked_members.size(); ++r) {
+                const std::size_t index = ranked_members[r];
+                if (index == none) {
+                    continue;
+                }
+                if (holds(m_members[index], m_plan.ranked[r], speeds[index], prices[index], memory_z)) {
+                    ++counts.ranked_holds[r];
+                }
+                times[r][s] = member_time_factor(m_members[index], outcomes[index]);
+                costs[r][s] = outcomes[index].tco_usd;
+                if (index != m_pick && pick_wins_pair(outcomes[m_pick], outcomes[index], m_objective)) {
+                    ++counts.pick_beats[r];
+                }
+            }
+        }
+    });
     int best = 0;
-    for (int s = 0; s < m_options.samples; ++s) {
-        const double memory_z = random.normal();
-        for (double& error : gpu_error) {
-            error = random.normal();
-        }
-        for (double& error : price_error) {
-            error = random.normal();
-        }
-        for (std::size_t i = 0; i < m_members.size(); ++i) {
-            const Member& member = m_members[i];
-            speeds[i] = speed_factor(member, gpu_error[member.speed_slot]);
-            prices[i] = band_value(price_distribution(member.price_band), price_error[member.price_slot]);
-            outcomes[i] = sampled(member, speeds[i], prices[i]);
-        }
-        if (winner_of(outcomes, m_objective) == m_pick) {
-            ++best;
-        }
+    std::vector<int> ranked_holds(ranked_members.size(), 0);
+    std::vector<int> pick_beats(ranked_members.size(), 0);
+    for (const Counts& counts : blocks) {
+        best += counts.best;
         for (std::size_t r = 0; r < ranked_members.size(); ++r) {
-            const std::size_t index = ranked_members[r];
-            if (index == none) {
-                continue;
-            }
-            if (holds(m_members[index], m_plan.ranked[r], speeds[index], prices[index], memory_z)) {
-                ++ranked_holds[r];
-            }
-            times[r].push_back(member_time_factor(m_members[index], outcomes[index]));
-            costs[r].push_back(outcomes[index].tco_usd);
-            const std::vector<Outcome> pair{outcomes[m_pick], outcomes[index]};
-            if (index != m_pick && winner_of(pair, m_objective) == 0) {
-                ++pick_beats[r];
-            }
+            ranked_holds[r] += counts.ranked_holds[r];
+            pick_beats[r] += counts.pick_beats[r];
         }
     }
     const double samples = m_options.samples;

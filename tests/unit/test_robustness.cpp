@@ -6,6 +6,7 @@
 
 #include "plan/plan.hpp"
 #include "plan/robustness.hpp"
+#include "plan/robustness_analysis.hpp"
 #include "support/test_support.hpp"
 
 using gpusel::PlanReport;
@@ -244,4 +245,49 @@ TEST_CASE("robustness: every example's pick holds at its confidence level", "[ro
         CHECK(plan.uncertainty.p_feasible >= project.workloads.front().confidence);
         CHECK(project.workloads.front().confidence == 0.9);
     }
+}
+
+TEST_CASE("robustness: pick_wins_pair agrees with winner_of over two outcomes", "[robustness]") {
+    // Pairs around the tie tolerance (USD 100 or 1 %: ties at 10,000 USD are within 100 USD),
+    // on one GPU type and on two, feasible or not, under every objective: the Monte Carlo's
+    // pairwise shortcut must be the ranking rule itself.
+    using gpusel::robustness_detail::Outcome;
+    const std::vector<double> tcos{10000, 10050, 10100, 10150, 9990, 20000};
+    std::size_t compared = 0;
+    for (const gpusel::Objective objective :
+         {gpusel::Objective::tco, gpusel::Objective::time, gpusel::Objective::latency,
+          gpusel::Objective::throughput_per_usd, gpusel::Objective::energy}) {
+        for (const double other_tco : tcos) {
+            for (const int other_count : {1, 2, 4}) {
+                for (const std::size_t other_gpu : {0U, 1U}) {
+                    for (const int feasibility : {0, 1, 2, 3}) {
+                        Outcome pick;
+                        pick.tco_usd = 10000;
+                        pick.count = 2;
+                        pick.speed = 100;
+                        pick.time_s = 50;
+                        pick.latency_s = 0.05;
+                        pick.energy_kwh = 40;
+                        pick.usd_per_unit = 1.5;
+                        pick.gpu = 0;
+                        Outcome other = pick;
+                        other.tco_usd = other_tco;
+                        other.count = other_count;
+                        other.speed = 100.0 * other_count / 2;
+                        other.time_s = 100.0 / other_count;
+                        other.gpu = other_gpu;
+                        other.idle_gpus = other_count == 4 ? 1 : 0;
+                        other.marketplace = other_gpu == 1;
+                        pick.feasible = (feasibility & 1) != 0;
+                        other.feasible = (feasibility & 2) != 0;
+                        INFO(compared);
+                        CHECK(gpusel::robustness_detail::pick_wins_pair(pick, other, objective) ==
+                              (gpusel::robustness_detail::winner_of({pick, other}, objective) == 0));
+                        ++compared;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(compared == 5 * 6 * 3 * 2 * 4);
 }
