@@ -121,6 +121,9 @@ private:
     std::optional<DecodePoint> decode_point(const PhaseOption& option) const;
     LinkTier kv_link(const PhaseOption& prefill, const PhaseOption& decode, int group_gpus) const;
     double price(const PricedGpu& prefill, int prefill_gpus, const PricedGpu& decode, int decode_gpus) const;
+    // The split's order lines when chosen, priced as `price` prices them.
+    std::vector<DisaggregatedOrder> order(const PricedGpu& prefill, int prefill_gpus, const PricedGpu& decode,
+                                          int decode_gpus) const;
     int spares(int workers) const;
 
     const RolePlan& m_plan;
@@ -352,6 +355,21 @@ double Sizer::price(const PricedGpu& prefill, int prefill_gpus, const PricedGpu&
     return cost_of(prefill, prefill_gpus) + cost_of(decode, decode_gpus);
 }
 
+std::vector<DisaggregatedOrder> Sizer::order(const PricedGpu& prefill, int prefill_gpus, const PricedGpu& decode,
+                                             int decode_gpus) const {
+    const auto entry = [&](const PricedGpu& type, int gpus) {
+        UsageProfile usage = m_plan.winner->usage;
+        usage.gpus = gpus;
+        usage.min_gpus = std::min(usage.min_gpus, gpus);
+        return DisaggregatedOrder{type.gpu->id, type.gpu->name, gpus,
+                                  estimate_cost(m_workload, *type.gpu, type.quote, usage)};
+    };
+    if (prefill.gpu == decode.gpu) {
+        return {entry(prefill, prefill_gpus + decode_gpus)};
+    }
+    return {entry(prefill, prefill_gpus), entry(decode, decode_gpus)};
+}
+
 int Sizer::spares(int workers) const {
     // deployment.redundancy as the co-located plan applies it to replicas: one spare worker of
     // each phase for n+1, the fraction of the workers (rounded up) otherwise.
@@ -401,6 +419,8 @@ std::optional<DisaggregatedPlan> Sizer::run() {
                      spec.prefill.count > 0 && spec.decode.count > 0;
     double best_tco = std::numeric_limits<double>::infinity();
     bool found = false;
+    const PricedGpu* best_prefill_type = nullptr;
+    const PricedGpu* best_decode_type = nullptr;
 
     const std::vector<PricedGpu> types = gpu_types();
     struct PrefillChoice {
@@ -528,6 +548,8 @@ std::optional<DisaggregatedPlan> Sizer::run() {
                                 }
                                 best_tco = tco;
                                 found = true;
+                                best_prefill_type = &prefill_gpu;
+                                best_decode_type = &decode_gpu;
                                 best.replicas = groups;
                                 best.prefill =
                                     DisaggregatedPhase{prefill_gpu.gpu->id, prefill_gpu.gpu->name,   x,
@@ -589,6 +611,7 @@ std::optional<DisaggregatedPlan> Sizer::run() {
                                    ? "short prompts: " + share + "; co-located batching already hides it"
                                    : share;
     if (best.chosen) {
+        best.order = order(*best_prefill_type, best.prefill.gpus, *best_decode_type, best.decode.gpus);
         best.why = fmt::format("{}: decode workers batch without prefill stalls; {}, {} less over the horizon", reason,
                                gpus, money.whole(saving));
     } else if (saving > -margin) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cost/cost.hpp"
+
 namespace gpusel {
 
 struct DisaggregatedPhase {
@@ -22,6 +24,15 @@ struct DisaggregatedPhase {
     int spare_workers = 0;   // deployment.redundancy: workers kept spare, carrying no load (all replicas)
     int batch = 0;           // decode: most sequences a worker runs (the largest meeting the TPOT SLO); prefill: 1
     double step_s = 0;       // prefill: one prompt's prefill; decode: one step at `batch`
+};
+
+// What a split orders: one entry per GPU type (one when both phases use the same type), priced
+// as the co-located pick prices that type (estimate_cost with its best candidate's offer).
+struct DisaggregatedOrder {
+    std::string gpu;  // catalog id
+    std::string gpu_name;
+    int gpus = 0;  // spare workers included
+    CostEstimate cost;
 };
 
 struct DisaggregatedPlan {
@@ -48,6 +59,9 @@ struct DisaggregatedPlan {
     bool chosen = false;       // cheaper than co-located by more than the tie margin, SLO met
     bool requested = false;    // the workload fixed both phases (GPU and count): deploy emits it
     std::string why;
+    // When chosen: what the procurement orders in place of the co-located pick; their TCOs sum to
+    // tco_usd.
+    std::vector<DisaggregatedOrder> order;
 };
 
 // Seconds to move `bytes` over `lanes` links of `bytes_per_s` each in parallel, plus one latency:

@@ -280,6 +280,34 @@ std::optional<PickSummary> pick_summary(const RolePlan& plan) {
     return PickSummary{plan.winner->gpu, plan.winner->count, plan.winner->acquisition, plan.winner->cost.tco_usd};
 }
 
+// A role's procurement: its pick's line, or, where a prefill/decode split is chosen, the split's
+// lines (one per GPU type) in its place, so that the order is what `deploy` launches.
+std::vector<ProcurementLine> role_procurement(const RolePlan& plan) {
+    if (!plan.disaggregated || !plan.disaggregated->chosen || plan.disaggregated->order.empty()) {
+        return {procurement_line(plan)};
+    }
+    const DisaggregatedPlan& split = *plan.disaggregated;
+    std::vector<ProcurementLine> lines;
+    for (const DisaggregatedOrder& entry : split.order) {
+        RolePlan ordered = plan;
+        Candidate& winner = *ordered.winner;
+        winner.gpu = entry.gpu;
+        winner.gpu_name = entry.gpu_name;
+        winner.count = entry.gpus;
+        winner.cost = entry.cost;
+        const std::string phases = split.prefill.gpu == split.decode.gpu ? "prefill and decode"
+                                   : entry.gpu == split.prefill.gpu      ? "prefill"
+                                                                         : "decode";
+        winner.reason = fmt::format("disaggregated serving, {} workers: {}", phases, split.why);
+        ProcurementLine line = procurement_line(ordered);
+        line.alternative = fmt::format("{} ×{} co-located ({}, {})", plan.winner->gpu, plan.winner->count,
+                                       describe(plan.winner->acquisition), plan.winner->cost.offer.id);
+        line.alternative_reason = "co-located serving: simpler to run, costs more at this load";
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
 }  // namespace
 
 CalibrationDelta calibration_delta(const RolePlan& calibrated, const RolePlan& uncalibrated) {
@@ -365,12 +393,13 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             }
         }
         if (plan.winner) {
-            ProcurementLine line = procurement_line(plan);
-            report.total_capex_usd += line.total_usd;
-            report.total_monthly_opex_usd += line.monthly_opex_usd;
-            report.total_tco_usd += line.tco_usd;
-            report.procurement.push_back(std::move(line));
-            line_workloads.push_back(workload.name);
+            for (ProcurementLine& line : role_procurement(plan)) {
+                report.total_capex_usd += line.total_usd;
+                report.total_monthly_opex_usd += line.monthly_opex_usd;
+                report.total_tco_usd += line.tco_usd;
+                report.procurement.push_back(std::move(line));
+                line_workloads.push_back(workload.name);
+            }
         }
         report.roles.push_back(std::move(plan));
     }
