@@ -275,14 +275,25 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
     }
     const Candidate& pick = *plan.winner;
     const GpuSpec* gpu = catalog.find(pick.gpu);
-    const std::vector<Acquisition> allowed = acquisitions_for(workload);
-    if (gpu == nullptr || std::find(allowed.begin(), allowed.end(), Acquisition::cloud_on_demand) == allowed.end()) {
+    if (gpu == nullptr) {
         return std::nullopt;
     }
+    const std::vector<Acquisition> allowed = acquisitions_for(workload);
+    const bool may_rent = std::find(allowed.begin(), allowed.end(), Acquisition::cloud_on_demand) != allowed.end();
     const std::optional<OfferQuote> bought = owned_quote(plan, catalog, *gpu);
-    const std::vector<OfferQuote> rentals = quotes_for(catalog, workload, *gpu, Acquisition::cloud_on_demand);
+    const std::vector<OfferQuote> rentals =
+        may_rent ? quotes_for(catalog, workload, *gpu, Acquisition::cloud_on_demand) : std::vector<OfferQuote>{};
     if (!bought || rentals.empty()) {
-        return std::nullopt;
+        FleetPlan unpriced;
+        unpriced.gpu = pick.gpu;
+        unpriced.not_priced_reason =
+            !bought ? fmt::format("no purchase of {} the workload may use: nothing to own, the pick is all {}",
+                                  pick.gpu, describe(pick.acquisition))
+                    : fmt::format(
+                          "no on-demand rental of {} the workload may use: the peak cannot be rented, the "
+                          "pick is all owned",
+                          pick.gpu);
+        return unpriced;
     }
     const int per_replica = std::max(1, pick.layout.gpu_count() / std::max(1, pick.layout.data_parallel));
     const LoadProfile& load = workload.inference.load;
@@ -297,10 +308,11 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
     const int peak = fleet_replicas_needed(pricing.capacity_requests_per_s, workload.inference.requests_per_s);
     // The owned replicas are priced as the pick is (its usage: a service at deployment.utilization),
     // at their own count of GPUs.
-    std::string owned_offer;
+    std::vector<std::string> owned_orders;
     for (int replicas = 0; replicas <= peak + 1; ++replicas) {
         if (replicas == 0) {
             pricing.owned_tco_usd.push_back(0);
+            owned_orders.emplace_back();
             continue;
         }
         UsageProfile usage = pick.usage;
@@ -308,9 +320,7 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
         usage.min_gpus = std::min(usage.gpus, pick.usage.min_gpus);
         const CostEstimate cost = estimate_cost(workload, *gpu, *bought, usage);
         pricing.owned_tco_usd.push_back(cost.available ? cost.tco_usd : 0);
-        if (replicas == 1) {
-            owned_offer = cost.offer.order;
-        }
+        owned_orders.push_back(cost.offer.order);
     }
     // The on-demand offer whose blocks rent the all-rented fleet for least.
     std::optional<FleetPlan> best;
@@ -329,7 +339,8 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
     FleetPlan fleet = std::move(*best);
     fleet.gpu = pick.gpu;
     fleet.gpus_per_replica = per_replica;
-    fleet.owned_offer = owned_offer;
+    // What the chosen base orders (one replica's order where nothing is owned, for the reader).
+    fleet.owned_offer = owned_orders[static_cast<std::size_t>(std::max(1, fleet.chosen.owned_replicas))];
     fleet.rental_offer = order_text(*rented, units_for(*rented->offer, per_replica));
     const auto source = assumptions.sources.find("rental.startup_minutes_per_launch");
     fleet.startup_lag_source = source != assumptions.sources.end()
@@ -346,8 +357,8 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
                     "is not started again)",
                     fleet.startup_lag_s / 60));
     if (pick.spare_replicas > 0) {
-        fleet.notes.push_back(fmt::format("deployment.redundancy's {} spare replica{} are left out of the split",
-                                          pick.spare_replicas, pick.spare_replicas == 1 ? "" : "s"));
+        fleet.notes.push_back(fmt::format("deployment.redundancy's {} spare replica{} left out of the split",
+                                          pick.spare_replicas, pick.spare_replicas == 1 ? " is" : "s are"));
     }
     return fleet;
 }

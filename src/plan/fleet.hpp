@@ -83,6 +83,9 @@ struct FleetPlan {
     std::vector<FleetHour> hours;    // the profile in the horizon's last month
     std::vector<std::string> notes;  // assumptions, in words
     // Added by plan/fleet.cpp (issue 37 items 1-2).
+    // Why the split was not priced (no purchase or no on-demand rental of the pick's GPU type the
+    // workload may use); empty when it was. Only `gpu` is set besides.
+    std::string not_priced_reason;
     std::string owned_offer;  // the purchase the base is bought from
     double horizon_months = 0;
     std::vector<double> capacity_requests_per_s;  // FleetPricing's: [k − 1] = k replicas

@@ -573,6 +573,10 @@ std::vector<std::string> fleet_lines(const RolePlan& plan) {
         return lines;
     }
     const FleetPlan& fleet = *plan.fleet;
+    if (!fleet.not_priced_reason.empty()) {
+        lines.push_back("not priced: " + fleet.not_priced_reason);
+        return lines;
+    }
     const FleetOption& chosen = fleet.chosen;
     const std::string months = months_text(fleet.horizon_months);
     const auto replicas = [](int count) { return fmt::format("{} replica{}", count, count == 1 ? "" : "s"); };
@@ -585,11 +589,15 @@ std::vector<std::string> fleet_lines(const RolePlan& plan) {
         fleet.months.empty() ? 0 : fleet.months.back().month,
         fleet.months.empty() ? 0.0 : fleet.months.back().peak_requests_per_s, format_usd(chosen.owned_tco_usd),
         format_usd(chosen.rented_usd), chosen.rented_replica_hours, format_usd(chosen.tco_usd), months));
-    lines.push_back(fmt::format(
-        "all owned ({}): {} · all rented: {} · a replica: {} × {}, carries {:.3g} req/s alone "
-        "at the SLO",
-        replicas(fleet.all_owned.owned_replicas), format_usd(fleet.all_owned.tco_usd),
-        format_usd(fleet.all_rented.tco_usd), replica_words, fleet.gpu, fleet.replica_capacity_requests_per_s));
+    const int spares = plan.winner ? plan.winner->spare_replicas : 0;
+    const std::string spare_words =
+        spares > 0 ? fmt::format(" (none counts the pick's {} spare of deployment.redundancy)", spares) : "";
+    lines.push_back(
+        fmt::format("all owned ({}): {} · all rented: {}{} · a replica: {} × {}, carries {:.3g} req/s "
+                    "alone at the SLO",
+                    replicas(fleet.all_owned.owned_replicas), format_usd(fleet.all_owned.tco_usd),
+                    format_usd(fleet.all_rented.tco_usd), spare_words, replica_words, fleet.gpu,
+                    fleet.replica_capacity_requests_per_s));
     lines.push_back(
         fmt::format("one more owned replica: {}{} over {} mo; it pays above {:.0f} rented replica-hours a month (above "
                     "the base now: "
@@ -597,9 +605,11 @@ std::vector<std::string> fleet_lines(const RolePlan& plan) {
                     fleet.one_more_owned_delta_usd >= 0 ? "+" : "", format_usd(fleet.one_more_owned_delta_usd), months,
                     fleet.break_even_rented_hours_per_month, fleet.rented_hours_above_base_per_month,
                     format_percent(fleet.owned_load_percentile)));
-    lines.push_back(fmt::format("rented: {}, {}/replica-hour + {:g} min start-up per launch ({}); owned: {}",
-                                fleet.rental_offer, format_usd_cents(fleet.rental_usd_per_replica_hour),
-                                fleet.startup_lag_s / 60, fleet.startup_lag_source, fleet.owned_offer));
+    lines.push_back(
+        fmt::format("rented: {}, {}/replica-hour + {:g} min start-up per launch "
+                    "(data/cost.yaml rental.startup_minutes_per_launch); owned: {}",
+                    fleet.rental_offer, format_usd_cents(fleet.rental_usd_per_replica_hour), fleet.startup_lag_s / 60,
+                    fleet.owned_offer));
     return lines;
 }
 

@@ -388,6 +388,10 @@ public:
         };
         Json json;
         json["gpu"] = fleet.gpu;
+        if (!fleet.not_priced_reason.empty()) {
+            json["not_priced_reason"] = fleet.not_priced_reason;
+            return json;
+        }
         json["gpus_per_replica"] = fleet.gpus_per_replica;
         json["horizon_months"] = number(fleet.horizon_months, at + "horizon_months");
         json["replica_capacity_requests_per_s"] =
