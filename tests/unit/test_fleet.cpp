@@ -297,3 +297,53 @@ TEST_CASE("fleet: the planner prices a serving role with inference.load; none wi
              "constraints: {allow: [L40S, H100-SXM5]}\n"));
     CHECK_FALSE(gpusel::make_plan(flat, catalog(), efficiency(), options).roles.front().fleet);
 }
+
+TEST_CASE("fleet: the diurnal chat example owns a base and rents the peak for less than either extreme", "[fleet]") {
+    // examples/chat-diurnal.yaml: 40 req/s peak, 4× the trough, 2 %/mo over 24 months, data-centre
+    // parts bought, hyperscaler rentals (issue 37's "Done when").
+    gpusel::Project project;
+    project.workloads.push_back(gpusel::load_workload_file(gpusel::test::source_path("examples/chat-diurnal.yaml"),
+                                                           gpusel::LoadContext{&catalog(), &models()}));
+    const gpusel::PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    const gpusel::RolePlan& plan = report.roles.front();
+    REQUIRE(plan.fleet);
+    const FleetPlan& fleet = *plan.fleet;
+    REQUIRE(fleet.not_priced_reason.empty());
+    CHECK(fleet.chosen.owned_replicas > 0);
+    CHECK(fleet.chosen.owned_replicas < fleet.peak_replicas_needed);
+    CHECK(fleet.chosen.tco_usd < fleet.all_owned.tco_usd);
+    CHECK(fleet.chosen.tco_usd < fleet.all_rented.tco_usd);
+    // The rented part over the months adds up to the horizon's.
+    double rented_usd = 0;
+    for (const gpusel::FleetMonth& month : fleet.months) {
+        rented_usd += month.rented_usd;
+    }
+    CHECK(rented_usd == Approx(fleet.chosen.rented_usd).epsilon(1e-9));
+    CHECK(fleet.months.size() == 24);
+    // The pick owned whole is sized for month 24's peak, 40 × 1.02^23 req/s.
+    CHECK(plan.workload.inference.requests_per_s == Approx(40 * std::pow(1.02, 23)));
+    for (const gpusel::FleetHour& hour : fleet.hours) {
+        CHECK(hour.capacity_requests_per_s >= hour.requests_per_s);
+    }
+}
+
+TEST_CASE("fleet: a pick whose GPU type cannot be rented on demand is not split, and says why", "[fleet]") {
+    // Only purchases allowed: nothing to rent the peak from.
+    std::string profile = "[";
+    for (int hour = 0; hour < 24; ++hour) {
+        profile += (hour == 0 ? "" : ", ") + std::string(hour >= 9 && hour < 21 ? "1" : "0.25");
+    }
+    profile += "]";
+    gpusel::Project project;
+    project.workloads.push_back(
+        load("name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\n"
+             "inference: {slo: {tpot: 50ms}, load: {profile: " +
+             profile +
+             ", peak_rps: 20}}\n"
+             "constraints: {allow: [L40S], acquisitions: [buy-new]}\n"));
+    const gpusel::PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    REQUIRE(report.roles.front().fleet);
+    CHECK(report.roles.front().fleet->not_priced_reason ==
+          "no on-demand rental of L40S the workload may use: the peak cannot be rented, the pick is all owned");
+    CHECK(report.roles.front().fleet->hours.empty());
+}
