@@ -348,11 +348,12 @@ void WorkloadReader::read_load(const YamlNode& node, const std::string& path) {
         if (valid) {
             load.hourly_shares = shares;
         }
+    }
+    if (profile != nullptr) {
         reader.require("peak_rps");
         reader.number("peak_rps", load.peak_requests_per_s, UnitKind::plain, 0, 1e9, true);
     }
-    if (profile == nullptr && reader.has("peak_rps")) {
-        reader.node("peak_rps");
+    if (profile == nullptr && reader.node("peak_rps") != nullptr && reader.has("trace")) {
         reader.error("peak_rps", "the trace sets the peak (its busiest hour); remove peak_rps");
     }
     if (has_trace && profile == nullptr && read_load_trace(reader, trace)) {
