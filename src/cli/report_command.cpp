@@ -31,6 +31,7 @@ void run_report(const ReportFlags& flags, Context& context) {
         std::size_t charts = 0;
         for (const RolePlan& role : report.roles) {
             charts += role.ranked.empty() ? 0U : 3U;
+            charts += role.fleet && !role.fleet->hours.empty() ? 2U : 0U;  // capacity by hour, utilisation by month
         }
         context.err << fmt::format("gpusel: wrote {} ({} role{}, {} charts); open it in a browser or print it on A4\n",
                                    target.display_name(), report.roles.size(), report.roles.size() == 1 ? "" : "s",

@@ -115,6 +115,7 @@ void WorkloadReader::read(const YamlNode& root) {
                "image model; vCPUs from each GPU's offers");
     }
     read_deployment(top.node("deployment"), top.child_path("deployment"), top.position());
+    derive_peak_load();
     if (const YamlNode* node = top.node("budget")) {
         MapReader budget(*node, top.child_path("budget"), m_diagnostics);
         budget.number("capex", m_workload.budget.capex_usd, UnitKind::usd, 0, 1e12, true);

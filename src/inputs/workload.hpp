@@ -186,8 +186,10 @@ struct InferenceSpec {
     // (rounded), which every single-configuration estimate runs at.
     LengthDistribution input_length;
     LengthDistribution output_length;
-    // Load over the day (optional): when given, requests_per_s holds the peak of the horizon's
-    // first month, which the single-type plan sizes for; RolePlan::fleet prices the hours.
+    // Load over the day (optional): when given, requests_per_s holds the largest hourly load of
+    // the horizon (the peak × (1 + growth)^(months − 1) when it grows), which the single-type
+    // plan sizes for, so that owning it all meets the SLO every hour; RolePlan::fleet prices the
+    // hours. `load` excludes requests_per_s and concurrency in the file.
     LoadProfile load;
     // The load as reports name it: "64 clients" or "20 req/s".
     std::string load_text() const;

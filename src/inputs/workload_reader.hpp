@@ -80,6 +80,10 @@ private:
     template <typename Defaulted>
     void read_diffusion(MapReader& reader, const Defaulted& defaulted);
     void read_inference(const YamlNode& node, const std::string& path);
+    void read_load(const YamlNode& node, const std::string& path);
+    bool read_load_trace(MapReader& reader, const std::string& file);
+    // After deployment.horizon is read: inference.requests_per_s from inference.load's peak.
+    void derive_peak_load();
 
     // workload_deployment.cpp
     void read_deployment(const YamlNode* node, const std::string& path, Position parent);

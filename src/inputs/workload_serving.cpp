@@ -9,9 +9,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/units.hpp"
 #include "inputs/length_distribution.hpp"
 #include "inputs/workload_reader.hpp"
+#include "io/csv_reader.hpp"
 
 namespace gpusel {
 
@@ -492,6 +496,18 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
                                  inference.expert_parallel, inference.tensor_parallel));
     }
     reader.boolean("dp_attention", inference.dp_attention);
+    // inference.load sets the rate hour by hour; the single rate is derived from its peak
+    // (derive_peak_load), so a second rate would contradict it.
+    if (const YamlNode* load = reader.node("load")) {
+        for (const std::string_view key : {"requests_per_s", "concurrency"}) {
+            if (reader.has(key)) {
+                reader.error(key, fmt::format("inference.load sets the load hour by hour (the plan sizes for its "
+                                              "peak); remove inference.{}",
+                                              key));
+            }
+        }
+        read_load(*load, reader.child_path("load"));
+    }
     reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
     reader.integer("concurrency", inference.concurrency, 1, 1 << 24);
     if (reader.has("concurrency")) {
@@ -505,7 +521,7 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
                                                     to_string(m_workload.task())));
         }
         inference.requests_per_s = 0;
-    } else {
+    } else if (!reader.has("load")) {
         defaulted("requests_per_s", "1");
     }
     read_diffusion(reader, defaulted);
@@ -527,6 +543,191 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
         slo_reader.finish();
     }
     reader.finish();
+}
+
+// inference.load: {profile: [shares], peak_rps, growth} or {trace: file.csv, growth}
+// (docs/workload.md, "Load over the day").
+void WorkloadReader::read_load(const YamlNode& node, const std::string& path) {
+    MapReader reader(node, path, m_diagnostics);
+    LoadProfile& load = m_workload.inference.load;
+    const YamlNode* profile = reader.node("profile");
+    std::string trace;
+    const bool has_trace = reader.text("trace", trace);
+    if (profile != nullptr && reader.has("trace")) {
+        reader.error("trace",
+                     "give profile (hourly shares with peak_rps) or trace (a CSV of requests per hour), "
+                     "not both");
+    } else if (profile == nullptr && !reader.has("trace")) {
+        reader.error("profile",
+                     "inference.load needs profile: [24 or 168 hourly shares of the peak] with "
+                     "peak_rps, or trace: a CSV of requests per hour (hour,requests)");
+    }
+    std::vector<double> shares;
+    if (profile != nullptr && profile->kind != YamlNode::Kind::sequence) {
+        reader.error("profile", fmt::format("{} where a list of 24 (a day) or 168 (a week from Monday 00:00) hourly "
+                                            "shares of the peak was expected",
+                                            kind_name(profile->kind)));
+    } else if (profile != nullptr && profile->items.size() != 24 && profile->items.size() != 168) {
+        reader.error("profile", fmt::format("{} shares; give 24 (one per hour of a day) or 168 (one per hour of a "
+                                            "week from Monday 00:00)",
+                                            profile->items.size()));
+    } else if (profile != nullptr) {
+        bool valid = true;
+        for (std::size_t hour = 0; hour < profile->items.size(); ++hour) {
+            double share = 0;
+            valid = read_number(profile->items[hour], fmt::format("{}[{}]", reader.child_path("profile"), hour),
+                                m_diagnostics, share, UnitKind::plain, 0, 1e9) &&
+                    valid;
+            shares.push_back(share);
+        }
+        if (valid) {
+            load.hourly_shares = shares;
+        }
+    }
+    if (profile != nullptr) {
+        reader.require("peak_rps");
+        reader.number("peak_rps", load.peak_requests_per_s, UnitKind::plain, 0, 1e9, true);
+    }
+    if (profile == nullptr && reader.node("peak_rps") != nullptr && reader.has("trace")) {
+        reader.error("peak_rps", "the trace sets the peak (its busiest hour); remove peak_rps");
+    }
+    if (has_trace && profile == nullptr && read_load_trace(reader, trace)) {
+        load.trace_path = trace;
+    }
+    // A profile written in any unit (requests, per cent) is a shape: the busiest hour is the peak.
+    const double largest =
+        load.hourly_shares.empty() ? 0.0 : *std::max_element(load.hourly_shares.begin(), load.hourly_shares.end());
+    if (!load.hourly_shares.empty() && largest <= 0) {
+        reader.error("profile", "every share is 0: no load to serve (the busiest hour is 1, the peak)");
+        load.hourly_shares.clear();
+    } else if (profile != nullptr && !load.hourly_shares.empty() && largest != 1) {
+        for (double& share : load.hourly_shares) {
+            share /= largest;
+        }
+        assume(reader.child_path("profile"), fmt::format("each share / {:g}", largest),
+               "normalised so that the busiest hour is 1 (peak_rps)");
+    }
+    if (const YamlNode* growth = reader.node("growth")) {
+        std::string text = growth->scalar;
+        for (const std::string_view unit : {"/month", "/mo"}) {
+            if (text.size() > unit.size() && text.ends_with(unit)) {
+                text.resize(text.size() - unit.size());
+                break;
+            }
+        }
+        const ParsedNumber parsed = growth->kind == YamlNode::Kind::scalar && text.find('/') == std::string::npos
+                                        ? parse_quantity(text, UnitKind::fraction)
+                                        : ParsedNumber{};
+        if (!parsed.value) {
+            reader.error("growth", fmt::format("'{}' is not a monthly growth: write 5%/mo (or 0.05, per month; "
+                                               "-3%/mo for a load that shrinks)",
+                                               growth->scalar));
+        } else if (*parsed.value < -0.5 || *parsed.value > 1) {
+            reader.error("growth", fmt::format("{:g} %/mo is outside -50 %/mo to 100 %/mo", *parsed.value * 100));
+        } else {
+            load.growth_per_month = *parsed.value;
+        }
+    } else if (load.given()) {
+        assume(reader.child_path("growth"), "0%/mo", "default: the first month's load over the whole horizon");
+    }
+    reader.finish();
+}
+
+// A CSV of requests per hour (`hour,requests`, one row per hour from 0): 24 or 168 rows as they
+// are, a longer trace folded onto a week (168 × n rows) or a day (24 × n rows) with the busiest of
+// its copies in each hour, since the SLO must hold on the busiest day, not the average one.
+bool WorkloadReader::read_load_trace(MapReader& reader, const std::string& file) {
+    const std::filesystem::path path = (m_base / file).lexically_normal();
+    std::string text;
+    std::vector<CsvRecord> records;
+    try {
+        text = read_input_file(path.string());
+        records = parse_csv_records(text, path.string());
+    } catch (const InputError& error) {
+        reader.error("trace",
+                     error.diagnostics().empty() ? std::string(error.what()) : error.diagnostics().front().message);
+        return false;
+    }
+    const auto at = [&](const CsvField& field) {
+        return fmt::format("{}:{}:{}", path.string(), field.position.line, field.position.column);
+    };
+    if (records.empty() || records.front().fields.size() != 2 || records.front().fields[0].text != "hour" ||
+        records.front().fields[1].text != "requests") {
+        reader.error("trace",
+                     fmt::format("{}:1:1: the header must be hour,requests (requests in each hour)", path.string()));
+        return false;
+    }
+    std::vector<double> requests;
+    for (std::size_t row = 1; row < records.size(); ++row) {
+        const CsvRecord& record = records[row];
+        if (record.fields.size() != 2) {
+            reader.error("trace", fmt::format("{}:{}:1: {} fields; a row is hour,requests", path.string(), record.line,
+                                              record.fields.size()));
+            return false;
+        }
+        const ParsedNumber hour = parse_integer(record.fields[0].text);
+        if (!hour.value || *hour.value != static_cast<double>(row - 1)) {
+            reader.error("trace", fmt::format("{}: hour '{}'; the rows must count the hours 0, 1, 2, ... (this is "
+                                              "hour {})",
+                                              at(record.fields[0]), record.fields[0].text, row - 1));
+            return false;
+        }
+        const ParsedNumber count = parse_quantity(record.fields[1].text, UnitKind::plain);
+        if (!count.value || *count.value < 0) {
+            reader.error("trace", fmt::format("{}: requests '{}'; a count of requests in the hour, 0 or more",
+                                              at(record.fields[1]), record.fields[1].text));
+            return false;
+        }
+        requests.push_back(*count.value);
+    }
+    const std::size_t rows = requests.size();
+    const std::size_t period = rows % 168 == 0 ? 168 : 24;
+    if (rows == 0 || rows % 24 != 0) {
+        reader.error("trace", fmt::format("{}: {} hours; give whole days (24 rows, 168 for a week, or more days to "
+                                          "fold onto a day or a week)",
+                                          path.string(), rows));
+        return false;
+    }
+    std::vector<double> busiest(period, 0.0);
+    for (std::size_t hour = 0; hour < rows; ++hour) {
+        busiest[hour % period] = std::max(busiest[hour % period], requests[hour]);
+    }
+    const double peak = *std::max_element(busiest.begin(), busiest.end());
+    if (peak <= 0) {
+        reader.error("trace", fmt::format("{}: every hour has 0 requests: no load to serve", path.string()));
+        return false;
+    }
+    LoadProfile& load = m_workload.inference.load;
+    load.peak_requests_per_s = peak / seconds_per_hour;
+    load.hourly_shares.clear();
+    for (const double hour : busiest) {
+        load.hourly_shares.push_back(hour / peak);
+    }
+    if (rows > period) {
+        assume(reader.child_path("trace"),
+               fmt::format("{} hours folded onto {}", rows, period == 168 ? "a week" : "a day"),
+               "the busiest of the copies in each hour: the SLO must hold on the busiest day");
+    }
+    return true;
+}
+
+// The single-type pick is sized for the largest hourly load of the horizon, so that owning it
+// all meets the SLO in every hour of every month (plan/fleet.hpp prices the hours).
+void WorkloadReader::derive_peak_load() {
+    InferenceSpec& inference = m_workload.inference;
+    if (!inference.load.given() || inference.load.peak_requests_per_s <= 0) {
+        return;
+    }
+    const LoadProfile& load = inference.load;
+    const int months = std::max(1, static_cast<int>(std::ceil(m_workload.deployment.horizon_months - 1e-9)));
+    const double growth = std::pow(1 + load.growth_per_month, months - 1);
+    inference.requests_per_s = load.peak_requests_per_s * std::max(1.0, growth);
+    assume(m_prefix.empty() ? std::string("inference.requests_per_s") : m_prefix + ".inference.requests_per_s",
+           fmt::format("{:g}", inference.requests_per_s),
+           growth > 1 ? fmt::format("the peak of inference.load in month {}: {:g} req/s × {:g}^{}", months,
+                                    load.peak_requests_per_s, 1 + load.growth_per_month, months - 1)
+                      : "the peak of inference.load");
+    inference.concurrency = 0;
 }
 }  // namespace inputs_detail
 

@@ -122,6 +122,9 @@ public:
     std::string no_offer_reason(const GpuSpec& gpu, int gpus) const;
 
     std::size_t feasible() const { return m_feasible; }
+    // The speed factor at the (1 − objective.confidence) quantile of the band of `gpu` at
+    // `layout`: what the planner's margin replicas survive (plan/fleet.cpp sizes hours with it).
+    double slow_speed(const GpuSpec& gpu, const Layout& layout) const { return speed_at(gpu, layout).slow; }
     const std::optional<MemoryMiss>& closest_memory_miss() const { return m_closest_miss; }
 
 private:
@@ -194,6 +197,10 @@ private:
 // The memory query that reproduces a candidate's estimate: its layout, batch, precision and
 // recompute level.
 MemoryQuery memory_query(const Candidate& candidate);
+
+// fleet.cpp: a serving role with inference.load, its pick split into an owned base and
+// replicas rented on demand hour by hour; none without a pick, a load or an on-demand rental.
+std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog, const EfficiencyTable& efficiency);
 
 // ---------------------------------------------------------------------------------------
 // Ranking (ranking.cpp)

@@ -264,6 +264,7 @@ RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog
     keep_top(plan, top);
     plan.pareto = pareto_indices(plan.ranked);
     plan.advice = advice(workload, plan);
+    plan.fleet = fleet_for(plan, catalog, efficiency);
     if (plan.calibration.applied) {
         plan.advice.insert(plan.advice.begin(), describe_calibration(plan.calibration));
         plan.advice.insert(plan.advice.begin() + 1, plan.calibration.notes.begin(), plan.calibration.notes.end());

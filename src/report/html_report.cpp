@@ -944,6 +944,79 @@ std::string rejected_table(const RolePlan& plan) {
     return out;
 }
 
+// A value held over each hour: two points per hour, so the line steps where the fleet does.
+std::vector<svg::Point> hourly_steps(const std::vector<FleetHour>& hours, double (*value)(const FleetHour&)) {
+    std::vector<svg::Point> points;
+    for (const FleetHour& hour : hours) {
+        points.push_back({static_cast<double>(hour.hour), value(hour)});
+        points.push_back({static_cast<double>(hour.hour + 1), value(hour)});
+    }
+    return points;
+}
+
+// RolePlan::fleet: the hourly capacity (owned, owned + rented) against the load in the
+// horizon's last month, and the owned base's utilisation month by month.
+std::string fleet_section(const RolePlan& plan, std::size_t role_index) {
+    if (!plan.fleet || plan.fleet->hours.empty()) {
+        return "";
+    }
+    const FleetPlan& fleet = *plan.fleet;
+    std::string out = "<h3>Fleet over the day</h3>\n<ul>\n";
+    for (const std::string& line : plan_text::fleet_lines(plan)) {
+        out += "<li>" + html(line) + "</li>\n";
+    }
+    out += "</ul>\n";
+    const double owned_capacity =
+        fleet.chosen.owned_replicas > 0 && !fleet.capacity_requests_per_s.empty()
+            ? fleet.capacity_requests_per_s[static_cast<std::size_t>(
+                  std::min<int>(fleet.chosen.owned_replicas, static_cast<int>(fleet.capacity_requests_per_s.size())) -
+                  1)]
+            : 0.0;
+    svg::LineChartSpec hourly;
+    hourly.id_prefix = chart_id(role_index, "fleet-hours");
+    hourly.title = fmt::format("Capacity against load, hour by hour (month {})", fleet.months.size());
+    hourly.description = "Requests per second the load brings and the fleet carries at the SLO, each hour.";
+    hourly.x_axis = {fleet.hours.size() > 24 ? "Hour of the week" : "Hour of the day", svg::Scale::linear, "", true,
+                     fleet.hours.size() > 24 ? 24.0 : 6.0};
+    hourly.y_axis = {"Requests per second", svg::Scale::linear, "", true};
+    hourly.series.push_back({"load", hourly_steps(fleet.hours, [](const FleetHour& h) { return h.requests_per_s; }), 0,
+                             svg::Dash::solid, ""});
+    hourly.series.push_back({fmt::format("capacity: {} owned + rented", fleet.chosen.owned_replicas),
+                             hourly_steps(fleet.hours, [](const FleetHour& h) { return h.capacity_requests_per_s; }), 1,
+                             svg::Dash::dashed, ""});
+    std::vector<svg::Point> owned_line;
+    for (const FleetHour& hour : fleet.hours) {
+        owned_line.push_back({static_cast<double>(hour.hour), owned_capacity});
+        owned_line.push_back({static_cast<double>(hour.hour + 1), owned_capacity});
+    }
+    hourly.series.push_back(
+        {fmt::format("owned base ({} replicas)", fleet.chosen.owned_replicas), owned_line, 2, svg::Dash::dotted, ""});
+    out += figure(svg::render_line_chart(hourly),
+                  "Capacity is what the replicas running carry at the SLO at the confidence level; above the owned "
+                  "base, replicas are rented on demand for the hour.");
+    svg::LineChartSpec monthly;
+    monthly.id_prefix = chart_id(role_index, "fleet-months");
+    monthly.title = "Owned GPUs' utilisation by month";
+    monthly.description = "The load the owned base carries over its capacity, month by month.";
+    const double months = static_cast<double>(fleet.months.size());
+    monthly.x_axis = {"Month", svg::Scale::linear, "", false,
+                      months <= 6    ? 1.0
+                      : months <= 18 ? 3.0
+                      : months <= 48 ? 6.0
+                                     : 12.0};
+    monthly.y_axis = {"Utilisation (%)", svg::Scale::linear, "", true};
+    std::vector<svg::Point> utilisation;
+    for (const FleetMonth& month : fleet.months) {
+        utilisation.push_back({static_cast<double>(month.month), month.owned_utilization * 100});
+    }
+    monthly.series.push_back({"owned base", utilisation, 0, svg::Dash::solid,
+                              utilisation.empty() ? "" : fmt::format("{:.0f} %", utilisation.back().y)});
+    out += figure(svg::render_line_chart(monthly),
+                  "Growth raises the owned base's utilisation; the rented replicas are billed only for the hours "
+                  "they run.");
+    return out;
+}
+
 std::string role_section(const RolePlan& plan, std::size_t role_index) {
     std::string out = fmt::format("<section class=\"role\" id=\"role-{}\">\n<h2>{}: {}</h2>\n", role_index + 1,
                                   html(role_words(plan.role)), html(plan.workload.name));
@@ -954,6 +1027,7 @@ std::string role_section(const RolePlan& plan, std::size_t role_index) {
         out += plan.workload.is_training() ? training_scatter(plan, role_index) : inference_scatter(plan, role_index);
         out += memory_chart(plan, role_index);
         out += cost_chart(plan, role_index);
+        out += fleet_section(plan, role_index);
         out += "<h3>Bottleneck per candidate</h3>\n" + bottleneck_table(plan);
     }
     if (!plan.advice.empty()) {

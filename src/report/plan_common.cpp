@@ -638,4 +638,51 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
     return lines;
 }
 
+std::vector<std::string> fleet_lines(const RolePlan& plan) {
+    const Money money = money_of(plan.workload.deployment.currency);
+    std::vector<std::string> lines;
+    if (!plan.fleet) {
+        return lines;
+    }
+    const FleetPlan& fleet = *plan.fleet;
+    if (!fleet.not_priced_reason.empty()) {
+        lines.push_back("not priced: " + fleet.not_priced_reason);
+        return lines;
+    }
+    const FleetOption& chosen = fleet.chosen;
+    const std::string months = months_text(fleet.horizon_months);
+    const auto replicas = [](int count) { return fmt::format("{} replica{}", count, count == 1 ? "" : "s"); };
+    const std::string replica_words =
+        fleet.gpus_per_replica == 1 ? std::string("1 GPU") : fmt::format("{} GPUs", fleet.gpus_per_replica);
+    lines.push_back(fmt::format(
+        "split: {} owned + up to {} rented on demand at the peak (month {}, {:.3g} req/s): owned {}, rented {} "
+        "({:.0f} replica-hours), TCO {} over {} mo",
+        chosen.owned_replicas, replicas(chosen.rented_replicas_at_peak),
+        fleet.months.empty() ? 0 : fleet.months.back().month,
+        fleet.months.empty() ? 0.0 : fleet.months.back().peak_requests_per_s, money.whole(chosen.owned_tco_usd),
+        money.whole(chosen.rented_usd), chosen.rented_replica_hours, money.whole(chosen.tco_usd), months));
+    const int spares = plan.winner ? plan.winner->spare_replicas : 0;
+    const std::string spare_words =
+        spares > 0 ? fmt::format(" (none counts the pick's {} spare of deployment.redundancy)", spares) : "";
+    lines.push_back(
+        fmt::format("all owned ({}): {} · all rented: {}{} · a replica: {} × {}, carries {:.3g} req/s "
+                    "alone at the SLO",
+                    replicas(fleet.all_owned.owned_replicas), money.whole(fleet.all_owned.tco_usd),
+                    money.whole(fleet.all_rented.tco_usd), spare_words, replica_words, fleet.gpu,
+                    fleet.replica_capacity_requests_per_s));
+    lines.push_back(
+        fmt::format("one more owned replica: {}{} over {} mo; it pays above {:.0f} rented replica-hours a month (above "
+                    "the base now: "
+                    "{:.0f}); the base carries {} of hours alone",
+                    fleet.one_more_owned_delta_usd >= 0 ? "+" : "", money.whole(fleet.one_more_owned_delta_usd), months,
+                    fleet.break_even_rented_hours_per_month, fleet.rented_hours_above_base_per_month,
+                    format_percent(fleet.owned_load_percentile)));
+    lines.push_back(
+        fmt::format("rented: {}, {}/replica-hour + {:g} min start-up per launch "
+                    "(data/cost.yaml rental.startup_minutes_per_launch); owned: {}",
+                    fleet.rental_offer, money.cents(fleet.rental_usd_per_replica_hour), fleet.startup_lag_s / 60,
+                    fleet.owned_offer));
+    return lines;
+}
+
 }  // namespace gpusel::plan_text

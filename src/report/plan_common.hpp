@@ -147,5 +147,8 @@ std::string sensitivity_text(const Money& money, const Sensitivity& sensitivity)
 // candidates tied with it, its band, the warnings, and the `top` most decisive break-evens.
 // Empty when the analysis was not computed.
 std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top);
+// "Fleet over the day" (RolePlan::fleet): the split with the cost of each part, all-owned and
+// all-rented, the break-even of one more owned replica; empty without a fleet.
+std::vector<std::string> fleet_lines(const RolePlan& plan);
 
 }  // namespace gpusel::plan_text

@@ -373,6 +373,91 @@ public:
         }
         json["robustness"] = robustness(plan.uncertainty, path + ".robustness");
         json["sensitivity"] = sensitivity(plan.uncertainty, path + ".sensitivity");
+        if (plan.fleet) {
+            // Only with inference.load: every other plan keeps its keys (docs/spec/plan-output.md).
+            json["fleet"] = fleet(*plan.fleet, path + ".fleet");
+        }
+        return json;
+    }
+
+    // plan/fleet.hpp: an owned base plus replicas rented on demand, hour by hour.
+    Json fleet(const FleetPlan& fleet, const std::string& path) {
+        const std::string at = path + ".";
+        const auto option = [&](const FleetOption& value, const std::string& where) {
+            return Json{{"owned_replicas", value.owned_replicas},
+                        {"owned_tco_usd", number(value.owned_tco_usd, where + ".owned_tco_usd")},
+                        {"rented_usd", number(value.rented_usd, where + ".rented_usd")},
+                        {"rented_replica_hours", number(value.rented_replica_hours, where + ".rented_replica_hours")},
+                        {"rented_launches", number(value.rented_launches, where + ".rented_launches")},
+                        {"rented_replicas_at_peak", value.rented_replicas_at_peak},
+                        {"tco_usd", number(value.tco_usd, where + ".tco_usd")}};
+        };
+        Json json;
+        json["gpu"] = fleet.gpu;
+        if (!fleet.not_priced_reason.empty()) {
+            json["not_priced_reason"] = fleet.not_priced_reason;
+            return json;
+        }
+        json["gpus_per_replica"] = fleet.gpus_per_replica;
+        json["horizon_months"] = number(fleet.horizon_months, at + "horizon_months");
+        json["replica_capacity_requests_per_s"] =
+            number(fleet.replica_capacity_requests_per_s, at + "replica_capacity_requests_per_s");
+        json["peak_replicas_needed"] = fleet.peak_replicas_needed;
+        json["owned_replicas"] = fleet.chosen.owned_replicas;
+        json["owned_tco_usd"] = number(fleet.chosen.owned_tco_usd, at + "owned_tco_usd");
+        json["rented_usd"] = number(fleet.chosen.rented_usd, at + "rented_usd");
+        json["rented_replicas_at_peak"] = fleet.chosen.rented_replicas_at_peak;
+        json["tco_usd"] = number(fleet.chosen.tco_usd, at + "tco_usd");
+        json["all_owned_tco_usd"] = number(fleet.all_owned.tco_usd, at + "all_owned_tco_usd");
+        json["all_rented_tco_usd"] = number(fleet.all_rented.tco_usd, at + "all_rented_tco_usd");
+        json["owned_load_percentile"] = number(fleet.owned_load_percentile, at + "owned_load_percentile");
+        json["one_more_owned_delta_usd"] = number(fleet.one_more_owned_delta_usd, at + "one_more_owned_delta_usd");
+        json["break_even_rented_hours_per_month"] =
+            number(fleet.break_even_rented_hours_per_month, at + "break_even_rented_hours_per_month");
+        json["rented_hours_above_base_per_month"] =
+            number(fleet.rented_hours_above_base_per_month, at + "rented_hours_above_base_per_month");
+        json["owned_offer"] = fleet.owned_offer;
+        json["rental_offer"] = fleet.rental_offer;
+        json["rental_usd_per_replica_hour"] =
+            number(fleet.rental_usd_per_replica_hour, at + "rental_usd_per_replica_hour");
+        json["startup_lag_s"] = number(fleet.startup_lag_s, at + "startup_lag_s");
+        json["startup_lag_source"] = fleet.startup_lag_source;
+        json["chosen"] = option(fleet.chosen, at + "chosen");
+        json["all_owned"] = option(fleet.all_owned, at + "all_owned");
+        json["all_rented"] = option(fleet.all_rented, at + "all_rented");
+        Json capacity = Json::array();
+        for (std::size_t i = 0; i < fleet.capacity_requests_per_s.size(); ++i) {
+            capacity.push_back(
+                number(fleet.capacity_requests_per_s[i], fmt::format("{}capacity_requests_per_s[{}]", at, i)));
+        }
+        json["capacity_requests_per_s"] = std::move(capacity);
+        Json hours = Json::array();
+        for (std::size_t i = 0; i < fleet.hours.size(); ++i) {
+            const FleetHour& hour = fleet.hours[i];
+            const std::string where = fmt::format("{}hours[{}].", at, i);
+            hours.push_back(Json{
+                {"hour", hour.hour},
+                {"requests_per_s", number(hour.requests_per_s, where + "requests_per_s")},
+                {"replicas_needed", hour.replicas_needed},
+                {"owned_replicas", hour.owned_replicas},
+                {"rented_replicas", hour.rented_replicas},
+                {"capacity_requests_per_s", number(hour.capacity_requests_per_s, where + "capacity_requests_per_s")}});
+        }
+        json["hours"] = std::move(hours);
+        Json months = Json::array();
+        for (std::size_t i = 0; i < fleet.months.size(); ++i) {
+            const FleetMonth& month = fleet.months[i];
+            const std::string where = fmt::format("{}months[{}].", at, i);
+            months.push_back(
+                Json{{"month", month.month},
+                     {"peak_requests_per_s", number(month.peak_requests_per_s, where + "peak_requests_per_s")},
+                     {"peak_replicas_needed", month.peak_replicas_needed},
+                     {"owned_utilization", number(month.owned_utilization, where + "owned_utilization")},
+                     {"rented_replica_hours", number(month.rented_replica_hours, where + "rented_replica_hours")},
+                     {"rented_usd", number(month.rented_usd, where + "rented_usd")}});
+        }
+        json["months"] = std::move(months);
+        json["notes"] = strings(fleet.notes);
         return json;
     }
 

@@ -248,6 +248,13 @@ void write_role(std::ostream& out, const RolePlan& plan) {
     if (!plan.advice.empty()) {
         out << "\n";
     }
+    if (const std::vector<std::string> fleet = fleet_lines(plan); !fleet.empty()) {
+        out << "#### Fleet over the day\n\n";
+        for (const std::string& line : fleet) {
+            out << "- " << md(line) << "\n";
+        }
+        out << "\n";
+    }
     const std::vector<std::string> robustness = robustness_lines(plan, 5);
     if (!robustness.empty()) {
         out << "#### Robustness\n\n";

@@ -336,6 +336,12 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
     for (const std::string& advice : plan.advice) {
         write_wrapped(out, indent + paint.yellow("→") + " ", role_indent + 2, advice, width);
     }
+    if (const std::vector<std::string> fleet = fleet_lines(plan); !fleet.empty()) {
+        out << indent << paint.bold("fleet over the day:") << "\n";
+        for (const std::string& line : fleet) {
+            write_wrapped(out, indent + "  · ", role_indent + 4, line, width);
+        }
+    }
     const std::vector<std::string> robustness = robustness_lines(plan, 3);
     if (!robustness.empty()) {
         out << indent << paint.bold("robustness:") << "\n";
