@@ -31,7 +31,8 @@ JsonResolution resolution_of(std::string_view path) {
     if (ends_with(key, "_bytes") || ends_with(key, "_flops_per_s")) {
         return JsonResolution::whole;
     }
-    if (ends_with(key, "_usd") || ends_with(key, "_usd_per_hour") || key == "usd_per_month") {
+    if (ends_with(key, "_usd") || ends_with(key, "_usd_per_hour") || ends_with(key, "_usd_per_month") ||
+        key == "usd_per_month") {
         return JsonResolution::cents;
     }
     return JsonResolution::significant;

@@ -28,7 +28,7 @@ using JsonDocument = nlohmann::ordered_json;
 // The resolution a key's unit suffix gives its number (docs/reliability.md, "JSON"), matched
 // on the last component of a path ("roles[0].cost.tco_usd" -> "tco_usd"):
 //   whole          `_bytes`, `_flops_per_s`: a count of bytes or FLOP/s is a whole number;
-//   cents          `_usd`, `_usd_per_hour`, `usd_per_month`: an amount of money;
+//   cents          `_usd`, `_usd_per_hour`, `_usd_per_month`, `usd_per_month`: an amount of money;
 //   significant    everything else, unit prices (`price_usd`, `usd_per_unit`: $0.104/h or
 //                  $0.0002 per 1M tokens must not round away) included: six significant digits,
 //                  finer than any estimate or measurement deserves.

@@ -15,19 +15,19 @@ struct MixPart {
     std::string gpu_name;
     int replicas = 0;
     int gpus = 0;
-    int max_input_tokens = 0;   // the routing rule: requests up to this length (the last part: all longer)
-    double request_share = 0;   // of all requests, (0, 1]
-    double tco_usd = 0;         // over the horizon
+    int max_input_tokens = 0;  // the routing rule: requests up to this length (the last part: all longer)
+    double request_share = 0;  // of all requests, (0, 1]
+    double tco_usd = 0;        // over the horizon
 };
 
 struct MixPlan {
-    std::vector<MixPart> parts;           // by ascending max_input_tokens
-    std::string routing_rule;             // in words, e.g. "input ≤ 1,024 tokens → L4, longer → H100-SXM5"
-    double tco_usd = 0;                   // the mix's
-    double best_single_tco_usd = 0;       // the role's pick's
-    double saving_fraction = 0;           // 1 − tco / best_single
-    bool chosen = false;                  // saves more than the tie margin (plan.hpp)
-    std::string why;                      // why chosen, or why not
+    std::vector<MixPart> parts;      // by ascending max_input_tokens
+    std::string routing_rule;        // in words, e.g. "input ≤ 1,024 tokens → L4, longer → H100-SXM5"
+    double tco_usd = 0;              // the mix's
+    double best_single_tco_usd = 0;  // the role's pick's
+    double saving_fraction = 0;      // 1 − tco / best_single
+    bool chosen = false;             // saves more than the tie margin (plan.hpp)
+    std::string why;                 // why chosen, or why not
 };
 
 }  // namespace gpusel

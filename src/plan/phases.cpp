@@ -278,8 +278,9 @@ std::optional<SharedFleet> plan_detail::plan_shared_fleet(const std::vector<Proj
     const double margin = tie_tolerance(fleet.separate_tco_usd);
     const Money money = money_in(role_of(roles, phases.front().workload)->workload);
     fleet.chosen = fleet.shared_tco_usd < fleet.separate_tco_usd - margin;
-    fleet.why = fleet.chosen ? fmt::format("one fleet costs {} less over {:g} months than each phase on its own pick",
-                                           money.whole(fleet.separate_tco_usd - fleet.shared_tco_usd), fleet.span_months)
+    fleet.why = fleet.chosen
+                    ? fmt::format("one fleet costs {} less over {:g} months than each phase on its own pick",
+                                  money.whole(fleet.separate_tco_usd - fleet.shared_tco_usd), fleet.span_months)
                 : fleet.shared_tco_usd > fleet.separate_tco_usd
                     ? fmt::format(
                           "one fleet costs {} more over {:g} months than each phase on its own pick: the "

@@ -132,7 +132,7 @@ TEST_CASE("fleet: inference.load errors point at the field with a fix", "[fleet]
     CHECK(any_contains(at, "w.yaml:6:14: inference.load.profile: 25 shares"));
 }
 
-TEST_CASE("fleet: a trace of requests per hour becomes the profile; a longer one is folded onto its busiest day",
+TEST_CASE("fleet: a trace of requests per hour becomes the profile, and a longer one is folded onto its busiest day",
           "[fleet]") {
     const std::filesystem::path directory = std::filesystem::temp_directory_path() / "gpusel-test-fleet-trace";
     std::filesystem::create_directories(directory);
@@ -173,7 +173,7 @@ TEST_CASE("fleet: a trace of requests per hour becomes the profile; a longer one
     std::filesystem::remove_all(directory);
 }
 
-TEST_CASE("fleet: each part's TCO recomputed by hand; the least is chosen", "[fleet]") {
+TEST_CASE("fleet: each part's TCO recomputed by hand, and the least is chosen", "[fleet]") {
     // Hours 0-11 at 0.2 × 40 = 8 req/s need 1 replica (capacity 10); hours 12-23 at 40 req/s
     // need 4 (32 < 40 ≤ 43). The profile repeats 730.5 / 24 = 30.4375 times a month, 60.875
     // times over 2 months. With k owned, a day rents max(0, 1 − k) × 12 + (4 − k) × 12
@@ -256,7 +256,7 @@ TEST_CASE("fleet: rented replicas are billed in whole rental blocks", "[fleet]")
     CHECK(fleet.rental_usd_per_replica_hour == 1.5);
 }
 
-TEST_CASE("fleet: the planner prices a serving role with inference.load; none without it", "[fleet]") {
+TEST_CASE("fleet: the planner prices a serving role with inference.load, and none without it", "[fleet]") {
     std::string profile = "[";
     for (int hour = 0; hour < 24; ++hour) {
         profile += (hour == 0 ? "" : ", ") + std::string(hour >= 9 && hour < 21 ? "1" : "0.25");
