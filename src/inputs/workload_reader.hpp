@@ -79,6 +79,8 @@ private:
     void read_speculative(const YamlNode& node, const std::string& path);
     template <typename Defaulted>
     void read_diffusion(MapReader& reader, const Defaulted& defaulted);
+    template <typename Defaulted>
+    void read_rate(MapReader& reader, const Defaulted& defaulted);
     void read_inference(const YamlNode& node, const std::string& path);
     void read_load(const YamlNode& node, const std::string& path);
     bool read_load_trace(MapReader& reader, const std::string& file);

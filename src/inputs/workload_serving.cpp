@@ -406,6 +406,40 @@ void WorkloadReader::read_diffusion(MapReader& reader, const Defaulted& defaulte
     defaulted("guidance", "true");
 }
 
+// The load: inference.load (hour by hour), requests_per_s (open loop) or concurrency (closed loop).
+template <typename Defaulted>
+void WorkloadReader::read_rate(MapReader& reader, const Defaulted& defaulted) {
+    InferenceSpec& inference = m_workload.inference;
+    // inference.load sets the rate hour by hour; the single rate is derived from its peak
+    // (derive_peak_load), so a second rate would contradict it.
+    if (const YamlNode* load = reader.node("load")) {
+        for (const std::string_view key : {"requests_per_s", "concurrency"}) {
+            if (reader.has(key)) {
+                reader.error(key, fmt::format("inference.load sets the load hour by hour (the plan sizes for its "
+                                              "peak); remove inference.{}",
+                                              key));
+            }
+        }
+        read_load(*load, reader.child_path("load"));
+    }
+    reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
+    reader.integer("concurrency", inference.concurrency, 1, 1 << 24);
+    if (reader.has("concurrency")) {
+        if (reader.has("requests_per_s")) {
+            reader.error("concurrency",
+                         "give requests_per_s (an open-loop arrival rate) or concurrency (closed-loop "
+                         "clients, as a benchmark runs them), not both");
+        } else if (m_workload.task() != InferenceTask::generation) {
+            reader.error("concurrency", fmt::format("closed-loop concurrency is modelled for token generation; a {} "
+                                                    "workload takes requests_per_s",
+                                                    to_string(m_workload.task())));
+        }
+        inference.requests_per_s = 0;
+    } else if (!reader.has("load")) {
+        defaulted("requests_per_s", "1");
+    }
+}
+
 void WorkloadReader::read_inference(const YamlNode& node, const std::string& path) {
     MapReader reader(node, path, m_diagnostics);
     InferenceSpec& inference = m_workload.inference;
@@ -496,34 +530,7 @@ void WorkloadReader::read_inference(const YamlNode& node, const std::string& pat
                                  inference.expert_parallel, inference.tensor_parallel));
     }
     reader.boolean("dp_attention", inference.dp_attention);
-    // inference.load sets the rate hour by hour; the single rate is derived from its peak
-    // (derive_peak_load), so a second rate would contradict it.
-    if (const YamlNode* load = reader.node("load")) {
-        for (const std::string_view key : {"requests_per_s", "concurrency"}) {
-            if (reader.has(key)) {
-                reader.error(key, fmt::format("inference.load sets the load hour by hour (the plan sizes for its "
-                                              "peak); remove inference.{}",
-                                              key));
-            }
-        }
-        read_load(*load, reader.child_path("load"));
-    }
-    reader.number("requests_per_s", inference.requests_per_s, UnitKind::plain, 0, 1e9, true);
-    reader.integer("concurrency", inference.concurrency, 1, 1 << 24);
-    if (reader.has("concurrency")) {
-        if (reader.has("requests_per_s")) {
-            reader.error("concurrency",
-                         "give requests_per_s (an open-loop arrival rate) or concurrency (closed-loop "
-                         "clients, as a benchmark runs them), not both");
-        } else if (m_workload.task() != InferenceTask::generation) {
-            reader.error("concurrency", fmt::format("closed-loop concurrency is modelled for token generation; a {} "
-                                                    "workload takes requests_per_s",
-                                                    to_string(m_workload.task())));
-        }
-        inference.requests_per_s = 0;
-    } else if (!reader.has("load")) {
-        defaulted("requests_per_s", "1");
-    }
+    read_rate(reader, defaulted);
     read_diffusion(reader, defaulted);
     if (const YamlNode* slo = reader.node("slo")) {
         MapReader slo_reader(*slo, reader.child_path("slo"), m_diagnostics);

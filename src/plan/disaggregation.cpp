@@ -111,6 +111,37 @@ private:
         std::map<int, double> steps;
     };
 
+    struct PrefillChoice {
+        const PricedGpu* gpu;
+        PhaseOption option;
+        double prefill_s;
+    };
+    struct DecodeChoice {
+        const PricedGpu* gpu;
+        PhaseOption option;
+        DecodePoint point;
+    };
+    // The search's state over every pair of phase options: the cheapest split so far.
+    struct Search {
+        DisaggregatedPlan best;
+        double best_tco;
+        bool found;
+        bool any;  // some (x, y) met both SLOs at the current group count
+        const PricedGpu* prefill_type;
+        const PricedGpu* decode_type;
+        double rate;  // requests/s the split is sized for (the offered load / the speed margin)
+        double quantile;
+        double output_tokens;
+        double kv_bytes;
+    };
+    enum class Step { next, stop };  // raise the decode workers, or stop raising them
+
+    // Every group count, prefill count x and decode count y for one pair of phase options.
+    void search_pair(const PrefillChoice& prefill_choice, DecodeChoice& decode_choice, Search& search) const;
+    // x prefill and y decode workers per group: recorded in `search` when they meet both SLOs
+    // and cost less than the best so far.
+    Step try_counts(const PrefillChoice& prefill_choice, DecodeChoice& decode_choice, int groups, int x, int y,
+                    Search& search) const;
     std::vector<PricedGpu> gpu_types() const;
     std::vector<int> tensor_parallel_options(const PricedGpu& gpu, int fixed) const;
     PhaseOption option(const PricedGpu& gpu, int tensor_parallel, int expert_parallel) const;
@@ -322,7 +353,7 @@ LinkTier Sizer::kv_link(const PhaseOption& prefill, const PhaseOption& decode, i
     // (data/efficiency.yaml platform: InfiniBand NDR 400 Gb/s or 100 GbE per GPU, with sources).
     if (prefill.gpu == decode.gpu) {
         const EfficiencyFactors factors = m_efficiency.resolve(*prefill.gpu, prefill.stack);
-        const LinkTier link = link_for_group(m_workload, *prefill.gpu, group_gpus, factors, m_efficiency.platform);
+        LinkTier link = link_for_group(m_workload, *prefill.gpu, group_gpus, factors, m_efficiency.platform);
         if (link.nvlink) {
             return link;
         }
@@ -384,6 +415,148 @@ int Sizer::spares(int workers) const {
     return 0;
 }
 
+void Sizer::search_pair(const PrefillChoice& prefill_choice, DecodeChoice& decode_choice, Search& search) const {
+    const DisaggregationSpec& spec = *m_workload.deployment.disaggregated;
+    const DecodePoint& point = decode_choice.point;
+    // The most requests/s one decode worker carries at its largest batch within the TPOT SLO
+    // (Little's law: batch = rate × output tokens × step).
+    const double worker_rps = point.batch / (search.output_tokens * point.step_s);
+    // Fixed counts per group: as many groups as the load needs.
+    const int most_groups = spec.prefill.count > 0 || spec.decode.count > 0 ? 256 : 1;
+    for (int groups = 1; groups <= most_groups; ++groups) {
+        const double group_rate = search.rate / groups;
+        search.any = false;
+        const int from_x = spec.prefill.count > 0
+                               ? spec.prefill.count
+                               : std::max(1, static_cast<int>(std::floor(group_rate * prefill_choice.prefill_s)) + 1);
+        const int to_x = spec.prefill.count > 0 ? spec.prefill.count : from_x + 16;
+        for (int x = from_x; x <= to_x; ++x) {
+            const int from_y = spec.decode.count > 0
+                                   ? spec.decode.count
+                                   : std::max(1, static_cast<int>(std::floor(group_rate / worker_rps)) + 1);
+            const int to_y = spec.decode.count > 0 ? spec.decode.count : from_y + 16;
+            for (int y = from_y; y <= to_y; ++y) {
+                if (try_counts(prefill_choice, decode_choice, groups, x, y, search) == Step::stop) {
+                    break;
+                }
+            }
+        }
+        if (search.any) {
+            break;  // more groups of fixed counts only cost more
+        }
+    }
+}
+
+Sizer::Step Sizer::try_counts(const PrefillChoice& prefill_choice, DecodeChoice& decode_choice, int groups, int x,
+                              int y, Search& search) const {
+    const SloSpec& slo = m_plan.workload.inference.slo;
+    const PricedGpu& prefill_gpu = *prefill_choice.gpu;
+    const PhaseOption& prefill = prefill_choice.option;
+    const int prefill_tp = prefill.layout.tensor_parallel;
+    const std::optional<double> prefill_s = prefill_choice.prefill_s;
+    const PricedGpu& decode_gpu = *decode_choice.gpu;
+    const PhaseOption& decode = decode_choice.option;
+    const int decode_tp = decode.layout.tensor_parallel;
+    DecodePoint* point = &decode_choice.point;
+    const double rate = search.rate;
+    const double quantile = search.quantile;
+    const double output_tokens = search.output_tokens;
+    const double kv_bytes = search.kv_bytes;
+    const double worker_rps = point->batch / (output_tokens * point->step_s);
+    const double group_rate = rate / groups;
+    DisaggregatedPlan& best = search.best;
+    double& best_tco = search.best_tco;
+    bool& found = search.found;
+    bool& any = search.any;
+    const PricedGpu*& best_prefill_type = search.prefill_type;
+    const PricedGpu*& best_decode_type = search.decode_type;
+    const PrefillQueue queue = prefill_queue(x, group_rate, *prefill_s, quantile);
+    if (!queue.stable) {
+        return Step::stop;
+    }
+    const double per_worker = group_rate / y;
+    if (per_worker >= worker_rps) {
+        return Step::next;
+    }
+    // Sequences in flight on a decode worker: n = λ_w · O · step(n),
+    // climbed from one sequence; its percentile is Poisson's.
+    const auto step_at = [&](double batch) {
+        const int whole = std::clamp(static_cast<int>(std::ceil(batch)), 1, point->batch);
+        const auto cached = point->steps.find(whole);
+        if (cached != point->steps.end()) {
+            return cached->second;
+        }
+        const double value = decode_step(decode, whole).value_or(point->step_s);
+        point->steps[whole] = value;
+        return value;
+    };
+    const std::optional<double> in_flight =
+        smallest_fixed_point([&](double n) { return per_worker * output_tokens * step_at(std::max(1.0, n)); },
+                             per_worker * output_tokens * step_at(1), point->batch);
+    if (!in_flight) {
+        return Step::next;
+    }
+    const int at_percentile = std::clamp(poisson_quantile(*in_flight, quantile), 1, point->batch);
+    const double tpot_s = step_at(at_percentile);
+    const int group_gpus = x * prefill_tp + y * decode_tp;
+    const LinkTier link = kv_link(prefill, decode, group_gpus);
+    // MLA keeps the whole latent on every rank; other KV is split by heads
+    // and each prefill rank sends its share to its decode rank at once.
+    const int lanes = m_workload.model.is_mla()
+                          ? 1
+                          : std::max(1, std::min({prefill_tp, decode_tp, std::max(1, m_workload.model.kv_heads)}));
+    const double transfer_s = kv_transfer_seconds(kv_bytes / lanes, 1, link.bytes_per_s, link.latency_s);
+    const double ttft_s = queue.wait_s + *prefill_s + transfer_s;
+    const bool meets =
+        (slo.ttft_seconds <= 0 || ttft_s <= slo.ttft_seconds) && (slo.tpot_seconds <= 0 || tpot_s <= slo.tpot_seconds);
+    if (!meets) {
+        return Step::next;
+    }
+    any = true;
+    // One GPU type: a spare worker of the wider phase stands in for
+    // either (a TP8 node runs one TP8 or two TP4 workers), so the spares
+    // are shared; two types need a spare of each.
+    const bool shared = prefill_gpu.gpu == decode_gpu.gpu;
+    const int shared_spares = shared ? spares((x + y) * groups) : 0;
+    const bool decode_wider = decode_tp >= prefill_tp;
+    const int prefill_spares = shared ? (decode_wider ? 0 : shared_spares) : spares(x * groups);
+    const int decode_spares = shared ? (decode_wider ? shared_spares : 0) : spares(y * groups);
+    const int prefill_gpus = (x * groups + prefill_spares) * prefill_tp;
+    const int decode_gpus = (y * groups + decode_spares) * decode_tp;
+    const double tco = price(prefill_gpu, prefill_gpus, decode_gpu, decode_gpus);
+    if (!(tco < best_tco)) {
+        return Step::stop;
+    }
+    best_tco = tco;
+    found = true;
+    best_prefill_type = &prefill_gpu;
+    best_decode_type = &decode_gpu;
+    best.replicas = groups;
+    best.prefill = DisaggregatedPhase{
+        prefill_gpu.gpu->id, prefill_gpu.gpu->name, x, prefill_tp, prefill.expert_parallel, prefill_gpus,
+        queue.utilisation,   prefill_spares,        1, *prefill_s};
+    best.decode = DisaggregatedPhase{decode_gpu.gpu->id,
+                                     decode_gpu.gpu->name,
+                                     y,
+                                     decode_tp,
+                                     decode.expert_parallel,
+                                     decode_gpus,
+                                     per_worker / worker_rps,
+                                     decode_spares,
+                                     point->batch,
+                                     point->step_s};
+    best.kv_transfer_s = transfer_s;
+    best.kv_link = fmt::format("{} {:.0f} GB/s per GPU", link.name, link.bytes_per_s / 1e9);
+    best.ttft_s = ttft_s;
+    best.tpot_s = tpot_s;
+    best.meets_slo = true;
+    best.tco_usd = tco;
+    const double prefill_busy = rate * *prefill_s * prefill_tp;
+    const double decode_busy = rate * output_tokens * tpot_s / at_percentile * decode_tp;
+    best.prefill_share = prefill_busy / (prefill_busy + decode_busy);
+    return Step::stop;  // a larger y for this x costs more
+}
+
 std::optional<DisaggregatedPlan> Sizer::run() {
     const Candidate& colocated = *m_plan.winner;
     const DisaggregationSpec& spec = *m_workload.deployment.disaggregated;
@@ -417,22 +590,7 @@ std::optional<DisaggregatedPlan> Sizer::run() {
     best.colocated_usd_per_million_tokens = colocated.cost.usd_per_unit;
     best.requested = !spec.automatic && !spec.prefill.gpu.empty() && !spec.decode.gpu.empty() &&
                      spec.prefill.count > 0 && spec.decode.count > 0;
-    double best_tco = std::numeric_limits<double>::infinity();
-    bool found = false;
-    const PricedGpu* best_prefill_type = nullptr;
-    const PricedGpu* best_decode_type = nullptr;
-
     const std::vector<PricedGpu> types = gpu_types();
-    struct PrefillChoice {
-        const PricedGpu* gpu;
-        PhaseOption option;
-        double prefill_s;
-    };
-    struct DecodeChoice {
-        const PricedGpu* gpu;
-        PhaseOption option;
-        DecodePoint point;
-    };
     std::vector<PrefillChoice> prefills;
     std::vector<DecodeChoice> decodes;
     for (const PricedGpu& type : types) {
@@ -453,139 +611,18 @@ std::optional<DisaggregatedPlan> Sizer::run() {
             }
         }
     }
+    Search search{
+        best,    std::numeric_limits<double>::infinity(), false, false, nullptr, nullptr, rate, quantile, output_tokens,
+        kv_bytes};
     for (const PrefillChoice& prefill_choice : prefills) {
-        const PricedGpu& prefill_gpu = *prefill_choice.gpu;
-        const PhaseOption& prefill = prefill_choice.option;
-        const int prefill_tp = prefill.layout.tensor_parallel;
-        const std::optional<double> prefill_s = prefill_choice.prefill_s;
-        {
-            for (DecodeChoice& decode_choice : decodes) {
-                const PricedGpu& decode_gpu = *decode_choice.gpu;
-                const PhaseOption& decode = decode_choice.option;
-                const int decode_tp = decode.layout.tensor_parallel;
-                DecodePoint* point = &decode_choice.point;
-                {
-                    // The most requests/s one decode worker carries at its largest batch within
-                    // the TPOT SLO (Little's law: batch = rate × output tokens × step).
-                    const double worker_rps = point->batch / (output_tokens * point->step_s);
-                    // Fixed counts per group: as many groups as the load needs.
-                    const int most_groups = spec.prefill.count > 0 || spec.decode.count > 0 ? 256 : 1;
-                    for (int groups = 1; groups <= most_groups; ++groups) {
-                        const double group_rate = rate / groups;
-                        bool any = false;
-                        const int from_x = spec.prefill.count > 0
-                                               ? spec.prefill.count
-                                               : std::max(1, static_cast<int>(std::floor(group_rate * *prefill_s)) + 1);
-                        const int to_x = spec.prefill.count > 0 ? spec.prefill.count : from_x + 16;
-                        for (int x = from_x; x <= to_x; ++x) {
-                            const int from_y =
-                                spec.decode.count > 0
-                                    ? spec.decode.count
-                                    : std::max(1, static_cast<int>(std::floor(group_rate / worker_rps)) + 1);
-                            const int to_y = spec.decode.count > 0 ? spec.decode.count : from_y + 16;
-                            for (int y = from_y; y <= to_y; ++y) {
-                                const PrefillQueue queue = prefill_queue(x, group_rate, *prefill_s, quantile);
-                                if (!queue.stable) {
-                                    break;
-                                }
-                                const double per_worker = group_rate / y;
-                                if (per_worker >= worker_rps) {
-                                    continue;
-                                }
-                                // Sequences in flight on a decode worker: n = λ_w · O · step(n),
-                                // climbed from one sequence; its percentile is Poisson's.
-                                const auto step_at = [&](double batch) {
-                                    const int whole = std::clamp(static_cast<int>(std::ceil(batch)), 1, point->batch);
-                                    const auto cached = point->steps.find(whole);
-                                    if (cached != point->steps.end()) {
-                                        return cached->second;
-                                    }
-                                    const double value = decode_step(decode, whole).value_or(point->step_s);
-                                    point->steps[whole] = value;
-                                    return value;
-                                };
-                                const std::optional<double> in_flight = smallest_fixed_point(
-                                    [&](double n) { return per_worker * output_tokens * step_at(std::max(1.0, n)); },
-                                    per_worker * output_tokens * step_at(1), point->batch);
-                                if (!in_flight) {
-                                    continue;
-                                }
-                                const int at_percentile =
-                                    std::clamp(poisson_quantile(*in_flight, quantile), 1, point->batch);
-                                const double tpot_s = step_at(at_percentile);
-                                const int group_gpus = x * prefill_tp + y * decode_tp;
-                                const LinkTier link = kv_link(prefill, decode, group_gpus);
-                                // MLA keeps the whole latent on every rank; other KV is split by heads
-                                // and each prefill rank sends its share to its decode rank at once.
-                                const int lanes = m_workload.model.is_mla()
-                                                      ? 1
-                                                      : std::max(1, std::min({prefill_tp, decode_tp,
-                                                                              std::max(1, m_workload.model.kv_heads)}));
-                                const double transfer_s =
-                                    kv_transfer_seconds(kv_bytes / lanes, 1, link.bytes_per_s, link.latency_s);
-                                const double ttft_s = queue.wait_s + *prefill_s + transfer_s;
-                                const bool meets = (slo.ttft_seconds <= 0 || ttft_s <= slo.ttft_seconds) &&
-                                                   (slo.tpot_seconds <= 0 || tpot_s <= slo.tpot_seconds);
-                                if (!meets) {
-                                    continue;
-                                }
-                                any = true;
-                                // One GPU type: a spare worker of the wider phase stands in for
-                                // either (a TP8 node runs one TP8 or two TP4 workers), so the spares
-                                // are shared; two types need a spare of each.
-                                const bool shared = prefill_gpu.gpu == decode_gpu.gpu;
-                                const int shared_spares = shared ? spares((x + y) * groups) : 0;
-                                const bool decode_wider = decode_tp >= prefill_tp;
-                                const int prefill_spares =
-                                    shared ? (decode_wider ? 0 : shared_spares) : spares(x * groups);
-                                const int decode_spares =
-                                    shared ? (decode_wider ? shared_spares : 0) : spares(y * groups);
-                                const int prefill_gpus = (x * groups + prefill_spares) * prefill_tp;
-                                const int decode_gpus = (y * groups + decode_spares) * decode_tp;
-                                const double tco = price(prefill_gpu, prefill_gpus, decode_gpu, decode_gpus);
-                                if (!(tco < best_tco)) {
-                                    break;
-                                }
-                                best_tco = tco;
-                                found = true;
-                                best_prefill_type = &prefill_gpu;
-                                best_decode_type = &decode_gpu;
-                                best.replicas = groups;
-                                best.prefill =
-                                    DisaggregatedPhase{prefill_gpu.gpu->id, prefill_gpu.gpu->name,   x,
-                                                       prefill_tp,          prefill.expert_parallel, prefill_gpus,
-                                                       queue.utilisation,   prefill_spares,          1,
-                                                       *prefill_s};
-                                best.decode = DisaggregatedPhase{decode_gpu.gpu->id,
-                                                                 decode_gpu.gpu->name,
-                                                                 y,
-                                                                 decode_tp,
-                                                                 decode.expert_parallel,
-                                                                 decode_gpus,
-                                                                 per_worker / worker_rps,
-                                                                 decode_spares,
-                                                                 point->batch,
-                                                                 point->step_s};
-                                best.kv_transfer_s = transfer_s;
-                                best.kv_link = fmt::format("{} {:.0f} GB/s per GPU", link.name, link.bytes_per_s / 1e9);
-                                best.ttft_s = ttft_s;
-                                best.tpot_s = tpot_s;
-                                best.meets_slo = true;
-                                best.tco_usd = tco;
-                                const double prefill_busy = rate * *prefill_s * prefill_tp;
-                                const double decode_busy = rate * output_tokens * tpot_s / at_percentile * decode_tp;
-                                best.prefill_share = prefill_busy / (prefill_busy + decode_busy);
-                                break;  // a larger y for this x costs more
-                            }
-                        }
-                        if (any) {
-                            break;  // more groups of fixed counts only cost more
-                        }
-                    }
-                }
-            }
+        for (DecodeChoice& decode_choice : decodes) {
+            search_pair(prefill_choice, decode_choice, search);
         }
     }
+    best = search.best;
+    const bool found = search.found;
+    const PricedGpu* best_prefill_type = search.prefill_type;
+    const PricedGpu* best_decode_type = search.decode_type;
     if (!found) {
         best.why = "no split of the GPU types tried meets both the TTFT and the TPOT SLO at this load";
         best.usd_per_million_tokens = 0;

@@ -150,12 +150,12 @@ FleetPlan price_fleet(const FleetPricing& pricing) {
         fleet.all_owned = fleet.all_rented;
     }
     const int owned = fleet.chosen.owned_replicas;
+    const auto owned_index = static_cast<std::size_t>(owned);
     // One more owned replica than chosen: its TCO change, and the rented replica-hours per month
     // it would have to displace to pay for its own cost.
-    if (static_cast<std::size_t>(owned + 1) < pricing.owned_tco_usd.size()) {
+    if (owned_index + 1 < pricing.owned_tco_usd.size()) {
         fleet.one_more_owned_delta_usd = price_option(pricing, needs, owned + 1).tco_usd - fleet.chosen.tco_usd;
-        const double extra_owned_usd = pricing.owned_tco_usd[static_cast<std::size_t>(owned + 1)] -
-                                       pricing.owned_tco_usd[static_cast<std::size_t>(owned)];
+        const double extra_owned_usd = pricing.owned_tco_usd[owned_index + 1] - pricing.owned_tco_usd[owned_index];
         if (fleet.rental_usd_per_replica_hour > 0) {
             fleet.break_even_rented_hours_per_month =
                 extra_owned_usd / pricing.horizon_months / fleet.rental_usd_per_replica_hour;

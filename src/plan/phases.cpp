@@ -50,6 +50,78 @@ double phase_utilisation(const Candidate& candidate, double months) {
     return std::min(1.0, candidate.usage.job_seconds / (months * seconds_per_month));
 }
 
+// The unit sizes the catalog sells `gpu` in, new (a card, an 8-GPU server, a baseboard in its
+// host's slots), smallest first.
+std::vector<int> purchase_unit_sizes(const Catalog& catalog, const GpuSpec& gpu) {
+    std::vector<int> unit_sizes;
+    for (const Offer* offer : catalog.offers_for(gpu.id)) {
+        if (offer->kind == OfferKind::purchase && offer->condition == UnitCondition::new_unit && offer->price) {
+            const HostOffer* host = offer->needs_host.empty() ? nullptr : catalog.find_host(offer->needs_host);
+            unit_sizes.push_back(offer->gpus_per_unit * (host != nullptr ? std::max(1, host->slots) : 1));
+            unit_sizes.push_back(offer->gpus_per_unit);
+        }
+    }
+    std::sort(unit_sizes.begin(), unit_sizes.end());
+    unit_sizes.erase(std::unique(unit_sizes.begin(), unit_sizes.end()), unit_sizes.end());
+    return unit_sizes;
+}
+
+// The fleet's months: owned, busy (GPUs × utilisation of the phases running) and idle GPUs.
+void fill_months(SharedFleet& fleet, int span) {
+    for (int month = 1; month <= span; ++month) {
+        SharedFleetMonth row;
+        row.month = month;
+        row.owned_gpus = fleet.owned_gpus;
+        int used = 0;
+        std::vector<std::string> running;
+        for (const SharedFleetPhase& part : fleet.phases) {
+            if (part.first_month <= month && month <= part.last_month) {
+                row.busy_gpus += part.gpus * part.utilisation;
+                used += part.gpus;
+                running.push_back(part.workload);
+            }
+        }
+        row.idle_gpus = std::max(0, fleet.owned_gpus - used);
+        row.phases = fmt::format("{}", fmt::join(running, ", "));
+        fleet.months.push_back(std::move(row));
+    }
+}
+
+// The fleet bought in whole units of the smallest unit size that can be bought as one: each
+// phase's count rounded up to it (into `counts`), the busiest month's sum (`gpus`) priced for
+// `owner` over the span. None, with the last reason in `why_not`, when no unit size can be.
+std::optional<FixedEvaluation> buy_fleet(const std::vector<ProjectPhase>& phases, int span,
+                                         const std::vector<int>& unit_sizes, const Workload& owner,
+                                         const RolePlan& owner_role, const Catalog& catalog,
+                                         const EfficiencyTable& owner_efficiency, const GpuSpec& gpu,
+                                         std::vector<int>& counts, int& gpus, std::string& why_not) {
+    for (const int unit : unit_sizes) {
+        std::vector<int> rounded = counts;
+        for (int& count : rounded) {
+            count = whole_units(count, unit);
+        }
+        int busiest = 0;
+        for (int month = 1; month <= span; ++month) {
+            int running = 0;
+            for (std::size_t p = 0; p < phases.size(); ++p) {
+                if (phases[p].first_month <= month && month <= phases[p].last_month) {
+                    running += rounded[p];
+                }
+            }
+            busiest = std::max(busiest, running);
+        }
+        FixedEvaluation attempt = evaluate_fixed(owner, catalog, gpu, busiest, Acquisition::buy_new, std::nullopt,
+                                                 nullptr, owner_efficiency, &owner_role.calibration);
+        if (attempt.candidate && attempt.candidate->cost.available) {
+            counts = rounded;
+            gpus = busiest;
+            return attempt;
+        }
+        why_not = fmt::format("{} GPUs: {}", busiest, attempt.why_not);
+    }
+    return std::nullopt;
+}
+
 struct FleetTry {
     SharedFleet fleet;
     bool feasible = false;
@@ -71,18 +143,7 @@ FleetTry try_gpu(const std::vector<ProjectPhase>& phases, const std::vector<Role
     for (const ProjectPhase& phase : phases) {
         counts.push_back(ranked_on(*role_of(roles, phase.workload), gpu.id)->count);
     }
-    // The fleet is bought in whole units of a new purchase offer: the unit sizes the catalog sells
-    // it in (a card, an 8-GPU server, a baseboard in its host's slots), smallest first.
-    std::vector<int> unit_sizes;
-    for (const Offer* offer : catalog.offers_for(gpu.id)) {
-        if (offer->kind == OfferKind::purchase && offer->condition == UnitCondition::new_unit && offer->price) {
-            const HostOffer* host = offer->needs_host.empty() ? nullptr : catalog.find_host(offer->needs_host);
-            unit_sizes.push_back(offer->gpus_per_unit * (host != nullptr ? std::max(1, host->slots) : 1));
-            unit_sizes.push_back(offer->gpus_per_unit);
-        }
-    }
-    std::sort(unit_sizes.begin(), unit_sizes.end());
-    unit_sizes.erase(std::unique(unit_sizes.begin(), unit_sizes.end()), unit_sizes.end());
+    const std::vector<int> unit_sizes = purchase_unit_sizes(catalog, gpu);
     if (unit_sizes.empty()) {
         fleet.why = fmt::format("{} has no new purchase offer", gpu.name);
         return result;
@@ -121,33 +182,9 @@ FleetTry try_gpu(const std::vector<ProjectPhase>& phases, const std::vector<Role
     Workload owner = owner_role.workload;
     owner.deployment.horizon_months = span;
     const EfficiencyTable owner_efficiency = calibrated_efficiency(efficiency, owner_role.calibration);
-    std::optional<FixedEvaluation> owned;
     std::string why_not;
-    for (const int unit : unit_sizes) {
-        std::vector<int> rounded = counts;
-        for (int& count : rounded) {
-            count = whole_units(count, unit);
-        }
-        int busiest = 0;
-        for (int month = 1; month <= span; ++month) {
-            int running = 0;
-            for (std::size_t p = 0; p < phases.size(); ++p) {
-                if (phases[p].first_month <= month && month <= phases[p].last_month) {
-                    running += rounded[p];
-                }
-            }
-            busiest = std::max(busiest, running);
-        }
-        FixedEvaluation attempt = evaluate_fixed(owner, catalog, gpu, busiest, Acquisition::buy_new, std::nullopt,
-                                                 nullptr, owner_efficiency, &owner_role.calibration);
-        if (attempt.candidate && attempt.candidate->cost.available) {
-            owned = std::move(attempt);
-            counts = rounded;
-            fleet.owned_gpus = busiest;
-            break;
-        }
-        why_not = fmt::format("{} GPUs: {}", busiest, attempt.why_not);
-    }
+    const std::optional<FixedEvaluation> owned = buy_fleet(phases, span, unit_sizes, owner, owner_role, catalog,
+                                                           owner_efficiency, gpu, counts, fleet.owned_gpus, why_not);
     if (!owned) {
         fleet.why = fmt::format("{} cannot be bought as one fleet: {}", gpu.name, why_not);
         return result;
@@ -187,23 +224,7 @@ FleetTry try_gpu(const std::vector<ProjectPhase>& phases, const std::vector<Role
         fleet.separate_tco_usd += part.separate_tco_usd;
         fleet.phases.push_back(std::move(part));
     }
-    for (int month = 1; month <= span; ++month) {
-        SharedFleetMonth row;
-        row.month = month;
-        row.owned_gpus = fleet.owned_gpus;
-        int used = 0;
-        std::vector<std::string> running;
-        for (const SharedFleetPhase& part : fleet.phases) {
-            if (part.first_month <= month && month <= part.last_month) {
-                row.busy_gpus += part.gpus * part.utilisation;
-                used += part.gpus;
-                running.push_back(part.workload);
-            }
-        }
-        row.idle_gpus = std::max(0, fleet.owned_gpus - used);
-        row.phases = fmt::format("{}", fmt::join(running, ", "));
-        fleet.months.push_back(std::move(row));
-    }
+    fill_months(fleet, span);
     result.feasible = true;
     return result;
 }

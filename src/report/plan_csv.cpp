@@ -72,6 +72,52 @@ void write_rate(CsvWriter& writer, const Money& money) {
     writer.text(fmt::format("{:.6g}", money.per_usd)).text(money.as_of);
 }
 
+// The money columns of the order lines, in USD (with the months between TCO and depreciation)
+// or converted to the report's currency; each keeps its rounded sum for the totals row.
+struct MoneyColumns {
+    bool usd = true;
+    MoneyColumn capex;
+    MoneyColumn opex;
+    MoneyColumn rent;
+    MoneyColumn resale;
+    MoneyColumn subtracted;
+    MoneyColumn tco;
+    MoneyColumn depreciation;
+
+    void write(CsvWriter& writer, const OrderLine& line, const Money& money) {
+        const auto in = [&](double amount) { return usd ? amount : money.of(amount); };
+        // Capex as printed: quantity_units × the unit price to the cent.
+        if (std::isfinite(line.unit_price_usd)) {
+            capex.write_cents(
+                writer, line.capex_usd > 0 ? line.quantity_units * MoneyColumn::cents(in(line.unit_price_usd)) : 0);
+        } else {
+            capex.write(writer, in(line.capex_usd));
+        }
+        opex.write(writer, in(line.opex_usd_per_month));
+        rent.write(writer, in(line.rent_usd));
+        resale.write(writer, in(line.resale_usd));
+        subtracted.write(writer, in(line.resale_subtracted_usd));
+        tco.write(writer, in(line.tco_usd));
+        if (usd) {
+            write_months(writer, line.horizon_months);
+        }
+        depreciation.write(writer, in(line.depreciation_usd_per_month));
+    }
+
+    void write_totals(CsvWriter& writer) {
+        capex.write_total(writer);
+        opex.write_total(writer);
+        rent.write_total(writer);
+        resale.write_total(writer);
+        subtracted.write_total(writer);
+        tco.write_total(writer);
+        if (usd) {
+            writer.empty();
+        }
+        depreciation.write_total(writer);
+    }
+};
+
 }  // namespace
 
 void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptions& options) {
@@ -90,20 +136,9 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
         }
     }
     writer.end_row();
-    MoneyColumn capex_converted;
-    MoneyColumn opex_converted;
-    MoneyColumn rent_converted;
-    MoneyColumn resale_converted;
-    MoneyColumn subtracted_converted;
-    MoneyColumn tco_converted;
-    MoneyColumn depreciation_converted;
-    MoneyColumn capex;
-    MoneyColumn opex;
-    MoneyColumn rent;
-    MoneyColumn resale;
-    MoneyColumn subtracted;
-    MoneyColumn tco;
-    MoneyColumn depreciation;
+    MoneyColumns in_usd;
+    MoneyColumns converted;
+    converted.usd = false;
     long long gpus = 0;
     for (const ProcurementLine& procured : report.procurement) {
         for (const OrderLine& line : order_lines(procured)) {
@@ -124,20 +159,7 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
                 writer.empty();
             }
             writer.text(line.price_per).text(to_string(line.price_kind)).text(line.price_as_of);
-            // Capex as printed: quantity_units × unit_price_usd to the cent.
-            if (std::isfinite(line.unit_price_usd)) {
-                capex.write_cents(
-                    writer, line.capex_usd > 0 ? line.quantity_units * MoneyColumn::cents(line.unit_price_usd) : 0);
-            } else {
-                capex.write(writer, line.capex_usd);
-            }
-            opex.write(writer, line.opex_usd_per_month);
-            rent.write(writer, line.rent_usd);
-            resale.write(writer, line.resale_usd);
-            subtracted.write(writer, line.resale_subtracted_usd);
-            tco.write(writer, line.tco_usd);
-            write_months(writer, line.horizon_months);
-            depreciation.write(writer, line.depreciation_usd_per_month);
+            in_usd.write(writer, line, money);
             writer.text(to_string(procured.precision));
             if (units) {
                 writer.text(procured.reason).text(procured.alternative).text(procured.alternative_reason);
@@ -150,21 +172,7 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
                 } else {
                     writer.empty();
                 }
-                // As in USD: quantity_units × the converted unit price to the cent.
-                if (std::isfinite(line.unit_price_usd)) {
-                    capex_converted.write_cents(
-                        writer, line.capex_usd > 0
-                                    ? line.quantity_units * MoneyColumn::cents(money.of(line.unit_price_usd))
-                                    : 0);
-                } else {
-                    capex_converted.write(writer, money.of(line.capex_usd));
-                }
-                opex_converted.write(writer, money.of(line.opex_usd_per_month));
-                rent_converted.write(writer, money.of(line.rent_usd));
-                resale_converted.write(writer, money.of(line.resale_usd));
-                subtracted_converted.write(writer, money.of(line.resale_subtracted_usd));
-                tco_converted.write(writer, money.of(line.tco_usd));
-                depreciation_converted.write(writer, money.of(line.depreciation_usd_per_month));
+                converted.write(writer, line, money);
                 write_rate(writer, money);
             }
             writer.end_row();
@@ -180,24 +188,11 @@ void render_plan_csv(const PlanReport& report, std::ostream& out, const CsvOptio
         writer.empty();
     }
     writer.integer(gpus).empty().empty().empty().empty();
-    capex.write_total(writer);
-    opex.write_total(writer);
-    rent.write_total(writer);
-    resale.write_total(writer);
-    subtracted.write_total(writer);
-    tco.write_total(writer);
-    writer.empty();
-    depreciation.write_total(writer);
+    in_usd.write_totals(writer);
     writer.empty().empty().empty().empty();
     if (!money.is_usd()) {
         writer.empty();
-        capex_converted.write_total(writer);
-        opex_converted.write_total(writer);
-        rent_converted.write_total(writer);
-        resale_converted.write_total(writer);
-        subtracted_converted.write_total(writer);
-        tco_converted.write_total(writer);
-        depreciation_converted.write_total(writer);
+        converted.write_totals(writer);
         write_rate(writer, money);
     }
     writer.end_row();
