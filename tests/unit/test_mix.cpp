@@ -207,7 +207,8 @@ TEST_CASE("mix: where one type is cheaper, or the only one, it says why", "[mix]
     CHECK_FALSE(plan_one(load(chat("512"))).mix);
 }
 
-TEST_CASE("mix: a histogram routes at its own lengths, and another objective shows the mix, never chooses it", "[mix]") {
+TEST_CASE("mix: a histogram routes at its own lengths, and another objective shows the mix, never chooses it",
+          "[mix]") {
     // 80 % of prompts at 1,024 tokens, 20 % at 16,000: the one threshold is 1,024 tokens.
     const std::string lengths = "{histogram: [[1024, 0.8], [16000, 0.2]]}";
     const RolePlan plan = plan_one(load(chat(lengths, "constraints: {vendor: [nvidia]}")));
