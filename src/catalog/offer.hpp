@@ -106,6 +106,9 @@ struct Offer {
     int max_units = 0;                 // most units in one order; 0 = no limit
     // Servers and racks: the maker's maximum system power, GPUs included; 0 = not published.
     double system_power_watts = 0;
+    // Weeks from order to delivery (a quote's `lead_time`); 0 = not given (the cost model takes
+    // data/cost.yaml's lead_time by unit form).
+    double lead_time_weeks = 0;
     // Rental.
     std::string instance_type;
     Availability availability = Availability::on_demand;

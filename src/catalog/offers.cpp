@@ -159,6 +159,11 @@ void read_purchase(MapReader& reader, Offer& offer, bool is_new) {
     }
     reader.choice("condition", offer.condition, condition_names);
     reader.number("system_power", offer.system_power_watts, UnitKind::watts, 0, max_system_watts, true);
+    // A quote's delivery time: `lead_time: 6w` (d, w, mo); up to two years.
+    double lead_time_seconds = 0;
+    if (reader.number("lead_time", lead_time_seconds, UnitKind::seconds, 0, 2 * 365.25 * 86400)) {
+        offer.lead_time_weeks = lead_time_seconds / (7 * 86400.0);
+    }
     // The price inherits the offer's kind, date and sources, read above.
     if (offer.price) {
         offer.price->kind = offer.price_kind;

@@ -242,6 +242,72 @@ void add_purchase_cost(const Workload& workload, const GpuSpec& gpu, const Offer
     cost.break_even_month = break_even_month(cost.capex_usd, cost.monthly_opex_usd, cost.cloud_equivalent_usd / months);
 }
 
+// Weeks from order to delivery of `offer`: its own lead_time, else data/cost.yaml's by form.
+std::pair<double, std::string> lead_time_of(const Offer& offer, const CostAssumptions& assumptions) {
+    if (offer.lead_time_weeks > 0) {
+        return {offer.lead_time_weeks, "the offer's lead_time"};
+    }
+    const auto [key, weeks] = [&]() -> std::pair<const char*, double> {
+        switch (offer.form) {
+            case UnitForm::card:
+                return {"card_weeks", assumptions.card_lead_weeks};
+            case UnitForm::module:
+                return {"module_weeks", assumptions.module_lead_weeks};
+            case UnitForm::baseboard:
+                return {"baseboard_weeks", assumptions.baseboard_lead_weeks};
+            case UnitForm::server:
+                return {"server_weeks", assumptions.server_lead_weeks};
+            case UnitForm::rack:
+                return {"rack_weeks", assumptions.rack_lead_weeks};
+        }
+        return {"server_weeks", assumptions.server_lead_weeks};
+    }();
+    const std::string field = std::string("lead_time.") + key;
+    const auto source = assumptions.sources.find(field);
+    const bool estimate = source != assumptions.sources.end() && source->second.estimate();
+    return {weeks, fmt::format("data/cost.yaml {} ({} {})", field, estimate ? "estimate" : "reported",
+                               source != assumptions.sources.end() ? source->second.as_of : "")};
+}
+
+// Availability as a cost (docs/cost-model.md, "Delivery and the wait"): a purchase ordered in
+// deployment.order_date arrives its lead time later; the weeks past deployment.deliver_by are
+// bridged by renting the same GPUs on demand (a batch job: at most its own run), and a purchase
+// nothing can bridge is not available in time.
+void add_delivery_wait(const Workload& workload, const Offer& offer, const UsageProfile& usage, CostEstimate& cost) {
+    const DeploymentSpec& deployment = workload.deployment;
+    if (deployment.deliver_by.empty()) {
+        return;
+    }
+    const auto [lead_weeks, basis] = lead_time_of(offer, builtin_cost_assumptions());
+    cost.lead_time_weeks = lead_weeks;
+    cost.lead_time_basis = basis;
+    constexpr double weeks_per_month = 365.25 / 12 / 7;
+    const double weeks_until_due = months_between(deployment.order_date, deployment.deliver_by) * weeks_per_month;
+    cost.wait_weeks = std::max(0.0, lead_weeks - weeks_until_due);
+    if (cost.wait_weeks <= 0) {
+        return;
+    }
+    double wait_hours = cost.wait_weeks * 7 * 24;
+    if (!usage.service) {
+        wait_hours = std::min(wait_hours, usage.job_seconds / seconds_per_hour);
+    }
+    if (usage.reference_rent_usd_per_gpu_hour <= 0) {
+        cost.available = false;
+        cost.unavailable_reason = fmt::format(
+            "delivered ~{:g} weeks after the order ({}, {}), {:.1f} weeks after deployment.deliver_by {}; no "
+            "on-demand rental of the GPU to bridge the wait",
+            lead_weeks, deployment.order_date, basis, cost.wait_weeks, deployment.deliver_by);
+        return;
+    }
+    cost.breakdown.wait_usd =
+        usage.reference_rent_usd_per_gpu_hour * usage.gpus * std::max(1, usage.seats) * wait_hours;
+    cost.tco_usd += cost.breakdown.wait_usd;
+    cost.notes.push_back(
+        fmt::format("delivered ~{:g} weeks after the order ({}; {}): {:.1f} weeks after "
+                    "deployment.deliver_by {}, bridged by renting the same GPUs on demand",
+                    lead_weeks, deployment.order_date, basis, cost.wait_weeks, deployment.deliver_by));
+}
+
 // Renting: a rented instance is billed for every hour it is provisioned: a service around the
 // clock, unless it scales down when idle (deployment.autoscale), and then never below its
 // minimum replicas; reserved capacity for whole terms; spot with its restart overhead.
@@ -324,6 +390,7 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const O
     }
     if (is_purchase(acquisition)) {
         add_purchase_cost(workload, gpu, quote, bought, cost);
+        add_delivery_wait(workload, offer, usage, cost);
     } else {
         add_rental_cost(workload, gpu, quote, usage, bought, busy_hours, cost);
     }

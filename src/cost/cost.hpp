@@ -76,6 +76,9 @@ struct CostBreakdown {
     double resale_usd = 0;      // expected value at the horizon's end (subtracted only when counted)
     double rental_usd = 0;      // cloud GPU-hours
     double hidden_usd = 0;      // start-up minutes, data transfer
+    // Purchases delivered after deployment.deliver_by: the same GPUs rented on demand for the
+    // wait (docs/cost-model.md, "Delivery and the wait"); in tco_usd.
+    double wait_usd = 0;
 };
 
 struct CostEstimate {
@@ -108,6 +111,12 @@ struct CostEstimate {
     double system_power_watts = 0;
     CostBreakdown breakdown;
     std::vector<std::string> notes;
+    // Purchases, when the workload sets deployment.deliver_by (0 otherwise): weeks from order to
+    // delivery (the offer's lead_time, else data/cost.yaml's by unit form) and the weeks of it
+    // past deliver_by, bridged by renting (breakdown.wait_usd).
+    double lead_time_weeks = 0;
+    double wait_weeks = 0;
+    std::string lead_time_basis;  // "quote" or "data/cost.yaml lead_time.server_weeks (reported 2024-04)"
 };
 
 // Words for a reader: "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y".

@@ -143,6 +143,16 @@ CostAssumptions parse_cost_assumptions_text(std::string_view text, const std::st
     read_dated_section(top, "sites", [&](MapReader& section) { read_sites(section, assumptions); });
     read_dated_section(top, "strategy", [&](MapReader& section) { read_strategy(section, assumptions); });
     read_dated_section(top, "price_sanity", [&](MapReader& section) { read_price_sanity(section, assumptions); });
+    read_dated_section(top, "lead_time", [&](MapReader& section) {
+        // Up to two years: a longer figure is a unit slip (days or months written as weeks).
+        for (const auto& [key, into] : {std::pair<const char*, double*>{"card_weeks", &assumptions.card_lead_weeks},
+                                        {"module_weeks", &assumptions.module_lead_weeks},
+                                        {"baseboard_weeks", &assumptions.baseboard_lead_weeks},
+                                        {"server_weeks", &assumptions.server_lead_weeks},
+                                        {"rack_weeks", &assumptions.rack_lead_weeks}}) {
+            read_dated_number(section, key, UnitKind::plain, 0, 104, *into, assumptions.sources);
+        }
+    });
     top.finish();
     diagnostics.throw_if_any();
     return assumptions;

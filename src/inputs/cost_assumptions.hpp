@@ -73,6 +73,13 @@ struct CostAssumptions {
     int rent_below_months = 0;
     int own_above_months = 0;
     PriceSanityRules price_sanity;
+    // Purchase lead time, order to delivery, weeks, by unit form (the file's lead_time section;
+    // an offer's own lead_time_weeks wins): card, module, baseboard, server, rack; each >= 0.
+    double card_lead_weeks = 0;
+    double module_lead_weeks = 0;
+    double baseboard_lead_weeks = 0;
+    double server_lead_weeks = 0;
+    double rack_lead_weeks = 0;
     // Each value's source and date, by "section.key" as the file names it ("warranty.edge_months").
     DatedSources sources;
 };

@@ -7,6 +7,7 @@
 #include "inputs/workload.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -575,6 +576,41 @@ void read_phases(MapReader& top, Project& project, Diagnostics& diagnostics) {
 }
 
 }  // namespace
+
+// deployment.deliver_by: the month purchases must have arrived by; order_date, the month they
+// are ordered in (the current month unless given, printed as an assumption).
+void WorkloadReader::read_delivery(MapReader& reader, DeploymentSpec& deployment) {
+    for (const auto& [key, into] : {std::pair<const char*, std::string*>{"deliver_by", &deployment.deliver_by},
+                                    {"order_date", &deployment.order_date}}) {
+        if (reader.text(key, *into) && !month_index(*into)) {
+            reader.error(key, fmt::format("'{}' is not a month; write YYYY-MM, e.g. 2027-03", *into));
+            into->clear();
+        }
+    }
+    if (!reader.has("deliver_by")) {
+        if (reader.has("order_date")) {
+            reader.error("order_date",
+                         "order_date dates the order against deployment.deliver_by; add deliver_by "
+                         "(YYYY-MM) or remove order_date");
+        }
+        deployment.order_date.clear();
+        return;
+    }
+    if (deployment.deliver_by.empty()) {
+        return;  // malformed, reported above
+    }
+    if (!reader.has("order_date")) {
+        const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+        const std::chrono::year_month_day date{today};
+        deployment.order_date =
+            fmt::format("{:04}-{:02}", static_cast<int>(date.year()), static_cast<unsigned>(date.month()));
+        assume(reader.child_path("order_date"), deployment.order_date, "this month: purchases ordered now");
+    }
+    if (!deployment.order_date.empty() && *month_index(deployment.deliver_by) < *month_index(deployment.order_date)) {
+        reader.error("deliver_by",
+                     fmt::format("{} is before order_date ({})", deployment.deliver_by, deployment.order_date));
+    }
+}
 
 }  // namespace inputs_detail
 

@@ -279,6 +279,11 @@ struct DeploymentSpec {
     std::optional<DisaggregationSpec> disaggregated;
     // The currency of every output (issue 35 item 6); USD stays in JSON beside it.
     CurrencySpec currency;
+    // Availability as a cost (issue 37 item 5; docs/cost-model.md, "Delivery and the wait"):
+    // purchases must arrive by deliver_by (YYYY-MM) when ordered in order_date (YYYY-MM; default
+    // the current month, printed). Empty deliver_by: lead times are not priced.
+    std::string deliver_by;
+    std::string order_date;
     bool ops_given = false;  // ops_per_gpu_month set in the file (else by site: docs/cost-model.md)
     bool pue_given = false;  // pue set in the file (else 1.0 away from a data centre)
 };

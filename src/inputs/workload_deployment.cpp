@@ -184,6 +184,7 @@ void WorkloadReader::read_deployment(const YamlNode* node, const std::string& pa
     read_money_conventions(reader, deployment);
     read_currency(reader, deployment.currency);
     read_disaggregated(reader, deployment);
+    read_delivery(reader, deployment);
     Site site = Site::datacenter;
     if (reader.choice("site", site, site_names)) {
         deployment.site = site;

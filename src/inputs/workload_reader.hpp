@@ -91,6 +91,8 @@ private:
     void read_deployment(const YamlNode* node, const std::string& path, Position parent);
     void read_money_conventions(MapReader& reader, DeploymentSpec& deployment);
     void read_disaggregated(MapReader& reader, DeploymentSpec& deployment);
+    // workload.cpp: deployment.deliver_by and order_date (YYYY-MM each).
+    void read_delivery(MapReader& reader, DeploymentSpec& deployment);
     void read_disaggregated_workers(const YamlNode& node, const std::string& path, DisaggregatedWorkers& into);
     void check_ids(MapReader& reader, std::string_view key, const std::vector<std::string>& ids);
     template <typename Enum, std::size_t N>

@@ -263,6 +263,7 @@ std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisiti
 void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, UsageProfile usage,
                                std::vector<Candidate>& out, Miss& miss) {
     bool any = false;
+    std::string late;
     usage.reference_rent_usd_per_gpu_hour = reference_rent(gpu);
     const int together = m_workload.is_training()
                              ? usage.gpus
@@ -273,6 +274,9 @@ void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, U
             if (!cost.available) {
                 if (m_policy.exact_count) {
                     miss.rejection.why_not = cost.unavailable_reason;
+                }
+                if (cost.wait_weeks > 0 && late.empty()) {
+                    late = cost.unavailable_reason;  // deployment.deliver_by: nothing bridges the wait
                 }
                 continue;
             }
@@ -314,7 +318,7 @@ void CandidateEvaluator::price(const GpuSpec& gpu, const Candidate& candidate, U
         }
     }
     if (!any) {
-        note_reason(miss, no_offer_reason(gpu, usage.gpus));
+        note_reason(miss, late.empty() ? no_offer_reason(gpu, usage.gpus) : late);
     }
 }
 bool CandidateEvaluator::fill_units(const GpuSpec& gpu, int extra_replicas, int replica_gpus,

@@ -99,7 +99,8 @@ FleetOption price_option(const FleetPricing& pricing, const HourlyNeeds& needs, 
     // Each block started is billed its start-up before it serves (data/cost.yaml
     // rental.startup_minutes_per_launch, the cost model's hidden cost per launch).
     option.rented_usd =
-        (block_hours + option.rented_launches * pricing.startup_lag_hours) * pricing.rental_usd_per_block_hour;
+        (block_hours + option.rented_launches * pricing.startup_lag_hours) * pricing.rental_usd_per_block_hour +
+        (owned == 0 ? pricing.spares_rented_usd_per_month * pricing.horizon_months : 0.0);
     option.tco_usd = option.owned_tco_usd + option.rented_usd;
     const std::vector<int>& last = needs.needed.back();
     option.rented_replicas_at_peak = std::max(0, *std::max_element(last.begin(), last.end()) - owned);
@@ -185,7 +186,8 @@ FleetPlan price_fleet(const FleetPricing& pricing) {
         const MonthRental rental = rent_month(needed, owned, replicas_per_block);
         row.rented_replica_hours = rental.replica_hours * repeats;
         row.rented_usd = (rental.block_hours + rental.launches * pricing.startup_lag_hours) * repeats *
-                         pricing.rental_usd_per_block_hour;
+                             pricing.rental_usd_per_block_hour +
+                         (owned == 0 ? pricing.spares_rented_usd_per_month * needs.month_weight[month] : 0.0);
         fleet.months.push_back(row);
     }
     fleet.owned_load_percentile = hours_all > 0 ? hours_alone / hours_all : 0;
@@ -265,6 +267,56 @@ std::vector<double> replica_capacities(const RolePlan& plan, const Catalog& cata
     return capacity;
 }
 
+// The rented peak as an order line: the on-demand offer at the busiest hour's blocks, billed
+// the chosen split's rent (hours above the base, start-ups included).
+CostEstimate rented_peak_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& rented,
+                              const FleetPlan& fleet, int per_replica) {
+    const int block_units = units_for(*rented.offer, per_replica);
+    const FleetOption& chosen = fleet.chosen;
+    const int spares = chosen.owned_replicas == 0 ? fleet.spare_replicas : 0;
+    UsageProfile usage;
+    usage.service = true;
+    usage.gpus = (chosen.rented_replicas_at_peak + spares) * per_replica;
+    CostEstimate cost = estimate_cost(workload, gpu, rented, usage);
+    const double startup_usd =
+        chosen.rented_launches * fleet.startup_lag_s / seconds_per_hour * block_units * rented.price.usd;
+    cost.capex_usd = 0;
+    cost.tco_usd = chosen.rented_usd;
+    cost.monthly_opex_usd = chosen.rented_usd / fleet.horizon_months;
+    cost.billed_months = fleet.horizon_months;
+    cost.breakdown = CostBreakdown{};
+    cost.breakdown.hidden_usd = startup_usd;
+    cost.spare_units = 0;
+    cost.spare_gpus = 0;
+    cost.notes = {
+        fmt::format("rented only for the hours the owned base cannot carry: {:.0f} replica-hours over "
+                    "{:g} months, up to {} at the busiest hour{}",
+                    chosen.rented_replica_hours, fleet.horizon_months, chosen.rented_replicas_at_peak,
+                    spares > 0 ? fmt::format(", plus {} spare rented every hour", spares) : std::string())};
+    return cost;
+}
+
+// Whether the split is ordered: it must rent some hours (else it is the pick bought) and save
+// more than the tie margin, the rule every other choice of the planner follows.
+void decide_order(FleetPlan& fleet, const Candidate& pick) {
+    fleet.pick_tco_usd = pick.cost.tco_usd;
+    const double margin_usd = tie_tolerance(pick.cost.tco_usd);
+    const double saving_usd = pick.cost.tco_usd - fleet.chosen.tco_usd;
+    if (fleet.chosen.rented_replicas_at_peak == 0) {
+        fleet.ordered_why = "the split rents nothing: the pick is ordered";
+    } else if (saving_usd <= margin_usd) {
+        fleet.ordered_why = fmt::format(
+            "the split saves {:.1f} % of the pick's TCO, within the tie margin: the pick "
+            "is ordered (simpler to run)",
+            pick.cost.tco_usd > 0 ? saving_usd / pick.cost.tco_usd * 100 : 0.0);
+    } else {
+        fleet.ordered = true;
+        fleet.ordered_why =
+            fmt::format("the split saves {:.1f} % of the pick's TCO (more than the tie margin): it is ordered",
+                        saving_usd / pick.cost.tco_usd * 100);
+    }
+}
+
 }  // namespace
 
 std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog, const EfficiencyTable& efficiency) {
@@ -307,20 +359,21 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
     pricing.startup_lag_hours = assumptions.startup_hours_per_launch;
     const int peak = fleet_replicas_needed(pricing.capacity_requests_per_s, workload.inference.requests_per_s);
     // The owned replicas are priced as the pick is (its usage: a service at deployment.utilization),
-    // at their own count of GPUs.
-    std::vector<std::string> owned_orders;
+    // at their own count of GPUs, with the pick's spare replicas: they stand in for an owned
+    // replica that fails, which takes weeks to replace; a rented one is replaced by renting
+    // another within the start-up lag, so the rented part carries none.
+    const int spares = pick.spare_replicas;
+    std::vector<CostEstimate> owned_costs(1);
     for (int replicas = 0; replicas <= peak + 1; ++replicas) {
         if (replicas == 0) {
             pricing.owned_tco_usd.push_back(0);
-            owned_orders.emplace_back();
             continue;
         }
         UsageProfile usage = pick.usage;
-        usage.gpus = replicas * per_replica;
+        usage.gpus = (replicas + spares) * per_replica;
         usage.min_gpus = std::min(usage.gpus, pick.usage.min_gpus);
-        const CostEstimate cost = estimate_cost(workload, *gpu, *bought, usage);
-        pricing.owned_tco_usd.push_back(cost.available ? cost.tco_usd : 0);
-        owned_orders.push_back(cost.offer.order);
+        owned_costs.push_back(estimate_cost(workload, *gpu, *bought, usage));
+        pricing.owned_tco_usd.push_back(owned_costs.back().available ? owned_costs.back().tco_usd : 0);
     }
     // The on-demand offer whose blocks rent the all-rented fleet for least.
     std::optional<FleetPlan> best;
@@ -330,6 +383,8 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
         const int units = units_for(*quote.offer, per_replica);
         trial.replicas_per_block = std::max(1, units * quote.offer->gpus_per_unit / per_replica);
         trial.rental_usd_per_block_hour = units * quote.price.usd;
+        trial.spares_rented_usd_per_month =
+            blocks_for(spares, trial.replicas_per_block) * trial.rental_usd_per_block_hour * hours_per_month;
         FleetPlan fleet = price_fleet(trial);
         if (!best || fleet.all_rented.tco_usd < best->all_rented.tco_usd) {
             best = std::move(fleet);
@@ -340,8 +395,16 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
     fleet.gpu = pick.gpu;
     fleet.gpus_per_replica = per_replica;
     // What the chosen base orders (one replica's order where nothing is owned, for the reader).
-    fleet.owned_offer = owned_orders[static_cast<std::size_t>(std::max(1, fleet.chosen.owned_replicas))];
+    fleet.owned_offer = owned_costs[static_cast<std::size_t>(std::max(1, fleet.chosen.owned_replicas))].offer.order;
     fleet.rental_offer = order_text(*rented, units_for(*rented->offer, per_replica));
+    fleet.spare_replicas = spares;
+    if (fleet.chosen.owned_replicas > 0) {
+        fleet.owned_cost = owned_costs[static_cast<std::size_t>(fleet.chosen.owned_replicas)];
+    }
+    if (fleet.chosen.rented_replicas_at_peak > 0) {
+        fleet.rented_cost = rented_peak_cost(workload, *gpu, *rented, fleet, per_replica);
+    }
+    decide_order(fleet, pick);
     const auto source = assumptions.sources.find("rental.startup_minutes_per_launch");
     fleet.startup_lag_source = source != assumptions.sources.end()
                                    ? fmt::format("data/cost.yaml rental.startup_minutes_per_launch: {} ({})",
@@ -356,9 +419,11 @@ std::optional<FleetPlan> fleet_for(const RolePlan& plan, const Catalog& catalog,
                     "each time it starts (the profile repeats: a block kept from the hour before "
                     "is not started again)",
                     fleet.startup_lag_s / 60));
-    if (pick.spare_replicas > 0) {
-        fleet.notes.push_back(fmt::format("deployment.redundancy's {} spare replica{} left out of the split",
-                                          pick.spare_replicas, pick.spare_replicas == 1 ? " is" : "s are"));
+    if (spares > 0) {
+        fleet.notes.push_back(
+            fmt::format("deployment.redundancy's {} spare replica{} bought with the owned base, "
+                        "or rented every hour when nothing is owned",
+                        spares, spares == 1 ? " is" : "s are"));
     }
     return fleet;
 }

@@ -4,8 +4,11 @@
 // plus replicas rented on demand for the hours above it. Plain values; plan/fleet.cpp fills
 // them from a role's pick, make_plan stores them in RolePlan::fleet.
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "cost/cost.hpp"
 
 namespace gpusel {
 
@@ -62,6 +65,10 @@ struct FleetPricing {
     double rental_usd_per_block_hour = 0;
     int replicas_per_block = 1;
     double startup_lag_hours = 0;
+    // deployment.redundancy's spare replicas when nothing is owned: rented every hour of every
+    // month (in FleetOption::rented_usd of the all-rented option and its months), as the pick
+    // rented whole keeps them; with an owned base they are bought with it (owned_tco_usd).
+    double spares_rented_usd_per_month = 0;
 };
 
 struct FleetPlan {
@@ -94,6 +101,21 @@ struct FleetPlan {
     // one more owned replica would displace at most.
     double rented_hours_above_base_per_month = 0;
     int peak_replicas_needed = 0;  // the busiest hour of the horizon
+    // The split as ordered (plan/planner.cpp's procurement and cash flow). `ordered` when the
+    // chosen split rents some hours and costs less than the pick by more than the tie margin
+    // (ranking's tie_tolerance): the procurement then holds the owned base (with the pick's
+    // spare replicas) and the rented peak in place of the pick's line.
+    bool ordered = false;
+    std::string ordered_why;  // why ordered, or why the pick is ordered instead
+    // deployment.redundancy's spare replicas, bought with the owned base (a rented replica that
+    // fails is replaced by renting another; an owned one takes weeks): included in every
+    // owned_tco_usd with at least one owned replica, so that all-owned is the pick bought.
+    int spare_replicas = 0;
+    std::optional<CostEstimate> owned_cost;  // the chosen base and its spares; absent when none is owned
+    // The rented peak's offer at its busiest hour (offer.units = rental units then) with the
+    // rent of FleetOption::rented_usd: tco_usd = rented_usd, breakdown.hidden_usd = start-ups.
+    std::optional<CostEstimate> rented_cost;
+    double pick_tco_usd = 0;  // the role's pick, as ordered without the split
 };
 
 // The replicas that carry `requests_per_s` (capacity as in FleetPricing): the fewest k with

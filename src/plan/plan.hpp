@@ -206,6 +206,17 @@ struct ProcurementLine {
     std::string alternative;
     std::string alternative_reason;
     Precision precision = Precision::bf16;  // the compute precision the estimate ran at (what deploy launches)
+    // Rented lines whose rent moves month by month (a fleet's rented peak, plan/fleet.hpp):
+    // [m − 1] = month m's rent, start-ups included; they sum to tco_usd. Empty: the rent is
+    // spread evenly over the billed months.
+    std::vector<double> rent_usd_by_month;
+    // Purchases with deployment.deliver_by (CostEstimate's): weeks to delivery, the weeks past
+    // deliver_by and their bridging rent (in tco_usd; the cash flow bills it in the first
+    // months, the order line's rent_usd carries it).
+    double lead_time_weeks = 0;
+    double wait_weeks = 0;
+    double wait_usd = 0;
+    std::string lead_time_basis;
 };
 
 struct PlanOptions {
@@ -321,7 +332,8 @@ OrderLineTotals order_line_totals(const std::vector<ProcurementLine>& procuremen
 // One month of a role's cash flow (docs/cost-model.md, "Cash flow"): month 0 is delivery (the
 // capex, hosts and spares included); months 1..N carry the opex (owned) or the rent (rented)
 // the cost model spreads evenly over the horizon (a reserved term over its billed months, which
-// may pass the horizon; a fractional last month its share); the expected resale comes back in
+// may pass the horizon; a fractional last month its share; a fleet's rented peak month by month,
+// ProcurementLine::rent_usd_by_month); the expected resale comes back in
 // the horizon's last month, subtracted only when counted, else shown as a memo.
 struct CashFlowMonth {
     int month = 0;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/format.hpp"
 #include "base/parallel.hpp"
 #include "explain/explain.hpp"
 #include "plan/internal.hpp"
@@ -283,7 +284,61 @@ std::optional<PickSummary> pick_summary(const RolePlan& plan) {
 
 // A role's procurement: its pick's line, or, where a prefill/decode split is chosen, the split's
 // lines (one per GPU type) in its place, so that the order is what `deploy` launches.
+// A fleet's order (plan/fleet.hpp, ordered): the owned base with its spares bought, then the
+// peak rented on demand, its rent month by month for the cash flow.
+std::vector<ProcurementLine> fleet_procurement(const RolePlan& plan) {
+    const FleetPlan& fleet = *plan.fleet;
+    const Money money = money_in(plan.workload);
+    const Candidate& pick = *plan.winner;
+    const int per_replica = fleet.gpus_per_replica;
+    std::vector<ProcurementLine> lines;
+    const std::string alternative = fmt::format("{} ×{} ({}, {}) owned whole", pick.gpu, pick.count,
+                                                describe(pick.acquisition), pick.cost.offer.id);
+    const std::string alternative_reason =
+        fmt::format("sized for the busiest hour of the horizon: {} more over {:g} months",
+                    money.whole(fleet.pick_tco_usd - fleet.chosen.tco_usd), fleet.horizon_months);
+    if (fleet.owned_cost) {
+        RolePlan owned = plan;
+        Candidate& winner = *owned.winner;
+        winner.cost = *fleet.owned_cost;
+        winner.acquisition = fleet.owned_cost->acquisition;
+        winner.count = (fleet.chosen.owned_replicas + fleet.spare_replicas) * per_replica;
+        winner.reason =
+            fmt::format("owned base: {} replica{}{} carry the load alone in {} of hours; the rest is rented on demand",
+                        fleet.chosen.owned_replicas, fleet.chosen.owned_replicas == 1 ? "" : "s",
+                        fleet.spare_replicas > 0 ? fmt::format(" + {} spare", fleet.spare_replicas) : std::string(),
+                        format_percent(fleet.owned_load_percentile));
+        ProcurementLine line = procurement_line(owned);
+        line.alternative = alternative;
+        line.alternative_reason = alternative_reason;
+        lines.push_back(std::move(line));
+    }
+    if (fleet.rented_cost) {
+        RolePlan rented = plan;
+        Candidate& winner = *rented.winner;
+        winner.cost = *fleet.rented_cost;
+        winner.acquisition = Acquisition::cloud_on_demand;
+        winner.count = fleet.chosen.rented_replicas_at_peak * per_replica;
+        winner.reason = fmt::format(
+            "rented peak: up to {} replica{} on demand in the busiest hours, {:.0f} "
+            "replica-hours over {:g} months",
+            fleet.chosen.rented_replicas_at_peak, fleet.chosen.rented_replicas_at_peak == 1 ? "" : "s",
+            fleet.chosen.rented_replica_hours, fleet.horizon_months);
+        ProcurementLine line = procurement_line(rented);
+        line.alternative = alternative;
+        line.alternative_reason = alternative_reason;
+        for (const FleetMonth& month : fleet.months) {
+            line.rent_usd_by_month.push_back(month.rented_usd);
+        }
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
 std::vector<ProcurementLine> role_procurement(const RolePlan& plan) {
+    if (plan.fleet && plan.fleet->ordered && plan.winner && !(plan.disaggregated && plan.disaggregated->chosen)) {
+        return fleet_procurement(plan);
+    }
     if (!plan.disaggregated || !plan.disaggregated->chosen || plan.disaggregated->order.empty()) {
         return {procurement_line(plan)};
     }

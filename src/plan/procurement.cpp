@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/units.hpp"
 #include "plan/plan.hpp"
 
 namespace gpusel {
@@ -36,6 +37,10 @@ ProcurementLine procurement_line(const RolePlan& plan) {
         line.billed_months = winner.cost.billed_months;
     }
     line.tco_usd = winner.cost.tco_usd;
+    line.lead_time_weeks = winner.cost.lead_time_weeks;
+    line.wait_weeks = winner.cost.wait_weeks;
+    line.wait_usd = winner.cost.breakdown.wait_usd;
+    line.lead_time_basis = winner.cost.lead_time_basis;
     line.horizon_months = plan.workload.deployment.horizon_months;
     line.reason = winner.reason;
     line.precision = winner.precision;
@@ -77,6 +82,7 @@ std::vector<OrderLine> order_lines(const ProcurementLine& line) {
         units.resale_subtracted_usd = line.resale_counted ? line.resale_usd : 0.0;
         units.depreciation_usd_per_month =
             line.depreciation_months > 0 ? units.capex_usd / line.depreciation_months : 0.0;
+        units.rent_usd = line.wait_usd;
     } else {
         // The cost model's monthly opex of a rental is its rent spread over the horizon: the rent
         // column carries it whole (a reserved term may bill past the horizon).
@@ -149,6 +155,14 @@ std::vector<CashFlowMonth> cash_flow(const ProcurementLine& line) {
             flow.capex_usd = bought ? line.total_usd : 0.0;
         } else if (bought) {
             flow.opex_usd = line.monthly_opex_usd * month_share(horizon, month);
+            // The wait for delivery, bridged by renting, is billed from month 1 until the units arrive.
+            const double wait_months = line.wait_weeks * 7 * 24 / hours_per_month;
+            flow.rent_usd = wait_months > 0 ? line.wait_usd * month_share(wait_months, month) / wait_months : 0.0;
+        } else if (!line.rent_usd_by_month.empty()) {
+            // A fleet's rented peak: the hours each month rents, growth included (plan/fleet.hpp).
+            flow.rent_usd = static_cast<std::size_t>(month) <= line.rent_usd_by_month.size()
+                                ? line.rent_usd_by_month[static_cast<std::size_t>(month) - 1]
+                                : 0.0;
         } else {
             // Instance-hours (the TCO less start-up and transfer) over the months billed; start-up and
             // transfer with the runs, over the horizon.

@@ -655,21 +655,21 @@ std::vector<std::string> fleet_lines(const RolePlan& plan) {
     const std::string replica_words =
         fleet.gpus_per_replica == 1 ? std::string("1 GPU") : fmt::format("{} GPUs", fleet.gpus_per_replica);
     lines.push_back(fmt::format(
-        "split: {} owned + up to {} rented on demand at the peak (month {}, {:.3g} req/s): owned {}, rented {} "
+        "split: {} owned{} + up to {} rented on demand at the peak (month {}, {:.3g} req/s): owned {}, rented {} "
         "({:.0f} replica-hours), TCO {} over {} mo",
-        chosen.owned_replicas, replicas(chosen.rented_replicas_at_peak),
-        fleet.months.empty() ? 0 : fleet.months.back().month,
+        chosen.owned_replicas,
+        chosen.owned_replicas > 0 && fleet.spare_replicas > 0 ? fmt::format(" (+ {} spare)", fleet.spare_replicas)
+                                                              : std::string(),
+        replicas(chosen.rented_replicas_at_peak), fleet.months.empty() ? 0 : fleet.months.back().month,
         fleet.months.empty() ? 0.0 : fleet.months.back().peak_requests_per_s, money.whole(chosen.owned_tco_usd),
         money.whole(chosen.rented_usd), chosen.rented_replica_hours, money.whole(chosen.tco_usd), months));
-    const int spares = plan.winner ? plan.winner->spare_replicas : 0;
     const std::string spare_words =
-        spares > 0 ? fmt::format(" (none counts the pick's {} spare of deployment.redundancy)", spares) : "";
-    lines.push_back(
-        fmt::format("all owned ({}): {} · all rented: {}{} · a replica: {} × {}, carries {:.3g} req/s "
-                    "alone at the SLO",
-                    replicas(fleet.all_owned.owned_replicas), money.whole(fleet.all_owned.tco_usd),
-                    money.whole(fleet.all_rented.tco_usd), spare_words, replica_words, fleet.gpu,
-                    fleet.replica_capacity_requests_per_s));
+        fleet.spare_replicas > 0 ? fmt::format(" + {} spare", fleet.spare_replicas) : std::string();
+    lines.push_back(fmt::format(
+        "all owned ({}{}): {} · all rented: {} · a replica: {} × {}, carries {:.3g} req/s "
+        "alone at the SLO",
+        replicas(fleet.all_owned.owned_replicas), spare_words, money.whole(fleet.all_owned.tco_usd),
+        money.whole(fleet.all_rented.tco_usd), replica_words, fleet.gpu, fleet.replica_capacity_requests_per_s));
     lines.push_back(
         fmt::format("one more owned replica: {}{} over {} mo; it pays above {:.0f} rented replica-hours a month (above "
                     "the base now: "
@@ -682,7 +682,28 @@ std::vector<std::string> fleet_lines(const RolePlan& plan) {
                     "(data/cost.yaml rental.startup_minutes_per_launch); owned: {}",
                     fleet.rental_offer, money.cents(fleet.rental_usd_per_replica_hour), fleet.startup_lag_s / 60,
                     fleet.owned_offer));
+    if (!fleet.ordered_why.empty()) {
+        lines.push_back(fleet.ordered ? fmt::format("ordered: {} — the procurement buys the base and rents the peak "
+                                                    "(pick owned whole: {})",
+                                                    fleet.ordered_why, money.whole(fleet.pick_tco_usd))
+                                      : "not ordered: " + fleet.ordered_why);
+    }
     return lines;
+}
+
+std::string delivery_text(const Money& money, const ProcurementLine& line) {
+    if (line.lead_time_weeks <= 0) {
+        return {};
+    }
+    const std::string lead =
+        fmt::format("~{:g} weeks after the order ({})", line.lead_time_weeks, line.lead_time_basis);
+    if (line.wait_weeks <= 0) {
+        return lead + ", by deployment.deliver_by";
+    }
+    return fmt::format(
+        "{}: {:.1f} weeks late for deployment.deliver_by, bridged by renting the same GPUs on demand "
+        "for {} (in the TCO)",
+        lead, line.wait_weeks, money.whole(line.wait_usd));
 }
 
 }  // namespace gpusel::plan_text

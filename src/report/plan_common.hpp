@@ -150,5 +150,8 @@ std::vector<std::string> robustness_lines(const RolePlan& plan, std::size_t top)
 // "Fleet over the day" (RolePlan::fleet): the split with the cost of each part, all-owned and
 // all-rented, the break-even of one more owned replica; empty without a fleet.
 std::vector<std::string> fleet_lines(const RolePlan& plan);
+// A bought line's delivery when the workload sets deployment.deliver_by: "~10 weeks after the
+// order (…), by deployment.deliver_by", or the weeks late and their bridging rent; empty otherwise.
+std::string delivery_text(const Money& money, const ProcurementLine& line);
 
 }  // namespace gpusel::plan_text

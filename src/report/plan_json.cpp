@@ -422,6 +422,10 @@ public:
             number(fleet.rental_usd_per_replica_hour, at + "rental_usd_per_replica_hour");
         json["startup_lag_s"] = number(fleet.startup_lag_s, at + "startup_lag_s");
         json["startup_lag_source"] = fleet.startup_lag_source;
+        json["spare_replicas"] = fleet.spare_replicas;
+        json["pick_tco_usd"] = number(fleet.pick_tco_usd, at + "pick_tco_usd");
+        json["ordered"] = fleet.ordered;
+        json["ordered_why"] = fleet.ordered_why;
         json["chosen"] = option(fleet.chosen, at + "chosen");
         json["all_owned"] = option(fleet.all_owned, at + "all_owned");
         json["all_rented"] = option(fleet.all_rented, at + "all_rented");
@@ -650,6 +654,13 @@ public:
         json["offer"] = offer(line.offer, at + "offer");
         json["quantity_units"] = line.quantity;
         json["price_per"] = line.offer.price_per();
+        if (line.lead_time_weeks > 0) {
+            // Only with deployment.deliver_by: every other plan keeps its keys.
+            json["delivery"] = Json{{"lead_time_weeks", number(line.lead_time_weeks, at + "delivery.lead_time_weeks")},
+                                    {"lead_time_basis", line.lead_time_basis},
+                                    {"wait_weeks", number(line.wait_weeks, at + "delivery.wait_weeks")},
+                                    {"wait_usd", number(line.wait_usd, at + "delivery.wait_usd")}};
+        }
         Json lines = Json::array();
         const std::vector<OrderLine> order = order_lines(line);
         for (std::size_t i = 0; i < order.size(); ++i) {

@@ -389,6 +389,9 @@ TextTable procurement_table(const PlanReport& report, const Painter& paint, bool
         if (const std::string order = order_note(money, line.offer, line.quantity - line.offer.units); !order.empty()) {
             table.add_note("order: " + order);
         }
+        if (const std::string delivery = plan_text::delivery_text(money, line); !delivery.empty()) {
+            table.add_note("delivery: " + delivery);
+        }
         if (!line.reason.empty()) {
             table.add_note("why: " + line.reason);
         }

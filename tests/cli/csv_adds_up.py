@@ -83,7 +83,11 @@ def check_procurement(path, rows):
         if row["acquisition"].startswith("buy-"):
             if quantity * unit != capex:
                 failures.append(f"{where}: {quantity} × {unit} != capex {capex}")
-            if row["price_per"] != "unit" or rent != 0:
+            # The one rent a purchase pays: the weeks its delivery is late for deployment.deliver_by,
+            # bridged by renting (docs/cost-model.md, "Delivery and the wait").
+            with open(path, encoding="utf-8") as workload:
+                dated = "deliver_by:" in workload.read()
+            if row["price_per"] != "unit" or (rent != 0 and not dated):
                 failures.append(f"{where}: a purchase is priced per unit and pays no rent")
         else:
             if capex != 0 or opex != 0 or resale != 0 or row["price_per"] != "unit-hour" or row["item"] != "gpus":
@@ -107,7 +111,10 @@ def check_procurement(path, rows):
         if row["item"] == "host" and row["price_kind"] not in ("list", "msrp", "quote", "street", "reported",
                                                                "estimate"):
             failures.append(f"{where}: host price kind {row['price_kind']}")
-        tco_by_role[row["role"]] = tco_by_role.get(row["role"], Decimal(0)) + tco
+        # A role may order several lines (an owned base and a rented peak, a prefill/decode split):
+        # the cash flow has one block per role, GPU and acquisition.
+        key = (row["role"], row["gpu"], row["acquisition"])
+        tco_by_role[key] = tco_by_role.get(key, Decimal(0)) + tco
     for column in money + ["gpus"]:
         if total[column] == "":
             continue
@@ -140,7 +147,7 @@ def check_cash_flow(path, rows, tco_by_role):
                 role_totals[column] += Decimal(row[column])
             if Decimal(row["cumulative_usd"]) != running:
                 failures.append(f"{path}: cash flow: {row['role']} cumulative total {row['cumulative_usd']}")
-            expected = tco_by_role.get(row["role"])
+            expected = tco_by_role.get((row["role"], row["gpu"], row["acquisition"]))
             # Both files round each money column to the cent on its own.
             if expected is None or abs(Decimal(row["net_usd"]) - expected) > 6 * cent:
                 failures.append(f"{path}: cash flow: {row['role']} sums to {row['net_usd']}, TCO {expected}")

@@ -77,8 +77,16 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.price_sanity.bands[2].family == "B200");
     CHECK(cost.price_sanity.bands[2].low_usd == 30000);
     CHECK(cost.price_sanity.bands[2].high_usd == 40000);
+    // docs/cost-model.md, "Delivery and the wait": weeks from order to delivery by unit form.
+    CHECK(cost.card_lead_weeks == 1);
+    CHECK(cost.module_lead_weeks == 1);
+    CHECK(cost.baseboard_lead_weeks == 10);
+    CHECK(cost.server_lead_weeks == 10);
+    CHECK(cost.rack_lead_weeks == 26);
+    CHECK_FALSE(cost.sources.at("lead_time.server_weeks").estimate());
+    CHECK(cost.sources.at("lead_time.rack_weeks").estimate());
     // Every value has a source and a month; the ones no document gives say they are estimates.
-    CHECK(cost.sources.size() == 33);
+    CHECK(cost.sources.size() == 38);
     for (const auto& [key, dated] : cost.sources) {
         INFO(key);
         CHECK_FALSE(dated.source.empty());

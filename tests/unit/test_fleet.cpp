@@ -327,6 +327,86 @@ TEST_CASE("fleet: the diurnal chat example owns a base and rents the peak for le
     }
 }
 
+TEST_CASE("fleet: the diurnal chat example orders the owned base and the rented peak, and the cash flow rents by month",
+          "[fleet][procurement]") {
+    gpusel::Project project;
+    project.workloads.push_back(gpusel::load_workload_file(gpusel::test::source_path("examples/chat-diurnal.yaml"),
+                                                           gpusel::LoadContext{&catalog(), &models()}));
+    const gpusel::PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    const gpusel::RolePlan& plan = report.roles.front();
+    REQUIRE(plan.fleet);
+    const FleetPlan& fleet = *plan.fleet;
+    // The pick (3 serving replicas + 1 spare, bought) is the all-owned option exactly: both carry
+    // deployment.redundancy's spare.
+    CHECK(fleet.spare_replicas == 1);
+    CHECK(fleet.all_owned.tco_usd == Approx(plan.winner->cost.tco_usd).epsilon(1e-12));
+    CHECK(fleet.pick_tco_usd == Approx(plan.winner->cost.tco_usd).epsilon(1e-12));
+    // Saves more than the tie margin (max($50, 2 %), plan.hpp): ordered.
+    CHECK(fleet.ordered);
+    CHECK(fleet.pick_tco_usd - fleet.chosen.tco_usd > 0.02 * fleet.pick_tco_usd);
+    REQUIRE(report.procurement.size() == 2);
+    const gpusel::ProcurementLine& owned = report.procurement[0];
+    const gpusel::ProcurementLine& rented = report.procurement[1];
+    CHECK(owned.acquisition == gpusel::Acquisition::buy_new);
+    CHECK(owned.gpus == (fleet.chosen.owned_replicas + 1) * fleet.gpus_per_replica);
+    CHECK(owned.tco_usd == Approx(fleet.chosen.owned_tco_usd).epsilon(1e-12));
+    CHECK(rented.acquisition == gpusel::Acquisition::cloud_on_demand);
+    CHECK(rented.quantity == fleet.chosen.rented_replicas_at_peak);
+    CHECK(rented.total_usd == 0);
+    CHECK(rented.tco_usd == Approx(fleet.chosen.rented_usd).epsilon(1e-12));
+    CHECK(report.total_tco_usd == Approx(fleet.chosen.tco_usd).epsilon(1e-12));
+    CHECK(report.total_capex_usd == Approx(owned.total_usd).epsilon(1e-12));
+    // The rented line's cash flow follows the profile's growth month by month, not an average:
+    // month 24 rents 304.375 replica-hours at $6.98 plus one 4-minute start-up a day
+    // (730.5 / 24 = 30.44 starts): 2,124.54 + 14.16 = $2,138.70 (worked by hand in
+    // docs/cost-model.md, "Fleets over time").
+    const std::vector<gpusel::CashFlowMonth> flow = gpusel::cash_flow(rented);
+    REQUIRE(flow.size() == 25);
+    double rent_usd = 0;
+    for (const gpusel::CashFlowMonth& month : flow) {
+        rent_usd += month.rent_usd;
+        CHECK(month.capex_usd == 0);
+    }
+    CHECK(rent_usd == Approx(rented.tco_usd).epsilon(1e-9));
+    CHECK(flow[24].rent_usd == Approx(304.375 * 6.98 + 730.5 / 24 * 4.0 / 60 * 6.98).epsilon(1e-6));
+    CHECK(flow[24].rent_usd == Approx(2138.70).margin(0.01));
+    CHECK(flow[1].rent_usd < flow[24].rent_usd);
+}
+
+TEST_CASE("fleet: a flat profile renting every hour costs what the rented pick costs, so the pick is ordered",
+          "[fleet][procurement]") {
+    std::string profile = "[";
+    for (int hour = 0; hour < 24; ++hour) {
+        profile += (hour == 0 ? "" : ", ") + std::string("1");
+    }
+    profile += "]";
+    gpusel::Project project;
+    project.workloads.push_back(
+        load("name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\n"
+             "inference: {slo: {tpot: 50ms}, load: {profile: " +
+             profile +
+             ", peak_rps: 20}}\n"
+             "deployment: {horizon: 24mo}\n"
+             "constraints: {allow: [H100-SXM5]}\n"));
+    const gpusel::PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    const gpusel::RolePlan& plan = report.roles.front();
+    REQUIRE(plan.fleet);
+    REQUIRE(plan.fleet->not_priced_reason.empty());
+    // Over 24 months renting beats buying here: the pick is 1 replica + 1 spare rented around
+    // the clock, and so is the all-rented split (the spare rented every hour, no block ever
+    // restarted under a flat load): the same TCO but for the pick's one launch, 2 GPUs × $3.20/h
+    // × 4 min of start-up = $0.43; within the tie margin.
+    REQUIRE(plan.winner->acquisition == gpusel::Acquisition::cloud_on_demand);
+    CHECK(plan.fleet->chosen.owned_replicas == 0);
+    CHECK(plan.fleet->chosen.rented_launches == 0);
+    CHECK(plan.fleet->chosen.tco_usd + 2 * 3.20 * 4.0 / 60 == Approx(plan.winner->cost.tco_usd).epsilon(1e-9));
+    CHECK_FALSE(plan.fleet->ordered);
+    CHECK(plan.fleet->ordered_why ==
+          "the split saves 0.0 % of the pick's TCO, within the tie margin: the pick is ordered (simpler to run)");
+    REQUIRE(report.procurement.size() == 1);
+    CHECK(report.procurement.front().tco_usd == Approx(plan.winner->cost.tco_usd).epsilon(1e-12));
+}
+
 TEST_CASE("fleet: a pick whose GPU type cannot be rented on demand is not split, and says why", "[fleet]") {
     // Only purchases allowed: nothing to rent the peak from.
     std::string profile = "[";
