@@ -386,7 +386,9 @@ TEST_CASE("robustness: winner_of is the front of the ranking's stable sort, ties
                     std::min_element(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
                         return a.feasible && (!b.feasible || a.tco_usd < b.tco_usd);
                     });
-                tco_ties += outcomes[expected].tco_usd > cheapest->tco_usd ? 1 : 0;
+                if (outcomes[expected].tco_usd > cheapest->tco_usd) {
+                    ++tco_ties;
+                }
             }
             ++lists;
         }
