@@ -227,6 +227,10 @@ GPUSEL_PLAN_BENCHMARK(sdxl_lora, "sdxl-lora.yaml");
 GPUSEL_PLAN_BENCHMARK(unet3d_medical, "unet3d-medical.yaml");
 GPUSEL_PLAN_BENCHMARK(vit_base_training, "vit-base-training.yaml");
 GPUSEL_PLAN_BENCHMARK(yolov8_training, "yolov8-training.yaml");
+GPUSEL_PLAN_BENCHMARK(chat_diurnal, "chat-diurnal.yaml");
+GPUSEL_PLAN_BENCHMARK(chat_length_mix, "chat-length-mix.yaml");
+GPUSEL_PLAN_BENCHMARK(deepseek_r1_disagg, "deepseek-r1-disagg.yaml");
+GPUSEL_PLAN_BENCHMARK(finetune_then_serve, "finetune-then-serve.yaml");
 
 // The real binary, `gpusel plan FILE`: iteration time = process start to the first line of
 // output; counters: the whole run (ms) and the child's peak resident set (MB, from wait4).
@@ -294,6 +298,10 @@ GPUSEL_BINARY_BENCHMARK(sdxl_lora, "sdxl-lora.yaml");
 GPUSEL_BINARY_BENCHMARK(unet3d_medical, "unet3d-medical.yaml");
 GPUSEL_BINARY_BENCHMARK(vit_base_training, "vit-base-training.yaml");
 GPUSEL_BINARY_BENCHMARK(yolov8_training, "yolov8-training.yaml");
+GPUSEL_BINARY_BENCHMARK(chat_diurnal, "chat-diurnal.yaml");
+GPUSEL_BINARY_BENCHMARK(chat_length_mix, "chat-length-mix.yaml");
+GPUSEL_BINARY_BENCHMARK(deepseek_r1_disagg, "deepseek-r1-disagg.yaml");
+GPUSEL_BINARY_BENCHMARK(finetune_then_serve, "finetune-then-serve.yaml");
 
 }  // namespace
 

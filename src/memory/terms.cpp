@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <string_view>
+#include <utility>
 
 #include "base/text.hpp"
 #include "inputs/models.hpp"
@@ -96,40 +98,121 @@ struct Projection {
     bool in_ffn = false;  // replicated per expert in MoE models
 };
 
-// Module names as Hugging Face PEFT, LitGPT and torchtune spell them, in any case. Compared
-// without a lower-case copy: every memory breakdown of a LoRA workload asks (thousands per plan).
-bool target_projection(std::string_view name, const ModelSpec& model, const TransformerWidths& w,
-                       Projection& projection) {
+// What a LoRA target names: the output head, one projection of a block, or nothing known.
+enum class TargetRole { head, q, k, v, o, qkv, gate, up, gate_up, down, fc1, fc2, unknown };
+
+// Module names as Hugging Face PEFT, LitGPT and torchtune spell them, in any case. A name's
+// role depends only on the name and on whether the FFN is gated (w1, fc_1, proj … mean
+// different matrices in a plain MLP).
+TargetRole target_role(std::string_view name, bool ffn_gated) {
     const auto is = [&](std::initializer_list<std::string_view> names) {
         return std::any_of(names.begin(), names.end(),
                            [&](std::string_view candidate) { return equals_ignore_case(name, candidate); });
     };
-    if (is({"q_proj", "q", "query", "wq", "to_q"})) {
-        projection = {w.hidden, w.q_width, false};
-    } else if (is({"k_proj", "k", "key", "wk", "to_k"})) {
-        projection = {w.hidden, w.kv_width, false};
-    } else if (is({"v_proj", "v", "value", "wv", "to_v"})) {
-        projection = {w.hidden, w.kv_width, false};
-    } else if (is({"o_proj", "o", "out_proj", "output_proj", "wo", "to_out", "attn_proj"})) {
-        projection = {w.q_width, w.hidden, false};
-    } else if (is({"qkv_proj", "qkv", "c_attn", "query_key_value", "wqkv", "attn"})) {
-        projection = {w.hidden, w.q_width + 2 * w.kv_width, false};
-    } else if (is({"gate_proj", "w1", "fc_1"}) && model.ffn_gated) {
-        projection = {w.hidden, w.ffn, true};
-    } else if (is({"up_proj", "w3", "fc_2"}) && model.ffn_gated) {
-        projection = {w.hidden, w.ffn, true};
-    } else if (is({"gate_up_proj"})) {
-        projection = {w.hidden, 2 * w.ffn, true};
-    } else if (is({"down_proj", "w2", "proj", "mlp_proj"}) && model.ffn_gated) {
-        projection = {w.ffn, w.hidden, true};
-    } else if (is({"fc1", "fc_1", "c_fc", "up_proj", "intermediate", "w1", "dense_h_to_4h"})) {
-        projection = {w.hidden, w.ffn, true};
-    } else if (is({"fc2", "fc_2", "down_proj", "mlp_proj", "w2", "dense_4h_to_h", "proj"})) {
-        projection = {w.ffn, w.hidden, true};
-    } else {
-        return false;
+    if (is({"lm_head", "output", "head"})) {
+        return TargetRole::head;
     }
-    return true;
+    if (is({"q_proj", "q", "query", "wq", "to_q"})) {
+        return TargetRole::q;
+    }
+    if (is({"k_proj", "k", "key", "wk", "to_k"})) {
+        return TargetRole::k;
+    }
+    if (is({"v_proj", "v", "value", "wv", "to_v"})) {
+        return TargetRole::v;
+    }
+    if (is({"o_proj", "o", "out_proj", "output_proj", "wo", "to_out", "attn_proj"})) {
+        return TargetRole::o;
+    }
+    if (is({"qkv_proj", "qkv", "c_attn", "query_key_value", "wqkv", "attn"})) {
+        return TargetRole::qkv;
+    }
+    if (is({"gate_proj", "w1", "fc_1"}) && ffn_gated) {
+        return TargetRole::gate;
+    }
+    if (is({"up_proj", "w3", "fc_2"}) && ffn_gated) {
+        return TargetRole::up;
+    }
+    if (is({"gate_up_proj"})) {
+        return TargetRole::gate_up;
+    }
+    if (is({"down_proj", "w2", "proj", "mlp_proj"}) && ffn_gated) {
+        return TargetRole::down;
+    }
+    if (is({"fc1", "fc_1", "c_fc", "up_proj", "intermediate", "w1", "dense_h_to_4h"})) {
+        return TargetRole::fc1;
+    }
+    if (is({"fc2", "fc_2", "down_proj", "mlp_proj", "w2", "dense_4h_to_h", "proj"})) {
+        return TargetRole::fc2;
+    }
+    return TargetRole::unknown;
+}
+
+// An unknown target counts as an h→h projection.
+Projection projection_of(TargetRole role, const TransformerWidths& w) {
+    switch (role) {
+        case TargetRole::q:
+            return {w.hidden, w.q_width, false};
+        case TargetRole::k:
+        case TargetRole::v:
+            return {w.hidden, w.kv_width, false};
+        case TargetRole::o:
+            return {w.q_width, w.hidden, false};
+        case TargetRole::qkv:
+            return {w.hidden, w.q_width + 2 * w.kv_width, false};
+        case TargetRole::gate:
+        case TargetRole::up:
+        case TargetRole::fc1:
+            return {w.hidden, w.ffn, true};
+        case TargetRole::gate_up:
+            return {w.hidden, 2 * w.ffn, true};
+        case TargetRole::down:
+        case TargetRole::fc2:
+            return {w.ffn, w.hidden, true};
+        case TargetRole::head:
+        case TargetRole::unknown:
+            break;
+    }
+    return {w.hidden, w.hidden, false};
+}
+
+// The targets of a LoRA spec (all-linear expanded) with their roles.
+struct ResolvedTargets {
+    std::vector<std::string> given;  // LoraSpec::targets
+    bool ffn_gated = false;
+    std::vector<std::pair<std::string, TargetRole>> targets;
+};
+
+ResolvedTargets resolve_targets(const std::vector<std::string>& given, bool ffn_gated) {
+    // PEFT's all-linear: every linear layer of the blocks, not the output head.
+    static const std::vector<std::string> all_linear_gated{"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                                           "gate_proj", "up_proj", "down_proj"};
+    static const std::vector<std::string> all_linear{"q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"};
+    const std::vector<std::string>& targets = std::find(given.begin(), given.end(), "all-linear") == given.end() ? given
+                                              : ffn_gated ? all_linear_gated
+                                                          : all_linear;
+    ResolvedTargets resolved{given, ffn_gated, {}};
+    for (const std::string& target : targets) {
+        resolved.targets.emplace_back(target, target_role(target, ffn_gated));
+    }
+    return resolved;
+}
+
+// Every memory breakdown of a LoRA workload asks for its shape, several times (thousands per
+// plan), always with the same few target lists: their roles are remembered per thread (the
+// planner's sections run on several), by the list and the FFN's gating they depend on alone.
+const ResolvedTargets& targets_of(const LoraSpec& lora, bool ffn_gated) {
+    thread_local std::vector<ResolvedTargets> seen;
+    for (const ResolvedTargets& resolved : seen) {
+        if (resolved.ffn_gated == ffn_gated && resolved.given == lora.targets) {
+            return resolved;
+        }
+    }
+    if (seen.size() >= 16) {
+        seen.clear();
+    }
+    seen.push_back(resolve_targets(lora.targets, ffn_gated));
+    return seen.back();
 }
 
 }  // namespace
@@ -141,31 +224,18 @@ LoraShape lora_shape(const ModelSpec& model, const LoraSpec& lora) {
     }
     const TransformerWidths w = transformer_widths(model);
     const double rank = lora.rank;
-    const auto add = [&](const Projection& projection) {
-        const double copies = projection.in_ffn ? w.experts : 1.0;
-        shape.params_per_layer += copies * rank * (projection.in + projection.out);
-        shape.input_width_per_layer += (projection.in_ffn ? w.moe_top_k : 1.0) * projection.in;
-    };
-    // PEFT's all-linear: every linear layer of the blocks, not the output head.
-    static const std::vector<std::string> all_linear_gated{"q_proj",    "k_proj",  "v_proj",   "o_proj",
-                                                           "gate_proj", "up_proj", "down_proj"};
-    static const std::vector<std::string> all_linear{"q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"};
-    const std::vector<std::string>& targets =
-        std::find(lora.targets.begin(), lora.targets.end(), "all-linear") == lora.targets.end() ? lora.targets
-        : model.ffn_gated                                                                       ? all_linear_gated
-                                                                                                : all_linear;
-    for (const std::string& target : targets) {
-        if (equals_ignore_case(target, "lm_head") || equals_ignore_case(target, "output") ||
-            equals_ignore_case(target, "head")) {
+    for (const auto& [target, role] : targets_of(lora, model.ffn_gated).targets) {
+        if (role == TargetRole::head) {
             shape.head_params += rank * (w.hidden + model.vocab);
             continue;
         }
-        Projection projection;
-        if (!target_projection(target, model, w, projection)) {
+        if (role == TargetRole::unknown) {
             shape.unknown.push_back(target);
-            projection = {w.hidden, w.hidden, false};
         }
-        add(projection);
+        const Projection projection = projection_of(role, w);
+        const double copies = projection.in_ffn ? w.experts : 1.0;
+        shape.params_per_layer += copies * rank * (projection.in + projection.out);
+        shape.input_width_per_layer += (projection.in_ffn ? w.moe_top_k : 1.0) * projection.in;
     }
     return shape;
 }

@@ -2,10 +2,12 @@
 // quantities (bytes and FLOPs per token) every phase shares. Sources: docs/perf-model.md.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -344,10 +346,28 @@ double erlang_c_wait_probability(int servers, double load) {
     return c * erlang_b / (c - load * (1 - erlang_b));
 }
 
+namespace {
+
+// "pcie5": formatted once per generation (every layout the search tries asks, thousands per plan).
+std::string pcie_link_name(int generation) {
+    constexpr int named = 10;
+    static const std::array<std::string, named> names = [] {
+        std::array<std::string, named> list;
+        for (int index = 0; index < named; ++index) {
+            list[static_cast<std::size_t>(index)] = fmt::format("pcie{}", index);
+        }
+        return list;
+    }();
+    return generation >= 0 && generation < named ? names[static_cast<std::size_t>(generation)]
+                                                 : fmt::format("pcie{}", generation);
+}
+
+}  // namespace
+
 LinkTier link_for_group(const Workload& workload, const GpuSpec& gpu, int group_size, const EfficiencyFactors& factors,
                         const PlatformFactors& platform) {
     const double pcie_bytes_per_s = gpu.host_link_bytes_per_s() * factors.host_link;
-    const LinkTier pcie{fmt::format("pcie{}", gpu.host_link_generation), pcie_bytes_per_s, factors.pcie_latency_s};
+    const LinkTier pcie{pcie_link_name(gpu.host_link_generation), pcie_bytes_per_s, factors.pcie_latency_s};
     const NetworkKind requested = workload.deployment.interconnect;
     LinkTier in_node = pcie;
     // Vendors print NVLink bandwidth bidirectional; one direction carries half (docs/reference/formulas.md).

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -272,9 +274,16 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
     const std::string engine_text = engine.empty() || engine == "llama.cpp" || engine == "hf-generate"
                                         ? std::string()
                                         : fmt::format(" (engine {})", engine);
-    estimate.notes.insert(estimate.notes.begin(),
-                          fmt::format("assumed software stack: {}{}; efficiency factors from data/efficiency.yaml: {}",
-                                      stack_text, engine_text, fmt::join(factors.applied, ", ")));
+    // Appended, not formatted: every estimate the search makes writes it (thousands per plan).
+    std::string stack_note = "assumed software stack: ";
+    stack_note += stack_text;
+    stack_note += engine_text;
+    stack_note += "; efficiency factors from data/efficiency.yaml: ";
+    for (std::size_t index = 0; index < factors.applied.size(); ++index) {
+        stack_note += index == 0 ? "" : ", ";
+        stack_note += factors.applied[index];
+    }
+    estimate.notes.insert(estimate.notes.begin(), std::move(stack_note));
     return estimate;
 }
 

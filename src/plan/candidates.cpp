@@ -225,7 +225,14 @@ std::vector<OfferQuote> CandidateEvaluator::quotes(const GpuSpec& gpu, Acquisiti
             found.push_back(std::move(*quote));
         }
     } else {
-        found = quotes_for(m_catalog, m_workload, gpu, acquisition, &excluded);
+        auto known = m_quotes.find({gpu.id, acquisition});
+        if (known == m_quotes.end()) {
+            OfferQuotes quoted;
+            quoted.found = quotes_for(m_catalog, m_workload, gpu, acquisition, &quoted.excluded);
+            known = m_quotes.emplace(std::make_pair(gpu.id, acquisition), std::move(quoted)).first;
+        }
+        found = known->second.found;
+        excluded = known->second.excluded;
     }
     // A job spread over several units talks between them over the network: more than one
     // unit only when each unit is a whole node (p5.48xlarge, an HGX server), as the perf

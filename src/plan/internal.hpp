@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/money.hpp"
@@ -192,6 +193,13 @@ private:
     bool single_source(const GpuSpec& gpu);
     bool m_units_missed = false;  // exact count: offers exist, but not in whole units of it
     std::map<std::string, double> m_reference_rent;
+    // quotes_for's answer by GPU id and acquisition, with the exclusions it gave: the same for
+    // every count and layout priced (thousands per plan).
+    struct OfferQuotes {
+        std::vector<OfferQuote> found;
+        std::vector<std::string> excluded;
+    };
+    std::map<std::pair<std::string, Acquisition>, OfferQuotes> m_quotes;
 };
 
 // The memory query that reproduces a candidate's estimate: its layout, batch, precision and

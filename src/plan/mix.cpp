@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/format.hpp"
+#include "base/parallel.hpp"
 #include "inputs/length_distribution.hpp"
 #include "plan/internal.hpp"
 #include "plan/mix_search.hpp"
@@ -227,17 +228,19 @@ MixPlan plan_mix(const RolePlan& plan, const Workload& workload, const Catalog& 
         std::optional<Candidate> candidate;
     };
     std::vector<std::vector<std::array<std::optional<Sized>, 2>>> sized(types.size());
-    for (std::size_t type = 0; type < types.size(); ++type) {
-        sized[type].resize(splits);
-        for (std::size_t split = 0; split < splits; ++split) {
-            const Side sides[2] = {side_of(lengths, 0, split + 1), side_of(lengths, split + 1, lengths.bins.size())};
-            for (std::size_t s = 0; s < 2; ++s) {
-                Sized value{sides[s], cheapest_on(sub_workload(workload, sides[s]), *types[type], catalog, efficiency,
-                                                  &plan.calibration)};
-                sized[type][split][s] = std::move(value);
-            }
-        }
+    for (std::vector<std::array<std::optional<Sized>, 2>>& by_split : sized) {
+        by_split.resize(splits);
     }
+    // Each sizing is independent of the others (its own evaluator): on every core, each into
+    // its own slot.
+    parallel_for(types.size() * splits * 2, [&](std::size_t item) {
+        const std::size_t type = item / (splits * 2);
+        const std::size_t split = item / 2 % splits;
+        const std::size_t s = item % 2;
+        const Side side = s == 0 ? side_of(lengths, 0, split + 1) : side_of(lengths, split + 1, lengths.bins.size());
+        sized[type][split][s] = Sized{
+            side, cheapest_on(sub_workload(workload, side), *types[type], catalog, efficiency, &plan.calibration)};
+    });
     // Exact search: every ordered pair of distinct types at every threshold; the cheapest wins,
     // ties to the fewer GPUs, then to the earlier pair and threshold (catalog order by cost).
     struct Best {

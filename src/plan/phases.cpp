@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/format.hpp"
+#include "base/parallel.hpp"
 #include "base/units.hpp"
 #include "plan/internal.hpp"
 
@@ -275,16 +276,24 @@ std::optional<SharedFleet> plan_detail::plan_shared_fleet(const std::vector<Proj
             return std::nullopt;
         }
     }
-    std::optional<FleetTry> best;
+    std::vector<const GpuSpec*> tried;
     for (const Candidate& candidate : role_of(roles, phases.front().workload)->ranked) {
         const bool everywhere = std::all_of(phases.begin(), phases.end(), [&](const ProjectPhase& phase) {
             return ranked_on(*role_of(roles, phase.workload), candidate.gpu) != nullptr;
         });
         const GpuSpec* gpu = catalog.find(candidate.gpu);
-        if (!everywhere || gpu == nullptr) {
-            continue;
+        if (everywhere && gpu != nullptr) {
+            tried.push_back(gpu);
         }
-        FleetTry attempt = try_gpu(phases, roles, catalog, efficiency, *gpu);
+    }
+    // Each GPU type's fleet is independent of the others': on every core, each into its own
+    // slot, then weighed in ranking order.
+    std::vector<FleetTry> attempts(tried.size());
+    parallel_for(tried.size(), [&](std::size_t index) {
+        attempts[index] = try_gpu(phases, roles, catalog, efficiency, *tried[index]);
+    });
+    std::optional<FleetTry> best;
+    for (FleetTry& attempt : attempts) {
         if (!attempt.feasible) {
             continue;
         }

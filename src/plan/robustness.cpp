@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -84,45 +85,50 @@ bool pick_wins_pair(const Outcome& pick, const Outcome& other, Objective objecti
 }
 
 std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective) {
-    std::vector<std::size_t> order;
+    // ranks_before compares exact values lexicographically (a strict weak order), so the front of
+    // a stable sort by it is the first feasible outcome that none ranks strictly before: one pass,
+    // no sort (the Monte Carlo ranks 400 scenarios, the break-evens hundreds more).
+    std::size_t first = none;
+    plan_detail::RankKey first_key;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        if (outcomes[i].feasible) {
-            order.push_back(i);
+        if (!outcomes[i].feasible) {
+            continue;
+        }
+        const plan_detail::RankKey key = rank_key_of(objective, outcomes[i]);
+        if (first == none || plan_detail::ranks_before(key, first_key)) {
+            first = i;
+            first_key = key;
         }
     }
-    if (order.empty()) {
-        return none;
+    if (first == none || objective != Objective::tco) {
+        return first;
     }
-    // Each key once (the sort compares each many times; the Monte Carlo ranks 400 scenarios).
-    std::vector<plan_detail::RankKey> keys(outcomes.size());
-    for (const std::size_t index : order) {
-        keys[index] = rank_key_of(objective, outcomes[index]);
-    }
-    const auto key = [&](std::size_t index) -> const plan_detail::RankKey& { return keys[index]; };
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return plan_detail::ranks_before(key(a), key(b)); });
-    if (objective != Objective::tco) {
-        return order.front();
-    }
-    // The first of each GPU type stands for it; they are met in score order, so the ones
-    // past the tie tolerance are never needed (the Monte Carlo calls this per scenario).
-    std::vector<std::size_t> seen_gpus;
-    const double cheapest = outcomes[order.front()].tco_usd;
+    // Under TCO the score is the TCO, so the outcomes within the tie tolerance of the cheapest
+    // come first in that order, before every one past it: only they are sorted (stably, as the
+    // whole list would be), and the first of each GPU type stands for it.
+    const double cheapest = outcomes[first].tco_usd;
     const double tolerance = plan_detail::tie_tolerance(cheapest);
-    std::size_t pick = order.front();
-    for (const std::size_t index : order) {
+    std::vector<std::pair<std::size_t, plan_detail::RankKey>> tied;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        if (outcomes[i].feasible && !(outcomes[i].tco_usd - cheapest > tolerance)) {
+            tied.emplace_back(i, rank_key_of(objective, outcomes[i]));
+        }
+    }
+    std::stable_sort(tied.begin(), tied.end(),
+                     [](const auto& a, const auto& b) { return plan_detail::ranks_before(a.second, b.second); });
+    std::vector<std::size_t> seen_gpus;
+    std::size_t pick = 0;  // into `tied`; its front is `first`
+    for (std::size_t at = 0; at < tied.size(); ++at) {
+        const std::size_t index = tied[at].first;
         if (std::find(seen_gpus.begin(), seen_gpus.end(), outcomes[index].gpu) != seen_gpus.end()) {
             continue;
         }
         seen_gpus.push_back(outcomes[index].gpu);
-        if (outcomes[index].tco_usd - cheapest > tolerance) {
-            break;
-        }
-        if (plan_detail::wins_tie(key(index), key(pick))) {
-            pick = index;
+        if (plan_detail::wins_tie(tied[at].second, tied[pick].second)) {
+            pick = at;
         }
     }
-    return pick;
+    return tied[pick].first;
 }
 
 RoleUncertainty Analysis::run() {

@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "plan/internal.hpp"
 #include "plan/plan.hpp"
 #include "plan/robustness.hpp"
 #include "plan/robustness_analysis.hpp"
@@ -290,4 +292,107 @@ TEST_CASE("robustness: pick_wins_pair agrees with winner_of over two outcomes", 
         }
     }
     CHECK(compared == 5 * 6 * 3 * 2 * 4);
+}
+
+namespace {
+
+// The ranking rule as a sort: every feasible outcome stably sorted by ranks_before; under TCO
+// the first of each GPU type within the tie tolerance of the cheapest, the tie rule deciding.
+// winner_of must give what this gives without sorting everything.
+std::size_t winner_by_sorting(const std::vector<gpusel::robustness_detail::Outcome>& outcomes,
+                              gpusel::Objective objective) {
+    using gpusel::robustness_detail::Outcome;
+    namespace detail = gpusel::plan_detail;
+    const auto key = [&](const Outcome& outcome) {
+        return detail::RankKey{gpusel::robustness_detail::score_of(objective, outcome),
+                               outcome.tco_usd,
+                               outcome.count,
+                               outcome.speed,
+                               outcome.count + outcome.idle_gpus,
+                               outcome.idle_gpus,
+                               outcome.marketplace,
+                               outcome.single_source};
+    };
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        if (outcomes[i].feasible) {
+            order.push_back(i);
+        }
+    }
+    if (order.empty()) {
+        return gpusel::robustness_detail::none;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return detail::ranks_before(key(outcomes[a]), key(outcomes[b]));
+    });
+    if (objective != gpusel::Objective::tco) {
+        return order.front();
+    }
+    const double cheapest = outcomes[order.front()].tco_usd;
+    std::vector<std::size_t> seen;
+    std::size_t pick = order.front();
+    for (const std::size_t index : order) {
+        if (std::find(seen.begin(), seen.end(), outcomes[index].gpu) != seen.end()) {
+            continue;
+        }
+        seen.push_back(outcomes[index].gpu);
+        if (outcomes[index].tco_usd - cheapest > detail::tie_tolerance(cheapest)) {
+            break;
+        }
+        if (detail::wins_tie(key(outcomes[index]), key(outcomes[pick]))) {
+            pick = index;
+        }
+    }
+    return pick;
+}
+
+}  // namespace
+
+TEST_CASE("robustness: winner_of is the front of the ranking's stable sort, ties per GPU type", "[robustness]") {
+    // Lists of 1-12 outcomes drawn from few values (so that scores, TCOs, counts and GPU types
+    // tie often, and TCOs fall on both sides of the USD 100 tie tolerance), under every objective.
+    using gpusel::robustness_detail::Outcome;
+    std::uint64_t state = 12345;
+    const auto next = [&](std::uint64_t range) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return (state >> 33) % range;
+    };
+    std::size_t lists = 0;
+    std::size_t tco_ties = 0;  // TCO lists whose winner is not the cheapest: the tie rule decided
+    for (const gpusel::Objective objective :
+         {gpusel::Objective::tco, gpusel::Objective::time, gpusel::Objective::latency,
+          gpusel::Objective::throughput_per_usd, gpusel::Objective::energy}) {
+        for (int round = 0; round < 2000; ++round) {
+            std::vector<Outcome> outcomes(1 + next(12));
+            for (Outcome& outcome : outcomes) {
+                outcome.feasible = next(5) != 0;
+                outcome.tco_usd = 10000 + 40.0 * static_cast<double>(next(6));
+                outcome.count = 1 << next(3);
+                outcome.idle_gpus = static_cast<int>(next(2));
+                outcome.speed = 50.0 * static_cast<double>(1 + next(3));
+                outcome.time_s = 10.0 * static_cast<double>(1 + next(3));
+                outcome.latency_s = 0.01 * static_cast<double>(1 + next(3));
+                outcome.energy_kwh = 5.0 * static_cast<double>(1 + next(3));
+                outcome.usd_per_unit = next(2) == 0 ? 0 : 0.5 * static_cast<double>(1 + next(3));
+                outcome.gpu = next(3);
+                outcome.marketplace = next(4) == 0;
+                outcome.single_source = next(4) == 0;
+            }
+            const std::size_t expected = winner_by_sorting(outcomes, objective);
+            INFO(lists);
+            REQUIRE(gpusel::robustness_detail::winner_of(outcomes, objective) == expected);
+            if (objective == gpusel::Objective::tco && expected != gpusel::robustness_detail::none) {
+                const auto cheapest =
+                    std::min_element(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
+                        return a.feasible && (!b.feasible || a.tco_usd < b.tco_usd);
+                    });
+                if (outcomes[expected].tco_usd > cheapest->tco_usd) {
+                    ++tco_ties;
+                }
+            }
+            ++lists;
+        }
+    }
+    CHECK(lists == 5 * 2000);
+    CHECK(tco_ties > 0);  // the tie rule was exercised, not only the cheapest
 }
