@@ -125,9 +125,19 @@ void verify_launch(const PlanReport& report, const std::vector<const RolePlan*>&
     for (const std::string& finding : findings) {
         text += fmt::format("{}: warning: {}\n", flags.verify, finding);
     }
-    text += fmt::format("{}: {} {} the plan for role {} ({}x {}, {})\n", flags.verify, settings.kind,
-                        findings.empty() ? "agrees with" : "contradicts", to_string(spec.role), spec.gpus, spec.gpu,
-                        describe(spec.layout));
+    std::string planned = fmt::format("{}x {}, {}", spec.gpus, spec.gpu, describe(spec.layout));
+    if (settings.disaggregated() && spec.disaggregated) {
+        const DisaggregatedPlan& split = *spec.disaggregated;
+        const auto phase = [](const DisaggregatedPhase& side, std::string_view name) {
+            return fmt::format("{} {} × {} tp{}{}", side.workers, name, side.gpu, side.tensor_parallel,
+                               side.expert_parallel > 1 ? fmt::format(" ep{}", side.expert_parallel) : "");
+        };
+        planned = fmt::format("{} + {} per group, {} group{}, {} GPUs", phase(split.prefill, "prefill"),
+                              phase(split.decode, "decode"), split.replicas, split.replicas == 1 ? "" : "s",
+                              split.prefill.gpus + split.decode.gpus);
+    }
+    text += fmt::format("{}: {} {} the plan for role {} ({})\n", flags.verify, settings.kind,
+                        findings.empty() ? "agrees with" : "contradicts", to_string(spec.role), planned);
     write_output(OutputTarget{}, text, context.out);
     if (!findings.empty()) {
         context.exit_code = 1;
@@ -228,8 +238,9 @@ void register_deploy(CLI::App& app, Context& context) {
         ->type_name("DIR");
     command
         ->add_option("--verify", flags->verify,
-                     "Read a launch back (a file with a vllm serve / sglang / trtllm-serve / torchrun command, or a "
-                     "Kubernetes manifest) and list where it contradicts the plan; exit 1 when it does")
+                     "Read a launch back (a file with a vllm serve / sglang / trtllm-serve / torchrun command, a "
+                     "prefill/decode launch of SGLang or Dynamo workers, or a Kubernetes manifest) and list where it "
+                     "contradicts the plan; exit 1 when it does")
         ->type_name("LAUNCH_FILE");
     command
         ->add_option("--node-product", flags->node_product,
@@ -245,7 +256,7 @@ void register_deploy(CLI::App& app, Context& context) {
         "  gpusel deploy examples/chat-llama2-13b-int4.yaml --verify serve.sh     (after editing it)\n"
         "\nEvery file opens with a comment naming the plan, the pick, memory per GPU, expected speed and the\n"
         "assumptions made for what the plan does not know (image, script, dataset). The settings are the\n"
-        "ones the estimate assumed (tensor/pipeline parallel, memory fraction, max model length, max\n"
+        "ones the estimate assumed (tensor/pipeline/expert parallel, memory fraction, max model length, max\n"
         "sequences, KV-cache dtype, quantization, ZeRO, micro-batch, recompute). docs/deploy.md lists each\n"
         "flag with the tool's documentation. --verify exits 0 when the launch agrees, 1 when it contradicts.");
     command->callback([flags, &context] { run_deploy(*flags, context); });

@@ -119,6 +119,9 @@ void fill_serving(LaunchSpec& spec, const Candidate& pick, const Workload& workl
     spec.paged_engine = pick.memory.serving.has_value();
     spec.batch = pick.batch;
     spec.clients = workload.inference.concurrency;
+    // The EP the speed estimate ran, so that the engine runs it too (perf/inference.cpp resolves
+    // inference.expert_parallel; the serving layout's expert_parallel stays 1).
+    spec.expert_parallel = pick.perf.inference ? pick.perf.inference->expert_parallel : 1;
     if (pick.memory.serving) {
         const ServingMemory& serving = *pick.memory.serving;
         spec.memory_fraction = serving.memory_fraction;

@@ -76,6 +76,9 @@ struct LaunchSpec {
 
     // Layout and numerics.
     Layout layout;
+    // Serving a MoE model: the expert-parallel degree the speed estimate ran (InferencePerf::
+    // expert_parallel; layout.expert_parallel stays 1 for serving), what the engine's EP flag says.
+    int expert_parallel = 1;
     Precision precision = Precision::bf16;
     WeightFormat weights = WeightFormat::bf16;
     KvCacheFormat kv_cache = KvCacheFormat::fp16;
@@ -182,11 +185,35 @@ struct LaunchSettings {
     std::optional<int> layers_per_virtual_stage;  // --num-layers-per-virtual-pipeline-stage
     std::optional<int> layers;                    // --num-layers
     bool megatron = false;  // a Megatron-LM parallelism argument was read: its defaults hold for the absent ones
+    // Expert parallel: SGLang --ep-size/--ep/--expert-parallel-size, trtllm-serve --ep_size, or
+    // vLLM's --enable-expert-parallel (EP over the replica's tensor-parallel GPUs: the TP size, 1 when absent).
+    std::optional<int> expert_parallel;
+    bool enable_expert_parallel = false;  // vLLM --enable-expert-parallel / -ep
+
+    // A prefill/decode launch (docs/deploy.md, "Prefill/decode disaggregation"): the worker
+    // commands with --disaggregation-mode prefill|decode (SGLang launch_server or Dynamo's
+    // dynamo.sglang), and the workers the SGLang router lists (--prefill/--decode URLs; absent
+    // without a router, as Dynamo's workers register themselves).
+    struct Worker {
+        int line = 0;  // of the command
+        std::optional<int> tensor_parallel;
+        std::optional<int> expert_parallel;
+        std::optional<int> max_num_seqs;  // --max-running-requests
+        std::optional<int> max_model_len;
+        std::optional<std::string> kv_cache_dtype;
+        std::optional<std::string> quantization;
+    };
+    std::optional<Worker> prefill_worker;
+    std::optional<Worker> decode_worker;
+    std::optional<int> prefill_workers;
+    std::optional<int> decode_workers;
+    bool disaggregated() const { return prefill_worker.has_value() || decode_worker.has_value(); }
 };
 
 // Finds a `vllm serve`, `python -m sglang.launch_server`, `trtllm-serve`, `torchrun` or
-// `deepspeed` command in shell text
-// (backslash continuations and comments allowed) or a Kubernetes manifest (YAML, documents
+// `deepspeed` command in shell text (backslash continuations and comments allowed), the prefill
+// and decode workers of a PD launch (every command with --disaggregation-mode, and the SGLang
+// router's worker list), or a Kubernetes manifest (YAML, documents
 // separated by `---`), and reads the settings above. Throws InputError when neither is found or a
 // value does not parse (file:line: message).
 LaunchSettings read_launch_settings(std::string_view text, const std::string& file_name);
@@ -195,7 +222,10 @@ LaunchSettings read_launch_settings(std::string_view text, const std::string& fi
 // plan assumed 1 ..."); empty when consistent. Settings absent from the launch are not findings,
 // except the memory fraction and tensor-parallel size of a serving command, whose engine defaults
 // the estimate may not have assumed, and a Megatron-LM command's context-parallel size and model
-// chunks per pipeline stage, whose default (1) is what then runs.
+// chunks per pipeline stage, whose default (1) is what then runs. A PD launch is held to the
+// plan's prefill/decode split (spec.disaggregated: each phase's tensor and expert parallel, the
+// decode batch, the workers and GPUs the router lists); against a co-located pick it is one
+// finding.
 std::vector<std::string> compare_launch(const LaunchSpec& spec, const LaunchSettings& settings);
 
 }  // namespace gpusel

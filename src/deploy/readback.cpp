@@ -165,6 +165,10 @@ void read_options(const Words& words, std::size_t start, LaunchSettings& setting
             settings.max_model_len = integer_value(at, value, file);
         } else if (flag == "--max-num-seqs" || flag == "--max-running-requests" || flag == "--max-batch-size") {
             settings.max_num_seqs = integer_value(at, value, file);
+        } else if (flag == "--ep-size" || flag == "--ep" || flag == "--expert-parallel-size") {
+            settings.expert_parallel = integer_value(at, value, file);
+        } else if (flag == "--enable-expert-parallel" || flag == "-ep") {
+            settings.enable_expert_parallel = true;
         } else if (flag == "--kv-cache-dtype") {
             settings.kv_cache_dtype = value;
         } else if (flag == "--quantization" || flag == "-q") {
@@ -202,6 +206,69 @@ bool read_command_words(const Words& words, LaunchSettings& settings, const std:
     }
     settings.kind = kind;
     read_options(words, start, settings, file);
+    return true;
+}
+
+// The value of `name` in `words` ("--name value" or "--name=value"); empty when absent.
+std::string option_value(const Words& words, std::string_view name) {
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const std::string& word = words[i].text;
+        if (word == name && i + 1 < words.size()) {
+            return words[i + 1].text;
+        }
+        if (word.size() > name.size() && word.compare(0, name.size(), name) == 0 && word[name.size()] == '=') {
+            return word.substr(name.size() + 1);
+        }
+    }
+    return {};
+}
+
+// A prefill/decode launch as `gpusel deploy --target sglang` writes it (deploy/serving.cpp,
+// render_disaggregated): SGLang launch_server or Dynamo dynamo.sglang workers with
+// --disaggregation-mode, and SGLang's router with --pd-disaggregation listing them. False when
+// no worker command is in `commands`.
+bool read_pd_launch(const std::vector<Words>& commands, LaunchSettings& settings, const std::string& file) {
+    bool dynamo = false;
+    for (const Words& words : commands) {
+        std::size_t start = std::string::npos;
+        bool router = false;
+        for (std::size_t i = 0; i < words.size() && start == std::string::npos && !router; ++i) {
+            if (ends_with(words[i].text, "sglang.launch_server") || ends_with(words[i].text, "dynamo.sglang")) {
+                start = i + 1;
+                dynamo = dynamo || ends_with(words[i].text, "dynamo.sglang");
+            }
+            router = ends_with(words[i].text, "sglang_router.launch_router");
+        }
+        if (router && std::any_of(words.begin(), words.end(),
+                                  [](const Word& word) { return word.text == "--pd-disaggregation"; })) {
+            const auto listed = [&](std::string_view flag) {
+                return static_cast<int>(std::count_if(words.begin(), words.end(), [&](const Word& word) {
+                    return word.text == flag || word.text.rfind(std::string(flag) + "=", 0) == 0;
+                }));
+            };
+            settings.prefill_workers = listed("--prefill");
+            settings.decode_workers = listed("--decode");
+            continue;
+        }
+        const std::string mode =
+            start == std::string::npos ? std::string() : option_value(words, "--disaggregation-mode");
+        if (mode != "prefill" && mode != "decode") {
+            continue;
+        }
+        std::optional<LaunchSettings::Worker>& slot =
+            mode == "prefill" ? settings.prefill_worker : settings.decode_worker;
+        if (slot) {
+            continue;  // the first command of each phase (a script runs one per worker)
+        }
+        LaunchSettings read;
+        read_options(words, start, read, file);
+        slot = LaunchSettings::Worker{words.front().line, read.tensor_parallel, read.expert_parallel, read.max_num_seqs,
+                                      read.max_model_len, read.kv_cache_dtype,  read.quantization};
+    }
+    if (!settings.disaggregated()) {
+        return false;
+    }
+    settings.kind = dynamo ? "dynamo PD launch" : "sglang PD launch";
     return true;
 }
 
@@ -311,7 +378,11 @@ LaunchSettings read_launch_settings(std::string_view text, const std::string& fi
         return read_manifest(text, file_name);
     }
     LaunchSettings settings;
-    for (const Words& command : shell_commands(text)) {
+    const std::vector<Words> commands = shell_commands(text);
+    if (read_pd_launch(commands, settings, file_name)) {
+        return settings;
+    }
+    for (const Words& command : commands) {
         if (read_command_words(command, settings, file_name)) {
             return settings;
         }
@@ -384,6 +455,16 @@ void compare_serving(const LaunchSpec& plan_spec, const LaunchSettings& settings
         findings.push_back(
             fmt::format("max model length {}; the estimate assumed {}", *settings.max_model_len, spec.max_model_len));
     }
+    // vLLM's --enable-expert-parallel spans the command's tensor-parallel GPUs.
+    const bool expert_flag = settings.expert_parallel || settings.enable_expert_parallel;
+    const int expert_parallel =
+        settings.expert_parallel.value_or(settings.enable_expert_parallel ? settings.tensor_parallel.value_or(1) : 1);
+    if ((expert_flag || spec.expert_parallel > 1) && expert_parallel != spec.expert_parallel) {
+        findings.push_back(fmt::format(
+            "expert-parallel size {}{}; the speed estimate ran {}: the MoE layers' all-to-all and expert balance "
+            "were estimated for it",
+            expert_parallel, expert_flag ? "" : " (the engine's default)", spec.expert_parallel));
+    }
     if (settings.max_num_seqs && *settings.max_num_seqs != spec.max_num_seqs) {
         findings.push_back(fmt::format("max concurrent sequences {}; the estimate assumed {}", *settings.max_num_seqs,
                                        spec.max_num_seqs));
@@ -449,10 +530,100 @@ void compare_megatron(const LaunchSpec& spec, const LaunchSettings& settings, st
     }
 }
 
+// A PD launch against the plan's split: each phase's worker (tensor and expert parallel, the
+// decode batch, the engine settings of SGLang as render_disaggregated writes them) and the
+// workers and GPUs the router lists.
+void compare_disaggregated(const LaunchSpec& plan_spec, const LaunchSettings& settings,
+                           std::vector<std::string>& findings) {
+    if (!plan_spec.disaggregated) {
+        findings.push_back(fmt::format(
+            "a prefill/decode launch (--disaggregation-mode); the plan serves this role co-located on {}x {} ({}): "
+            "deployment.disaggregated chose no split",
+            plan_spec.gpus, plan_spec.gpu, describe(plan_spec.layout)));
+        return;
+    }
+    const LaunchSpec spec = with_engine_settings(plan_spec, Engine::sglang);
+    const DisaggregatedPlan& split = *spec.disaggregated;
+    const auto check_phase = [&](std::string_view name, const std::optional<LaunchSettings::Worker>& worker,
+                                 const DisaggregatedPhase& phase) {
+        if (!worker) {
+            findings.push_back(fmt::format("no {} worker (--disaggregation-mode {}); the plan has {} per group", name,
+                                           name, phase.workers));
+            return;
+        }
+        const int tensor_parallel = worker->tensor_parallel.value_or(1);
+        if (tensor_parallel != phase.tensor_parallel) {
+            findings.push_back(fmt::format("{} worker: tensor-parallel size {}{}; the plan sized {} workers of {} GPUs",
+                                           name, tensor_parallel, worker->tensor_parallel ? "" : " (SGLang's default)",
+                                           name, phase.tensor_parallel));
+        }
+        const int expert_parallel = worker->expert_parallel.value_or(1);
+        if (expert_parallel != phase.expert_parallel) {
+            findings.push_back(fmt::format("{} worker: expert-parallel size {}{}; the plan's {} estimate ran {}", name,
+                                           expert_parallel, worker->expert_parallel ? "" : " (SGLang's default)", name,
+                                           phase.expert_parallel));
+        }
+        if (name == "decode" && worker->max_num_seqs != phase.batch) {
+            findings.push_back(
+                worker->max_num_seqs
+                    ? fmt::format("decode worker: max running requests {}; the plan sized a decode batch of {} for "
+                                  "the TPOT target",
+                                  *worker->max_num_seqs, phase.batch)
+                    : fmt::format("decode worker: no --max-running-requests: SGLang admits what its memory holds; the "
+                                  "plan sized a decode batch of {} for the TPOT target",
+                                  phase.batch));
+        }
+        if (worker->max_model_len && *worker->max_model_len != spec.max_model_len) {
+            findings.push_back(fmt::format("{} worker: context length {}; the plan assumed {}", name,
+                                           *worker->max_model_len, spec.max_model_len));
+        }
+        if (worker->kv_cache_dtype && !kv_dtype_matches(spec.kv_cache, *worker->kv_cache_dtype)) {
+            findings.push_back(fmt::format("{} worker: KV-cache dtype {}; the plan assumed {}", name,
+                                           printable_text(*worker->kv_cache_dtype), to_string(spec.kv_cache)));
+        }
+        const std::string expected =
+            deploy_detail::quantization_flag_value(spec.weights, spec.precision, Engine::sglang);
+        if (worker->quantization && (expected.empty() || worker->quantization->rfind(expected, 0) != 0) &&
+            !names_checkpoint_method(spec.weights, *worker->quantization)) {
+            findings.push_back(fmt::format("{} worker: quantization {}; the plan assumed weights {} at {} compute",
+                                           name, printable_text(*worker->quantization), to_string(spec.weights),
+                                           to_string(spec.precision)));
+        }
+    };
+    check_phase("prefill", settings.prefill_worker, split.prefill);
+    check_phase("decode", settings.decode_worker, split.decode);
+    // The router lists the serving workers of every group; spares stand by outside it.
+    const auto check_listed = [&](std::string_view name, const std::optional<int>& listed,
+                                  const DisaggregatedPhase& phase) {
+        if (listed && *listed != phase.workers * split.replicas) {
+            findings.push_back(fmt::format("the router lists {} {} worker{}; the plan has {} per group × {} group{}",
+                                           *listed, name, *listed == 1 ? "" : "s", phase.workers, split.replicas,
+                                           split.replicas == 1 ? "" : "s"));
+        }
+    };
+    check_listed("prefill", settings.prefill_workers, split.prefill);
+    check_listed("decode", settings.decode_workers, split.decode);
+    if (settings.prefill_workers && settings.decode_workers && settings.prefill_worker && settings.decode_worker) {
+        const int launched = *settings.prefill_workers * settings.prefill_worker->tensor_parallel.value_or(1) +
+                             *settings.decode_workers * settings.decode_worker->tensor_parallel.value_or(1);
+        const int spare_gpus = split.prefill.spare_workers * split.prefill.tensor_parallel +
+                               split.decode.spare_workers * split.decode.tensor_parallel;
+        const int serving = split.prefill.gpus + split.decode.gpus - spare_gpus;
+        if (launched != serving) {
+            findings.push_back(fmt::format("{} GPUs serve behind the router; the plan has {} (and {} spare)", launched,
+                                           serving, spare_gpus));
+        }
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> compare_launch(const LaunchSpec& spec, const LaunchSettings& settings) {
     std::vector<std::string> findings;
+    if (settings.disaggregated()) {
+        compare_disaggregated(spec, settings, findings);
+        return findings;
+    }
     if (settings.tensor_parallel && *settings.tensor_parallel != spec.layout.tensor_parallel) {
         findings.push_back(
             fmt::format("tensor-parallel size {}; the plan assumed {}: the memory per GPU and the speed "

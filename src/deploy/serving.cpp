@@ -9,6 +9,9 @@
 //     --quantization;
 //   trtllm-serve: --backend, --tp_size, --pp_size, --max_seq_len, --max_batch_size,
 //     --max_num_tokens, --kv_cache_free_gpu_memory_fraction.
+// Expert parallel (a MoE model the estimate ran at EP > 1): SGLang --ep-size, trtllm-serve
+// --ep_size, vLLM --enable-expert-parallel, whose EP size is TP × DP of the command (vLLM docs,
+// "Expert Parallel Deployment"): one replica's TP, so it says EP = TP and nothing else.
 
 #include <algorithm>
 
@@ -50,6 +53,9 @@ CommandLine vllm_command(const LaunchSpec& spec) {
     if (spec.layout.pipeline_parallel > 1) {
         command.add("--pipeline-parallel-size", std::to_string(spec.layout.pipeline_parallel));
     }
+    if (spec.expert_parallel > 1 && spec.expert_parallel == spec.layout.tensor_parallel) {
+        command.add_flag("--enable-expert-parallel");
+    }
     command.add("--dtype", dtype_name(spec.precision));
     if (const std::string method = quantization_flag_value(spec.weights, spec.precision, Engine::vllm);
         !method.empty()) {
@@ -79,6 +85,9 @@ CommandLine sglang_command(const LaunchSpec& spec) {
     if (spec.layout.pipeline_parallel > 1) {
         command.add("--pp-size", std::to_string(spec.layout.pipeline_parallel));
     }
+    if (spec.expert_parallel > 1) {
+        command.add("--ep-size", std::to_string(spec.expert_parallel));
+    }
     command.add("--dtype", dtype_name(spec.precision));
     if (const std::string method = quantization_flag_value(spec.weights, spec.precision, Engine::sglang);
         !method.empty()) {
@@ -104,6 +113,9 @@ CommandLine trtllm_command(const LaunchSpec& spec) {
     command.add("--backend", "pytorch");
     command.add("--tp_size", std::to_string(spec.layout.tensor_parallel));
     command.add("--pp_size", std::to_string(spec.layout.pipeline_parallel));
+    if (spec.expert_parallel > 1) {
+        command.add("--ep_size", std::to_string(spec.expert_parallel));
+    }
     command.add("--max_seq_len", std::to_string(spec.max_model_len));
     command.add("--max_batch_size", std::to_string(spec.max_num_seqs));
     if (spec.max_num_batched_tokens > 0) {
@@ -157,6 +169,14 @@ LaunchSpec with_engine_assumptions(const LaunchSpec& plan_spec, Engine engine) {
         spec.assumptions.push_back({"KV cache", "fp8",
                                     "trtllm-serve takes it in the --extra_llm_api_options YAML (kv_cache_config: "
                                     "dtype: fp8), not as a flag; add it there"});
+    }
+    if (engine == Engine::vllm && spec.expert_parallel > 1 && spec.expert_parallel != spec.layout.tensor_parallel) {
+        spec.assumptions.push_back(
+            {"expert parallel", "off",
+             fmt::format("the estimate ran EP {} within TP {}; vLLM's --enable-expert-parallel spans all {} "
+                         "tensor-parallel GPUs, so no flag says EP {}: launch with SGLang (--ep-size) for it",
+                         spec.expert_parallel, spec.layout.tensor_parallel, spec.layout.tensor_parallel,
+                         spec.expert_parallel)});
     }
     if (spec.kv_cache == KvCacheFormat::int8) {
         spec.assumptions.push_back({"KV cache", "int8", "no engine flag selects an int8 KV cache; auto is written"});

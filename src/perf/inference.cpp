@@ -1201,6 +1201,7 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, con
     result.percentile = spec.slo.percentile;
     result.offered_requests_per_s = spec.requests_per_s;
     const ReplicaModel model = build_model(setting);
+    result.expert_parallel = model.expert_parallel;
     const Serving serving{model,
                           static_cast<double>(spec.input_tokens),
                           static_cast<double>(spec.output_tokens),

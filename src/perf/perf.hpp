@@ -223,6 +223,11 @@ struct InferencePerf {
     double percentile = 99;  // the percentile the p99_* fields hold (slo.percentile)
     int batch = 0;           // concurrent sequences per replica
     int replicas = 1;
+    // The expert-parallel degree the estimate ran a MoE model at (inference.expert_parallel
+    // resolved: auto is the tensor parallel under DP attention, else 1; within the tensor
+    // parallel and the experts); 1 for dense models. The layout's expert_parallel stays 1: the
+    // memory model reads that one as a training split (docs/perf-model.md, "Expert parallelism").
+    int expert_parallel = 1;
     int max_batch_memory = 0;  // largest batch the memory holds per replica
     bool fits = true;          // the weights fit in the replica's memory
     bool batch_fits = true;    // `batch` sequences' KV cache fits as well

@@ -1017,11 +1017,40 @@ std::string fleet_section(const RolePlan& plan, std::size_t role_index) {
     return out;
 }
 
+// A role with deployment.disaggregated: the prefill/decode split against the co-located pick,
+// a table of the planner's figures and its verdict.
+std::string disaggregated_section(const RolePlan& plan) {
+    if (!plan.disaggregated) {
+        return {};
+    }
+    const Money money = plan_text::money_of(plan.workload.deployment.currency);
+    std::string out = "<h3>Disaggregated serving</h3>\n";
+    if (const std::vector<plan_text::DisaggregatedRow> rows = plan_text::disaggregated_rows(money, plan);
+        !rows.empty()) {
+        out += "<table class=\"disaggregated\">\n<thead><tr>" + header_cell("phase") + header_cell("GPU") +
+               header_cell("count") + header_cell("GPUs", true) + header_cell("TP/EP") + header_cell("latency") +
+               header_cell(money.symbol() + "/1M output tokens", true) + "</tr></thead>\n<tbody>\n";
+        for (const plan_text::DisaggregatedRow& row : rows) {
+            out += "<tr>" + table_cell(row.phase) + table_cell(row.gpu) + table_cell(row.count) +
+                   table_cell(fmt::format("{}", row.gpus), true) + table_cell(row.layout) + table_cell(row.latency) +
+                   table_cell(row.usd_per_million_tokens, true) + "</tr>\n";
+        }
+        out += "</tbody>\n</table>\n";
+    }
+    out += "<ul>\n";
+    for (const std::string& line : plan_text::disaggregated_lines(money, *plan.disaggregated)) {
+        out += "<li>" + html(line) + "</li>\n";
+    }
+    out += "</ul>\n";
+    return out;
+}
+
 std::string role_section(const RolePlan& plan, std::size_t role_index) {
     std::string out = fmt::format("<section class=\"role\" id=\"role-{}\">\n<h2>{}: {}</h2>\n", role_index + 1,
                                   html(role_words(plan.role)), html(plan.workload.name));
     out += workload_summary(plan);
     out += decision_block(plan);
+    out += disaggregated_section(plan);
     if (!plan.ranked.empty()) {
         out += "<h3>Ranked candidates</h3>\n" + ranked_table(plan);
         out += plan.workload.is_training() ? training_scatter(plan, role_index) : inference_scatter(plan, role_index);

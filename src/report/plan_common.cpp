@@ -439,6 +439,57 @@ std::vector<std::string> disaggregated_lines(const Money& money, const Disaggreg
     return lines;
 }
 
+std::vector<DisaggregatedRow> disaggregated_rows(const Money& money, const RolePlan& plan) {
+    if (!plan.disaggregated || !plan.disaggregated->meets_slo || !plan.winner) {
+        return {};
+    }
+    const DisaggregatedPlan& split = *plan.disaggregated;
+    const Candidate& colocated = *plan.winner;
+    const auto layout = [](int tensor_parallel, int expert_parallel) {
+        return fmt::format("TP{}{}", tensor_parallel, expert_parallel > 1 ? fmt::format(" EP{}", expert_parallel) : "");
+    };
+    const auto workers = [&](const DisaggregatedPhase& side) {
+        std::string text = fmt::format("{} worker{} × {} group{}", side.workers, side.workers == 1 ? "" : "s",
+                                       split.replicas, split.replicas == 1 ? "" : "s");
+        if (side.spare_workers > 0) {
+            text += fmt::format(" + {} spare", side.spare_workers);
+        }
+        return text;
+    };
+    const double percentile = split.percentile;
+    const auto at = [&](std::string_view what, double seconds) {
+        return fmt::format("P{:g} {} {}", percentile, what, format_duration(seconds));
+    };
+    const auto both = [&](double ttft_s, double tpot_s) {
+        return fmt::format("P{:g} TTFT {} · TPOT {}", percentile, format_duration(ttft_s), format_duration(tpot_s));
+    };
+    std::vector<DisaggregatedRow> rows;
+    rows.push_back({"prefill", split.prefill.gpu, workers(split.prefill), split.prefill.gpus,
+                    layout(split.prefill.tensor_parallel, split.prefill.expert_parallel),
+                    at("TTFT", split.ttft_s) + fmt::format(" (KV transfer {})", format_duration(split.kv_transfer_s)),
+                    ""});
+    rows.push_back({"decode", split.decode.gpu, workers(split.decode), split.decode.gpus,
+                    layout(split.decode.tensor_parallel, split.decode.expert_parallel), at("TPOT", split.tpot_s), ""});
+    rows.push_back(
+        {"split",
+         split.prefill.gpu == split.decode.gpu ? split.prefill.gpu : split.prefill.gpu + " + " + split.decode.gpu, "",
+         split.prefill.gpus + split.decode.gpus, "", both(split.ttft_s, split.tpot_s),
+         money.cents(split.usd_per_million_tokens)});
+    std::string replicas = fmt::format("{} replica{}", colocated.replicas, colocated.replicas == 1 ? "" : "s");
+    if (colocated.spare_replicas > 0) {
+        replicas += fmt::format(" ({} spare)", colocated.spare_replicas);
+    }
+    std::string latency;
+    if (colocated.perf.inference && colocated.perf.inference->p99_ttft_s && colocated.perf.inference->p99_tpot_s) {
+        latency = both(*colocated.perf.inference->p99_ttft_s, *colocated.perf.inference->p99_tpot_s);
+    }
+    rows.push_back({"co-located", colocated.gpu, replicas, colocated.count,
+                    layout(colocated.layout.tensor_parallel,
+                           colocated.perf.inference ? colocated.perf.inference->expert_parallel : 1),
+                    latency, money.cents(split.colocated_usd_per_million_tokens)});
+    return rows;
+}
+
 std::string calibration_delta_text(const Money& money, const CalibrationDelta& delta) {
     const double ratio = delta.measured_vs_predicted;
     // Within half a per cent the two speeds print alike ("0 % slower"): say so in words.

@@ -116,6 +116,19 @@ std::string calibration_delta_text(const Money& money, const CalibrationDelta& d
 // The "Disaggregated serving" lines of a role (plan/disaggregation.hpp): the workers, the KV
 // transfer and latencies, the cost against co-located serving and the verdict.
 std::vector<std::string> disaggregated_lines(const Money& money, const DisaggregatedPlan& split);
+// The split against the co-located pick as table rows (Markdown, HTML): prefill, decode, the
+// split as a whole, co-located. Empty when the split meets no SLO (disaggregated_lines says why)
+// or the role has no pick.
+struct DisaggregatedRow {
+    std::string phase;                   // "prefill", "decode", "split", "co-located"
+    std::string gpu;                     // catalog id
+    std::string count;                   // "2 workers × 1 group", "3 workers + 1 spare", "8 replicas (1 spare)"
+    int gpus = 0;                        // spares included
+    std::string layout;                  // "TP8 EP8"
+    std::string latency;                 // "TTFT 1.66 s", "TPOT 32.4 ms", "TTFT 1.66 s · TPOT 32.4 ms"
+    std::string usd_per_million_tokens;  // split and co-located rows only
+};
+std::vector<DisaggregatedRow> disaggregated_rows(const Money& money, const RolePlan& plan);
 
 // The alternative with its condition ("A — condition"), or the condition alone when it already
 // starts with the alternative's GPU id `gpu`, so that the GPU is not named twice.

@@ -199,6 +199,32 @@ void write_candidates(std::ostream& out, const RolePlan& plan) {
     }
 }
 
+// A role with deployment.disaggregated: the split against the co-located pick as a table, then
+// the text renderer's lines (the KV transfer, the verdict).
+void write_disaggregated(std::ostream& out, const RolePlan& plan) {
+    if (!plan.disaggregated) {
+        return;
+    }
+    const Money money = money_of(plan.workload.deployment.currency);
+    out << "#### Disaggregated serving\n\n";
+    if (const std::vector<DisaggregatedRow> rows = disaggregated_rows(money, plan); !rows.empty()) {
+        table_header(out,
+                     {"Phase", "GPU", "Count", "GPUs", "TP/EP", "Latency", md(money.symbol() + "/1M output tokens")},
+                     "lllrllr");
+        for (const DisaggregatedRow& row : rows) {
+            const bool whole = row.phase == "split" || row.phase == "co-located";
+            table_row(out,
+                      {whole ? "**" + md(row.phase) + "**" : md(row.phase), md(row.gpu), md(row.count),
+                       fmt::format("{}", row.gpus), md(row.layout), md(row.latency), md(row.usd_per_million_tokens)});
+        }
+        out << "\n";
+    }
+    for (const std::string& line : disaggregated_lines(money, *plan.disaggregated)) {
+        out << "- " << md(line) << "\n";
+    }
+    out << "\n";
+}
+
 void write_role(std::ostream& out, const RolePlan& plan) {
     out << "### " << md(fmt::format("{}: {}", to_string(plan.role), plan.workload.name)) << "\n\n";
     if (!plan.question.empty()) {
@@ -242,6 +268,7 @@ void write_role(std::ostream& out, const RolePlan& plan) {
     if (!plan.ranked.empty()) {
         write_candidates(out, plan);
     }
+    write_disaggregated(out, plan);
     for (const std::string& advice : plan.advice) {
         out << "- " << md(advice) << "\n";
     }

@@ -231,7 +231,7 @@ def all_command_words(script):
 def check_pd_script(example, split, script):
     """A prefill/decode launch (docs/deploy.md): each phase's worker at the tensor parallel and
     decode batch of the plan's roles[].disaggregated, the SGLang router listing every worker.
-    `gpusel deploy --verify` reads co-located launches only, so this is the check of a PD launch."""
+    Independent of `gpusel deploy --verify`, which reads the same launch back."""
     where = f"{example} PD launch"
     if not split:
         fail(f"{where}: the plan has no roles[].disaggregated")
@@ -349,6 +349,7 @@ def launch_one(example, role, winner, target, directory):
         if "--disaggregation-mode" in text:
             # A prefill/decode launch (the plan chose the split): checked against the split.
             check_pd_script(example, winner.get("disaggregated"), text)
+            verify(example, role, path, True)  # --verify reads the PD launch back against the split
             continue
         if target in SERVING:
             check_serving_script(example, winner, target, text)

@@ -11,6 +11,7 @@
 
 #include "cost/offer_selection.hpp"
 #include "deploy/deploy.hpp"
+#include "perf/perf.hpp"
 #include "plan/plan.hpp"
 #include "support/test_support.hpp"
 
@@ -342,4 +343,132 @@ TEST_CASE("deploy: a chosen split is launched as SGLang PD workers and router, a
     const std::vector<gpusel::Artefact> single = gpusel::render_launch(gpusel::DeployTarget::sglang, plain);
     REQUIRE(single.size() == 1);
     CHECK_FALSE(contains(single[0].content, "--disaggregation-mode"));
+}
+
+TEST_CASE("deploy --verify: a PD launch is read back and held to the plan's split",
+          "[disaggregation][deploy][verify]") {
+    const gpusel::LaunchSpec spec = split_spec();
+    const std::vector<gpusel::Artefact> files = gpusel::render_launch(gpusel::DeployTarget::sglang, spec);
+    REQUIRE(files.size() == 2);
+    // The SGLang script as written: both workers and the router, every setting as planned.
+    const gpusel::LaunchSettings sglang = gpusel::read_launch_settings(files[0].content, files[0].name);
+    CHECK(sglang.kind == "sglang PD launch");
+    REQUIRE(sglang.prefill_worker);
+    REQUIRE(sglang.decode_worker);
+    CHECK(sglang.prefill_worker->tensor_parallel == 4);
+    CHECK(sglang.prefill_worker->expert_parallel == 4);
+    CHECK(sglang.decode_worker->tensor_parallel == 8);
+    CHECK(sglang.decode_worker->expert_parallel == 8);
+    CHECK(sglang.decode_worker->max_num_seqs == 48);
+    CHECK(sglang.prefill_workers == 2);
+    CHECK(sglang.decode_workers == 3);
+    CHECK(gpusel::compare_launch(spec, sglang).empty());
+    // Dynamo's workers (--tp) register themselves: no router, no worker count to check.
+    const gpusel::LaunchSettings dynamo = gpusel::read_launch_settings(files[1].content, files[1].name);
+    CHECK(dynamo.kind == "dynamo PD launch");
+    CHECK_FALSE(dynamo.prefill_workers);
+    CHECK(gpusel::compare_launch(spec, dynamo).empty());
+
+    // Edited: the decode workers at TP4 without EP, one decode worker dropped from the router.
+    const std::string edited_text = R"(#!/usr/bin/env bash
+case "$1" in
+  prefill) exec python3 -m sglang.launch_server --model-path m --tp-size 4 --ep-size 4 --disaggregation-mode prefill ;;
+  decode) exec python3 -m sglang.launch_server --model-path m --tp-size 4 --max-running-requests 48 \
+      --disaggregation-mode=decode ;;
+  router) exec python3 -m sglang_router.launch_router --pd-disaggregation --prefill http://p0:30000 \
+      --prefill http://p1:30000 --decode http://d0:30000 --decode http://d1:30000 ;;
+esac
+)";
+    const gpusel::LaunchSettings edited = gpusel::read_launch_settings(edited_text, "pd.sh");
+    REQUIRE(edited.decode_worker);
+    CHECK(edited.decode_worker->line == 4);
+    // Serving GPUs: 2 prefill × TP4 + 2 decode × TP4 = 16 launched; the plan 2 × 4 + 3 × 8 = 32,
+    // and (1 × 4 + 1 × 8) = 12 spare.
+    const std::vector<std::string> expected = {
+        "decode worker: tensor-parallel size 4; the plan sized decode workers of 8 GPUs",
+        "decode worker: expert-parallel size 1 (SGLang's default); the plan's decode estimate ran 8",
+        "the router lists 2 decode workers; the plan has 3 per group × 1 group",
+        "16 GPUs serve behind the router; the plan has 32 (and 12 spare)"};
+    CHECK(gpusel::compare_launch(spec, edited) == expected);
+
+    // The same launch against a plan that serves the role co-located: one finding.
+    gpusel::LaunchSpec colocated = spec;
+    colocated.disaggregated.reset();
+    CHECK(gpusel::compare_launch(colocated, sglang) ==
+          std::vector<std::string>{"a prefill/decode launch (--disaggregation-mode); the plan serves this role "
+                                   "co-located on 16x H200 (tp8 pp1 dp1): deployment.disaggregated chose no split"});
+}
+
+TEST_CASE("deploy: co-located serving launches run the expert parallel the estimate ran",
+          "[disaggregation][deploy][expert_parallel]") {
+    gpusel::LaunchSpec spec = split_spec();
+    spec.disaggregated.reset();
+    spec.expert_parallel = 8;     // TP8 replicas, EP8 (inference.expert_parallel: 8)
+    spec.memory_fraction = 0.85;  // every engine's command then states it
+    const auto launch = [&](gpusel::DeployTarget target) {
+        const std::vector<gpusel::Artefact> files = gpusel::render_launch(target, spec);
+        REQUIRE(files.size() == 1);
+        return files[0].content;
+    };
+    const std::string sglang = launch(gpusel::DeployTarget::sglang);
+    CHECK(contains(sglang, "  --tp-size 8 \\\n  --ep-size 8 \\\n"));
+    const std::string vllm = launch(gpusel::DeployTarget::vllm);
+    CHECK(contains(vllm, "  --tensor-parallel-size 8 \\\n  --enable-expert-parallel \\\n"));
+    const std::string trtllm = launch(gpusel::DeployTarget::tensorrt_llm);
+    CHECK(contains(trtllm, "  --pp_size 1 \\\n  --ep_size 8 \\\n"));
+    // Each reads back as agreeing; without the flag the engine's default EP 1 runs.
+    for (const std::string& text : {sglang, vllm, trtllm}) {
+        CHECK(gpusel::compare_launch(spec, gpusel::read_launch_settings(text, "serve.sh")).empty());
+    }
+    std::string without = vllm;
+    const std::string flag_line = "  --enable-expert-parallel \\\n";
+    without.replace(without.find(flag_line), flag_line.size(), "");
+    CHECK(gpusel::compare_launch(spec, gpusel::read_launch_settings(without, "serve.sh")) ==
+          std::vector<std::string>{"expert-parallel size 1 (the engine's default); the speed estimate ran 8: the MoE "
+                                   "layers' all-to-all and expert balance were estimated for it"});
+    // vLLM's flag spans all TP GPUs: EP 4 within TP 8 is not expressible, and said so.
+    spec.expert_parallel = 4;
+    const std::string narrower = launch(gpusel::DeployTarget::vllm);
+    CHECK_FALSE(contains(narrower, flag_line));
+    CHECK(contains(narrower, "# assumption: expert parallel = off: the estimate ran EP 4 within TP 8"));
+    // A dense model (EP 1): no flag, and no finding without one.
+    spec.expert_parallel = 1;
+    const std::string dense = launch(gpusel::DeployTarget::sglang);
+    CHECK_FALSE(contains(dense, "--ep-size"));
+    CHECK(gpusel::compare_launch(spec, gpusel::read_launch_settings(dense, "serve.sh")).empty());
+}
+
+TEST_CASE("disaggregation: plan, perf and deploy run the same expert parallel", "[disaggregation][expert_parallel]") {
+    // examples/deepseek-r1-disagg.yaml at 4 req/s: inference.expert_parallel 8.
+    const Workload workload = load(rag);
+    gpusel::Project project;
+    project.name = workload.name;
+    project.workloads.push_back(workload);
+    const PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    const RolePlan& plan = report.roles.front();
+    REQUIRE(plan.winner);
+    REQUIRE(plan.winner->perf.inference);
+    REQUIRE(plan.disaggregated);
+    // EP 8 = min(inference.expert_parallel 8, TP 8, 256 experts) everywhere.
+    CHECK(plan.winner->layout.tensor_parallel == 8);
+    CHECK(plan.winner->perf.inference->expert_parallel == 8);
+    CHECK(plan.disaggregated->prefill.expert_parallel == 8);
+    CHECK(plan.disaggregated->decode.expert_parallel == 8);
+    // `gpusel perf --gpu G --count N --tensor-parallel 8` estimates the pick at the same EP.
+    const gpusel::GpuSpec* gpu = catalog().find(plan.winner->gpu);
+    REQUIRE(gpu != nullptr);
+    gpusel::PerfQuery query;
+    query.layout = plan.winner->layout;
+    query.precision = plan.winner->precision;
+    query.stack = plan.winner->perf.stack;
+    const gpusel::PerfEstimate perf = gpusel::estimate_perf(workload, *gpu, query, efficiency());
+    REQUIRE(perf.inference);
+    CHECK(perf.inference->expert_parallel == 8);
+    // `gpusel deploy` launches it (co-located replicas: --ep-size 8 on SGLang).
+    const gpusel::LaunchSpec spec = gpusel::make_launch_spec(report, plan, catalog(), "rag.yaml");
+    CHECK(spec.expert_parallel == 8);
+    // A dense model runs EP 1.
+    const RolePlan dense = plan_one(load(chat_head));
+    REQUIRE(dense.winner);
+    CHECK(dense.winner->perf.inference->expert_parallel == 1);
 }
