@@ -329,9 +329,9 @@ void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQu
     }
     if (acquisition == Acquisition::cloud_capacity_block) {
         cost.notes.push_back(fmt::format(
-            "capacity block of {:.0f} days × {} instances, paid in full at booking, not cancellable; unused hours "
-            "are not refunded",
-            block_days, all_units));
+            "capacity block of {:.0f} day{} × {} instance{}, paid in full at booking, not cancellable; unused "
+            "hours are not refunded",
+            block_days, block_days == 1 ? "" : "s", all_units, all_units == 1 ? "" : "s"));
     }
 }
 

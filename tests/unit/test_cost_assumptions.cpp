@@ -62,6 +62,12 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.office_ops_usd_per_gpu_month == 0);
     CHECK(cost.edge_pue == 1.0);
     CHECK(cost.edge_ops_usd_per_gpu_month == 0);
+    // AWS EC2 User Guide, "Find and purchase Capacity Blocks"; a 3-year term is 36 months.
+    CHECK(cost.reservation_3y_term_months == 36);
+    CHECK(cost.capacity_block_daily_until_days == 14);
+    CHECK(cost.capacity_block_step_days == 7);
+    CHECK(cost.capacity_block_max_days == 182);
+    CHECK(cost.capacity_block_max_instances == 64);
     CHECK(cost.rent_below_months == 6);
     CHECK(cost.own_above_months == 24);
     // docs/cost-model.md, "Price sanity rules".
@@ -78,7 +84,7 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.price_sanity.bands[2].low_usd == 30000);
     CHECK(cost.price_sanity.bands[2].high_usd == 40000);
     // Every value has a source and a month; the ones no document gives say they are estimates.
-    CHECK(cost.sources.size() == 33);
+    CHECK(cost.sources.size() == 38);  // 33 + the 3-year term and the four capacity-block limits
     for (const auto& [key, dated] : cost.sources) {
         INFO(key);
         CHECK_FALSE(dated.source.empty());
