@@ -51,7 +51,7 @@ PURCHASE_REQ = {"id", "vendor", "gpu", "name", "gpus", "form", "price", "price_k
 PURCHASE_OPT = {"includes", "needs_host", "condition", "sites", "regions", "max_units", "notes", "vcpus", "system_power"}
 RENTAL_REQ = {"id", "provider", "instance_type", "gpu", "gpus", "price_kind", "as_of", "sources", "prices"}
 RENTAL_OPT = {"availability", "notes", "vcpus"}
-PRICE_FIELDS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+PRICE_FIELDS = ("on_demand", "spot", "reserved_1y", "reserved_3y", "capacity_block")
 PRICE_MAP_REQ = {"price"}
 PRICE_MAP_OPT = {"price_kind", "as_of", "source"}
 

@@ -70,6 +70,9 @@ struct RegionalRates {
     std::optional<PricePoint> spot;
     std::optional<PricePoint> reserved_1y;
     std::optional<PricePoint> reserved_3y;
+    // An AWS Capacity Block for ML: per instance-hour, booked in whole days and paid up front at
+    // booking (docs/catalog.md); a rate the user's catalog states (the built-in one has none).
+    std::optional<PricePoint> capacity_block;
 };
 
 // A server that cards or baseboards need to run in; holds `slots` GPUs.

@@ -223,10 +223,11 @@ void read_rental(MapReader& reader, Offer& offer, bool is_new) {
         read_price(line, "spot", rates.spot, offer, UnitKind::usd_per_hour, max_instance_hour_usd, true);
         read_price(line, "reserved_1y", rates.reserved_1y, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
         read_price(line, "reserved_3y", rates.reserved_3y, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
-        if (!rates.on_demand && !rates.spot && !rates.reserved_1y && !rates.reserved_3y &&
+        read_price(line, "capacity_block", rates.capacity_block, offer, UnitKind::usd_per_hour, max_instance_hour_usd);
+        if (!rates.on_demand && !rates.spot && !rates.reserved_1y && !rates.reserved_3y && !rates.capacity_block &&
             offer.availability == Availability::on_demand) {
             line.error("region",
-                       "no price in this region: give on_demand, spot, reserved_1y or reserved_3y, "
+                       "no price in this region: give on_demand, spot, reserved_1y, reserved_3y or capacity_block, "
                        "or set the offer's availability");
         }
         line.finish();

@@ -170,7 +170,8 @@ public:
             if (acquisition == Acquisition::buy_new || acquisition == Acquisition::buy_used) {
                 assessment.same_count_on_demand =
                     evaluate(workload, gpu, count, Acquisition::cloud_on_demand, std::nullopt).candidate;
-            } else if (acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_reserved) {
+            } else if (acquisition == Acquisition::cloud_on_demand || acquisition == Acquisition::cloud_reserved ||
+                       acquisition == Acquisition::cloud_reserved_3y) {
                 assessment.same_count_bought =
                     evaluate(workload, gpu, count, Acquisition::buy_new, std::nullopt).candidate;
             }

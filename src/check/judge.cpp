@@ -983,7 +983,8 @@ private:
     void long_rental(const Line& line, const Candidate& candidate) {
         const auto rule = check_rule::acquisition_mismatch;
         const Acquisition acquisition = line.hardware.acquisition;
-        if (acquisition != Acquisition::cloud_on_demand && acquisition != Acquisition::cloud_reserved) {
+        if (acquisition != Acquisition::cloud_on_demand && acquisition != Acquisition::cloud_reserved &&
+            acquisition != Acquisition::cloud_reserved_3y) {
             return;
         }
         const std::optional<Candidate>& bought = line.assessment.same_count_bought;

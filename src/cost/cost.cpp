@@ -9,6 +9,8 @@
 
 namespace gpusel {
 
+constexpr double hours_per_day = 24.0;
+
 // The decision constants (failure curve, resale, spares, warranties, reservation term, hidden
 // cloud costs, office and edge sites, strategy by horizon) are data/cost.yaml, each with its
 // source and date: builtin_cost_assumptions().
@@ -25,6 +27,10 @@ std::string_view describe(Acquisition acquisition) {
             return "cloud spot";
         case Acquisition::cloud_reserved:
             return "cloud reserved 1y";
+        case Acquisition::cloud_reserved_3y:
+            return "cloud reserved 3y";
+        case Acquisition::cloud_capacity_block:
+            return "cloud capacity block";
     }
     return "";
 }
@@ -100,7 +106,37 @@ std::string horizon_strategy(double horizon_months, const CostAssumptions& assum
     return fmt::format("over {} months: own, with hardware-independent serving", own_above);
 }
 
+double capacity_block_days(double hours, const CostAssumptions& assumptions) {
+    const double daily_until = assumptions.capacity_block_daily_until_days;
+    const double step = assumptions.capacity_block_step_days;
+    double days = std::max(1.0, std::ceil(hours / hours_per_day));
+    if (days > daily_until) {
+        days = daily_until + std::ceil((days - daily_until) / step) * step;
+    }
+    return days <= assumptions.capacity_block_max_days ? days : 0.0;
+}
+
 namespace {
+
+// Why a capacity block cannot hold the work: it is booked for a known length (a training job
+// with a dataset size, not a service) of at most the longest block, and at most one block's
+// instances; empty when it can.
+std::string capacity_block_exclusion(const UsageProfile& usage, int instances) {
+    const CostAssumptions& assumptions = builtin_cost_assumptions();
+    if (usage.service || !(usage.job_seconds > 0)) {
+        return "a capacity block is booked for a known length: a training job with a dataset size";
+    }
+    const double hours = usage.job_seconds / seconds_per_hour + usage.launches * assumptions.startup_hours_per_launch;
+    if (capacity_block_days(hours, assumptions) == 0) {
+        return fmt::format("the job's {:.0f} days exceed the longest capacity block ({:.0f} days)",
+                           std::ceil(hours / hours_per_day), assumptions.capacity_block_max_days);
+    }
+    if (instances > assumptions.capacity_block_max_instances) {
+        return fmt::format("{} instances exceed one capacity block's {:.0f}", instances,
+                           assumptions.capacity_block_max_instances);
+    }
+    return {};
+}
 
 OfferUse describe_offer(const OfferQuote& quote, double price_usd, int units, int gpus, CostDetail detail) {
     const Offer& offer = *quote.offer;
@@ -329,24 +365,39 @@ void add_rental_cost(const Workload& workload, const GpuSpec& gpu, const OfferQu
         rented_hours =
             deployment.autoscale ? horizon_hours * std::max(usage.average_utilization, floor_share) : horizon_hours;
     }
-    // Whole reservation terms, at least one.
-    const double term_months = assumptions.reservation_term_months;
+    // Whole reservation terms, at least one: a 1-year or a 3-year commitment.
+    const bool reserved = acquisition == Acquisition::cloud_reserved || acquisition == Acquisition::cloud_reserved_3y;
+    const double term_months = acquisition == Acquisition::cloud_reserved_3y ? assumptions.reservation_3y_term_months
+                                                                             : assumptions.reservation_term_months;
     const double committed_months = std::ceil(std::max(months, 1.0) / term_months) * term_months;
+    const double startup_hours = usage.launches * assumptions.startup_hours_per_launch;
     cost.billed_months = months;
-    if (acquisition == Acquisition::cloud_reserved) {
+    double block_days = 0;
+    if (reserved) {
         rented_hours = committed_months * hours_per_month;
         cost.billed_months = committed_months;
     } else if (acquisition == Acquisition::cloud_spot) {
         rented_hours *= 1.0 + deployment.spot_overhead_fraction;
+    } else if (acquisition == Acquisition::cloud_capacity_block) {
+        // The block holds the runs and their start-ups, rounded up to the lengths AWS sells; its
+        // instances are not billed again for starting.
+        block_days = capacity_block_days(rented_hours + startup_hours, assumptions);
+        rented_hours = block_days * hours_per_day;
     }
     part.rental_usd = all_units * rented_hours * price;
-    part.hidden_usd = usage.launches * assumptions.startup_hours_per_launch * all_units * price +
+    part.hidden_usd = (acquisition == Acquisition::cloud_capacity_block ? 0.0 : startup_hours * all_units * price) +
                       usage.transfer_bytes * assumptions.transfer_usd_per_byte;
     cost.tco_usd = part.rental_usd + part.hidden_usd;
     cost.monthly_opex_usd = cost.tco_usd / months;
     cost.energy_kwh = usage.gpus * bought.seats * gpu.power_watts / watts_per_kilowatt * busy_hours * deployment.pue;
-    if (acquisition == Acquisition::cloud_reserved) {
+    if (reserved) {
         cost.notes.push_back(fmt::format("reserved for {:.0f} months, billed whether used or not", committed_months));
+    }
+    if (acquisition == Acquisition::cloud_capacity_block) {
+        cost.notes.push_back(fmt::format(
+            "capacity block of {:.0f} day{} × {} instance{}, paid in full at booking, not cancellable; unused "
+            "hours are not refunded",
+            block_days, block_days == 1 ? "" : "s", all_units, all_units == 1 ? "" : "s"));
     }
 }
 
@@ -373,6 +424,13 @@ CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const O
     bought.price_usd = unit_price_usd.value_or(quote.price.usd);
     bought.units = units_for(offer, usage.gpus);
     bought.seats = std::max(1, usage.seats);
+    if (acquisition == Acquisition::cloud_capacity_block) {
+        const std::string why = capacity_block_exclusion(usage, bought.units * bought.seats);
+        if (!why.empty()) {
+            cost.unavailable_reason = why;
+            return cost;
+        }
+    }
     cost.available = true;
     cost.unit_price_usd = bought.price_usd;
     cost.offer = describe_offer(quote, bought.price_usd, bought.units, usage.gpus, detail);

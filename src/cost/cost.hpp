@@ -119,7 +119,8 @@ struct CostEstimate {
     std::string lead_time_basis;  // "quote" or "data/cost.yaml lead_time.server_weeks (reported 2024-04)"
 };
 
-// Words for a reader: "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y".
+// Words for a reader: "buy new", "buy used", "cloud on-demand", "cloud spot", "cloud reserved 1y",
+// "cloud reserved 3y", "cloud capacity block".
 // (Files and JSON use to_string's names, workload.hpp.)
 std::string_view describe(Acquisition acquisition);
 
@@ -139,6 +140,11 @@ enum class CostDetail { full, figures };
 CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, const OfferQuote& quote,
                            const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt,
                            CostDetail detail = CostDetail::full);
+
+// The days of the shortest AWS Capacity Block that holds `hours`: whole days up to
+// capacity_block_daily_until_days (14), then whole steps of capacity_block_step_days (7); 0 when
+// longer than capacity_block_max_days (182) (data/cost.yaml, rental).
+double capacity_block_days(double hours, const CostAssumptions& assumptions = builtin_cost_assumptions());
 
 // The manufacturer's warranty of a unit, in months, by the GPU's segment for a new unit: 36 for
 // datacenter and workstation parts and servers, 24 for GeForce cards, 12 for edge modules, 0 for

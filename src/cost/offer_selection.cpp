@@ -32,6 +32,10 @@ const std::optional<PricePoint>& rental_price(const RegionalRates& rates, Acquis
             return rates.spot;
         case Acquisition::cloud_reserved:
             return rates.reserved_1y;
+        case Acquisition::cloud_reserved_3y:
+            return rates.reserved_3y;
+        case Acquisition::cloud_capacity_block:
+            return rates.capacity_block;
         case Acquisition::buy_new:
         case Acquisition::buy_used:
             break;
@@ -174,8 +178,13 @@ std::string offer_exclusion(const Workload& workload, const Catalog& catalog, co
             return fmt::format("sold only in {} (constraints.regions)", fmt::join(offer.regions, ", "));
         }
     }
+    // Capacity-block-only and reservation-only instances are had through a commitment: a
+    // reservation of either term, or a capacity block.
+    const bool committed = acquisition == Acquisition::cloud_reserved ||
+                           acquisition == Acquisition::cloud_reserved_3y ||
+                           acquisition == Acquisition::cloud_capacity_block;
     if (offer.kind == OfferKind::rental && offer.availability != Availability::on_demand &&
-        offer.availability != Availability::quota_gated && acquisition != Acquisition::cloud_reserved) {
+        offer.availability != Availability::quota_gated && !committed) {
         return fmt::format(
             "{}: {}", offer.instance_type,
             offer.availability == Availability::capacity_block_only ? "capacity blocks only" : "reservations only");
@@ -303,9 +312,11 @@ std::string order_text(const OfferQuote& quote, int units) {
         if (!quote.region.empty() && quote.region != "any") {
             where += " " + quote.region;
         }
-        const char* term = quote.acquisition == Acquisition::cloud_spot       ? "spot"
-                           : quote.acquisition == Acquisition::cloud_reserved ? "reserved 1y"
-                                                                              : "on-demand";
+        const char* term = quote.acquisition == Acquisition::cloud_spot             ? "spot"
+                           : quote.acquisition == Acquisition::cloud_reserved       ? "reserved 1y"
+                           : quote.acquisition == Acquisition::cloud_reserved_3y    ? "reserved 3y"
+                           : quote.acquisition == Acquisition::cloud_capacity_block ? "capacity block"
+                                                                                    : "on-demand";
         return fmt::format("{} × {} ({} × {}), {}, {} {}{}", units, offer.instance_type, units * offer.gpus_per_unit,
                            offer.gpu, where, term, price_text(quote.price, offer.kind), zone_range_text(quote.price));
     }

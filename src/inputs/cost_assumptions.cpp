@@ -55,6 +55,16 @@ void read_rental(MapReader& section, CostAssumptions& assumptions) {
     DatedSources& sources = assumptions.sources;
     read_dated_number(section, "reservation_term_months", UnitKind::plain, 0, max_months,
                       assumptions.reservation_term_months, sources, true);
+    read_dated_number(section, "reservation_3y_term_months", UnitKind::plain, 0, max_months,
+                      assumptions.reservation_3y_term_months, sources, true);
+    read_dated_number(section, "capacity_block_daily_until_days", UnitKind::plain, 1, 366,
+                      assumptions.capacity_block_daily_until_days, sources);
+    read_dated_number(section, "capacity_block_step_days", UnitKind::plain, 1, 366,
+                      assumptions.capacity_block_step_days, sources);
+    read_dated_number(section, "capacity_block_max_days", UnitKind::plain, 1, 366, assumptions.capacity_block_max_days,
+                      sources);
+    read_dated_number(section, "capacity_block_max_instances", UnitKind::plain, 1, 1e6,
+                      assumptions.capacity_block_max_instances, sources);
     double startup_minutes = 0;
     if (read_dated_number(section, "startup_minutes_per_launch", UnitKind::plain, 0, 24 * minutes_per_hour,
                           startup_minutes, sources)) {

@@ -62,6 +62,14 @@ struct CostAssumptions {
     // Renting: a reservation is billed for every hour of whole terms; hidden costs per launch and
     // per byte moved across zones (the file's startup_minutes_per_launch and transfer_usd_per_gb).
     double reservation_term_months = 0;
+    double reservation_3y_term_months = 0;  // reserved_3y prices
+    // AWS Capacity Blocks for ML: whole days up to capacity_block_daily_until_days, then steps of
+    // capacity_block_step_days, at most capacity_block_max_days; at most
+    // capacity_block_max_instances instances in one block.
+    double capacity_block_daily_until_days = 0;
+    double capacity_block_step_days = 0;
+    double capacity_block_max_days = 0;
+    double capacity_block_max_instances = 0;
     double startup_hours_per_launch = 0;
     double transfer_usd_per_byte = 0;
     // Owned units at a desk or at the edge, unless the workload sets deployment.pue / ops_per_gpu_month.

@@ -59,7 +59,18 @@ std::string_view to_string(Engine engine);
 bool is_paged_engine(Engine engine);
 
 // A default that shaped the answer, printed under "assumptions".
-enum class Acquisition { buy_new, buy_used, cloud_on_demand, cloud_spot, cloud_reserved };
+// cloud_reserved: a 1-year commitment (reserved_1y prices); cloud_reserved_3y: a 3-year one
+// (reserved_3y); cloud_capacity_block: an AWS Capacity Block for ML, whole days booked and paid
+// up front for a training job of known length (capacity_block prices).
+enum class Acquisition {
+    buy_new,
+    buy_used,
+    cloud_on_demand,
+    cloud_spot,
+    cloud_reserved,
+    cloud_reserved_3y,
+    cloud_capacity_block
+};
 std::string_view to_string(Acquisition acquisition);
 // True when `acquisition` buys the GPUs (new or used: capex now, resale at the horizon's end);
 // false for every rental.
@@ -261,6 +272,7 @@ struct DeploymentSpec {
     // Extra runtime on spot capacity for interruptions (lost work since the last checkpoint and
     // restarts); see docs/cost-model.md for the basis.
     double spot_overhead_fraction = 0.10;
+    bool spot_overhead_given = false;  // the file sets spot_overhead (else the 10 % estimate)
     // Rented serving capacity is billed for every provisioned hour; with autoscale, for the busy
     // share of the hours (utilization), but never fewer than min_replicas replicas.
     bool autoscale = false;

@@ -178,6 +178,7 @@ void WorkloadReader::read_deployment(const YamlNode* node, const std::string& pa
     }
     reader.choice("interconnect", deployment.interconnect, network_names);
     reader.number("spot_overhead", deployment.spot_overhead_fraction, UnitKind::fraction, 0, 5);
+    deployment.spot_overhead_given = reader.has("spot_overhead");
     reader.boolean("used_market", deployment.used_market);
     deployment.ops_given = reader.has("ops_per_gpu_month");
     deployment.pue_given = reader.has("pue");

@@ -25,7 +25,9 @@ inline constexpr std::pair<Acquisition, std::string_view> acquisition_names[] = 
     {Acquisition::buy_used, "buy-used"},
     {Acquisition::cloud_on_demand, "cloud-on-demand"},
     {Acquisition::cloud_spot, "cloud-spot"},
-    {Acquisition::cloud_reserved, "cloud-reserved"}};
+    {Acquisition::cloud_reserved, "cloud-reserved"},
+    {Acquisition::cloud_reserved_3y, "cloud-reserved-3y"},
+    {Acquisition::cloud_capacity_block, "cloud-capacity-block"}};
 
 // Stands in for an absent section so that its defaults are applied and recorded.
 YamlNode empty_mapping(Position position);

@@ -110,6 +110,13 @@ std::vector<Acquisition> acquisitions_for(const Workload& workload) {
         }
     }
     if (may_rent) {
+        // The commitments only a user catalog prices (the built-in one has no reserved_3y or
+        // capacity_block price) come first: the reason shown when a GPU finds no offer is that of
+        // the last acquisition tried (CandidateEvaluator::quotes), the long-standing ones below.
+        options.push_back(Acquisition::cloud_reserved_3y);
+        if (workload.is_training()) {
+            options.push_back(Acquisition::cloud_capacity_block);
+        }
         options.push_back(Acquisition::cloud_on_demand);
         if (workload.is_training()) {
             options.push_back(Acquisition::cloud_spot);

@@ -368,6 +368,20 @@ std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) 
                         money.whole(winner.cost.breakdown.resale_usd),
                         money.whole(winner.cost.tco_usd + winner.cost.breakdown.resale_usd)));
     }
+    if (winner.acquisition == Acquisition::cloud_spot) {
+        // No provider publishes how often a running GPU spot instance is interrupted per hour
+        // (docs/cost-model.md, "Renting"): the overhead is the user's figure or an estimate, and
+        // the plan says which.
+        const DeploymentSpec& deployment = workload.deployment;
+        lines.push_back(
+            deployment.spot_overhead_given
+                ? fmt::format("spot runtime +{:g} % for interruptions (deployment.spot_overhead, user-given)",
+                              deployment.spot_overhead_fraction * 100)
+                : fmt::format("spot runtime +{:g} % for interruptions is the default estimate, not a provider "
+                              "figure (none publishes an hourly interruption rate): set deployment.spot_overhead "
+                              "from your own restarts",
+                              deployment.spot_overhead_fraction * 100));
+    }
     return lines;
 }
 

@@ -332,8 +332,10 @@ OrderLineTotals order_line_totals(const std::vector<ProcurementLine>& procuremen
 // One month of a role's cash flow (docs/cost-model.md, "Cash flow"): month 0 is delivery (the
 // capex, hosts and spares included); months 1..N carry the opex (owned) or the rent (rented)
 // the cost model spreads evenly over the horizon (a reserved term over its billed months, which
-// may pass the horizon; a fractional last month its share; a fleet's rented peak month by month,
-// ProcurementLine::rent_usd_by_month); the expected resale comes back in
+// may pass the horizon; a fractional last month its share; a capacity block in month 0, paid at
+// booking; a fleet's rented peak month by month, ProcurementLine::rent_usd_by_month; a purchase
+// late for deployment.deliver_by its bridging rent in the first months); the expected resale
+// comes back in
 // the horizon's last month, subtracted only when counted, else shown as a memo.
 struct CashFlowMonth {
     int month = 0;

@@ -143,6 +143,7 @@ double month_share(double months, int month) {
 
 std::vector<CashFlowMonth> cash_flow(const ProcurementLine& line) {
     const bool bought = is_purchase(line.acquisition);
+    const bool block = line.acquisition == Acquisition::cloud_capacity_block;
     const double horizon = line.horizon_months;
     const double billed = bought ? horizon : std::max(line.billed_months, horizon);
     const int last = horizon > 0 ? static_cast<int>(std::ceil(std::max(horizon, billed))) : 0;
@@ -153,6 +154,10 @@ std::vector<CashFlowMonth> cash_flow(const ProcurementLine& line) {
         flow.month = month;
         if (month == 0) {
             flow.capex_usd = bought ? line.total_usd : 0.0;
+            if (block) {
+                // A capacity block is paid in full when it is booked, before its first hour.
+                flow.rent_usd = line.tco_usd - line.rental_extras_usd;
+            }
         } else if (bought) {
             flow.opex_usd = line.monthly_opex_usd * month_share(horizon, month);
             // The wait for delivery, bridged by renting, is billed from month 1 until the units arrive.
@@ -164,10 +169,13 @@ std::vector<CashFlowMonth> cash_flow(const ProcurementLine& line) {
                                 ? line.rent_usd_by_month[static_cast<std::size_t>(month) - 1]
                                 : 0.0;
         } else {
-            // Instance-hours (the TCO less start-up and transfer) over the months billed; start-up and
-            // transfer with the runs, over the horizon.
-            flow.rent_usd = (line.tco_usd - line.rental_extras_usd) * month_share(billed, month) / billed +
-                            line.rental_extras_usd * month_share(horizon, month) / horizon;
+            // Instance-hours (the TCO less start-up and transfer) over the months billed — a
+            // reservation through its whole committed term, past the horizon when the term is —
+            // unless prepaid at booking (a capacity block); start-up and transfer with the runs,
+            // over the horizon.
+            flow.rent_usd =
+                (block ? 0.0 : (line.tco_usd - line.rental_extras_usd) * month_share(billed, month) / billed) +
+                line.rental_extras_usd * month_share(horizon, month) / horizon;
         }
         if (bought && month == resale_month) {
             (line.resale_counted ? flow.resale_usd : flow.resale_not_counted_usd) = line.resale_usd;

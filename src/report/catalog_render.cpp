@@ -81,6 +81,7 @@ void print_offer(std::ostream& out, const Catalog& catalog, const Offer& offer) 
         add("spot", rates.spot);
         add("reserved 1y", rates.reserved_1y);
         add("reserved 3y", rates.reserved_3y);
+        add("capacity block", rates.capacity_block);
         out << fmt::format(
             "         {}: {}\n", rates.region,
             parts.empty() ? std::string("no published price") : fmt::format("{}", fmt::join(parts, " · ")));

@@ -62,6 +62,10 @@ std::string_view acquisition_short(Acquisition acquisition) {
             return "spot";
         case Acquisition::cloud_reserved:
             return "reserved";
+        case Acquisition::cloud_reserved_3y:
+            return "reserved 3y";
+        case Acquisition::cloud_capacity_block:
+            return "cap block";
     }
     return to_string(acquisition);
 }

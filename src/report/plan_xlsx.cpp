@@ -324,8 +324,10 @@ void write_cash_flow(lxw_workbook* workbook, const PlanReport& report, const For
     bool any_rented = false;
     bool any_counted = false;
     bool any_not_counted = false;
+    bool any_block = false;
     for (const ProcurementLine& line : report.procurement) {
         const bool bought = is_purchase(line.acquisition);
+        any_block = any_block || line.acquisition == Acquisition::cloud_capacity_block;
         any_bought = any_bought || bought;
         any_rented = any_rented || !bought;
         any_counted = any_counted || (bought && line.resale_counted && line.resale_usd > 0);
@@ -344,6 +346,9 @@ void write_cash_flow(lxw_workbook* workbook, const PlanReport& report, const For
         sheet.text(row++, 0,
                    "Rent is spread evenly over the months it is billed (a reserved term over all of them, past the "
                    "horizon if the term is longer).");
+    }
+    if (any_block) {
+        sheet.text(row++, 0, "A capacity block is paid in full when it is booked: its rent is in month 0.");
     }
     if (any_counted) {
         sheet.text(row++, 0,

@@ -1,8 +1,8 @@
 #pragma once
 // Offers for hand-made GPUs in tests: one card sold new and used (each needing a one-slot host
-// of `host_usd`) and one 1-GPU rental with on-demand, spot and 1-year reserved rates, so that a
-// cost test reads like the per-GPU arithmetic it checks. Prices are illustrative, not catalog
-// data.
+// of `host_usd`) and one 1-GPU rental with on-demand, spot, 1- and 3-year reserved and
+// capacity-block rates, so that a cost test reads like the per-GPU arithmetic it checks. Prices
+// are illustrative, not catalog data.
 
 #include <deque>
 #include <optional>
@@ -19,6 +19,8 @@ struct TestPrices {
     std::optional<double> on_demand_usd_per_hour;
     std::optional<double> spot_usd_per_hour;
     std::optional<double> reserved_1y_usd_per_hour;
+    std::optional<double> reserved_3y_usd_per_hour;
+    std::optional<double> capacity_block_usd_per_hour;
 };
 
 // The quote for `acquisition` of a GPU priced by `prices`, or none when that price is absent.
@@ -55,9 +57,12 @@ inline std::optional<OfferQuote> test_quote(const GpuSpec& gpu, const TestPrices
             quote.host = &hosts.back();
         }
     } else {
-        const std::optional<double>& price = acquisition == Acquisition::cloud_on_demand ? prices.on_demand_usd_per_hour
-                                             : acquisition == Acquisition::cloud_spot    ? prices.spot_usd_per_hour
-                                                                                      : prices.reserved_1y_usd_per_hour;
+        const std::optional<double>& price =
+            acquisition == Acquisition::cloud_on_demand        ? prices.on_demand_usd_per_hour
+            : acquisition == Acquisition::cloud_spot           ? prices.spot_usd_per_hour
+            : acquisition == Acquisition::cloud_reserved_3y    ? prices.reserved_3y_usd_per_hour
+            : acquisition == Acquisition::cloud_capacity_block ? prices.capacity_block_usd_per_hour
+                                                               : prices.reserved_1y_usd_per_hour;
         if (!price) {
             return std::nullopt;
         }

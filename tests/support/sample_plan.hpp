@@ -28,8 +28,8 @@ inline GpuSpec sample_gpu(const std::string& id, double memory_gb, double watts,
     gpu.name = "NVIDIA " + id;
     gpu.memory_bytes = memory_gb * 1e9;
     gpu.power_watts = watts;
-    sample_prices()[id] =
-        TestPrices{new_usd, new_usd * 0.6, 2500, on_demand_per_h, on_demand_per_h * 0.4, reserved_per_h};
+    sample_prices()[id] = TestPrices{new_usd,        new_usd * 0.6, 2500,        on_demand_per_h, on_demand_per_h * 0.4,
+                                     reserved_per_h, std::nullopt,  std::nullopt};
     return gpu;
 }
 

@@ -338,7 +338,7 @@ rental:
               "bad.yaml:14:12: purchase[0].as_of: '2026-13' is not a month; write YYYY-MM, e.g. 2026-09",
               "bad.yaml:18:15: rental[0].provider: 'acme' is a vendor; rental offers need a cloud",
               "bad.yaml:25:23: rental[0].prices[0].region: no price in this region: give on_demand, spot, "
-              "reserved_1y or reserved_3y, or set the offer's availability"});
+              "reserved_1y, reserved_3y or capacity_block, or set the offer's availability"});
     CHECK(catalog.offers().size() == 2);  // the failed merge changed nothing
 }
 

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cost/cost.hpp"
@@ -19,7 +20,7 @@ GpuSpec test_gpu() {
     gpu.power_watts = 400;
     return gpu;
 }
-const TestPrices prices{10000, 4000, 2000, 2.0, 1.0, 1.4};
+const TestPrices prices{10000, 4000, 2000, 2.0, 1.0, 1.4, std::nullopt, std::nullopt};
 CostEstimate estimate_cost(const Workload& workload, const GpuSpec& gpu, Acquisition acquisition,
                            const UsageProfile& usage, std::optional<double> unit_price_usd = std::nullopt,
                            const TestPrices& with = prices) {
@@ -357,4 +358,89 @@ TEST_CASE("cost: warranty terms by product class", "[cost][money]") {
     CHECK(gpusel::warranty_months(gpu, offer) == 12);
     offer.condition = gpusel::UnitCondition::used;
     CHECK(gpusel::warranty_months(gpu, offer) == 0);
+}
+
+TEST_CASE("cost: a 3-year reservation bills whole 36-month terms", "[cost][money][commitment]") {
+    gpusel::test::TestPrices with = prices;
+    with.reserved_3y_usd_per_hour = 1.2;
+    Workload workload;  // 24-month horizon
+    const CostEstimate reserved =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_reserved_3y, job(10, 4), std::nullopt, with);
+    REQUIRE(reserved.available);
+    CHECK(reserved.unit_price_usd == 1.2);
+    // A 24-month project still pays one whole 3-year term: 36 × 730.5 h × 4 GPUs × $1.2.
+    CHECK(reserved.billed_months == 36);
+    CHECK(reserved.breakdown.rental_usd == Approx(36 * 730.5 * 4 * 1.2));  // $126,230.40
+    CHECK(reserved.breakdown.hidden_usd == Approx(4.0 / 60 * 4 * 1.2));    // start-up, as on demand
+    CHECK(reserved.tco_usd == Approx(126230.4 + 0.32));
+    CHECK(reserved.capex_usd == 0);
+    CHECK(std::find(reserved.notes.begin(), reserved.notes.end(),
+                    "reserved for 36 months, billed whether used or not") != reserved.notes.end());
+    CHECK(reserved.offer.order == "4 × test.1gpu (4 × TEST), Test, reserved 3y $1.20/h");
+    // 40 months need two terms: 72 months billed.
+    workload.deployment.horizon_months = 40;
+    const CostEstimate longer =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_reserved_3y, job(10, 4), std::nullopt, with);
+    CHECK(longer.billed_months == 72);
+    CHECK(longer.breakdown.rental_usd == Approx(72 * 730.5 * 4 * 1.2));
+    // The 1-year term is unchanged: the 24-month horizon is two whole years at $1.4.
+    const CostEstimate one_year =
+        estimate_cost(Workload(), test_gpu(), Acquisition::cloud_reserved, job(10, 4), std::nullopt, with);
+    CHECK(one_year.billed_months == 24);
+    CHECK(one_year.breakdown.rental_usd == Approx(24 * 730.5 * 4 * 1.4));
+    CHECK(gpusel::describe(Acquisition::cloud_reserved_3y) == "cloud reserved 3y");
+    CHECK(gpusel::to_string(Acquisition::cloud_reserved_3y) == "cloud-reserved-3y");
+    CHECK(gpusel::to_string(Acquisition::cloud_reserved) == "cloud-reserved");  // unchanged
+}
+
+TEST_CASE("cost::capacity_block_days: whole days to 14, then weeks, at most 182", "[cost][money][commitment]") {
+    CHECK(gpusel::capacity_block_days(1) == 1);
+    CHECK(gpusel::capacity_block_days(24) == 1);
+    CHECK(gpusel::capacity_block_days(24.01) == 2);
+    CHECK(gpusel::capacity_block_days(14 * 24) == 14);
+    CHECK(gpusel::capacity_block_days(14 * 24 + 1) == 21);  // 15 days → 14 + one 7-day step
+    CHECK(gpusel::capacity_block_days(22 * 24) == 28);      // 22 days → 14 + two steps
+    CHECK(gpusel::capacity_block_days(182 * 24) == 182);    // 14 + 24 × 7
+    CHECK(gpusel::capacity_block_days(182 * 24 + 1) == 0);  // longer than any block
+}
+
+TEST_CASE("cost: a capacity block is booked in whole days for a job of known length", "[cost][money][commitment]") {
+    gpusel::test::TestPrices with = prices;
+    with.capacity_block_usd_per_hour = 3.0;
+    const Workload workload;
+    // 50 h of runs + 4 min start-up = 50.07 h → a 3-day block: 72 h × 4 instances × $3 = $864,
+    // with no start-up billed on top (it runs inside the paid block).
+    const CostEstimate block =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_capacity_block, job(50, 4), std::nullopt, with);
+    REQUIRE(block.available);
+    CHECK(block.breakdown.rental_usd == Approx(864));
+    CHECK(block.breakdown.hidden_usd == 0);
+    CHECK(block.tco_usd == Approx(864));
+    CHECK(block.capex_usd == 0);
+    CHECK(block.notes.front() ==
+          "capacity block of 3 days × 4 instances, paid in full at booking, not cancellable; unused hours are not "
+          "refunded");
+    CHECK(block.offer.order == "4 × test.1gpu (4 × TEST), Test, capacity block $3.00/h");
+    // 15 days of runs → a 21-day block: 21 × 24 × 4 × $3 = $6,048.
+    const CostEstimate weeks =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_capacity_block, job(15 * 24, 4), std::nullopt, with);
+    CHECK(weeks.breakdown.rental_usd == Approx(6048));
+    // Longer than 182 days, more than 64 instances, or a service: no block.
+    const CostEstimate too_long =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_capacity_block, job(200 * 24, 4), std::nullopt, with);
+    CHECK_FALSE(too_long.available);
+    CHECK(too_long.unavailable_reason == "the job's 201 days exceed the longest capacity block (182 days)");
+    const CostEstimate too_wide =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_capacity_block, job(50, 65), std::nullopt, with);
+    CHECK_FALSE(too_wide.available);
+    CHECK(too_wide.unavailable_reason == "65 instances exceed one capacity block's 64");
+    UsageProfile service = job(0, 2);
+    service.service = true;
+    const CostEstimate serving =
+        estimate_cost(workload, test_gpu(), Acquisition::cloud_capacity_block, service, std::nullopt, with);
+    CHECK_FALSE(serving.available);
+    CHECK(serving.unavailable_reason ==
+          "a capacity block is booked for a known length: a training job with a dataset size");
+    CHECK(gpusel::to_string(Acquisition::cloud_capacity_block) == "cloud-capacity-block");
+    CHECK(gpusel::describe(Acquisition::cloud_capacity_block) == "cloud capacity block");
 }

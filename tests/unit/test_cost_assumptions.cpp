@@ -62,6 +62,12 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK(cost.office_ops_usd_per_gpu_month == 0);
     CHECK(cost.edge_pue == 1.0);
     CHECK(cost.edge_ops_usd_per_gpu_month == 0);
+    // AWS EC2 User Guide, "Find and purchase Capacity Blocks"; a 3-year term is 36 months.
+    CHECK(cost.reservation_3y_term_months == 36);
+    CHECK(cost.capacity_block_daily_until_days == 14);
+    CHECK(cost.capacity_block_step_days == 7);
+    CHECK(cost.capacity_block_max_days == 182);
+    CHECK(cost.capacity_block_max_instances == 64);
     CHECK(cost.rent_below_months == 6);
     CHECK(cost.own_above_months == 24);
     // docs/cost-model.md, "Price sanity rules".
@@ -86,7 +92,8 @@ TEST_CASE("cost assumptions: the built-in data/cost.yaml holds the documented va
     CHECK_FALSE(cost.sources.at("lead_time.server_weeks").estimate());
     CHECK(cost.sources.at("lead_time.rack_weeks").estimate());
     // Every value has a source and a month; the ones no document gives say they are estimates.
-    CHECK(cost.sources.size() == 38);
+    // 33 + the 3-year term and the four capacity-block limits + the five lead times by unit form.
+    CHECK(cost.sources.size() == 43);
     for (const auto& [key, dated] : cost.sources) {
         INFO(key);
         CHECK_FALSE(dated.source.empty());

@@ -91,7 +91,7 @@ TEST_CASE("html_report::buy_versus_rent_break_even_month is the cost model's ove
     service.gpus = 4;
     service.service = true;
     const CostEstimate cost =
-        gpusel::test::test_cost(workload, gpu, {10000, {}, 2000, 2.0, {}, {}}, Acquisition::buy_new, service);
+        gpusel::test::test_cost(workload, gpu, {10000, {}, 2000, 2.0, {}, {}, {}, {}}, Acquisition::buy_new, service);
     REQUIRE(cost.break_even_month.has_value());
     // $48,000 capex; $5,844 a month rented around the clock against $850.16 owned
     // (tests/unit/test_cost.cpp).

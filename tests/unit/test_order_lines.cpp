@@ -147,3 +147,39 @@ TEST_CASE("cash flow: rent over the horizon, a reserved term over every month it
     CHECK(months[24].rent_usd == Approx(1000));
     CHECK(net_sum(months) == Approx(24180));
 }
+
+TEST_CASE("cash flow: a 3-year term bills every month of it, past a 24-month horizon", "[plan][order][commitment]") {
+    // 24 months on a 3-year term at $1,000 a month: 36 months billed, $240 of start-up and
+    // transfer over the 24 months of use.
+    ProcurementLine reserved = fixture_rental();
+    reserved.acquisition = gpusel::Acquisition::cloud_reserved_3y;
+    reserved.horizon_months = 24;
+    reserved.billed_months = 36;
+    reserved.rental_extras_usd = 240;
+    reserved.tco_usd = 36 * 1000 + 240;
+    const std::vector<CashFlowMonth> months = gpusel::cash_flow(reserved);
+    REQUIRE(months.size() == 37);  // months 0 to 36
+    CHECK(months[0].net_usd == 0);
+    CHECK(months[1].rent_usd == Approx(1010));
+    CHECK(months[24].rent_usd == Approx(1010));
+    CHECK(months[25].rent_usd == Approx(1000));  // the commitment past the horizon
+    CHECK(months[36].rent_usd == Approx(1000));
+    CHECK(net_sum(months) == Approx(36240));
+}
+
+TEST_CASE("cash flow: a capacity block is paid in full at booking", "[plan][order][commitment]") {
+    // A $864 block and $24 of data transfer over a 24-month horizon.
+    ProcurementLine block = fixture_rental();
+    block.acquisition = gpusel::Acquisition::cloud_capacity_block;
+    block.horizon_months = 24;
+    block.billed_months = 24;
+    block.rental_extras_usd = 24;
+    block.tco_usd = 864 + 24;
+    const std::vector<CashFlowMonth> months = gpusel::cash_flow(block);
+    REQUIRE(months.size() == 25);
+    CHECK(months[0].rent_usd == Approx(864));
+    CHECK(months[0].capex_usd == 0);
+    CHECK(months[1].rent_usd == Approx(1));
+    CHECK(months[24].rent_usd == Approx(1));
+    CHECK(net_sum(months) == Approx(888));
+}
