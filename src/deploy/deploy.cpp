@@ -199,6 +199,28 @@ void add_general_assumptions(LaunchSpec& spec, const Workload& workload) {
     }
 }
 
+// Where the procurement orders something other than the pick's fleet (a chosen mixed fleet, an
+// owned base plus a rented peak), the launch still describes one replica setup: say so.
+void add_fleet_assumptions(LaunchSpec& spec, const RolePlan& role) {
+    if (role.mix && role.mix->chosen && role.mix->parts.size() == 2) {
+        const MixPart& shorter = role.mix->parts.front();
+        const MixPart& longer = role.mix->parts.back();
+        spec.assumptions.push_back(
+            {"fleet", "mixed: " + role.mix->routing_rule,
+             fmt::format("the plan orders {} × {} and {} × {} routed by prompt length; this launch is the single-type "
+                         "pick's: launch each part on its GPUs behind a router applying the rule",
+                         shorter.gpus, shorter.gpu, longer.gpus, longer.gpu)});
+    } else if (role.fleet && role.fleet->ordered) {
+        const FleetPlan& fleet = *role.fleet;
+        spec.assumptions.push_back(
+            {"fleet",
+             fmt::format("{} owned replicas (+ {} spare), up to {} rented", fleet.chosen.owned_replicas,
+                         fleet.spare_replicas, fleet.chosen.rented_replicas_at_peak),
+             "the plan owns a base and rents the peak hour by hour: run this replica setup on the owned GPUs "
+             "always and start rented replicas when the load passes the base (plan: fleet over the day)"});
+    }
+}
+
 }  // namespace
 
 std::string_view to_string(DeployTarget target) {
@@ -362,6 +384,7 @@ LaunchSpec make_launch_spec(const PlanReport& report, const RolePlan& role, cons
         (role.disaggregated->chosen || role.disaggregated->requested) && spec.decoder_llm) {
         spec.disaggregated = *role.disaggregated;
     }
+    add_fleet_assumptions(spec, role);
     add_general_assumptions(spec, workload);
     return spec;
 }

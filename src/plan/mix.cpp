@@ -108,6 +108,9 @@ MixPart part_of(const Candidate& candidate, const Side& side) {
     value.max_input_tokens = side.max_tokens;
     value.request_share = side.share;
     value.tco_usd = candidate.cost.tco_usd;
+    value.count = candidate.count;
+    value.acquisition = candidate.acquisition;
+    value.cost = candidate.cost;
     return value;
 }
 
@@ -172,8 +175,7 @@ void explain(MixPlan& mix, const Candidate& winner, Objective objective, const C
         mix.chosen = true;
         mix.why = fmt::format(
             "saves {} ({}) over {}, more than the tie margin ({}): the shorter {} of requests run "
-            "on {}, the rest on {}; it would order {} (the procurement table keeps the single-type "
-            "pick)",
+            "on {}, the rest on {}; the procurement orders {} in place of the single-type pick",
             money.whole(saving_usd), format_percent(mix.saving_fraction), single_words(winner), money.whole(margin_usd),
             format_percent(mix.parts.front().request_share), mix.parts.front().gpu, longer.gpu,
             fmt::format("{} and {}", order_words(shorter), order_words(longer_part)));

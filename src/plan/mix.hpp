@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cost/cost.hpp"
+
 namespace gpusel {
 
 // One GPU type of a mix: the requests it serves and what it costs.
@@ -18,6 +20,11 @@ struct MixPart {
     int max_input_tokens = 0;  // the routing rule: requests up to this length (the last part: all longer)
     double request_share = 0;  // of all requests, (0, 1]
     double tco_usd = 0;        // over the horizon
+    // What the part orders (the procurement's line when the mix is chosen): its GPUs in use and
+    // the cost model's estimate of them, offer and spares included.
+    int count = 0;
+    Acquisition acquisition = Acquisition::buy_new;
+    CostEstimate cost;
 };
 
 struct MixPlan {

@@ -335,7 +335,35 @@ std::vector<ProcurementLine> fleet_procurement(const RolePlan& plan) {
     return lines;
 }
 
+// A chosen mixed fleet (plan/mix.hpp): one line per GPU type, each routed its share of requests.
+std::vector<ProcurementLine> mix_procurement(const RolePlan& plan) {
+    const MixPlan& mix = *plan.mix;
+    std::vector<ProcurementLine> lines;
+    for (const MixPart& part : mix.parts) {
+        RolePlan ordered = plan;
+        Candidate& winner = *ordered.winner;
+        winner.gpu = part.gpu;
+        winner.gpu_name = part.gpu_name;
+        winner.count = part.count;
+        winner.acquisition = part.acquisition;
+        winner.cost = part.cost;
+        winner.reason =
+            fmt::format("mixed fleet ({}): {} of requests on {} replica{} (spares included)", mix.routing_rule,
+                        format_percent(part.request_share), part.replicas, part.replicas == 1 ? "" : "s");
+        ProcurementLine line = procurement_line(ordered);
+        line.alternative = fmt::format("{} ×{} alone ({}, {})", plan.winner->gpu, plan.winner->count,
+                                       describe(plan.winner->acquisition), plan.winner->cost.offer.id);
+        line.alternative_reason = "one GPU type: simpler to buy, run and route, costs more for these lengths";
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
 std::vector<ProcurementLine> role_procurement(const RolePlan& plan) {
+    if (plan.mix && plan.mix->chosen && plan.mix->parts.size() == 2 && plan.winner &&
+        !(plan.disaggregated && plan.disaggregated->chosen)) {
+        return mix_procurement(plan);
+    }
     if (plan.fleet && plan.fleet->ordered && plan.winner && !(plan.disaggregated && plan.disaggregated->chosen)) {
         return fleet_procurement(plan);
     }

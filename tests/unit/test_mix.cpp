@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "deploy/deploy.hpp"
 #include "inputs/length_distribution.hpp"
 #include "plan/internal.hpp"
 #include "plan/plan.hpp"
@@ -185,6 +186,34 @@ constraints: {{vendor: [nvidia], allow: [{}]}}
     CHECK(mix.routing_rule.rfind("input ≤ ", 0) == 0);
     CHECK(mix.routing_rule.find(" tokens → " + mix.parts[0].gpu + ", longer → " + mix.parts[1].gpu) !=
           std::string::npos);
+}
+
+TEST_CASE("mix: a chosen mix is what the procurement orders, one line per GPU type", "[mix][procurement]") {
+    // examples/chat-length-mix.yaml: 200 req/s, the mix saves 3 % (more than the 2 % margin).
+    gpusel::Project project;
+    project.workloads.push_back(gpusel::load_workload_file(gpusel::test::source_path("examples/chat-length-mix.yaml"),
+                                                           gpusel::LoadContext{&catalog(), &models()}));
+    const gpusel::PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    const RolePlan& plan = report.roles.front();
+    REQUIRE(plan.mix);
+    REQUIRE(plan.mix->chosen);
+    REQUIRE(report.procurement.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        const gpusel::MixPart& part = plan.mix->parts[i];
+        const gpusel::ProcurementLine& line = report.procurement[i];
+        CHECK(line.gpu == part.gpu);
+        CHECK(line.tco_usd == part.tco_usd);
+        CHECK(line.gpus == part.gpus);
+        CHECK(line.reason.rfind("mixed fleet (" + plan.mix->routing_rule + ")", 0) == 0);
+    }
+    CHECK(report.total_tco_usd == Approx(plan.mix->tco_usd).epsilon(1e-12));
+    CHECK(report.total_tco_usd < plan.winner->cost.tco_usd);
+    // deploy launches one replica setup and says what the plan orders instead.
+    const gpusel::LaunchSpec launch = gpusel::make_launch_spec(report, plan, catalog(), "mix.yaml");
+    const auto fleet = std::find_if(launch.assumptions.begin(), launch.assumptions.end(),
+                                    [](const gpusel::LaunchAssumption& a) { return a.setting == "fleet"; });
+    REQUIRE(fleet != launch.assumptions.end());
+    CHECK(fleet->value == "mixed: " + plan.mix->routing_rule);
 }
 
 TEST_CASE("mix: where one type is cheaper, or the only one, it says why", "[mix]") {
