@@ -282,51 +282,77 @@ std::optional<PickSummary> pick_summary(const RolePlan& plan) {
     return PickSummary{plan.winner->gpu, plan.winner->count, plan.winner->acquisition, plan.winner->cost.tco_usd};
 }
 
-// A role's procurement: its pick's line, or, where a prefill/decode split is chosen, the split's
-// lines (one per GPU type) in its place, so that the order is what `deploy` launches.
+// An order placed in place of the pick's (a fleet's part, a mixed fleet's GPU type, a split's
+// phase): what it orders, priced by the cost model, and why; the pick is its alternative.
+struct OrderInPlace {
+    std::string gpu;  // empty: the pick's
+    std::string gpu_name;
+    int count = 0;
+    Acquisition acquisition = Acquisition::buy_new;
+    const CostEstimate* cost = nullptr;
+    std::string reason;
+    std::string pick_words;  // how the alternative names the pick: "owned whole", "alone", "co-located"
+    std::string alternative_reason;
+};
+
+ProcurementLine line_in_place_of_pick(const RolePlan& plan, const OrderInPlace& order) {
+    const Candidate& pick = *plan.winner;
+    RolePlan ordered = plan;
+    Candidate& winner = *ordered.winner;
+    if (!order.gpu.empty()) {
+        winner.gpu = order.gpu;
+        winner.gpu_name = order.gpu_name;
+    }
+    winner.count = order.count;
+    winner.acquisition = order.acquisition;
+    winner.cost = *order.cost;
+    winner.reason = order.reason;
+    ProcurementLine line = procurement_line(ordered);
+    line.alternative = fmt::format("{} ×{} {} ({}, {})", pick.gpu, pick.count, order.pick_words,
+                                   describe(pick.acquisition), pick.cost.offer.id);
+    line.alternative_reason = order.alternative_reason;
+    return line;
+}
+
 // A fleet's order (plan/fleet.hpp, ordered): the owned base with its spares bought, then the
 // peak rented on demand, its rent month by month for the cash flow.
 std::vector<ProcurementLine> fleet_procurement(const RolePlan& plan) {
     const FleetPlan& fleet = *plan.fleet;
-    const Money money = money_in(plan.workload);
-    const Candidate& pick = *plan.winner;
     const int per_replica = fleet.gpus_per_replica;
-    std::vector<ProcurementLine> lines;
-    const std::string alternative = fmt::format("{} ×{} ({}, {}) owned whole", pick.gpu, pick.count,
-                                                describe(pick.acquisition), pick.cost.offer.id);
     const std::string alternative_reason =
         fmt::format("sized for the busiest hour of the horizon: {} more over {:g} months",
-                    money.whole(fleet.pick_tco_usd - fleet.chosen.tco_usd), fleet.horizon_months);
+                    money_in(plan.workload).whole(fleet.pick_tco_usd - fleet.chosen.tco_usd), fleet.horizon_months);
+    std::vector<ProcurementLine> lines;
     if (fleet.owned_cost) {
-        RolePlan owned = plan;
-        Candidate& winner = *owned.winner;
-        winner.cost = *fleet.owned_cost;
-        winner.acquisition = fleet.owned_cost->acquisition;
-        winner.count = (fleet.chosen.owned_replicas + fleet.spare_replicas) * per_replica;
-        winner.reason =
-            fmt::format("owned base: {} replica{}{} carry the load alone in {} of hours; the rest is rented on demand",
-                        fleet.chosen.owned_replicas, fleet.chosen.owned_replicas == 1 ? "" : "s",
-                        fleet.spare_replicas > 0 ? fmt::format(" + {} spare", fleet.spare_replicas) : std::string(),
-                        format_percent(fleet.owned_load_percentile));
-        ProcurementLine line = procurement_line(owned);
-        line.alternative = alternative;
-        line.alternative_reason = alternative_reason;
-        lines.push_back(std::move(line));
+        const int owned = fleet.chosen.owned_replicas;
+        lines.push_back(line_in_place_of_pick(
+            plan,
+            {{},
+             {},
+             (owned + fleet.spare_replicas) * per_replica,
+             fleet.owned_cost->acquisition,
+             &*fleet.owned_cost,
+             fmt::format("owned base: {} replica{}{} carry the load alone in {} of hours; the rest is rented "
+                         "on demand",
+                         owned, owned == 1 ? "" : "s",
+                         fleet.spare_replicas > 0 ? fmt::format(" + {} spare", fleet.spare_replicas) : std::string(),
+                         format_percent(fleet.owned_load_percentile)),
+             "owned whole",
+             alternative_reason}));
     }
     if (fleet.rented_cost) {
-        RolePlan rented = plan;
-        Candidate& winner = *rented.winner;
-        winner.cost = *fleet.rented_cost;
-        winner.acquisition = Acquisition::cloud_on_demand;
-        winner.count = fleet.chosen.rented_replicas_at_peak * per_replica;
-        winner.reason = fmt::format(
-            "rented peak: up to {} replica{} on demand in the busiest hours, {:.0f} "
-            "replica-hours over {:g} months",
-            fleet.chosen.rented_replicas_at_peak, fleet.chosen.rented_replicas_at_peak == 1 ? "" : "s",
-            fleet.chosen.rented_replica_hours, fleet.horizon_months);
-        ProcurementLine line = procurement_line(rented);
-        line.alternative = alternative;
-        line.alternative_reason = alternative_reason;
+        const int peak = fleet.chosen.rented_replicas_at_peak;
+        ProcurementLine line = line_in_place_of_pick(
+            plan, {{},
+                   {},
+                   peak * per_replica,
+                   Acquisition::cloud_on_demand,
+                   &*fleet.rented_cost,
+                   fmt::format("rented peak: up to {} replica{} on demand in the busiest hours, {:.0f} replica-hours "
+                               "over {:g} months",
+                               peak, peak == 1 ? "" : "s", fleet.chosen.rented_replica_hours, fleet.horizon_months),
+                   "owned whole",
+                   alternative_reason});
         for (const FleetMonth& month : fleet.months) {
             line.rent_usd_by_month.push_back(month.rented_usd);
         }
@@ -340,56 +366,48 @@ std::vector<ProcurementLine> mix_procurement(const RolePlan& plan) {
     const MixPlan& mix = *plan.mix;
     std::vector<ProcurementLine> lines;
     for (const MixPart& part : mix.parts) {
-        RolePlan ordered = plan;
-        Candidate& winner = *ordered.winner;
-        winner.gpu = part.gpu;
-        winner.gpu_name = part.gpu_name;
-        winner.count = part.count;
-        winner.acquisition = part.acquisition;
-        winner.cost = part.cost;
-        winner.reason =
-            fmt::format("mixed fleet ({}): {} of requests on {} replica{} (spares included)", mix.routing_rule,
-                        format_percent(part.request_share), part.replicas, part.replicas == 1 ? "" : "s");
-        ProcurementLine line = procurement_line(ordered);
-        line.alternative = fmt::format("{} ×{} alone ({}, {})", plan.winner->gpu, plan.winner->count,
-                                       describe(plan.winner->acquisition), plan.winner->cost.offer.id);
-        line.alternative_reason = "one GPU type: simpler to buy, run and route, costs more for these lengths";
-        lines.push_back(std::move(line));
+        lines.push_back(line_in_place_of_pick(
+            plan, {part.gpu, part.gpu_name, part.count, part.acquisition, &part.cost,
+                   fmt::format("mixed fleet ({}): {} of requests on {} replica{} (spares included)", mix.routing_rule,
+                               format_percent(part.request_share), part.replicas, part.replicas == 1 ? "" : "s"),
+                   "alone", "one GPU type: simpler to buy, run and route, costs more for these lengths"}));
     }
     return lines;
 }
 
-std::vector<ProcurementLine> role_procurement(const RolePlan& plan) {
-    if (plan.mix && plan.mix->chosen && plan.mix->parts.size() == 2 && plan.winner &&
-        !(plan.disaggregated && plan.disaggregated->chosen)) {
-        return mix_procurement(plan);
-    }
-    if (plan.fleet && plan.fleet->ordered && plan.winner && !(plan.disaggregated && plan.disaggregated->chosen)) {
-        return fleet_procurement(plan);
-    }
-    if (!plan.disaggregated || !plan.disaggregated->chosen || plan.disaggregated->order.empty()) {
-        return {procurement_line(plan)};
-    }
+// A chosen prefill/decode split (plan/disaggregation.hpp): one line per GPU type, so that the
+// order is what `deploy` launches.
+std::vector<ProcurementLine> split_procurement(const RolePlan& plan) {
     const DisaggregatedPlan& split = *plan.disaggregated;
     std::vector<ProcurementLine> lines;
     for (const DisaggregatedOrder& entry : split.order) {
-        RolePlan ordered = plan;
-        Candidate& winner = *ordered.winner;
-        winner.gpu = entry.gpu;
-        winner.gpu_name = entry.gpu_name;
-        winner.count = entry.gpus;
-        winner.cost = entry.cost;
         const std::string phases = split.prefill.gpu == split.decode.gpu ? "prefill and decode"
                                    : entry.gpu == split.prefill.gpu      ? "prefill"
                                                                          : "decode";
-        winner.reason = fmt::format("disaggregated serving, {} workers: {}", phases, split.why);
-        ProcurementLine line = procurement_line(ordered);
-        line.alternative = fmt::format("{} ×{} co-located ({}, {})", plan.winner->gpu, plan.winner->count,
-                                       describe(plan.winner->acquisition), plan.winner->cost.offer.id);
-        line.alternative_reason = "co-located serving: simpler to run, costs more at this load";
-        lines.push_back(std::move(line));
+        lines.push_back(
+            line_in_place_of_pick(plan, {entry.gpu, entry.gpu_name, entry.gpus, plan.winner->acquisition, &entry.cost,
+                                         fmt::format("disaggregated serving, {} workers: {}", phases, split.why),
+                                         "co-located", "co-located serving: simpler to run, costs more at this load"}));
     }
     return lines;
+}
+
+// A role's procurement: its pick's line, or what a chosen split, mixed fleet or owned-base fleet
+// orders in its place (one of them: a split first, then a mix, then a fleet).
+std::vector<ProcurementLine> role_procurement(const RolePlan& plan) {
+    if (!plan.winner) {
+        return {procurement_line(plan)};
+    }
+    if (plan.disaggregated && plan.disaggregated->chosen && !plan.disaggregated->order.empty()) {
+        return split_procurement(plan);
+    }
+    if (plan.mix && plan.mix->chosen && plan.mix->parts.size() == 2) {
+        return mix_procurement(plan);
+    }
+    if (plan.fleet && plan.fleet->ordered) {
+        return fleet_procurement(plan);
+    }
+    return {procurement_line(plan)};
 }
 
 }  // namespace

@@ -159,12 +159,22 @@ std::optional<Candidate> check_workload(const Workload& workload, Checked& check
     INFO(workload.name << ": " << pick.count << "x " << pick.gpu << " " << describe(pick.layout) << " "
                        << to_string(pick.precision));
     const GpuSpec& gpu = *catalog().find(pick.gpu);
-    // The procurement line (CSV, XLSX and JSON render it field by field) orders the pick as planned.
-    REQUIRE(report.procurement.size() == 1);
-    CHECK(report.procurement.front().precision == pick.precision);
-    CHECK(report.procurement.front().gpus ==
-          pick.cost.offer.units * pick.cost.offer.gpus_per_unit + pick.cost.spare_gpus);
-    CHECK(report.procurement.front().tco_usd == pick.cost.tco_usd);
+    if (role.mix && role.mix->chosen) {
+        // A chosen mixed fleet is ordered in the pick's place, one line per GPU type, each its part
+        // as planned (test_mix.cpp); the launch still describes the pick's replica setup.
+        REQUIRE(report.procurement.size() == role.mix->parts.size());
+        for (std::size_t i = 0; i < role.mix->parts.size(); ++i) {
+            CHECK(report.procurement[i].gpu == role.mix->parts[i].gpu);
+            CHECK(report.procurement[i].tco_usd == role.mix->parts[i].tco_usd);
+        }
+    } else {
+        // The procurement line (CSV, XLSX and JSON render it field by field) orders the pick as planned.
+        REQUIRE(report.procurement.size() == 1);
+        CHECK(report.procurement.front().precision == pick.precision);
+        CHECK(report.procurement.front().gpus ==
+              pick.cost.offer.units * pick.cost.offer.gpus_per_unit + pick.cost.spare_gpus);
+        CHECK(report.procurement.front().tco_usd == pick.cost.tco_usd);
+    }
     check_perf_reproduces(workload, gpu, pick, checked);
     check_fixed_line(workload, gpu, pick);
     check_launch(report, role, checked);

@@ -21,31 +21,13 @@ using gpusel::test::catalog;
 using gpusel::test::efficiency;
 using gpusel::test::models;
 
-// examples/deepseek-r1-disagg.yaml: at 16 requests/s the split is chosen.
-const std::string rag = R"(format: 1
-name: deepseek-r1-rag
-kind: inference
-model: {preset: deepseek-r1}
-precision: bf16
-weights: fp8
-kv_cache: fp8
-inference:
-  input_tokens: 8192
-  output_tokens: 1024
-  requests_per_s: 16
-  expert_parallel: 8
-  slo: {ttft: 3s, tpot: 40ms}
-runtime: {engine: sglang}
-deployment: {horizon: 24mo, disaggregated: auto}
-constraints: {vendor: [nvidia]}
-)";
-
 const gpusel::PlanReport& rag_report() {
     static const gpusel::PlanReport report = [] {
         gpusel::Project project;
         project.name = "rag";
-        project.workloads.push_back(
-            gpusel::load_workload_text(rag, "w.yaml", gpusel::LoadContext{&catalog(), &models()}));
+        // examples/deepseek-r1-disagg.yaml: at 16 requests/s the split is chosen.
+        project.workloads.push_back(gpusel::load_workload_file(
+            gpusel::test::source_path("examples/deepseek-r1-disagg.yaml"), gpusel::LoadContext{&catalog(), &models()}));
         return gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
     }();
     return report;
@@ -140,7 +122,8 @@ TEST_CASE("plan csv: a chosen split's order rows say which phases they serve", "
 }
 
 TEST_CASE("plan markdown: a role without deployment.disaggregated has no split section", "[disaggregation][report]") {
-    gpusel::Workload workload = gpusel::load_workload_text(rag, "w.yaml", gpusel::LoadContext{&catalog(), &models()});
+    gpusel::Workload workload = gpusel::load_workload_file(
+        gpusel::test::source_path("examples/deepseek-r1-disagg.yaml"), gpusel::LoadContext{&catalog(), &models()});
     workload.deployment.disaggregated.reset();
     gpusel::Project project;
     project.name = "rag";

@@ -26,6 +26,14 @@ using gpusel::test::catalog;
 using gpusel::test::efficiency;
 using gpusel::test::models;
 
+// A 24-hour profile: `day` from 09:00 to 21:00, `night` otherwise, as YAML.
+std::string day_profile(const char* day, const char* night) {
+    std::string profile = "[";
+    for (int hour = 0; hour < 24; ++hour) {
+        profile += (hour == 0 ? "" : ", ") + std::string(hour >= 9 && hour < 21 ? day : night);
+    }
+    return profile + "]";
+}
 Workload load(const std::string& text) {
     return gpusel::load_workload_text(text, "w.yaml", gpusel::LoadContext{&catalog(), &models()});
 }
@@ -257,11 +265,7 @@ TEST_CASE("fleet: rented replicas are billed in whole rental blocks", "[fleet]")
 }
 
 TEST_CASE("fleet: the planner prices a serving role with inference.load, and none without it", "[fleet]") {
-    std::string profile = "[";
-    for (int hour = 0; hour < 24; ++hour) {
-        profile += (hour == 0 ? "" : ", ") + std::string(hour >= 9 && hour < 21 ? "1" : "0.25");
-    }
-    profile += "]";
+    const std::string profile = day_profile("1", "0.25");
     const std::string text =
         "name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\n"
         "inference: {input_tokens: 512, output_tokens: 256, slo: {tpot: 50ms},\n"
@@ -375,11 +379,7 @@ TEST_CASE("fleet: the diurnal chat example orders the owned base and the rented 
 
 TEST_CASE("fleet: a flat profile renting every hour costs what the rented pick costs, so the pick is ordered",
           "[fleet][procurement]") {
-    std::string profile = "[";
-    for (int hour = 0; hour < 24; ++hour) {
-        profile += (hour == 0 ? "" : ", ") + std::string("1");
-    }
-    profile += "]";
+    const std::string profile = day_profile("1", "1");
     gpusel::Project project;
     project.workloads.push_back(
         load("name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\n"
@@ -409,11 +409,7 @@ TEST_CASE("fleet: a flat profile renting every hour costs what the rented pick c
 
 TEST_CASE("fleet: a pick whose GPU type cannot be rented on demand is not split, and says why", "[fleet]") {
     // Only purchases allowed: nothing to rent the peak from.
-    std::string profile = "[";
-    for (int hour = 0; hour < 24; ++hour) {
-        profile += (hour == 0 ? "" : ", ") + std::string(hour >= 9 && hour < 21 ? "1" : "0.25");
-    }
-    profile += "]";
+    const std::string profile = day_profile("1", "0.25");
     gpusel::Project project;
     project.workloads.push_back(
         load("name: chat\nkind: inference\nmodel: {preset: llama-3.1-8b}\n"
