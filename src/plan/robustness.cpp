@@ -114,6 +114,9 @@ std::size_t winner_of(const std::vector<Outcome>& outcomes, Objective objective)
             tied.emplace_back(i, rank_key_of(objective, outcomes[i]));
         }
     }
+    if (tied.empty()) {
+        return first;  // never: `first` itself is within the tolerance of its own TCO
+    }
     std::stable_sort(tied.begin(), tied.end(),
                      [](const auto& a, const auto& b) { return plan_detail::ranks_before(a.second, b.second); });
     std::vector<std::size_t> seen_gpus;
