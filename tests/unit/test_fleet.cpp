@@ -26,6 +26,16 @@ using gpusel::test::catalog;
 using gpusel::test::efficiency;
 using gpusel::test::models;
 
+// examples/chat-diurnal.yaml planned once for the tests that read it.
+const gpusel::PlanReport& diurnal_report() {
+    static const gpusel::PlanReport report = [] {
+        gpusel::Project project;
+        project.workloads.push_back(gpusel::load_workload_file(gpusel::test::source_path("examples/chat-diurnal.yaml"),
+                                                               gpusel::LoadContext{&catalog(), &models()}));
+        return gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    }();
+    return report;
+}
 // A 24-hour profile: `day` from 09:00 to 21:00, `night` otherwise, as YAML.
 std::string day_profile(const char* day, const char* night) {
     std::string profile = "[";
@@ -305,10 +315,7 @@ TEST_CASE("fleet: the planner prices a serving role with inference.load, and non
 TEST_CASE("fleet: the diurnal chat example owns a base and rents the peak for less than either extreme", "[fleet]") {
     // examples/chat-diurnal.yaml: 40 req/s peak, 4× the trough, 2 %/mo over 24 months, data-centre
     // parts bought, hyperscaler rentals (issue 37's "Done when").
-    gpusel::Project project;
-    project.workloads.push_back(gpusel::load_workload_file(gpusel::test::source_path("examples/chat-diurnal.yaml"),
-                                                           gpusel::LoadContext{&catalog(), &models()}));
-    const gpusel::PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    const gpusel::PlanReport& report = diurnal_report();
     const gpusel::RolePlan& plan = report.roles.front();
     REQUIRE(plan.fleet);
     const FleetPlan& fleet = *plan.fleet;
@@ -333,10 +340,7 @@ TEST_CASE("fleet: the diurnal chat example owns a base and rents the peak for le
 
 TEST_CASE("fleet: the diurnal chat example orders the owned base and the rented peak, and the cash flow rents by month",
           "[fleet][procurement]") {
-    gpusel::Project project;
-    project.workloads.push_back(gpusel::load_workload_file(gpusel::test::source_path("examples/chat-diurnal.yaml"),
-                                                           gpusel::LoadContext{&catalog(), &models()}));
-    const gpusel::PlanReport report = gpusel::make_plan(project, catalog(), efficiency(), gpusel::PlanOptions{});
+    const gpusel::PlanReport& report = diurnal_report();
     const gpusel::RolePlan& plan = report.roles.front();
     REQUIRE(plan.fleet);
     const FleetPlan& fleet = *plan.fleet;
