@@ -34,7 +34,7 @@ struct FactorField {
 };
 
 // Ranges reject unit slips (a bandwidth fraction of 75 instead of 0.75), not plausible values.
-constexpr std::array<FactorField, 27> factor_fields = {{
+constexpr std::array<FactorField, 28> factor_fields = {{
     {"training_compute", &EfficiencyFactors::training_compute, UnitKind::fraction, 0, 1, SpeedRole::efficiency},
     {"training_gemm", &EfficiencyFactors::training_gemm, UnitKind::fraction, 0, 1, SpeedRole::efficiency, false},
     {"training_gemm_fp8", &EfficiencyFactors::training_gemm_fp8, UnitKind::fraction, 0, 1, SpeedRole::efficiency,
@@ -61,6 +61,7 @@ constexpr std::array<FactorField, 27> factor_fields = {{
     {"network_latency", &EfficiencyFactors::network_latency_s, UnitKind::seconds, -1, 0.01, SpeedRole::none},
     {"elementwise_kernels", &EfficiencyFactors::elementwise_kernels, UnitKind::plain, -1, 100, SpeedRole::none, false},
     {"step_floor", &EfficiencyFactors::step_floor_s, UnitKind::seconds, -1, 1, SpeedRole::overhead, false},
+    {"request_latency", &EfficiencyFactors::request_latency_s, UnitKind::seconds, -1, 10, SpeedRole::overhead, false},
     {"kv_read_factor", &EfficiencyFactors::kv_read_factor, UnitKind::plain, 0, 64, SpeedRole::none, false},
     {"attention_score_bytes", &EfficiencyFactors::attention_score_bytes, UnitKind::plain, -1, 64, SpeedRole::none,
      false},

@@ -69,6 +69,8 @@ struct EfficiencyFactors {
     // Per-operator inference (docs/perf-model.md, "Inference").
     double elementwise_kernels = 6;    // memory-bound kernels per layer (norms, activation, residual, RoPE)
     double step_floor_s = 1e-3;        // per decode step and per prefill: scheduler, sampling, host
+    double request_latency_s = 0;      // per generated request, added to its TTFT: the engine's front end
+                                       // and hand-off to the scheduler, no GPU time (0: none measured)
     double kv_read_factor = 1;         // KV bytes decode attention reads per byte stored
     double attention_score_bytes = 0;  // bytes moved per attention score by kernels that materialize
                                        // the scores (0: flash attention keeps them on chip)
@@ -116,8 +118,9 @@ struct EfficiencyRule {
     std::string engine;                    // a known_engine_names() entry; empty = any
     std::map<std::string, double> values;  // factor name -> value
     std::map<std::string, std::string> sources;
-    // Factor name -> ids of the validation cases (tests/validation/perf/cases.yaml) the value was
-    // fitted on; absent for published ranges. The cross-validation refits exactly these.
+    // Factor name -> ids of the validation cases the value was fitted on (tests/validation/perf/,
+    // or InferenceX rows IX… of tests/validation/serving_load/); absent for published ranges. The
+    // cross-validations refit exactly these.
     std::map<std::string, std::vector<std::string>> fitted_on;
     int specificity() const;
 };

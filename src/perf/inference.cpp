@@ -103,6 +103,7 @@ struct ReplicaModel {
     double kernel_floor_s = 0;
     double elementwise_kernels = 0;
     double step_floor_s = 0;
+    double request_latency_s = 0;  // a generating engine's per-request latency outside the GPU's work
     double kv_read_factor = 1;
     double attention_heads = 0;        // query heads
     double attention_score_bytes = 0;  // per score, when the attention kernels materialize them
@@ -274,6 +275,7 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
     // have neither, only the per-call cost of their engine (request_floor).
     replica.step_floor_s =
         setting.workload.task() == InferenceTask::generation ? factors.step_floor_s : factors.request_floor_s;
+    replica.request_latency_s = setting.workload.task() == InferenceTask::generation ? factors.request_latency_s : 0;
     // A KV head is read at most once per query head of its group.
     replica.kv_read_factor = std::clamp(factors.kv_read_factor, 1.0, std::max(1.0, model.heads / kv_heads));
     replica.attention_heads = model.heads;
@@ -779,10 +781,10 @@ struct Serving {
         if (load <= 0) {
             point.stable = true;
             const double single = model.transformer ? prefill_one() : batch_time(1);
-            point.ttft_s = single;
+            point.ttft_s = single + model.request_latency_s;
             const bool decodes = model.transformer && output_tokens > 0;
             point.tpot_s = decodes ? step(1) : 0;
-            point.e2e_s = single + (decodes ? (output_tokens - 1) * point.tpot_s : 0);
+            point.e2e_s = point.ttft_s + (decodes ? (output_tokens - 1) * point.tpot_s : 0);
             return point;
         }
         // Encoders and prefill-only scoring are one pass per request too: served by dynamic
@@ -815,7 +817,7 @@ struct Serving {
         const double stalls_at_percentile = stalls + z * std::sqrt(stalls);
         point.tpot_s = decode_step_s + prefill_s * stalls_at_percentile / std::max(1.0, output_tokens);
         if (deciding != nullptr) {
-            const double ttft_floor_s = decode_step_s + prefill_s;
+            const double ttft_floor_s = decode_step_s + prefill_s + model.request_latency_s;
             if ((deciding->tpot_seconds > 0 && point.tpot_s > deciding->tpot_seconds) ||
                 (deciding->ttft_seconds > 0 && ttft_floor_s > deciding->ttft_seconds) ||
                 (deciding->e2e_seconds > 0 &&
@@ -837,7 +839,8 @@ struct Serving {
         const double prefill_wait_probability = erlang_c_wait_probability(replicas, prefill_load);
         const double prefill_mean_wait = prefill_wait_probability * prefill_s / (replicas - prefill_load) / 2;
         point.ttft_s = tail_wait(slot_wait_probability, slot_mean_wait) +
-                       tail_wait(prefill_wait_probability, prefill_mean_wait) + decode_step_s + prefill_s;
+                       tail_wait(prefill_wait_probability, prefill_mean_wait) + decode_step_s + prefill_s +
+                       model.request_latency_s;
         point.e2e_s = point.ttft_s + (output_tokens - 1) * point.tpot_s;
         point.concurrency = concurrency;
         point.stable = true;
@@ -879,7 +882,8 @@ struct Serving {
         const double prefill_mean_wait = prefill_busy * prefill_s / (1 - prefill_busy) / 2;
         const double slot_wait = queued / throughput;
         const auto ttft_at = [&](double quantile) {
-            return slot_wait + wait_at(prefill_busy, prefill_mean_wait, quantile) + step_s / 2 + prefill_s;
+            return slot_wait + wait_at(prefill_busy, prefill_mean_wait, quantile) + step_s / 2 + prefill_s +
+                   model.request_latency_s;
         };
         result.median.stable = result.at_percentile.stable = true;
         result.median.concurrency = result.at_percentile.concurrency = running;

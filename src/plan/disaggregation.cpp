@@ -115,6 +115,9 @@ private:
         const PricedGpu* gpu;
         PhaseOption option;
         double prefill_s;
+        // The engine's per-request latency (front end, scheduler hand-off): in the TTFT as in
+        // co-located serving, no GPU time (docs/perf-model.md, "Validation under load").
+        double request_latency_s;
     };
     struct DecodeChoice {
         const PricedGpu* gpu;
@@ -506,7 +509,7 @@ Sizer::Step Sizer::try_counts(const PrefillChoice& prefill_choice, DecodeChoice&
                           ? 1
                           : std::max(1, std::min({prefill_tp, decode_tp, std::max(1, m_workload.model.kv_heads)}));
     const double transfer_s = kv_transfer_seconds(kv_bytes / lanes, 1, link.bytes_per_s, link.latency_s);
-    const double ttft_s = queue.wait_s + *prefill_s + transfer_s;
+    const double ttft_s = queue.wait_s + *prefill_s + transfer_s + prefill_choice.request_latency_s;
     const bool meets =
         (slo.ttft_seconds <= 0 || ttft_s <= slo.ttft_seconds) && (slo.tpot_seconds <= 0 || tpot_s <= slo.tpot_seconds);
     if (!meets) {
@@ -548,6 +551,7 @@ Sizer::Step Sizer::try_counts(const PrefillChoice& prefill_choice, DecodeChoice&
     best.kv_transfer_s = transfer_s;
     best.kv_link = fmt::format("{} {:.0f} GB/s per GPU", link.name, link.bytes_per_s / 1e9);
     best.ttft_s = ttft_s;
+    best.request_latency_s = prefill_choice.request_latency_s;
     best.tpot_s = tpot_s;
     best.meets_slo = true;
     best.tco_usd = tco;
@@ -598,7 +602,12 @@ std::optional<DisaggregatedPlan> Sizer::run() {
             for (const int tensor_parallel : tensor_parallel_options(type, spec.prefill.tensor_parallel)) {
                 const PhaseOption phase = option(type, tensor_parallel, spec.prefill.expert_parallel);
                 if (const std::optional<double> prefill_s = prefill_time(phase)) {
-                    prefills.push_back({&type, phase, *prefill_s});
+                    const double request_latency_s =
+                        m_efficiency
+                            .resolve(*phase.gpu, phase.stack,
+                                     resolve_engine(phase_workload(phase), phase.stack, phase.engine))
+                            .request_latency_s;
+                    prefills.push_back({&type, phase, *prefill_s, request_latency_s});
                 }
             }
         }

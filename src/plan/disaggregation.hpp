@@ -38,12 +38,13 @@ struct DisaggregatedOrder {
 struct DisaggregatedPlan {
     DisaggregatedPhase prefill;
     DisaggregatedPhase decode;
-    int replicas = 1;          // prefill+decode groups serving the load
-    double kv_transfer_s = 0;  // one request's KV cache, prefill worker → decode worker
-    std::string kv_link;       // the link it moves over, e.g. "NVLink 900 GB/s" or "InfiniBand 400 Gb/s"
-    double kv_bytes = 0;       // one prompt's KV cache, whole model
-    double percentile = 99;    // inference.slo.percentile, the one ttft_s and tpot_s are at
-    double ttft_s = 0;         // at the SLO percentile, transfer included
+    int replicas = 1;              // prefill+decode groups serving the load
+    double kv_transfer_s = 0;      // one request's KV cache, prefill worker → decode worker
+    std::string kv_link;           // the link it moves over, e.g. "NVLink 900 GB/s" or "InfiniBand 400 Gb/s"
+    double kv_bytes = 0;           // one prompt's KV cache, whole model
+    double percentile = 99;        // inference.slo.percentile, the one ttft_s and tpot_s are at
+    double ttft_s = 0;             // at the SLO percentile, transfer included
+    double request_latency_s = 0;  // the engine's per request (front end, hand-off), in ttft_s
     double tpot_s = 0;
     bool meets_slo = false;
     double tco_usd = 0;  // over the horizon
