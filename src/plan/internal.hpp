@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -168,6 +169,8 @@ private:
     std::optional<Replicas> replicas_for(const InferencePerf& single, int gpus_per_replica, int max_gpus,
                                          Miss& miss) const;
     int spare_replicas(int replicas, bool of_total) const;
+    // estimate_perf of this evaluator's workload and efficiency, remembered by GPU and query.
+    const PerfEstimate& estimate(const GpuSpec& gpu, const PerfQuery& query) const;
 
     const Workload& m_workload;
     const Catalog& m_catalog;
@@ -200,6 +203,14 @@ private:
         std::vector<std::string> excluded;
     };
     std::map<std::pair<std::string, Acquisition>, OfferQuotes> m_quotes;
+    // Estimates already made (estimate_perf is a pure function of the workload, GPU, query and
+    // efficiency table, the first and last fixed here): the pricing of every offer with room in
+    // its unit asks for the same larger fleet (fill_units), the margin search for counts it
+    // tried. An evaluator is used by one thread.
+    using EstimateKey =
+        std::tuple<const GpuSpec*, int, int, int, int, int, Sharding, Offload, int, int, ServingStack, std::string,
+                   std::optional<Precision>, std::optional<Checkpointing>, bool, double, double>;
+    mutable std::map<EstimateKey, PerfEstimate> m_estimates;
 };
 
 // The memory query that reproduces a candidate's estimate: its layout, batch, precision and
