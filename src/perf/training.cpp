@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -310,13 +312,36 @@ std::optional<DataSpec> modelled_input(const Setting& setting, int gpus) {
     data.cpu_samples_per_s_per_core = platform.image_decode_samples_per_s_per_vcpu;
     data.cpu_cores = std::max(1, static_cast<int>(std::floor(per_gpu * node_gpus)));
     data.loader_workers = data.cpu_cores;
-    setting.notes.push_back(fmt::format(
-        "no data: section: the input pipeline is assumed — JPEG decode and augmentation on the CPU at {:g} "
-        "samples/s per vCPU (an estimate, data/efficiency.yaml platform.image_decode_per_vcpu) on {} vCPUs per "
-        "node ({:g} per GPU, {}); describe it in data: to change",
-        data.cpu_samples_per_s_per_core, data.cpu_cores, per_gpu,
-        from_offers ? fmt::format("the median of {} {} offer(s)", setting.gpu.host_vcpus_offers, setting.gpu.id)
-                    : "no offer of this GPU publishes its vCPUs: platform.host_vcpus_per_gpu"));
+    // Every estimate of an image-training search writes this note: formatted once per thread for
+    // the figures it names, copied while they stay the same.
+    struct Written {
+        double samples_per_s_per_core = -1;
+        int cores = -1;
+        double per_gpu = -1;
+        int offers = -1;
+        std::string gpu;
+        std::string text;
+    };
+    thread_local Written written;
+    const int offers = from_offers ? setting.gpu.host_vcpus_offers : -1;
+    const std::string_view gpu_id = from_offers ? std::string_view(setting.gpu.id) : std::string_view();
+    if (written.samples_per_s_per_core != data.cpu_samples_per_s_per_core || written.cores != data.cpu_cores ||
+        written.per_gpu != per_gpu || written.offers != offers || written.gpu != gpu_id) {
+        written = Written{data.cpu_samples_per_s_per_core,
+                          data.cpu_cores,
+                          per_gpu,
+                          offers,
+                          std::string(gpu_id),
+                          fmt::format("no data: section: the input pipeline is assumed — JPEG decode and "
+                                      "augmentation on the CPU at {:g} samples/s per vCPU (an estimate, "
+                                      "data/efficiency.yaml platform.image_decode_per_vcpu) on {} vCPUs per node "
+                                      "({:g} per GPU, {}); describe it in data: to change",
+                                      data.cpu_samples_per_s_per_core, data.cpu_cores, per_gpu,
+                                      from_offers ? fmt::format("the median of {} {} offer(s)", offers, gpu_id)
+                                                  : "no offer of this GPU publishes its vCPUs: "
+                                                    "platform.host_vcpus_per_gpu")};
+    }
+    setting.notes.push_back(written.text);
     return data;
 }
 
