@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -723,6 +724,10 @@ struct Serving {
         }
         return *prefill_one_cache_s;
     }
+    // The last batch asked for besides 1: a load search's next point starts its fixed point from
+    // the concurrency of the last point that met the SLO, whose step was the last one computed.
+    mutable double step_last_batch = std::numeric_limits<double>::quiet_NaN();  // none yet
+    mutable double step_last_s = 0;
     double step(double batch) const {
         if (batch == 1) {
             if (!step_one_cache_s) {
@@ -730,7 +735,11 @@ struct Serving {
             }
             return *step_one_cache_s;
         }
-        return token_step_s(model, batch, mean_context());
+        if (batch != step_last_batch) {
+            step_last_s = token_step_s(model, batch, mean_context());
+            step_last_batch = batch;
+        }
+        return step_last_s;
     }
 
     // Static batch: prefill all prompts together, then decode them together.
@@ -1210,7 +1219,9 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, con
                           result.replicas,
                           {},
                           {},
-                          {}};
+                          {},
+                          std::numeric_limits<double>::quiet_NaN(),
+                          0};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
         result.batch = 0;
