@@ -582,6 +582,25 @@ void add_attention(const ReplicaModel& model, double flops, double bytes, StepTi
     add_kernel(step, compute, memory, std::max(compute, memory) + model.kernel_floor_s, bytes, flops);
 }
 
+// Whether an M/M/c queue's wait probability (erlang_c_wait_probability) is certainly at most
+// `probability`, by the bound erlang_c_wait_probability uses to skip its recursion: for
+// c >= a + 1, C <= c/(c − a) · 2 · e^−a · a^c / c!. A few logarithms instead of one step per
+// server: a load search asks it of every batch slot of every replica at each point, and a
+// probability under the SLO's miss share gives no tail wait whatever its value (wait_at).
+bool wait_probability_at_most(int servers, double load, double probability) {
+    if (load <= 0) {
+        return true;
+    }
+    const double c_minus_a = servers - load;
+    if (servers <= 0 || c_minus_a < 1) {
+        return false;
+    }
+    const double log_bound =
+        std::log(2.0 * servers / c_minus_a) - load + servers * std::log(load) - std::lgamma(servers + 1.0);
+    // A margin far above the rounding of the terms (about 1e-13 of the largest, c·log a).
+    return log_bound < std::log(probability) - 1e-6;
+}
+
 // One decode step of `batch` sequences whose mean context is `context` tokens, each with
 // `tokens` query tokens (1; a speculative verify pass: the draft tokens + 1): per layer the
 // GEMMs, the routed experts, paged decode attention (reads this GPU's share of each sequence's KV
@@ -837,7 +856,10 @@ struct Serving {
         const int slots = batch * replicas;
         const double busy_slots = concurrency * replicas;
         const double holding_s = output_tokens * mean_tpot;
-        const double slot_wait_probability = erlang_c_wait_probability(slots, busy_slots);
+        // Under the miss share the probability's value changes nothing (tail_wait gives 0).
+        const double slot_wait_probability = wait_probability_at_most(slots, busy_slots, 1 - percentile)
+                                                 ? 0
+                                                 : erlang_c_wait_probability(slots, busy_slots);
         const double slot_mean_wait = slot_wait_probability * holding_s / (slots - busy_slots);
         // Waiting for a replica to finish the prefill it is running: M/D/c with c = replicas,
         // approximated as half the M/M/c wait (deterministic service, Allen–Cunneen); for one
