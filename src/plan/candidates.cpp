@@ -346,6 +346,11 @@ bool CandidateEvaluator::fill_units(const GpuSpec& gpu, int extra_replicas, int 
     query.layout.data_parallel += extra_replicas;
     query.batch = candidate.batch;
     query.precision = candidate.precision;
+    const double rate = m_workload.inference.requests_per_s;
+    if (m_policy.sizing_only && rate > 0) {
+        query.capacity_needed_rps = rate * (1 - 1e-9);
+        query.capacity_factor = speed_at(gpu, query.layout).slow;
+    }
     PerfEstimate perf = estimate(gpu, query);
     if (!perf.inference || !perf.inference->meets_slo) {
         return false;  // never: more replicas at the same batch only shorten the queues
@@ -741,7 +746,7 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     const SpeedQuantile& speed = speed_at(gpu, query.layout);
     const double capacity = perf.inference->max_requests_per_s_meeting_slo;
     if (capacity * speed.slow >= rate * (1 - 1e-9)) {
-        if (decided) {
+        if (decided && !m_policy.sizing_only) {
             perf = estimate(gpu, query);  // the candidate's own estimate
         }
         return 0;
@@ -751,7 +756,13 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     const auto at = [&](int replicas) {
         PerfQuery wider = query;
         wider.layout.data_parallel = replicas;
-        return std::pair{wider, estimate(gpu, wider)};
+        if (!m_policy.sizing_only) {
+            return std::pair{wider, estimate(gpu, wider)};
+        }
+        PerfQuery asked = wider;
+        asked.capacity_needed_rps = rate * (1 - 1e-9);
+        asked.capacity_factor = speed_at(gpu, wider.layout).slow;
+        return std::pair{wider, estimate(gpu, asked)};
     };
     // Each count tried asks only whether its capacity reaches the threshold: perf's search stops
     // as soon as that is decided (PerfQuery::capacity_needed_rps), the same answer in a fraction

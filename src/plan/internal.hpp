@@ -88,6 +88,12 @@ struct CandidatePolicy {
     // An exact count sized as the planner sizes its picks (the micro-batch whose memory fits at
     // the band's confidence quantile); false: judged at the estimate, as `check` does.
     bool size_for_confidence = false;
+    // Only the candidates' sizes and prices are read, not their capacities (the mixed fleet's
+    // part sizings): the estimates after the first replica's ask only whether the fleet carries
+    // the load at the speed band's slow end (PerfQuery::capacity_needed_rps), the question
+    // holds_at_confidence asks of them, so a candidate's max_requests_per_s_meeting_slo is on
+    // the same side of that threshold as the full figure, not the figure.
+    bool sizing_only = false;
 
     static CandidatePolicy search(const Workload& workload);
     static CandidatePolicy fixed_line(int count, Acquisition acquisition, std::optional<double> unit_price_usd,
