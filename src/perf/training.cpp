@@ -402,6 +402,27 @@ void time_to_train(const TrainingSpec& spec, double tokens_per_sample, TrainingP
     }
 }
 
+// "data parallel 8 over nvlink4 (…)": every estimate with data parallelism writes it, and a
+// search's layouts share it over their ZeRO stages and micro-batches, so it is formatted once
+// per thread for the figures it names and copied while they stay the same.
+const std::string& data_parallel_note(int dp, const std::string& link, double bytes_per_s) {
+    struct Written {
+        int dp = 0;
+        std::string link;
+        double bytes_per_s = -1;
+        std::string text;
+    };
+    thread_local Written written;
+    if (written.dp != dp || written.bytes_per_s != bytes_per_s || written.link != link) {
+        written.dp = dp;
+        written.link = link;
+        written.bytes_per_s = bytes_per_s;
+        written.text =
+            fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, link, bytes_per_s / 1e9);
+    }
+    return written.text;
+}
+
 }  // namespace
 
 TransformerTrainingOps transformer_training_ops(const Workload& workload, Precision precision,
@@ -707,8 +728,7 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     time_to_train(workload.training, work.tokens, result, notes);
     add_context_parallel_note(setting, ops, batches.micro_batch);
     if (dp > 1) {
-        notes.push_back(fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, sync.link.name,
-                                    sync.link.bytes_per_s / 1e9));
+        notes.push_back(data_parallel_note(dp, sync.link.name, sync.link.bytes_per_s));
     }
     return result;
 }
