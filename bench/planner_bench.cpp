@@ -231,6 +231,7 @@ GPUSEL_PLAN_BENCHMARK(chat_diurnal, "chat-diurnal.yaml");
 GPUSEL_PLAN_BENCHMARK(chat_length_mix, "chat-length-mix.yaml");
 GPUSEL_PLAN_BENCHMARK(deepseek_r1_disagg, "deepseek-r1-disagg.yaml");
 GPUSEL_PLAN_BENCHMARK(finetune_then_serve, "finetune-then-serve.yaml");
+GPUSEL_PLAN_BENCHMARK(serve_by_date, "serve-by-date.yaml");
 
 // The real binary, `gpusel plan FILE`: iteration time = process start to the first line of
 // output; counters: the whole run (ms) and the child's peak resident set (MB, from wait4).
@@ -302,6 +303,7 @@ GPUSEL_BINARY_BENCHMARK(chat_diurnal, "chat-diurnal.yaml");
 GPUSEL_BINARY_BENCHMARK(chat_length_mix, "chat-length-mix.yaml");
 GPUSEL_BINARY_BENCHMARK(deepseek_r1_disagg, "deepseek-r1-disagg.yaml");
 GPUSEL_BINARY_BENCHMARK(finetune_then_serve, "finetune-then-serve.yaml");
+GPUSEL_BINARY_BENCHMARK(serve_by_date, "serve-by-date.yaml");
 
 }  // namespace
 

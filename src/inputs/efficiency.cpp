@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -269,29 +270,50 @@ int EfficiencyRule::specificity() const {
     return (family.empty() ? 0 : 1) + (memory ? 1 : 0) + (stack ? 1 : 0) + (engine.empty() ? 0 : 1);
 }
 
+namespace {
+// `family` (stored lower-case) == to_lower(architecture), without the copy.
+bool is_lowered(std::string_view family, std::string_view architecture) {
+    return family.size() == architecture.size() &&
+           std::equal(family.begin(), family.end(), architecture.begin(), [](char stored, char given) {
+               return stored == static_cast<char>(std::tolower(static_cast<unsigned char>(given)));
+           });
+}
+}  // namespace
+
 EfficiencyFactors EfficiencyTable::resolve(const GpuSpec& gpu, ServingStack stack, std::string_view engine) const {
+    // Every estimate resolves its factors (thousands per plan), so the matching rules are kept in
+    // a buffer the thread reuses and ordered by an insertion sort, which is stable as
+    // std::stable_sort is but allocates nothing.
     EfficiencyFactors factors = defaults;
-    factors.applied = {"defaults"};
-    const std::string family = to_lower(gpu.architecture);
     const MemoryClass memory = memory_class(gpu);
-    std::vector<const EfficiencyRule*> matching;
+    thread_local std::vector<std::pair<int, const EfficiencyRule*>> matching;
+    matching.clear();
     for (const EfficiencyRule& rule : rules) {
-        if ((rule.family.empty() || rule.family == family) && (!rule.memory || *rule.memory == memory) &&
-            (!rule.stack || *rule.stack == stack) && (rule.engine.empty() || equals_ignore_case(rule.engine, engine))) {
-            matching.push_back(&rule);
+        if ((rule.family.empty() || is_lowered(rule.family, gpu.architecture)) &&
+            (!rule.memory || *rule.memory == memory) && (!rule.stack || *rule.stack == stack) &&
+            (rule.engine.empty() || equals_ignore_case(rule.engine, engine))) {
+            matching.emplace_back(rule.specificity(), &rule);
         }
     }
     // More specific rules win; among equals, the later one in the file.
-    std::stable_sort(matching.begin(), matching.end(), [](const EfficiencyRule* a, const EfficiencyRule* b) {
-        return a->specificity() < b->specificity();
-    });
-    for (const EfficiencyRule* rule : matching) {
-        apply_values(factors, rule->values);
-        factors.applied.push_back(rule->label);
+    for (std::size_t i = 1; i < matching.size(); ++i) {
+        const std::pair<int, const EfficiencyRule*> moved = matching[i];
+        std::size_t at = i;
+        for (; at > 0 && matching[at - 1].first > moved.first; --at) {
+            matching[at] = matching[at - 1];
+        }
+        matching[at] = moved;
+    }
+    factors.applied.clear();
+    factors.applied.reserve(matching.size() + 2);
+    factors.applied.emplace_back("defaults");
+    for (const std::pair<int, const EfficiencyRule*>& entry : matching) {
+        apply_values(factors, entry.second->values);
+        factors.applied.push_back(entry.second->label);
     }
     if (speed_scale != 1) {
         apply_speed_scale(factors, speed_scale);
-        factors.applied.push_back("calibration");
+        factors.applied.emplace_back("calibration");
     }
     return factors;
 }

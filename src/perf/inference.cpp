@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -583,6 +584,25 @@ void add_attention(const ReplicaModel& model, double flops, double bytes, StepTi
     add_kernel(step, compute, memory, std::max(compute, memory) + model.kernel_floor_s, bytes, flops);
 }
 
+// Whether an M/M/c queue's wait probability (erlang_c_wait_probability) is certainly at most
+// `probability`, by the bound erlang_c_wait_probability uses to skip its recursion: for
+// c >= a + 1, C <= c/(c − a) · 2 · e^−a · a^c / c!. A few logarithms instead of one step per
+// server: a load search asks it of every batch slot of every replica at each point, and a
+// probability under the SLO's miss share gives no tail wait whatever its value (wait_at).
+bool wait_probability_at_most(int servers, double load, double probability) {
+    if (load <= 0) {
+        return true;
+    }
+    const double c_minus_a = servers - load;
+    if (servers <= 0 || c_minus_a < 1) {
+        return false;
+    }
+    const double log_bound =
+        std::log(2.0 * servers / c_minus_a) - load + servers * std::log(load) - std::lgamma(servers + 1.0);
+    // A margin far above the rounding of the terms (about 1e-13 of the largest, c·log a).
+    return log_bound < std::log(probability) - 1e-6;
+}
+
 // One decode step of `batch` sequences whose mean context is `context` tokens, each with
 // `tokens` query tokens (1; a speculative verify pass: the draft tokens + 1): per layer the
 // GEMMs, the routed experts, paged decode attention (reads this GPU's share of each sequence's KV
@@ -725,6 +745,10 @@ struct Serving {
         }
         return *prefill_one_cache_s;
     }
+    // The last batch asked for besides 1: a load search's next point starts its fixed point from
+    // the concurrency of the last point that met the SLO, whose step was the last one computed.
+    mutable double step_last_batch = std::numeric_limits<double>::quiet_NaN();  // none yet
+    mutable double step_last_s = 0;
     double step(double batch) const {
         if (batch == 1) {
             if (!step_one_cache_s) {
@@ -732,7 +756,11 @@ struct Serving {
             }
             return *step_one_cache_s;
         }
-        return token_step_s(model, batch, mean_context());
+        if (batch != step_last_batch) {
+            step_last_s = token_step_s(model, batch, mean_context());
+            step_last_batch = batch;
+        }
+        return step_last_s;
     }
 
     // Static batch: prefill all prompts together, then decode them together.
@@ -830,7 +858,10 @@ struct Serving {
         const int slots = batch * replicas;
         const double busy_slots = concurrency * replicas;
         const double holding_s = output_tokens * mean_tpot;
-        const double slot_wait_probability = erlang_c_wait_probability(slots, busy_slots);
+        // Under the miss share the probability's value changes nothing (tail_wait gives 0).
+        const double slot_wait_probability = wait_probability_at_most(slots, busy_slots, 1 - percentile)
+                                                 ? 0
+                                                 : erlang_c_wait_probability(slots, busy_slots);
         const double slot_mean_wait = slot_wait_probability * holding_s / (slots - busy_slots);
         // Waiting for a replica to finish the prefill it is running: M/D/c with c = replicas,
         // approximated as half the M/M/c wait (deterministic service, Allen–Cunneen); for one
@@ -1214,7 +1245,9 @@ InferencePerf estimate_inference(const Setting& setting, int batch_override, con
                           result.replicas,
                           {},
                           {},
-                          {}};
+                          {},
+                          std::numeric_limits<double>::quiet_NaN(),
+                          0};
     if (!model.transformer && model.forward_flops_per_sample <= 0) {
         setting.notes.push_back("the model has neither transformer fields nor flops_per_sample; no speed estimate");
         result.batch = 0;

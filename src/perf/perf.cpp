@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -274,11 +276,20 @@ PerfEstimate estimate_perf(const Workload& workload, const GpuSpec& gpu, const P
     const std::string engine_text = engine.empty() || engine == "llama.cpp" || engine == "hf-generate"
                                         ? std::string()
                                         : fmt::format(" (engine {})", engine);
-    // Appended, not formatted: every estimate the search makes writes it (thousands per plan).
-    std::string stack_note = "assumed software stack: ";
+    // Appended, not formatted, into one allocation: every estimate the search makes writes it
+    // (thousands per plan).
+    constexpr std::string_view stack_words = "assumed software stack: ";
+    constexpr std::string_view factor_words = "; efficiency factors from data/efficiency.yaml: ";
+    std::size_t note_size = stack_words.size() + stack_text.size() + engine_text.size() + factor_words.size();
+    for (const std::string& label : factors.applied) {
+        note_size += label.size() + 2;
+    }
+    std::string stack_note;
+    stack_note.reserve(note_size);
+    stack_note += stack_words;
     stack_note += stack_text;
     stack_note += engine_text;
-    stack_note += "; efficiency factors from data/efficiency.yaml: ";
+    stack_note += factor_words;
     for (std::size_t index = 0; index < factors.applied.size(); ++index) {
         stack_note += index == 0 ? "" : ", ";
         stack_note += factors.applied[index];

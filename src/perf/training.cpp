@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -310,13 +312,36 @@ std::optional<DataSpec> modelled_input(const Setting& setting, int gpus) {
     data.cpu_samples_per_s_per_core = platform.image_decode_samples_per_s_per_vcpu;
     data.cpu_cores = std::max(1, static_cast<int>(std::floor(per_gpu * node_gpus)));
     data.loader_workers = data.cpu_cores;
-    setting.notes.push_back(fmt::format(
-        "no data: section: the input pipeline is assumed — JPEG decode and augmentation on the CPU at {:g} "
-        "samples/s per vCPU (an estimate, data/efficiency.yaml platform.image_decode_per_vcpu) on {} vCPUs per "
-        "node ({:g} per GPU, {}); describe it in data: to change",
-        data.cpu_samples_per_s_per_core, data.cpu_cores, per_gpu,
-        from_offers ? fmt::format("the median of {} {} offer(s)", setting.gpu.host_vcpus_offers, setting.gpu.id)
-                    : "no offer of this GPU publishes its vCPUs: platform.host_vcpus_per_gpu"));
+    // Every estimate of an image-training search writes this note: formatted once per thread for
+    // the figures it names, copied while they stay the same.
+    struct Written {
+        double samples_per_s_per_core = -1;
+        int cores = -1;
+        double per_gpu = -1;
+        int offers = -1;
+        std::string gpu;
+        std::string text;
+    };
+    thread_local Written written;
+    const int offers = from_offers ? setting.gpu.host_vcpus_offers : -1;
+    const std::string_view gpu_id = from_offers ? std::string_view(setting.gpu.id) : std::string_view();
+    if (written.samples_per_s_per_core != data.cpu_samples_per_s_per_core || written.cores != data.cpu_cores ||
+        written.per_gpu != per_gpu || written.offers != offers || written.gpu != gpu_id) {
+        written = Written{data.cpu_samples_per_s_per_core,
+                          data.cpu_cores,
+                          per_gpu,
+                          offers,
+                          std::string(gpu_id),
+                          fmt::format("no data: section: the input pipeline is assumed — JPEG decode and "
+                                      "augmentation on the CPU at {:g} samples/s per vCPU (an estimate, "
+                                      "data/efficiency.yaml platform.image_decode_per_vcpu) on {} vCPUs per node "
+                                      "({:g} per GPU, {}); describe it in data: to change",
+                                      data.cpu_samples_per_s_per_core, data.cpu_cores, per_gpu,
+                                      from_offers ? fmt::format("the median of {} {} offer(s)", offers, gpu_id)
+                                                  : "no offer of this GPU publishes its vCPUs: "
+                                                    "platform.host_vcpus_per_gpu")};
+    }
+    setting.notes.push_back(written.text);
     return data;
 }
 
@@ -375,6 +400,27 @@ void time_to_train(const TrainingSpec& spec, double tokens_per_sample, TrainingP
     } else {
         notes.push_back("no dataset size (dataset_tokens or dataset_samples): no time to train");
     }
+}
+
+// "data parallel 8 over nvlink4 (…)": every estimate with data parallelism writes it, and a
+// search's layouts share it over their ZeRO stages and micro-batches, so it is formatted once
+// per thread for the figures it names and copied while they stay the same.
+const std::string& data_parallel_note(int dp, const std::string& link, double bytes_per_s) {
+    struct Written {
+        int dp = 0;
+        std::string link;
+        double bytes_per_s = -1;
+        std::string text;
+    };
+    thread_local Written written;
+    if (written.dp != dp || written.bytes_per_s != bytes_per_s || written.link != link) {
+        written.dp = dp;
+        written.link = link;
+        written.bytes_per_s = bytes_per_s;
+        written.text =
+            fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, link, bytes_per_s / 1e9);
+    }
+    return written.text;
 }
 
 }  // namespace
@@ -682,8 +728,7 @@ TrainingPerf estimate_training(const Setting& setting, int micro_batch_override,
     time_to_train(workload.training, work.tokens, result, notes);
     add_context_parallel_note(setting, ops, batches.micro_batch);
     if (dp > 1) {
-        notes.push_back(fmt::format("data parallel {} over {} ({:.0f} GB/s per GPU achieved)", dp, sync.link.name,
-                                    sync.link.bytes_per_s / 1e9));
+        notes.push_back(data_parallel_note(dp, sync.link.name, sync.link.bytes_per_s));
     }
     return result;
 }

@@ -346,7 +346,12 @@ bool CandidateEvaluator::fill_units(const GpuSpec& gpu, int extra_replicas, int 
     query.layout.data_parallel += extra_replicas;
     query.batch = candidate.batch;
     query.precision = candidate.precision;
-    PerfEstimate perf = estimate_perf(m_workload, gpu, query, m_efficiency);
+    const double rate = m_workload.inference.requests_per_s;
+    if (m_policy.sizing_only && rate > 0) {
+        query.capacity_needed_rps = rate * (1 - 1e-9);
+        query.capacity_factor = speed_at(gpu, query.layout).slow;
+    }
+    PerfEstimate perf = estimate(gpu, query);
     if (!perf.inference || !perf.inference->meets_slo) {
         return false;  // never: more replicas at the same batch only shorten the queues
     }
@@ -622,7 +627,7 @@ void CandidateEvaluator::evaluate_inference(const GpuSpec& gpu, const PrecisionC
         }
         if (!perf.inference || (!perf.inference->meets_slo && m_policy.require_slo)) {
             if (decided) {
-                perf = estimate_perf(m_workload, gpu, perf_query, m_efficiency);  // the rejection reports it
+                perf = estimate(gpu, perf_query);  // the rejection reports it
             }
             Rejection slo = perf.inference
                                 ? slo_miss(m_workload, *perf.inference, layout)
@@ -694,7 +699,33 @@ PerfEstimate CandidateEvaluator::serving_estimate(const GpuSpec& gpu, const Perf
         asked.capacity_needed_rps = rate * (1 - 1e-9);
         asked.capacity_factor = speed_at(gpu, query.layout).slow;
     }
-    return estimate_perf(m_workload, gpu, asked, m_efficiency);
+    return estimate(gpu, asked);
+}
+
+const PerfEstimate& CandidateEvaluator::estimate(const GpuSpec& gpu, const PerfQuery& query) const {
+    const Layout& layout = query.layout;
+    EstimateKey key{&gpu,
+                    layout.tensor_parallel,
+                    layout.pipeline_parallel,
+                    layout.data_parallel,
+                    layout.expert_parallel,
+                    layout.context_parallel,
+                    layout.sharding,
+                    layout.offload,
+                    query.micro_batch,
+                    query.batch,
+                    query.stack,
+                    query.engine,
+                    query.precision,
+                    query.checkpointing,
+                    query.search_capacity,
+                    query.capacity_needed_rps,
+                    query.capacity_factor};
+    const auto known = m_estimates.find(key);
+    if (known != m_estimates.end()) {
+        return known->second;
+    }
+    return m_estimates.emplace(std::move(key), estimate_perf(m_workload, gpu, query, m_efficiency)).first->second;
 }
 
 // Replicas to add so that the fleet still carries the load within the SLO when the GPU runs at
@@ -706,7 +737,7 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
                                         int serving, int spares, int per_replica, int max_gpus, Miss& miss) const {
     const double rate = m_workload.inference.requests_per_s;
     if (decided && perf.inference && !perf.inference->meets_slo) {
-        perf = estimate_perf(m_workload, gpu, query, m_efficiency);  // no SLO required: from the full figures
+        perf = estimate(gpu, query);  // no SLO required: from the full figures
         decided = false;
     }
     if (m_policy.exact_count || rate <= 0 || !perf.inference) {
@@ -715,8 +746,8 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     const SpeedQuantile& speed = speed_at(gpu, query.layout);
     const double capacity = perf.inference->max_requests_per_s_meeting_slo;
     if (capacity * speed.slow >= rate * (1 - 1e-9)) {
-        if (decided) {
-            perf = estimate_perf(m_workload, gpu, query, m_efficiency);  // the candidate's own estimate
+        if (decided && !m_policy.sizing_only) {
+            perf = estimate(gpu, query);  // the candidate's own estimate
         }
         return 0;
     }
@@ -725,7 +756,13 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     const auto at = [&](int replicas) {
         PerfQuery wider = query;
         wider.layout.data_parallel = replicas;
-        return std::pair{wider, estimate_perf(m_workload, gpu, wider, m_efficiency)};
+        if (!m_policy.sizing_only) {
+            return std::pair{wider, estimate(gpu, wider)};
+        }
+        PerfQuery asked = wider;
+        asked.capacity_needed_rps = rate * (1 - 1e-9);
+        asked.capacity_factor = speed_at(gpu, wider.layout).slow;
+        return std::pair{wider, estimate(gpu, asked)};
     };
     // Each count tried asks only whether its capacity reaches the threshold: perf's search stops
     // as soon as that is decided (PerfQuery::capacity_needed_rps), the same answer in a fraction
@@ -735,9 +772,9 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
         wider.layout.data_parallel = replicas;
         wider.capacity_needed_rps = rate * (1 - 1e-9);
         wider.capacity_factor = speed.slow;
-        const PerfEstimate estimate = estimate_perf(m_workload, gpu, wider, m_efficiency);
-        return estimate.inference && estimate.inference->meets_slo &&
-               estimate.inference->max_requests_per_s_meeting_slo * speed.slow >= rate * (1 - 1e-9);
+        const PerfEstimate& found = estimate(gpu, wider);
+        return found.inference && found.inference->meets_slo &&
+               found.inference->max_requests_per_s_meeting_slo * speed.slow >= rate * (1 - 1e-9);
     };
     const int most = max_gpus / per_replica - spares;
     if (const std::optional<int> replicas = smallest_holding(serving + 1, most, carries);
@@ -747,7 +784,7 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
     }
     // `perf` may say only whether it carried the load (PerfQuery::capacity_needed_rps): the
     // share is reported from the full figure.
-    const PerfEstimate full = estimate_perf(m_workload, gpu, query, m_efficiency);
+    const PerfEstimate& full = estimate(gpu, query);
     const double full_capacity = full.inference ? full.inference->max_requests_per_s_meeting_slo : 0;
     const double share = full_capacity > 0 ? 1 - band_share_below(speed.band, rate / full_capacity) : 0;
     const int gpus = (serving + spares) * per_replica;
@@ -761,7 +798,7 @@ int CandidateEvaluator::margin_replicas(const GpuSpec& gpu, PerfQuery& query, Pe
 
 std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gpu, const MemoryQuery& query,
                                                                double usable_bytes, PerfQuery& perf_query) const {
-    PerfEstimate single = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
+    PerfEstimate single = estimate(gpu, perf_query);
     if (!single.inference) {
         return std::nullopt;
     }
@@ -773,7 +810,7 @@ std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gp
             const MemoryEstimate limits = estimate_memory(m_workload, gpu, query);
             if (limits.max_batch >= 1) {
                 perf_query.batch = limits.max_batch;
-                single = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
+                single = estimate(gpu, perf_query);
                 if (!single.inference) {
                     return std::nullopt;
                 }
@@ -785,7 +822,7 @@ std::optional<PerfEstimate> CandidateEvaluator::single_replica(const GpuSpec& gp
         const int confident = confident_batch(gpu, query, usable_bytes, single.inference->batch);
         if (confident != single.inference->batch && confident >= 1) {
             perf_query.batch = confident;
-            single = estimate_perf(m_workload, gpu, perf_query, m_efficiency);
+            single = estimate(gpu, perf_query);
             if (!single.inference) {
                 return std::nullopt;
             }

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -87,6 +88,12 @@ struct CandidatePolicy {
     // An exact count sized as the planner sizes its picks (the micro-batch whose memory fits at
     // the band's confidence quantile); false: judged at the estimate, as `check` does.
     bool size_for_confidence = false;
+    // Only the candidates' sizes and prices are read, not their capacities (the mixed fleet's
+    // part sizings): the estimates after the first replica's ask only whether the fleet carries
+    // the load at the speed band's slow end (PerfQuery::capacity_needed_rps), the question
+    // holds_at_confidence asks of them, so a candidate's max_requests_per_s_meeting_slo is on
+    // the same side of that threshold as the full figure, not the figure.
+    bool sizing_only = false;
 
     static CandidatePolicy search(const Workload& workload);
     static CandidatePolicy fixed_line(int count, Acquisition acquisition, std::optional<double> unit_price_usd,
@@ -168,6 +175,8 @@ private:
     std::optional<Replicas> replicas_for(const InferencePerf& single, int gpus_per_replica, int max_gpus,
                                          Miss& miss) const;
     int spare_replicas(int replicas, bool of_total) const;
+    // estimate_perf of this evaluator's workload and efficiency, remembered by GPU and query.
+    const PerfEstimate& estimate(const GpuSpec& gpu, const PerfQuery& query) const;
 
     const Workload& m_workload;
     const Catalog& m_catalog;
@@ -200,6 +209,14 @@ private:
         std::vector<std::string> excluded;
     };
     std::map<std::pair<std::string, Acquisition>, OfferQuotes> m_quotes;
+    // Estimates already made (estimate_perf is a pure function of the workload, GPU, query and
+    // efficiency table, the first and last fixed here): the pricing of every offer with room in
+    // its unit asks for the same larger fleet (fill_units), the margin search for counts it
+    // tried. An evaluator is used by one thread.
+    using EstimateKey =
+        std::tuple<const GpuSpec*, int, int, int, int, int, Sharding, Offload, int, int, ServingStack, std::string,
+                   std::optional<Precision>, std::optional<Checkpointing>, bool, double, double>;
+    mutable std::map<EstimateKey, PerfEstimate> m_estimates;
 };
 
 // The memory query that reproduces a candidate's estimate: its layout, batch, precision and

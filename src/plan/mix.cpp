@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -74,7 +75,9 @@ Workload sub_workload(const Workload& workload, const Side& side) {
 // margins: the evaluation make_plan runs for one GPU type, priced at every allowed acquisition.
 std::optional<Candidate> cheapest_on(const Workload& part, const GpuSpec& gpu, const Catalog& catalog,
                                      const EfficiencyTable& efficiency, const SpeedCalibration* calibration) {
-    CandidateEvaluator evaluator(part, catalog, efficiency, CandidatePolicy::search(part), calibration);
+    CandidatePolicy policy = CandidatePolicy::search(part);
+    policy.sizing_only = true;  // a part's size and price are all the mix reads of it
+    CandidateEvaluator evaluator(part, catalog, efficiency, std::move(policy), calibration);
     evaluator.begin_gpu();
     std::vector<Candidate> found;
     Miss miss;

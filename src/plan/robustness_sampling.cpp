@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -138,6 +139,24 @@ bool Analysis::holds(const Member& member, const Candidate& ranked, double speed
                                   : 1));
 }
 
+namespace {
+// band_value of a log-scale band, its logarithms taken once: the same operations on the same
+// figures, so the same values.
+struct LogBand {
+    double median = 0;
+    double low_spread = 0;
+    double high_spread = 0;
+    static LogBand of(const PercentileBand& band) {
+        const double median = std::log(band.p50);
+        return {median, median - std::log(band.p10), std::log(band.p90) - median};
+    }
+    double value(double z) const {
+        const double spread = z < 0 ? low_spread : high_spread;
+        return std::exp(median + z * spread / normal_p90);
+    }
+};
+}  // namespace
+
 void Analysis::sample(RoleUncertainty& result) {
     // Ranked candidates' members, for bands, ties and the share of scenarios each holds in.
     std::vector<std::size_t> ranked_members;
@@ -175,6 +194,14 @@ void Analysis::sample(RoleUncertainty& result) {
         std::vector<int> ranked_holds;
         std::vector<int> pick_beats;
     };
+    // Each member's speed and price bands with their logarithms taken once: band_value would
+    // take them again for every member of every scenario (the same figures).
+    std::vector<LogBand> speed_bands;
+    std::vector<LogBand> price_bands;
+    for (const Member& member : m_members) {
+        speed_bands.push_back(LogBand::of(speed_distribution(member.speed.percentiles)));
+        price_bands.push_back(LogBand::of(price_distribution(member.price_band)));
+    }
     const std::size_t block_size = 50;
     std::vector<Counts> blocks((scenarios + block_size - 1) / block_size);
     parallel_for(blocks.size(), [&](std::size_t block) {
@@ -192,8 +219,8 @@ void Analysis::sample(RoleUncertainty& result) {
             const double* price_error = gpu_error + m_speed_slots.size();
             for (std::size_t i = 0; i < m_members.size(); ++i) {
                 const Member& member = m_members[i];
-                speeds[i] = speed_factor(member, gpu_error[member.speed_slot]);
-                prices[i] = band_value(price_distribution(member.price_band), price_error[member.price_slot]);
+                speeds[i] = speed_bands[i].value(gpu_error[member.speed_slot]);
+                prices[i] = price_bands[i].value(price_error[member.price_slot]);
                 outcomes[i] = sampled(member, speeds[i], prices[i]);
             }
             if (winner_of(outcomes, m_objective) == m_pick) {

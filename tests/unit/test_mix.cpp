@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -255,4 +256,64 @@ TEST_CASE("mix: a histogram routes at its own lengths, and another objective sho
     CHECK(latency.mix->why ==
           "the role ranks by lowest latency meeting every constraint; a mix is weighed by TCO only, so it is shown, "
           "not chosen");
+}
+
+TEST_CASE("mix: a part sized by threshold questions gets the sizes and prices of full estimates", "[mix]") {
+    // CandidatePolicy::sizing_only asks perf, after the first replica's estimate, only whether a
+    // fleet carries the load at the speed band's slow end. Every candidate of every GPU type
+    // must come out as with full estimates: same configuration, count, acquisition and TCO, the
+    // same SLO verdict and the same verdict of holds_at_confidence (the one question asked of
+    // its capacity); only the capacity figure itself may differ.
+    const Workload workload = load(chat("1500"));
+    using gpusel::plan_detail::CandidateEvaluator;
+    using gpusel::plan_detail::CandidatePolicy;
+    CandidatePolicy sized = CandidatePolicy::search(workload);
+    sized.sizing_only = true;
+    std::size_t compared = 0;
+    std::size_t capacities_differ = 0;
+    for (const gpusel::GpuSpec& gpu : catalog().gpus()) {
+        if (!gpusel::plan_detail::static_exclusion(workload, gpu).empty()) {
+            continue;
+        }
+        CandidateEvaluator full(workload, catalog(), efficiency(), CandidatePolicy::search(workload));
+        CandidateEvaluator threshold(workload, catalog(), efficiency(), sized);
+        for (const gpusel::PrecisionChoice& precision : gpusel::precision_choices(workload, gpu)) {
+            std::vector<gpusel::Candidate> by_full;
+            std::vector<gpusel::Candidate> by_threshold;
+            gpusel::plan_detail::Miss miss_full;
+            gpusel::plan_detail::Miss miss_threshold;
+            std::size_t evaluated = 0;
+            full.begin_gpu();
+            full.evaluate_inference(gpu, precision, by_full, miss_full, evaluated);
+            threshold.begin_gpu();
+            threshold.evaluate_inference(gpu, precision, by_threshold, miss_threshold, evaluated);
+            REQUIRE(by_full.size() == by_threshold.size());
+            for (std::size_t i = 0; i < by_full.size(); ++i) {
+                const gpusel::Candidate& a = by_full[i];
+                const gpusel::Candidate& b = by_threshold[i];
+                INFO(gpu.id << " candidate " << i);
+                CHECK(a.count == b.count);
+                CHECK(a.replicas == b.replicas);
+                CHECK(a.layout.tensor_parallel == b.layout.tensor_parallel);
+                CHECK(a.layout.data_parallel == b.layout.data_parallel);
+                CHECK(a.batch == b.batch);
+                CHECK(a.acquisition == b.acquisition);
+                CHECK(a.cost.offer.id == b.cost.offer.id);
+                CHECK(a.cost.tco_usd == b.cost.tco_usd);
+                REQUIRE(a.perf.inference);
+                REQUIRE(b.perf.inference);
+                CHECK(a.perf.inference->meets_slo == b.perf.inference->meets_slo);
+                CHECK(full.holds_at_confidence(gpu, a) == threshold.holds_at_confidence(gpu, b));
+                if (a.perf.inference->max_requests_per_s_meeting_slo !=
+                    b.perf.inference->max_requests_per_s_meeting_slo) {
+                    ++capacities_differ;
+                }
+                ++compared;
+            }
+        }
+    }
+    // The comparison covers candidates, and the threshold path was taken (some capacities are
+    // only known to be on the right side of the load).
+    CHECK(compared >= 10);
+    CHECK(capacities_differ >= 1);
 }
