@@ -167,7 +167,6 @@ private:
                                     Miss& miss) const;
     std::optional<Replicas> replicas_for(const InferencePerf& single, int gpus_per_replica, int max_gpus,
                                          Miss& miss) const;
-    int spare_replicas(int replicas, bool of_total) const;
 
     const Workload& m_workload;
     const Catalog& m_catalog;

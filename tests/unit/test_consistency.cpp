@@ -19,6 +19,7 @@
 
 #include "deploy/deploy.hpp"
 #include "plan/plan.hpp"
+#include "plan/redundancy.hpp"
 #include "support/test_support.hpp"
 
 using namespace gpusel;
@@ -67,6 +68,23 @@ void check_perf_reproduces(const Workload& workload, const GpuSpec& gpu, const C
     CHECK(again.inference->p99_ttft_s == planned.p99_ttft_s);
     CHECK(again.inference->meets_slo);
     CHECK(pick.layout.data_parallel == pick.serving_replicas());
+    // `gpusel perf --count <the pick's count>`: the GPUs ordered, deployment.redundancy's spares
+    // held out of serving by the planner's rule (serving_of_order, what the command calls), state
+    // the pick's tail and throughput.
+    const int ordered_replica_gpus = pick.layout.tensor_parallel * pick.layout.pipeline_parallel;
+    CHECK(pick.count == pick.replicas * ordered_replica_gpus);
+    Layout ordered = pick.layout;
+    ordered.data_parallel = pick.count / ordered_replica_gpus;
+    const ServingOfOrder as_ordered = serving_of_order(workload, ordered);
+    CHECK(as_ordered.spare_replicas == pick.spare_replicas);
+    CHECK(as_ordered.serving.data_parallel == pick.serving_replicas());
+    PerfQuery count_query = pick_query(pick);
+    count_query.layout = as_ordered.serving;
+    const PerfEstimate at_count = estimate_perf(workload, gpu, count_query, efficiency());
+    REQUIRE(at_count.inference);
+    CHECK(at_count.inference->p99_tpot_s == planned.p99_tpot_s);
+    CHECK(at_count.inference->p99_ttft_s == planned.p99_ttft_s);
+    CHECK(at_count.inference->output_tokens_per_s == planned.output_tokens_per_s);
     // The fewest replicas meeting the SLO, plus those filling whole units bought anyway (no
     // replica's worth of GPUs is left idle).
     const int replica_gpus = pick.layout.tensor_parallel * pick.layout.pipeline_parallel;
@@ -167,6 +185,11 @@ std::optional<Candidate> check_workload(const Workload& workload, Checked& check
             CHECK(report.procurement[i].gpu == role.mix->parts[i].gpu);
             CHECK(report.procurement[i].tco_usd == role.mix->parts[i].tco_usd);
         }
+    } else if (role.fleet && role.fleet->ordered) {
+        // An owned base plus a rented peak is ordered in the pick's place (test_fleet.cpp): the
+        // owned line is the pick's GPU type.
+        REQUIRE(!report.procurement.empty());
+        CHECK(report.procurement.front().gpu == pick.gpu);
     } else {
         // The procurement line (CSV, XLSX and JSON render it field by field) orders the pick as planned.
         REQUIRE(report.procurement.size() == 1);
@@ -258,12 +281,12 @@ TEST_CASE("consistency: every example's picks, plan against perf, check and depl
           "examples/pretrain-7b.yaml", "examples/roberta-finetune.yaml", "examples/vit-base-training.yaml",
           "examples/yolov8-training.yaml", "examples/bert-embeddings.yaml", "examples/sdxl-serving.yaml",
           "examples/recsys-serving.yaml", "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml",
-          "examples/chat-length-mix.yaml"}) {
+          "examples/chat-length-mix.yaml", "examples/chat-diurnal.yaml", "examples/serve-by-date.yaml"}) {
         INFO(file);
         const Workload workload = load_workload_file(test::source_path(file), LoadContext{&catalog(), &models()});
         CHECK(check_workload(workload, checked).has_value());
     }
-    CHECK(checked.picks == 13);
+    CHECK(checked.picks == 15);
 }
 
 TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count perf confirms", "[consistency]") {
