@@ -9,6 +9,7 @@
 // - deploy's launch of the pick, read back (deploy --verify), contradicts nothing, and a DeepSpeed
 //   configuration multiplies out (train_batch_size = micro-batch × accumulation × GPUs).
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -364,4 +365,46 @@ TEST_CASE("consistency: a model larger than one node serves with pipeline stages
     REQUIRE(one_node.found());
     CHECK(one_node.layout.tensor_parallel == 8);
     CHECK(one_node.layout.pipeline_parallel == 1);
+}
+
+TEST_CASE("consistency: a plan that orders a split, a mix or a fleet in the pick's place heads with that order",
+          "[consistency]") {
+    struct Expected {
+        const char* file;
+        const char* ordered;  // how the headline starts: the GPUs of the procurement's lines
+        const char* resale;   // the advice's expected resale: the ordered lines', by hand below
+    };
+    // deepseek-r1-disagg: the co-located pick's 8 HGX B200 servers resell for $1,627,200, $203,400
+    // each; the split orders 6 (48 GPUs): 6 × $203,400 = $1,220,400. chat-diurnal: the pick's 4
+    // H100 NVL cards resell for $50,400, $12,600 each; the owned base is 3: $37,800.
+    // chat-length-mix: 8 RTX PRO 6000 and one HGX B200 server (8 GPUs) in place of 40 cards.
+    for (const Expected& expected :
+         {Expected{"examples/deepseek-r1-disagg.yaml", "48× B200, buy new: disaggregated", "$1,220,400"},
+          Expected{"examples/chat-diurnal.yaml", "3× H100-NVL buy new + 1× H100-NVL cloud on-demand", "$37,800"},
+          Expected{"examples/chat-length-mix.yaml", "8× RTX-PRO-6000 + 8× B200, buy new: a mixed fleet", nullptr}}) {
+        INFO(expected.file);
+        Project project;
+        project.workloads.push_back(
+            load_workload_file(test::source_path(expected.file), LoadContext{&catalog(), &models()}));
+        const PlanReport report = make_plan(project, catalog(), efficiency(), PlanOptions{});
+        const RolePlan& role = report.roles.front();
+        REQUIRE(role.winner);
+        CHECK(role.ordered_in_place.rfind(expected.ordered, 0) == 0);
+        const auto resale = std::find_if(role.advice.begin(), role.advice.end(), [](const std::string& line) {
+            return line.rfind("expected resale ", 0) == 0;
+        });
+        REQUIRE(resale != role.advice.end());
+        if (expected.resale != nullptr) {
+            CHECK(resale->find(std::string("expected resale ") + expected.resale + " ") == 0);
+        }
+        // No sentence speaks of the pick's own price once the order replaces it.
+        for (const std::string& line : role.advice) {
+            CHECK(line.rfind("the pick rests on", 0) == std::string::npos);
+        }
+    }
+    // A plan whose pick is what it orders keeps its headline.
+    Project plain;
+    plain.workloads.push_back(load_workload_file(test::source_path("examples/chat-llama2-13b-int4.yaml"),
+                                                 LoadContext{&catalog(), &models()}));
+    CHECK(make_plan(plain, catalog(), efficiency(), PlanOptions{}).roles.front().ordered_in_place.empty());
 }
