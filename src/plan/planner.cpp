@@ -256,7 +256,18 @@ RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog
     }
     plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
     if (keep_confident(plan, workload, objective)) {
-        plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
+        // The GPU types rejected at objective.confidence leave the ranking, so they leave the
+        // analysis's pool too: else one of them still wins the base scenario, the analysis finds
+        // the planner's ranking not reproduced, and the new pick is left without a robustness
+        // section (examples/serve-by-date.yaml: H200-SXM 4× on demand tied the H100 purchase,
+        // won the tie by fewer GPUs and was rejected at 84 %).
+        std::vector<Candidate> confident_pool;
+        std::copy_if(pool.begin(), pool.end(), std::back_inserter(confident_pool), [&](const Candidate& candidate) {
+            return std::none_of(plan.rejected.begin(), plan.rejected.end(), [&](const Rejection& rejection) {
+                return rejection.kind == RejectionKind::confidence && rejection.gpu == candidate.gpu;
+            });
+        });
+        plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, confident_pool);
     }
     choose_alternative(plan, workload);
     if (workload.role == Role::inference && workload.inference.input_length.given()) {
