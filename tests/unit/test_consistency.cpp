@@ -186,6 +186,13 @@ std::optional<Candidate> check_workload(const Workload& workload, Checked& check
             CHECK(report.procurement[i].gpu == role.mix->parts[i].gpu);
             CHECK(report.procurement[i].tco_usd == role.mix->parts[i].tco_usd);
         }
+    } else if (role.disaggregated && role.disaggregated->chosen && !role.disaggregated->order.empty()) {
+        // A chosen prefill/decode split is ordered in the pick's place, one line per GPU type
+        // (test_disaggregation.cpp); perf, check and deploy still hold to the co-located pick.
+        REQUIRE(report.procurement.size() == role.disaggregated->order.size());
+        for (std::size_t i = 0; i < role.disaggregated->order.size(); ++i) {
+            CHECK(report.procurement[i].gpus == role.disaggregated->order[i].gpus);
+        }
     } else if (role.fleet && role.fleet->ordered) {
         // An owned base plus a rented peak is ordered in the pick's place (test_fleet.cpp): the
         // owned line is the pick's GPU type.
@@ -282,12 +289,13 @@ TEST_CASE("consistency: every example's picks, plan against perf, check and depl
           "examples/pretrain-7b.yaml", "examples/roberta-finetune.yaml", "examples/vit-base-training.yaml",
           "examples/yolov8-training.yaml", "examples/bert-embeddings.yaml", "examples/sdxl-serving.yaml",
           "examples/recsys-serving.yaml", "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml",
-          "examples/chat-length-mix.yaml", "examples/chat-diurnal.yaml", "examples/serve-by-date.yaml"}) {
+          "examples/chat-length-mix.yaml", "examples/chat-diurnal.yaml", "examples/serve-by-date.yaml",
+          "examples/deepseek-r1-disagg.yaml", "examples/finetune-then-serve/serve.yaml"}) {
         INFO(file);
         const Workload workload = load_workload_file(test::source_path(file), LoadContext{&catalog(), &models()});
         CHECK(check_workload(workload, checked).has_value());
     }
-    CHECK(checked.picks == 15);
+    CHECK(checked.picks == 17);
 }
 
 TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count perf confirms", "[consistency]") {
