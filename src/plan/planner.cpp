@@ -423,14 +423,17 @@ std::vector<ProcurementLine> role_procurement(const RolePlan& plan) {
 
 // "8× RTX-PRO-6000 + 8× B200, buy new" or "3× H100-NVL buy new + 1× H100-NVL cloud on-demand":
 // the GPUs of each order line, the acquisition once when they share it.
-std::string ordered_gpus(const std::vector<ProcurementLine>& lines) {
+// `peak_rented`: a rented line is the peak's, "up to" its GPUs (an owned-base fleet).
+std::string ordered_gpus(const std::vector<ProcurementLine>& lines, bool peak_rented = false) {
     const bool one_acquisition = std::all_of(lines.begin(), lines.end(), [&](const ProcurementLine& line) {
         return line.acquisition == lines.front().acquisition;
     });
     std::vector<std::string> parts;
     for (const ProcurementLine& line : lines) {
-        parts.push_back(one_acquisition ? fmt::format("{}× {}", line.gpus, line.gpu)
-                                        : fmt::format("{}× {} {}", line.gpus, line.gpu, describe(line.acquisition)));
+        const std::string up_to = peak_rented && !is_purchase(line.acquisition) ? "up to " : "";
+        parts.push_back(one_acquisition
+                            ? fmt::format("{}{}× {}", up_to, line.gpus, line.gpu)
+                            : fmt::format("{}{}× {} {}", up_to, line.gpus, line.gpu, describe(line.acquisition)));
     }
     std::string words = fmt::format("{}", fmt::join(parts, " + "));
     if (one_acquisition && !lines.empty()) {
@@ -461,7 +464,7 @@ void align_with_order(RolePlan& plan, const std::vector<ProcurementLine>& lines)
     } else if (plan.fleet && plan.fleet->ordered) {
         plan.ordered_in_place =
             fmt::format("{}: an owned base and a rented peak, {}; the pick owns the busiest hour's {} GPUs",
-                        ordered_gpus(lines), cost, pick.count);
+                        ordered_gpus(lines, true), cost, pick.count);
     } else {
         return;
     }
