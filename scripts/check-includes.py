@@ -50,7 +50,7 @@ PUBLIC = {
     "search": ["training_search.hpp"],  # private: compiled_training.hpp
     "diagnose": [],  # private: internal.hpp
     "explain": [],
-    "plan": ["disaggregation.hpp", "fleet.hpp", "mix.hpp", "phases.hpp", "robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
+    "plan": ["disaggregation.hpp", "fleet.hpp", "mix.hpp", "phases.hpp", "redundancy.hpp", "robustness.hpp", "uncertainty.hpp"],  # private: internal.hpp, robustness_analysis.hpp
     "calibrate": [],  # private: serving_readers.hpp, log_readers.hpp, log_readers_text.hpp (the readers calibrate.cpp's table lists)
     "check": [],
     "deploy": [],  # private: launch_text.hpp

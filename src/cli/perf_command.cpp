@@ -15,6 +15,7 @@
 #include "explain/explain.hpp"
 #include "perf/calibration.hpp"
 #include "perf/perf.hpp"
+#include "plan/redundancy.hpp"
 #include "report/perf_render.hpp"
 
 namespace gpusel::cli {
@@ -123,11 +124,16 @@ void run_perf(Context& context, const PerfOptions& options) {
                                          fmt::join(names, ", "), did_you_mean(options.precision, names)));
         }
     }
-    query.layout = options.tensor_parallel.empty()
-                       ? layout_or_usage_error(fitting_layout(workload, *gpu, count, query.stack), count)
-                       : tensor_parallel_layout(workload, *gpu, count,
-                                                parse_count_flag(options.tensor_parallel, "--tensor-parallel", 1, 64),
-                                                query.stack);
+    const Layout ordered =
+        options.tensor_parallel.empty()
+            ? layout_or_usage_error(fitting_layout(workload, *gpu, count, query.stack), count)
+            : tensor_parallel_layout(workload, *gpu, count,
+                                     parse_count_flag(options.tensor_parallel, "--tensor-parallel", 1, 64),
+                                     query.stack);
+    // --count is the GPUs ordered, as a plan's procurement states them: deployment.redundancy's
+    // spares are held out of serving by the planner's own rule, so a pick's count gives its figures.
+    const ServingOfOrder serving = serving_of_order(workload, ordered);
+    query.layout = serving.serving;
     const EfficiencyTable uncalibrated = builtin_efficiency();
     // The measurement ran on the stack the prediction is asked for.
     SpeedCalibration calibration =
@@ -135,6 +141,9 @@ void run_perf(Context& context, const PerfOptions& options) {
     const EfficiencyTable efficiency = calibrated_efficiency(uncalibrated, calibration);
     PerfEstimate estimate = estimate_perf(workload, *gpu, query, efficiency);
     fill_bottleneck_explanation(workload, *gpu, estimate);
+    const int needed_replicas = estimate.inference ? estimate.inference->replicas_needed : 0;
+    const int needed_spares =
+        needed_replicas > 0 ? spare_replicas_for_serving(workload.deployment, needed_replicas) : 0;
     const std::string group(speed_band_group(workload));
     const auto band = efficiency.speed_bands.find(group);
     // Where the calibration measured this GPU at this size, the band is the measurement's noise.
@@ -149,7 +158,9 @@ void run_perf(Context& context, const PerfOptions& options) {
                             measured                               ? *measured
                             : band != efficiency.speed_bands.end() ? band->second
                                                                    : SpeedBandFactors{},
-                            measured.has_value()};
+                            measured.has_value(),
+                            serving.spare_replicas,
+                            needed_spares};
     if (options.format == PerfFormat::json) {
         render_perf_json(result, context.out);
     } else {
@@ -169,7 +180,11 @@ void register_perf(CLI::App& app, Context& context) {
     command->add_option("--gpu", options->gpu, "Catalog id of the GPU (`gpusel catalog list`)")
         ->required()
         ->type_name("ID");
-    command->add_option("--count", options->count, "Number of GPUs (default 1)")->type_name("N");
+    command
+        ->add_option("--count", options->count,
+                     "Number of GPUs ordered (default 1); serving keeps deployment.redundancy's spare replicas among "
+                     "them idle, as `gpusel plan` does")
+        ->type_name("N");
     add_format_option(command, options->format,
                       FormatNames<PerfFormat>{{"table", PerfFormat::table}, {"json", PerfFormat::json}},
                       "Output format: table (default) or json");
@@ -202,15 +217,20 @@ void register_perf(CLI::App& app, Context& context) {
         "\nExamples:\n"
         "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu L40\n"
         "      TTFT, TPOT, throughput and P99 at the offered load, with the bottleneck\n"
+        "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu RTX-PRO-6000 --count 6\n"
+        "      a plan's pick exactly: the 6 GPUs it orders, 1 a spare (deployment.redundancy n+1);\n"
+        "      add its --tensor-parallel, --precision and --batch where it states them\n"
         "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu T4 --count 34 --tensor-parallel 2\n"
-        "      a plan's pick exactly: its serving GPUs, layout (and --precision, --batch)\n"
+        "      17 replicas of 2 GPUs, one of them the spare\n"
         "  gpusel perf examples/chat-llama2-13b-int4.yaml --gpu H100-SXM5 --format json\n"
         "  gpusel perf train.yaml --gpu A100-80GB-SXM4 --count 16\n"
         "      step time, tokens/s, MFU and time to train over 16 GPUs (2 nodes of 8)\n"
         "  gpusel perf chat.yaml --gpu H100-SXM5 --calibration measured.yaml\n"
         "      corrected by what `gpusel calibrate` read from a benchmark on another GPU\n"
         "\nThe model and its efficiency factors (with sources) are in docs/perf-model.md and\n"
-        "data/efficiency.yaml. Throughputs are for all GPUs together; times are wall-clock.\n");
+        "data/efficiency.yaml. Throughputs are for all serving GPUs together; times are wall-clock.\n"
+        "A serving workload's deployment.redundancy (default n+1) holds spare replicas of --count out\n"
+        "of serving, as the plan's pick does: the output says how many.\n");
     command->callback([&context, options] { run_perf(context, *options); });
 }
 

@@ -15,6 +15,7 @@
 #include "base/units.hpp"
 #include "cost/offer_selection.hpp"
 #include "plan/internal.hpp"
+#include "plan/redundancy.hpp"
 #include "plan/robustness.hpp"
 
 namespace gpusel::plan_detail {
@@ -839,7 +840,7 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(con
     Replicas replicas;
     if (m_policy.exact_count) {
         const int total = *m_policy.exact_count / gpus_per_replica;
-        replicas.spares = total > 1 ? std::min(total - 1, spare_replicas(total, true)) : 0;
+        replicas.spares = spare_replicas_of_order(m_workload.deployment, total);
         replicas.serving = total - replicas.spares;
         return replicas;
     }
@@ -860,7 +861,7 @@ std::optional<CandidateEvaluator::Replicas> CandidateEvaluator::replicas_for(con
                 ? std::max(1, static_cast<int>(std::ceil(m_workload.inference.requests_per_s / capacity - 1e-9)))
                 : 1;
     }
-    replicas.spares = spare_replicas(replicas.serving, false);
+    replicas.spares = spare_replicas_for_serving(m_workload.deployment, replicas.serving);
     const int gpus = (replicas.serving + replicas.spares) * gpus_per_replica;
     if (gpus > max_gpus) {
         note_miss(miss, {"", RejectionKind::max_gpus, "constraints.max_gpus", static_cast<double>(gpus),
@@ -900,21 +901,4 @@ UsageProfile CandidateEvaluator::inference_usage(int gpus, int gpus_per_replica,
     return usage;
 }
 
-// Spare replicas deployment.redundancy asks for, given the replicas that carry the load
-// (`of_total`: given the total instead, for a fixed line).
-int CandidateEvaluator::spare_replicas(int replicas, bool of_total) const {
-    const DeploymentSpec& deployment = m_workload.deployment;
-    switch (deployment.redundancy) {
-        case DeploymentSpec::Redundancy::none:
-            return 0;
-        case DeploymentSpec::Redundancy::n_plus_one:
-            return 1;
-        case DeploymentSpec::Redundancy::fraction: {
-            const double fraction = deployment.redundancy_fraction;
-            const double needed = of_total ? replicas / (1.0 + fraction) : replicas;
-            return std::max(1, static_cast<int>(std::ceil(needed * fraction - 1e-9)));
-        }
-    }
-    return 0;
-}
 }  // namespace gpusel::plan_detail

@@ -287,6 +287,50 @@ std::vector<std::string> relaxation_advice(const RolePlan& plan) {
     return lines;
 }
 
+std::string estimated_price_advice(std::string_view what, const std::vector<const OfferUse*>& offers) {
+    std::vector<std::string> estimated;
+    std::vector<std::string> hosts;
+    for (const OfferUse* offer : offers) {
+        if (offer->price_kind == PriceKind::estimate) {
+            estimated.push_back(offer->id);
+        } else if (offer->hosts > 0 && offer->host_price_kind == PriceKind::estimate) {
+            hosts.push_back(fmt::format("{} ({})", offer->id, offer->host_name));
+        }
+    }
+    if (!estimated.empty() && !hosts.empty()) {
+        return fmt::format(
+            "{} rests on estimated prices (~): {} {} not a published price and the host of {} is "
+            "priced by estimate; get quotes and add them with --catalog before ordering",
+            what, fmt::join(estimated, " and "), estimated.size() == 1 ? "is" : "are", fmt::join(hosts, " and of "));
+    }
+    if (!estimated.empty()) {
+        return fmt::format(
+            "{} rests on an estimated price (~): {} {} not a published price; get a quote and add it "
+            "with --catalog before ordering",
+            what, fmt::join(estimated, " and "), estimated.size() == 1 ? "is" : "are");
+    }
+    if (!hosts.empty()) {
+        return fmt::format("the host of {} is priced by estimate (~); get a quote for it before ordering",
+                           fmt::join(hosts, " and of "));
+    }
+    return {};
+}
+
+std::string resale_advice(const Money& money, double resale_usd, bool counted, double tco_usd) {
+    if (counted) {
+        return fmt::format(
+            "the TCO counts an expected resale of {} (deployment.count_resale); without it the TCO is {}",
+            money.whole(resale_usd), money.whole(tco_usd + resale_usd));
+    }
+    if (resale_usd > 0) {
+        return fmt::format(
+            "expected resale {} at the horizon's end is not subtracted (deployment.count_resale: true to rank with "
+            "it)",
+            money.whole(resale_usd));
+    }
+    return {};
+}
+
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) {
     const Money money = money_in(workload);
     std::vector<std::string> lines;
@@ -333,17 +377,8 @@ std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) 
         lines.push_back(fmt::format("{} has no native {}: it runs {} (check numerics)", plan.winner->gpu,
                                     to_string(workload.precision), to_string(plan.winner->precision)));
     }
-    const OfferUse& offer = plan.winner->cost.offer;
-    if (offer.price_kind == PriceKind::estimate) {
-        lines.push_back(
-            fmt::format("the pick rests on an estimated price (~): {} is not a published price; get a "
-                        "quote and add it with --catalog before ordering",
-                        offer.id));
-    } else if (offer.hosts > 0 && offer.host_price_kind == PriceKind::estimate) {
-        lines.push_back(
-            fmt::format("the host of {} ({}) is priced by estimate (~); get a quote for it "
-                        "before ordering",
-                        offer.id, offer.host_name));
+    if (std::string estimated = estimated_price_advice("the pick", {&plan.winner->cost.offer}); !estimated.empty()) {
+        lines.push_back(std::move(estimated));
     }
     lines.push_back(strategy_line(workload, plan));
     const Candidate& winner = *plan.winner;
@@ -356,17 +391,12 @@ std::vector<std::string> advice(const Workload& workload, const RolePlan& plan) 
             *winner.cost.break_even_month, horizon, money.whole(winner.cost.cloud_equivalent_usd),
             money.whole(winner.cost.tco_usd)));
     }
-    if (is_purchase(winner.acquisition) && !winner.cost.resale_counted && winner.cost.breakdown.resale_usd > 0) {
-        lines.push_back(
-            fmt::format("expected resale {} at the horizon's end is not subtracted "
-                        "(deployment.count_resale: true to rank with it)",
-                        money.whole(winner.cost.breakdown.resale_usd)));
-    } else if (is_purchase(winner.acquisition) && winner.cost.resale_counted) {
-        lines.push_back(
-            fmt::format("the TCO counts an expected resale of {} (deployment.count_resale); without it "
-                        "the TCO is {}",
-                        money.whole(winner.cost.breakdown.resale_usd),
-                        money.whole(winner.cost.tco_usd + winner.cost.breakdown.resale_usd)));
+    if (is_purchase(winner.acquisition)) {
+        if (std::string resale =
+                resale_advice(money, winner.cost.breakdown.resale_usd, winner.cost.resale_counted, winner.cost.tco_usd);
+            !resale.empty()) {
+            lines.push_back(std::move(resale));
+        }
     }
     if (winner.acquisition == Acquisition::cloud_spot) {
         // No provider publishes how often a running GPU spot instance is interrupted per hour

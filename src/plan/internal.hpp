@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -174,7 +175,6 @@ private:
                                     Miss& miss) const;
     std::optional<Replicas> replicas_for(const InferencePerf& single, int gpus_per_replica, int max_gpus,
                                          Miss& miss) const;
-    int spare_replicas(int replicas, bool of_total) const;
     // estimate_perf of this evaluator's workload and efficiency, remembered by GPU and query.
     const PerfEstimate& estimate(const GpuSpec& gpu, const PerfQuery& query) const;
 
@@ -280,6 +280,11 @@ std::string alternative_condition(const Workload& workload, const Candidate& win
 // limit; kind slo, count left to the caller.
 Rejection slo_miss(const Workload& workload, const InferencePerf& perf, const Layout& replica);
 std::vector<std::string> advice(const Workload& workload, const RolePlan& plan);
+// The advice that names estimated prices among `offers` ("`what` rests on an estimated price (~):
+// …", else an estimated host's), empty when every price is published. `what`: "the pick", "the order".
+std::string estimated_price_advice(std::string_view what, const std::vector<const OfferUse*>& offers);
+// The advice on the expected resale of purchases (`counted`: in `tco_usd`); empty when none.
+std::string resale_advice(const Money& money, double resale_usd, bool counted, double tco_usd);
 // The lines that follow a plan with no pick: each relaxation, or that none alone gives one.
 std::vector<std::string> relaxation_advice(const RolePlan& plan);
 

@@ -175,6 +175,12 @@ struct RolePlan {
     std::optional<MixPlan> mix;
     // Serving roles with deployment.disaggregated: prefill/decode workers (plan/disaggregation.hpp).
     std::optional<DisaggregatedPlan> disaggregated;
+    // What the procurement orders in the pick's place (a chosen prefill/decode split, mixed fleet
+    // or owned base + rented peak), in words for the headline: "8× RTX-PRO-6000 + 8× B200, buy
+    // new: a mixed fleet (…), TCO $644,097 over 24 months; the best single type is the pick".
+    // Empty when the pick itself is ordered. The advice then speaks of the order (its resale, its
+    // estimated prices).
+    std::string ordered_in_place;
 };
 
 // The delta between a role's plan without and with its speed calibration: `calibrated` is the

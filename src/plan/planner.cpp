@@ -256,7 +256,18 @@ RolePlan plan_detail::plan_role(const Workload& workload, const Catalog& catalog
     }
     plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
     if (keep_confident(plan, workload, objective)) {
-        plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, pool);
+        // The GPU types rejected at objective.confidence leave the ranking, so they leave the
+        // analysis's pool too: else one of them still wins the base scenario, the analysis finds
+        // the planner's ranking not reproduced, and the new pick is left without a robustness
+        // section (examples/serve-by-date.yaml: H200-SXM 4× on demand tied the H100 purchase,
+        // won the tie by fewer GPUs and was rejected at 84 %).
+        std::vector<Candidate> confident_pool;
+        std::copy_if(pool.begin(), pool.end(), std::back_inserter(confident_pool), [&](const Candidate& candidate) {
+            return std::none_of(plan.rejected.begin(), plan.rejected.end(), [&](const Rejection& rejection) {
+                return rejection.kind == RejectionKind::confidence && rejection.gpu == candidate.gpu;
+            });
+        });
+        plan.uncertainty = analyse_uncertainty(plan, workload, catalog, efficiency, objective, confident_pool);
     }
     choose_alternative(plan, workload);
     if (workload.role == Role::inference && workload.inference.input_length.given()) {
@@ -410,6 +421,87 @@ std::vector<ProcurementLine> role_procurement(const RolePlan& plan) {
     return {procurement_line(plan)};
 }
 
+// "8× RTX-PRO-6000 + 8× B200, buy new" or "3× H100-NVL buy new + 1× H100-NVL cloud on-demand":
+// the GPUs of each order line, the acquisition once when they share it.
+// `peak_rented`: a rented line is the peak's, "up to" its GPUs (an owned-base fleet).
+std::string ordered_gpus(const std::vector<ProcurementLine>& lines, bool peak_rented = false) {
+    const bool one_acquisition = std::all_of(lines.begin(), lines.end(), [&](const ProcurementLine& line) {
+        return line.acquisition == lines.front().acquisition;
+    });
+    std::vector<std::string> parts;
+    for (const ProcurementLine& line : lines) {
+        const std::string up_to = peak_rented && !is_purchase(line.acquisition) ? "up to " : "";
+        parts.push_back(one_acquisition
+                            ? fmt::format("{}{}× {}", up_to, line.gpus, line.gpu)
+                            : fmt::format("{}{}× {} {}", up_to, line.gpus, line.gpu, describe(line.acquisition)));
+    }
+    std::string words = fmt::format("{}", fmt::join(parts, " + "));
+    if (one_acquisition && !lines.empty()) {
+        words += fmt::format(", {}", describe(lines.front().acquisition));
+    }
+    return words;
+}
+
+// Where the procurement orders a split, a mixed fleet or an owned-base fleet in the pick's place
+// (role_procurement), the headline names that order and the advice speaks of it: its expected
+// resale and estimated prices are the order's lines', not the pick's.
+void align_with_order(RolePlan& plan, const std::vector<ProcurementLine>& lines) {
+    const Candidate& pick = *plan.winner;
+    const Money money = money_in(plan.workload);
+    double tco_usd = 0;
+    for (const ProcurementLine& line : lines) {
+        tco_usd += line.tco_usd;
+    }
+    const std::string cost =
+        fmt::format("TCO {} over {:g} months", money.whole(tco_usd), plan.workload.deployment.horizon_months);
+    if (plan.disaggregated && plan.disaggregated->chosen && !plan.disaggregated->order.empty()) {
+        plan.ordered_in_place =
+            fmt::format("{}: disaggregated prefill/decode workers, {}; the pick is the best co-located fleet ({} GPUs)",
+                        ordered_gpus(lines), cost, pick.count);
+    } else if (plan.mix && plan.mix->chosen && plan.mix->parts.size() == 2) {
+        plan.ordered_in_place = fmt::format("{}: a mixed fleet ({}), {}; the best single type is the pick",
+                                            ordered_gpus(lines), plan.mix->routing_rule, cost);
+    } else if (plan.fleet && plan.fleet->ordered) {
+        plan.ordered_in_place =
+            fmt::format("{}: an owned base and a rented peak, {}; the pick owns the busiest hour's {} GPUs",
+                        ordered_gpus(lines, true), cost, pick.count);
+    } else {
+        return;
+    }
+    std::vector<const OfferUse*> offers;
+    double resale_usd = 0;
+    bool resale_counted = false;
+    bool purchased = false;
+    for (const ProcurementLine& line : lines) {
+        offers.push_back(&line.offer);
+        if (is_purchase(line.acquisition)) {
+            purchased = true;
+            resale_usd += line.resale_usd;
+            resale_counted = resale_counted || line.resale_counted;
+        }
+    }
+    // The pick's sentences, as advice() wrote them, give way to the order's (or go, where the
+    // order has none).
+    const auto replace = [&](const std::string& pick_line, const std::string& order_line) {
+        const auto at =
+            pick_line.empty() ? plan.advice.end() : std::find(plan.advice.begin(), plan.advice.end(), pick_line);
+        if (at == plan.advice.end()) {
+            if (!order_line.empty()) {
+                plan.advice.push_back(order_line);
+            }
+        } else if (order_line.empty()) {
+            plan.advice.erase(at);
+        } else {
+            *at = order_line;
+        }
+    };
+    replace(estimated_price_advice("the pick", {&pick.cost.offer}), estimated_price_advice("the order", offers));
+    replace(is_purchase(pick.acquisition)
+                ? resale_advice(money, pick.cost.breakdown.resale_usd, pick.cost.resale_counted, pick.cost.tco_usd)
+                : std::string(),
+            purchased ? resale_advice(money, resale_usd, resale_counted, tco_usd) : std::string());
+}
+
 }  // namespace
 
 CalibrationDelta calibration_delta(const RolePlan& calibrated, const RolePlan& uncalibrated) {
@@ -495,7 +587,9 @@ PlanReport make_plan(const Project& project, const Catalog& catalog, const Effic
             }
         }
         if (plan.winner) {
-            for (ProcurementLine& line : role_procurement(plan)) {
+            std::vector<ProcurementLine> ordered = role_procurement(plan);
+            align_with_order(plan, ordered);
+            for (ProcurementLine& line : ordered) {
                 report.total_capex_usd += line.total_usd;
                 report.total_monthly_opex_usd += line.monthly_opex_usd;
                 report.total_tco_usd += line.tco_usd;

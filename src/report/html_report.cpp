@@ -358,6 +358,9 @@ std::string decision_block(const RolePlan& plan) {
     }
     const Candidate& winner = *plan.winner;
     std::string out = "<div class=\"decision\">\n";
+    if (!plan.ordered_in_place.empty()) {
+        out += fmt::format("<p><strong>Ordered: {}</strong></p>\n", html(plan.ordered_in_place));
+    }
     out += fmt::format("<p><strong>Choice: {}, {}</strong> — {}</p>\n", html(gpu_label(winner)),
                        html(describe(winner.acquisition)), html(winner.reason));
     if (plan.alternative) {

@@ -163,6 +163,13 @@ void training_lines(const PerfResult& result, std::ostream& out) {
     }
 }
 
+// "deployment.redundancy n+1" or "deployment.redundancy 25%", as the workload file writes it.
+std::string redundancy_words(const DeploymentSpec& deployment) {
+    return deployment.redundancy == DeploymentSpec::Redundancy::fraction
+               ? fmt::format("deployment.redundancy {:g}%", deployment.redundancy_fraction * 100)
+               : std::string("deployment.redundancy n+1");
+}
+
 // The percentile line and, when the workload sets targets, the SLO lines.
 void load_lines(const PerfResult& result, std::ostream& out) {
     const InferencePerf& inference = *result.estimate.inference;
@@ -200,8 +207,15 @@ void load_lines(const PerfResult& result, std::ostream& out) {
     if (inference.replicas_needed > 0) {
         const Layout& layout = result.estimate.layout;
         const int per_replica = layout.tensor_parallel * layout.pipeline_parallel;
-        out << fmt::format("              {} needs {} × {} ({} replica(s))\n", load,
-                           inference.replicas_needed * per_replica, result.gpu_id, inference.replicas_needed);
+        if (result.spare_replicas_for_needed > 0) {
+            out << fmt::format("              {} needs {} × {} ordered: {} replica(s) serving + {} spare ({})\n", load,
+                               (inference.replicas_needed + result.spare_replicas_for_needed) * per_replica,
+                               result.gpu_id, inference.replicas_needed, result.spare_replicas_for_needed,
+                               redundancy_words(result.workload.deployment));
+        } else {
+            out << fmt::format("              {} needs {} × {} ({} replica(s))\n", load,
+                               inference.replicas_needed * per_replica, result.gpu_id, inference.replicas_needed);
+        }
     }
 }
 
@@ -378,6 +392,12 @@ void render_perf_table(const PerfResult& result, std::ostream& out, const PerfSt
     out << fmt::format("{} on {} × {} ({}, {}), {}\n", result.workload.name, result.count, result.gpu_id,
                        describe(estimate.layout), numerics_label(estimate.precision, result.workload),
                        stack_label(estimate.stack, result.workload));
+    if (result.spare_replicas > 0) {
+        const int ordered = estimate.layout.data_parallel + result.spare_replicas;
+        out << fmt::format("  spares      {} of {} replicas held as {} ({}); serving on {}\n", result.spare_replicas,
+                           ordered, result.spare_replicas == 1 ? "a spare" : "spares",
+                           redundancy_words(result.workload.deployment), estimate.layout.data_parallel);
+    }
     if (estimate.training) {
         training_lines(result, out);
     }
@@ -421,6 +441,7 @@ void render_perf_json(const PerfResult& result, std::ostream& out) {
     Json entry;
     entry["gpu"] = result.gpu_id;
     entry["count"] = result.count;
+    entry["spare_replicas"] = result.spare_replicas;
     entry["layout"] = layout_json(estimate.layout);
     entry["stack"] = std::string(to_string(estimate.stack));
     entry["precision"] = std::string(to_string(estimate.precision));
@@ -429,6 +450,13 @@ void render_perf_json(const PerfResult& result, std::ostream& out) {
         result.workload.is_training() ? Json(nullptr) : Json(std::string(to_string(result.workload.kv_cache)));
     entry["training"] = estimate.training ? training_json(result.workload, *estimate.training, notes) : Json(nullptr);
     entry["inference"] = estimate.inference ? inference_json(result.workload, estimate, notes) : Json(nullptr);
+    if (estimate.inference) {
+        const int needed = estimate.inference->replicas_needed;
+        entry["inference"]["gpus_to_order_for_slo"] =
+            needed > 0 ? Json((needed + result.spare_replicas_for_needed) * estimate.layout.tensor_parallel *
+                              estimate.layout.pipeline_parallel)
+                       : Json(nullptr);
+    }
     entry["band"] = speed_band_json(result.band_group, result.band, entry["training"], entry["inference"], notes);
     entry["calibration"] = speed_calibration_json(result.calibration, notes);
     const Bottleneck& bottleneck = estimate.bottleneck;

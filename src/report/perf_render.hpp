@@ -29,6 +29,11 @@ struct PerfResult {
     // The calibration measured this GPU at this size: `band` is the measurement's noise
     // (measured_speed_band, perf/calibration.hpp), not the model's out-of-sample band.
     bool band_measured = false;
+    // deployment.redundancy (plan/redundancy.hpp): the replicas of the `count` GPUs ordered that are
+    // held out as spares, carrying no load (the estimate's layout serves on the rest), and the
+    // spares an order for the estimate's replicas_needed would add.
+    int spare_replicas = 0;
+    int spare_replicas_for_needed = 0;
 };
 
 struct PerfStyle {

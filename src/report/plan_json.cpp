@@ -368,6 +368,9 @@ public:
         if (plan.mix) {
             json["mix"] = mix(*plan.mix, path + ".mix");
         }
+        if (!plan.ordered_in_place.empty()) {
+            json["ordered_in_place"] = plan.ordered_in_place;
+        }
         if (plan.disaggregated) {
             json["disaggregated"] = disaggregated(*plan.disaggregated, path + ".disaggregated");
         }

@@ -232,6 +232,9 @@ void write_role(std::ostream& out, const RolePlan& plan) {
     }
     out << "**Class:** "
         << md(fmt::format("{} — {}", to_string(plan.workload_class), class_priorities(plan.workload_class))) << "  \n";
+    if (!plan.ordered_in_place.empty()) {
+        out << "**Ordered:** " << md(plan.ordered_in_place) << "  \n";
+    }
     if (plan.winner) {
         const Candidate& winner = *plan.winner;
         std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);

@@ -295,6 +295,9 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
         }
     }
     write_rejected(out, plan, paint, options, width);
+    if (!plan.ordered_in_place.empty()) {
+        write_wrapped(out, indent + paint.green("ordered:") + " ", role_indent + 9, plan.ordered_in_place, width);
+    }
     if (plan.winner) {
         const Candidate& winner = *plan.winner;
         std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
@@ -307,7 +310,12 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
         write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6,
                       winner.reason.empty() ? pick : pick + " — " + winner.reason, width);
         if (const std::string order = order_note(money, winner.cost.offer, winner.cost.spare_units); !order.empty()) {
-            write_wrapped(out, indent + paint.green("order:") + " ", role_indent + 7, order, width);
+            // Where another order stands in the pick's place, the pick's own is what it replaces.
+            if (plan.ordered_in_place.empty()) {
+                write_wrapped(out, indent + paint.green("order:") + " ", role_indent + 7, order, width);
+            } else {
+                write_wrapped(out, indent + paint.dim("instead of:") + " ", role_indent + 12, order, width);
+            }
         }
     }
     if (plan.alternative) {

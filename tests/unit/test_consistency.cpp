@@ -9,6 +9,7 @@
 // - deploy's launch of the pick, read back (deploy --verify), contradicts nothing, and a DeepSpeed
 //   configuration multiplies out (train_batch_size = micro-batch × accumulation × GPUs).
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 
 #include "deploy/deploy.hpp"
 #include "plan/plan.hpp"
+#include "plan/redundancy.hpp"
 #include "support/test_support.hpp"
 
 using namespace gpusel;
@@ -67,6 +69,23 @@ void check_perf_reproduces(const Workload& workload, const GpuSpec& gpu, const C
     CHECK(again.inference->p99_ttft_s == planned.p99_ttft_s);
     CHECK(again.inference->meets_slo);
     CHECK(pick.layout.data_parallel == pick.serving_replicas());
+    // `gpusel perf --count <the pick's count>`: the GPUs ordered, deployment.redundancy's spares
+    // held out of serving by the planner's rule (serving_of_order, what the command calls), state
+    // the pick's tail and throughput.
+    const int ordered_replica_gpus = pick.layout.tensor_parallel * pick.layout.pipeline_parallel;
+    CHECK(pick.count == pick.replicas * ordered_replica_gpus);
+    Layout ordered = pick.layout;
+    ordered.data_parallel = pick.count / ordered_replica_gpus;
+    const ServingOfOrder as_ordered = serving_of_order(workload, ordered);
+    CHECK(as_ordered.spare_replicas == pick.spare_replicas);
+    CHECK(as_ordered.serving.data_parallel == pick.serving_replicas());
+    PerfQuery count_query = pick_query(pick);
+    count_query.layout = as_ordered.serving;
+    const PerfEstimate at_count = estimate_perf(workload, gpu, count_query, efficiency());
+    REQUIRE(at_count.inference);
+    CHECK(at_count.inference->p99_tpot_s == planned.p99_tpot_s);
+    CHECK(at_count.inference->p99_ttft_s == planned.p99_ttft_s);
+    CHECK(at_count.inference->output_tokens_per_s == planned.output_tokens_per_s);
     // The fewest replicas meeting the SLO, plus those filling whole units bought anyway (no
     // replica's worth of GPUs is left idle).
     const int replica_gpus = pick.layout.tensor_parallel * pick.layout.pipeline_parallel;
@@ -167,6 +186,18 @@ std::optional<Candidate> check_workload(const Workload& workload, Checked& check
             CHECK(report.procurement[i].gpu == role.mix->parts[i].gpu);
             CHECK(report.procurement[i].tco_usd == role.mix->parts[i].tco_usd);
         }
+    } else if (role.disaggregated && role.disaggregated->chosen && !role.disaggregated->order.empty()) {
+        // A chosen prefill/decode split is ordered in the pick's place, one line per GPU type
+        // (test_disaggregation.cpp); perf, check and deploy still hold to the co-located pick.
+        REQUIRE(report.procurement.size() == role.disaggregated->order.size());
+        for (std::size_t i = 0; i < role.disaggregated->order.size(); ++i) {
+            CHECK(report.procurement[i].gpus == role.disaggregated->order[i].gpus);
+        }
+    } else if (role.fleet && role.fleet->ordered) {
+        // An owned base plus a rented peak is ordered in the pick's place (test_fleet.cpp): the
+        // owned line is the pick's GPU type.
+        REQUIRE(!report.procurement.empty());
+        CHECK(report.procurement.front().gpu == pick.gpu);
     } else {
         // The procurement line (CSV, XLSX and JSON render it field by field) orders the pick as planned.
         REQUIRE(report.procurement.size() == 1);
@@ -258,12 +289,13 @@ TEST_CASE("consistency: every example's picks, plan against perf, check and depl
           "examples/pretrain-7b.yaml", "examples/roberta-finetune.yaml", "examples/vit-base-training.yaml",
           "examples/yolov8-training.yaml", "examples/bert-embeddings.yaml", "examples/sdxl-serving.yaml",
           "examples/recsys-serving.yaml", "examples/smart-support/dev.yaml", "examples/smart-support/train.yaml",
-          "examples/chat-length-mix.yaml"}) {
+          "examples/chat-length-mix.yaml", "examples/chat-diurnal.yaml", "examples/serve-by-date.yaml",
+          "examples/deepseek-r1-disagg.yaml", "examples/finetune-then-serve/serve.yaml"}) {
         INFO(file);
         const Workload workload = load_workload_file(test::source_path(file), LoadContext{&catalog(), &models()});
         CHECK(check_workload(workload, checked).has_value());
     }
-    CHECK(checked.picks == 13);
+    CHECK(checked.picks == 17);
 }
 
 TEST_CASE("consistency: Llama-3.1-8B at 50 req/s on RTX 5090 plans the count perf confirms", "[consistency]") {
@@ -341,4 +373,46 @@ TEST_CASE("consistency: a model larger than one node serves with pipeline stages
     REQUIRE(one_node.found());
     CHECK(one_node.layout.tensor_parallel == 8);
     CHECK(one_node.layout.pipeline_parallel == 1);
+}
+
+TEST_CASE("consistency: a plan that orders a split, a mix or a fleet in the pick's place heads with that order",
+          "[consistency]") {
+    struct Expected {
+        const char* file;
+        const char* ordered;  // how the headline starts: the GPUs of the procurement's lines
+        const char* resale;   // the advice's expected resale: the ordered lines', by hand below
+    };
+    // deepseek-r1-disagg: the co-located pick's 8 HGX B200 servers resell for $1,627,200, $203,400
+    // each; the split orders 6 (48 GPUs): 6 × $203,400 = $1,220,400. chat-diurnal: the pick's 4
+    // H100 NVL cards resell for $50,400, $12,600 each; the owned base is 3: $37,800.
+    // chat-length-mix: 8 RTX PRO 6000 and one HGX B200 server (8 GPUs) in place of 40 cards.
+    for (const Expected& expected :
+         {Expected{"examples/deepseek-r1-disagg.yaml", "48× B200, buy new: disaggregated", "$1,220,400"},
+          Expected{"examples/chat-diurnal.yaml", "3× H100-NVL buy new + up to 1× H100-NVL cloud on-demand", "$37,800"},
+          Expected{"examples/chat-length-mix.yaml", "8× RTX-PRO-6000 + 8× B200, buy new: a mixed fleet", nullptr}}) {
+        INFO(expected.file);
+        Project project;
+        project.workloads.push_back(
+            load_workload_file(test::source_path(expected.file), LoadContext{&catalog(), &models()}));
+        const PlanReport report = make_plan(project, catalog(), efficiency(), PlanOptions{});
+        const RolePlan& role = report.roles.front();
+        REQUIRE(role.winner);
+        CHECK(role.ordered_in_place.rfind(expected.ordered, 0) == 0);
+        const auto resale = std::find_if(role.advice.begin(), role.advice.end(), [](const std::string& line) {
+            return line.rfind("expected resale ", 0) == 0;
+        });
+        REQUIRE(resale != role.advice.end());
+        if (expected.resale != nullptr) {
+            CHECK(resale->find(std::string("expected resale ") + expected.resale + " ") == 0);
+        }
+        // No sentence speaks of the pick's own price once the order replaces it.
+        for (const std::string& line : role.advice) {
+            CHECK(line.rfind("the pick rests on", 0) == std::string::npos);
+        }
+    }
+    // A plan whose pick is what it orders keeps its headline.
+    Project plain;
+    plain.workloads.push_back(load_workload_file(test::source_path("examples/chat-llama2-13b-int4.yaml"),
+                                                 LoadContext{&catalog(), &models()}));
+    CHECK(make_plan(plain, catalog(), efficiency(), PlanOptions{}).roles.front().ordered_in_place.empty());
 }

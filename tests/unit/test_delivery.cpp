@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,4 +135,55 @@ TEST_CASE("delivery: order_date defaults to this month, said as an assumption, a
               "deliver_by (YYYY-MM) or remove order_date"});
     // Without deliver_by nothing is dated.
     CHECK(load(serving).deployment.order_date.empty());
+}
+
+TEST_CASE(
+    "delivery: deliver_by bridges purchases only; a rental that ties the bridged purchase and fails "
+    "confidence leaves a pick with its robustness",
+    "[delivery][robustness]") {
+    // examples/serve-by-date.yaml. The bridge ($24,307) lifts the H100 server from $391,720 to
+    // $416,027; H200-SXM 4× on demand costs $419,717 with or without deliver_by (no lead time).
+    // $419,717 − $416,027 = $3,690 is within the 2 % tie margin (2 % × $416,027 = $8,321), so the
+    // tie rule (fewer GPUs: 4 < 8) ranks the rental first; it holds in 84 % of the robustness
+    // scenarios (< objective.confidence 0.9) and is rejected. Without deliver_by the gap is
+    // $27,997 > 2 % × $391,720 = $7,834: no tie, the purchase ranks first and holds, and the rental
+    // stays ranked second (only candidates ranked above the first that holds are rejected).
+    const Workload workload = gpusel::load_workload_file(gpusel::test::source_path("examples/serve-by-date.yaml"),
+                                                         gpusel::LoadContext{&catalog(), &models()});
+    Workload unhurried = workload;
+    unhurried.deployment.deliver_by.clear();
+    const gpusel::GpuSpec& h200 = *catalog().find("H200-SXM");
+    const auto rent = [&](const Workload& w) {
+        return gpusel::evaluate_fixed(w, catalog(), h200, 4, gpusel::Acquisition::cloud_on_demand, std::nullopt,
+                                      nullptr, efficiency());
+    };
+    const gpusel::FixedEvaluation dated = rent(workload);
+    const gpusel::FixedEvaluation undated = rent(unhurried);
+    REQUIRE(dated.candidate);
+    REQUIRE(undated.candidate);
+    CHECK(dated.candidate->cost.wait_weeks == 0);
+    CHECK(dated.candidate->cost.breakdown.wait_usd == 0);
+    CHECK(dated.candidate->cost.tco_usd == undated.candidate->cost.tco_usd);
+    CHECK(dated.candidate->cost.tco_usd == Approx(419717).margin(1));
+
+    const gpusel::PlanReport report = plan_of(workload);
+    const gpusel::RolePlan& role = report.roles.front();
+    REQUIRE(role.winner);
+    CHECK(role.winner->gpu == "H100-SXM5");
+    CHECK(role.winner->cost.tco_usd == Approx(416027).margin(1));
+    REQUIRE(!role.rejected.empty());
+    CHECK(role.rejected.front().gpu == "H200-SXM");
+    CHECK(role.rejected.front().kind == gpusel::RejectionKind::confidence);
+    // The re-run analysis leaves the rejected type out, so it reproduces the new ranking.
+    CHECK(role.uncertainty.computed);
+    CHECK(role.uncertainty.p_feasible >= 0.9);
+
+    const gpusel::PlanReport undated_report = plan_of(unhurried);
+    const gpusel::RolePlan& without = undated_report.roles.front();
+    REQUIRE(without.ranked.size() >= 2);
+    CHECK(without.ranked[0].gpu == "H100-SXM5");
+    CHECK(without.ranked[1].gpu == "H200-SXM");
+    CHECK(without.ranked[1].cost.tco_usd == dated.candidate->cost.tco_usd);
+    REQUIRE(without.uncertainty.bands.size() >= 2);
+    CHECK(without.uncertainty.bands[1].p_feasible < 0.9);
 }
