@@ -138,7 +138,7 @@ TEST_CASE("delivery: order_date defaults to this month, said as an assumption, a
 }
 
 TEST_CASE(
-    "delivery: deliver_by bridges purchases only; a rental that ties the bridged purchase and fails "
+    "delivery: deliver_by bridges purchases only, and a rental that ties the bridged purchase and fails "
     "confidence leaves a pick with its robustness",
     "[delivery][robustness]") {
     // examples/serve-by-date.yaml. The bridge ($24,307) lifts the H100 server from $391,720 to
