@@ -155,6 +155,16 @@ struct LogBand {
         return std::exp(median + z * spread / normal_p90);
     }
 };
+
+// `count` standard normal draws of one stream from `seed`, in the order it gives them.
+std::vector<double> normal_draws(std::uint64_t seed, std::size_t count) {
+    std::vector<double> draws(count);
+    ScenarioRandom random(seed);
+    for (double& draw : draws) {
+        draw = random.normal();
+    }
+    return draws;
+}
 }  // namespace
 
 void Analysis::sample(RoleUncertainty& result) {
@@ -176,11 +186,7 @@ void Analysis::sample(RoleUncertainty& result) {
     // depend on the scheduling.
     const std::size_t scenarios = static_cast<std::size_t>(std::max(0, m_options.samples));
     const std::size_t per_scenario = 1 + m_speed_slots.size() + m_price_slots.size();
-    std::vector<double> draws(scenarios * per_scenario);
-    ScenarioRandom random(m_options.seed);
-    for (double& draw : draws) {
-        draw = random.normal();
-    }
+    const std::vector<double> draws = normal_draws(m_options.seed, scenarios * per_scenario);
     std::vector<std::vector<double>> times(ranked_members.size());
     std::vector<std::vector<double>> costs(ranked_members.size());
     for (std::size_t r = 0; r < ranked_members.size(); ++r) {

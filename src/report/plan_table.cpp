@@ -251,6 +251,29 @@ void write_rejected(std::ostream& out, const RolePlan& plan, const Painter& pain
     write_items(out, label, role_indent + 10, items, width);
 }
 
+// The pick and the order that buys it; where another order stands in the pick's place (a split,
+// a mixed fleet, an owned base and rented peak), the pick's own order is what it replaces.
+void write_pick(std::ostream& out, const RolePlan& plan, const Candidate& winner, const Painter& paint,
+                const Money& money, std::size_t width) {
+    const std::string indent(role_indent, ' ');
+    std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
+    if (winner.replicas > 1) {
+        pick += winner.spare_replicas > 0
+                    ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
+                                  winner.serving_replicas() == 1 ? "" : "s", winner.spare_replicas)
+                    : fmt::format(", {} replicas", winner.replicas);
+    }
+    write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6,
+                  winner.reason.empty() ? pick : pick + " — " + winner.reason, width);
+    if (const std::string order = order_note(money, winner.cost.offer, winner.cost.spare_units); !order.empty()) {
+        if (plan.ordered_in_place.empty()) {
+            write_wrapped(out, indent + paint.green("order:") + " ", role_indent + 7, order, width);
+        } else {
+            write_wrapped(out, indent + paint.dim("instead of:") + " ", role_indent + 12, order, width);
+        }
+    }
+}
+
 void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, const PlanTableOptions& options,
                 std::size_t width) {
     const std::string indent(role_indent, ' ');
@@ -299,24 +322,7 @@ void write_role(std::ostream& out, const RolePlan& plan, const Painter& paint, c
         write_wrapped(out, indent + paint.green("ordered:") + " ", role_indent + 9, plan.ordered_in_place, width);
     }
     if (plan.winner) {
-        const Candidate& winner = *plan.winner;
-        std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
-        if (winner.replicas > 1) {
-            pick += winner.spare_replicas > 0
-                        ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
-                                      winner.serving_replicas() == 1 ? "" : "s", winner.spare_replicas)
-                        : fmt::format(", {} replicas", winner.replicas);
-        }
-        write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6,
-                      winner.reason.empty() ? pick : pick + " — " + winner.reason, width);
-        if (const std::string order = order_note(money, winner.cost.offer, winner.cost.spare_units); !order.empty()) {
-            // Where another order stands in the pick's place, the pick's own is what it replaces.
-            if (plan.ordered_in_place.empty()) {
-                write_wrapped(out, indent + paint.green("order:") + " ", role_indent + 7, order, width);
-            } else {
-                write_wrapped(out, indent + paint.dim("instead of:") + " ", role_indent + 12, order, width);
-            }
-        }
+        write_pick(out, plan, *plan.winner, paint, money, width);
     }
     if (plan.alternative) {
         write_wrapped(
