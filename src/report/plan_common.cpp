@@ -547,6 +547,17 @@ std::string role_count_text(std::size_t roles) {
     return fmt::format("{} role{}", roles, roles == 1 ? "" : "s");
 }
 
+std::string pick_text(const RolePlan& plan, const Candidate& winner) {
+    std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
+    if (winner.replicas > 1) {
+        pick += winner.spare_replicas > 0
+                    ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
+                                  winner.serving_replicas() == 1 ? "" : "s", winner.spare_replicas)
+                    : fmt::format(", {} replicas", winner.replicas);
+    }
+    return winner.reason.empty() ? pick : pick + " — " + winner.reason;
+}
+
 std::string setting_text(const RolePlan& plan, const Candidate& candidate) {
     std::string text = describe(candidate.layout);
     const Workload& workload = plan.workload;

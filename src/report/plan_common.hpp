@@ -138,6 +138,10 @@ std::string alternative_text(const std::string& alternative, const std::string& 
 // precision when the workload let the planner choose them.
 std::string setting_text(const RolePlan& plan, const Candidate& candidate);
 
+// The pick's line: its summary, setting, serving replicas and spares, then why it won
+// ("64× B200, buy new, tp8 pp1 dp7, bf16, 7 replicas + 1 spare — …").
+std::string pick_text(const RolePlan& plan, const Candidate& winner);
+
 // "1 role", "3 roles".
 std::string role_count_text(std::size_t roles);
 // "5286 options evaluated, 1133 feasible", with "of N in the search space (the rest pruned)" when

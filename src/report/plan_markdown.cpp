@@ -236,15 +236,7 @@ void write_role(std::ostream& out, const RolePlan& plan) {
         out << "**Ordered:** " << md(plan.ordered_in_place) << "  \n";
     }
     if (plan.winner) {
-        const Candidate& winner = *plan.winner;
-        std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
-        if (winner.replicas > 1) {
-            pick += winner.spare_replicas > 0
-                        ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
-                                      winner.serving_replicas() == 1 ? "" : "s", winner.spare_replicas)
-                        : fmt::format(", {} replicas", winner.replicas);
-        }
-        out << "**Pick:** " << md(winner.reason.empty() ? pick : pick + " — " + winner.reason) << "  \n";
+        out << "**Pick:** " << md(pick_text(plan, *plan.winner)) << "  \n";
     } else {
         out << "**No feasible option:** "
             << md(fmt::format("{} evaluated, none meets every constraint.", plan.evaluated)) << "  \n";

@@ -256,15 +256,7 @@ void write_rejected(std::ostream& out, const RolePlan& plan, const Painter& pain
 void write_pick(std::ostream& out, const RolePlan& plan, const Candidate& winner, const Painter& paint,
                 const Money& money, std::size_t width) {
     const std::string indent(role_indent, ' ');
-    std::string pick = candidate_summary(winner) + ", " + setting_text(plan, winner);
-    if (winner.replicas > 1) {
-        pick += winner.spare_replicas > 0
-                    ? fmt::format(", {} replica{} + {} spare", winner.serving_replicas(),
-                                  winner.serving_replicas() == 1 ? "" : "s", winner.spare_replicas)
-                    : fmt::format(", {} replicas", winner.replicas);
-    }
-    write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6,
-                  winner.reason.empty() ? pick : pick + " — " + winner.reason, width);
+    write_wrapped(out, indent + paint.green("pick:") + " ", role_indent + 6, pick_text(plan, winner), width);
     if (const std::string order = order_note(money, winner.cost.offer, winner.cost.spare_units); !order.empty()) {
         if (plan.ordered_in_place.empty()) {
             write_wrapped(out, indent + paint.green("order:") + " ", role_indent + 7, order, width);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -290,6 +291,33 @@ inline double signed_error(const Prediction& prediction, const ValidationCase& i
 }
 
 // Nearest-rank percentile: the smallest value with at least `fraction` of the set at or below it.
+// The minimum of `loss` over [low, high] by golden-section search: `iterations` narrowing steps,
+// ties to the lower side (median losses are flat in places); the middle of the last bracket.
+inline double golden_section_minimum(double low, double high, int iterations,
+                                     const std::function<double(double)>& loss) {
+    const double ratio = (std::sqrt(5.0) - 1) / 2;
+    double a = high - ratio * (high - low);
+    double b = low + ratio * (high - low);
+    double loss_a = loss(a);
+    double loss_b = loss(b);
+    for (int iteration = 0; iteration < iterations; ++iteration) {
+        if (loss_a <= loss_b) {
+            high = b;
+            b = a;
+            loss_b = loss_a;
+            a = high - ratio * (high - low);
+            loss_a = loss(a);
+        } else {
+            low = a;
+            a = b;
+            loss_a = loss_b;
+            b = low + ratio * (high - low);
+            loss_b = loss(b);
+        }
+    }
+    return (low + high) / 2;
+}
+
 inline double percentile_of(std::vector<double> values, double fraction) {
     if (values.empty()) {
         return 0;

@@ -108,35 +108,14 @@ double fit_loss(const std::vector<const PreparedCase*>& rows, const EfficiencyTa
 
 // Golden-section search in log space over [value / 3, value × 3] (fractions at most 0.98).
 double refit(EfficiencyTable& table, const FittedFactor& fitted, const std::vector<const PreparedCase*>& rows) {
-    double low = std::log(fitted.value / 3);
-    double high =
+    const double low = std::log(fitted.value / 3);
+    const double high =
         std::log(efficiency_factor_is_fraction(fitted.factor) ? std::min(max_achieved_fraction, fitted.value * 3)
                                                               : fitted.value * 3);
-    const double ratio = (std::sqrt(5.0) - 1) / 2;
-    const auto loss_at = [&](double log_value) {
+    const double best = std::exp(golden_section_minimum(low, high, 18, [&](double log_value) {
         set_value(table, fitted, std::exp(log_value));
         return fit_loss(rows, table);
-    };
-    double a = high - ratio * (high - low);
-    double b = low + ratio * (high - low);
-    double loss_a = loss_at(a);
-    double loss_b = loss_at(b);
-    for (int iteration = 0; iteration < 18; ++iteration) {
-        if (loss_a <= loss_b) {
-            high = b;
-            b = a;
-            loss_b = loss_a;
-            a = high - ratio * (high - low);
-            loss_a = loss_at(a);
-        } else {
-            low = a;
-            a = b;
-            loss_a = loss_b;
-            b = low + ratio * (high - low);
-            loss_b = loss_at(b);
-        }
-    }
-    const double best = std::exp((low + high) / 2);
+    }));
     set_value(table, fitted, best);
     return best;
 }

@@ -49,6 +49,7 @@
 namespace {
 
 using namespace gpusel;
+using gpusel::validation::golden_section_minimum;
 using gpusel::validation::held_bound_percent;
 using gpusel::validation::percentile_of;
 
@@ -354,33 +355,10 @@ void fit_terms(std::vector<Term>& terms, const std::vector<const Prepared*>& tra
             if (rows.empty()) {
                 continue;
             }
-            double low = terms[i].low;
-            double high = terms[i].high;
-            const double ratio = (std::sqrt(5.0) - 1) / 2;
-            const auto loss_at = [&](double value) {
+            terms[i].value = golden_section_minimum(terms[i].low, terms[i].high, iterations, [&](double value) {
                 terms[i].value = value;
                 return term_loss(terms, i, rows, base);
-            };
-            double a = high - ratio * (high - low);
-            double b = low + ratio * (high - low);
-            double loss_a = loss_at(a);
-            double loss_b = loss_at(b);
-            for (int k = 0; k < iterations; ++k) {
-                if (loss_a <= loss_b) {
-                    high = b;
-                    b = a;
-                    loss_b = loss_a;
-                    a = high - ratio * (high - low);
-                    loss_a = loss_at(a);
-                } else {
-                    low = a;
-                    a = b;
-                    loss_a = loss_b;
-                    b = low + ratio * (high - low);
-                    loss_b = loss_at(b);
-                }
-            }
-            terms[i].value = (low + high) / 2;
+            });
         }
     }
 }
@@ -391,14 +369,21 @@ struct Evaluated {
     std::string skipped;  // why not, when no prediction
 };
 
+// The median and 90th percentile of |errors|, in percent.
+struct Spread {
+    double median = 0, p90 = 0;
+};
+
+Spread spread_of(const std::vector<double>& errors) {
+    return {100 * percentile_of(errors, 0.5), 100 * percentile_of(errors, 0.9)};
+}
+
 struct Summary {
     std::size_t rows = 0, predicted = 0;
     std::map<std::string, std::size_t> skipped;  // reason -> rows
-    double output_median = 0, output_p90 = 0;
-    double tpot_median = 0, tpot_p90 = 0;
-    double ttft_median = 0, ttft_p90 = 0;
+    Spread output, tpot, ttft;
     std::size_t ratio_pairs = 0;
-    double ratio_median = 0, ratio_p90 = 0;
+    Spread ratio;
 };
 
 Summary summarise(const std::vector<Evaluated>& evaluated, TextTable* table) {
@@ -447,15 +432,11 @@ Summary summarise(const std::vector<Evaluated>& evaluated, TextTable* table) {
             ratio_errors.push_back(std::fabs(error_of(predicted, measured)));
         }
     }
-    result.output_median = 100 * percentile_of(output_errors, 0.5);
-    result.output_p90 = 100 * percentile_of(output_errors, 0.9);
-    result.tpot_median = 100 * percentile_of(tpot_errors, 0.5);
-    result.tpot_p90 = 100 * percentile_of(tpot_errors, 0.9);
-    result.ttft_median = 100 * percentile_of(ttft_errors, 0.5);
-    result.ttft_p90 = 100 * percentile_of(ttft_errors, 0.9);
+    result.output = spread_of(output_errors);
+    result.tpot = spread_of(tpot_errors);
+    result.ttft = spread_of(ttft_errors);
     result.ratio_pairs = ratio_errors.size();
-    result.ratio_median = 100 * percentile_of(ratio_errors, 0.5);
-    result.ratio_p90 = 100 * percentile_of(ratio_errors, 0.9);
+    result.ratio = spread_of(ratio_errors);
     return result;
 }
 
@@ -465,8 +446,8 @@ std::string summary_lines(const Summary& s) {
         "  median TPOT           median |error| {:.1f} %, p90 {:.1f} %   (target ≤ 10 %, ≤ 25 %)\n"
         "  median TTFT           median |error| {:.1f} %, p90 {:.1f} %   (target ≤ 10 %, ≤ 25 %)\n"
         "  same-run GPU ratios   {} pairs, median |error| {:.1f} %, p90 {:.1f} %   (target median ≤ 8 %)\n",
-        s.output_median, s.output_p90, s.tpot_median, s.tpot_p90, s.ttft_median, s.ttft_p90, s.ratio_pairs,
-        s.ratio_median, s.ratio_p90);
+        s.output.median, s.output.p90, s.tpot.median, s.tpot.p90, s.ttft.median, s.ttft.p90, s.ratio_pairs,
+        s.ratio.median, s.ratio.p90);
 }
 
 // How far one nightly run is from the others of the same configuration (GPU, engine, precisions,
@@ -475,7 +456,7 @@ std::string summary_lines(const Summary& s) {
 // without the engine's version cannot be closer than this on rows that date apart.
 struct Repeatability {
     std::size_t configurations = 0, rows = 0;
-    double output_median = 0, output_p90 = 0, tpot_median = 0, tpot_p90 = 0, ttft_median = 0, ttft_p90 = 0;
+    Spread output, tpot, ttft;
 };
 
 Repeatability repeatability_of(const std::vector<Row>& rows) {
@@ -521,12 +502,9 @@ Repeatability repeatability_of(const std::vector<Row>& rows) {
                 std::fabs(others_median(group, i, [](const Row& row) { return row.ttft_ms; }) / group[i]->ttft_ms - 1));
         }
     }
-    result.output_median = 100 * percentile_of(output, 0.5);
-    result.output_p90 = 100 * percentile_of(output, 0.9);
-    result.tpot_median = 100 * percentile_of(tpot, 0.5);
-    result.tpot_p90 = 100 * percentile_of(tpot, 0.9);
-    result.ttft_median = 100 * percentile_of(ttft, 0.5);
-    result.ttft_p90 = 100 * percentile_of(ttft, 0.9);
+    result.output = spread_of(output);
+    result.tpot = spread_of(tpot);
+    result.ttft = spread_of(ttft);
     return result;
 }
 
@@ -655,9 +633,9 @@ const Validation& load_validation() {
                          "  median TPOT           median |error| {:.1f} %, p90 {:.1f} %\n"
                          "  median TTFT           median |error| {:.1f} %, p90 {:.1f} %\n\n",
                          result.repeatability.configurations, result.repeatability.rows,
-                         result.repeatability.output_median, result.repeatability.output_p90,
-                         result.repeatability.tpot_median, result.repeatability.tpot_p90,
-                         result.repeatability.ttft_median, result.repeatability.ttft_p90);
+                         result.repeatability.output.median, result.repeatability.output.p90,
+                         result.repeatability.tpot.median, result.repeatability.tpot.p90,
+                         result.repeatability.ttft.median, result.repeatability.ttft.p90);
         return result;
     }();
     return validation;
@@ -673,10 +651,10 @@ TEST_CASE("closed-loop serving against InferenceX same-run measurements", "[vali
     // gives 75 rows, output 12.16 % / p90 37.04 %, TPOT 10.48 % / 38.74 %, TTFT 7.48 % / 37.49 %.
     CHECK(validation.repeatability.configurations == 34);
     CHECK(validation.repeatability.rows == 75);
-    CHECK(validation.repeatability.output_median == Approx(12.16).margin(0.01));
-    CHECK(validation.repeatability.tpot_median == Approx(10.48).margin(0.01));
-    CHECK(validation.repeatability.ttft_median == Approx(7.48).margin(0.01));
-    CHECK(validation.repeatability.tpot_p90 == Approx(38.74).margin(0.01));
+    CHECK(validation.repeatability.output.median == Approx(12.16).margin(0.01));
+    CHECK(validation.repeatability.tpot.median == Approx(10.48).margin(0.01));
+    CHECK(validation.repeatability.ttft.median == Approx(7.48).margin(0.01));
+    CHECK(validation.repeatability.tpot.p90 == Approx(38.74).margin(0.01));
     CHECK(validation.in_sample.predicted >= held_predicted_rows);
     // The factors fitted here list exactly the rows their rule matches, and refitting them on
     // all rows gives the shipped values back.
@@ -687,20 +665,20 @@ TEST_CASE("closed-loop serving against InferenceX same-run measurements", "[vali
         CHECK(summary->ratio_pairs >= held_ratio_pairs);
     }
     const Summary& in = validation.in_sample;
-    CHECK(in.output_median <= in_output_median_bound_percent);
-    CHECK(in.output_p90 <= in_output_p90_bound_percent);
-    CHECK(in.tpot_median <= in_tpot_median_bound_percent);
-    CHECK(in.tpot_p90 <= in_tpot_p90_bound_percent);
-    CHECK(in.ttft_median <= in_ttft_median_bound_percent);
-    CHECK(in.ttft_p90 <= in_ttft_p90_bound_percent);
-    CHECK(in.ratio_median <= in_ratio_median_bound_percent);
+    CHECK(in.output.median <= in_output_median_bound_percent);
+    CHECK(in.output.p90 <= in_output_p90_bound_percent);
+    CHECK(in.tpot.median <= in_tpot_median_bound_percent);
+    CHECK(in.tpot.p90 <= in_tpot_p90_bound_percent);
+    CHECK(in.ttft.median <= in_ttft_median_bound_percent);
+    CHECK(in.ttft.p90 <= in_ttft_p90_bound_percent);
+    CHECK(in.ratio.median <= in_ratio_median_bound_percent);
     for (const Summary* out : {&validation.by_gpu_type, &validation.by_date}) {
-        CHECK(out->output_median <= out_output_median_bound_percent);
-        CHECK(out->output_p90 <= out_output_p90_bound_percent);
-        CHECK(out->tpot_median <= out_tpot_median_bound_percent);
-        CHECK(out->tpot_p90 <= out_tpot_p90_bound_percent);
-        CHECK(out->ttft_median <= out_ttft_median_bound_percent);
-        CHECK(out->ttft_p90 <= out_ttft_p90_bound_percent);
-        CHECK(out->ratio_median <= out_ratio_median_bound_percent);
+        CHECK(out->output.median <= out_output_median_bound_percent);
+        CHECK(out->output.p90 <= out_output_p90_bound_percent);
+        CHECK(out->tpot.median <= out_tpot_median_bound_percent);
+        CHECK(out->tpot.p90 <= out_tpot_p90_bound_percent);
+        CHECK(out->ttft.median <= out_ttft_median_bound_percent);
+        CHECK(out->ttft.p90 <= out_ttft_p90_bound_percent);
+        CHECK(out->ratio.median <= out_ratio_median_bound_percent);
     }
 }
