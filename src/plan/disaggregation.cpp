@@ -18,6 +18,7 @@
 #include "cost/offer_selection.hpp"
 #include "plan/internal.hpp"
 #include "plan/plan.hpp"
+#include "plan/redundancy.hpp"
 #include "plan/robustness.hpp"
 
 namespace gpusel {
@@ -404,18 +405,10 @@ std::vector<DisaggregatedOrder> Sizer::order(const PricedGpu& prefill, int prefi
     return {entry(prefill, prefill_gpus), entry(decode, decode_gpus)};
 }
 
+// deployment.redundancy as the co-located plan applies it to replicas (plan/redundancy.hpp): one
+// spare worker of each phase for n+1, the fraction of the workers (rounded up) otherwise.
 int Sizer::spares(int workers) const {
-    // deployment.redundancy as the co-located plan applies it to replicas: one spare worker of
-    // each phase for n+1, the fraction of the workers (rounded up) otherwise.
-    switch (m_workload.deployment.redundancy) {
-        case DeploymentSpec::Redundancy::none:
-            return 0;
-        case DeploymentSpec::Redundancy::n_plus_one:
-            return 1;
-        case DeploymentSpec::Redundancy::fraction:
-            return static_cast<int>(std::ceil(m_workload.deployment.redundancy_fraction * workers - 1e-9));
-    }
-    return 0;
+    return spare_replicas_for_serving(m_workload.deployment, workers);
 }
 
 void Sizer::search_pair(const PrefillChoice& prefill_choice, DecodeChoice& decode_choice, Search& search) const {
