@@ -716,6 +716,9 @@ StepTime prefill(const ReplicaModel& model, double batch, double prompt_tokens, 
 // `load` requests/s (docs/perf-model.md, "Serving under load").
 struct LoadPoint {
     bool stable = false;
+    // Serving::at with a SLO to decide: missed already on the decode step alone, so the rest was
+    // not computed; tpot_s, ttft_s and e2e_s hold lower bounds (for slo_margin).
+    bool missed = false;
     double concurrency = 0;
     double ttft_s = 0;  // at the percentile
     double tpot_s = 0;
@@ -850,7 +853,10 @@ struct Serving {
                 (deciding->ttft_seconds > 0 && ttft_floor_s > deciding->ttft_seconds) ||
                 (deciding->e2e_seconds > 0 &&
                  ttft_floor_s + (output_tokens - 1) * point.tpot_s > deciding->e2e_seconds)) {
-                return LoadPoint{};
+                point.missed = true;
+                point.ttft_s = ttft_floor_s;
+                point.e2e_s = ttft_floor_s + (output_tokens - 1) * point.tpot_s;
+                return point;
             }
         }
         // Waiting for a free slot: M/M/c with c = all replicas' batch slots, each held for a
@@ -964,33 +970,91 @@ bool meets(const LoadPoint& point, const SloSpec& slo, bool transformer) {
            (slo.e2e_seconds <= 0 || point.e2e_s <= slo.e2e_seconds);
 }
 
-// The largest load (requests/s, all replicas) that meets the SLO at `batch`. With a threshold
-// (CapacitySearch::needed_rps > 0), the bisection stops once its bracket puts the result's
-// product with the factor on one side of it: `low` only rises and `high` only falls, so the
-// full search's result would be on the same side.
+// How far a point is from its SLO, for interpolating between loads: the logarithm of the largest
+// ratio of a percentile to its target (≤ 0 where the SLO holds; from the lower bounds of a
+// `missed` point; the logarithm tames the queue's 1 / (1 − ρ) growth near capacity); −∞ without
+// a target, +∞ for an unstable point. The decision itself is meets()'s: the division's
+// rounding may put a ratio a hair off 1.
+double slo_margin(const LoadPoint& point, const SloSpec& slo, bool transformer) {
+    if (!point.stable && !point.missed) {
+        return std::numeric_limits<double>::infinity();
+    }
+    double worst = 0;
+    if (slo.ttft_seconds > 0) {
+        worst = std::max(worst, point.ttft_s / slo.ttft_seconds);
+    }
+    if (slo.tpot_seconds > 0 && transformer) {
+        worst = std::max(worst, point.tpot_s / slo.tpot_seconds);
+    }
+    if (slo.e2e_seconds > 0) {
+        worst = std::max(worst, point.e2e_s / slo.e2e_seconds);
+    }
+    return std::log(worst);
+}
+
+// The largest load (requests/s, all replicas) that meets the SLO at `batch`, to within 2^-30 of
+// the capacity (1e-9 relative: the queue's fixed point behind each step is solved to 1e-9
+// (smallest_fixed_point), so a finer bracket only chases its rounding; each step is the
+// planner's inner loop). The bracket [meets, fails] shrinks by the ITP method (Oliveira &
+// Takahashi, ACM TOMS 47(1), 2020): regula falsi on the SLO margin, truncated and projected so
+// that it never needs more steps than bisection's 31 plus one, and about a third of them where
+// the margin is smooth in the load (the queue's latency curves); an end whose margin is not
+// finite (unstable, or no target) is bisected. With a threshold
+// (CapacitySearch::needed_rps > 0), the search stops once its bracket puts the result's product
+// with the factor on one side of it: `low` only rises and `high` only falls, so the full search's
+// result would be on the same side.
 double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch, const CapacitySearch& threshold = {}) {
     const double capacity = serving.replicas * batch / serving.batch_time(batch);
-    if (!meets(serving.at(1e-9 * capacity, batch), slo, serving.model.transformer)) {
+    const bool transformer = serving.model.transformer;
+    const LoadPoint idle = serving.at(1e-9 * capacity, batch);
+    if (!meets(idle, slo, transformer)) {
         return 0;
     }
     double low = 0;
     double high = 2 * capacity;
+    double low_margin = std::min(0.0, slo_margin(idle, slo, transformer));
+    double high_margin = std::numeric_limits<double>::infinity();  // not evaluated: bisected
     double low_concurrency = 0;  // the decode concurrency at `low`: the fixed point at a higher load is above it
-    // 40 halvings leave 2^-39 of the capacity (2e-12 relative): far below the three significant
-    // figures reported, and each step solves the queue's fixed point (the planner's inner loop).
+    const double tolerance = high * 0x1p-32;  // half the final bracket: 31 halvings of [0, high]
+    const int most_steps = 32;                // ITP's n_1/2 + n_0 with n_0 = 1
+    const double truncation_scale = 0.2 / high;
     const bool deciding = threshold.needed_rps > 0;
-    for (int iteration = 0; iteration < 40; ++iteration) {
+    // Deciding, the load asked about is the first probe: where it meets the SLO, nothing more is
+    // needed; where it does not, the next probe that fails decides.
+    double asked = deciding ? threshold.needed_rps / threshold.factor : 0;
+    if (asked * threshold.factor < threshold.needed_rps) {
+        asked = std::nextafter(asked, std::numeric_limits<double>::infinity());
+    }
+    for (int iteration = 0; high - low > 2 * tolerance; ++iteration) {
         if (deciding &&
             (low * threshold.factor >= threshold.needed_rps || high * threshold.factor < threshold.needed_rps)) {
             break;
         }
-        const double middle = (low + high) / 2;
-        const LoadPoint point = serving.at(middle, batch, low_concurrency, &slo);
-        if (meets(point, slo, serving.model.transformer)) {
-            low = middle;
+        const double width = high - low;
+        const double middle = low + width / 2;
+        double probe = middle;
+        if (iteration == 0 && deciding && asked > low && asked < high) {
+            probe = asked;
+        } else if (std::isfinite(high_margin) && std::isfinite(low_margin) && high_margin > low_margin) {
+            const double falsi = (high_margin * low - low_margin * high) / (high_margin - low_margin);
+            const double toward_middle = middle >= falsi ? 1.0 : -1.0;
+            const double truncation = truncation_scale * width * width;
+            const double truncated =
+                truncation <= std::fabs(middle - falsi) ? falsi + toward_middle * truncation : middle;
+            const double radius = std::max(0.0, tolerance * std::ldexp(1.0, most_steps - iteration) - width / 2);
+            probe = std::fabs(truncated - middle) <= radius ? truncated : middle - toward_middle * radius;
+        }
+        if (!(probe > low && probe < high)) {
+            probe = middle;
+        }
+        const LoadPoint point = serving.at(probe, batch, low_concurrency, &slo);
+        if (meets(point, slo, transformer)) {
+            low = probe;
+            low_margin = std::min(0.0, slo_margin(point, slo, transformer));
             low_concurrency = point.concurrency;
         } else {
-            high = middle;
+            high = probe;
+            high_margin = std::max(std::numeric_limits<double>::min(), slo_margin(point, slo, transformer));
         }
     }
     return low;

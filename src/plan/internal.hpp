@@ -260,8 +260,8 @@ bool wins_tie(const RankKey& a, const RankKey& b);
 // marketplace host", "a part several providers offer", "cheaper", "faster", "fewer GPUs used";
 // empty when none does.
 std::string tie_rule(const RankKey& a, const RankKey& b);
-// Sorts by ranks_before.
-void sort_by_score(std::vector<Candidate>& candidates);
+// Sorts by ranks_before (stable), each candidate's key computed once.
+void sort_by_score(std::vector<Candidate*>& candidates);
 // Candidates whose cost is within the tie tolerance of the best are tied with it: among them
 // the faster ranks first, then the one with fewer devices (docs/cost-model.md).
 void order_ties(std::vector<Candidate>& ranked, Objective objective);

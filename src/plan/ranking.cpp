@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "plan/internal.hpp"
 
@@ -202,9 +204,15 @@ std::string tie_rule(const RankKey& a, const RankKey& b) {
     return std::string(decide_tie(a, b).rule);
 }
 
-void sort_by_score(std::vector<Candidate>& candidates) {
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const Candidate& a, const Candidate& b) { return ranks_before(rank_key(a), rank_key(b)); });
+void sort_by_score(std::vector<Candidate*>& candidates) {
+    std::vector<std::pair<RankKey, Candidate*>> keyed;
+    keyed.reserve(candidates.size());
+    for (Candidate* candidate : candidates) {
+        keyed.emplace_back(rank_key(*candidate), candidate);
+    }
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return ranks_before(a.first, b.first); });
+    std::transform(keyed.begin(), keyed.end(), candidates.begin(), [](const auto& entry) { return entry.second; });
 }
 
 void order_ties(std::vector<Candidate>& ranked, Objective objective) {

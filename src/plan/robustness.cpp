@@ -453,12 +453,13 @@ double normal_quantile(double p) {
            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-std::vector<Candidate> robustness_pool(const std::vector<Candidate>& sorted, std::size_t limit) {
+std::vector<Candidate> robustness_pool(const std::vector<const Candidate*>& sorted, std::size_t limit) {
     // Every GPU type's first configuration (what the planner ranks and ties), and the first of
     // each further acquisition up to `limit` of them (what a change of horizon or price brings).
     std::vector<Candidate> pool;
     std::size_t extra = 0;
-    for (const Candidate& candidate : sorted) {
+    for (const Candidate* entry : sorted) {
+        const Candidate& candidate = *entry;
         const bool gpu_seen =
             std::any_of(pool.begin(), pool.end(), [&](const Candidate& other) { return other.gpu == candidate.gpu; });
         const bool pair_seen = std::any_of(pool.begin(), pool.end(), [&](const Candidate& other) {

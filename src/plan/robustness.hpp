@@ -81,7 +81,7 @@ struct RobustnessOptions {
 // The configurations the analysis re-ranks: of `sorted` (the planner's feasible configurations,
 // best first), the first of each GPU type, and the first of each further acquisition of a GPU
 // type, at most `limit` of those.
-std::vector<Candidate> robustness_pool(const std::vector<Candidate>& sorted, std::size_t limit = 24);
+std::vector<Candidate> robustness_pool(const std::vector<const Candidate*>& sorted, std::size_t limit = 24);
 
 // Bands, robustness, sensitivity and tornado of `plan`'s pick. `pool` as robustness_pool gives
 // it; `plan.ranked` and `plan.winner` as the planner left them. Not computed (computed = false)

@@ -440,6 +440,47 @@ TEST_CASE("perf::serving under load: light load adds nothing, overload has no P9
     CHECK_FALSE(overloaded.inference->meets_slo);
 }
 
+TEST_CASE("perf::the SLO capacity is where the SLO stops holding, and a threshold query decides it alike", "[perf]") {
+    // max_load_meeting's bracket is ITP on the SLO margin, 1e-9 of the capacity wide: a load a
+    // millionth below the capacity meets the SLO, a millionth above does not, for every target
+    // that binds (TTFT's queue, TPOT's batch, e2e), batch and replica count.
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const std::vector<std::string> targets = {"    ttft: 300ms\n    tpot: 30ms\n", "    tpot: 25ms\n",
+                                              "    ttft: 150ms\n", "    e2e: 4s\n"};
+    for (const std::string& target : targets) {
+        for (const int batch : {4, 16}) {
+            for (const int replicas : {1, 3}) {
+                CAPTURE(target, batch, replicas);
+                const std::string extra = "  slo:\n" + target;
+                Workload workload = inference_workload(512, 128, 0.01, extra);
+                workload.inference.batch = batch;
+                PerfQuery query;
+                query.layout = fitting_layout(workload, gpu, 1, ServingStack::automatic).layout;
+                query.layout.data_parallel = replicas;
+                const PerfEstimate found = estimate_perf(workload, gpu, query, table);
+                REQUIRE(found.inference);
+                const double capacity = found.inference->max_requests_per_s_meeting_slo;
+                REQUIRE(capacity > 0);
+                workload.inference.requests_per_s = capacity * (1 - 1e-6);
+                CHECK(estimate_perf(workload, gpu, query, table).inference->meets_slo);
+                workload.inference.requests_per_s = capacity * (1 + 1e-6);
+                CHECK_FALSE(estimate_perf(workload, gpu, query, table).inference->meets_slo);
+                // Asked only whether it reaches a load, the search says so on the same side.
+                workload.inference.requests_per_s = 0.01;
+                for (const double share : {1 - 1e-6, 1 + 1e-6}) {
+                    PerfQuery asked = query;
+                    asked.capacity_needed_rps = capacity * share;
+                    asked.capacity_factor = 1;
+                    const PerfEstimate decided = estimate_perf(workload, gpu, asked, table);
+                    REQUIRE(decided.inference);
+                    CHECK((decided.inference->max_requests_per_s_meeting_slo >= capacity * share) == (share < 1));
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("perf::batch auto takes the largest batch whose full step meets the TPOT target", "[perf]") {
     const GpuSpec gpu = test_gpu();
     const EfficiencyTable table = test_efficiency();
