@@ -28,29 +28,30 @@ std::string_view kind_label(DocumentKind kind) {
 // Loads one file; returns a one-line summary on success.
 std::string validate_one(const std::string& path, Context& context) {
     const DocumentKind kind = detect_document_kind(path);
+    const std::string shown = input_display_name(path);
     switch (kind) {
         case DocumentKind::workload: {
             const Workload workload = load_workload_file(path, context.load_context());
-            return fmt::format("{}: valid workload '{}' ({}, {})", path, workload.name, to_string(workload.kind),
+            return fmt::format("{}: valid workload '{}' ({}, {})", shown, workload.name, to_string(workload.kind),
                                workload.model_label);
         }
         case DocumentKind::project: {
             const Project project = load_project_file(path, context.load_context());
-            return fmt::format("{}: valid project '{}' ({} workloads)", path, project.name, project.workloads.size());
+            return fmt::format("{}: valid project '{}' ({} workloads)", shown, project.name, project.workloads.size());
         }
         case DocumentKind::proposal: {
             const Proposal proposal = load_proposal_file(path, context.load_context());
-            return fmt::format("{}: valid proposal '{}' ({} hardware lines)", path, proposal.name,
+            return fmt::format("{}: valid proposal '{}' ({} hardware lines)", shown, proposal.name,
                                proposal.hardware.size());
         }
         case DocumentKind::catalog: {
             const CheckedCatalogFile checked = check_catalog_file(context, path);
-            return fmt::format("{}: valid catalog ({} GPUs)", path, checked.ids.size());
+            return fmt::format("{}: valid catalog ({} GPUs)", shown, checked.ids.size());
         }
         case DocumentKind::models: {
             ModelLibrary library;
             merge_models_file(library, path);
-            return fmt::format("{}: valid {} ({} models)", path, kind_label(kind), library.models().size());
+            return fmt::format("{}: valid {} ({} models)", shown, kind_label(kind), library.models().size());
         }
     }
     return {};
@@ -63,7 +64,7 @@ void register_validate(CLI::App& app, Context& context) {
     CLI::App* command = app.add_subcommand(
         "validate",
         "Check workload, project, proposal or catalog files; report every error (exit 0 when all are valid)");
-    command->add_option("files", *files, "Files to check; the kind is detected from the top-level keys")
+    command->add_option("files", *files, "Files to check ('-' = stdin); the kind is detected from the top-level keys")
         ->required()
         ->type_name("FILE");
     command->footer(

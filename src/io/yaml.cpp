@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -81,7 +83,18 @@ std::string read_descriptor(int descriptor, const std::string& path, std::size_t
 
 std::string read_input_file(const std::string& path, std::size_t limit_bytes) {
     if (path == "-") {
-        return read_descriptor(STDIN_FILENO, "<stdin>", limit_bytes);
+        // Standard input can be read only once, and a command may look at it twice (`validate -`
+        // reads it to tell the kind of document, then loads it): later reads get the same text.
+        static std::mutex mutex;
+        static std::optional<std::string> standard_input;
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (!standard_input) {
+            standard_input = read_descriptor(STDIN_FILENO, "<stdin>", limit_bytes);
+        } else if (standard_input->size() > limit_bytes) {
+            throw InputError(
+                file_problem("<stdin>", fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
+        }
+        return *standard_input;
     }
     // O_NONBLOCK so that a FIFO without a writer cannot hang the open; it is refused below.
     const int descriptor = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);

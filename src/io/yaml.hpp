@@ -78,7 +78,8 @@ std::vector<YamlDocumentText> split_yaml_documents(std::string_view text);
 YamlNode parse_yaml_document(const YamlDocumentText& document, const std::string& file_name);
 
 // Reads a whole file with the same checks on size and type as read_yaml_file (no UTF-8 or
-// YAML checks). Throws InputError.
+// YAML checks); "-" is standard input, read once per process (a later read of "-" gets the same
+// text). Throws InputError.
 std::string read_input_file(const std::string& path, std::size_t limit_bytes = max_input_bytes);
 
 // Collects diagnostics for one file.
