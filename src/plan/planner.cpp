@@ -110,8 +110,18 @@ void choose_alternative(RolePlan& plan, const Workload& workload) {
         return;
     }
     const std::vector<Candidate>& ranked = plan.ranked;
+    // An option that holds in fewer scenarios than objective.confidence is no alternative to
+    // order instead (the pick was chosen at that level too).
+    const std::vector<EstimateBand>& bands = plan.uncertainty.bands;
+    const bool banded = plan.uncertainty.computed && bands.size() == ranked.size();
+    const auto confident = [&](const Candidate& other) {
+        const std::size_t row = static_cast<std::size_t>(&other - ranked.data());
+        return !banded || !bands[row].sampled || bands[row].p_feasible >= workload.confidence;
+    };
     const auto neighbour = std::find_if(ranked.begin() + 1, ranked.end(), [&](const Candidate& other) {
-        return speed(other) > speed(ranked.front()) || other.cost.tco_usd < ranked.front().cost.tco_usd || other.tied;
+        return (speed(other) > speed(ranked.front()) || other.cost.tco_usd < ranked.front().cost.tco_usd ||
+                other.tied) &&
+               confident(other);
     });
     if (neighbour != ranked.end()) {
         plan.alternative = *neighbour;

@@ -264,6 +264,7 @@ void Analysis::sample(RoleUncertainty& result) {
         EstimateBand band;
         const std::size_t index = ranked_members[r];
         band.p_feasible = index == none ? 0 : ranked_holds[r] / samples;
+        band.sampled = index != none;
         if (index == m_pick) {
             result.p_feasible = band.p_feasible;
         }

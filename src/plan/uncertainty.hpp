@@ -20,6 +20,7 @@ struct EstimateBand {
     int replicas_low = 0;  // inference: replicas needed at the fast and the slow end
     int replicas_high = 0;
     double p_feasible = 0;  // share of scenarios in which it still fits and meets deadline, SLO, budget as ordered
+    bool sampled = false;   // the analysis re-ranked it (a row outside its pool has no band: the figures above are 0)
 };
 
 // Where the winner changes when one input moves, the rest held.
