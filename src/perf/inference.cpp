@@ -1025,7 +1025,9 @@ double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch, c
     if (asked * threshold.factor < threshold.needed_rps) {
         asked = std::nextafter(asked, std::numeric_limits<double>::infinity());
     }
-    for (int iteration = 0; high - low > 2 * tolerance; ++iteration) {
+    // The step cap and the adjacent-doubles stop end the search where rounding leaves no room
+    // (a capacity so small that the tolerance underflows); both are beyond ITP's own bound.
+    for (int iteration = 0; high - low > 2 * tolerance && iteration < 2 * most_steps; ++iteration) {
         if (deciding &&
             (low * threshold.factor >= threshold.needed_rps || high * threshold.factor < threshold.needed_rps)) {
             break;
@@ -1046,6 +1048,9 @@ double max_load_meeting(const Serving& serving, const SloSpec& slo, int batch, c
         }
         if (!(probe > low && probe < high)) {
             probe = middle;
+            if (!(probe > low && probe < high)) {
+                break;
+            }
         }
         const LoadPoint point = serving.at(probe, batch, low_concurrency, &slo);
         if (meets(point, slo, transformer)) {
