@@ -997,9 +997,9 @@ double slo_margin(const LoadPoint& point, const SloSpec& slo, bool transformer) 
 // (smallest_fixed_point), so a finer bracket only chases its rounding; each step is the
 // planner's inner loop). The bracket [meets, fails] shrinks by the ITP method (Oliveira &
 // Takahashi, ACM TOMS 47(1), 2020): regula falsi on the SLO margin, truncated and projected so
-// that it never needs more steps than bisection's 31 plus one, and about a third of them where
-// the margin is smooth in the load (the queue's latency curves); an end whose margin is not
-// finite (unstable, or no target) is bisected. With a threshold
+// that it never needs more steps than bisection's 31 plus one, and often half of them where the
+// margin is smooth in the load (the queue's latency curves); an end whose margin is not finite
+// (unstable, or no target) is bisected. With a threshold
 // (CapacitySearch::needed_rps > 0), the search stops once its bracket puts the result's product
 // with the factor on one side of it: `low` only rises and `high` only falls, so the full search's
 // result would be on the same side.
