@@ -39,14 +39,55 @@ bool large_gpu(const GpuSpec& gpu) {
     return gpu.memory_bytes >= 70 * bytes_per_gib && !a100;
 }
 
-double default_fraction(const Workload& workload, const Layout& layout) {
+// SGLang's mem_fraction_static when not set (server_args.py _handle_gpu_memory_settings, from
+// v0.5.4: sgl-project/sglang PR #10975, "General heuristics for --mem-fraction-static"; the
+// InferenceX rows ran v0.5.5-v0.5.12): (G − R) / G, G the device's memory in MiB and R the MiB
+// kept for activations and CUDA graphs: 512 + 1.5 × the chunked-prefill size (at least 2048) +
+// 2 × the largest CUDA-graph batch + 1024 × TP·PP / 8; under DP attention 3 × that batch × the
+// DP size more (4.5 × above a batch of 300); at least 10 GiB on a device over 60 GiB; an EAGLE or
+// MTP draft 2 GiB more. Rounded to three decimals, as the engine does. The chunk and the batch
+// follow the device's memory (the same function): under 20 GiB 2k and 8; under 35 GiB 2k and
+// 24 (80 from TP4); under 60 GiB 4k and 32 (160 from TP4); under 160 GiB 8k and 256 (512 from
+// TP4); beyond, 16k and 512. Before v0.5.4 it was a table by TP size (0.88 at TP1 to 0.81 at TP8).
+double sglang_memory_fraction(const Workload& workload, double device_bytes, const Layout& layout) {
+    const double memory_mib = device_bytes / bytes_per_mib;
+    const int t = std::max(1, layout.tensor_parallel);
+    const int p = std::max(1, layout.pipeline_parallel);
+    double chunk = 16384;
+    double graph_batch = 512;
+    if (memory_mib < 20 * 1024) {
+        chunk = 2048;
+        graph_batch = 8;
+    } else if (memory_mib < 35 * 1024) {
+        chunk = 2048;
+        graph_batch = t < 4 ? 24 : 80;
+    } else if (memory_mib < 60 * 1024) {
+        chunk = 4096;
+        graph_batch = t < 4 ? 32 : 160;
+    } else if (memory_mib < 160 * 1024) {
+        chunk = 8192;
+        graph_batch = t < 4 ? 256 : 512;
+    }
+    if (workload.runtime.max_num_batched_tokens > 0) {
+        chunk = workload.runtime.max_num_batched_tokens;  // docs/workload.md: SGLang's chunked_prefill_size
+    }
+    double reserved_mib = 512 + std::max(chunk, 2048.0) * 1.5 + graph_batch * 2 + t * p / 8.0 * 1024;
+    if (workload.inference.dp_attention) {
+        reserved_mib += graph_batch * t * (graph_batch > 300 ? 4.5 : 3.0);
+    }
+    if (memory_mib > 60 * 1024) {
+        reserved_mib = std::max(reserved_mib, 10.0 * 1024);
+    }
+    if (workload.runtime.speculative.enabled()) {
+        reserved_mib += 2 * 1024;
+    }
+    return std::round((memory_mib - reserved_mib) / memory_mib * 1000) / 1000;
+}
+
+double default_fraction(const Workload& workload, double device_bytes, const Layout& layout) {
     switch (workload.runtime.engine) {
-        case Engine::sglang: {
-            // SGLang server_args.py: mem_fraction_static by tensor-parallel size (0.88 at TP1, 0.87 at
-            // TP2, 0.85 at TP4, 0.81 at TP8): the rest is for activations and CUDA graphs.
-            const int t = layout.tensor_parallel;
-            return t >= 8 ? 0.81 : t >= 4 ? 0.85 : t >= 2 ? 0.87 : 0.88;
-        }
+        case Engine::sglang:
+            return sglang_memory_fraction(workload, device_bytes, layout);
         case Engine::tensorrt_llm:
             return 0.9;  // KvCacheConfig.free_gpu_memory_fraction default (of the memory still free)
         default:
@@ -156,7 +197,7 @@ std::optional<ServingMemory> serving_memory(const Workload& workload, const GpuS
     s.device_total_bytes = gpu.memory_bytes * driver_visible_fraction;
     // Unless set, the engine's fraction leaves the workload's memory headroom free (the 10 % default
     // headroom is vLLM's 0.9); TensorRT-LLM's applies to free memory and keeps its default.
-    double fraction = default_fraction(workload, layout);
+    double fraction = default_fraction(workload, s.device_total_bytes, layout);
     if (runtime.engine != Engine::tensorrt_llm) {
         fraction = std::min(fraction, 1.0 - workload.constraints.memory_headroom_fraction);
     }

@@ -383,12 +383,12 @@ TEST_CASE("consistency: a plan that orders a split, a mix or a fleet in the pick
         const char* resale;   // the advice's expected resale: the ordered lines', by hand below
     };
     // deepseek-r1-disagg: the co-located pick's 8 HGX B200 servers resell for $1,627,200, $203,400
-    // each; the split orders 7 (56 GPUs: 2 prefill + 4 decode workers of TP8 and one spare worker):
-    // 7 × $203,400 = $1,423,800. chat-diurnal: the pick's 4
+    // each; the split orders 6 (48 GPUs: 2 prefill + 3 decode workers of TP8 and one spare worker):
+    // 6 × $203,400 = $1,220,400. chat-diurnal: the pick's 4
     // H100 NVL cards resell for $50,400, $12,600 each; the owned base is 3: $37,800.
     // chat-length-mix: 8 RTX PRO 6000 and one HGX B200 server (8 GPUs) in place of 40 cards.
     for (const Expected& expected :
-         {Expected{"examples/deepseek-r1-disagg.yaml", "56× B200, buy new: disaggregated", "$1,423,800"},
+         {Expected{"examples/deepseek-r1-disagg.yaml", "48× B200, buy new: disaggregated", "$1,220,400"},
           Expected{"examples/chat-diurnal.yaml", "3× H100-NVL buy new + up to 1× H100-NVL cloud on-demand", "$37,800"},
           Expected{"examples/chat-length-mix.yaml", "8× RTX-PRO-6000 + 8× B200, buy new: a mixed fleet", nullptr}}) {
         INFO(expected.file);

@@ -709,13 +709,35 @@ TEST_CASE("SGLang and TensorRT-LLM map the memory fraction their own way", "[mem
         return *serving_memory(serving_workload("llama-3.1-8b", "bf16", runtime), gpu, Layout{});
     };
     const ServingMemory sglang = at("engine: sglang");
-    CHECK(sglang.memory_fraction == Approx(0.88));
+    // SGLang's heuristic (memory/serving.cpp): 80 GiB × 0.99 = 81,100.8 MiB; 512 + 1.5 × 8192 +
+    // 2 × 256 + 1024 / 8 = 13,440 MiB reserved; (81,100.8 − 13,440) / 81,100.8 = 0.8343 → 0.834.
+    CHECK(sglang.memory_fraction == Approx(0.834));
     // mem_fraction_static holds weights + KV; activations and non-torch memory come on top.
-    CHECK(sglang.kv_cache_bytes == Approx(0.88 * sglang.device_total_bytes - sglang.weights_bytes).margin(1e6));
+    CHECK(sglang.kv_cache_bytes == Approx(0.834 * sglang.device_total_bytes - sglang.weights_bytes).margin(1e6));
     CHECK(sglang.block_size == 1);
     const ServingMemory trt = at("engine: tensorrt-llm");
     const double fixed = trt.weights_bytes + trt.activation_peak_bytes + trt.non_torch_bytes;
     CHECK(trt.kv_cache_bytes == Approx(0.9 * (trt.device_total_bytes - fixed)).margin(trt.kv_bytes_per_token * 32));
+}
+
+TEST_CASE("SGLang's mem_fraction_static follows its GPU-memory heuristic (v0.5.4 on)", "[memory][serving]") {
+    Layout tp8;
+    tp8.tensor_parallel = 8;
+    // H200 at TP8: 141 GiB × 0.99 = 142,940.2 MiB; 512 + 1.5 × 8192 + 2 × 512 + 1024 × 8 / 8 =
+    // 14,848 MiB reserved; (142,940.2 − 14,848) / 142,940.2 = 0.8961 → 0.896 (the table by TP size
+    // before v0.5.4 said 0.81).
+    const Workload plain = serving_workload("llama-3.1-70b", "bf16", "engine: sglang");
+    CHECK(serving_memory(plain, catalog_gpu("H200-SXM"), tp8)->memory_fraction == Approx(0.896));
+    // B200 at TP8 with DP attention and an EAGLE draft: 180 GiB × 0.99 = 182,476.8 MiB; 512 +
+    // 1.5 × 16384 + 2 × 512 + 1024 + 512 × 8 × 4.5 (DP attention, a graph batch over 300) + 2048
+    // (the draft) = 47,616 MiB; (182,476.8 − 47,616) / 182,476.8 = 0.7391 → 0.739.
+    Workload busy = serving_workload("llama-3.1-70b", "bf16",
+                                     "engine: sglang, speculative: {method: eagle, draft_tokens: 3, acceptance: 0.7}");
+    busy.inference.dp_attention = true;
+    CHECK(serving_memory(busy, catalog_gpu("B200"), tp8)->memory_fraction == Approx(0.739));
+    // A fraction the user gives is kept.
+    const Workload given = serving_workload("llama-3.1-70b", "bf16", "engine: sglang, gpu_memory_utilization: 0.8");
+    CHECK(serving_memory(given, catalog_gpu("B200"), tp8)->memory_fraction == Approx(0.8));
 }
 
 TEST_CASE("tensor parallelism adds the all-reduce buffers to non-torch memory", "[memory][serving]") {
