@@ -56,6 +56,10 @@ Diagnostic file_problem(const std::string& path, std::string message) {
     return Diagnostic{path, {}, {}, std::move(message)};
 }
 
+InputError too_large(const std::string& path, std::size_t limit_bytes) {
+    return InputError(file_problem(path, fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
+}
+
 std::string read_descriptor(int descriptor, const std::string& path, std::size_t limit_bytes) {
     std::string content;
     char buffer[65536];
@@ -72,8 +76,7 @@ std::string read_descriptor(int descriptor, const std::string& path, std::size_t
         }
         content.append(buffer, static_cast<std::size_t>(got));
         if (content.size() > limit_bytes) {
-            throw InputError(
-                file_problem(path, fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
+            throw too_large(path, limit_bytes);
         }
     }
     return content;
@@ -91,8 +94,7 @@ std::string read_input_file(const std::string& path, std::size_t limit_bytes) {
         if (!standard_input) {
             standard_input = read_descriptor(STDIN_FILENO, "<stdin>", limit_bytes);
         } else if (standard_input->size() > limit_bytes) {
-            throw InputError(
-                file_problem("<stdin>", fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
+            throw too_large("<stdin>", limit_bytes);
         }
         return *standard_input;
     }
@@ -120,7 +122,7 @@ std::string read_input_file(const std::string& path, std::size_t limit_bytes) {
         throw InputError(file_problem(path, "is not a regular file (a device, pipe or socket)"));
     }
     if (static_cast<unsigned long long>(status.st_size) > limit_bytes) {
-        throw InputError(file_problem(path, fmt::format("file is larger than the limit of {} MiB", limit_bytes >> 20)));
+        throw too_large(path, limit_bytes);
     }
     const int flags = ::fcntl(descriptor, F_GETFL);
     ::fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK);
@@ -372,8 +374,7 @@ public:
 
 YamlNode parse_yaml_text(std::string_view text, const std::string& file_name, Diagnostics* soft) {
     if (text.size() > max_input_bytes) {
-        throw InputError(
-            file_problem(file_name, fmt::format("file is larger than the limit of {} MiB", max_input_bytes >> 20)));
+        throw too_large(file_name, max_input_bytes);
     }
     if (const std::optional<Diagnostic> problem = check_bytes(text, file_name)) {
         throw InputError(*problem);
