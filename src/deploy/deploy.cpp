@@ -119,6 +119,7 @@ void fill_serving(LaunchSpec& spec, const Candidate& pick, const Workload& workl
     spec.paged_engine = pick.memory.serving.has_value();
     spec.batch = pick.batch;
     spec.clients = workload.inference.concurrency;
+    spec.scheduler_recv_interval = workload.runtime.scheduler_recv_interval;
     // The EP the speed estimate ran, so that the engine runs it too (perf/inference.cpp resolves
     // inference.expert_parallel; the serving layout's expert_parallel stays 1).
     spec.expert_parallel = pick.perf.inference ? pick.perf.inference->expert_parallel : 1;

@@ -106,6 +106,7 @@ struct LaunchSpec {
     int block_size = 0;
     int batch = 0;    // concurrent sequences per replica the estimate served
     int clients = 0;  // closed-loop clients of the whole deployment (inference.concurrency), 0 = open loop
+    int scheduler_recv_interval = 1;  // SGLang --scheduler-recv-interval the estimate ran (1 = not set)
     // The start-up settings of each paged engine for this GPU and layout, from the memory model
     // (memory.hpp, serving_memory): the plan's engine's are the fields above; a target engine
     // other than the plan's takes its own from here. Empty unless a decoder LLM is served.
@@ -188,7 +189,8 @@ struct LaunchSettings {
     // Expert parallel: SGLang --ep-size/--ep/--expert-parallel-size, trtllm-serve --ep_size, or
     // vLLM's --enable-expert-parallel (EP over the replica's tensor-parallel GPUs: the TP size, 1 when absent).
     std::optional<int> expert_parallel;
-    bool enable_expert_parallel = false;  // vLLM --enable-expert-parallel / -ep
+    bool enable_expert_parallel = false;         // vLLM --enable-expert-parallel / -ep
+    std::optional<int> scheduler_recv_interval;  // SGLang --scheduler-recv-interval
 
     // A prefill/decode launch (docs/deploy.md, "Prefill/decode disaggregation"): the worker
     // commands with --disaggregation-mode prefill|decode (SGLang launch_server or Dynamo's

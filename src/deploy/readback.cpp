@@ -167,6 +167,8 @@ void read_options(const Words& words, std::size_t start, LaunchSettings& setting
             settings.max_num_seqs = integer_value(at, value, file);
         } else if (flag == "--ep-size" || flag == "--ep" || flag == "--expert-parallel-size") {
             settings.expert_parallel = integer_value(at, value, file);
+        } else if (flag == "--scheduler-recv-interval") {
+            settings.scheduler_recv_interval = integer_value(at, value, file);
         } else if (flag == "--enable-expert-parallel" || flag == "-ep") {
             settings.enable_expert_parallel = true;
         } else if (flag == "--kv-cache-dtype") {
@@ -464,6 +466,15 @@ void compare_serving(const LaunchSpec& plan_spec, const LaunchSettings& settings
             "expert-parallel size {}{}; the speed estimate ran {}: the MoE layers' all-to-all and expert balance "
             "were estimated for it",
             expert_parallel, expert_flag ? "" : " (the engine's default)", spec.expert_parallel));
+    }
+    // SGLang polls for new requests once per this many decode steps: a request waits up to that
+    // many steps more for its first token (perf/inference.cpp, receive_wait).
+    if (engine == Engine::sglang && settings.scheduler_recv_interval.value_or(1) != spec.scheduler_recv_interval) {
+        findings.push_back(
+            fmt::format("scheduler receive interval {}{}; the speed estimate assumed {}: the TTFT "
+                        "was estimated for it",
+                        settings.scheduler_recv_interval.value_or(1),
+                        settings.scheduler_recv_interval ? "" : " (SGLang's default)", spec.scheduler_recv_interval));
     }
     if (settings.max_num_seqs && *settings.max_num_seqs != spec.max_num_seqs) {
         findings.push_back(fmt::format("max concurrent sequences {}; the estimate assumed {}", *settings.max_num_seqs,

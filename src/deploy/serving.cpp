@@ -6,7 +6,7 @@
 //     --block-size, --kv-cache-dtype, --quantization;
 //   SGLang server arguments: --model-path, --tp-size, --pp-size, --dtype, --context-length,
 //     --max-running-requests, --chunked-prefill-size, --mem-fraction-static, --kv-cache-dtype,
-//     --quantization;
+//     --quantization, --scheduler-recv-interval (when the workload sets it: it lengthens TTFT);
 //   trtllm-serve: --backend, --tp_size, --pp_size, --max_seq_len, --max_batch_size,
 //     --max_num_tokens, --kv_cache_free_gpu_memory_fraction.
 // Expert parallel (a MoE model the estimate ran at EP > 1): SGLang --ep-size, trtllm-serve
@@ -102,6 +102,9 @@ CommandLine sglang_command(const LaunchSpec& spec) {
         command.add("--mem-fraction-static", fmt::format("{:g}", spec.memory_fraction));
     }
     command.add("--kv-cache-dtype", kv_cache_dtype(spec.kv_cache, Engine::sglang));
+    if (spec.scheduler_recv_interval > 1) {
+        command.add("--scheduler-recv-interval", std::to_string(spec.scheduler_recv_interval));
+    }
     command.add("--host", "0.0.0.0");
     command.add("--port", "8000");
     return command;

@@ -330,6 +330,9 @@ struct RuntimeSpec {
     int block_size = 0;  // tokens per KV block
     bool cuda_graphs = true;
     SpeculativeSpec speculative;
+    // SGLang --scheduler-recv-interval: while it decodes, the scheduler takes new requests only
+    // once per this many decode (or verify) steps; 1 = every step (the engine's default).
+    int scheduler_recv_interval = 1;
 };
 
 struct BudgetSpec {

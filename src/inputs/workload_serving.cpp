@@ -333,7 +333,7 @@ void WorkloadReader::read_engine(MapReader& reader) {
     }
     const bool paged = is_paged_engine(runtime.engine);
     for (const char* key : {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
-                            "block_size", "cuda_graphs"}) {
+                            "block_size", "cuda_graphs", "scheduler_recv_interval"}) {
         if (reader.has(key) && !paged) {
             reader.error(key, fmt::format("runtime.{} is a knob of a paged serving engine (vllm, sglang, "
                                           "tensorrt-llm); runtime.engine is {}",
@@ -352,6 +352,13 @@ void WorkloadReader::read_engine(MapReader& reader) {
     if (const YamlNode* node = reader.node("speculative")) {
         read_speculative(*node, reader.child_path("speculative"));
     }
+    if (reader.has("scheduler_recv_interval") && runtime.engine != Engine::sglang) {
+        reader.error("scheduler_recv_interval",
+                     fmt::format("runtime.scheduler_recv_interval is SGLang's --scheduler-recv-interval; "
+                                 "runtime.engine is {}",
+                                 to_string(runtime.engine)));
+    }
+    reader.integer("scheduler_recv_interval", runtime.scheduler_recv_interval, 1, 1000);
 }
 
 // runtime.speculative: {method, draft_tokens, acceptance}. MTP has sourced defaults; an EAGLE

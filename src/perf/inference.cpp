@@ -105,6 +105,9 @@ struct ReplicaModel {
     double elementwise_kernels = 0;
     double step_floor_s = 0;
     double request_latency_s = 0;  // a generating engine's per-request latency outside the GPU's work
+    // Decode (or verify) steps between the scheduler's looks for new requests while it decodes
+    // (SGLang --scheduler-recv-interval; 1 = every step).
+    int scheduler_recv_interval = 1;
     double kv_read_factor = 1;
     double attention_heads = 0;        // query heads
     double attention_score_bytes = 0;  // per score, when the attention kernels materialize them
@@ -277,6 +280,8 @@ void fill_operators(const Setting& setting, double matmul, double bytes_per_para
     replica.step_floor_s =
         setting.workload.task() == InferenceTask::generation ? factors.step_floor_s : factors.request_floor_s;
     replica.request_latency_s = setting.workload.task() == InferenceTask::generation ? factors.request_latency_s : 0;
+    replica.scheduler_recv_interval =
+        setting.workload.runtime.engine == Engine::sglang ? setting.workload.runtime.scheduler_recv_interval : 1;
     // A KV head is read at most once per query head of its group.
     replica.kv_read_factor = std::clamp(factors.kv_read_factor, 1.0, std::max(1.0, model.heads / kv_heads));
     replica.attention_heads = model.heads;
@@ -801,6 +806,20 @@ struct Serving {
         return mean_wait / wait_probability * std::log(wait_probability / miss);
     }
 
+    // SGLang's receive skipper (--scheduler-recv-interval N, python/sglang/srt/managers/
+    // scheduler_recv_skipper.py): while the engine decodes, the scheduler polls for new requests once
+    // every N decode or verify steps (after a prefill, at once). A request arriving at a uniform
+    // moment of that cycle waits for the next poll: uniform on [0, (N − 1) steps] beyond the step in
+    // flight the queue terms count. `busy` is the probability that the engine is decoding then; the
+    // wait's `quantile` is that of the mixture (no wait with probability 1 − busy).
+    double receive_wait(double quantile, double token_step_s, double busy) const {
+        if (model.scheduler_recv_interval <= 1 || busy <= 0 || quantile <= 1 - busy) {
+            return 0;
+        }
+        const double longest_s = (model.scheduler_recv_interval - 1) * token_step_s * model.tokens_per_step;
+        return longest_s * std::min(1.0, (quantile - (1 - busy)) / busy);
+    }
+
     // `start` is a concurrency at or below this load's (that of a lower load): the decode phase's
     // fixed point is reached by iterating up from it, so a search over loads need not climb from
     // one sequence each time (the limit is the same). `deciding`: the caller asks only whether
@@ -875,9 +894,11 @@ struct Serving {
         const double prefill_load = load * prefill_s;
         const double prefill_wait_probability = erlang_c_wait_probability(replicas, prefill_load);
         const double prefill_mean_wait = prefill_wait_probability * prefill_s / (replicas - prefill_load) / 2;
+        // Poisson arrivals find n sequences decoding with probability 1 − e^−n of finding any.
+        const double decoding = 1 - std::exp(-concurrency);
         point.ttft_s = tail_wait(slot_wait_probability, slot_mean_wait) +
                        tail_wait(prefill_wait_probability, prefill_mean_wait) + decode_step_s + prefill_s +
-                       model.request_latency_s;
+                       receive_wait(percentile, decode_step_s, decoding) + model.request_latency_s;
         point.e2e_s = point.ttft_s + (output_tokens - 1) * point.tpot_s;
         point.concurrency = concurrency;
         point.stable = true;
@@ -918,9 +939,11 @@ struct Serving {
         // prefills queued ahead of it: M/D/1 with the prefill utilisation, half the M/M/1 wait.
         const double prefill_mean_wait = prefill_busy * prefill_s / (1 - prefill_busy) / 2;
         const double slot_wait = queued / throughput;
+        // A client's next request finds the others decoding unless it is the replica's only one.
+        const double decoding = std::clamp(per_replica - 1, 0.0, 1.0);
         const auto ttft_at = [&](double quantile) {
             return slot_wait + wait_at(prefill_busy, prefill_mean_wait, quantile) + step_s / 2 + prefill_s +
-                   model.request_latency_s;
+                   receive_wait(quantile, step_s, decoding) + model.request_latency_s;
         };
         result.median.stable = result.at_percentile.stable = true;
         result.median.concurrency = result.at_percentile.concurrency = running;

@@ -201,6 +201,27 @@ TEST_CASE("SGLang and trtllm-serve spell the same settings their way", "[deploy]
         contains(trt[0].content, "# assumption: KV cache = fp8: trtllm-serve takes it in the --extra_llm_api_options"));
 }
 
+TEST_CASE("SGLang launches the scheduler receive interval the estimate ran, and reading it back checks it",
+          "[deploy]") {
+    LaunchSpec spec = serving_spec();
+    spec.scheduler_recv_interval = 30;
+    const std::string sglang = render_launch(DeployTarget::sglang, spec)[0].content;
+    CHECK(contains(sglang, "  --kv-cache-dtype fp8_e4m3 \\\n  --scheduler-recv-interval 30 \\\n"));
+    CHECK(compare_launch(spec, read_launch_settings(sglang, "s.sh")).empty());
+    // vLLM has no such flag.
+    CHECK_FALSE(contains(render_launch(DeployTarget::vllm, spec)[0].content, "recv-interval"));
+    // Launched without it, SGLang polls every step: shorter TTFTs than the estimate's.
+    spec.scheduler_recv_interval = 1;
+    const std::string every_step = render_launch(DeployTarget::sglang, spec)[0].content;
+    CHECK_FALSE(contains(every_step, "recv-interval"));
+    spec.scheduler_recv_interval = 30;
+    const std::vector<std::string> findings = compare_launch(spec, read_launch_settings(every_step, "s.sh"));
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0] ==
+          "scheduler receive interval 1 (SGLang's default); the speed estimate assumed 30: the TTFT "
+          "was estimated for it");
+}
+
 TEST_CASE("a target engine other than the plan's takes its own start-up settings", "[deploy]") {
     LaunchSpec spec = serving_spec();
     // SGLang's default mem_fraction_static at TP2 is 0.87 (memory/serving.cpp); its pool has pages of one token.

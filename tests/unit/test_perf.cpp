@@ -1282,6 +1282,47 @@ TEST_CASE("perf::closed loop: one client is one request alone, and clients beyon
     CHECK(eight.inference->output_tokens_per_s > one.inference->output_tokens_per_s);
 }
 
+TEST_CASE("perf::SGLang's scheduler_recv_interval: a request waits for the next poll while others decode",
+          "[perf][serving-load]") {
+    const GpuSpec gpu = test_gpu();
+    const EfficiencyTable table = test_efficiency();
+    const auto closed_loop = [](int clients, const std::string& knobs) {
+        Workload workload =
+            inference_workload(512, 128, 0.001, "runtime: {engine: sglang, max_num_seqs: 8" + knobs + "}\n");
+        workload.inference.requests_per_s = 0;
+        workload.inference.batch = 0;
+        workload.inference.concurrency = clients;
+        return workload;
+    };
+    const PerfEstimate every = run(closed_loop(8, ""), gpu, table);
+    const PerfEstimate thirty = run(closed_loop(8, ", scheduler_recv_interval: 30"), gpu, table);
+    REQUIRE(every.inference);
+    REQUIRE(thirty.inference);
+    // The poll comes once per 30 steps: uniform on [0, 29 steps] beyond the step in flight, so the
+    // median waits 14.5 steps more and the p99 28.71; decoding itself is unchanged.
+    const double step_s = every.inference->decode_step_s;
+    CHECK(thirty.inference->tpot_s == Approx(every.inference->tpot_s).epsilon(1e-12));
+    CHECK(thirty.inference->ttft_s - every.inference->ttft_s == Approx(14.5 * step_s).epsilon(1e-9));
+    REQUIRE(thirty.inference->p99_ttft_s);
+    REQUIRE(every.inference->p99_ttft_s);
+    CHECK(*thirty.inference->p99_ttft_s - *every.inference->p99_ttft_s == Approx(0.99 * 29 * step_s).epsilon(1e-9));
+    // One client: the engine is idle when its next request comes, and polls at once.
+    const PerfEstimate alone = run(closed_loop(1, ""), gpu, table);
+    const PerfEstimate alone_thirty = run(closed_loop(1, ", scheduler_recv_interval: 30"), gpu, table);
+    CHECK(alone_thirty.inference->ttft_s == Approx(alone.inference->ttft_s).epsilon(1e-12));
+    // Speculative decoding: the skipper counts iterations, each a verify pass (decode_step_s) and
+    // two passes of the one-layer draft head, at most 2/32 of a 32-layer pass more.
+    const std::string mtp = ", speculative: {method: mtp, draft_tokens: 2, acceptance: 0.5}";
+    const PerfEstimate drafted = run(closed_loop(8, mtp), gpu, table);
+    const PerfEstimate drafted_thirty = run(closed_loop(8, mtp + ", scheduler_recv_interval: 30"), gpu, table);
+    const double drafted_wait_s = drafted_thirty.inference->ttft_s - drafted.inference->ttft_s;
+    CHECK(drafted_wait_s > 14.5 * drafted.inference->decode_step_s);
+    CHECK(drafted_wait_s <= 14.5 * drafted.inference->decode_step_s * (1 + 2.0 / 32));
+    // Other engines have no such knob.
+    CHECK_THROWS_WITH(inference_workload(512, 128, 1, "runtime: {engine: vllm, scheduler_recv_interval: 30}\n"),
+                      Catch::Contains("SGLang's --scheduler-recv-interval"));
+}
+
 TEST_CASE("perf::speculative decoding: the verify pass costs at least one step, yields tokens_per_step",
           "[perf][serving-load]") {
     const GpuSpec gpu = test_gpu();
