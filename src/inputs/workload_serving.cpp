@@ -333,12 +333,18 @@ void WorkloadReader::read_engine(MapReader& reader) {
     }
     const bool paged = is_paged_engine(runtime.engine);
     for (const char* key : {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
-                            "block_size", "cuda_graphs", "scheduler_recv_interval"}) {
+                            "block_size", "cuda_graphs"}) {
         if (reader.has(key) && !paged) {
             reader.error(key, fmt::format("runtime.{} is a knob of a paged serving engine (vllm, sglang, "
                                           "tensorrt-llm); runtime.engine is {}",
                                           key, to_string(runtime.engine)));
         }
+    }
+    if (reader.has("scheduler_recv_interval") && runtime.engine != Engine::sglang) {
+        reader.error("scheduler_recv_interval",
+                     fmt::format("runtime.scheduler_recv_interval is SGLang's --scheduler-recv-interval; "
+                                 "runtime.engine is {}",
+                                 to_string(runtime.engine)));
     }
     if (!paged) {
         return;
@@ -351,12 +357,6 @@ void WorkloadReader::read_engine(MapReader& reader) {
     reader.boolean("cuda_graphs", runtime.cuda_graphs);
     if (const YamlNode* node = reader.node("speculative")) {
         read_speculative(*node, reader.child_path("speculative"));
-    }
-    if (reader.has("scheduler_recv_interval") && runtime.engine != Engine::sglang) {
-        reader.error("scheduler_recv_interval",
-                     fmt::format("runtime.scheduler_recv_interval is SGLang's --scheduler-recv-interval; "
-                                 "runtime.engine is {}",
-                                 to_string(runtime.engine)));
     }
     reader.integer("scheduler_recv_interval", runtime.scheduler_recv_interval, 1, 1000);
 }
